@@ -1,0 +1,228 @@
+//! The `graft` command line (SPEC §7), with clap, over the service layer. Every error is
+//! one line on stderr and a non-zero exit.
+
+use crate::config::Settings;
+use crate::server::Application;
+use crate::service::{Graft, SystemClock};
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Graft: a tool server for AI agents — one shared toolbox of vendor API tools, a
+/// working set per agent, over MCP.
+#[derive(Debug, Parser)]
+#[command(name = "graft", version, about)]
+pub struct Cli {
+    /// Directory for Graft's data (the SQLite database). [env: GRAFT_DATA_DIR] [default: data]
+    #[arg(long, global = true)]
+    pub data_dir: Option<PathBuf>,
+    /// Database URL. [env: DATABASE_URL] [default: sqlite://<data-dir>/graft.db?mode=rwc]
+    #[arg(long, global = true)]
+    pub database_url: Option<String>,
+    /// What to do (default: serve).
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve MCP at /mcp and the console on one port.
+    Serve {
+        /// Address to listen on. [env: GRAFT_ADDR] [default: 127.0.0.1:3000]
+        #[arg(long)]
+        addr: Option<String>,
+    },
+    /// Manage agents.
+    #[command(subcommand)]
+    Agent(AgentCommand),
+    /// Manage vendors.
+    #[command(subcommand)]
+    Vendor(VendorCommand),
+    /// Import every operation of an OpenAPI document (2.0, 3.0, 3.1; JSON or YAML) as tools.
+    ImportOpenapi {
+        /// The document.
+        file: PathBuf,
+        /// The vendor the tools belong to (created when missing).
+        #[arg(long)]
+        vendor: String,
+        /// Base URL of the vendor's API (default: the document's server).
+        #[arg(long)]
+        base_url: Option<String>,
+    },
+    /// Search the toolbox.
+    #[command(subcommand)]
+    Tool(ToolCommand),
+}
+
+/// `graft agent …`
+#[derive(Debug, Subcommand)]
+pub enum AgentCommand {
+    /// Create an agent and print its token (shown once).
+    Add {
+        /// Unique name.
+        name: String,
+        /// Working-set cap, 1 to 500.
+        #[arg(long)]
+        cap: Option<i64>,
+        /// Idle window in days, 1 to 3650.
+        #[arg(long)]
+        window: Option<i64>,
+        /// Harness label (claude-code, cursor, hermes, …).
+        #[arg(long)]
+        harness: Option<String>,
+    },
+    /// List agents.
+    List,
+}
+
+/// `graft vendor …`
+#[derive(Debug, Subcommand)]
+pub enum VendorCommand {
+    /// Create a vendor.
+    Add {
+        /// Slug: a-z, 0-9 and '-', at most 31 characters.
+        slug: String,
+        /// Base URL of its API.
+        #[arg(long)]
+        base_url: String,
+        /// Display name.
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// List vendors.
+    List,
+}
+
+/// `graft tool …`
+#[derive(Debug, Subcommand)]
+pub enum ToolCommand {
+    /// Search the toolbox as find_tool does.
+    Search {
+        /// Words to look for.
+        query: String,
+        /// Most hits to show (1 to 50).
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+    },
+}
+
+fn format_time(ms: Option<i64>) -> String {
+    ms.and_then(chrono::DateTime::from_timestamp_millis)
+        .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
+        .unwrap_or_else(|| "never".into())
+}
+
+/// Runs the command line. Errors are returned for `main` to print as one line.
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    let addr = match &cli.command {
+        Some(Command::Serve { addr }) => addr.clone(),
+        _ => None,
+    };
+    let settings = Settings::from_env(cli.data_dir.clone(), cli.database_url.clone(), addr).map_err(anyhow::Error::msg)?;
+    if settings.database_url.starts_with("sqlite:") {
+        settings.ensure_data_dir().with_context(|| format!("cannot create data directory {}", settings.data_dir.display()))?;
+    }
+    let graft = Graft::open(&settings.database_url, Arc::new(SystemClock))
+        .await
+        .with_context(|| format!("cannot open the database {}", settings.database_url))?;
+    match cli.command.unwrap_or(Command::Serve { addr: None }) {
+        Command::Serve { .. } => {
+            let listener = tokio::net::TcpListener::bind(settings.addr)
+                .await
+                .with_context(|| format!("cannot listen on {}", settings.addr))?;
+            let app = Application::build(&settings, graft, listener)?;
+            let addr = app.local_addr()?;
+            tracing::info!(%addr, "graft serving MCP at http://{addr}/mcp and the console at http://{addr}/");
+            app.run().await?;
+            tracing::info!("graft stopped");
+        }
+        Command::Agent(AgentCommand::Add { name, cap, window, harness }) => {
+            let (agent, token) = graft.add_agent(&name, harness.as_deref(), cap, window).await?;
+            println!("Created agent {} (cap {}, idle window {} days).", agent.name, agent.cap, agent.idle_window_days);
+            println!("Its token, shown this once (Graft keeps only a hash):");
+            println!("{token}");
+        }
+        Command::Agent(AgentCommand::List) => {
+            let agents = graft.list_agents().await?;
+            if agents.is_empty() {
+                println!("No agents yet: graft agent add NAME");
+            }
+            println!("{:<24} {:<14} {:>9} {:>7}  last seen", "name", "harness", "set/cap", "window");
+            for a in agents {
+                println!(
+                    "{:<24} {:<14} {:>9} {:>6}d  {}",
+                    a.name,
+                    a.harness.unwrap_or_else(|| "-".into()),
+                    format!("{}/{}", a.size, a.cap),
+                    a.idle_window_days,
+                    format_time(a.last_seen_at)
+                );
+            }
+        }
+        Command::Vendor(VendorCommand::Add { slug, base_url, name }) => {
+            let v = graft.add_vendor(&slug, name.as_deref(), &base_url).await?;
+            println!("Created vendor {} ({}) at {}.", v.slug, v.display_name, v.base_url);
+        }
+        Command::Vendor(VendorCommand::List) => {
+            for v in graft.vendors().await? {
+                println!("{:<20} {:<30} {}", v.slug, v.display_name, v.base_url);
+            }
+        }
+        Command::ImportOpenapi { file, vendor, base_url } => {
+            let text = std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+            let bar = indicatif::ProgressBar::new(0);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} operations")
+                    .expect("valid template")
+                    .progress_chars("=> "),
+            );
+            bar.set_message(format!("importing {}", file.display()));
+            let report = graft
+                .import_openapi(&vendor, &text, base_url.as_deref(), &mut |done, total| {
+                    if total >= 100 {
+                        bar.set_length(total as u64);
+                        bar.set_position(done as u64);
+                    }
+                })
+                .await;
+            bar.finish_and_clear();
+            let report = report?;
+            println!(
+                "Imported {} tools for vendor {} from {} operations: {} renamed, {} skipped.",
+                report.imported,
+                report.vendor,
+                report.operations,
+                report.renamed.len(),
+                report.skipped.len()
+            );
+            if !report.renamed.is_empty() {
+                println!("Renamed (shortened to fit 52 characters, or told apart from another tool):");
+                for (op, name) in &report.renamed {
+                    println!("  {op} -> {}__{name}", report.vendor);
+                }
+            }
+            if !report.skipped.is_empty() {
+                println!("Skipped:");
+                for (op, reason) in &report.skipped {
+                    println!("  {op}: {reason}");
+                }
+            }
+        }
+        Command::Tool(ToolCommand::Search { query, limit }) => {
+            let found = graft.search_tools(None, &query, limit).await?;
+            if found.hits.is_empty() {
+                println!("No tool matches {query:?}.");
+            }
+            for h in &found.hits {
+                let ro = if h.read_only_hint { " (read-only)" } else { "" };
+                println!("{}__{}{}  {}", h.vendor, h.name, ro, h.description.lines().next().unwrap_or(""));
+            }
+            if found.total > found.hits.len() {
+                println!("… {} of {} matches shown (--limit).", found.hits.len(), found.total);
+            }
+        }
+    }
+    Ok(())
+}

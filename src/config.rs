@@ -1,0 +1,101 @@
+//! Settings from the environment and flags (SPEC §7), passed explicitly; no globals.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Everything `graft serve` and the CLI need to know.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Directory holding the SQLite database (and later the secret key file).
+    pub data_dir: PathBuf,
+    /// `DATABASE_URL`; default `sqlite://<data_dir>/graft.db?mode=rwc`.
+    pub database_url: String,
+    /// `GRAFT_ADDR`; default `127.0.0.1:3000`.
+    pub addr: SocketAddr,
+    /// `GRAFT_PUBLIC_URL`: the URL people and agents use to reach Graft.
+    pub public_url: Option<String>,
+    /// `GRAFT_ALLOWED_HOSTS`: `Host` values accepted on `/mcp` besides loopback
+    /// (comma-separated).
+    pub allowed_hosts: Vec<String>,
+    /// `GRAFT_ALLOWED_ORIGINS`: browser `Origin`s accepted on `/mcp` (comma-separated);
+    /// empty means any request carrying an `Origin` is refused with 403.
+    pub allowed_origins: Vec<String>,
+    /// `GRAFT_SESSION_IDLE`: a 2025-era MCP session with no traffic this long expires
+    /// (then its id answers 404). Default 30 minutes.
+    pub session_idle: Duration,
+    /// `LEPTOS_SITE_ROOT`: where the console's static files are (`target/site`).
+    pub site_root: PathBuf,
+}
+
+/// Reads a comma-separated list variable.
+fn list_var(name: &str) -> Vec<String> {
+    std::env::var(name)
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Parses a duration like `30s`, `5m`, `2h` or a plain number of seconds.
+/// Errors: a sentence naming the bad value.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (num, unit) = s.find(|c: char| !c.is_ascii_digit()).map_or((s, ""), |i| s.split_at(i));
+    let n: u64 = num.parse().map_err(|_| format!("invalid duration {s:?}: use e.g. 30s, 5m or 2h"))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        _ => return Err(format!("invalid duration {s:?}: use e.g. 30s, 5m or 2h")),
+    };
+    Ok(Duration::from_secs(secs))
+}
+
+impl Settings {
+    /// Settings from the environment, with `data_dir` / `database_url` / `addr` flags
+    /// taking precedence when given. Errors: an unparsable address or duration.
+    pub fn from_env(data_dir: Option<PathBuf>, database_url: Option<String>, addr: Option<String>) -> Result<Self, String> {
+        let data_dir = data_dir
+            .or_else(|| std::env::var_os("GRAFT_DATA_DIR").map(PathBuf::from))
+            .unwrap_or_else(|| PathBuf::from("data"));
+        let database_url = database_url
+            .or_else(|| std::env::var("DATABASE_URL").ok())
+            .unwrap_or_else(|| format!("sqlite://{}?mode=rwc", data_dir.join("graft.db").display()));
+        let addr_text = addr.or_else(|| std::env::var("GRAFT_ADDR").ok()).unwrap_or_else(|| "127.0.0.1:3000".into());
+        let addr: SocketAddr = addr_text.parse().map_err(|_| format!("invalid address {addr_text:?}: use HOST:PORT, e.g. 127.0.0.1:3000"))?;
+        let session_idle = match std::env::var("GRAFT_SESSION_IDLE") {
+            Ok(v) => parse_duration(&v)?,
+            Err(_) => Duration::from_secs(30 * 60),
+        };
+        Ok(Self {
+            data_dir,
+            database_url,
+            addr,
+            public_url: std::env::var("GRAFT_PUBLIC_URL").ok().filter(|s| !s.is_empty()),
+            allowed_hosts: list_var("GRAFT_ALLOWED_HOSTS"),
+            allowed_origins: list_var("GRAFT_ALLOWED_ORIGINS"),
+            session_idle,
+            site_root: std::env::var_os("LEPTOS_SITE_ROOT").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("target/site")),
+        })
+    }
+
+    /// Creates the data directory when the database is a SQLite file in it.
+    pub fn ensure_data_dir(&self) -> std::io::Result<()> {
+        std::fs::create_dir_all(&self.data_dir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_duration("30"), Ok(Duration::from_secs(30)));
+        assert!(parse_duration("5 minutes").is_err());
+    }
+}

@@ -1,0 +1,455 @@
+//! The only module that speaks SQL (sqlx). Small named query functions, `$1`
+//! placeholders, SQL that also runs on PostgreSQL. Times are `i64` milliseconds since the
+//! Unix epoch (UTC).
+//!
+//! Multi-row changes take a `&mut SqliteConnection` so the service runs them inside one
+//! transaction (SPEC §2: a promotion writes `working_set` + `history` together or not at
+//! all).
+
+use serde_json::Value;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{FromRow, SqliteConnection, SqlitePool};
+use std::str::FromStr;
+use std::time::Duration;
+
+/// The database pool type.
+pub type Pool = SqlitePool;
+/// A connection (or transaction) to run several statements on.
+pub type Conn = SqliteConnection;
+/// Result of a query.
+pub type DbResult<T> = Result<T, sqlx::Error>;
+
+/// Opens (creating if missing) the SQLite database at `url` in WAL mode with foreign keys
+/// on, and applies the migrations in `migrations/sqlite/`.
+///
+/// Errors: the URL is not a SQLite URL, the file cannot be opened, or a migration fails.
+pub async fn connect(url: &str) -> Result<Pool, sqlx::Error> {
+    if !url.starts_with("sqlite:") {
+        return Err(sqlx::Error::Configuration(
+            format!("unsupported DATABASE_URL {url:?}: this build serves SQLite (sqlite://PATH)").into(),
+        ));
+    }
+    let options = SqliteConnectOptions::from_str(url)?
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Normal)
+        .foreign_keys(true)
+        .busy_timeout(Duration::from_secs(10));
+    let pool = SqlitePoolOptions::new().max_connections(8).connect_with(options).await?;
+    sqlx::migrate!("migrations/sqlite").run(&pool).await?;
+    Ok(pool)
+}
+
+/// Whether `e` is a unique-constraint violation.
+pub fn is_unique_violation(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(d) if d.is_unique_violation())
+}
+
+// ---------------------------------------------------------------- agents
+
+/// An `agents` row.
+#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+pub struct AgentRow {
+    /// Id.
+    pub id: i64,
+    /// Unique name.
+    pub name: String,
+    /// Harness label (e.g. "hermes").
+    pub harness: Option<String>,
+    /// Working-set cap, 1..=500.
+    pub cap: i64,
+    /// Idle window in days, 1..=3650.
+    pub idle_window_days: i64,
+    /// Creation time (ms).
+    pub created_at: i64,
+    /// Last authenticated request (ms).
+    pub last_seen_at: Option<i64>,
+}
+
+const AGENT_COLUMNS: &str = "id, name, harness, cap, idle_window_days, created_at, last_seen_at";
+
+/// Inserts an agent; returns its id. Errors: the name or token hash is taken (unique).
+pub async fn insert_agent(
+    pool: &Pool,
+    name: &str,
+    harness: Option<&str>,
+    token_hash: &str,
+    cap: i64,
+    idle_window_days: i64,
+    now: i64,
+) -> DbResult<i64> {
+    sqlx::query_scalar(
+        "INSERT INTO agents (name, harness, token_hash, cap, idle_window_days, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+    )
+    .bind(name)
+    .bind(harness)
+    .bind(token_hash)
+    .bind(cap)
+    .bind(idle_window_days)
+    .bind(now)
+    .fetch_one(pool)
+    .await
+}
+
+/// Every agent, by name.
+pub async fn select_agents(pool: &Pool) -> DbResult<Vec<AgentRow>> {
+    sqlx::query_as(&format!("SELECT {AGENT_COLUMNS} FROM agents ORDER BY name")).fetch_all(pool).await
+}
+
+/// The agent holding a token hash.
+pub async fn select_agent_by_token_hash(pool: &Pool, token_hash: &str) -> DbResult<Option<AgentRow>> {
+    sqlx::query_as(&format!("SELECT {AGENT_COLUMNS} FROM agents WHERE token_hash = $1"))
+        .bind(token_hash)
+        .fetch_optional(pool)
+        .await
+}
+
+/// The agent with a name.
+pub async fn select_agent_by_name(pool: &Pool, name: &str) -> DbResult<Option<AgentRow>> {
+    sqlx::query_as(&format!("SELECT {AGENT_COLUMNS} FROM agents WHERE name = $1")).bind(name).fetch_optional(pool).await
+}
+
+/// The agent with an id.
+pub async fn select_agent(pool: &Pool, id: i64) -> DbResult<Option<AgentRow>> {
+    sqlx::query_as(&format!("SELECT {AGENT_COLUMNS} FROM agents WHERE id = $1")).bind(id).fetch_optional(pool).await
+}
+
+/// Sets `last_seen_at`.
+pub async fn update_agent_last_seen(pool: &Pool, id: i64, now: i64) -> DbResult<()> {
+    sqlx::query("UPDATE agents SET last_seen_at = $1 WHERE id = $2").bind(now).bind(id).execute(pool).await?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------- vendors
+
+/// A `vendors` row without its document.
+#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+pub struct VendorRow {
+    /// Id.
+    pub id: i64,
+    /// Slug (SPEC §2).
+    pub slug: String,
+    /// Display name.
+    pub display_name: String,
+    /// Base URL every request of its tools starts with.
+    pub base_url: String,
+    /// Whether an OpenAPI document is stored.
+    pub has_document: bool,
+    /// Creation time (ms).
+    pub created_at: i64,
+}
+
+const VENDOR_COLUMNS: &str =
+    "id, slug, display_name, base_url, (openapi_document IS NOT NULL) AS has_document, created_at";
+
+/// Inserts a vendor; returns its id. Errors: the slug is taken.
+pub async fn insert_vendor(pool: &Pool, slug: &str, display_name: &str, base_url: &str, now: i64) -> DbResult<i64> {
+    sqlx::query_scalar(
+        "INSERT INTO vendors (slug, display_name, base_url, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
+    )
+    .bind(slug)
+    .bind(display_name)
+    .bind(base_url)
+    .bind(now)
+    .fetch_one(pool)
+    .await
+}
+
+/// Every vendor, by slug.
+pub async fn select_vendors(pool: &Pool) -> DbResult<Vec<VendorRow>> {
+    sqlx::query_as(&format!("SELECT {VENDOR_COLUMNS} FROM vendors ORDER BY slug")).fetch_all(pool).await
+}
+
+/// The vendor with a slug.
+pub async fn select_vendor_by_slug(pool: &Pool, slug: &str) -> DbResult<Option<VendorRow>> {
+    sqlx::query_as(&format!("SELECT {VENDOR_COLUMNS} FROM vendors WHERE slug = $1")).bind(slug).fetch_optional(pool).await
+}
+
+/// Stores a vendor's OpenAPI document (JSON text) and, when given, its base URL.
+pub async fn update_vendor_document(conn: &mut Conn, id: i64, document: &str, base_url: Option<&str>) -> DbResult<()> {
+    sqlx::query("UPDATE vendors SET openapi_document = $1, base_url = COALESCE($2, base_url) WHERE id = $3")
+        .bind(document)
+        .bind(base_url)
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// `(slug, document)` of every vendor with a stored document.
+pub async fn select_vendor_documents(pool: &Pool) -> DbResult<Vec<(String, String)>> {
+    sqlx::query_as("SELECT slug, openapi_document FROM vendors WHERE openapi_document IS NOT NULL ORDER BY slug")
+        .fetch_all(pool)
+        .await
+}
+
+// ---------------------------------------------------------------- tools
+
+/// A tool with its current (newest) version, as lists and calls need it.
+#[derive(Debug, Clone, FromRow, PartialEq)]
+pub struct ToolRow {
+    /// Tool id.
+    pub id: i64,
+    /// Vendor slug.
+    pub vendor: String,
+    /// Name within the vendor.
+    pub name: String,
+    /// The OpenAPI operation key it came from.
+    pub operation_id: Option<String>,
+    /// Current version number.
+    pub version: i64,
+    /// Title.
+    pub title: Option<String>,
+    /// Description.
+    pub description: String,
+    /// Input schema (JSON text).
+    pub input_schema: String,
+    /// Output schema (JSON text).
+    pub output_schema: Option<String>,
+    /// HTTP method.
+    pub method: String,
+    /// Path template.
+    pub path_template: String,
+    /// Binding (JSON text).
+    pub binding: String,
+    /// MCP readOnlyHint.
+    pub read_only_hint: bool,
+    /// MCP destructiveHint.
+    pub destructive_hint: bool,
+    /// MCP idempotentHint.
+    pub idempotent_hint: bool,
+    /// MCP openWorldHint.
+    pub open_world_hint: bool,
+}
+
+const TOOL_SELECT: &str = "SELECT t.id, vd.slug AS vendor, t.name, t.operation_id, v.version, v.title, v.description, \
+     v.input_schema, v.output_schema, v.method, v.path_template, v.binding, v.read_only_hint, v.destructive_hint, \
+     v.idempotent_hint, v.open_world_hint \
+     FROM tools t JOIN vendors vd ON vd.id = t.vendor_id \
+     JOIN tool_versions v ON v.tool_id = t.id AND v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id)";
+
+/// A new tool version to insert.
+#[derive(Debug, Clone)]
+pub struct NewVersion<'a> {
+    /// Title.
+    pub title: Option<&'a str>,
+    /// Description.
+    pub description: &'a str,
+    /// Input schema.
+    pub input_schema: &'a Value,
+    /// Output schema.
+    pub output_schema: Option<&'a Value>,
+    /// HTTP method.
+    pub method: &'a str,
+    /// Path template.
+    pub path_template: &'a str,
+    /// Binding.
+    pub binding: &'a Value,
+    /// Hints: read-only, destructive, idempotent, open-world.
+    pub hints: [bool; 4],
+    /// `agent:<id>`, `console:<user>` or `import`.
+    pub authored_by: &'a str,
+}
+
+/// Inserts a tool and its version 1; returns the tool id. Errors: the name is taken.
+pub async fn insert_tool(
+    conn: &mut Conn,
+    vendor_id: i64,
+    name: &str,
+    operation_id: Option<&str>,
+    v: &NewVersion<'_>,
+    now: i64,
+) -> DbResult<i64> {
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO tools (vendor_id, name, operation_id, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
+    )
+    .bind(vendor_id)
+    .bind(name)
+    .bind(operation_id)
+    .bind(now)
+    .fetch_one(&mut *conn)
+    .await?;
+    insert_tool_version(conn, id, 1, v, now).await?;
+    Ok(id)
+}
+
+/// Inserts version `version` of a tool.
+pub async fn insert_tool_version(conn: &mut Conn, tool_id: i64, version: i64, v: &NewVersion<'_>, now: i64) -> DbResult<()> {
+    sqlx::query(
+        "INSERT INTO tool_versions (tool_id, version, title, description, input_schema, output_schema, method, \
+         path_template, binding, read_only_hint, destructive_hint, idempotent_hint, open_world_hint, authored_by, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+    )
+    .bind(tool_id)
+    .bind(version)
+    .bind(v.title)
+    .bind(v.description)
+    .bind(v.input_schema.to_string())
+    .bind(v.output_schema.map(|s| s.to_string()))
+    .bind(v.method)
+    .bind(v.path_template)
+    .bind(v.binding.to_string())
+    .bind(v.hints[0])
+    .bind(v.hints[1])
+    .bind(v.hints[2])
+    .bind(v.hints[3])
+    .bind(v.authored_by)
+    .bind(now)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Names and operation keys of a vendor's tools.
+pub async fn select_tool_names(pool: &Pool, vendor_id: i64) -> DbResult<Vec<(String, Option<String>)>> {
+    sqlx::query_as("SELECT name, operation_id FROM tools WHERE vendor_id = $1").bind(vendor_id).fetch_all(pool).await
+}
+
+/// A tool by vendor slug and name, with its current version.
+pub async fn select_tool(pool: &Pool, vendor: &str, name: &str) -> DbResult<Option<ToolRow>> {
+    sqlx::query_as(&format!("{TOOL_SELECT} WHERE vd.slug = $1 AND t.name = $2"))
+        .bind(vendor)
+        .bind(name)
+        .fetch_optional(pool)
+        .await
+}
+
+/// `(tool id, vendor, name, description)` of every tool's current version, for search.
+pub async fn select_search_docs(pool: &Pool) -> DbResult<Vec<(i64, String, String, String)>> {
+    sqlx::query_as(
+        "SELECT t.id, vd.slug, t.name, v.description FROM tools t JOIN vendors vd ON vd.id = t.vendor_id \
+         JOIN tool_versions v ON v.tool_id = t.id AND v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id)",
+    )
+    .fetch_all(pool)
+    .await
+}
+
+/// Number of tools in the toolbox.
+pub async fn count_tools(pool: &Pool) -> DbResult<i64> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM tools").fetch_one(pool).await
+}
+
+// ---------------------------------------------------------------- working sets
+
+/// A working-set entry with its tool's current version.
+#[derive(Debug, Clone, FromRow, PartialEq)]
+pub struct EntryRow {
+    /// The tool.
+    #[sqlx(flatten)]
+    pub tool: ToolRow,
+    /// When it was promoted (ms).
+    pub promoted_at: i64,
+    /// `agent`, `publish`, `console` or `rule`.
+    pub promoted_by: String,
+}
+
+/// The agent's working set in a stable order (vendor, name).
+pub async fn select_working_set(pool: &Pool, agent_id: i64) -> DbResult<Vec<EntryRow>> {
+    let sql = TOOL_SELECT.replacen(
+        "SELECT t.id,",
+        "SELECT ws.promoted_at, ws.promoted_by, t.id,",
+        1,
+    ) + " JOIN working_set ws ON ws.tool_id = t.id WHERE ws.agent_id = $1 ORDER BY vd.slug, t.name";
+    sqlx::query_as(&sql).bind(agent_id).fetch_all(pool).await
+}
+
+/// Ids of the tools in an agent's working set.
+pub async fn select_working_set_ids(pool: &Pool, agent_id: i64) -> DbResult<Vec<i64>> {
+    sqlx::query_scalar("SELECT tool_id FROM working_set WHERE agent_id = $1").bind(agent_id).fetch_all(pool).await
+}
+
+/// Whether a tool is in an agent's working set.
+pub async fn is_promoted(conn: &mut Conn, agent_id: i64, tool_id: i64) -> DbResult<bool> {
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM working_set WHERE agent_id = $1 AND tool_id = $2")
+        .bind(agent_id)
+        .bind(tool_id)
+        .fetch_one(conn)
+        .await?;
+    Ok(n > 0)
+}
+
+/// Size of an agent's working set.
+pub async fn count_working_set(conn: &mut Conn, agent_id: i64) -> DbResult<i64> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM working_set WHERE agent_id = $1").bind(agent_id).fetch_one(conn).await
+}
+
+/// Adds an entry unless present; returns whether a row was inserted.
+pub async fn insert_working_set_entry(conn: &mut Conn, agent_id: i64, tool_id: i64, promoted_by: &str, now: i64) -> DbResult<bool> {
+    let r = sqlx::query(
+        "INSERT INTO working_set (agent_id, tool_id, promoted_at, promoted_by) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (agent_id, tool_id) DO NOTHING",
+    )
+    .bind(agent_id)
+    .bind(tool_id)
+    .bind(now)
+    .bind(promoted_by)
+    .execute(conn)
+    .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// Removes an entry; returns whether a row was deleted.
+pub async fn delete_working_set_entry(conn: &mut Conn, agent_id: i64, tool_id: i64) -> DbResult<bool> {
+    let r = sqlx::query("DELETE FROM working_set WHERE agent_id = $1 AND tool_id = $2")
+        .bind(agent_id)
+        .bind(tool_id)
+        .execute(conn)
+        .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// Appends a history row.
+pub async fn insert_history(
+    conn: &mut Conn,
+    agent_id: i64,
+    tool_id: i64,
+    action: &str,
+    cause: &str,
+    actor: &str,
+    now: i64,
+) -> DbResult<()> {
+    sqlx::query("INSERT INTO history (agent_id, tool_id, action, cause, actor, at) VALUES ($1, $2, $3, $4, $5, $6)")
+        .bind(agent_id)
+        .bind(tool_id)
+        .bind(action)
+        .bind(cause)
+        .bind(actor)
+        .bind(now)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// A history row with the tool's qualified parts.
+#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+pub struct HistoryRow {
+    /// Id.
+    pub id: i64,
+    /// Vendor slug.
+    pub vendor: String,
+    /// Tool name.
+    pub name: String,
+    /// `promote` or `demote`.
+    pub action: String,
+    /// Cause (SPEC §1).
+    pub cause: String,
+    /// Who acted.
+    pub actor: String,
+    /// When (ms).
+    pub at: i64,
+}
+
+/// An agent's history, newest first.
+pub async fn select_history(pool: &Pool, agent_id: i64, limit: i64, offset: i64) -> DbResult<Vec<HistoryRow>> {
+    sqlx::query_as(
+        "SELECT h.id, vd.slug AS vendor, t.name, h.action, h.cause, h.actor, h.at FROM history h \
+         JOIN tools t ON t.id = h.tool_id JOIN vendors vd ON vd.id = t.vendor_id \
+         WHERE h.agent_id = $1 ORDER BY h.at DESC, h.id DESC LIMIT $2 OFFSET $3",
+    )
+    .bind(agent_id)
+    .bind(limit)
+    .bind(offset)
+    .fetch_all(pool)
+    .await
+}

@@ -1,0 +1,139 @@
+//! Pure rules of Graft: names, tool definitions, OpenAPI import planning, schema
+//! inlining and toolbox search. No I/O here: no sqlx, axum, leptos or tokio.
+
+pub mod names;
+pub mod openapi;
+pub mod schema;
+pub mod search;
+pub mod tool;
+
+use serde::{Deserialize, Serialize};
+
+/// Default working-set cap (SPEC §1).
+pub const DEFAULT_CAP: i64 = 20;
+/// Default idle window in days (SPEC §1).
+pub const DEFAULT_IDLE_WINDOW_DAYS: i64 = 21;
+
+/// Who put an entry in a working set (SPEC §1 "promoted by").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PromotedBy {
+    /// The agent itself, with `promote`.
+    Agent,
+    /// A publish by the agent (`acquire` / `publish`).
+    Publish,
+    /// A person in the console.
+    Console,
+    /// Graft itself (a starter set).
+    Rule,
+}
+
+/// Why a history event happened (SPEC §1 "cause").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    /// The agent asked.
+    Agent,
+    /// Published by the agent.
+    Publish,
+    /// A person in the console.
+    Console,
+    /// Graft's starter set.
+    Rule,
+    /// Unused past the idle window.
+    Idle,
+    /// Over the working-set cap.
+    Cap,
+    /// Its connection was revoked.
+    ConnectionRevoked,
+}
+
+macro_rules! str_enum {
+    ($t:ty { $($v:ident => $s:literal),* $(,)? }) => {
+        impl $t {
+            /// The stored text form.
+            pub fn as_str(self) -> &'static str {
+                match self { $(Self::$v => $s),* }
+            }
+            /// Parses the stored text form.
+            pub fn parse(s: &str) -> Option<Self> {
+                match s { $($s => Some(Self::$v),)* _ => None }
+            }
+        }
+    };
+}
+
+str_enum!(PromotedBy { Agent => "agent", Publish => "publish", Console => "console", Rule => "rule" });
+str_enum!(Cause {
+    Agent => "agent", Publish => "publish", Console => "console", Rule => "rule",
+    Idle => "idle", Cap => "cap", ConnectionRevoked => "connection_revoked",
+});
+
+impl Cause {
+    /// The cause in words, as the console's History card shows it (SPEC §6).
+    pub fn in_words(self) -> &'static str {
+        match self {
+            Self::Agent => "the agent asked",
+            Self::Publish => "published by the agent",
+            Self::Console => "a person in the console",
+            Self::Rule => "the starter set",
+            Self::Idle => "unused past the idle window",
+            Self::Cap => "over the working-set cap",
+            Self::ConnectionRevoked => "its connection was revoked",
+        }
+    }
+}
+
+/// Checks a cap (1..=500, SPEC §1). Errors: a sentence for the field.
+pub fn check_cap(cap: i64) -> Result<i64, String> {
+    if (1..=500).contains(&cap) {
+        Ok(cap)
+    } else {
+        Err(format!("cap must be between 1 and 500 tools (got {cap})"))
+    }
+}
+
+/// Checks an idle window (1..=3650 days, SPEC §1). Errors: a sentence for the field.
+pub fn check_idle_window(days: i64) -> Result<i64, String> {
+    if (1..=3650).contains(&days) {
+        Ok(days)
+    } else {
+        Err(format!("idle window must be between 1 and 3650 days (got {days})"))
+    }
+}
+
+/// Checks an agent name: 1..=64 characters of letters, digits, `-`, `_`, `.`.
+pub fn check_agent_name(name: &str) -> Result<String, String> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    if ok {
+        Ok(name.to_string())
+    } else {
+        Err(format!("agent name {name:?} is invalid: use 1 to 64 letters, digits, '-', '_' or '.'"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enums_round_trip() {
+        for c in [Cause::Agent, Cause::Publish, Cause::Console, Cause::Rule, Cause::Idle, Cause::Cap, Cause::ConnectionRevoked] {
+            assert_eq!(Cause::parse(c.as_str()), Some(c));
+        }
+        assert_eq!(PromotedBy::parse("publish"), Some(PromotedBy::Publish));
+        assert_eq!(PromotedBy::parse("nope"), None);
+    }
+
+    #[test]
+    fn limits() {
+        assert!(check_cap(0).is_err());
+        assert!(check_cap(501).is_err());
+        assert_eq!(check_cap(30), Ok(30));
+        assert!(check_idle_window(3651).is_err());
+        assert!(check_agent_name("hermes-laptop").is_ok());
+        assert!(check_agent_name("a b").is_err());
+    }
+}

@@ -1,0 +1,695 @@
+//! OpenAPI import (issue 2 item 4): Swagger 2.0 and OpenAPI 3.0 / 3.1 documents, JSON or
+//! YAML, become tool drafts, one per operation.
+//!
+//! Documents are read by serde_json and serde_norway into a `serde_json::Value`, and the
+//! OpenAPI structure (paths, operations, parameters, requestBody, security schemes) is
+//! walked here. No Rust OpenAPI crate reads all three versions of the documents Graft
+//! must import: measured on ../shared/specs, `oas3` 0.22 refuses both Swagger 2.0
+//! documents and `openapiv3`/`openapiv3-extended` refuse 3.1 and 2.0; and schemas must stay
+//! raw JSON anyway to be inlined and served as JSON Schema.
+//!
+//! Rules: names per SPEC §2 via [`names::tool_name_for`]; one root object input schema
+//! holding path, query, header and body inputs; fixed `Accept`/`Content-Type` and
+//! credential parameters left out; GET/HEAD/DELETE never get a body (its properties go
+//! to the query string); hints from the method.
+
+use super::names::{self, VendorSlug};
+use super::schema;
+use super::tool::{Binding, BodyEncoding, Hints, ToolDraft};
+use serde_json::{json, Map, Value};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+const OPERATION_METHODS: &[&str] = &["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+/// Header parameters Graft fills itself and never asks of the agent.
+const FIXED_HEADERS: &[&str] = &["accept", "content-type", "authorization", "content-length"];
+/// Parameter names taken as the credential when the document declares any security.
+const CREDENTIAL_NAMES: &[&str] = &["token", "access_token", "api_key", "apikey", "api-key", "x-api-key", "key"];
+/// Longest description served; longer ones are cut with an ellipsis.
+pub const MAX_DESCRIPTION: usize = 2000;
+
+/// Which OpenAPI family a document belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpecVersion {
+    /// `swagger: "2.0"`.
+    Swagger2,
+    /// `openapi: 3.0.x`.
+    OpenApi30,
+    /// `openapi: 3.1.x` (and later 3.x).
+    OpenApi31,
+}
+
+/// One operation of a document that was not imported, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// `operationId`, or `METHOD /path`.
+    pub operation: String,
+    /// A sentence saying why.
+    pub reason: String,
+}
+
+/// What importing a document will do; nothing is stored yet.
+#[derive(Debug, Clone, Default)]
+pub struct ImportPlan {
+    /// The base URL the document declares (first server / `schemes`+`host`+`basePath`).
+    pub base_url: Option<String>,
+    /// One draft per importable operation, in document order.
+    pub tools: Vec<ToolDraft>,
+    /// `(operation, name)` for each tool whose name is not the plain snake case of its
+    /// operation (shortened or told apart from another).
+    pub renamed: Vec<(String, String)>,
+    /// Operations left out, with reasons.
+    pub skipped: Vec<Skipped>,
+    /// Every operation seen.
+    pub total_operations: usize,
+}
+
+/// An operation of a stored document, for `find_tool`'s nothing-found answer and for
+/// `acquire {vendor, operationId}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OperationSummary {
+    /// `operationId`, or `METHOD /path` when there is none.
+    pub operation_id: String,
+    /// Summary (or the start of the description).
+    pub summary: String,
+}
+
+/// Parses a document's text (JSON, else YAML) into JSON. Errors: one sentence.
+pub fn parse_document(text: &str) -> Result<Value, String> {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') {
+        return serde_json::from_str(text).map_err(|e| format!("the document is not valid JSON: {e}"));
+    }
+    let yaml: serde_norway::Value =
+        serde_norway::from_str(text).map_err(|e| format!("the document is neither JSON nor valid YAML: {e}"))?;
+    Ok(yaml_to_json(yaml))
+}
+
+/// YAML → JSON. Numbers outside i64/u64 (OpenAI's int64 bounds written as floats)
+/// become floats; non-string keys become their YAML text.
+fn yaml_to_json(v: serde_norway::Value) -> Value {
+    use serde_norway::Value as Y;
+    match v {
+        Y::Null => Value::Null,
+        Y::Bool(b) => Value::Bool(b),
+        Y::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                json!(i)
+            } else if let Some(u) = n.as_u64() {
+                json!(u)
+            } else {
+                n.as_f64().and_then(serde_json::Number::from_f64).map(Value::Number).unwrap_or(Value::Null)
+            }
+        }
+        Y::String(s) => Value::String(s),
+        Y::Sequence(s) => Value::Array(s.into_iter().map(yaml_to_json).collect()),
+        Y::Mapping(m) => {
+            let mut out = Map::new();
+            for (k, v) in m {
+                let key = match k {
+                    Y::String(s) => s,
+                    Y::Bool(b) => b.to_string(),
+                    Y::Number(n) => n.to_string(),
+                    other => serde_norway::to_string(&other).unwrap_or_default().trim().to_string(),
+                };
+                out.insert(key, yaml_to_json(v));
+            }
+            Value::Object(out)
+        }
+        Y::Tagged(t) => yaml_to_json(t.value),
+    }
+}
+
+/// Tells the document's version. Errors: not an OpenAPI/Swagger document.
+pub fn spec_version(doc: &Value) -> Result<SpecVersion, String> {
+    if let Some(s) = doc.get("swagger").and_then(Value::as_str) {
+        return if s.starts_with("2.") {
+            Ok(SpecVersion::Swagger2)
+        } else {
+            Err(format!("unsupported Swagger version {s:?} (2.0 is supported)"))
+        };
+    }
+    match doc.get("openapi").and_then(Value::as_str) {
+        Some(s) if s.starts_with("3.0") => Ok(SpecVersion::OpenApi30),
+        Some(s) if s.starts_with("3.") => Ok(SpecVersion::OpenApi31),
+        Some(s) => Err(format!("unsupported OpenAPI version {s:?} (3.0, 3.1 and Swagger 2.0 are supported)")),
+        None => Err("not an OpenAPI document: it has neither an \"openapi\" nor a \"swagger\" field".into()),
+    }
+}
+
+/// The base URL a document declares, when it is absolute.
+pub fn base_url(doc: &Value) -> Option<String> {
+    if doc.get("swagger").is_some() {
+        let host = doc.get("host")?.as_str()?;
+        let scheme = doc
+            .get("schemes")
+            .and_then(Value::as_array)
+            .and_then(|s| {
+                s.iter().filter_map(Value::as_str).find(|x| *x == "https").or_else(|| s.first().and_then(Value::as_str))
+            })
+            .unwrap_or("https");
+        let base = doc.get("basePath").and_then(Value::as_str).unwrap_or("");
+        return Some(format!("{scheme}://{host}{}", base.trim_end_matches('/')));
+    }
+    let server = doc.get("servers")?.as_array()?.first()?;
+    let mut url = server.get("url")?.as_str()?.to_string();
+    if let Some(vars) = server.get("variables").and_then(Value::as_object) {
+        for (k, v) in vars {
+            if let Some(d) = v.get("default").and_then(Value::as_str) {
+                url = url.replace(&format!("{{{k}}}"), d);
+            }
+        }
+    }
+    (url.starts_with("http://") || url.starts_with("https://")).then(|| url.trim_end_matches('/').to_string())
+}
+
+fn deref<'a>(doc: &'a Value, v: &'a Value) -> &'a Value {
+    let mut cur = v;
+    for _ in 0..8 {
+        match cur.get("$ref").and_then(Value::as_str).and_then(|r| schema::resolve_pointer(doc, r)) {
+            Some(t) => cur = t,
+            None => break,
+        }
+    }
+    cur
+}
+
+/// The operation key Graft keeps for an operation: its operationId, else `METHOD /path`.
+pub fn operation_key(op: &Value, method: &str, path: &str) -> String {
+    match op.get("operationId").and_then(Value::as_str) {
+        Some(id) if !id.trim().is_empty() => id.to_string(),
+        _ => format!("{} {path}", method.to_ascii_uppercase()),
+    }
+}
+
+/// Every operation in the document: (method, path, path item, operation).
+fn operations(doc: &Value) -> Vec<(String, String, &Value, &Value)> {
+    let mut out = Vec::new();
+    let Some(paths) = doc.get("paths").and_then(Value::as_object) else { return out };
+    for (path, item) in paths {
+        let item = deref(doc, item);
+        for m in OPERATION_METHODS {
+            if let Some(op) = item.get(*m).filter(|o| o.is_object()) {
+                out.push((m.to_string(), path.clone(), item, op));
+            }
+        }
+    }
+    out
+}
+
+/// Lists the operations of a stored document (for stored, not imported, documents).
+pub fn list_operations(doc: &Value) -> Vec<OperationSummary> {
+    operations(doc)
+        .into_iter()
+        .map(|(m, p, _, op)| OperationSummary {
+            operation_id: operation_key(op, &m, &p),
+            summary: summary_of(op).unwrap_or_else(|| format!("{} {p}", m.to_ascii_uppercase())),
+        })
+        .collect()
+}
+
+fn summary_of(op: &Value) -> Option<String> {
+    let s = op.get("summary").and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty());
+    s.map(str::to_string).or_else(|| {
+        op.get("description")
+            .and_then(Value::as_str)
+            .map(|d| d.trim().lines().next().unwrap_or("").chars().take(120).collect::<String>())
+            .filter(|s| !s.is_empty())
+    })
+}
+
+/// Cuts `s` to at most `max` characters, ending in `…` when cut.
+pub fn truncate_chars(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max - 1).collect();
+    out.push('…');
+    out
+}
+
+/// Makes a JSON property name every client accepts (`^[a-zA-Z0-9_.-]{1,64}$`) from an
+/// OpenAPI parameter name.
+fn property_name(raw: &str) -> String {
+    let mut s: String = raw.chars().map(|c| if c.is_ascii_alphanumeric() || "_.-".contains(c) { c } else { '_' }).collect();
+    while s.contains("__") {
+        s = s.replace("__", "_");
+    }
+    let s = s.trim_matches('_').chars().take(64).collect::<String>();
+    if s.is_empty() {
+        "param".into()
+    } else {
+        s
+    }
+}
+
+fn unique_property(props: &Map<String, Value>, base: String) -> String {
+    if !props.contains_key(&base) {
+        return base;
+    }
+    (2..).map(|n| format!("{base}_{n}")).find(|c| !props.contains_key(c)).unwrap_or(base)
+}
+
+/// Names (lower-cased) and locations of parameters that carry the credential.
+fn credential_params(doc: &Value) -> (HashSet<(String, String)>, bool) {
+    let schemes = doc
+        .pointer("/components/securitySchemes")
+        .or_else(|| doc.get("securityDefinitions"))
+        .and_then(Value::as_object);
+    let mut out = HashSet::new();
+    if let Some(schemes) = schemes {
+        for s in schemes.values() {
+            let s = deref(doc, s);
+            if s.get("type").and_then(Value::as_str) == Some("apiKey") {
+                if let (Some(n), Some(i)) = (s.get("name").and_then(Value::as_str), s.get("in").and_then(Value::as_str)) {
+                    out.insert((i.to_string(), n.to_ascii_lowercase()));
+                }
+            }
+        }
+    }
+    let declares_security = schemes.is_some_and(|s| !s.is_empty());
+    (out, declares_security)
+}
+
+fn media_type_choice(types: &[String]) -> Option<BodyEncoding> {
+    let is_json = |t: &str| {
+        let t = t.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+        t == "application/json" || t.ends_with("+json") || t == "*/*" || t == "application/*" || t == "text/json"
+    };
+    if types.iter().any(|t| is_json(t)) {
+        Some(BodyEncoding::Json)
+    } else if types.iter().any(|t| t.to_ascii_lowercase().starts_with("application/x-www-form-urlencoded")) {
+        Some(BodyEncoding::Form)
+    } else {
+        None
+    }
+}
+
+/// Plans the import of `doc` for `vendor`.
+///
+/// `taken(name)` says whether a name is already used in this vendor's toolbox;
+/// `imported` holds the operation keys already imported for the vendor (they are
+/// skipped, so importing a document twice adds nothing). `progress(done, total)` is
+/// called after each operation. Errors: the document is not OpenAPI 2.0/3.x or has no
+/// `paths`.
+pub fn plan_import(
+    doc: &Value,
+    vendor: &VendorSlug,
+    taken: &dyn Fn(&str) -> bool,
+    imported: &HashSet<String>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<ImportPlan, String> {
+    let version = spec_version(doc)?;
+    if !doc.get("paths").is_some_and(Value::is_object) {
+        return Err("the document has no \"paths\" object".into());
+    }
+    let ops = operations(doc);
+    let mut plan = ImportPlan { base_url: base_url(doc), total_operations: ops.len(), ..Default::default() };
+    let (credentials, declares_security) = credential_params(doc);
+    let mut used: BTreeSet<String> = BTreeSet::new();
+    for (i, (method, path, item, op)) in ops.iter().enumerate() {
+        let key = operation_key(op, method, path);
+        if imported.contains(&key) {
+            plan.skipped.push(Skipped { operation: key, reason: "already in the toolbox".into() });
+        } else if method == "trace" {
+            plan.skipped.push(Skipped { operation: key, reason: "TRACE operations are not imported".into() });
+        } else {
+            let ctx = OpCtx { doc, version, credentials: &credentials, declares_security };
+            match ctx.draft(method, path, item, op) {
+                Ok(mut draft) => {
+                    let is_taken = |n: &str| used.contains(n) || taken(n);
+                    let (name, renamed) = names::tool_name_for(vendor, &key, &is_taken);
+                    if renamed {
+                        plan.renamed.push((key.clone(), name.to_string()));
+                    }
+                    used.insert(name.to_string());
+                    draft.name = name.to_string();
+                    draft.operation_id = Some(key);
+                    plan.tools.push(draft);
+                }
+                Err(reason) => plan.skipped.push(Skipped { operation: key, reason }),
+            }
+        }
+        progress(i + 1, ops.len());
+    }
+    Ok(plan)
+}
+
+struct OpCtx<'a> {
+    doc: &'a Value,
+    version: SpecVersion,
+    credentials: &'a HashSet<(String, String)>,
+    declares_security: bool,
+}
+
+impl OpCtx<'_> {
+    fn is_credential(&self, location: &str, name: &str, op_secured: bool) -> bool {
+        let lower = name.to_ascii_lowercase();
+        self.credentials.contains(&(location.to_string(), lower.clone()))
+            || ((op_secured || self.declares_security) && CREDENTIAL_NAMES.contains(&lower.as_str()))
+    }
+
+    /// The JSON Schema of a parameter (3.x `schema`/`content`; 2.0 inline keywords).
+    fn parameter_schema(&self, p: &Value) -> Value {
+        let raw = if let Some(s) = p.get("schema") {
+            s.clone()
+        } else if let Some(s) = p.get("content").and_then(Value::as_object).and_then(|c| c.values().next()).and_then(|m| m.get("schema")) {
+            s.clone()
+        } else {
+            // Swagger 2.0 non-body parameter: its schema keywords sit on the parameter
+            let mut m = Map::new();
+            if let Value::Object(obj) = p {
+                for (k, v) in obj {
+                    if !["name", "in", "required", "description", "collectionFormat", "allowEmptyValue"].contains(&k.as_str()) {
+                        m.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+            Value::Object(m)
+        };
+        let mut s = schema::inline(self.doc, &raw);
+        if let (Some(d), Value::Object(m)) = (p.get("description").and_then(Value::as_str), &mut s) {
+            m.entry("description").or_insert_with(|| Value::String(truncate_chars(d.trim(), 1000)));
+        }
+        s
+    }
+
+    fn draft(&self, method: &str, path: &str, item: &Value, op: &Value) -> Result<ToolDraft, String> {
+        let upper = method.to_ascii_uppercase();
+        let no_body_method = matches!(upper.as_str(), "GET" | "HEAD" | "DELETE");
+        let op_secured = op.get("security").and_then(Value::as_array).is_some_and(|a| !a.is_empty())
+            || self.doc.get("security").and_then(Value::as_array).is_some_and(|a| !a.is_empty());
+
+        // parameters: path level first, then operation level overriding by (name, in)
+        let mut params: Vec<&Value> = Vec::new();
+        for list in [item.get("parameters"), op.get("parameters")].into_iter().flatten() {
+            for p in list.as_array().into_iter().flatten() {
+                let p = deref(self.doc, p);
+                let key = |x: &Value| (x.get("name").cloned(), x.get("in").cloned());
+                params.retain(|q| key(q) != key(p));
+                params.push(p);
+            }
+        }
+
+        let mut props = Map::new();
+        let mut required: Vec<String> = Vec::new();
+        let mut binding = Binding::default();
+        let mut form_fields = Map::new();
+        let mut form_required = Vec::new();
+        let mut body_schema: Option<(Value, bool, BodyEncoding)> = None;
+
+        for p in &params {
+            let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
+            let location = p.get("in").and_then(Value::as_str).unwrap_or_default();
+            let is_required = p.get("required").and_then(Value::as_bool).unwrap_or(false) || location == "path";
+            match location {
+                "path" | "query" | "header" => {
+                    if location == "header" && FIXED_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+                        continue;
+                    }
+                    if location != "path" && self.is_credential(location, name, op_secured) {
+                        binding.credential_params.push((location.to_string(), name.to_string()));
+                        continue;
+                    }
+                    let prop = unique_property(&props, property_name(name));
+                    props.insert(prop.clone(), self.parameter_schema(p));
+                    if is_required {
+                        required.push(prop.clone());
+                    }
+                    match location {
+                        "path" => binding.path.insert(name.to_string(), prop),
+                        "query" => binding.query.insert(prop, name.to_string()),
+                        _ => binding.headers.insert(prop, name.to_string()),
+                    };
+                }
+                "body" => {
+                    let s = schema::inline(self.doc, p.get("schema").unwrap_or(&json!({})));
+                    let consumes = self.consumes(op);
+                    let enc = media_type_choice(&consumes).unwrap_or(BodyEncoding::Json);
+                    body_schema = Some((s, is_required, enc));
+                }
+                "formData" => {
+                    if p.get("type").and_then(Value::as_str) == Some("file") {
+                        return Err("file uploads (multipart/form-data) are not supported".into());
+                    }
+                    form_fields.insert(name.to_string(), self.parameter_schema(p));
+                    if is_required {
+                        form_required.push(Value::String(name.to_string()));
+                    }
+                }
+                _ => {} // cookie parameters are not sent
+            }
+        }
+        if !form_fields.is_empty() {
+            let consumes = self.consumes(op);
+            if consumes.iter().any(|c| c.starts_with("multipart/")) && media_type_choice(&consumes).is_none() {
+                return Err("multipart/form-data bodies are not supported".into());
+            }
+            let s = json!({"type": "object", "properties": form_fields, "required": form_required});
+            body_schema = Some((s, !form_required.is_empty(), BodyEncoding::Form));
+        }
+        if let Some(rb) = op.get("requestBody") {
+            let rb = deref(self.doc, rb);
+            let rb_required = rb.get("required").and_then(Value::as_bool).unwrap_or(false);
+            let content = rb.get("content").and_then(Value::as_object);
+            let types: Vec<String> = content.map(|c| c.keys().cloned().collect()).unwrap_or_default();
+            match media_type_choice(&types) {
+                Some(enc) => {
+                    let mt = types
+                        .iter()
+                        .find(|t| media_type_choice(std::slice::from_ref(*t)) == Some(enc))
+                        .expect("chosen type is present");
+                    let raw = content.and_then(|c| c.get(mt)).and_then(|m| m.get("schema")).cloned().unwrap_or(json!({}));
+                    let s = schema::inline(self.doc, &raw);
+                    body_schema = Some((s, rb_required, enc));
+                    if !no_body_method {
+                        let ct = if enc == BodyEncoding::Json { "application/json" } else { "application/x-www-form-urlencoded" };
+                        binding.fixed_headers.insert("Content-Type".into(), ct.into());
+                    }
+                }
+                None if types.is_empty() => {}
+                None if rb_required && !no_body_method => {
+                    return Err(format!("request body media type {} is not supported (JSON and form bodies are)", types.join(", ")));
+                }
+                None => {}
+            }
+        } else if let Some((_, _, enc)) = &body_schema {
+            if !no_body_method {
+                let ct = if *enc == BodyEncoding::Json { "application/json" } else { "application/x-www-form-urlencoded" };
+                binding.fixed_headers.insert("Content-Type".into(), ct.into());
+            }
+        }
+
+        if let Some((s, body_required, enc)) = body_schema {
+            let mergeable = schema::is_plain_object(&s)
+                && s.get("properties").and_then(Value::as_object).is_none_or(|bp| bp.keys().all(|k| !props.contains_key(k)));
+            if no_body_method {
+                // GET/HEAD/DELETE never carry a body: plain-object properties go to the query
+                if mergeable {
+                    let body_req: Vec<String> = string_list(s.get("required"));
+                    for (k, v) in s.get("properties").and_then(Value::as_object).into_iter().flatten() {
+                        let prop = unique_property(&props, property_name(k));
+                        props.insert(prop.clone(), v.clone());
+                        if body_req.contains(k) && body_required {
+                            required.push(prop.clone());
+                        }
+                        binding.query.insert(prop, k.clone());
+                    }
+                }
+            } else if mergeable {
+                let body_req: Vec<String> = string_list(s.get("required"));
+                for (k, v) in s.get("properties").and_then(Value::as_object).into_iter().flatten() {
+                    props.insert(k.clone(), v.clone());
+                    if body_req.contains(k) {
+                        required.push(k.clone());
+                    }
+                }
+                binding.body = Some(enc);
+            } else {
+                let prop = unique_property(&props, "body".into());
+                props.insert(prop.clone(), s);
+                if body_required {
+                    required.push(prop.clone());
+                }
+                binding.body = Some(enc);
+                binding.body_property = Some(prop);
+            }
+        }
+
+        if let Some(accept) = self.accept(op) {
+            binding.fixed_headers.insert("Accept".into(), accept);
+        }
+
+        let mut input_schema = json!({"type": "object", "properties": props});
+        required.dedup();
+        if !required.is_empty() {
+            input_schema["required"] = json!(required);
+        }
+        let summary = op.get("summary").and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty());
+        let details = op.get("description").and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty());
+        let description = match (summary, details) {
+            (Some(s), Some(d)) if d != s => format!("{s}\n\n{d}"),
+            (Some(s), _) => s.to_string(),
+            (None, Some(d)) => d.to_string(),
+            (None, None) => format!("{upper} {path}"),
+        };
+        Ok(ToolDraft {
+            name: String::new(),
+            operation_id: None,
+            title: summary.map(|s| truncate_chars(s, 120)),
+            description: truncate_chars(&description, MAX_DESCRIPTION),
+            input_schema,
+            method: upper.clone(),
+            path_template: path.to_string(),
+            binding,
+            hints: Hints::from_method(&upper),
+        })
+    }
+
+    fn consumes(&self, op: &Value) -> Vec<String> {
+        string_list(op.get("consumes").or_else(|| self.doc.get("consumes")))
+    }
+
+    /// The `Accept` header: the JSON type of the first 2xx response when declared.
+    fn accept(&self, op: &Value) -> Option<String> {
+        let types: Vec<String> = if self.version == SpecVersion::Swagger2 {
+            string_list(op.get("produces").or_else(|| self.doc.get("produces")))
+        } else {
+            let responses = op.get("responses").and_then(Value::as_object)?;
+            let ok = responses.iter().filter(|(k, _)| k.starts_with('2')).map(|(_, v)| v).next()?;
+            deref(self.doc, ok).get("content").and_then(Value::as_object).map(|c| c.keys().cloned().collect()).unwrap_or_default()
+        };
+        types
+            .iter()
+            .find(|t| t.starts_with("application/json"))
+            .or_else(|| types.iter().find(|t| t.ends_with("+json")))
+            .or_else(|| types.first())
+            .filter(|t| !t.contains('*'))
+            .cloned()
+    }
+}
+
+fn string_list(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect()).unwrap_or_default()
+}
+
+/// Path `{placeholders}` in a template, in order.
+pub fn path_placeholders(template: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = template;
+    while let Some(start) = rest.find('{') {
+        let Some(end) = rest[start..].find('}') else { break };
+        out.push(rest[start + 1..start + end].to_string());
+        rest = &rest[start + end + 1..];
+    }
+    out
+}
+
+/// Summary counts of a plan, for the CLI and console: (imported, renamed, skipped).
+pub fn plan_counts(plan: &ImportPlan) -> (usize, usize, usize) {
+    (plan.tools.len(), plan.renamed.len(), plan.skipped.len())
+}
+
+/// Groups skip reasons: reason → how many operations.
+pub fn skip_reasons(plan: &ImportPlan) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for s in &plan.skipped {
+        *m.entry(s.reason.clone()).or_insert(0) += 1;
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(doc: Value) -> ImportPlan {
+        let v = VendorSlug::parse("acme").unwrap();
+        plan_import(&doc, &v, &|_| false, &HashSet::new(), &mut |_, _| {}).unwrap()
+    }
+
+    #[test]
+    fn path_level_parameters_and_json_body_are_merged() {
+        let p = plan(json!({
+            "openapi": "3.0.0", "servers": [{"url": "https://api.acme.test/v1/"}],
+            "components": {"schemas": {"Pet": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}, "x-note": {"type": "string"}}, "x-tag": 1}}},
+            "paths": {"/owners/{ownerId}/pets": {
+                "parameters": [{"name": "ownerId", "in": "path", "required": true, "schema": {"type": "string"}}],
+                "post": {"operationId": "createPet", "summary": "Create a pet",
+                    "parameters": [{"name": "Accept", "in": "header", "schema": {"type": "string"}}],
+                    "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}}},
+                    "responses": {"201": {"description": "ok", "content": {"application/json": {}}}}}
+            }}
+        }));
+        assert_eq!(p.base_url.as_deref(), Some("https://api.acme.test/v1"));
+        let t = &p.tools[0];
+        assert_eq!(t.name, "create_pet");
+        assert_eq!(t.operation_id.as_deref(), Some("createPet"));
+        assert_eq!(t.input_schema["required"], json!(["ownerId", "name"]));
+        assert!(t.input_schema["properties"].get("Accept").is_none());
+        assert_eq!(t.binding.path.get("ownerId").map(String::as_str), Some("ownerId"));
+        assert_eq!(t.binding.body, Some(BodyEncoding::Json));
+        assert_eq!(t.binding.fixed_headers.get("Accept").map(String::as_str), Some("application/json"));
+        assert!(!schema::has_ref_or_extension(&t.input_schema));
+        assert!(!t.hints.read_only_hint);
+    }
+
+    #[test]
+    fn get_bodies_go_to_the_query_and_unions_go_under_body() {
+        let p = plan(json!({
+            "openapi": "3.1.0",
+            "paths": {"/things": {
+                "get": {"requestBody": {"content": {"application/x-www-form-urlencoded": {"schema": {"type": "object", "properties": {"expand": {"type": "array"}}}}}}},
+                "post": {"requestBody": {"content": {"application/json": {"schema": {"oneOf": [{"type": "string"}, {"type": "integer"}]}}}}}
+            }}
+        }));
+        let get = p.tools.iter().find(|t| t.method == "GET").unwrap();
+        assert_eq!(get.name, "get_things");
+        assert_eq!(get.binding.body, None);
+        assert_eq!(get.binding.query.get("expand").map(String::as_str), Some("expand"));
+        let post = p.tools.iter().find(|t| t.method == "POST").unwrap();
+        assert_eq!(post.binding.body_property.as_deref(), Some("body"));
+        assert!(post.input_schema["properties"]["body"]["oneOf"].is_array());
+        assert!(post.input_schema.get("oneOf").is_none());
+    }
+
+    #[test]
+    fn swagger2_form_data_and_credential_header() {
+        let p = plan(json!({
+            "swagger": "2.0", "host": "slack.test", "basePath": "/api", "schemes": ["https"],
+            "securityDefinitions": {"oauth": {"type": "oauth2"}},
+            "paths": {"/chat.postMessage": {"post": {"operationId": "chat_postMessage", "consumes": ["application/x-www-form-urlencoded"],
+                "parameters": [
+                    {"name": "token", "in": "header", "required": true, "type": "string"},
+                    {"name": "channel", "in": "formData", "required": true, "type": "string"}
+                ]}}}
+        }));
+        assert_eq!(p.base_url.as_deref(), Some("https://slack.test/api"));
+        let t = &p.tools[0];
+        assert!(t.input_schema["properties"].get("token").is_none());
+        assert_eq!(t.binding.credential_params, vec![("header".to_string(), "token".to_string())]);
+        assert_eq!(t.binding.body, Some(BodyEncoding::Form));
+        assert_eq!(t.input_schema["required"], json!(["channel"]));
+    }
+
+    #[test]
+    fn reimport_skips_known_operations_and_bad_documents_error() {
+        let v = VendorSlug::parse("acme").unwrap();
+        let doc = json!({"openapi": "3.0.0", "paths": {"/a": {"get": {"operationId": "a"}}}});
+        let known: HashSet<String> = ["a".to_string()].into();
+        let p = plan_import(&doc, &v, &|_| false, &known, &mut |_, _| {}).unwrap();
+        assert!(p.tools.is_empty());
+        assert_eq!(p.skipped[0].reason, "already in the toolbox");
+        assert!(plan_import(&json!({"hello": 1}), &v, &|_| false, &HashSet::new(), &mut |_, _| {}).is_err());
+    }
+
+    #[test]
+    fn yaml_big_numbers_become_floats() {
+        let v = parse_document("openapi: 3.1.0\nx: -9223372036854776000\n").unwrap();
+        assert!(v["x"].is_f64());
+    }
+
+    #[test]
+    fn placeholders_are_listed() {
+        assert_eq!(path_placeholders("/a/{b}/c/{d}.json"), vec!["b", "d"]);
+    }
+}

@@ -1,0 +1,116 @@
+//! A tool's definition (one version, SPEC §2 `tool_versions`): description, input
+//! schema, the HTTP binding the proxy follows (SPEC §4.2) and the MCP annotations.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// HTTP methods a tool may use.
+pub const METHODS: &[&str] = &["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+
+/// The MCP tool annotations (MCP 2025-06-18 "Tool annotations"), SPEC §2 hints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Hints {
+    /// The tool does not change its environment.
+    pub read_only_hint: bool,
+    /// The tool may destroy data (meaningful when not read-only).
+    pub destructive_hint: bool,
+    /// Calling twice with the same input has no further effect.
+    pub idempotent_hint: bool,
+    /// The tool talks to an open world (an external vendor): always true for vendor tools.
+    pub open_world_hint: bool,
+}
+
+impl Hints {
+    /// Hints that follow from the HTTP method: GET/HEAD/OPTIONS read-only, DELETE
+    /// destructive, GET/HEAD/OPTIONS/PUT/DELETE idempotent.
+    pub fn from_method(method: &str) -> Self {
+        let m = method.to_ascii_uppercase();
+        let read = matches!(m.as_str(), "GET" | "HEAD" | "OPTIONS");
+        Self {
+            read_only_hint: read,
+            destructive_hint: m == "DELETE",
+            idempotent_hint: read || m == "PUT" || m == "DELETE",
+            open_world_hint: true,
+        }
+    }
+}
+
+/// How the remaining input properties are sent as a request body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum BodyEncoding {
+    /// `application/json`.
+    #[default]
+    Json,
+    /// `application/x-www-form-urlencoded`, nested objects as `a[b]=c` (Stripe, Twilio, Slack).
+    Form,
+}
+
+/// Where a tool's inputs go in the HTTP request (SPEC §4.2). Maps are
+/// `input property -> wire name` (OpenAPI parameter names may not be valid property
+/// names for every client).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Binding {
+    /// `{placeholder}` of the path template → input property.
+    #[serde(default)]
+    pub path: BTreeMap<String, String>,
+    /// Input property → query parameter name.
+    #[serde(default)]
+    pub query: BTreeMap<String, String>,
+    /// Input property → header name.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// The body's encoding, when the operation takes a body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<BodyEncoding>,
+    /// When the whole body is the one input property named here (a body that is not a
+    /// plain object); otherwise the remaining properties form the body object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_property: Option<String>,
+    /// Fixed headers Graft sets (`Accept`, `Content-Type` the document declares).
+    #[serde(default)]
+    pub fixed_headers: BTreeMap<String, String>,
+    /// Parameters the document declares for the credential (Slack's `token` header):
+    /// filled from the connection, never asked of the agent. Pairs of (`in`, name).
+    #[serde(default)]
+    pub credential_params: Vec<(String, String)>,
+}
+
+/// A tool version before it is stored: what an import or an author produces.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDraft {
+    /// The tool's name (valid for its vendor, SPEC §2).
+    pub name: String,
+    /// The OpenAPI operationId it came from, unchanged.
+    pub operation_id: Option<String>,
+    /// A short human title (the operation's summary).
+    pub title: Option<String>,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// Root `{"type":"object","properties":{..}}`, inlined.
+    pub input_schema: Value,
+    /// Upper-case HTTP method.
+    pub method: String,
+    /// Path template relative to the vendor's base URL, e.g. `/v1/customers/{customer}`.
+    pub path_template: String,
+    /// Where each input goes.
+    pub binding: Binding,
+    /// MCP annotations.
+    pub hints: Hints,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hints_follow_the_method() {
+        assert!(Hints::from_method("get").read_only_hint);
+        assert!(!Hints::from_method("POST").read_only_hint);
+        assert!(Hints::from_method("DELETE").destructive_hint);
+        assert!(Hints::from_method("PUT").idempotent_hint);
+        assert!(!Hints::from_method("PATCH").idempotent_hint);
+    }
+}

@@ -1,0 +1,167 @@
+//! Graft's meta-tools (SPEC §3.4). Only implemented ones are listed and callable; their
+//! input schemas have a root object, no union and no `$ref`.
+
+use super::{tool_error, tool_ok};
+use crate::service::{Actor, Graft, ServiceError};
+use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+/// Meta-tools this server implements, in `tools/list` order.
+pub const OFFERED: &[&str] = &["find_tool", "promote", "demote"];
+
+/// Whether `name` is an implemented meta-tool.
+pub fn offered(name: &str) -> bool {
+    OFFERED.contains(&name)
+}
+
+fn schema(v: Value) -> JsonObject {
+    match v {
+        Value::Object(m) => m,
+        _ => unreachable!("meta-tool schemas are objects"),
+    }
+}
+
+fn vendor_name_schema(verb: &str) -> JsonObject {
+    schema(json!({
+        "type": "object",
+        "properties": {
+            "vendor": {"type": "string", "description": format!("The vendor of the tool to {verb} (from find_tool).")},
+            "name": {"type": "string", "description": format!("The tool's name within its vendor (from find_tool), without the vendor prefix.")}
+        },
+        "required": ["vendor", "name"],
+        "additionalProperties": false
+    }))
+}
+
+/// The meta-tools' definitions, in order.
+pub fn tools() -> Vec<Tool> {
+    vec![
+        Tool::new(
+            "find_tool",
+            "Search Graft's toolbox of vendor API tools, promoted or not, by vendor, name and description (every word must occur, case-insensitively). Each hit gives the vendor and name that promote, demote and the other calls take, whether it is promoted for you now, and its readOnlyHint and destructiveHint.",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "Words to look for, e.g. \"stripe customer\"."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10, "description": "Most hits to return (1 to 50, default 10)."}
+                },
+                "required": ["query"],
+                "additionalProperties": false
+            })),
+        )
+        .with_title("Find a tool")
+        .with_annotations(ToolAnnotations::new().read_only(true).destructive(false).idempotent(true).open_world(false)),
+        Tool::new(
+            "promote",
+            "Put a toolbox tool into your working set, so that it appears in your tool list as <vendor>__<name>. Harmless: a tool that writes still asks a person on its first call. Answers the working set's new size and your cap.",
+            vendor_name_schema("promote"),
+        )
+        .with_title("Promote a tool")
+        .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(true).open_world(false)),
+        Tool::new(
+            "demote",
+            "Take a tool out of your working set when you are done with it. Deletes nothing: find_tool finds it again and promote brings it back. Answers the working set's new size and your cap.",
+            vendor_name_schema("demote"),
+        )
+        .with_title("Demote a tool")
+        .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(true).open_world(false)),
+    ]
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FindToolArgs {
+    query: String,
+    limit: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VendorNameArgs {
+    vendor: String,
+    name: String,
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(args: JsonObject) -> Result<T, CallToolResult> {
+    serde_json::from_value(Value::Object(args)).map_err(|e| tool_error("invalid_input", &format!("invalid arguments: {e}"), json!({})))
+}
+
+fn service_error(e: ServiceError) -> CallToolResult {
+    if let ServiceError::Internal(cause) = &e {
+        tracing::error!(error = ?cause, "meta-tool failed");
+    }
+    tool_error(e.code(), &e.to_string(), json!({}))
+}
+
+/// Runs meta-tool `name` for `agent_id`. Every outcome is a tool result (errors have
+/// `isError`).
+pub async fn call(graft: &Graft, actor: &Actor, agent_id: i64, name: &str, args: JsonObject) -> CallToolResult {
+    let result = match name {
+        "find_tool" => find_tool(graft, agent_id, args).await,
+        "promote" | "demote" => promote_or_demote(graft, actor, agent_id, name, args).await,
+        _ => Err(tool_error("invalid_input", &format!("{name} is not a Graft meta-tool"), json!({}))),
+    };
+    result.unwrap_or_else(|e| e)
+}
+
+async fn find_tool(graft: &Graft, agent_id: i64, args: JsonObject) -> Result<CallToolResult, CallToolResult> {
+    let a: FindToolArgs = parse(args)?;
+    let limit = a.limit.unwrap_or(10);
+    if !(1..=50).contains(&limit) {
+        return Err(tool_error("invalid_input", &format!("limit must be between 1 and 50 (got {limit})"), json!({})));
+    }
+    let found = graft.search_tools(Some(agent_id), &a.query, limit as usize).await.map_err(service_error)?;
+    if found.hits.is_empty() {
+        let vendors = graft.vendor_list().await.map_err(service_error)?;
+        let vendor_text = if vendors.is_empty() { "the toolbox is empty".to_string() } else { format!("vendors: {}", vendors.join(", ")) };
+        let next = if super::meta::offered("acquire") {
+            "To author the tool you need, call acquire with the vendor and the operation.".to_string()
+        } else {
+            "Authoring a tool with acquire is not offered by this server yet: ask a person to import the vendor's OpenAPI document.".to_string()
+        };
+        let message = format!("No tool in the toolbox matches {:?} ({vendor_text}). Try other words. {next}", a.query);
+        return Ok(tool_ok(
+            message.clone(),
+            json!({"hits": [], "total": 0, "message": message, "vendors": vendors, "acquirable": []}),
+        ));
+    }
+    let mut text = format!("{} of {} matching tools:\n", found.hits.len(), found.total);
+    for h in &found.hits {
+        let flags = match (h.promoted, h.read_only_hint) {
+            (true, true) => " [promoted, read-only]",
+            (true, false) => " [promoted]",
+            (false, true) => " [read-only]",
+            (false, false) => "",
+        };
+        text.push_str(&format!("- {}__{}{}: {}\n", h.vendor, h.name, flags, h.description.lines().next().unwrap_or("")));
+    }
+    Ok(tool_ok(text.trim_end().to_string(), json!({"hits": found.hits, "total": found.total})))
+}
+
+async fn promote_or_demote(
+    graft: &Graft,
+    actor: &Actor,
+    agent_id: i64,
+    verb: &str,
+    args: JsonObject,
+) -> Result<CallToolResult, CallToolResult> {
+    let a: VendorNameArgs = parse(args)?;
+    let qualified = format!("{}__{}", a.vendor, a.name);
+    if verb == "promote" {
+        let s = graft.promote_tool(actor, agent_id, &a.vendor, &a.name).await.map_err(service_error)?;
+        let mut text = if s.changed {
+            format!("Promoted {qualified}. Your working set holds {} tools (cap {}).", s.size, s.cap)
+        } else {
+            format!("{qualified} was already promoted. Your working set holds {} tools (cap {}).", s.size, s.cap)
+        };
+        if offered("run_tool") {
+            text.push_str(" If your client has not re-read its tool list, call it through run_tool.");
+        }
+        Ok(tool_ok(text, json!({"size": s.size, "cap": s.cap})))
+    } else {
+        let s = graft.demote_tool(actor, agent_id, &a.vendor, &a.name).await.map_err(service_error)?;
+        let text = format!("Demoted {qualified}. Your working set holds {} tools (cap {}).", s.size, s.cap);
+        Ok(tool_ok(text, json!({"size": s.size, "cap": s.cap})))
+    }
+}

@@ -1,0 +1,259 @@
+//! The MCP adapter (SPEC §3) over the service layer, with rmcp's `ServerHandler`.
+//!
+//! One handler serves both protocol eras: 2025-06-18 / 2025-11-25 sessions (initialize,
+//! `Mcp-Session-Id`, GET stream) and 2026-07-28 stateless requests (`server/discover`,
+//! per-request `_meta`, `subscriptions/listen`). The handler is built per session or per
+//! stateless request by rmcp, so it is a thin wrapper over shared state; the agent comes
+//! from the bearer-auth layer through the request's `http::request::Parts` extensions.
+//!
+//! Tool errors the model can correct (`tool_not_found`, `not_promoted`,
+//! `invalid_input`) are `isError` results with `structuredContent.error = {code,
+//! message}`; an unknown tool name is JSON-RPC -32602 (SPEC §3.6).
+
+pub mod meta;
+
+use crate::server::AuthedAgent;
+use crate::service::{Actor, Graft};
+use rmcp::model::{
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult, Implementation,
+    InitializeRequestParams, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool, ToolAnnotations,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{json, Value};
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
+
+/// The protocol revisions Graft serves (MCP-PROTOCOL.md §11).
+pub const PROTOCOL_VERSIONS: &[ProtocolVersion] =
+    &[ProtocolVersion::V_2025_06_18, ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
+
+/// How often a legacy session's notifier checks that its session still lives.
+const SESSION_PROBE: Duration = Duration::from_secs(30);
+
+/// The MCP server handler: Graft's service plus the server's shutdown signal.
+#[derive(Clone)]
+pub struct GraftMcp {
+    graft: Graft,
+    shutdown: CancellationToken,
+}
+
+impl GraftMcp {
+    /// A handler over `graft`; `shutdown` ends listen streams and session notifiers.
+    pub fn new(graft: Graft, shutdown: CancellationToken) -> Self {
+        Self { graft, shutdown }
+    }
+}
+
+/// The server instructions (SPEC §3.2): the working set in a few lines, naming only the
+/// meta-tools this server offers.
+pub fn instructions() -> String {
+    let mut lines = vec![
+        "Graft keeps a toolbox of vendor API tools and gives you your own working set of them: the tools named <vendor>__<name> in your tool list, after Graft's own tools.".to_string(),
+        "Your working set belongs to you (not to this session) and stays until you or Graft's rule change it.".to_string(),
+        "find_tool {query} searches the whole toolbox, demoted tools included; call it before anything else when you need a capability you do not see.".to_string(),
+        "promote {vendor, name} puts a tool in your working set and demote takes it out; neither deletes anything.".to_string(),
+        "Tools unused past your idle window, or beyond your cap, are demoted for you: find_tool and promote bring them back.".to_string(),
+    ];
+    if meta::offered("acquire") {
+        lines.push("Call find_tool before acquire: a demoted tool is one promote away and needs no authoring.".into());
+    }
+    if meta::offered("run_tool") {
+        lines.push("If a tool you just promoted is not in your list yet, call it through run_tool.".into());
+    }
+    lines.join("\n")
+}
+
+/// The agent the auth layer put on this request.
+fn agent_of(extensions: &rmcp::model::Extensions) -> Result<AuthedAgent, ErrorData> {
+    extensions
+        .get::<http::request::Parts>()
+        .and_then(|p| p.extensions.get::<AuthedAgent>().cloned())
+        .ok_or_else(|| ErrorData::internal_error("request without an authenticated agent", None))
+}
+
+fn annotations(ro: bool, de: bool, idem: bool, ow: bool) -> ToolAnnotations {
+    ToolAnnotations::new().read_only(ro).destructive(de).idempotent(idem).open_world(ow)
+}
+
+fn object(v: Value) -> JsonObject {
+    match v {
+        Value::Object(m) => m,
+        _ => JsonObject::new(),
+    }
+}
+
+/// A successful tool result: `structuredContent` plus a short text rendering.
+pub fn tool_ok(text: impl Into<String>, structured: Value) -> CallToolResult {
+    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+    r.structured_content = Some(structured);
+    r
+}
+
+/// A tool error the model can act on (SPEC §3.4): `isError: true`,
+/// `structuredContent.error = {code, message, ..extra}`.
+pub fn tool_error(code: &str, message: &str, extra: Value) -> CallToolResult {
+    let mut error = json!({"code": code, "message": message});
+    if let (Value::Object(e), Value::Object(x)) = (&mut error, extra) {
+        e.extend(x);
+    }
+    let mut r = CallToolResult::error(vec![ContentBlock::text(format!("{code}: {message}"))]);
+    r.structured_content = Some(json!({ "error": error }));
+    r
+}
+
+impl ServerHandler for GraftMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build())
+            .with_server_info(Implementation::new("graft", env!("CARGO_PKG_VERSION")).with_title("Graft"))
+            .with_instructions(instructions())
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(PROTOCOL_VERSIONS)
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        Ok(DiscoverResult::from_server_info(PROTOCOL_VERSIONS.to_vec(), self.get_info())
+            .with_ttl_ms(0)
+            .with_cache_scope(CacheScope::Private))
+    }
+
+    /// A 2025-era session is open: forward this agent's list changes to its GET stream
+    /// until the session ends or the server shuts down.
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let Ok(agent) = agent_of(&context.extensions) else { return };
+        let peer = context.peer.clone();
+        let mut rx = self.graft.hub().subscribe(agent.id);
+        let shutdown = self.shutdown.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = shutdown.cancelled() => break,
+                    r = rx.recv() => match r {
+                        Ok(()) | Err(RecvError::Lagged(_)) => {
+                            if peer.notify_tool_list_changed().await.is_err() {
+                                break;
+                            }
+                        }
+                        Err(RecvError::Closed) => break,
+                    },
+                    _ = tokio::time::sleep(SESSION_PROBE) => {
+                        if peer.is_transport_closed() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+    }
+
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        Some(requested.supported_by(&self.get_info().capabilities))
+    }
+
+    /// A 2026-era `subscriptions/listen` stream: forward this agent's list changes.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let agent = agent_of(&context.request_context().extensions)?;
+        let mut rx = self.graft.hub().subscribe(agent.id);
+        loop {
+            tokio::select! {
+                _ = context.cancelled() => return Ok(()),
+                _ = self.shutdown.cancelled() => return Ok(()),
+                r = rx.recv() => match r {
+                    Ok(()) | Err(RecvError::Lagged(_)) => {
+                        if context.accepted().tools_list_changed == Some(true)
+                            && context.sink().notify_tool_list_changed().await.is_err()
+                        {
+                            return Ok(());
+                        }
+                    }
+                    Err(RecvError::Closed) => return Ok(()),
+                },
+            }
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let agent = agent_of(&context.extensions)?;
+        let mut tools = meta::tools();
+        let entries = self.graft.working_set(agent.id).await.map_err(internal)?;
+        for e in entries {
+            let t = e.tool;
+            let schema: Value = serde_json::from_str(&t.input_schema).unwrap_or_else(|_| json!({"type": "object"}));
+            let mut tool = Tool::new(format!("{}__{}", t.vendor, t.name), t.description, object(schema))
+                .with_annotations(annotations(t.read_only_hint, t.destructive_hint, t.idempotent_hint, t.open_world_hint));
+            if let Some(title) = t.title {
+                tool = tool.with_title(title);
+            }
+            if let Some(out) = t.output_schema.and_then(|s| serde_json::from_str::<Value>(&s).ok()) {
+                tool = tool.with_raw_output_schema(Arc::new(object(out)));
+            }
+            tools.push(tool);
+        }
+        Ok(ListToolsResult::with_all_items(tools).with_ttl_ms(0).with_cache_scope(CacheScope::Private))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let agent = agent_of(&context.extensions)?;
+        let actor = Actor::Agent(agent.id);
+        let args = request.arguments.clone().unwrap_or_default();
+        let name = request.name.as_ref();
+        if meta::offered(name) {
+            return Ok(meta::call(&self.graft, &actor, agent.id, name, args).await.into());
+        }
+        let Some((vendor, tool)) = crate::domain::names::split_qualified(name) else {
+            return Err(ErrorData::invalid_params(format!("Unknown tool: {name}"), None));
+        };
+        match self.graft.tool(vendor, tool).await {
+            Ok(row) => {
+                let promoted = self.graft.working_set(agent.id).await.map_err(internal)?.iter().any(|e| e.tool.id == row.id);
+                if !promoted {
+                    let hint = if meta::offered("run_tool") { ", or call it once through run_tool" } else { "" };
+                    return Ok(tool_error(
+                        "not_promoted",
+                        &format!("{name} is in the toolbox but not in your working set: call promote {{vendor: \"{vendor}\", name: \"{tool}\"}}{hint}"),
+                        json!({"vendor": vendor, "name": tool}),
+                    )
+                    .into());
+                }
+                Ok(tool_error(
+                    "not_available",
+                    &format!("{name} is promoted, but this Graft server does not run vendor tools yet"),
+                    json!({"vendor": vendor, "name": tool}),
+                )
+                .into())
+            }
+            Err(crate::service::ServiceError::ToolNotFound(_)) => {
+                Err(ErrorData::invalid_params(format!("Unknown tool: {name}"), None))
+            }
+            Err(e) => Err(internal(e)),
+        }
+    }
+}
+
+fn internal(e: crate::service::ServiceError) -> ErrorData {
+    tracing::error!(error = ?e, "MCP request failed");
+    ErrorData::internal_error("internal error", None)
+}

@@ -1,0 +1,146 @@
+//! Bearer-token agents on `/mcp` (SPEC §3.1): an axum layer in front of the MCP service,
+//! for both protocol eras.
+//!
+//! - `Authorization: Bearer <token>` on every request; missing → 401 with
+//!   `WWW-Authenticate: Bearer realm="graft"`; malformed or unknown → the same plus
+//!   `error="invalid_token"` (RFC 6750 §3). Tokens are never read from the query string.
+//! - Sessions are bound to the agent that opened them: the `Mcp-Session-Id` minted on an
+//!   `initialize` response is recorded for that agent, and another agent presenting it
+//!   gets 404, exactly as for an unknown session (rmcp does not bind sessions to tokens:
+//!   BUILD-NOTES.md pitfall 5).
+//! - `HEAD /mcp` (Hermes probes it) answers 405 with `Allow`.
+
+use crate::service::Graft;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http::{header, HeaderValue, Method, StatusCode};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// The agent a request to `/mcp` authenticated as (an extension on the request).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthedAgent {
+    /// Agent id.
+    pub id: i64,
+    /// Agent name.
+    pub name: String,
+}
+
+/// State of the auth layer.
+#[derive(Clone)]
+pub struct AuthState {
+    /// The service (token lookup).
+    pub graft: Graft,
+    /// Session → agent bindings.
+    pub bindings: Arc<SessionBindings>,
+}
+
+/// Which agent opened each live 2025-era MCP session.
+pub struct SessionBindings {
+    owners: Mutex<HashMap<String, i64>>,
+    sessions: Arc<LocalSessionManager>,
+}
+
+/// Prune bindings of ended sessions once the map holds this many.
+const PRUNE_AT: usize = 256;
+
+impl SessionBindings {
+    /// Bindings checked against rmcp's session manager when pruning.
+    pub fn new(sessions: Arc<LocalSessionManager>) -> Self {
+        Self { owners: Mutex::new(HashMap::new()), sessions }
+    }
+
+    fn owner(&self, session_id: &str) -> Option<i64> {
+        self.owners.lock().expect("bindings lock").get(session_id).copied()
+    }
+
+    async fn bind(&self, session_id: String, agent_id: i64) {
+        let len = {
+            let mut owners = self.owners.lock().expect("bindings lock");
+            owners.insert(session_id, agent_id);
+            owners.len()
+        };
+        if len >= PRUNE_AT && len.is_power_of_two() {
+            let live: Vec<String> = self.sessions.sessions.read().await.keys().map(|k| k.to_string()).collect();
+            self.owners.lock().expect("bindings lock").retain(|sid, _| live.contains(sid));
+        }
+    }
+}
+
+fn unauthorized(invalid_token: bool, message: &str) -> Response {
+    let challenge = if invalid_token { r#"Bearer realm="graft", error="invalid_token""# } else { r#"Bearer realm="graft""# };
+    let mut resp = (StatusCode::UNAUTHORIZED, axum::Json(serde_json::json!({"error": message}))).into_response();
+    resp.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+    resp
+}
+
+/// The token of an `Authorization: Bearer <token>` header: `None` when absent,
+/// `Some(Err(()))` when present but not one bearer token (RFC 6750 §2.1 syntax).
+pub fn bearer_token(value: Option<&HeaderValue>) -> Option<Result<&str, ()>> {
+    let v = value?;
+    let Ok(text) = v.to_str() else { return Some(Err(())) };
+    let Some((scheme, token)) = text.split_once(' ') else { return Some(Err(())) };
+    let token_ok = !token.is_empty()
+        && token.chars().all(|c| c.is_ascii_alphanumeric() || "-._~+/=".contains(c));
+    if scheme.eq_ignore_ascii_case("bearer") && token_ok {
+        Some(Ok(token))
+    } else {
+        Some(Err(()))
+    }
+}
+
+/// The bearer-auth middleware (see the module doc).
+pub async fn bearer_auth(State(state): State<AuthState>, mut req: Request, next: Next) -> Response {
+    if req.method() == Method::HEAD {
+        let mut resp = StatusCode::METHOD_NOT_ALLOWED.into_response();
+        resp.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+        return resp;
+    }
+    let token = match bearer_token(req.headers().get(header::AUTHORIZATION)) {
+        None => return unauthorized(false, "missing bearer token: send Authorization: Bearer <agent token>"),
+        Some(Err(())) => return unauthorized(true, "malformed Authorization header: send Authorization: Bearer <agent token>"),
+        Some(Ok(t)) => t.to_string(),
+    };
+    let agent = match state.graft.authenticate(&token).await {
+        Ok(Some(a)) => a,
+        Ok(None) => return unauthorized(true, "unknown agent token"),
+        Err(e) => {
+            tracing::error!(error = ?e, "token lookup failed");
+            return StatusCode::SERVICE_UNAVAILABLE.into_response();
+        }
+    };
+    let session = req.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_string);
+    if let Some(sid) = &session {
+        if state.bindings.owner(sid).is_some_and(|owner| owner != agent.id) {
+            tracing::warn!(agent = %agent.name, "refused a session opened by another agent");
+            return (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response();
+        }
+    }
+    req.extensions_mut().insert(AuthedAgent { id: agent.id, name: agent.name.clone() });
+    let resp = next.run(req).await;
+    if session.is_none() {
+        if let Some(sid) = resp.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()) {
+            state.bindings.bind(sid.to_string(), agent.id).await;
+        }
+    }
+    resp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bearer_parsing() {
+        let h = |s: &'static str| HeaderValue::from_static(s);
+        assert_eq!(bearer_token(None), None);
+        assert_eq!(bearer_token(Some(&h("Bearer abc"))), Some(Ok("abc")));
+        assert_eq!(bearer_token(Some(&h("bearer abc"))), Some(Ok("abc")));
+        assert_eq!(bearer_token(Some(&h("Bearer Bearer abc"))), Some(Err(())));
+        assert_eq!(bearer_token(Some(&h("Basic abc"))), Some(Err(())));
+        assert_eq!(bearer_token(Some(&h("Bearer "))), Some(Err(())));
+        assert_eq!(bearer_token(Some(&h("abc"))), Some(Err(())));
+    }
+}

@@ -1,0 +1,157 @@
+//! axum glue: one router on one port for `/mcp` (rmcp's `StreamableHttpService` behind
+//! the bearer-auth layer), `/healthz` and the Leptos console; graceful shutdown.
+
+pub mod auth;
+
+use crate::app::{shell, App};
+use crate::config::Settings;
+use crate::mcp::GraftMcp;
+use crate::service::Graft;
+use auth::SessionBindings;
+pub use auth::AuthedAgent;
+use axum::extract::State;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use axum::{Json, Router};
+use leptos::prelude::LeptosOptions;
+use leptos_axum::{generate_route_list, LeptosRoutes};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::json;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+/// Loopback `Host` values always accepted on `/mcp` (any port).
+const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1", "[::1]"];
+
+/// A built server bound to its listener, ready to [`Application::run`].
+pub struct Application {
+    listener: TcpListener,
+    router: Router,
+    shutdown: CancellationToken,
+}
+
+impl Application {
+    /// Builds the router over `graft` on an already bound `listener` (bind port 0 in
+    /// tests, then read [`Application::local_addr`]).
+    /// Errors: the listener has no local address.
+    pub fn build(settings: &Settings, graft: Graft, listener: TcpListener) -> std::io::Result<Self> {
+        let shutdown = CancellationToken::new();
+        let port = listener.local_addr()?.port();
+
+        let mut sessions = LocalSessionManager::default();
+        sessions.session_config.keep_alive = Some(settings.session_idle);
+        let sessions = Arc::new(sessions);
+        let mut hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| h.to_string()).collect();
+        hosts.extend(settings.allowed_hosts.iter().cloned());
+        if let Some(host) = settings.public_url.as_deref().and_then(host_of) {
+            hosts.push(host);
+        }
+        let mut config = StreamableHttpServerConfig::default()
+            .with_legacy_session_mode(true)
+            .with_json_response(true)
+            .with_allowed_hosts(hosts)
+            .with_cancellation_token(shutdown.child_token());
+        config = if settings.allowed_origins.is_empty() {
+            config.enforce_origin_validation()
+        } else {
+            config.with_allowed_origins(settings.allowed_origins.clone())
+        };
+        let handler = GraftMcp::new(graft.clone(), shutdown.clone());
+        let mcp = StreamableHttpService::new(move || Ok(handler.clone()), sessions.clone(), config);
+        let auth_state = auth::AuthState { graft: graft.clone(), bindings: Arc::new(SessionBindings::new(sessions)) };
+        let mcp_router = Router::new()
+            .nest_service("/mcp", mcp)
+            .layer(axum::middleware::from_fn_with_state(auth_state, auth::bearer_auth));
+
+        let leptos_options = LeptosOptions::builder()
+            .output_name("graft")
+            .site_root(settings.site_root.display().to_string())
+            .site_pkg_dir("pkg")
+            .site_addr(SocketAddr::from(([127, 0, 0, 1], port)))
+            .build();
+        let routes = generate_route_list(App);
+        let console = Router::new()
+            .leptos_routes(&leptos_options, routes, {
+                let options = leptos_options.clone();
+                move || shell(options.clone())
+            })
+            .fallback(leptos_axum::file_and_error_handler(shell))
+            .with_state(leptos_options);
+
+        let router = Router::new()
+            .route("/healthz", get(healthz))
+            .with_state(graft)
+            .merge(mcp_router)
+            .merge(console)
+            .layer(tower_http::trace::TraceLayer::new_for_http());
+        Ok(Self { listener, router, shutdown })
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// A token that stops the server gracefully when cancelled (as SIGINT/SIGTERM do).
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    /// Serves until SIGINT, SIGTERM or the shutdown token: then stops accepting, closes
+    /// the MCP streams and lets in-flight requests finish.
+    pub async fn run(self) -> std::io::Result<()> {
+        let token = self.shutdown.clone();
+        let signal = async move {
+            tokio::select! {
+                _ = token.cancelled() => {}
+                _ = shutdown_signal() => {
+                    tracing::info!("shutting down: finishing in-flight requests, closing streams");
+                    token.cancel();
+                }
+            }
+        };
+        axum::serve(self.listener, self.router).with_graceful_shutdown(signal).await
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term => {}
+    }
+}
+
+/// The host (with port when given) of a URL.
+fn host_of(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let host = rest.split('/').next()?;
+    (!host.is_empty()).then(|| host.to_string())
+}
+
+/// `GET /healthz`: 200 `{"status":"ok","tools":N}` when the database answers, else 503.
+async fn healthz(State(graft): State<Graft>) -> impl IntoResponse {
+    match graft.toolbox_size().await {
+        Ok(n) => (http::StatusCode::OK, Json(json!({"status": "ok", "tools": n}))),
+        Err(e) => {
+            tracing::error!(error = ?e, "health check failed");
+            (http::StatusCode::SERVICE_UNAVAILABLE, Json(json!({"status": "unavailable"})))
+        }
+    }
+}

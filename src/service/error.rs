@@ -1,0 +1,55 @@
+//! The service layer's error: a client-safe code and sentence for each failure the
+//! adapters show (MCP tool errors, CLI lines, console fields), and `Internal` for the
+//! rest, whose cause goes to `tracing` and never to the wire.
+
+use thiserror::Error;
+
+/// A failed use case.
+#[derive(Debug, Error)]
+pub enum ServiceError {
+    /// The tool `<vendor>__<name>` is not in the toolbox (`tool_not_found`).
+    #[error("{0}")]
+    ToolNotFound(String),
+    /// Demoting a tool that is not in the working set (`not_promoted`).
+    #[error("{0}")]
+    NotPromoted(String),
+    /// The vendor does not exist (`vendor_not_found`).
+    #[error("{0}")]
+    VendorNotFound(String),
+    /// The agent does not exist (`agent_not_found`).
+    #[error("{0}")]
+    AgentNotFound(String),
+    /// The input breaks a rule (`invalid_input`).
+    #[error("{0}")]
+    Invalid(String),
+    /// A unique name is taken (`conflict`).
+    #[error("{0}")]
+    Conflict(String),
+    /// A fault of Graft's own (database, I/O). Shown as "internal error".
+    #[error("internal error")]
+    Internal(#[source] anyhow::Error),
+}
+
+impl ServiceError {
+    /// The stable error code used in MCP `structuredContent.error.code` (SPEC §3.4).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::ToolNotFound(_) => "tool_not_found",
+            Self::NotPromoted(_) => "not_promoted",
+            Self::VendorNotFound(_) => "vendor_not_found",
+            Self::AgentNotFound(_) => "agent_not_found",
+            Self::Invalid(_) => "invalid_input",
+            Self::Conflict(_) => "conflict",
+            Self::Internal(_) => "internal_error",
+        }
+    }
+}
+
+impl From<sqlx::Error> for ServiceError {
+    fn from(e: sqlx::Error) -> Self {
+        Self::Internal(e.into())
+    }
+}
+
+/// Result of a use case.
+pub type ServiceResult<T> = Result<T, ServiceError>;

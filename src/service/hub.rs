@@ -1,0 +1,60 @@
+//! The agent-keyed change hub (SPEC §3.5): one place that says "this agent's working set
+//! changed". Every open channel of that agent subscribes here — the GET stream of each
+//! 2025-era session and each 2026-era `subscriptions/listen` stream — and no channel of
+//! another agent ever sees the notice.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use tokio::sync::broadcast;
+
+/// Capacity of each agent's channel; a slow channel that lags still gets one notice.
+const CAPACITY: usize = 16;
+
+/// Fans working-set changes out to the channels of one agent.
+#[derive(Debug, Default)]
+pub struct ChangeHub {
+    agents: Mutex<HashMap<i64, broadcast::Sender<()>>>,
+}
+
+impl ChangeHub {
+    /// A receiver of the changes of `agent_id`'s working set.
+    pub fn subscribe(&self, agent_id: i64) -> broadcast::Receiver<()> {
+        let mut agents = self.agents.lock().expect("hub lock");
+        agents.entry(agent_id).or_insert_with(|| broadcast::channel(CAPACITY).0).subscribe()
+    }
+
+    /// Tells every channel of `agent_id` that its working set changed (one notice per
+    /// call: callers call once per change batch). Returns how many channels were told.
+    pub fn notify(&self, agent_id: i64) -> usize {
+        let mut agents = self.agents.lock().expect("hub lock");
+        let Some(tx) = agents.get(&agent_id) else { return 0 };
+        let told = tx.send(()).unwrap_or(0);
+        if told == 0 {
+            agents.remove(&agent_id);
+        }
+        told
+    }
+
+    /// Number of open channels of `agent_id`.
+    pub fn channels(&self, agent_id: i64) -> usize {
+        self.agents.lock().expect("hub lock").get(&agent_id).map_or(0, |tx| tx.receiver_count())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn notices_reach_only_that_agent() {
+        let hub = ChangeHub::default();
+        let mut a1 = hub.subscribe(1);
+        let mut a2 = hub.subscribe(1);
+        let mut b = hub.subscribe(2);
+        assert_eq!(hub.notify(1), 2);
+        assert!(a1.try_recv().is_ok());
+        assert!(a2.try_recv().is_ok());
+        assert!(b.try_recv().is_err());
+        assert_eq!(hub.notify(3), 0);
+    }
+}

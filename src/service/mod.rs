@@ -1,0 +1,537 @@
+//! The use cases of Graft: the only API the adapters (MCP, CLI, console) call. Each
+//! state change takes the acting identity ([`Actor`]) and writes every row it touches in
+//! one transaction, then tells the change hub once per batch (SPEC §2, §3.5).
+
+pub mod error;
+pub mod hub;
+
+use crate::db::{self, AgentRow, EntryRow, Pool, VendorRow};
+use crate::domain::names::{ToolName, VendorSlug};
+use crate::domain::search::{SearchDoc, SearchIndex};
+use crate::domain::{self, openapi, Cause, PromotedBy};
+pub use error::{ServiceError, ServiceResult};
+use hub::ChangeHub;
+use chrono::{DateTime, Utc};
+use rand::RngCore;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::collections::HashSet;
+use std::sync::{Arc, RwLock};
+
+/// Where the current time comes from (injectable so tests and `graft sweep --at` can
+/// set it).
+pub trait Clock: Send + Sync + std::fmt::Debug {
+    /// The current time, UTC.
+    fn now(&self) -> DateTime<Utc>;
+}
+
+/// The system clock.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> DateTime<Utc> {
+        Utc::now()
+    }
+}
+
+/// Who performs a state change (recorded as the history `actor`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Actor {
+    /// An agent over MCP, by id.
+    Agent(i64),
+    /// A person (console user name, or `cli` for the command line).
+    Person(String),
+    /// Graft itself (the sweep, a revoked connection).
+    Rule,
+}
+
+impl Actor {
+    /// The history `actor` text: `agent:<id>`, `person:<name>` or `rule`.
+    pub fn label(&self) -> String {
+        match self {
+            Self::Agent(id) => format!("agent:{id}"),
+            Self::Person(name) => format!("person:{name}"),
+            Self::Rule => "rule".into(),
+        }
+    }
+}
+
+/// An agent with its working-set size.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentSummary {
+    /// Id.
+    pub id: i64,
+    /// Name.
+    pub name: String,
+    /// Harness label.
+    pub harness: Option<String>,
+    /// Working-set cap.
+    pub cap: i64,
+    /// Idle window, days.
+    pub idle_window_days: i64,
+    /// Tools in the working set now.
+    pub size: i64,
+    /// Last authenticated request (ms since the epoch).
+    pub last_seen_at: Option<i64>,
+}
+
+/// A working set's size against its cap: the answer of `promote` and `demote`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SetSize {
+    /// Entries now.
+    pub size: i64,
+    /// The agent's cap.
+    pub cap: i64,
+    /// Whether the call changed the set (false for a no-op promotion).
+    #[serde(skip)]
+    pub changed: bool,
+}
+
+/// One search hit (SPEC §3.4 `find_tool`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolHit {
+    /// Vendor slug.
+    pub vendor: String,
+    /// Tool name.
+    pub name: String,
+    /// Description (cut to 300 characters).
+    pub description: String,
+    /// Whether it is in the asking agent's working set.
+    pub promoted: bool,
+    /// The current version's readOnlyHint.
+    pub read_only_hint: bool,
+    /// The current version's destructiveHint.
+    pub destructive_hint: bool,
+}
+
+/// A search's answer: the first `limit` hits and how many matched in all.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchResult {
+    /// Ranked hits.
+    pub hits: Vec<ToolHit>,
+    /// All matches.
+    pub total: usize,
+}
+
+/// What an OpenAPI import did.
+#[derive(Debug, Clone, Serialize)]
+pub struct ImportReport {
+    /// Vendor slug.
+    pub vendor: String,
+    /// Operations in the document.
+    pub operations: usize,
+    /// Tools created.
+    pub imported: usize,
+    /// `(operation, name)` of tools whose name is not the plain snake case.
+    pub renamed: Vec<(String, String)>,
+    /// `(operation, reason)` of operations left out.
+    pub skipped: Vec<(String, String)>,
+}
+
+/// Hashes an agent token for storage: SHA-256, hex. Tokens carry 256 random bits, so a
+/// fast hash is enough (no password stretching needed) and lookups stay indexable.
+pub fn hash_token(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+/// A new agent token: `graft_` + 64 hex digits (32 bytes from the OS RNG).
+pub fn new_token() -> String {
+    let mut bytes = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    format!("graft_{}", hex::encode(bytes))
+}
+
+fn ms(t: DateTime<Utc>) -> i64 {
+    t.timestamp_millis()
+}
+
+/// How often `last_seen_at` is written at most, per agent (ms).
+const LAST_SEEN_RESOLUTION_MS: i64 = 60_000;
+
+/// Graft's service: cheap to clone (an `Arc` inside).
+#[derive(Clone, Debug)]
+pub struct Graft {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    pool: Pool,
+    hub: ChangeHub,
+    clock: Arc<dyn Clock>,
+    /// The search index over the current toolbox; `None` after a change until rebuilt.
+    search: RwLock<Option<Arc<SearchIndex>>>,
+}
+
+impl Graft {
+    /// Opens the database at `database_url` (migrating it) with `clock`.
+    /// Errors: the database cannot be opened or migrated.
+    pub async fn open(database_url: &str, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
+        let pool = db::connect(database_url).await?;
+        Ok(Self::with_pool(pool, clock))
+    }
+
+    /// Wraps an open pool.
+    pub fn with_pool(pool: Pool, clock: Arc<dyn Clock>) -> Self {
+        Self { inner: Arc::new(Inner { pool, hub: ChangeHub::default(), clock, search: RwLock::new(None) }) }
+    }
+
+    /// The change hub (SPEC §3.5).
+    pub fn hub(&self) -> &ChangeHub {
+        &self.inner.hub
+    }
+
+    /// The database pool (for the server's session store and health check).
+    pub fn pool(&self) -> &Pool {
+        &self.inner.pool
+    }
+
+    fn now(&self) -> i64 {
+        ms(self.inner.clock.now())
+    }
+
+    // ------------------------------------------------------------ agents
+
+    /// Creates an agent; returns it and its token, which is shown once and stored only
+    /// as a hash. Errors: invalid name/cap/window, or the name is taken (`Conflict`).
+    pub async fn add_agent(
+        &self,
+        name: &str,
+        harness: Option<&str>,
+        cap: Option<i64>,
+        idle_window_days: Option<i64>,
+    ) -> ServiceResult<(AgentRow, String)> {
+        let name = domain::check_agent_name(name).map_err(ServiceError::Invalid)?;
+        let cap = domain::check_cap(cap.unwrap_or(domain::DEFAULT_CAP)).map_err(ServiceError::Invalid)?;
+        let window = domain::check_idle_window(idle_window_days.unwrap_or(domain::DEFAULT_IDLE_WINDOW_DAYS))
+            .map_err(ServiceError::Invalid)?;
+        let harness = harness.map(str::trim).filter(|h| !h.is_empty());
+        let token = new_token();
+        let id = db::insert_agent(&self.inner.pool, &name, harness, &hash_token(&token), cap, window, self.now())
+            .await
+            .map_err(|e| {
+                if db::is_unique_violation(&e) {
+                    ServiceError::Conflict(format!("an agent named {name:?} exists already"))
+                } else {
+                    e.into()
+                }
+            })?;
+        let agent = db::select_agent(&self.inner.pool, id).await?.ok_or_else(|| ServiceError::Internal(anyhow::anyhow!("agent vanished")))?;
+        Ok((agent, token))
+    }
+
+    /// Every agent with its working-set size, by name.
+    pub async fn list_agents(&self) -> ServiceResult<Vec<AgentSummary>> {
+        let agents = db::select_agents(&self.inner.pool).await?;
+        let mut out = Vec::with_capacity(agents.len());
+        let mut conn = self.inner.pool.acquire().await?;
+        for a in agents {
+            let size = db::count_working_set(&mut conn, a.id).await?;
+            out.push(AgentSummary {
+                id: a.id,
+                name: a.name,
+                harness: a.harness,
+                cap: a.cap,
+                idle_window_days: a.idle_window_days,
+                size,
+                last_seen_at: a.last_seen_at,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The agent a bearer token belongs to, or `None`. Records `last_seen_at` (at most
+    /// once a minute per agent).
+    pub async fn authenticate(&self, token: &str) -> ServiceResult<Option<AgentRow>> {
+        let Some(agent) = db::select_agent_by_token_hash(&self.inner.pool, &hash_token(token)).await? else {
+            return Ok(None);
+        };
+        let now = self.now();
+        if agent.last_seen_at.is_none_or(|t| now - t >= LAST_SEEN_RESOLUTION_MS) {
+            db::update_agent_last_seen(&self.inner.pool, agent.id, now).await?;
+        }
+        Ok(Some(agent))
+    }
+
+    /// The agent with an id. Errors: `AgentNotFound`.
+    pub async fn agent(&self, id: i64) -> ServiceResult<AgentRow> {
+        db::select_agent(&self.inner.pool, id).await?.ok_or_else(|| ServiceError::AgentNotFound(format!("no agent with id {id}")))
+    }
+
+    /// The agent with a name. Errors: `AgentNotFound`.
+    pub async fn agent_by_name(&self, name: &str) -> ServiceResult<AgentRow> {
+        db::select_agent_by_name(&self.inner.pool, name)
+            .await?
+            .ok_or_else(|| ServiceError::AgentNotFound(format!("no agent named {name:?}")))
+    }
+
+    // ------------------------------------------------------------ vendors and import
+
+    /// Creates a vendor. Errors: invalid slug or base URL, or the slug is taken.
+    pub async fn add_vendor(&self, slug: &str, display_name: Option<&str>, base_url: &str) -> ServiceResult<VendorRow> {
+        let slug = VendorSlug::parse(slug).map_err(ServiceError::Invalid)?;
+        let base_url = check_base_url(base_url)?;
+        let name = display_name.map(str::trim).filter(|n| !n.is_empty()).unwrap_or(slug.as_str());
+        db::insert_vendor(&self.inner.pool, slug.as_str(), name, &base_url, self.now()).await.map_err(|e| {
+            if db::is_unique_violation(&e) {
+                ServiceError::Conflict(format!("a vendor {slug:?} exists already"))
+            } else {
+                e.into()
+            }
+        })?;
+        self.vendor(slug.as_str()).await
+    }
+
+    /// The vendor with a slug. Errors: `VendorNotFound` naming the vendors there are.
+    pub async fn vendor(&self, slug: &str) -> ServiceResult<VendorRow> {
+        match db::select_vendor_by_slug(&self.inner.pool, slug).await? {
+            Some(v) => Ok(v),
+            None => {
+                let all = self.vendor_slugs().await?;
+                let list = if all.is_empty() { "there are no vendors yet".to_string() } else { format!("vendors: {}", all.join(", ")) };
+                Err(ServiceError::VendorNotFound(format!("no vendor {slug:?} ({list})")))
+            }
+        }
+    }
+
+    /// Every vendor.
+    pub async fn vendors(&self) -> ServiceResult<Vec<VendorRow>> {
+        Ok(db::select_vendors(&self.inner.pool).await?)
+    }
+
+    async fn vendor_slugs(&self) -> ServiceResult<Vec<String>> {
+        Ok(self.vendors().await?.into_iter().map(|v| v.slug).collect())
+    }
+
+    /// Imports every operation of an OpenAPI document (`text`: JSON or YAML) as a tool of
+    /// `vendor`, version 1, authored by `import`, and keeps the document on the vendor.
+    /// With `create_base_url`, a missing vendor is created with that base URL (else the
+    /// document's). Operations already imported are skipped, so a second import adds
+    /// nothing. All tools go in one transaction: a failure leaves the toolbox unchanged.
+    /// `progress(done, total)` follows the planning.
+    /// Errors: vendor not found, a document that is not OpenAPI 2.0/3.x.
+    pub async fn import_openapi(
+        &self,
+        vendor: &str,
+        text: &str,
+        base_url: Option<&str>,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> ServiceResult<ImportReport> {
+        let doc = openapi::parse_document(text).map_err(ServiceError::Invalid)?;
+        openapi::spec_version(&doc).map_err(ServiceError::Invalid)?;
+        let v = match db::select_vendor_by_slug(&self.inner.pool, vendor).await? {
+            Some(v) => v,
+            None => {
+                let url = base_url.map(str::to_string).or_else(|| openapi::base_url(&doc)).ok_or_else(|| {
+                    ServiceError::Invalid(format!("vendor {vendor:?} does not exist and the document declares no absolute base URL: pass --base-url"))
+                })?;
+                let title = doc.pointer("/info/title").and_then(|t| t.as_str()).map(str::to_string);
+                self.add_vendor(vendor, title.as_deref(), &url).await?
+            }
+        };
+        let slug = VendorSlug::parse(&v.slug).map_err(ServiceError::Invalid)?;
+        let existing = db::select_tool_names(&self.inner.pool, v.id).await?;
+        let names: HashSet<String> = existing.iter().map(|(n, _)| n.clone()).collect();
+        let imported: HashSet<String> = existing.iter().filter_map(|(_, o)| o.clone()).collect();
+        let plan = openapi::plan_import(&doc, &slug, &|n| names.contains(n), &imported, progress).map_err(ServiceError::Invalid)?;
+        let override_url = match base_url {
+            Some(u) => Some(check_base_url(u)?),
+            None => None,
+        };
+        let now = self.now();
+        let mut tx = self.inner.pool.begin().await?;
+        for t in &plan.tools {
+            ToolName::parse(&slug, &t.name).map_err(|e| ServiceError::Internal(anyhow::anyhow!("importer made a bad name: {e}")))?;
+            let binding = serde_json::to_value(&t.binding).map_err(|e| ServiceError::Internal(e.into()))?;
+            let h = t.hints;
+            let nv = db::NewVersion {
+                title: t.title.as_deref(),
+                description: &t.description,
+                input_schema: &t.input_schema,
+                output_schema: None,
+                method: &t.method,
+                path_template: &t.path_template,
+                binding: &binding,
+                hints: [h.read_only_hint, h.destructive_hint, h.idempotent_hint, h.open_world_hint],
+                authored_by: "import",
+            };
+            db::insert_tool(&mut tx, v.id, &t.name, t.operation_id.as_deref(), &nv, now).await?;
+        }
+        db::update_vendor_document(&mut tx, v.id, &doc.to_string(), override_url.as_deref()).await?;
+        tx.commit().await?;
+        self.invalidate_search();
+        Ok(ImportReport {
+            vendor: v.slug,
+            operations: plan.total_operations,
+            imported: plan.tools.len(),
+            renamed: plan.renamed,
+            skipped: plan.skipped.into_iter().map(|s| (s.operation, s.reason)).collect(),
+        })
+    }
+
+    // ------------------------------------------------------------ toolbox search
+
+    fn invalidate_search(&self) {
+        *self.inner.search.write().expect("search lock") = None;
+    }
+
+    /// The search index over the current toolbox (built on first use after a change).
+    pub async fn search_index(&self) -> ServiceResult<Arc<SearchIndex>> {
+        if let Some(idx) = self.inner.search.read().expect("search lock").clone() {
+            return Ok(idx);
+        }
+        let docs = db::select_search_docs(&self.inner.pool)
+            .await?
+            .into_iter()
+            .map(|(tool_id, vendor, name, description)| SearchDoc { tool_id, vendor, name, description })
+            .collect();
+        let idx = Arc::new(SearchIndex::build(docs));
+        *self.inner.search.write().expect("search lock") = Some(idx.clone());
+        Ok(idx)
+    }
+
+    /// Searches the toolbox (SPEC §3.4): promoted and demoted tools alike; `promoted`
+    /// is relative to `agent_id` when given. `limit` 1..=50.
+    /// Errors: `Invalid` for an empty query or a limit out of range.
+    pub async fn search_tools(&self, agent_id: Option<i64>, query: &str, limit: usize) -> ServiceResult<SearchResult> {
+        if query.trim().is_empty() {
+            return Err(ServiceError::Invalid("query is empty: give one or more words to look for".into()));
+        }
+        if !(1..=50).contains(&limit) {
+            return Err(ServiceError::Invalid(format!("limit must be between 1 and 50 (got {limit})")));
+        }
+        let idx = self.search_index().await?;
+        let hits = idx.search(query);
+        let promoted: HashSet<i64> = match agent_id {
+            Some(a) => db::select_working_set_ids(&self.inner.pool, a).await?.into_iter().collect(),
+            None => HashSet::new(),
+        };
+        let total = hits.len();
+        let mut out = Vec::with_capacity(limit.min(total));
+        for h in hits.into_iter().take(limit) {
+            let d = &idx.docs()[h.doc];
+            // hints live on the version row; a hit list is short, so read them per hit
+            let row = db::select_tool(&self.inner.pool, &d.vendor, &d.name).await?;
+            let (ro, de) = row.as_ref().map_or((false, false), |r| (r.read_only_hint, r.destructive_hint));
+            out.push(ToolHit {
+                vendor: d.vendor.clone(),
+                name: d.name.clone(),
+                description: openapi::truncate_chars(&d.description, 300),
+                promoted: promoted.contains(&d.tool_id),
+                read_only_hint: ro,
+                destructive_hint: de,
+            });
+        }
+        Ok(SearchResult { hits: out, total })
+    }
+
+    /// Vendor slugs, for the nothing-found answer.
+    pub async fn vendor_list(&self) -> ServiceResult<Vec<String>> {
+        self.vendor_slugs().await
+    }
+
+    // ------------------------------------------------------------ working sets
+
+    /// The agent's working set, stable order (vendor, name), with each tool's current
+    /// version.
+    pub async fn working_set(&self, agent_id: i64) -> ServiceResult<Vec<EntryRow>> {
+        Ok(db::select_working_set(&self.inner.pool, agent_id).await?)
+    }
+
+    /// A tool by vendor and name, with its current version. Errors: `ToolNotFound`.
+    pub async fn tool(&self, vendor: &str, name: &str) -> ServiceResult<db::ToolRow> {
+        db::select_tool(&self.inner.pool, vendor, name)
+            .await?
+            .ok_or_else(|| ServiceError::ToolNotFound(format!("no tool {vendor}__{name} in the toolbox; call find_tool to search it")))
+    }
+
+    /// Puts a tool in an agent's working set (SPEC §3.4 `promote`): working_set and
+    /// history in one transaction, then one list_changed. Promoting a promoted tool is a
+    /// no-op answering the size. Never fails on the cap (the sweep applies it).
+    /// Errors: `ToolNotFound`, `AgentNotFound`.
+    pub async fn promote_tool(&self, actor: &Actor, agent_id: i64, vendor: &str, name: &str) -> ServiceResult<SetSize> {
+        let (by, cause) = match actor {
+            Actor::Agent(_) => (PromotedBy::Agent, Cause::Agent),
+            Actor::Person(_) => (PromotedBy::Console, Cause::Console),
+            Actor::Rule => (PromotedBy::Rule, Cause::Rule),
+        };
+        self.promote_as(actor, agent_id, vendor, name, by, cause).await
+    }
+
+    async fn promote_as(
+        &self,
+        actor: &Actor,
+        agent_id: i64,
+        vendor: &str,
+        name: &str,
+        by: PromotedBy,
+        cause: Cause,
+    ) -> ServiceResult<SetSize> {
+        let agent = self.agent(agent_id).await?;
+        let tool = self.tool(vendor, name).await?;
+        let now = self.now();
+        let mut tx = self.inner.pool.begin().await?;
+        let changed = db::insert_working_set_entry(&mut tx, agent_id, tool.id, by.as_str(), now).await?;
+        if changed {
+            db::insert_history(&mut tx, agent_id, tool.id, "promote", cause.as_str(), &actor.label(), now).await?;
+        }
+        let size = db::count_working_set(&mut tx, agent_id).await?;
+        tx.commit().await?;
+        if changed {
+            self.inner.hub.notify(agent_id);
+        }
+        Ok(SetSize { size, cap: agent.cap, changed })
+    }
+
+    /// Takes a tool out of an agent's working set (SPEC §3.4 `demote`): working_set and
+    /// history in one transaction, then one list_changed.
+    /// Errors: `ToolNotFound`, `NotPromoted`, `AgentNotFound`.
+    pub async fn demote_tool(&self, actor: &Actor, agent_id: i64, vendor: &str, name: &str) -> ServiceResult<SetSize> {
+        let cause = match actor {
+            Actor::Agent(_) => Cause::Agent,
+            Actor::Person(_) => Cause::Console,
+            Actor::Rule => Cause::Rule,
+        };
+        let agent = self.agent(agent_id).await?;
+        let tool = self.tool(vendor, name).await?;
+        let now = self.now();
+        let mut tx = self.inner.pool.begin().await?;
+        if !db::delete_working_set_entry(&mut tx, agent_id, tool.id).await? {
+            return Err(ServiceError::NotPromoted(format!("{vendor}__{name} is not in the working set")));
+        }
+        db::insert_history(&mut tx, agent_id, tool.id, "demote", cause.as_str(), &actor.label(), now).await?;
+        let size = db::count_working_set(&mut tx, agent_id).await?;
+        tx.commit().await?;
+        self.inner.hub.notify(agent_id);
+        Ok(SetSize { size, cap: agent.cap, changed: true })
+    }
+
+    /// An agent's history, newest first.
+    pub async fn history(&self, agent_id: i64, limit: i64, offset: i64) -> ServiceResult<Vec<db::HistoryRow>> {
+        Ok(db::select_history(&self.inner.pool, agent_id, limit, offset).await?)
+    }
+
+    /// Number of tools in the toolbox.
+    pub async fn toolbox_size(&self) -> ServiceResult<i64> {
+        Ok(db::count_tools(&self.inner.pool).await?)
+    }
+}
+
+/// Checks a vendor base URL: absolute `http`/`https` with a host, no query or fragment;
+/// returned without a trailing `/`. Errors: `Invalid` with the reason.
+pub fn check_base_url(url: &str) -> ServiceResult<String> {
+    let u = url.trim();
+    let rest = u
+        .strip_prefix("https://")
+        .or_else(|| u.strip_prefix("http://"))
+        .ok_or_else(|| ServiceError::Invalid(format!("base URL {u:?} must start with http:// or https://")))?;
+    let host = rest.split('/').next().unwrap_or("");
+    if host.is_empty() || host.contains('@') || u.contains('?') || u.contains('#') || u.chars().any(char::is_whitespace) {
+        return Err(ServiceError::Invalid(format!(
+            "base URL {u:?} must be scheme://host[:port][/path] without user info, query or fragment"
+        )));
+    }
+    Ok(u.trim_end_matches('/').to_string())
+}
