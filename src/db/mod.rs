@@ -144,7 +144,7 @@ const VENDOR_COLUMNS: &str =
     "id, slug, display_name, base_url, (openapi_document IS NOT NULL) AS has_document, created_at";
 
 /// Inserts a vendor; returns its id. Errors: the slug is taken.
-pub async fn insert_vendor(pool: &Pool, slug: &str, display_name: &str, base_url: &str, now: i64) -> DbResult<i64> {
+pub async fn insert_vendor(conn: &mut Conn, slug: &str, display_name: &str, base_url: &str, now: i64) -> DbResult<i64> {
     sqlx::query_scalar(
         "INSERT INTO vendors (slug, display_name, base_url, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
     )
@@ -152,7 +152,7 @@ pub async fn insert_vendor(pool: &Pool, slug: &str, display_name: &str, base_url
     .bind(display_name)
     .bind(base_url)
     .bind(now)
-    .fetch_one(pool)
+    .fetch_one(conn)
     .await
 }
 
@@ -452,4 +452,14 @@ pub async fn select_history(pool: &Pool, agent_id: i64, limit: i64, offset: i64)
     .bind(offset)
     .fetch_all(pool)
     .await
+}
+
+/// Every tool of a vendor with its current version, by name.
+pub async fn select_vendor_tools(pool: &Pool, vendor: &str) -> DbResult<Vec<ToolRow>> {
+    sqlx::query_as(&format!("{TOOL_SELECT} WHERE vd.slug = $1 ORDER BY t.name")).bind(vendor).fetch_all(pool).await
+}
+
+/// Number of history rows of an agent.
+pub async fn count_history(pool: &Pool, agent_id: i64) -> DbResult<i64> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM history WHERE agent_id = $1").bind(agent_id).fetch_one(pool).await
 }

@@ -16,6 +16,7 @@
 use super::names::{self, VendorSlug};
 use super::schema;
 use super::tool::{Binding, BodyEncoding, Hints, ToolDraft};
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
@@ -79,44 +80,94 @@ pub fn parse_document(text: &str) -> Result<Value, String> {
     if trimmed.starts_with('{') {
         return serde_json::from_str(text).map_err(|e| format!("the document is not valid JSON: {e}"));
     }
-    let yaml: serde_norway::Value =
+    let doc: YamlJson =
         serde_norway::from_str(text).map_err(|e| format!("the document is neither JSON nor valid YAML: {e}"))?;
-    Ok(yaml_to_json(yaml))
+    Ok(doc.0)
 }
 
-/// YAML → JSON. Numbers outside i64/u64 (OpenAI's int64 bounds written as floats)
-/// become floats; non-string keys become their YAML text.
-fn yaml_to_json(v: serde_norway::Value) -> Value {
-    use serde_norway::Value as Y;
-    match v {
-        Y::Null => Value::Null,
-        Y::Bool(b) => Value::Bool(b),
-        Y::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                json!(i)
-            } else if let Some(u) = n.as_u64() {
-                json!(u)
-            } else {
-                n.as_f64().and_then(serde_json::Number::from_f64).map(Value::Number).unwrap_or(Value::Null)
-            }
-        }
-        Y::String(s) => Value::String(s),
-        Y::Sequence(s) => Value::Array(s.into_iter().map(yaml_to_json).collect()),
-        Y::Mapping(m) => {
-            let mut out = Map::new();
-            for (k, v) in m {
-                let key = match k {
-                    Y::String(s) => s,
-                    Y::Bool(b) => b.to_string(),
-                    Y::Number(n) => n.to_string(),
-                    other => serde_norway::to_string(&other).unwrap_or_default().trim().to_string(),
-                };
-                out.insert(key, yaml_to_json(v));
-            }
-            Value::Object(out)
-        }
-        Y::Tagged(t) => yaml_to_json(t.value),
+/// JSON read from YAML. Integers outside i64/u64 (OpenAI writes int64 bounds as
+/// `-9223372036854776000`) become floats instead of failing the whole document.
+struct YamlJson(Value);
+
+impl<'de> Deserialize<'de> for YamlJson {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(YamlJsonVisitor).map(YamlJson)
     }
+}
+
+struct YamlJsonVisitor;
+
+impl<'de> serde::de::Visitor<'de> for YamlJsonVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("any YAML value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(json!(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(json!(v))
+    }
+    fn visit_i128<E>(self, v: i128) -> Result<Value, E> {
+        Ok(float(v as f64))
+    }
+    fn visit_u128<E>(self, v: u128) -> Result<Value, E> {
+        Ok(float(v as f64))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(float(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        YamlJson::deserialize(d).map(|y| y.0)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(YamlJson(v)) = seq.next_element()? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some((YamlKey(k), YamlJson(v))) = map.next_entry()? {
+            out.insert(k, v);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+/// A mapping key: strings as they are, numbers and booleans as their text (YAML allows
+/// `200:` as a response code key).
+struct YamlKey(String);
+
+impl<'de> Deserialize<'de> for YamlKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = YamlJson::deserialize(d)?.0;
+        Ok(YamlKey(match v {
+            Value::String(s) => s,
+            other => other.to_string(),
+        }))
+    }
+}
+
+fn float(f: f64) -> Value {
+    serde_json::Number::from_f64(f).map(Value::Number).unwrap_or(Value::Null)
 }
 
 /// Tells the document's version. Errors: not an OpenAPI/Swagger document.

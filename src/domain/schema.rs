@@ -193,7 +193,7 @@ mod tests {
         let out = inline(&doc, &json!({"$ref": "#/components/schemas/Node"}));
         assert!(!has_ref_or_extension(&out), "{out}");
         assert_eq!(out["properties"]["x-name"], json!({"type": "string"}));
-        let cut = &out["properties"]["child"]["properties"]["child"];
+        let cut = &out["properties"]["child"];
         assert!(cut["description"].as_str().unwrap().contains("recursive"), "{out}");
     }
 

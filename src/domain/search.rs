@@ -37,7 +37,7 @@ pub struct Hit {
 #[derive(Debug, Default)]
 pub struct SearchIndex {
     docs: Vec<SearchDoc>,
-    /// Lower-cased `vendor name-words \x1f description\n` per doc, concatenated.
+    /// Lower-cased `vendor vendor__name name name-words \x1f description\n` per doc, concatenated.
     haystack: Vec<u8>,
     /// Start offset of each doc's line in `haystack`.
     starts: Vec<usize>,
@@ -66,6 +66,9 @@ impl SearchIndex {
         for d in &docs {
             starts.push(haystack.len());
             haystack.extend_from_slice(flatten(&d.vendor).as_bytes());
+            haystack.push(b' ');
+            // the qualified MCP name, for a query like "stripe__get_customers"
+            haystack.extend_from_slice(flatten(&format!("{}__{}", d.vendor, d.name)).as_bytes());
             haystack.push(b' ');
             // names: both the raw name (for "get_customer") and its words ("get customer")
             haystack.extend_from_slice(flatten(&d.name).as_bytes());

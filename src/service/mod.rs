@@ -274,7 +274,8 @@ impl Graft {
         let slug = VendorSlug::parse(slug).map_err(ServiceError::Invalid)?;
         let base_url = check_base_url(base_url)?;
         let name = display_name.map(str::trim).filter(|n| !n.is_empty()).unwrap_or(slug.as_str());
-        db::insert_vendor(&self.inner.pool, slug.as_str(), name, &base_url, self.now()).await.map_err(|e| {
+        let mut conn = self.inner.pool.acquire().await?;
+        db::insert_vendor(&mut conn, slug.as_str(), name, &base_url, self.now()).await.map_err(|e| {
             if db::is_unique_violation(&e) {
                 ServiceError::Conflict(format!("a vendor {slug:?} exists already"))
             } else {
@@ -321,27 +322,34 @@ impl Graft {
     ) -> ServiceResult<ImportReport> {
         let doc = openapi::parse_document(text).map_err(ServiceError::Invalid)?;
         openapi::spec_version(&doc).map_err(ServiceError::Invalid)?;
-        let v = match db::select_vendor_by_slug(&self.inner.pool, vendor).await? {
-            Some(v) => v,
-            None => {
-                let url = base_url.map(str::to_string).or_else(|| openapi::base_url(&doc)).ok_or_else(|| {
-                    ServiceError::Invalid(format!("vendor {vendor:?} does not exist and the document declares no absolute base URL: pass --base-url"))
-                })?;
-                let title = doc.pointer("/info/title").and_then(|t| t.as_str()).map(str::to_string);
-                self.add_vendor(vendor, title.as_deref(), &url).await?
-            }
+        let slug = VendorSlug::parse(vendor).map_err(ServiceError::Invalid)?;
+        let override_url = base_url.map(check_base_url).transpose()?;
+        let existing_vendor = db::select_vendor_by_slug(&self.inner.pool, vendor).await?;
+        let existing = match &existing_vendor {
+            Some(v) => db::select_tool_names(&self.inner.pool, v.id).await?,
+            None => Vec::new(),
         };
-        let slug = VendorSlug::parse(&v.slug).map_err(ServiceError::Invalid)?;
-        let existing = db::select_tool_names(&self.inner.pool, v.id).await?;
         let names: HashSet<String> = existing.iter().map(|(n, _)| n.clone()).collect();
         let imported: HashSet<String> = existing.iter().filter_map(|(_, o)| o.clone()).collect();
         let plan = openapi::plan_import(&doc, &slug, &|n| names.contains(n), &imported, progress).map_err(ServiceError::Invalid)?;
-        let override_url = match base_url {
-            Some(u) => Some(check_base_url(u)?),
-            None => None,
-        };
         let now = self.now();
+        // the vendor (when new), its tools and its document: one transaction
         let mut tx = self.inner.pool.begin().await?;
+        let vendor_id = match &existing_vendor {
+            Some(v) => v.id,
+            None => {
+                let url = match override_url.clone().or_else(|| plan.base_url.clone()) {
+                    Some(u) => check_base_url(&u)?,
+                    None => {
+                        return Err(ServiceError::Invalid(format!(
+                            "vendor {vendor:?} does not exist and the document declares no absolute base URL: pass --base-url"
+                        )))
+                    }
+                };
+                let title = doc.pointer("/info/title").and_then(|t| t.as_str()).map(str::trim).filter(|t| !t.is_empty());
+                db::insert_vendor(&mut tx, slug.as_str(), title.unwrap_or(slug.as_str()), &url, now).await?
+            }
+        };
         for t in &plan.tools {
             ToolName::parse(&slug, &t.name).map_err(|e| ServiceError::Internal(anyhow::anyhow!("importer made a bad name: {e}")))?;
             let binding = serde_json::to_value(&t.binding).map_err(|e| ServiceError::Internal(e.into()))?;
@@ -357,13 +365,13 @@ impl Graft {
                 hints: [h.read_only_hint, h.destructive_hint, h.idempotent_hint, h.open_world_hint],
                 authored_by: "import",
             };
-            db::insert_tool(&mut tx, v.id, &t.name, t.operation_id.as_deref(), &nv, now).await?;
+            db::insert_tool(&mut tx, vendor_id, &t.name, t.operation_id.as_deref(), &nv, now).await?;
         }
-        db::update_vendor_document(&mut tx, v.id, &doc.to_string(), override_url.as_deref()).await?;
+        db::update_vendor_document(&mut tx, vendor_id, &doc.to_string(), override_url.as_deref()).await?;
         tx.commit().await?;
         self.invalidate_search();
         Ok(ImportReport {
-            vendor: v.slug,
+            vendor: slug.to_string(),
             operations: plan.total_operations,
             imported: plan.tools.len(),
             renamed: plan.renamed,

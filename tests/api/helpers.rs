@@ -1,0 +1,191 @@
+//! Test harness: a real Graft server on 127.0.0.1:0 over a fresh SQLite file, and real
+//! MCP clients (rmcp) for both protocol eras.
+
+use graft::config::Settings;
+use graft::server::Application;
+use graft::service::{Graft, SystemClock};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
+};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, ServiceExt};
+use serde_json::Value;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Where the shared vendor documents are.
+pub fn specs_dir() -> PathBuf {
+    std::env::var_os("GRAFT_SPECS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/specs"))
+}
+
+/// A running Graft.
+pub struct TestApp {
+    pub addr: SocketAddr,
+    pub graft: Graft,
+    pub shutdown: CancellationToken,
+    pub server: tokio::task::JoinHandle<std::io::Result<()>>,
+
+}
+
+impl TestApp {
+    pub fn mcp_url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+
+    /// Stops the server and waits for it.
+    pub async fn stop(self) {
+        self.shutdown.cancel();
+        let r = tokio::time::timeout(Duration::from_secs(10), self.server).await;
+        assert!(matches!(r, Ok(Ok(Ok(())))), "server did not stop cleanly: {r:?}");
+    }
+}
+
+pub fn settings(dir: &Path) -> Settings {
+    Settings {
+        data_dir: dir.to_path_buf(),
+        database_url: format!("sqlite://{}?mode=rwc", dir.join("graft.db").display()),
+        addr: "127.0.0.1:0".parse().unwrap(),
+        public_url: None,
+        allowed_hosts: vec![],
+        allowed_origins: vec![],
+        session_idle: Duration::from_secs(600),
+        site_root: dir.join("site"),
+    }
+}
+
+/// Starts Graft on port 0 over the database in `dir`.
+pub async fn spawn_app_in(dir: &Path) -> TestApp {
+    let s = settings(dir);
+    let graft = Graft::open(&s.database_url, Arc::new(SystemClock)).await.expect("open db");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let app = Application::build(&s, graft.clone(), listener).unwrap();
+    let addr = app.local_addr().unwrap();
+    let shutdown = app.shutdown_token();
+    let server = tokio::spawn(app.run());
+    TestApp { addr, graft, shutdown, server }
+}
+
+/// Starts Graft with the petstore document imported (vendor `petstore`).
+pub async fn spawn_app_with_petstore(dir: &Path) -> TestApp {
+    let app = spawn_app_in(dir).await;
+    let text = std::fs::read_to_string(specs_dir().join("petstore_openapi.yaml")).unwrap();
+    app.graft.import_openapi("petstore", &text, Some("http://127.0.0.1:9/anything"), &mut |_, _| {}).await.unwrap();
+    app
+}
+
+/// A client handler that counts legacy `notifications/tools/list_changed`.
+#[derive(Clone)]
+pub struct Counting {
+    pub changes: Arc<AtomicUsize>,
+    pub notify: Arc<tokio::sync::Notify>,
+    pub version: ProtocolVersion,
+}
+
+impl Counting {
+    pub fn new(version: ProtocolVersion) -> Self {
+        Self { changes: Arc::default(), notify: Arc::default(), version }
+    }
+
+    pub fn count(&self) -> usize {
+        self.changes.load(Ordering::SeqCst)
+    }
+
+    /// Waits until at least `n` notifications arrived (10 s at most).
+    pub async fn wait_for(&self, n: usize) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while self.count() < n {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            assert!(!left.is_zero(), "expected {n} list_changed notifications, got {}", self.count());
+            let _ = tokio::time::timeout(left, self.notify.notified()).await;
+        }
+    }
+}
+
+impl ClientHandler for Counting {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(ClientCapabilities::default(), Implementation::new("graft-tests", "0"))
+            .with_protocol_version(self.version.clone())
+    }
+
+    async fn on_tool_list_changed(&self, _ctx: NotificationContext<RoleClient>) {
+        self.changes.fetch_add(1, Ordering::SeqCst);
+        self.notify.notify_waiters();
+    }
+}
+
+fn transport(url: &str, token: &str) -> StreamableHttpClientTransport<reqwest::Client> {
+    StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(url.to_string()).auth_header(token.to_string()).reinit_on_expired_session(false),
+    )
+}
+
+/// A 2025-era client (initialize + session + GET stream).
+pub async fn legacy_client(app: &TestApp, token: &str, version: ProtocolVersion) -> (RunningService<RoleClient, Counting>, Counting) {
+    let handler = Counting::new(version);
+    let client = handler.clone().serve(transport(&app.mcp_url(), token)).await.expect("legacy client connects");
+    (client, handler)
+}
+
+/// A 2026-07-28 client (server/discover, stateless requests).
+pub async fn modern_client(app: &TestApp, token: &str) -> RunningService<RoleClient, Counting> {
+    Counting::new(ProtocolVersion::V_2026_07_28)
+        .serve_with_lifecycle(
+            transport(&app.mcp_url(), token),
+            ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] },
+        )
+        .await
+        .expect("modern client connects")
+}
+
+/// Calls a tool with JSON arguments.
+pub async fn call(client: &RunningService<RoleClient, Counting>, name: &str, args: Value) -> CallToolResult {
+    let args = args.as_object().cloned().unwrap_or_default();
+    client.call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(args)).await.expect("tools/call answered")
+}
+
+/// Names in the client's tools/list.
+pub async fn tool_names(client: &RunningService<RoleClient, Counting>) -> Vec<String> {
+    client.list_tools(None).await.expect("tools/list").tools.into_iter().map(|t| t.name.to_string()).collect()
+}
+
+/// Creates an agent; returns (id, token).
+pub async fn agent(app: &TestApp, name: &str) -> (i64, String) {
+    let (a, token) = app.graft.add_agent(name, None, None, None).await.unwrap();
+    (a.id, token)
+}
+
+/// Raw `initialize` POST; returns the response.
+pub async fn raw_initialize(app: &TestApp, token: &str) -> reqwest::Response {
+    reqwest::Client::new()
+        .post(app.mcp_url())
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// Raw `tools/list` POST inside a session.
+pub async fn raw_tools_list(app: &TestApp, token: &str, session: &str) -> reqwest::Response {
+    reqwest::Client::new()
+        .post(app.mcp_url())
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .body(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#)
+        .send()
+        .await
+        .unwrap()
+}

@@ -1,0 +1,136 @@
+//! Every document in ../shared/specs imports, and every tool produced follows the name
+//! and schema rules (issue 2 item 4).
+
+use super::helpers::specs_dir;
+use graft::domain::names::{ToolName, VendorSlug, MAX_QUALIFIED_LEN};
+use graft::domain::schema::has_ref_or_extension;
+use graft::domain::tool::Binding;
+use graft::service::{Graft, SystemClock};
+use serde_json::Value;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+const DOCS: &[(&str, &str)] = &[
+    ("petstore_openapi.yaml", "petstore"),
+    ("httpbin_0.10.2_local_spec.json", "httpbin"),
+    ("stripe_spec3_2023-09.yaml", "stripe"),
+    ("twilio_api_v2010.json", "twilio"),
+    ("slack_web_openapi_v2.json", "slack"),
+    ("discord_openapi.json", "discord"),
+    ("box_openapi.json", "box"),
+    ("openai_openapi.yaml", "openai"),
+];
+
+fn check_schema_root(s: &Value, tool: &str) {
+    assert_eq!(s["type"], "object", "{tool}: root type");
+    assert!(s["properties"].is_object(), "{tool}: root properties");
+    for k in ["oneOf", "anyOf", "allOf", "$ref", "$defs", "definitions"] {
+        assert!(s.get(k).is_none(), "{tool}: root {k}");
+    }
+    assert!(!has_ref_or_extension(s), "{tool}: $ref or x-* left in {s}");
+    for name in s["properties"].as_object().unwrap().keys() {
+        assert!(
+            !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c)),
+            "{tool}: property name {name:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn every_shared_document_imports_under_the_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}?mode=rwc", dir.path().join("g.db").display());
+    let graft = Graft::open(&url, Arc::new(SystemClock)).await.unwrap();
+    for (file, vendor) in DOCS {
+        let text = std::fs::read_to_string(specs_dir().join(file)).unwrap();
+        let report = graft.import_openapi(vendor, &text, Some("http://127.0.0.1:9"), &mut |_, _| {}).await.unwrap();
+        assert!(report.imported > 0, "{file}: nothing imported");
+        assert_eq!(report.imported + report.skipped.len(), report.operations, "{file}: every operation accounted for");
+
+        let slug = VendorSlug::parse(vendor).unwrap();
+        let tools = graft::db::select_vendor_tools(graft.pool(), vendor).await.unwrap();
+        assert_eq!(tools.len(), report.imported);
+        let mut seen = HashSet::new();
+        for t in &tools {
+            let q = format!("{vendor}__{}", t.name);
+            assert!(ToolName::parse(&slug, &t.name).is_ok(), "{q}");
+            assert!(q.len() <= MAX_QUALIFIED_LEN, "{q}");
+            assert!(seen.insert(t.name.clone()), "duplicate {q}");
+            assert!(t.operation_id.is_some(), "{q}: operationId kept");
+            assert_eq!(t.version, 1);
+            let schema: Value = serde_json::from_str(&t.input_schema).unwrap();
+            check_schema_root(&schema, &q);
+            let binding: Binding = serde_json::from_str(&t.binding).unwrap();
+            if matches!(t.method.as_str(), "GET" | "HEAD" | "DELETE") {
+                assert!(binding.body.is_none() && binding.body_property.is_none(), "{q}: {} with a body", t.method);
+            }
+            assert_eq!(t.read_only_hint, matches!(t.method.as_str(), "GET" | "HEAD" | "OPTIONS"), "{q}");
+            assert_eq!(t.destructive_hint, t.method == "DELETE", "{q}");
+            for h in binding.headers.values().chain(binding.fixed_headers.keys()) {
+                assert!(!h.eq_ignore_ascii_case("authorization"), "{q}: Authorization is never an input");
+            }
+            for prop in binding.headers.keys() {
+                assert!(!prop.eq_ignore_ascii_case("accept") && !prop.eq_ignore_ascii_case("content-type"), "{q}");
+            }
+        }
+        // a second import of the same document adds nothing
+        let again = graft.import_openapi(vendor, &text, None, &mut |_, _| {}).await.unwrap();
+        assert_eq!(again.imported, 0, "{file}: re-import");
+    }
+
+    // Slack's credential `token` header never became an input
+    let slack = graft.tool("slack", "chat_post_message").await.unwrap();
+    let schema: Value = serde_json::from_str(&slack.input_schema).unwrap();
+    assert!(schema["properties"].get("token").is_none());
+    let binding: Binding = serde_json::from_str(&slack.binding).unwrap();
+    assert!(binding.credential_params.contains(&("header".into(), "token".into())));
+    assert!(schema["properties"].get("channel").is_some());
+
+    // Stripe: GET operations declare (empty) form bodies; none became a body, and POST
+    // bodies are form-encoded with their properties at the root
+    let stripe = graft::db::select_vendor_tools(graft.pool(), "stripe").await.unwrap();
+    let gets = stripe.iter().filter(|t| t.method == "GET").count();
+    assert!(gets >= 200, "stripe GET operations: {gets}");
+    let create = graft.tool("stripe", "post_customers").await.unwrap();
+    let b: Binding = serde_json::from_str(&create.binding).unwrap();
+    assert_eq!(b.body, Some(graft::domain::tool::BodyEncoding::Form));
+    let s: Value = serde_json::from_str(&create.input_schema).unwrap();
+    assert!(s["properties"]["metadata"].is_object());
+
+    // httpbin has no operationIds: names come from method + path, without `__` inside
+    let httpbin = graft::db::select_vendor_tools(graft.pool(), "httpbin").await.unwrap();
+    assert!(httpbin.iter().any(|t| t.name == "get_anything"), "{:?}", httpbin.iter().map(|t| &t.name).collect::<Vec<_>>());
+
+    // Twilio: the path-level AccountSid parameter is an input bound to the path
+    let twilio = graft::db::select_vendor_tools(graft.pool(), "twilio").await.unwrap();
+    let with_two = twilio
+        .iter()
+        .find(|t| t.path_template == "/2010-04-01/Accounts/{AccountSid}/Addresses/{Sid}.json" && t.method == "GET")
+        .expect("twilio fetch address");
+    let b: Binding = serde_json::from_str(&with_two.binding).unwrap();
+    assert_eq!(b.path.len(), 2);
+    let s: Value = serde_json::from_str(&with_two.input_schema).unwrap();
+    assert!(s["required"].as_array().unwrap().contains(&Value::from("AccountSid")));
+
+    // Petstore's api_key header is the credential, not an input
+    let del = graft.tool("petstore", "delete_pet").await.unwrap();
+    let s: Value = serde_json::from_str(&del.input_schema).unwrap();
+    assert!(s["properties"].get("api_key").is_none());
+
+    // the vendor keeps its document
+    let vendors = graft.vendors().await.unwrap();
+    assert!(vendors.iter().all(|v| v.has_document));
+}
+
+#[tokio::test]
+async fn malformed_documents_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}?mode=rwc", dir.path().join("g.db").display());
+    let graft = Graft::open(&url, Arc::new(SystemClock)).await.unwrap();
+    for bad in ["{not json", "just: [yaml", "{\"hello\": 1}", "openapi: 9.0.0\npaths: {}\n", "swagger: '2.0'\n"] {
+        let e = graft.import_openapi("acme", bad, Some("https://acme.test"), &mut |_, _| {}).await;
+        assert!(e.is_err(), "{bad:?} was accepted");
+    }
+    assert_eq!(graft.toolbox_size().await.unwrap(), 0);
+    assert!(graft.vendors().await.unwrap().is_empty(), "no vendor half-created");
+}

@@ -1,0 +1,517 @@
+"""End-to-end test of Graft with the real Python MCP SDK (`mcp` 2.x).
+
+Runs the built `graft` binary (env GRAFT_BIN, default /work/main/target/debug/graft) on a
+temporary data dir with the petstore OpenAPI document imported and two agents, A and B,
+then drives it over Streamable HTTP with the SDK:
+
+* (a) legacy era (2025-era `initialize` + session + GET stream) through the low-level
+  `ClientSession`: meta-tools, find_tool, promote → notifications/tools/list_changed on the
+  GET stream → tools/list shows the promoted tool → demote → notice → gone; agent B, connected
+  at the same time, gets no notice and never sees A's tool.
+* (b) modern era (2026-07-28, stateless: `server/discover`, `subscriptions/listen`) through
+  the high-level `mcp.Client`: the same flow with `client.listen(tools_list_changed=True)`.
+* (c) errors: unknown promote → isError + tool_not_found; unknown tool name → JSON-RPC
+  -32602; no token → HTTP 401 with `WWW-Authenticate: Bearer realm="graft"`.
+
+The server is stopped with SIGTERM at the end and must exit 0 within 10 s.
+
+    python3 -m venv /tmp/graft-venv && /tmp/graft-venv/bin/pip install -r tests/python/requirements.txt
+    GRAFT_BIN=target/debug/graft /tmp/graft-venv/bin/pytest -v tests/python
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client, ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import ToolsListChanged
+from mcp.shared.exceptions import MCPError
+
+GRAFT_BIN = os.environ.get("GRAFT_BIN", "/work/main/target/debug/graft")
+PETSTORE = Path(os.environ.get("GRAFT_PETSTORE_SPEC", "/work/shared/specs/petstore_openapi.yaml"))
+if not PETSTORE.exists():  # a checkout with shared/ beside it (as CI lays it out)
+    PETSTORE = Path(__file__).resolve().parents[3] / "shared" / "specs" / "petstore_openapi.yaml"
+
+META_TOOLS = ["find_tool", "promote", "demote"]
+LIST_CHANGED = "notifications/tools/list_changed"
+MODERN = "2026-07-28"
+#: How long to wait for a notice that must come, and to watch for one that must not.
+NOTICE_TIMEOUT = 10.0
+QUIET_PERIOD = 1.5
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+# --------------------------------------------------------------------------- server
+
+
+@dataclass
+class GraftServer:
+    proc: subprocess.Popen[bytes]
+    data_dir: Path
+    base: str
+    tokens: dict[str, str]
+    log_path: Path
+
+    @property
+    def url(self) -> str:
+        return f"{self.base}/mcp"
+
+    def log_tail(self, lines: int = 60) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    def stop(self, timeout: float = 10.0) -> int:
+        """SIGTERM, then wait up to `timeout` s; returns the exit code (kills and fails on timeout)."""
+        if self.proc.poll() is not None:
+            return self.proc.returncode
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            pytest.fail(f"graft did not exit within {timeout} s of SIGTERM\n{self.log_tail()}")
+
+
+def _graft_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAFT_") and k != "DATABASE_URL"}
+    env.setdefault("RUST_LOG", "info")
+    return env
+
+
+def _run(*args: str, data_dir: Path) -> str:
+    out = subprocess.run(
+        [GRAFT_BIN, "--data-dir", str(data_dir), *args],
+        env=_graft_env(),
+        cwd=data_dir,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, f"graft {' '.join(args)} failed ({out.returncode}):\n{out.stdout}\n{out.stderr}"
+    return out.stdout
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_healthy(proc: subprocess.Popen[bytes], base: str, timeout: float = 20.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        try:
+            r = httpx2.get(f"{base}/healthz", timeout=2.0)
+            if r.status_code == 200 and r.json().get("status") == "ok":
+                return True
+        except httpx2.HTTPError:
+            pass
+        time.sleep(0.1)
+    return False
+
+
+def start_graft(root: Path, agents: tuple[str, ...] = ("A", "B")) -> GraftServer:
+    """A fresh data dir under `root` with petstore imported and `agents` added, served on a free port."""
+    data_dir = root / "data"
+    data_dir.mkdir()
+    out = _run(
+        "import-openapi", str(PETSTORE), "--vendor", "petstore", "--base-url", "http://127.0.0.1:9/anything",
+        data_dir=data_dir,
+    )
+    assert "vendor petstore" in out, out
+    tokens = {name: _run("agent", "add", name, data_dir=data_dir).strip().splitlines()[-1].strip() for name in agents}
+    for name, token in tokens.items():
+        assert token and " " not in token, f"no token for agent {name}: {token!r}"
+
+    log_path = root / "graft.log"
+    last_error = ""
+    for _attempt in range(3):  # the port found free may be taken again before graft binds it
+        port = _free_port()
+        base = f"http://127.0.0.1:{port}"
+        with open(log_path, "ab") as log:
+            proc = subprocess.Popen(
+                [GRAFT_BIN, "--data-dir", str(data_dir), "serve", "--addr", f"127.0.0.1:{port}"],
+                env=_graft_env(),
+                cwd=data_dir,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        server = GraftServer(proc, data_dir, base, tokens, log_path)
+        if _wait_healthy(proc, base):
+            return server
+        last_error = server.log_tail()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    raise RuntimeError(f"graft did not become healthy:\n{last_error}")
+
+
+@pytest.fixture(scope="module")
+def graft() -> Iterator[GraftServer]:
+    assert Path(GRAFT_BIN).exists(), f"GRAFT_BIN {GRAFT_BIN} does not exist: build graft first"
+    with tempfile.TemporaryDirectory(prefix="graft-pytest-") as root:
+        server = start_graft(Path(root))
+        try:
+            yield server
+        finally:
+            code = server.stop(timeout=10.0)
+            assert code == 0, f"graft exited {code} after SIGTERM\n{server.log_tail()}"
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def auth(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+@dataclass
+class Inbox:
+    """A `message_handler` that records what the session hands it (notifications, transport errors)."""
+
+    messages: list[Any] = field(default_factory=list)
+
+    async def __call__(self, message: Any) -> None:
+        self.messages.append(message)
+        await anyio.lowlevel.checkpoint()
+
+    def count(self, method: str) -> int:
+        return sum(1 for m in self.messages if getattr(m, "method", None) == method)
+
+    def errors(self) -> list[Exception]:
+        return [m for m in self.messages if isinstance(m, Exception)]
+
+    async def wait_for(self, method: str, n: int, timeout: float = NOTICE_TIMEOUT) -> None:
+        try:
+            with anyio.fail_after(timeout):
+                while self.count(method) < n:
+                    await anyio.sleep(0.02)
+        except TimeoutError:
+            pytest.fail(f"expected {n} {method} within {timeout} s, got {self.count(method)}: {self.messages!r}")
+
+
+@dataclass
+class Wire:
+    """httpx2 event hooks recording every HTTP exchange (method, status, JSON-RPC method, headers)."""
+
+    exchanges: list[dict[str, Any]] = field(default_factory=list)
+    get_stream_open: anyio.Event = field(default_factory=anyio.Event)
+
+    async def on_response(self, response: httpx2.Response) -> None:
+        req = response.request
+        rpc_method = None
+        if req.method == "POST":
+            try:
+                rpc_method = json.loads(req.content).get("method")
+            except (ValueError, AttributeError, httpx2.RequestNotRead):
+                pass
+        self.exchanges.append(
+            {
+                "method": req.method,
+                "rpc": rpc_method,
+                "status": response.status_code,
+                "content_type": response.headers.get("content-type", ""),
+                "session_id": response.headers.get("mcp-session-id"),
+                "protocol_header": req.headers.get("mcp-protocol-version"),
+            }
+        )
+        if req.method == "GET" and response.status_code == 200:
+            self.get_stream_open.set()
+
+    def http_client(self, token: str) -> httpx2.AsyncClient:
+        return httpx2.AsyncClient(
+            headers=auth(token),
+            timeout=httpx2.Timeout(30.0, read=300.0),
+            event_hooks={"response": [self.on_response]},
+        )
+
+
+@asynccontextmanager
+async def legacy_session(url: str, token: str, inbox: Inbox) -> AsyncIterator[tuple[ClientSession, Any, Wire]]:
+    """A 2025-era session: initialize, then wait until the SDK's GET stream is open (notices go there)."""
+    wire = Wire()
+    async with wire.http_client(token) as http:
+        async with streamable_http_client(url, http_client=http) as (read, write):
+            async with ClientSession(read, write, message_handler=inbox) as session:
+                init = await session.initialize()
+                try:
+                    with anyio.fail_after(10):
+                        await wire.get_stream_open.wait()
+                except TimeoutError:
+                    pytest.fail(f"the SDK's GET stream did not open: {wire.exchanges!r}")
+                yield session, init, wire
+
+
+@asynccontextmanager
+async def modern_client(url: str, token: str, inbox: Inbox | None = None) -> AsyncIterator[tuple[Client, Wire]]:
+    """The high-level `mcp.Client` in its default mode ("auto": server/discover first)."""
+    wire = Wire()
+    async with wire.http_client(token) as http:
+        async with Client(streamable_http_client(url, http_client=http), message_handler=inbox) as client:
+            yield client, wire
+
+
+def names(result: types.ListToolsResult) -> list[str]:
+    return [t.name for t in result.tools]
+
+
+def petstore_hit(result: types.CallToolResult) -> dict[str, Any]:
+    assert not result.is_error, result
+    sc = result.structured_content
+    assert isinstance(sc, dict) and isinstance(sc.get("hits"), list), sc
+    hits = [h for h in sc["hits"] if h.get("vendor") == "petstore" and "find_pets_by_status" in h.get("name", "")]
+    assert hits, f"no petstore find_pets_by_status hit in {sc['hits']!r}"
+    return hits[0]
+
+
+# --------------------------------------------------------------------------- (a) legacy era
+
+
+async def test_legacy_era_promote_notifies_only_that_agent(graft: GraftServer) -> None:
+    a_inbox, b_inbox = Inbox(), Inbox()
+    async with (
+        legacy_session(graft.url, graft.tokens["A"], a_inbox) as (a, a_init, a_wire),
+        legacy_session(graft.url, graft.tokens["B"], b_inbox) as (b, b_init, _b_wire),
+    ):
+        # initialize: a 2025-era answer with tools.listChanged and instructions naming find_tool
+        assert a_init.protocol_version in ("2025-11-25", "2025-06-18"), a_init.protocol_version
+        assert a_init.capabilities.tools is not None and a_init.capabilities.tools.list_changed is True
+        assert a_init.instructions and "find_tool" in a_init.instructions
+        assert a_init.server_info.name == "graft"
+        assert b_init.capabilities.tools is not None and b_init.capabilities.tools.list_changed is True
+        init_post = next(x for x in a_wire.exchanges if x["rpc"] == "initialize")
+        assert init_post["status"] == 200 and init_post["session_id"], init_post
+
+        # tools/list: exactly the three meta-tools, each described
+        listed = await a.list_tools()
+        assert names(listed) == META_TOOLS
+        assert all(t.description for t in listed.tools)
+        assert names(await b.list_tools()) == META_TOOLS
+
+        # find_tool
+        hit = petstore_hit(await a.call_tool("find_tool", {"query": "pet status"}))
+        tool = hit["name"]
+        qualified = f"petstore__{tool}"
+        assert hit["promoted"] is False and hit["readOnlyHint"] is True, hit
+
+        try:
+            # promote → list_changed on A's GET stream
+            promoted = await a.call_tool("promote", {"vendor": "petstore", "name": tool})
+            assert not promoted.is_error, promoted
+            assert promoted.structured_content and promoted.structured_content["size"] == 1, promoted
+            await a_inbox.wait_for(LIST_CHANGED, 1)
+
+            listed = await a.list_tools()
+            assert names(listed) == [*META_TOOLS, qualified]
+            t = listed.tools[-1]
+            assert t.annotations is not None and t.annotations.read_only_hint is True, t
+            assert t.input_schema.get("type") == "object", t.input_schema
+
+            # B: same server, same moment, another agent: nothing of A's
+            assert names(await b.list_tools()) == META_TOOLS
+            assert petstore_hit(await b.call_tool("find_tool", {"query": "pet status"}))["promoted"] is False
+            assert petstore_hit(await a.call_tool("find_tool", {"query": "pet status"}))["promoted"] is True
+        finally:
+            demoted = await a.call_tool("demote", {"vendor": "petstore", "name": tool})
+        assert not demoted.is_error, demoted
+        assert demoted.structured_content and demoted.structured_content["size"] == 0, demoted
+        await a_inbox.wait_for(LIST_CHANGED, 2)
+        assert names(await a.list_tools()) == META_TOOLS
+
+        await anyio.sleep(QUIET_PERIOD)
+        assert a_inbox.count(LIST_CHANGED) == 2, a_inbox.messages
+        assert b_inbox.count(LIST_CHANGED) == 0, b_inbox.messages
+        assert not a_inbox.errors() and not b_inbox.errors(), (a_inbox.errors(), b_inbox.errors())
+
+
+# --------------------------------------------------------------------------- (b) modern era
+
+
+async def test_modern_era_listen_gets_only_own_changes(graft: GraftServer) -> None:
+    a_inbox, b_inbox = Inbox(), Inbox()
+    async with (
+        modern_client(graft.url, graft.tokens["A"], a_inbox) as (a, a_wire),
+        modern_client(graft.url, graft.tokens["B"], b_inbox) as (b, _b_wire),
+    ):
+        # auto mode probed server/discover and stayed modern: no initialize, no session
+        assert a.protocol_version == MODERN, a.protocol_version
+        assert b.protocol_version == MODERN, b.protocol_version
+        assert a_wire.exchanges and a_wire.exchanges[0]["rpc"] == "server/discover", a_wire.exchanges
+        assert a_wire.exchanges[0]["status"] == 200, a_wire.exchanges[0]
+        assert a.session.discover_result is not None and a.session.initialize_result is None
+        assert a.server_capabilities.tools is not None and a.server_capabilities.tools.list_changed is True
+        assert a.instructions and "find_tool" in a.instructions
+
+        assert names(await a.list_tools()) == META_TOOLS
+        assert names(await b.list_tools()) == META_TOOLS
+        hit = petstore_hit(await a.call_tool("find_tool", {"query": "pet status"}))
+        tool = hit["name"]
+        qualified = f"petstore__{tool}"
+        assert hit["promoted"] is False, hit
+
+        b_events: list[Any] = []
+        async with (
+            a.listen(tools_list_changed=True) as a_sub,
+            b.listen(tools_list_changed=True) as b_sub,
+            anyio.create_task_group() as tg,
+        ):
+            assert a_sub.honored.tools_list_changed is True, a_sub.honored
+            assert b_sub.honored.tools_list_changed is True, b_sub.honored
+
+            async def watch_b() -> None:
+                async for event in b_sub:
+                    b_events.append(event)
+
+            tg.start_soon(watch_b)
+            a_events = aiter(a_sub)
+
+            try:
+                promoted = await a.call_tool("promote", {"vendor": "petstore", "name": tool})
+                assert not promoted.is_error, promoted
+                with anyio.fail_after(NOTICE_TIMEOUT):
+                    event = await anext(a_events)
+                assert isinstance(event, ToolsListChanged), event
+
+                # the default client cache honours ttlMs: 0, so this re-reads the list
+                listed = await a.list_tools()
+                assert names(listed) == [*META_TOOLS, qualified]
+                t = listed.tools[-1]
+                assert t.annotations is not None and t.annotations.read_only_hint is True, t
+                assert names(await b.list_tools()) == META_TOOLS
+            finally:
+                demoted = await a.call_tool("demote", {"vendor": "petstore", "name": tool})
+            assert not demoted.is_error, demoted
+            with anyio.fail_after(NOTICE_TIMEOUT):
+                event = await anext(a_events)
+            assert isinstance(event, ToolsListChanged), event
+            assert names(await a.list_tools()) == META_TOOLS
+
+            await anyio.sleep(QUIET_PERIOD)
+            assert b_events == [], b_events
+            tg.cancel_scope.cancel()
+
+        assert b_inbox.count(LIST_CHANGED) == 0, b_inbox.messages
+        # stateless: Graft minted no Mcp-Session-Id for the modern client
+        assert all(x["session_id"] is None for x in a_wire.exchanges), a_wire.exchanges
+
+
+# --------------------------------------------------------------------------- (c) errors
+
+
+async def test_errors_legacy_era(graft: GraftServer) -> None:
+    async with legacy_session(graft.url, graft.tokens["A"], Inbox()) as (a, _init, _wire):
+        result = await a.call_tool("promote", {"vendor": "petstore", "name": "no_such_tool"})
+        assert result.is_error is True, result
+        assert result.structured_content and result.structured_content["error"]["code"] == "tool_not_found", result
+
+        with pytest.raises(MCPError) as err:
+            await a.call_tool("nope__x", {})
+        assert err.value.code == types.INVALID_PARAMS == -32602, err.value.error
+
+
+async def test_errors_modern_era(graft: GraftServer) -> None:
+    async with modern_client(graft.url, graft.tokens["A"]) as (a, _wire):
+        assert a.protocol_version == MODERN
+        result = await a.call_tool("promote", {"vendor": "petstore", "name": "no_such_tool"})
+        assert result.is_error is True, result
+        assert result.structured_content and result.structured_content["error"]["code"] == "tool_not_found", result
+
+        with pytest.raises(MCPError) as err:
+            await a.call_tool("nope__x", {})
+        assert err.value.code == -32602, err.value.error
+
+
+async def test_requests_without_a_valid_token_get_401(graft: GraftServer) -> None:
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+    }
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    async with httpx2.AsyncClient(timeout=10.0) as http:
+        r = await http.post(graft.url, json=initialize, headers=headers)
+        assert r.status_code == 401, (r.status_code, r.text)
+        assert 'Bearer realm="graft"' in r.headers.get("www-authenticate", ""), r.headers
+
+        r = await http.post(graft.url, json=initialize, headers={**headers, **auth("graft_not_a_real_token")})
+        assert r.status_code == 401, (r.status_code, r.text)
+        challenge = r.headers.get("www-authenticate", "")
+        assert 'Bearer realm="graft"' in challenge and 'error="invalid_token"' in challenge, challenge
+
+        discover = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "server/discover",
+            "params": {
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": MODERN,
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                }
+            },
+        }
+        r = await http.post(
+            graft.url,
+            json=discover,
+            headers={**headers, "MCP-Protocol-Version": MODERN, "Mcp-Method": "server/discover"},
+        )
+        assert r.status_code == 401, (r.status_code, r.text)
+        assert 'Bearer realm="graft"' in r.headers.get("www-authenticate", ""), r.headers
+
+
+# --------------------------------------------------------------------------- shutdown
+
+
+async def test_sigterm_with_open_streams_exits_zero(tmp_path: Path) -> None:
+    """SIGTERM while a legacy GET stream and a modern listen stream are open: exit 0 within 10 s."""
+    server = start_graft(tmp_path, agents=("A",))
+    try:
+        async with (
+            legacy_session(server.url, server.tokens["A"], Inbox()),
+            modern_client(server.url, server.tokens["A"]) as (client, _wire),
+            client.listen(tools_list_changed=True) as sub,
+        ):
+            assert sub.honored.tools_list_changed is True
+            server.proc.send_signal(signal.SIGTERM)
+            started = time.monotonic()
+            code = await anyio.to_thread.run_sync(lambda: _wait(server.proc, 10.0))
+            assert code == 0, f"graft exited {code} after SIGTERM\n{server.log_tail()}"
+            assert time.monotonic() - started < 10.0
+    finally:
+        if server.proc.poll() is None:
+            server.proc.kill()
+            server.proc.wait()
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float) -> int | None:
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
