@@ -18,8 +18,8 @@ pub struct Settings {
     /// `GRAFT_ALLOWED_HOSTS`: `Host` values accepted on `/mcp` besides loopback
     /// (comma-separated).
     pub allowed_hosts: Vec<String>,
-    /// `GRAFT_ALLOWED_ORIGINS`: browser `Origin`s accepted on `/mcp` (comma-separated);
-    /// empty means any request carrying an `Origin` is refused with 403.
+    /// `GRAFT_ALLOWED_ORIGINS`: browser `Origin`s accepted on `/mcp` besides loopback
+    /// pages (comma-separated); any other request carrying an `Origin` gets 403.
     pub allowed_origins: Vec<String>,
     /// `GRAFT_SESSION_IDLE`: a 2025-era MCP session with no traffic this long expires
     /// (then its id answers 404). Default 30 minutes.

@@ -315,10 +315,11 @@ pub async fn select_tool(pool: &Pool, vendor: &str, name: &str) -> DbResult<Opti
         .await
 }
 
-/// `(tool id, vendor, name, description)` of every tool's current version, for search.
-pub async fn select_search_docs(pool: &Pool) -> DbResult<Vec<(i64, String, String, String)>> {
+/// `(tool id, vendor, name, description, read-only, destructive)` of every tool's current
+/// version, for search.
+pub async fn select_search_docs(pool: &Pool) -> DbResult<Vec<(i64, String, String, String, bool, bool)>> {
     sqlx::query_as(
-        "SELECT t.id, vd.slug, t.name, v.description FROM tools t JOIN vendors vd ON vd.id = t.vendor_id \
+        "SELECT t.id, vd.slug, t.name, v.description, v.read_only_hint, v.destructive_hint FROM tools t JOIN vendors vd ON vd.id = t.vendor_id \
          JOIN tool_versions v ON v.tool_id = t.id AND v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id)",
     )
     .fetch_all(pool)

@@ -22,6 +22,10 @@ pub struct SearchDoc {
     pub name: String,
     /// The current version's description.
     pub description: String,
+    /// The current version's readOnlyHint.
+    pub read_only_hint: bool,
+    /// The current version's destructiveHint.
+    pub destructive_hint: bool,
 }
 
 /// A ranked hit: the document's position in [`SearchIndex::docs`] and its rank tier.
@@ -106,16 +110,17 @@ impl SearchIndex {
     }
 
     /// For one word: per matching doc, whether it matched in the vendor/name part.
-    /// Returns a vector indexed by doc: 0 no match, 1 description only, 2 vendor/name.
+    /// Fills `out` indexed by doc: 0 no match, 1 description only, 2 vendor/name.
+    /// The first match in a doc decides (the name part comes first in its line), so
+    /// the search jumps to the next doc after each match.
     fn match_word(&self, word: &str, out: &mut [u8]) {
         let finder = memmem::Finder::new(word.as_bytes());
-        for pos in finder.find_iter(&self.haystack) {
+        let mut at = 0;
+        while let Some(found) = finder.find(&self.haystack[at..]) {
+            let pos = at + found;
             let doc = self.doc_at(pos);
-            let in_name = pos + word.len() <= self.desc_starts[doc];
-            let level = if in_name { 2 } else { 1 };
-            if out[doc] < level {
-                out[doc] = level;
-            }
+            out[doc] = if pos + word.len() <= self.desc_starts[doc] { 2 } else { 1 };
+            at = self.starts.get(doc + 1).copied().unwrap_or(self.haystack.len());
         }
     }
 
@@ -143,12 +148,17 @@ impl SearchIndex {
             }
         }
         let exact_joined = words.join("_");
+        let is_qualified = |doc: &SearchDoc| {
+            exact_joined.len() == doc.vendor.len() + 2 + doc.name.len()
+                && exact_joined.starts_with(doc.vendor.as_str())
+                && exact_joined[doc.vendor.len()..].starts_with("__")
+                && exact_joined.ends_with(doc.name.as_str())
+        };
         let mut hits: Vec<Hit> = (0..n)
             .filter(|&d| alive[d])
             .map(|d| {
                 let doc = &self.docs[d];
-                let qualified = format!("{}__{}", doc.vendor, doc.name);
-                let exact = doc.name == exact_joined || qualified == exact_joined || doc.name == words.join(" ");
+                let exact = doc.name == exact_joined || is_qualified(doc);
                 let tier = if exact {
                     0
                 } else if all_in_name[d] {
@@ -170,7 +180,14 @@ mod tests {
     use super::*;
 
     fn doc(id: i64, vendor: &str, name: &str, description: &str) -> SearchDoc {
-        SearchDoc { tool_id: id, vendor: vendor.into(), name: name.into(), description: description.into() }
+        SearchDoc {
+            tool_id: id,
+            vendor: vendor.into(),
+            name: name.into(),
+            description: description.into(),
+            read_only_hint: false,
+            destructive_hint: false,
+        }
     }
 
     fn index() -> SearchIndex {

@@ -26,6 +26,9 @@ use tokio_util::sync::CancellationToken;
 /// Loopback `Host` values always accepted on `/mcp` (any port).
 const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1", "[::1]"];
 
+/// Browser origins always accepted on `/mcp`: loopback pages on any port.
+const LOOPBACK_ORIGINS: &[&str] = &["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
+
 /// A built server bound to its listener, ready to [`Application::run`].
 pub struct Application {
     listener: TcpListener,
@@ -54,11 +57,13 @@ impl Application {
             .with_json_response(true)
             .with_allowed_hosts(hosts)
             .with_cancellation_token(shutdown.child_token());
-        config = if settings.allowed_origins.is_empty() {
-            config.enforce_origin_validation()
-        } else {
-            config.with_allowed_origins(settings.allowed_origins.clone())
-        };
+        // loopback pages (any port) and configured origins; any other Origin gets 403
+        let mut origins: Vec<String> = LOOPBACK_ORIGINS.iter().map(|o| o.to_string()).collect();
+        origins.extend(settings.allowed_origins.iter().cloned());
+        if let Some(origin) = settings.public_url.as_deref().and_then(origin_of) {
+            origins.push(origin);
+        }
+        config = config.with_allowed_origins(origins);
         let handler = GraftMcp::new(graft.clone(), shutdown.clone());
         let mcp = StreamableHttpService::new(move || Ok(handler.clone()), sessions.clone(), config);
         let auth_state = auth::AuthState { graft: graft.clone(), bindings: Arc::new(SessionBindings::new(sessions)) };
@@ -143,6 +148,13 @@ fn host_of(url: &str) -> Option<String> {
     let rest = url.split_once("://")?.1;
     let host = rest.split('/').next()?;
     (!host.is_empty()).then(|| host.to_string())
+}
+
+/// The origin (`scheme://host[:port]`) of a URL.
+fn origin_of(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let host = rest.split('/').next()?;
+    (!host.is_empty()).then(|| format!("{scheme}://{host}"))
 }
 
 /// `GET /healthz`: 200 `{"status":"ok","tools":N}` when the database answers, else 503.

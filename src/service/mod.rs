@@ -393,7 +393,14 @@ impl Graft {
         let docs = db::select_search_docs(&self.inner.pool)
             .await?
             .into_iter()
-            .map(|(tool_id, vendor, name, description)| SearchDoc { tool_id, vendor, name, description })
+            .map(|(tool_id, vendor, name, description, read_only_hint, destructive_hint)| SearchDoc {
+                tool_id,
+                vendor,
+                name,
+                description,
+                read_only_hint,
+                destructive_hint,
+            })
             .collect();
         let idx = Arc::new(SearchIndex::build(docs));
         *self.inner.search.write().expect("search lock") = Some(idx.clone());
@@ -420,16 +427,13 @@ impl Graft {
         let mut out = Vec::with_capacity(limit.min(total));
         for h in hits.into_iter().take(limit) {
             let d = &idx.docs()[h.doc];
-            // hints live on the version row; a hit list is short, so read them per hit
-            let row = db::select_tool(&self.inner.pool, &d.vendor, &d.name).await?;
-            let (ro, de) = row.as_ref().map_or((false, false), |r| (r.read_only_hint, r.destructive_hint));
             out.push(ToolHit {
                 vendor: d.vendor.clone(),
                 name: d.name.clone(),
                 description: openapi::truncate_chars(&d.description, 300),
                 promoted: promoted.contains(&d.tool_id),
-                read_only_hint: ro,
-                destructive_hint: de,
+                read_only_hint: d.read_only_hint,
+                destructive_hint: d.destructive_hint,
             });
         }
         Ok(SearchResult { hits: out, total })

@@ -264,6 +264,18 @@ async fn sessions_belong_to_their_agent_and_origins_are_checked() {
         .await
         .unwrap();
     assert_eq!(r.status(), 403);
+    // a loopback page (a local browser-based client) is accepted
+    let r = reqwest::Client::new()
+        .post(app.mcp_url())
+        .bearer_auth(&token_a)
+        .header("origin", "http://localhost:6274")
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
     let r = reqwest::Client::new()
         .post(app.mcp_url())
         .bearer_auth(&token_a)

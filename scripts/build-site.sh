@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds the console's browser bundle into target/site: the hydrate build of the crate
+# for wasm32, wasm-bindgen (the CLI of exactly the version in Cargo.lock), the CSS and
+# public/ files. Installs the wasm32 target and the wasm-bindgen CLI when missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target_dir="${CARGO_TARGET_DIR:-target}"
+rustup target list --installed | grep -q '^wasm32-unknown-unknown$' || rustup target add wasm32-unknown-unknown
+version=$(awk '/^name = "wasm-bindgen"$/ {getline; gsub(/version = |"/, ""); print; exit}' Cargo.lock)
+if ! wasm-bindgen --version 2>/dev/null | grep -q " $version\$"; then
+  echo "installing wasm-bindgen-cli $version (matches Cargo.lock)"
+  cargo install wasm-bindgen-cli --version "$version" --force
+fi
+cargo build --lib --target wasm32-unknown-unknown --no-default-features --features hydrate
+mkdir -p target/site/pkg
+wasm-bindgen --target web --out-dir target/site/pkg --out-name graft \
+  "$target_dir/wasm32-unknown-unknown/debug/graft.wasm"
+cp style/main.css target/site/pkg/graft.css
+cp -r public/. target/site/
+echo "console bundle in target/site"

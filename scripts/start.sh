@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Sets up and starts Graft on its embedded SQLite default (data in ./data):
+# builds the console bundle and the server, then runs `graft serve`.
+# Extra arguments go to `graft serve` (e.g. --addr 127.0.0.1:3100).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/build-site.sh
+cargo build --bin graft
+export LEPTOS_SITE_ROOT="$PWD/target/site"
+exec "${CARGO_TARGET_DIR:-target}/debug/graft" serve "$@"
