@@ -52,7 +52,7 @@ fn setup(rt: &tokio::runtime::Runtime) -> (Graft, i64, tempfile::TempDir) {
     let mut docs = Vec::new();
     documents(&root, &mut docs);
     rt.block_on(async {
-        let graft = Graft::open(&url, Arc::new(SystemClock)).await.unwrap();
+        let graft = Graft::open(&url, Arc::new(SystemClock), graft::service::ServiceConfig::ephemeral("http://127.0.0.1:3000")).await.unwrap();
         for (n, path) in docs.iter().enumerate() {
             if graft.toolbox_size().await.unwrap() >= want {
                 break;

@@ -54,6 +54,71 @@ pub enum Command {
     /// Search the toolbox.
     #[command(subcommand)]
     Tool(ToolCommand),
+    /// Manage vendor credentials (secrets are stored encrypted and never shown again).
+    #[command(subcommand)]
+    Connection(ConnectionCommand),
+    /// List approvals of write tools, pending first.
+    #[command(subcommand)]
+    Approval(ApprovalCommand),
+    /// Let an agent run a write tool (its first call asked for approval).
+    Approve {
+        /// Agent name.
+        agent: String,
+        /// The tool as VENDOR__NAME.
+        tool: String,
+    },
+    /// Refuse an agent the use of a write tool.
+    Deny {
+        /// Agent name.
+        agent: String,
+        /// The tool as VENDOR__NAME.
+        tool: String,
+    },
+}
+
+/// `graft connection …`
+#[derive(Debug, Subcommand)]
+pub enum ConnectionCommand {
+    /// Add a connection to a vendor. The secret comes from an environment variable or
+    /// standard input, never from the command line.
+    Add {
+        /// Vendor slug.
+        vendor: String,
+        /// A label, unique per vendor.
+        #[arg(long)]
+        label: String,
+        /// none, bearer, header, query or basic (secret "user:password").
+        #[arg(long)]
+        kind: String,
+        /// The header or query parameter that carries the secret (header, query).
+        #[arg(long)]
+        name: Option<String>,
+        /// Read the secret from this environment variable.
+        #[arg(long, conflicts_with = "secret_stdin")]
+        secret_env: Option<String>,
+        /// Read the secret from standard input (first line).
+        #[arg(long)]
+        secret_stdin: bool,
+    },
+    /// List connections (without secrets).
+    List,
+    /// Revoke a connection: calls that use it answer connection_revoked.
+    Revoke {
+        /// Connection id (from `graft connection list`).
+        id: i64,
+    },
+}
+
+/// `graft approval …`
+#[derive(Debug, Subcommand)]
+pub enum ApprovalCommand {
+    /// List approvals, pending first.
+    List,
+}
+
+fn split_tool(qualified: &str) -> anyhow::Result<(&str, &str)> {
+    crate::domain::names::split_qualified(qualified)
+        .ok_or_else(|| anyhow::anyhow!("{qualified:?} is not VENDOR__NAME (e.g. stripe__post_customers)"))
 }
 
 /// `graft agent …`
@@ -108,6 +173,12 @@ pub enum ToolCommand {
     },
 }
 
+/// The person at the command line (history and approvals record `person:<user>`).
+fn person() -> crate::service::Actor {
+    let user = std::env::var("USER").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| "cli".into());
+    crate::service::Actor::Person(user)
+}
+
 fn format_time(ms: Option<i64>) -> String {
     ms.and_then(chrono::DateTime::from_timestamp_millis)
         .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
@@ -124,7 +195,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     if settings.database_url.starts_with("sqlite:") {
         settings.ensure_data_dir().with_context(|| format!("cannot create data directory {}", settings.data_dir.display()))?;
     }
-    let graft = Graft::open(&settings.database_url, Arc::new(SystemClock))
+    let config = settings.service_config().map_err(anyhow::Error::msg)?;
+    let graft = Graft::open(&settings.database_url, Arc::new(SystemClock), config)
         .await
         .with_context(|| format!("cannot open the database {}", settings.database_url))?;
     match cli.command.unwrap_or(Command::Serve { addr: None }) {
@@ -209,6 +281,53 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     println!("  {op}: {reason}");
                 }
             }
+        }
+        Command::Connection(ConnectionCommand::Add { vendor, label, kind, name, secret_env, secret_stdin }) => {
+            let secret = if let Some(var) = secret_env {
+                Some(std::env::var(&var).with_context(|| format!("environment variable {var} is not set"))?)
+            } else if secret_stdin {
+                let mut line = String::new();
+                std::io::stdin().read_line(&mut line).context("cannot read the secret from standard input")?;
+                Some(line)
+            } else {
+                None
+            };
+            let c = graft.add_connection(&vendor, &label, &kind, name.as_deref(), secret.as_deref()).await?;
+            println!("Added connection {} ({} {}) to {}; the secret is stored encrypted.", c.id, c.label, c.auth_kind, c.vendor);
+        }
+        Command::Connection(ConnectionCommand::List) => {
+            println!("{:>4}  {:<16} {:<20} {:<7} {:<16} state", "id", "vendor", "label", "kind", "name");
+            for c in graft.connections().await? {
+                let state = match c.revoked_at {
+                    Some(t) => format!("revoked {}", format_time(Some(t))),
+                    None => "active".into(),
+                };
+                println!("{:>4}  {:<16} {:<20} {:<7} {:<16} {state}", c.id, c.vendor, c.label, c.auth_kind, c.name.unwrap_or_else(|| "-".into()));
+            }
+        }
+        Command::Connection(ConnectionCommand::Revoke { id }) => {
+            let c = graft.revoke_connection(id).await?;
+            println!("Revoked connection {} ({}) of {}.", c.id, c.label, c.vendor);
+        }
+        Command::Approval(ApprovalCommand::List) => {
+            let all = graft.approvals().await?;
+            if all.is_empty() {
+                println!("No approvals yet.");
+            }
+            for a in all {
+                let decided = a.decided_by.map(|by| format!(" by {by} {}", format_time(a.decided_at))).unwrap_or_default();
+                println!("{:<8} {:<20} {}__{}  asked {}{decided}", a.state, a.agent, a.vendor, a.name, format_time(Some(a.requested_at)));
+            }
+        }
+        Command::Approve { agent, tool } => {
+            let (vendor, name) = split_tool(&tool)?;
+            graft.decide_approval(&person(), &agent, vendor, name, true).await?;
+            println!("Approved: {agent} may run {tool}.");
+        }
+        Command::Deny { agent, tool } => {
+            let (vendor, name) = split_tool(&tool)?;
+            graft.decide_approval(&person(), &agent, vendor, name, false).await?;
+            println!("Denied: {agent} may not run {tool}.");
         }
         Command::Tool(ToolCommand::Search { query, limit }) => {
             let found = graft.search_tools(None, &query, limit).await?;

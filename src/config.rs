@@ -26,6 +26,12 @@ pub struct Settings {
     pub session_idle: Duration,
     /// `LEPTOS_SITE_ROOT`: where the console's static files are (`target/site`).
     pub site_root: PathBuf,
+    /// `GRAFT_SECRET_KEY`: 64 hex digits sealing connection secrets; else the key file
+    /// `secret.key` in the data directory.
+    pub secret_key: Option<String>,
+    /// `GRAFT_CONNECT_TIMEOUT` (default 5s) and `GRAFT_REQUEST_TIMEOUT` (default 30s)
+    /// of vendor calls; `GRAFT_RESPONSE_CAP` bytes given to the agent (default 1 MiB).
+    pub limits: crate::proxy::ProxyLimits,
 }
 
 /// Reads a comma-separated list variable.
@@ -70,7 +76,19 @@ impl Settings {
             Ok(v) => parse_duration(&v)?,
             Err(_) => Duration::from_secs(30 * 60),
         };
+        let mut limits = crate::proxy::ProxyLimits::default();
+        if let Ok(v) = std::env::var("GRAFT_CONNECT_TIMEOUT") {
+            limits.connect_timeout = parse_duration(&v)?;
+        }
+        if let Ok(v) = std::env::var("GRAFT_REQUEST_TIMEOUT") {
+            limits.total_timeout = parse_duration(&v)?;
+        }
+        if let Ok(v) = std::env::var("GRAFT_RESPONSE_CAP") {
+            limits.response_cap = v.parse().map_err(|_| format!("GRAFT_RESPONSE_CAP {v:?} is not a number of bytes"))?;
+        }
         Ok(Self {
+            secret_key: std::env::var("GRAFT_SECRET_KEY").ok(),
+            limits,
             data_dir,
             database_url,
             addr,
@@ -80,6 +98,18 @@ impl Settings {
             session_idle,
             site_root: std::env::var_os("LEPTOS_SITE_ROOT").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("target/site")),
         })
+    }
+
+    /// The public URL: `GRAFT_PUBLIC_URL`, else `http://<addr>`.
+    pub fn public_url(&self) -> String {
+        self.public_url.clone().unwrap_or_else(|| format!("http://{}", self.addr)).trim_end_matches('/').to_string()
+    }
+
+    /// The service configuration: public URL, secret key (loading or creating the key
+    /// file) and proxy limits. Errors: a malformed key or an unreadable key file.
+    pub fn service_config(&self) -> Result<crate::service::ServiceConfig, String> {
+        let key = crate::service::secrets::SecretKey::load_or_create(self.secret_key.as_deref(), &self.data_dir)?;
+        Ok(crate::service::ServiceConfig { public_url: self.public_url(), key, limits: self.limits })
     }
 
     /// Creates the data directory when the database is a SQLite file in it.

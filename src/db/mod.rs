@@ -6,6 +6,8 @@
 //! transaction (SPEC §2: a promotion writes `working_set` + `history` together or not at
 //! all).
 
+pub mod runs;
+
 use serde_json::Value;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{FromRow, SqliteConnection, SqlitePool};

@@ -2,13 +2,13 @@
 //! input schemas have a root object, no union and no `$ref`.
 
 use super::{tool_error, tool_ok};
-use crate::service::{Actor, Graft, ServiceError};
+use crate::service::{Actor, Graft, RunAnswer, ServiceError};
 use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 /// Meta-tools this server implements, in `tools/list` order.
-pub const OFFERED: &[&str] = &["find_tool", "promote", "demote"];
+pub const OFFERED: &[&str] = &["find_tool", "promote", "demote", "run_tool"];
 
 /// Whether `name` is an implemented meta-tool.
 pub fn offered(name: &str) -> bool {
@@ -66,7 +66,36 @@ pub fn tools() -> Vec<Tool> {
         )
         .with_title("Demote a tool")
         .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(true).open_world(false)),
+        Tool::new(
+            "run_tool",
+            "Run any toolbox tool without promoting it, exactly as calling <vendor>__<name> would: the same input validation, the same approval rule for writes, the same answer. Use it for a tool you just promoted that is not in your list yet, or one you need once. With dryRun true, reads (GET, HEAD) reach the vendor and every other method stops at Graft with a preview of the request.",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "vendor": {"type": "string", "description": "The tool's vendor (from find_tool)."},
+                    "name": {"type": "string", "description": "The tool's name within its vendor (from find_tool)."},
+                    "input": {"type": "object", "description": "The tool's input, as its input schema describes."},
+                    "dryRun": {"type": "boolean", "default": false, "description": "Preview a write instead of sending it (reads still run)."}
+                },
+                "required": ["vendor", "name"],
+                "additionalProperties": false
+            })),
+        )
+        .with_title("Run a tool")
+        .with_annotations(ToolAnnotations::new().read_only(false).destructive(true).idempotent(false).open_world(true)),
     ]
+}
+
+/// The MCP result of a run (SPEC §4.7).
+pub fn run_result(answer: RunAnswer) -> CallToolResult {
+    match answer {
+        RunAnswer::Ok { text, structured } => {
+            let mut r = CallToolResult::success(vec![rmcp::model::ContentBlock::text(text)]);
+            r.structured_content = structured;
+            r
+        }
+        RunAnswer::Err { code, message, details } => tool_error(code, &message, details),
+    }
 }
 
 #[derive(Deserialize)]
@@ -74,6 +103,17 @@ pub fn tools() -> Vec<Tool> {
 struct FindToolArgs {
     query: String,
     limit: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunToolArgs {
+    vendor: String,
+    name: String,
+    #[serde(default)]
+    input: Option<Value>,
+    #[serde(default, rename = "dryRun")]
+    dry_run: bool,
 }
 
 #[derive(Deserialize)]
@@ -100,6 +140,7 @@ pub async fn call(graft: &Graft, actor: &Actor, agent_id: i64, name: &str, args:
     let result = match name {
         "find_tool" => find_tool(graft, agent_id, args).await,
         "promote" | "demote" => promote_or_demote(graft, actor, agent_id, name, args).await,
+        "run_tool" => run_tool(graft, agent_id, args).await,
         _ => Err(tool_error("invalid_input", &format!("{name} is not a Graft meta-tool"), json!({}))),
     };
     result.unwrap_or_else(|e| e)
@@ -137,6 +178,16 @@ async fn find_tool(graft: &Graft, agent_id: i64, args: JsonObject) -> Result<Cal
         text.push_str(&format!("- {}__{}{}: {}\n", h.vendor, h.name, flags, h.description.lines().next().unwrap_or("")));
     }
     Ok(tool_ok(text.trim_end().to_string(), json!({"hits": found.hits, "total": found.total})))
+}
+
+async fn run_tool(graft: &Graft, agent_id: i64, args: JsonObject) -> Result<CallToolResult, CallToolResult> {
+    let a: RunToolArgs = parse(args)?;
+    let input = a.input.unwrap_or_else(|| json!({}));
+    if !input.is_object() {
+        return Err(tool_error("invalid_input", "input must be a JSON object", json!({})));
+    }
+    let answer = graft.run_tool(agent_id, &a.vendor, &a.name, input, a.dry_run).await.map_err(service_error)?;
+    Ok(run_result(answer))
 }
 
 async fn promote_or_demote(

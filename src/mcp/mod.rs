@@ -238,12 +238,9 @@ impl ServerHandler for GraftMcp {
                     )
                     .into());
                 }
-                Ok(tool_error(
-                    "not_available",
-                    &format!("{name} is promoted, but this Graft server does not run vendor tools yet"),
-                    json!({"vendor": vendor, "name": tool}),
-                )
-                .into())
+                let input = Value::Object(args);
+                let answer = self.graft.run_tool(agent.id, vendor, tool, input, false).await.map_err(internal)?;
+                Ok(meta::run_result(answer).into())
             }
             Err(crate::service::ServiceError::ToolNotFound(_)) => {
                 Err(ErrorData::invalid_params(format!("Unknown tool: {name}"), None))

@@ -2,15 +2,23 @@
 //! state change takes the acting identity ([`Actor`]) and writes every row it touches in
 //! one transaction, then tells the change hub once per batch (SPEC §2, §3.5).
 
+pub mod access;
 pub mod error;
 pub mod hub;
+pub mod run;
+pub mod secrets;
 
 use crate::db::{self, AgentRow, EntryRow, Pool, VendorRow};
 use crate::domain::names::{ToolName, VendorSlug};
 use crate::domain::search::{SearchDoc, SearchIndex};
 use crate::domain::{self, openapi, Cause, PromotedBy};
 pub use error::{ServiceError, ServiceResult};
+use crate::proxy::{Proxy, ProxyLimits};
 use hub::ChangeHub;
+pub use run::RunAnswer;
+use secrets::SecretKey;
+use std::collections::HashMap;
+use std::sync::Mutex;
 use chrono::{DateTime, Utc};
 use rand::RngCore;
 use serde::Serialize;
@@ -156,26 +164,69 @@ pub struct Graft {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug)]
 struct Inner {
     pool: Pool,
     hub: ChangeHub,
     clock: Arc<dyn Clock>,
     /// The search index over the current toolbox; `None` after a change until rebuilt.
     search: RwLock<Option<Arc<SearchIndex>>>,
+    /// Seals and opens connection secrets.
+    key: SecretKey,
+    /// Sends vendor requests.
+    proxy: Proxy,
+    /// Graft's public URL (approval links), without a trailing `/`.
+    public_url: String,
+    /// Compiled input-schema validators by (tool id, version): versions are immutable.
+    validators: Mutex<HashMap<(i64, i64), Arc<jsonschema::Validator>>>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner").field("public_url", &self.public_url).finish_non_exhaustive()
+    }
+}
+
+/// What the service needs besides the database.
+#[derive(Debug, Clone)]
+pub struct ServiceConfig {
+    /// Graft's public URL, e.g. `http://127.0.0.1:3000` (approval links point there).
+    pub public_url: String,
+    /// The key that seals connection secrets.
+    pub key: SecretKey,
+    /// Proxy timeouts and response cap.
+    pub limits: ProxyLimits,
+}
+
+impl ServiceConfig {
+    /// A configuration with a fresh random key and default limits (tests, benchmarks).
+    pub fn ephemeral(public_url: &str) -> Self {
+        Self { public_url: public_url.trim_end_matches('/').to_string(), key: SecretKey::generate(), limits: ProxyLimits::default() }
+    }
 }
 
 impl Graft {
-    /// Opens the database at `database_url` (migrating it) with `clock`.
-    /// Errors: the database cannot be opened or migrated.
-    pub async fn open(database_url: &str, clock: Arc<dyn Clock>) -> anyhow::Result<Self> {
+    /// Opens the database at `database_url` (migrating it) with `clock` and `config`.
+    /// Errors: the database cannot be opened or migrated; the HTTP client cannot be built.
+    pub async fn open(database_url: &str, clock: Arc<dyn Clock>, config: ServiceConfig) -> anyhow::Result<Self> {
         let pool = db::connect(database_url).await?;
-        Ok(Self::with_pool(pool, clock))
+        Self::with_pool(pool, clock, config)
     }
 
-    /// Wraps an open pool.
-    pub fn with_pool(pool: Pool, clock: Arc<dyn Clock>) -> Self {
-        Self { inner: Arc::new(Inner { pool, hub: ChangeHub::default(), clock, search: RwLock::new(None) }) }
+    /// Wraps an open pool. Errors: the HTTP client cannot be built.
+    pub fn with_pool(pool: Pool, clock: Arc<dyn Clock>, config: ServiceConfig) -> anyhow::Result<Self> {
+        let proxy = Proxy::new(config.limits).map_err(anyhow::Error::msg)?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                pool,
+                hub: ChangeHub::default(),
+                clock,
+                search: RwLock::new(None),
+                key: config.key,
+                proxy,
+                public_url: config.public_url.trim_end_matches('/').to_string(),
+                validators: Mutex::new(HashMap::new()),
+            }),
+        })
     }
 
     /// The change hub (SPEC §3.5).

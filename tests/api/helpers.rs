@@ -58,13 +58,19 @@ pub fn settings(dir: &Path) -> Settings {
         allowed_origins: vec![],
         session_idle: Duration::from_secs(600),
         site_root: dir.join("site"),
+        secret_key: None,
+        limits: graft::proxy::ProxyLimits::default(),
     }
 }
 
 /// Starts Graft on port 0 over the database in `dir`.
 pub async fn spawn_app_in(dir: &Path) -> TestApp {
-    let s = settings(dir);
-    let graft = Graft::open(&s.database_url, Arc::new(SystemClock)).await.expect("open db");
+    spawn_app_with(settings(dir)).await
+}
+
+/// Starts Graft on port 0 with `s`.
+pub async fn spawn_app_with(s: Settings) -> TestApp {
+    let graft = Graft::open(&s.database_url, Arc::new(SystemClock), s.service_config().unwrap()).await.expect("open db");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let app = Application::build(&s, graft.clone(), listener).unwrap();
     let addr = app.local_addr().unwrap();

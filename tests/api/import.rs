@@ -40,7 +40,7 @@ fn check_schema_root(s: &Value, tool: &str) {
 async fn every_shared_document_imports_under_the_rules() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}?mode=rwc", dir.path().join("g.db").display());
-    let graft = Graft::open(&url, Arc::new(SystemClock)).await.unwrap();
+    let graft = Graft::open(&url, Arc::new(SystemClock), graft::service::ServiceConfig::ephemeral("http://127.0.0.1:3000")).await.unwrap();
     for (file, vendor) in DOCS {
         let text = std::fs::read_to_string(specs_dir().join(file)).unwrap();
         let report = graft.import_openapi(vendor, &text, Some("http://127.0.0.1:9"), &mut |_, _| {}).await.unwrap();
@@ -126,7 +126,7 @@ async fn every_shared_document_imports_under_the_rules() {
 async fn malformed_documents_change_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}?mode=rwc", dir.path().join("g.db").display());
-    let graft = Graft::open(&url, Arc::new(SystemClock)).await.unwrap();
+    let graft = Graft::open(&url, Arc::new(SystemClock), graft::service::ServiceConfig::ephemeral("http://127.0.0.1:3000")).await.unwrap();
     for bad in ["{not json", "just: [yaml", "{\"hello\": 1}", "openapi: 9.0.0\npaths: {}\n", "swagger: '2.0'\n"] {
         let e = graft.import_openapi("acme", bad, Some("https://acme.test"), &mut |_, _| {}).await;
         assert!(e.is_err(), "{bad:?} was accepted");

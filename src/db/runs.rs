@@ -1,0 +1,252 @@
+//! Queries of running tools: connections, approvals, the call log and usage.
+
+use super::{Conn, DbResult, Pool};
+use sqlx::FromRow;
+
+/// A `connections` row (the secret stays sealed).
+#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+pub struct ConnectionRow {
+    /// Id.
+    pub id: i64,
+    /// Vendor slug.
+    pub vendor: String,
+    /// Label.
+    pub label: String,
+    /// `none`, `bearer`, `header`, `query` or `basic`.
+    pub auth_kind: String,
+    /// Header or query parameter name (for `header` / `query`).
+    pub header_or_param_name: Option<String>,
+    /// Sealed secret (base64 of nonce || ciphertext).
+    pub secret_ciphertext: Option<String>,
+    /// Creation time (ms).
+    pub created_at: i64,
+    /// Revocation time (ms).
+    pub revoked_at: Option<i64>,
+}
+
+const CONNECTION_SELECT: &str = "SELECT c.id, v.slug AS vendor, c.label, c.auth_kind, c.header_or_param_name, \
+     c.secret_ciphertext, c.created_at, c.revoked_at FROM connections c JOIN vendors v ON v.id = c.vendor_id";
+
+/// Inserts a connection; returns its id. Errors: the label is taken for the vendor.
+pub async fn insert_connection(
+    pool: &Pool,
+    vendor_id: i64,
+    label: &str,
+    auth_kind: &str,
+    name: Option<&str>,
+    sealed: Option<&str>,
+    now: i64,
+) -> DbResult<i64> {
+    sqlx::query_scalar(
+        "INSERT INTO connections (vendor_id, label, auth_kind, header_or_param_name, secret_ciphertext, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+    )
+    .bind(vendor_id)
+    .bind(label)
+    .bind(auth_kind)
+    .bind(name)
+    .bind(sealed)
+    .bind(now)
+    .fetch_one(pool)
+    .await
+}
+
+/// Every connection, by vendor and label.
+pub async fn select_connections(pool: &Pool) -> DbResult<Vec<ConnectionRow>> {
+    sqlx::query_as(&format!("{CONNECTION_SELECT} ORDER BY v.slug, c.label")).fetch_all(pool).await
+}
+
+/// A vendor's connections.
+pub async fn select_vendor_connections(pool: &Pool, vendor_id: i64) -> DbResult<Vec<ConnectionRow>> {
+    sqlx::query_as(&format!("{CONNECTION_SELECT} WHERE c.vendor_id = $1 ORDER BY c.id")).bind(vendor_id).fetch_all(pool).await
+}
+
+/// One connection.
+pub async fn select_connection(pool: &Pool, id: i64) -> DbResult<Option<ConnectionRow>> {
+    sqlx::query_as(&format!("{CONNECTION_SELECT} WHERE c.id = $1")).bind(id).fetch_optional(pool).await
+}
+
+/// Marks a connection revoked; returns whether it was active.
+pub async fn revoke_connection(conn: &mut Conn, id: i64, now: i64) -> DbResult<bool> {
+    let r = sqlx::query("UPDATE connections SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
+        .bind(now)
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// `(vendor id, default connection id)` of a tool.
+pub async fn select_tool_connection(pool: &Pool, tool_id: i64) -> DbResult<(i64, Option<i64>)> {
+    sqlx::query_as("SELECT vendor_id, default_connection_id FROM tools WHERE id = $1").bind(tool_id).fetch_one(pool).await
+}
+
+/// Sets (or clears) a tool's default connection.
+pub async fn update_tool_connection(pool: &Pool, tool_id: i64, connection_id: Option<i64>) -> DbResult<()> {
+    sqlx::query("UPDATE tools SET default_connection_id = $1 WHERE id = $2").bind(connection_id).bind(tool_id).execute(pool).await?;
+    Ok(())
+}
+
+/// An `approvals` row with names.
+#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+pub struct ApprovalRow {
+    /// Agent id.
+    pub agent_id: i64,
+    /// Agent name.
+    pub agent: String,
+    /// Tool id.
+    pub tool_id: i64,
+    /// Vendor slug.
+    pub vendor: String,
+    /// Tool name.
+    pub name: String,
+    /// `pending`, `granted` or `denied`.
+    pub state: String,
+    /// When first asked (ms).
+    pub requested_at: i64,
+    /// When decided (ms).
+    pub decided_at: Option<i64>,
+    /// Who decided.
+    pub decided_by: Option<String>,
+}
+
+const APPROVAL_SELECT: &str = "SELECT a.agent_id, ag.name AS agent, a.tool_id, v.slug AS vendor, t.name, a.state, \
+     a.requested_at, a.decided_at, a.decided_by FROM approvals a JOIN agents ag ON ag.id = a.agent_id \
+     JOIN tools t ON t.id = a.tool_id JOIN vendors v ON v.id = t.vendor_id";
+
+/// The approval of one agent for one tool.
+pub async fn select_approval(pool: &Pool, agent_id: i64, tool_id: i64) -> DbResult<Option<ApprovalRow>> {
+    sqlx::query_as(&format!("{APPROVAL_SELECT} WHERE a.agent_id = $1 AND a.tool_id = $2"))
+        .bind(agent_id)
+        .bind(tool_id)
+        .fetch_optional(pool)
+        .await
+}
+
+/// Every approval, pending first, then newest.
+pub async fn select_approvals(pool: &Pool) -> DbResult<Vec<ApprovalRow>> {
+    sqlx::query_as(&format!(
+        "{APPROVAL_SELECT} ORDER BY CASE a.state WHEN 'pending' THEN 0 ELSE 1 END, a.requested_at DESC"
+    ))
+    .fetch_all(pool)
+    .await
+}
+
+/// Records a pending request unless a row exists.
+pub async fn insert_pending_approval(pool: &Pool, agent_id: i64, tool_id: i64, now: i64) -> DbResult<()> {
+    sqlx::query(
+        "INSERT INTO approvals (agent_id, tool_id, state, requested_at) VALUES ($1, $2, 'pending', $3) \
+         ON CONFLICT (agent_id, tool_id) DO NOTHING",
+    )
+    .bind(agent_id)
+    .bind(tool_id)
+    .bind(now)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// Sets an approval's decision (creating the row when the person decides first).
+pub async fn upsert_approval_decision(pool: &Pool, agent_id: i64, tool_id: i64, state: &str, by: &str, now: i64) -> DbResult<()> {
+    sqlx::query(
+        "INSERT INTO approvals (agent_id, tool_id, state, requested_at, decided_at, decided_by) VALUES ($1, $2, $3, $4, $4, $5) \
+         ON CONFLICT (agent_id, tool_id) DO UPDATE SET state = excluded.state, decided_at = excluded.decided_at, decided_by = excluded.decided_by",
+    )
+    .bind(agent_id)
+    .bind(tool_id)
+    .bind(state)
+    .bind(now)
+    .bind(by)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// One call-log row to insert.
+#[derive(Debug, Clone)]
+pub struct NewCall<'a> {
+    /// Agent.
+    pub agent_id: i64,
+    /// Tool.
+    pub tool_id: i64,
+    /// Version that ran.
+    pub version: i64,
+    /// Dry run.
+    pub dry_run: bool,
+    /// `ok` or `error`.
+    pub status: &'a str,
+    /// Vendor's HTTP status, when it answered.
+    pub http_status: Option<i64>,
+    /// Duration (ms).
+    pub duration_ms: i64,
+    /// Error code, when `error`.
+    pub error_code: Option<&'a str>,
+}
+
+/// Appends to the call log.
+pub async fn insert_tool_call(pool: &Pool, c: &NewCall<'_>, now: i64) -> DbResult<()> {
+    sqlx::query(
+        "INSERT INTO tool_calls (agent_id, tool_id, version, dry_run, status, http_status, duration_ms, at, error_code) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    )
+    .bind(c.agent_id)
+    .bind(c.tool_id)
+    .bind(c.version)
+    .bind(c.dry_run)
+    .bind(c.status)
+    .bind(c.http_status)
+    .bind(c.duration_ms)
+    .bind(now)
+    .bind(c.error_code)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// Counts a call that reached the vendor: `last_used_at` = now, `calls` + 1.
+pub async fn upsert_tool_usage(pool: &Pool, agent_id: i64, tool_id: i64, now: i64) -> DbResult<()> {
+    sqlx::query(
+        "INSERT INTO tool_usage (agent_id, tool_id, last_used_at, calls) VALUES ($1, $2, $3, 1) \
+         ON CONFLICT (agent_id, tool_id) DO UPDATE SET last_used_at = excluded.last_used_at, calls = tool_usage.calls + 1",
+    )
+    .bind(agent_id)
+    .bind(tool_id)
+    .bind(now)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// `(last_used_at, calls)` of an agent's tool.
+pub async fn select_tool_usage(pool: &Pool, agent_id: i64, tool_id: i64) -> DbResult<Option<(i64, i64)>> {
+    sqlx::query_as("SELECT last_used_at, calls FROM tool_usage WHERE agent_id = $1 AND tool_id = $2")
+        .bind(agent_id)
+        .bind(tool_id)
+        .fetch_optional(pool)
+        .await
+}
+
+/// A call-log row.
+#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+pub struct CallRow {
+    /// Tool id.
+    pub tool_id: i64,
+    /// Version.
+    pub version: i64,
+    /// Dry run.
+    pub dry_run: bool,
+    /// `ok` / `error`.
+    pub status: String,
+    /// Vendor status.
+    pub http_status: Option<i64>,
+    /// Error code.
+    pub error_code: Option<String>,
+}
+
+/// An agent's calls, oldest first.
+pub async fn select_tool_calls(pool: &Pool, agent_id: i64) -> DbResult<Vec<CallRow>> {
+    sqlx::query_as("SELECT tool_id, version, dry_run, status, http_status, error_code FROM tool_calls WHERE agent_id = $1 ORDER BY id")
+        .bind(agent_id)
+        .fetch_all(pool)
+        .await
+}

@@ -1,0 +1,427 @@
+//! Building the vendor HTTP request from a tool's binding and the agent's input (SPEC
+//! §4.2). Pure: no I/O. The result can be sent, or shown redacted as a dry-run preview.
+//!
+//! - `{param}` placeholders are filled from input properties, percent-encoded; a value
+//!   that could leave its path segment (`/`, `\`, `?`, `#`, `.`/`..`, or their
+//!   percent-encoded forms) is refused.
+//! - Query parameters follow OpenAPI's defaults: `form` + explode (arrays repeat the
+//!   name), objects as `name[key]=value` (deepObject, as Stripe uses).
+//! - Bodies: JSON, or `application/x-www-form-urlencoded` with `a[b]=c` / `a[0]=c`
+//!   nesting (Stripe, Twilio, Slack). GET, HEAD and DELETE never carry a body: their
+//!   remaining inputs go to the query string.
+//! - The credential comes from the connection (and fills any parameter the document
+//!   declared for it, as Slack's `token`); no header of the agent's reaches the vendor.
+//! - The URL stays on the vendor's scheme, host and port.
+
+use crate::domain::tool::{Binding, BodyEncoding};
+use serde_json::{Map, Value};
+use url::Url;
+
+/// Text shown instead of every credential in previews.
+pub const REDACTED: &str = "<redacted>";
+
+/// Credentials from a connection, decrypted (SPEC §2 `auth_kind`).
+#[derive(Clone, PartialEq, Eq)]
+pub enum Credential {
+    /// No credential.
+    None,
+    /// `Authorization: Bearer <token>`.
+    Bearer(String),
+    /// A named header holding the secret (`X-Api-Key: …`).
+    Header {
+        /// Header name.
+        name: String,
+        /// Secret.
+        value: String,
+    },
+    /// A named query parameter holding the secret.
+    Query {
+        /// Parameter name.
+        name: String,
+        /// Secret.
+        value: String,
+    },
+    /// `Authorization: Basic base64(user:password)`.
+    Basic {
+        /// User (or account id, as Twilio's AccountSid).
+        user: String,
+        /// Password.
+        password: String,
+    },
+}
+
+impl std::fmt::Debug for Credential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self {
+            Self::None => "None",
+            Self::Bearer(_) => "Bearer",
+            Self::Header { .. } => "Header",
+            Self::Query { .. } => "Query",
+            Self::Basic { .. } => "Basic",
+        };
+        write!(f, "Credential::{kind}(<redacted>)")
+    }
+}
+
+impl Credential {
+    /// The same credential with every secret replaced by [`REDACTED`].
+    pub fn redacted(&self) -> Self {
+        let r = || REDACTED.to_string();
+        match self {
+            Self::None => Self::None,
+            Self::Bearer(_) => Self::Bearer(r()),
+            Self::Header { name, .. } => Self::Header { name: name.clone(), value: r() },
+            Self::Query { name, .. } => Self::Query { name: name.clone(), value: r() },
+            Self::Basic { .. } => Self::Basic { user: r(), password: r() },
+        }
+    }
+
+    /// The plain secret a declared credential parameter takes (Slack's `token`).
+    fn param_value(&self) -> Option<&str> {
+        match self {
+            Self::Bearer(v) | Self::Header { value: v, .. } | Self::Query { value: v, .. } => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Every secret string, for redacting text (logs, error bodies).
+    pub fn secrets(&self) -> Vec<String> {
+        match self {
+            Self::None => vec![],
+            Self::Bearer(v) | Self::Header { value: v, .. } | Self::Query { value: v, .. } => vec![v.clone()],
+            Self::Basic { user, password } => {
+                use base64::Engine;
+                vec![password.clone(), base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))]
+            }
+        }
+    }
+}
+
+/// A request ready to send (or to preview).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedRequest {
+    /// Upper-case method.
+    pub method: String,
+    /// Absolute URL on the vendor's origin.
+    pub url: Url,
+    /// Headers in order (names as sent).
+    pub headers: Vec<(String, String)>,
+    /// Body bytes, when the method carries one.
+    pub body: Option<Vec<u8>>,
+}
+
+impl PlannedRequest {
+    /// The preview of SPEC §4.3: `{method, url, headers, body}` (body as JSON when it is
+    /// JSON, else text).
+    pub fn preview(&self) -> Value {
+        let headers: Map<String, Value> = self.headers.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+        let body = self.body.as_ref().map(|b| {
+            serde_json::from_slice::<Value>(b).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(b).into_owned()))
+        });
+        let url = self.url.as_str().replace("%3Credacted%3E", REDACTED);
+        serde_json::json!({"method": self.method, "url": url, "headers": headers, "body": body})
+    }
+}
+
+/// What the tool version says about the request (from `tool_versions`).
+#[derive(Debug, Clone, Copy)]
+pub struct Operation<'a> {
+    /// HTTP method.
+    pub method: &'a str,
+    /// Path template, e.g. `/v1/customers/{customer}`.
+    pub path_template: &'a str,
+    /// Binding.
+    pub binding: &'a Binding,
+}
+
+const PATH_SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// A path parameter's value, or why it is refused.
+fn path_value(name: &str, v: &Value) -> Result<String, String> {
+    let text = match v {
+        Value::Array(items) => items.iter().map(|i| scalar_text(i).unwrap_or_default()).collect::<Vec<_>>().join(","),
+        other => scalar_text(other).ok_or_else(|| format!("path parameter {name:?} must be a string or number"))?,
+    };
+    let lower = text.to_ascii_lowercase();
+    let escapes = ["/", "\\", "?", "#", "%2f", "%5c", "%3f", "%23", "%2e", "%00"];
+    if text.is_empty() || text == "." || text == ".." || escapes.iter().any(|e| lower.contains(e)) {
+        return Err(format!(
+            "path parameter {name:?} = {text:?} is refused: a path value may not be empty, '.' or '..', or hold '/', '\\\\', '?', '#' or their encoded forms"
+        ));
+    }
+    Ok(percent_encoding::utf8_percent_encode(&text, PATH_SEGMENT).to_string())
+}
+
+/// Flattens a value into `(key, text)` pairs with `a[b]` / `a[0]` nesting; `null` is
+/// left out.
+fn flatten_nested(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
+    match v {
+        Value::Null => {}
+        Value::Object(m) => {
+            for (k, sub) in m {
+                flatten_nested(&format!("{prefix}[{k}]"), sub, out);
+            }
+        }
+        Value::Array(a) => {
+            for (i, sub) in a.iter().enumerate() {
+                flatten_nested(&format!("{prefix}[{i}]"), sub, out);
+            }
+        }
+        other => out.push((prefix.to_string(), scalar_text(other).unwrap_or_default())),
+    }
+}
+
+/// Query pairs of one parameter: form + explode for arrays, deepObject for objects.
+fn query_pairs(name: &str, v: &Value, out: &mut Vec<(String, String)>) {
+    match v {
+        Value::Array(a) if a.iter().all(|x| !x.is_object() && !x.is_array()) => {
+            for x in a {
+                if let Some(t) = scalar_text(x) {
+                    out.push((name.to_string(), t));
+                }
+            }
+        }
+        other => flatten_nested(name, other, out),
+    }
+}
+
+fn header_value(name: &str, v: &Value) -> Result<String, String> {
+    let text = match v {
+        Value::Array(a) => a.iter().filter_map(scalar_text).collect::<Vec<_>>().join(","),
+        Value::Object(m) => m.iter().flat_map(|(k, x)| [k.clone(), scalar_text(x).unwrap_or_default()]).collect::<Vec<_>>().join(","),
+        other => scalar_text(other).unwrap_or_default(),
+    };
+    if text.chars().any(|c| c.is_control()) {
+        return Err(format!("header {name:?} may not contain control characters"));
+    }
+    Ok(text)
+}
+
+/// Builds the request. `base_url` is the vendor's (validated at creation).
+/// Errors: a sentence for `invalid_input` (a refused path value, a missing path
+/// parameter, a bad header value), or for an origin escape (never expected).
+pub fn build(base_url: &str, op: Operation<'_>, input: &Map<String, Value>, credential: &Credential) -> Result<PlannedRequest, String> {
+    let base = Url::parse(base_url).map_err(|e| format!("vendor base URL {base_url:?} is invalid: {e}"))?;
+    let method = op.method.to_ascii_uppercase();
+    let b = op.binding;
+    let mut used: std::collections::HashSet<&str> = std::collections::HashSet::new();
+
+    // path
+    let mut path = String::new();
+    let mut rest = op.path_template;
+    while let Some(start) = rest.find('{') {
+        let Some(len) = rest[start..].find('}') else { break };
+        path.push_str(&rest[..start]);
+        let placeholder = &rest[start + 1..start + len];
+        let prop = b.path.get(placeholder).map(String::as_str).unwrap_or(placeholder);
+        let v = input.get(prop).ok_or_else(|| format!("path parameter {prop:?} is missing"))?;
+        path.push_str(&path_value(prop, v)?);
+        used.insert(prop);
+        rest = &rest[start + len + 1..];
+    }
+    path.push_str(rest);
+    let mut url_text = base.as_str().trim_end_matches('/').to_string();
+    if !path.starts_with('/') {
+        url_text.push('/');
+    }
+    url_text.push_str(&path);
+    let mut url = Url::parse(&url_text).map_err(|e| format!("cannot form the URL: {e}"))?;
+    url.set_query(None);
+
+    // query and headers declared by the binding
+    let mut query: Vec<(String, String)> = Vec::new();
+    let mut headers: Vec<(String, String)> = Vec::new();
+    for (prop, wire) in &b.query {
+        if let Some(v) = input.get(prop) {
+            query_pairs(wire, v, &mut query);
+        }
+        used.insert(prop);
+    }
+    for (prop, wire) in &b.headers {
+        if let Some(v) = input.get(prop) {
+            if !v.is_null() {
+                headers.push((wire.clone(), header_value(wire, v)?));
+            }
+        }
+        used.insert(prop);
+    }
+
+    // the rest: body, or query for methods without a body
+    let has_body = !matches!(method.as_str(), "GET" | "HEAD" | "DELETE" | "OPTIONS");
+    let remaining: Map<String, Value> =
+        input.iter().filter(|(k, _)| !used.contains(k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
+    let mut body = None;
+    let encoding = b.body.unwrap_or_default();
+    if has_body && (b.body.is_some() || !remaining.is_empty()) {
+        let payload = match &b.body_property {
+            Some(p) => remaining.get(p).cloned().unwrap_or(Value::Null),
+            None => Value::Object(remaining.clone()),
+        };
+        let (bytes, content_type) = match encoding {
+            BodyEncoding::Json => {
+                if payload.is_null() {
+                    (None, "application/json")
+                } else {
+                    (Some(serde_json::to_vec(&payload).expect("JSON values serialize")), "application/json")
+                }
+            }
+            BodyEncoding::Form => {
+                let mut pairs = Vec::new();
+                if let Value::Object(m) = &payload {
+                    for (k, v) in m {
+                        flatten_nested(k, v, &mut pairs);
+                    }
+                }
+                let mut ser = url::form_urlencoded::Serializer::new(String::new());
+                for (k, v) in &pairs {
+                    ser.append_pair(k, v);
+                }
+                (Some(ser.finish().into_bytes()), "application/x-www-form-urlencoded")
+            }
+        };
+        if bytes.is_some() && !b.fixed_headers.keys().any(|k| k.eq_ignore_ascii_case("content-type")) {
+            headers.push(("Content-Type".into(), content_type.into()));
+        }
+        body = bytes;
+    } else if !has_body {
+        for (k, v) in &remaining {
+            query_pairs(k, v, &mut query);
+        }
+    }
+    for (k, v) in &b.fixed_headers {
+        if k.eq_ignore_ascii_case("content-type") && body.is_none() {
+            continue;
+        }
+        headers.push((k.clone(), v.clone()));
+    }
+
+    // the credential, then any parameter the document declared for it
+    match credential {
+        Credential::None => {}
+        Credential::Bearer(t) => headers.push(("Authorization".into(), format!("Bearer {t}"))),
+        Credential::Header { name, value } => headers.push((name.clone(), value.clone())),
+        Credential::Query { name, value } => query.push((name.clone(), value.clone())),
+        Credential::Basic { user, password } => {
+            if user == REDACTED {
+                headers.push(("Authorization".into(), format!("Basic {REDACTED}")));
+            } else {
+                use base64::Engine;
+                let enc = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+                headers.push(("Authorization".into(), format!("Basic {enc}")));
+            }
+        }
+    }
+    if let Some(secret) = credential.param_value() {
+        for (location, name) in &b.credential_params {
+            match location.as_str() {
+                "header" if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name)) => headers.push((name.clone(), secret.to_string())),
+                "query" if !query.iter().any(|(k, _)| k == name) => query.push((name.clone(), secret.to_string())),
+                _ => {}
+            }
+        }
+    }
+
+    if !query.is_empty() {
+        let mut ser = url::form_urlencoded::Serializer::new(String::new());
+        for (k, v) in &query {
+            ser.append_pair(k, v);
+        }
+        url.set_query(Some(&ser.finish()));
+    }
+    if url.scheme() != base.scheme() || url.host_str() != base.host_str() || url.port_or_known_default() != base.port_or_known_default() {
+        return Err("the request would leave the vendor's origin".into());
+    }
+    if !url.path().starts_with(base.path().trim_end_matches('/')) {
+        return Err("the request would leave the vendor's base path".into());
+    }
+    Ok(PlannedRequest { method, url, headers, body })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::collections::BTreeMap;
+
+    fn binding() -> Binding {
+        Binding {
+            path: BTreeMap::from([("id".to_string(), "id".to_string())]),
+            query: BTreeMap::from([("limit".to_string(), "limit".to_string())]),
+            headers: BTreeMap::from([("X-Trace".to_string(), "X-Trace".to_string())]),
+            body: Some(BodyEncoding::Form),
+            ..Default::default()
+        }
+    }
+
+    fn input(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn form_body_with_stripe_nesting_and_path_encoding() {
+        let b = binding();
+        let op = Operation { method: "POST", path_template: "/v1/customers/{id}", binding: &b };
+        let r = build(
+            "http://127.0.0.1:8081/anything",
+            op,
+            &input(json!({"id": "cus 1", "limit": 3, "X-Trace": "t", "metadata": {"order": "42"}, "tags": ["a", "b"]})),
+            &Credential::Basic { user: "AC1".into(), password: "pw".into() },
+        )
+        .unwrap();
+        assert_eq!(r.url.as_str(), "http://127.0.0.1:8081/anything/v1/customers/cus%201?limit=3");
+        let body = String::from_utf8(r.body.unwrap()).unwrap();
+        assert_eq!(body, "metadata%5Border%5D=42&tags%5B0%5D=a&tags%5B1%5D=b");
+        assert!(r.headers.contains(&("Authorization".into(), "Basic QUMxOnB3".into())));
+        assert!(r.headers.contains(&("Content-Type".into(), "application/x-www-form-urlencoded".into())));
+    }
+
+    #[test]
+    fn path_values_cannot_escape() {
+        let b = binding();
+        let op = Operation { method: "GET", path_template: "/items/{id}", binding: &b };
+        for bad in ["../admin", "..", "a/b", "a?b", "a#b", "%2e%2e", "a%2Fb", "."] {
+            let e = build("https://api.test/v1", op, &input(json!({"id": bad})), &Credential::None);
+            assert!(e.is_err(), "{bad} accepted");
+        }
+        let ok = build("https://api.test/v1", op, &input(json!({"id": "a..b"})), &Credential::None).unwrap();
+        assert_eq!(ok.url.path(), "/v1/items/a..b");
+    }
+
+    #[test]
+    fn get_inputs_go_to_the_query_and_credentials_fill_declared_params() {
+        let b = Binding { credential_params: vec![("header".into(), "token".into())], ..Default::default() };
+        let op = Operation { method: "GET", path_template: "/chat.list", binding: &b };
+        let r = build("https://slack.test/api", op, &input(json!({"channel": "C1", "ids": [1, 2], "created": {"gt": 5}})), &Credential::Bearer("xoxb".into()))
+            .unwrap();
+        assert_eq!(r.body, None);
+        assert_eq!(r.url.query(), Some("channel=C1&created%5Bgt%5D=5&ids=1&ids=2"));
+        assert!(r.headers.contains(&("token".into(), "xoxb".into())));
+        assert!(r.headers.contains(&("Authorization".into(), "Bearer xoxb".into())));
+    }
+
+    #[test]
+    fn previews_redact_every_credential() {
+        let b = Binding::default();
+        let op = Operation { method: "POST", path_template: "/x", binding: &b };
+        for c in [
+            Credential::Bearer("s3cret".into()),
+            Credential::Query { name: "key".into(), value: "s3cret".into() },
+            Credential::Header { name: "X-Api-Key".into(), value: "s3cret".into() },
+            Credential::Basic { user: "u".into(), password: "s3cret".into() },
+        ] {
+            let p = build("https://api.test", op, &input(json!({"a": 1})), &c.redacted()).unwrap().preview();
+            let text = p.to_string();
+            assert!(!text.contains("s3cret"), "{text}");
+            assert!(text.contains(REDACTED), "{text}");
+        }
+    }
+}

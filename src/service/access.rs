@@ -1,0 +1,150 @@
+//! Connections (vendor credentials, SPEC §2, §8) and approvals of write tools (SPEC §4.4).
+
+use super::{Actor, Graft, ServiceError, ServiceResult};
+use crate::db::runs::{self, ApprovalRow, ConnectionRow};
+use serde::Serialize;
+
+/// The kinds of credentials a connection holds (SPEC §2 `auth_kind`).
+pub const AUTH_KINDS: &[&str] = &["none", "bearer", "header", "query", "basic"];
+
+/// A connection as shown to people: never its secret.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ConnectionInfo {
+    /// Id.
+    pub id: i64,
+    /// Vendor slug.
+    pub vendor: String,
+    /// Label.
+    pub label: String,
+    /// Auth kind.
+    pub auth_kind: String,
+    /// Header or parameter name.
+    pub name: Option<String>,
+    /// Creation time (ms).
+    pub created_at: i64,
+    /// Revocation time (ms).
+    pub revoked_at: Option<i64>,
+}
+
+impl From<ConnectionRow> for ConnectionInfo {
+    fn from(c: ConnectionRow) -> Self {
+        Self {
+            id: c.id,
+            vendor: c.vendor,
+            label: c.label,
+            auth_kind: c.auth_kind,
+            name: c.header_or_param_name,
+            created_at: c.created_at,
+            revoked_at: c.revoked_at,
+        }
+    }
+}
+
+impl Graft {
+    /// Adds a connection to a vendor; the secret is sealed before it is stored and never
+    /// shown again. `name` is required for `header` and `query`; a `basic` secret is
+    /// `user:password`. Errors: `VendorNotFound`, `Invalid`, `Conflict` (label taken).
+    pub async fn add_connection(
+        &self,
+        vendor: &str,
+        label: &str,
+        kind: &str,
+        name: Option<&str>,
+        secret: Option<&str>,
+    ) -> ServiceResult<ConnectionInfo> {
+        let v = self.vendor(vendor).await?;
+        let label = label.trim();
+        if label.is_empty() || label.len() > 64 {
+            return Err(ServiceError::Invalid("a connection label has 1 to 64 characters".into()));
+        }
+        if !AUTH_KINDS.contains(&kind) {
+            return Err(ServiceError::Invalid(format!("unknown kind {kind:?}: use one of {}", AUTH_KINDS.join(", "))));
+        }
+        let name = name.map(str::trim).filter(|n| !n.is_empty());
+        if matches!(kind, "header" | "query") {
+            let Some(n) = name else {
+                return Err(ServiceError::Invalid(format!("a {kind} connection needs --name (the {kind} that carries the secret)")));
+            };
+            if !n.chars().all(|c| c.is_ascii_alphanumeric() || "-_.[]".contains(c)) {
+                return Err(ServiceError::Invalid(format!("{n:?} is not a valid {kind} name")));
+            }
+            if kind == "header" && ["host", "content-length", "content-type", "cookie"].contains(&n.to_ascii_lowercase().as_str()) {
+                return Err(ServiceError::Invalid(format!("{n:?} cannot carry a credential")));
+            }
+        }
+        let secret = secret.map(|s| s.trim_end_matches(['\r', '\n'])).filter(|s| !s.is_empty());
+        let sealed = match (kind, secret) {
+            ("none", _) => None,
+            (_, None) => return Err(ServiceError::Invalid(format!("a {kind} connection needs a secret"))),
+            ("basic", Some(s)) if !s.contains(':') => {
+                return Err(ServiceError::Invalid("a basic secret is user:password".into()))
+            }
+            (_, Some(s)) if s.chars().any(|c| c.is_control()) => {
+                return Err(ServiceError::Invalid("the secret may not contain control characters".into()))
+            }
+            (_, Some(s)) => Some(self.inner.key.seal(s)),
+        };
+        let id = runs::insert_connection(self.pool(), v.id, label, kind, name, sealed.as_deref(), self.now())
+            .await
+            .map_err(|e| {
+                if crate::db::is_unique_violation(&e) {
+                    ServiceError::Conflict(format!("vendor {vendor} has a connection labelled {label:?} already"))
+                } else {
+                    e.into()
+                }
+            })?;
+        let row = runs::select_connection(self.pool(), id).await?.ok_or_else(|| ServiceError::Internal(anyhow::anyhow!("connection vanished")))?;
+        Ok(row.into())
+    }
+
+    /// Every connection, without secrets.
+    pub async fn connections(&self) -> ServiceResult<Vec<ConnectionInfo>> {
+        Ok(runs::select_connections(self.pool()).await?.into_iter().map(Into::into).collect())
+    }
+
+    /// Revokes a connection: its tools' calls answer `connection_revoked` from now on.
+    /// Errors: `Invalid` for an unknown id or one revoked already.
+    pub async fn revoke_connection(&self, id: i64) -> ServiceResult<ConnectionInfo> {
+        let mut conn = self.pool().acquire().await?;
+        if !runs::revoke_connection(&mut conn, id, self.now()).await? {
+            return Err(match runs::select_connection(self.pool(), id).await? {
+                Some(_) => ServiceError::Invalid(format!("connection {id} is revoked already")),
+                None => ServiceError::Invalid(format!("no connection with id {id}")),
+            });
+        }
+        Ok(runs::select_connection(self.pool(), id).await?.expect("revoked row exists").into())
+    }
+
+    /// Sets a tool's default connection (`None` clears it). Errors: `ToolNotFound`,
+    /// `Invalid` (unknown connection, or one of another vendor).
+    pub async fn set_tool_connection(&self, vendor: &str, name: &str, connection: Option<i64>) -> ServiceResult<()> {
+        let tool = self.tool(vendor, name).await?;
+        if let Some(id) = connection {
+            let c = runs::select_connection(self.pool(), id).await?.ok_or_else(|| ServiceError::Invalid(format!("no connection with id {id}")))?;
+            if c.vendor != vendor {
+                return Err(ServiceError::Invalid(format!("connection {id} belongs to {}, not {vendor}", c.vendor)));
+            }
+        }
+        runs::update_tool_connection(self.pool(), tool.id, connection).await?;
+        Ok(())
+    }
+
+    /// Every approval, pending first.
+    pub async fn approvals(&self) -> ServiceResult<Vec<ApprovalRow>> {
+        Ok(runs::select_approvals(self.pool()).await?)
+    }
+
+    /// A person's decision on one agent's use of one write tool (SPEC §4.4): `granted`
+    /// or `denied`. Only people decide; an agent's own client never can.
+    /// Errors: `AgentNotFound`, `ToolNotFound`, `Invalid` (an agent as the actor).
+    pub async fn decide_approval(&self, actor: &Actor, agent: &str, vendor: &str, name: &str, grant: bool) -> ServiceResult<ApprovalRow> {
+        let Actor::Person(person) = actor else {
+            return Err(ServiceError::Invalid("only a person can decide an approval".into()));
+        };
+        let a = self.agent_by_name(agent).await?;
+        let t = self.tool(vendor, name).await?;
+        let state = if grant { "granted" } else { "denied" };
+        runs::upsert_approval_decision(self.pool(), a.id, t.id, state, &format!("person:{person}"), self.now()).await?;
+        Ok(runs::select_approval(self.pool(), a.id, t.id).await?.expect("decided row exists"))
+    }
+}

@@ -1,0 +1,293 @@
+//! Running a tool (SPEC §4): one code path for first-class `tools/call` and `run_tool`.
+//! Validate → connection → build → dry run → approval → send → answer → record.
+
+use super::{Graft, ServiceError, ServiceResult};
+use crate::db::{self, runs};
+use crate::domain::tool::Binding;
+use crate::proxy::request::{self, Credential, Operation};
+use serde_json::{json, Map, Value};
+use std::time::Instant;
+
+/// The answer of a run, in MCP terms (the adapter turns it into a `CallToolResult`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunAnswer {
+    /// Success: text content and, for a JSON object, `structuredContent`.
+    Ok {
+        /// Text for the model.
+        text: String,
+        /// Structured content.
+        structured: Option<Value>,
+    },
+    /// A tool error (`isError`) with `structuredContent.error = {code, message, ..details}`.
+    Err {
+        /// `invalid_input`, `approval_required`, `approval_denied`, `vendor_error`,
+        /// `vendor_unreachable`, `connection_revoked`, `connection_ambiguous`.
+        code: &'static str,
+        /// A sentence for the model.
+        message: String,
+        /// More fields (violations, status and body, approval URL, …).
+        details: Value,
+    },
+}
+
+impl RunAnswer {
+    fn err(code: &'static str, message: impl Into<String>, details: Value) -> Self {
+        Self::Err { code, message: message.into(), details }
+    }
+
+    /// The error code, when an error.
+    pub fn code(&self) -> Option<&'static str> {
+        match self {
+            Self::Ok { .. } => None,
+            Self::Err { code, .. } => Some(code),
+        }
+    }
+}
+
+/// Whether a tool writes (SPEC §4.4): its method is not GET/HEAD/OPTIONS, or its
+/// readOnlyHint is false.
+pub fn writes(method: &str, read_only_hint: bool) -> bool {
+    !matches!(method.to_ascii_uppercase().as_str(), "GET" | "HEAD" | "OPTIONS") || !read_only_hint
+}
+
+/// Replaces every secret (raw, form-encoded) in `text` with `<redacted>`.
+fn redact(text: &str, secrets: &[String]) -> String {
+    let mut out = text.to_string();
+    for s in secrets.iter().filter(|s| s.len() >= 3) {
+        out = out.replace(s.as_str(), request::REDACTED);
+        let encoded: String = url::form_urlencoded::byte_serialize(s.as_bytes()).collect();
+        if encoded != *s {
+            out = out.replace(&encoded, request::REDACTED);
+        }
+        let json_escaped = serde_json::to_string(s).unwrap_or_default();
+        let inner = json_escaped.trim_matches('"');
+        if inner != s {
+            out = out.replace(inner, request::REDACTED);
+        }
+    }
+    out
+}
+
+/// A body as the agent sees it: JSON pretty-printed, else text; secrets redacted.
+fn render_body(bytes: &[u8], secrets: &[String]) -> (String, Option<Value>) {
+    let text = redact(&String::from_utf8_lossy(bytes), secrets);
+    match serde_json::from_str::<Value>(&text) {
+        Ok(v) => (serde_json::to_string_pretty(&v).unwrap_or(text), Some(v)),
+        Err(_) => (text, None),
+    }
+}
+
+impl Graft {
+    /// The credential a tool's calls use (SPEC §4.5): its default connection, else the
+    /// vendor's only active one, else none. `Err(answer)` for a revoked or ambiguous one.
+    async fn credential_for(&self, tool_id: i64) -> ServiceResult<Result<Credential, RunAnswer>> {
+        let (vendor_id, default) = runs::select_tool_connection(self.pool(), tool_id).await?;
+        let conns = runs::select_vendor_connections(self.pool(), vendor_id).await?;
+        let chosen = match default {
+            Some(id) => conns.iter().find(|c| c.id == id),
+            None => {
+                let active: Vec<_> = conns.iter().filter(|c| c.revoked_at.is_none()).collect();
+                match active.len() {
+                    1 => Some(active[0]),
+                    0 if conns.is_empty() => return Ok(Ok(Credential::None)),
+                    0 => conns.last(),
+                    _ => {
+                        return Ok(Err(RunAnswer::err(
+                            "connection_ambiguous",
+                            "the vendor has several active connections and this tool has no default: ask a person to set one",
+                            json!({"connections": active.iter().map(|c| c.label.clone()).collect::<Vec<_>>()}),
+                        )))
+                    }
+                }
+            }
+        };
+        let Some(c) = chosen else { return Ok(Ok(Credential::None)) };
+        if c.revoked_at.is_some() {
+            return Ok(Err(RunAnswer::err(
+                "connection_revoked",
+                format!("the connection {:?} this tool uses was revoked: ask a person for a new one", c.label),
+                json!({"connection": c.label}),
+            )));
+        }
+        let secret = match &c.secret_ciphertext {
+            Some(s) => self.inner.key.open(s).map_err(|e| ServiceError::Internal(anyhow::anyhow!(e)))?,
+            None => String::new(),
+        };
+        let name = c.header_or_param_name.clone().unwrap_or_default();
+        Ok(Ok(match c.auth_kind.as_str() {
+            "bearer" => Credential::Bearer(secret),
+            "header" => Credential::Header { name, value: secret },
+            "query" => Credential::Query { name, value: secret },
+            "basic" => {
+                let (user, password) = secret.split_once(':').unwrap_or((secret.as_str(), ""));
+                Credential::Basic { user: user.into(), password: password.into() }
+            }
+            _ => Credential::None,
+        }))
+    }
+
+    /// Validates `input` against a tool version's input schema (JSON Schema 2020-12 /
+    /// draft-07 by `$schema`); returns each violation as `{pointer, message}`.
+    fn violations(&self, tool_id: i64, version: i64, schema_text: &str, input: &Value) -> ServiceResult<Vec<Value>> {
+        let key = (tool_id, version);
+        let mut cache = self.inner.validators.lock().expect("validator cache");
+        if !cache.contains_key(&key) {
+            let schema: Value = serde_json::from_str(schema_text).map_err(|e| ServiceError::Internal(e.into()))?;
+            let v = jsonschema::validator_for(&schema)
+                .map_err(|e| ServiceError::Internal(anyhow::anyhow!("stored schema of tool {tool_id} v{version} is invalid: {e}")))?;
+            if cache.len() > 1024 {
+                cache.clear();
+            }
+            cache.insert(key, std::sync::Arc::new(v));
+        }
+        let validator = cache[&key].clone();
+        drop(cache);
+        Ok(validator
+            .iter_errors(input)
+            .map(|e| {
+                let pointer = e.instance_path().to_string();
+                json!({"pointer": if pointer.is_empty() { "/".to_string() } else { pointer }, "message": e.to_string()})
+            })
+            .collect())
+    }
+
+    /// Runs a tool for an agent (SPEC §4), whether or not it is promoted: the caller
+    /// decides who may (first-class calls need promotion; `run_tool` does not).
+    /// Every call is recorded in `tool_calls`; calls that reach the vendor update
+    /// `tool_usage`. Errors: `ToolNotFound`, and internal faults; everything the model can
+    /// act on is a [`RunAnswer::Err`].
+    pub async fn run_tool(&self, agent_id: i64, vendor: &str, name: &str, input: Value, dry_run: bool) -> ServiceResult<RunAnswer> {
+        let started = Instant::now();
+        let tool = self.tool(vendor, name).await?;
+        let (answer, http_status) = self.run_steps(agent_id, &tool, input, dry_run).await?;
+        let call = runs::NewCall {
+            agent_id,
+            tool_id: tool.id,
+            version: tool.version,
+            dry_run,
+            status: if answer.code().is_none() { "ok" } else { "error" },
+            http_status: http_status.map(i64::from),
+            duration_ms: started.elapsed().as_millis() as i64,
+            error_code: answer.code(),
+        };
+        runs::insert_tool_call(self.pool(), &call, self.now()).await?;
+        Ok(answer)
+    }
+
+    async fn run_steps(&self, agent_id: i64, tool: &db::ToolRow, input: Value, dry_run: bool) -> ServiceResult<(RunAnswer, Option<u16>)> {
+        let qualified = format!("{}__{}", tool.vendor, tool.name);
+        // 1. validate
+        let input = match input {
+            Value::Null => Value::Object(Map::new()),
+            v => v,
+        };
+        let violations = self.violations(tool.id, tool.version, &tool.input_schema, &input)?;
+        if !violations.is_empty() {
+            let list = violations.iter().map(|v| format!("{}: {}", v["pointer"].as_str().unwrap_or(""), v["message"].as_str().unwrap_or(""))).collect::<Vec<_>>().join("; ");
+            return Ok((RunAnswer::err("invalid_input", format!("the input does not match {qualified}'s input schema: {list}"), json!({"violations": violations})), None));
+        }
+        let Value::Object(input) = input else {
+            return Ok((RunAnswer::err("invalid_input", "input must be a JSON object", json!({"violations": [{"pointer": "/", "message": "not an object"}]})), None));
+        };
+        // 2. connection and request
+        let credential = match self.credential_for(tool.id).await? {
+            Ok(c) => c,
+            Err(answer) => return Ok((answer, None)),
+        };
+        let binding: Binding = serde_json::from_str(&tool.binding).map_err(|e| ServiceError::Internal(e.into()))?;
+        let vendor = self.vendor(&tool.vendor).await?;
+        let op = Operation { method: &tool.method, path_template: &tool.path_template, binding: &binding };
+        let planned = match request::build(&vendor.base_url, op, &input, &credential) {
+            Ok(p) => p,
+            Err(msg) => return Ok((RunAnswer::err("invalid_input", msg, json!({})), None)),
+        };
+        // 3. dry run: reads go on, everything else stops here with a redacted preview
+        let method = tool.method.to_ascii_uppercase();
+        if dry_run && !matches!(method.as_str(), "GET" | "HEAD") {
+            let preview = request::build(&vendor.base_url, op, &input, &credential.redacted())
+                .map_err(|e| ServiceError::Internal(anyhow::anyhow!(e)))?
+                .preview();
+            let structured = json!({"dryRun": true, "request": preview});
+            let text = format!(
+                "Dry run of {qualified}: nothing was sent. The request would be:\n{}",
+                serde_json::to_string_pretty(&structured["request"]).unwrap_or_default()
+            );
+            return Ok((RunAnswer::Ok { text, structured: Some(structured) }, None));
+        }
+        // 4. approval of writes
+        if writes(&method, tool.read_only_hint) {
+            let approval = runs::select_approval(self.pool(), agent_id, tool.id).await?;
+            match approval.as_ref().map(|a| a.state.as_str()) {
+                Some("granted") => {}
+                Some("denied") => {
+                    return Ok((
+                        RunAnswer::err("approval_denied", format!("a person denied this agent the use of {qualified}"), json!({"tool": qualified})),
+                        None,
+                    ))
+                }
+                _ => {
+                    runs::insert_pending_approval(self.pool(), agent_id, tool.id, self.now()).await?;
+                    let agent = self.agent(agent_id).await?;
+                    let url = format!("{}/approvals?agent={}&tool={qualified}", self.inner.public_url, agent.name);
+                    let tell = format!(
+                        "Graft needs a person's approval before {} can run {qualified} ({method} {}), which changes data at {}. Please approve it at {url} (or run: graft approve {} {qualified}), then tell me to try again.",
+                        agent.name, tool.path_template, tool.vendor, agent.name
+                    );
+                    return Ok((
+                        RunAnswer::err(
+                            "approval_required",
+                            format!("{qualified} writes, and its first use needs a person's approval; nothing was sent. Tell your user: {tell}"),
+                            json!({"approvalUrl": url, "tellUser": tell, "tool": qualified}),
+                        ),
+                        None,
+                    ));
+                }
+            }
+        }
+        // 5. send
+        let secrets = credential.secrets();
+        let response = match self.inner.proxy.send(&planned).await {
+            Ok(r) => r,
+            Err(msg) => return Ok((RunAnswer::err("vendor_unreachable", msg, json!({})), None)),
+        };
+        runs::upsert_tool_usage(self.pool(), agent_id, tool.id, self.now()).await?;
+        let (mut text, value) = render_body(&response.body, &secrets);
+        if response.truncated {
+            text.push_str(&format!("\n[response cut at {} bytes]", self.inner.proxy.limits().response_cap));
+        }
+        let status = response.status;
+        if (200..300).contains(&status) {
+            let structured = if response.truncated { None } else { value.filter(Value::is_object) };
+            if text.is_empty() {
+                text = format!("HTTP {status} (no body)");
+            }
+            Ok((RunAnswer::Ok { text, structured }, Some(status)))
+        } else {
+            let body = if response.truncated { Value::String(text.clone()) } else { value.unwrap_or(Value::String(text.clone())) };
+            Ok((
+                RunAnswer::err("vendor_error", format!("{} answered HTTP {status}", tool.vendor), json!({"status": status, "body": body})),
+                Some(status),
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_write_rule() {
+        assert!(!writes("GET", true));
+        assert!(writes("GET", false));
+        assert!(writes("POST", true));
+        assert!(writes("DELETE", true));
+        assert!(!writes("options", true));
+    }
+
+    #[test]
+    fn redaction_covers_encodings() {
+        let s = vec!["a b/c+d".to_string()];
+        assert_eq!(redact("x a b/c+d y a+b%2Fc%2Bd", &s), "x <redacted> y <redacted>");
+    }
+}

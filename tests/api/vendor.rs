@@ -1,0 +1,90 @@
+//! A real local HTTP vendor for proxy tests: an axum server on 127.0.0.1:0 that echoes
+//! what it receives (like httpbin's `/anything`) and records every request, so a test
+//! can check exactly what Graft sent — and that nothing was sent.
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// One request the vendor received.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    pub method: String,
+    pub path: String,
+    pub query: Option<String>,
+    pub headers: HeaderMap,
+    pub body: String,
+}
+
+/// A running echo vendor.
+#[derive(Clone)]
+pub struct Vendor {
+    pub addr: SocketAddr,
+    pub seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl Vendor {
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+    pub fn requests(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+    pub fn last(&self) -> Seen {
+        self.requests().last().cloned().expect("the vendor received a request")
+    }
+    pub fn count(&self) -> usize {
+        self.seen.lock().unwrap().len()
+    }
+}
+
+async fn echo(State(v): State<Vendor>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+    let body = String::from_utf8_lossy(&body).into_owned();
+    v.seen.lock().unwrap().push(Seen {
+        method: method.to_string(),
+        path: uri.path().to_string(),
+        query: uri.query().map(str::to_string),
+        headers: headers.clone(),
+        body: body.clone(),
+    });
+    let hdrs: serde_json::Map<String, Value> =
+        headers.iter().map(|(k, val)| (k.to_string(), Value::String(val.to_str().unwrap_or("").to_string()))).collect();
+    Json(json!({"method": method.to_string(), "url": uri.to_string(), "headers": hdrs, "data": body})).into_response()
+}
+
+async fn status(State(v): State<Vendor>, uri: Uri, Path(code): Path<u16>) -> Response {
+    v.seen.lock().unwrap().push(Seen { method: "GET".into(), path: uri.path().into(), query: None, headers: HeaderMap::new(), body: String::new() });
+    (StatusCode::from_u16(code).unwrap(), Json(json!({"error": {"message": "boom", "code": code}}))).into_response()
+}
+
+async fn delay(Path(secs): Path<u64>) -> Response {
+    tokio::time::sleep(Duration::from_secs(secs)).await;
+    Json(json!({"slept": secs})).into_response()
+}
+
+async fn big() -> Response {
+    ([("content-type", "text/plain")], "x".repeat(2 * 1024 * 1024)).into_response()
+}
+
+/// Starts an echo vendor. `redirect_to` is where `/redirect` sends clients (another origin).
+pub async fn start(redirect_to: Option<String>) -> Vendor {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let v = Vendor { addr: listener.local_addr().unwrap(), seen: Arc::default() };
+    let target = redirect_to.unwrap_or_else(|| "http://127.0.0.1:9/".into());
+    let app = Router::new()
+        .route("/status/{code}", get(status))
+        .route("/delay/{secs}", get(delay))
+        .route("/big", get(big))
+        .route("/redirect", get(move || async move { (StatusCode::FOUND, [("location", target.clone())]).into_response() }))
+        .fallback(any(echo))
+        .with_state(v.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    v
+}
