@@ -52,4 +52,4 @@ step "MCP conformance suite (tests/conformance)"
 GRAFT_BIN="$TARGET/debug/graft" bash tests/conformance/run.sh
 
 step "Rust unit and integration tests"
-cargo test --all-targets
+cargo test

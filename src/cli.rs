@@ -60,6 +60,15 @@ pub enum Command {
     /// List approvals of write tools, pending first.
     #[command(subcommand)]
     Approval(ApprovalCommand),
+    /// Run one sweep now (the idle rule, then the cap rule) and print what it demoted.
+    Sweep {
+        /// Sweep as of this time (RFC 3339, e.g. 2026-12-24T12:00:00Z) instead of now.
+        #[arg(long)]
+        at: Option<String>,
+        /// Only print what the sweep would demote; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Let an agent run a write tool (its first call asked for approval).
     Approve {
         /// Agent name.
@@ -140,6 +149,20 @@ pub enum AgentCommand {
     },
     /// List agents.
     List,
+    /// Change an agent's name, cap or idle window (the rule reads them at the next sweep).
+    Set {
+        /// Current name.
+        name: String,
+        /// New name.
+        #[arg(long = "name")]
+        new_name: Option<String>,
+        /// Working-set cap, 1 to 500.
+        #[arg(long)]
+        cap: Option<i64>,
+        /// Idle window in days, 1 to 3650.
+        #[arg(long)]
+        window: Option<i64>,
+    },
 }
 
 /// `graft vendor …`
@@ -171,6 +194,49 @@ pub enum ToolCommand {
         #[arg(long, default_value_t = 20)]
         limit: usize,
     },
+}
+
+/// A sweep report in words, for people (`graft sweep`).
+pub fn describe_sweep(r: &crate::service::sweep::SweepReport) -> String {
+    let when = format_time(Some(r.now));
+    let verb = if r.dry_run { "would demote" } else { "demoted" };
+    let mut out = String::new();
+    if r.agents.is_empty() {
+        out.push_str(&format!(
+            "Sweep as of {when}{}: nothing to demote ({} working-set entries checked).\n",
+            if r.dry_run { " (dry run)" } else { "" },
+            r.entries
+        ));
+        return out;
+    }
+    out.push_str(&format!(
+        "Sweep as of {when}{}: {verb} {} tools of {} agents ({} entries checked).\n",
+        if r.dry_run { " (dry run, nothing changed)" } else { "" },
+        r.demotions(),
+        r.agents.len(),
+        r.entries
+    ));
+    for a in &r.agents {
+        out.push_str(&format!(
+            "{} (cap {}, idle window {} days, {} tools before):\n",
+            a.agent, a.cap, a.idle_window_days, a.before
+        ));
+        for d in &a.demoted {
+            let why = match d.cause.as_str() {
+                "idle" => format!(
+                    "idle: unused past the idle window (last used {}, promoted {})",
+                    format_time(d.last_used_at),
+                    format_time(Some(d.promoted_at))
+                ),
+                _ => format!(
+                    "cap: over the working-set cap, never called since its promotion {}",
+                    format_time(Some(d.promoted_at))
+                ),
+            };
+            out.push_str(&format!("  {verb} {}__{}: {why}\n", d.vendor, d.name));
+        }
+    }
+    out
 }
 
 /// The person at the command line (history and approvals record `person:<user>`).
@@ -232,6 +298,23 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     format_time(a.last_seen_at)
                 );
             }
+        }
+        Command::Agent(AgentCommand::Set { name, new_name, cap, window }) => {
+            let a = graft.set_agent(&name, new_name.as_deref(), cap, window).await?;
+            println!(
+                "Agent {}: cap {}, idle window {} days. The rule applies them at the next sweep.",
+                a.name, a.cap, a.idle_window_days
+            );
+        }
+        Command::Sweep { at, dry_run } => {
+            let now = match at {
+                Some(t) => chrono::DateTime::parse_from_rfc3339(&t)
+                    .with_context(|| format!("--at {t:?} is not an RFC 3339 time (e.g. 2026-12-24T12:00:00Z)"))?
+                    .with_timezone(&chrono::Utc),
+                None => chrono::Utc::now(),
+            };
+            let report = graft.sweep_once(now.timestamp_millis(), dry_run).await?;
+            print!("{}", describe_sweep(&report));
         }
         Command::Vendor(VendorCommand::Add { slug, base_url, name }) => {
             let v = graft.add_vendor(&slug, name.as_deref(), &base_url).await?;
@@ -306,8 +389,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Connection(ConnectionCommand::Revoke { id }) => {
-            let c = graft.revoke_connection(id).await?;
-            println!("Revoked connection {} ({}) of {}.", c.id, c.label, c.vendor);
+            let (c, demoted) = graft.revoke_connection(&person(), id).await?;
+            println!("Revoked connection {} ({}) of {}; demoted {demoted} working-set entries that used it.", c.id, c.label, c.vendor);
         }
         Command::Approval(ApprovalCommand::List) => {
             let all = graft.approvals().await?;

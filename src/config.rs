@@ -26,6 +26,8 @@ pub struct Settings {
     pub session_idle: Duration,
     /// `LEPTOS_SITE_ROOT`: where the console's static files are (`target/site`).
     pub site_root: PathBuf,
+    /// `GRAFT_SWEEP_INTERVAL`: how often the sweep runs (default 5m).
+    pub sweep_interval: Duration,
     /// `GRAFT_SECRET_KEY`: 64 hex digits sealing connection secrets; else the key file
     /// `secret.key` in the data directory.
     pub secret_key: Option<String>,
@@ -86,7 +88,15 @@ impl Settings {
         if let Ok(v) = std::env::var("GRAFT_RESPONSE_CAP") {
             limits.response_cap = v.parse().map_err(|_| format!("GRAFT_RESPONSE_CAP {v:?} is not a number of bytes"))?;
         }
+        let sweep_interval = match std::env::var("GRAFT_SWEEP_INTERVAL") {
+            Ok(v) => parse_duration(&v)?,
+            Err(_) => Duration::from_secs(300),
+        };
+        if sweep_interval.is_zero() {
+            return Err("GRAFT_SWEEP_INTERVAL must be at least 1s".into());
+        }
         Ok(Self {
+            sweep_interval,
             secret_key: std::env::var("GRAFT_SECRET_KEY").ok(),
             limits,
             data_dir,

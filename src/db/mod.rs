@@ -7,6 +7,7 @@
 //! all).
 
 pub mod runs;
+pub mod sweep;
 
 use serde_json::Value;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};

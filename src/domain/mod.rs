@@ -5,6 +5,7 @@ pub mod names;
 pub mod openapi;
 pub mod schema;
 pub mod search;
+pub mod sweep;
 pub mod tool;
 
 use serde::{Deserialize, Serialize};

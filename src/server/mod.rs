@@ -34,6 +34,8 @@ pub struct Application {
     listener: TcpListener,
     router: Router,
     shutdown: CancellationToken,
+    graft: Graft,
+    sweep_interval: std::time::Duration,
 }
 
 impl Application {
@@ -88,11 +90,11 @@ impl Application {
 
         let router = Router::new()
             .route("/healthz", get(healthz))
-            .with_state(graft)
+            .with_state(graft.clone())
             .merge(mcp_router)
             .merge(console)
             .layer(tower_http::trace::TraceLayer::new_for_http());
-        Ok(Self { listener, router, shutdown })
+        Ok(Self { listener, router, shutdown, graft, sweep_interval: settings.sweep_interval })
     }
 
     /// The bound address.
@@ -108,6 +110,7 @@ impl Application {
     /// Serves until SIGINT, SIGTERM or the shutdown token: then stops accepting, closes
     /// the MCP streams and lets in-flight requests finish.
     pub async fn run(self) -> std::io::Result<()> {
+        tokio::spawn(sweeper(self.graft.clone(), self.sweep_interval, self.shutdown.clone()));
         let token = self.shutdown.clone();
         let signal = async move {
             tokio::select! {
@@ -119,6 +122,24 @@ impl Application {
             }
         };
         axum::serve(self.listener, self.router).with_graceful_shutdown(signal).await
+    }
+}
+
+/// The periodic sweep (SPEC §5): every `interval`, first one `interval` after start.
+async fn sweeper(graft: Graft, interval: std::time::Duration, shutdown: CancellationToken) {
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            _ = ticks.tick() => {
+                match graft.sweep_once(chrono::Utc::now().timestamp_millis(), false).await {
+                    Ok(r) if r.demotions() > 0 => tracing::info!(demoted = r.demotions(), agents = r.agents.len(), "sweep"),
+                    Ok(r) => tracing::debug!(entries = r.entries, "sweep: nothing to demote"),
+                    Err(e) => tracing::error!(error = ?e, "sweep failed"),
+                }
+            }
+        }
     }
 }
 

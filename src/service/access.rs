@@ -102,19 +102,6 @@ impl Graft {
         Ok(runs::select_connections(self.pool()).await?.into_iter().map(Into::into).collect())
     }
 
-    /// Revokes a connection: its tools' calls answer `connection_revoked` from now on.
-    /// Errors: `Invalid` for an unknown id or one revoked already.
-    pub async fn revoke_connection(&self, id: i64) -> ServiceResult<ConnectionInfo> {
-        let mut conn = self.pool().acquire().await?;
-        if !runs::revoke_connection(&mut conn, id, self.now()).await? {
-            return Err(match runs::select_connection(self.pool(), id).await? {
-                Some(_) => ServiceError::Invalid(format!("connection {id} is revoked already")),
-                None => ServiceError::Invalid(format!("no connection with id {id}")),
-            });
-        }
-        Ok(runs::select_connection(self.pool(), id).await?.expect("revoked row exists").into())
-    }
-
     /// Sets a tool's default connection (`None` clears it). Errors: `ToolNotFound`,
     /// `Invalid` (unknown connection, or one of another vendor).
     pub async fn set_tool_connection(&self, vendor: &str, name: &str, connection: Option<i64>) -> ServiceResult<()> {

@@ -7,6 +7,7 @@ pub mod error;
 pub mod hub;
 pub mod run;
 pub mod secrets;
+pub mod sweep;
 
 use crate::db::{self, AgentRow, EntryRow, Pool, VendorRow};
 use crate::domain::names::{ToolName, VendorSlug};

@@ -59,6 +59,7 @@ pub fn settings(dir: &Path) -> Settings {
         session_idle: Duration::from_secs(600),
         site_root: dir.join("site"),
         secret_key: None,
+        sweep_interval: Duration::from_secs(3600),
         limits: graft::proxy::ProxyLimits::default(),
     }
 }
@@ -71,6 +72,11 @@ pub async fn spawn_app_in(dir: &Path) -> TestApp {
 /// Starts Graft on port 0 with `s`.
 pub async fn spawn_app_with(s: Settings) -> TestApp {
     let graft = Graft::open(&s.database_url, Arc::new(SystemClock), s.service_config().unwrap()).await.expect("open db");
+    spawn_app_with_graft(s, graft).await
+}
+
+/// Starts Graft on port 0 over an existing service (e.g. one with a fake clock).
+pub async fn spawn_app_with_graft(s: Settings, graft: Graft) -> TestApp {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let app = Application::build(&s, graft.clone(), listener).unwrap();
     let addr = app.local_addr().unwrap();
@@ -85,6 +91,22 @@ pub async fn spawn_app_with_petstore(dir: &Path) -> TestApp {
     let text = std::fs::read_to_string(specs_dir().join("petstore_openapi.yaml")).unwrap();
     app.graft.import_openapi("petstore", &text, Some("http://127.0.0.1:9/anything"), &mut |_, _| {}).await.unwrap();
     app
+}
+
+/// A clock the test sets (ms since the epoch).
+#[derive(Debug, Default)]
+pub struct FakeClock(pub std::sync::atomic::AtomicI64);
+
+impl FakeClock {
+    pub fn set(&self, ms: i64) {
+        self.0.store(ms, Ordering::SeqCst);
+    }
+}
+
+impl graft::service::Clock for FakeClock {
+    fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        chrono::DateTime::from_timestamp_millis(self.0.load(Ordering::SeqCst)).unwrap()
+    }
 }
 
 /// A client handler that counts legacy `notifications/tools/list_changed`.

@@ -3,6 +3,7 @@
 mod helpers;
 mod import;
 mod run;
+mod sweep;
 mod vendor;
 
 use helpers::*;

@@ -306,11 +306,11 @@ async fn revoked_connections_answer_connection_revoked_and_secrets_stay_sealed()
     assert!(!listed.contains(SECRET));
 
     let id = s.app.graft.connections().await.unwrap().into_iter().find(|c| c.vendor == "petstore").unwrap().id;
-    s.app.graft.revoke_connection(id).await.unwrap();
+    s.app.graft.revoke_connection(&Actor::Person("ops".into()), id).await.unwrap();
     let r = call(&client, "run_tool", json!({"vendor": "petstore", "name": "find_pets_by_status", "input": {}})).await;
     assert_eq!(code(&r).as_deref(), Some("connection_revoked"));
     assert_eq!(s.vendor.count(), 0);
-    assert!(s.app.graft.revoke_connection(id).await.is_err(), "revoking twice is refused");
+    assert!(s.app.graft.revoke_connection(&Actor::Person("ops".into()), id).await.is_err(), "revoking twice is refused");
     client.cancel().await.unwrap();
     s.app.stop().await;
 }

@@ -21,16 +21,12 @@ The server is stopped with SIGTERM at the end and must exit 0 within 10 s.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,15 +34,23 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
-from mcp import Client, ClientSession
-from mcp.client.streamable_http import streamable_http_client
+from conftest import (
+    GRAFT_BIN,
+    GraftServer,
+    Inbox,
+    auth,
+    legacy_session,
+    modern_client,
+    run_cli,
+    serve,
+    spec_path,
+)
 from mcp.client.subscriptions import ToolsListChanged
 from mcp.shared.exceptions import MCPError
 
-GRAFT_BIN = os.environ.get("GRAFT_BIN", "/work/main/target/debug/graft")
 PETSTORE = Path(os.environ.get("GRAFT_PETSTORE_SPEC", "/work/shared/specs/petstore_openapi.yaml"))
 if not PETSTORE.exists():  # a checkout with shared/ beside it (as CI lays it out)
-    PETSTORE = Path(__file__).resolve().parents[3] / "shared" / "specs" / "petstore_openapi.yaml"
+    PETSTORE = spec_path("petstore_openapi.yaml")
 
 META_TOOLS = ["find_tool", "promote", "demote", "run_tool"]
 LIST_CHANGED = "notifications/tools/list_changed"
@@ -58,83 +62,11 @@ QUIET_PERIOD = 1.5
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 # --------------------------------------------------------------------------- server
 
 
-@dataclass
-class GraftServer:
-    proc: subprocess.Popen[bytes]
-    data_dir: Path
-    base: str
-    tokens: dict[str, str]
-    log_path: Path
-
-    @property
-    def url(self) -> str:
-        return f"{self.base}/mcp"
-
-    def log_tail(self, lines: int = 60) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
-
-    def stop(self, timeout: float = 10.0) -> int:
-        """SIGTERM, then wait up to `timeout` s; returns the exit code (kills and fails on timeout)."""
-        if self.proc.poll() is not None:
-            return self.proc.returncode
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            pytest.fail(f"graft did not exit within {timeout} s of SIGTERM\n{self.log_tail()}")
-
-
-def _graft_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAFT_") and k != "DATABASE_URL"}
-    env.setdefault("RUST_LOG", "info")
-    return env
-
-
 def _run(*args: str, data_dir: Path) -> str:
-    out = subprocess.run(
-        [GRAFT_BIN, "--data-dir", str(data_dir), *args],
-        env=_graft_env(),
-        cwd=data_dir,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert out.returncode == 0, f"graft {' '.join(args)} failed ({out.returncode}):\n{out.stdout}\n{out.stderr}"
-    return out.stdout
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_healthy(proc: subprocess.Popen[bytes], base: str, timeout: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            return False
-        try:
-            r = httpx2.get(f"{base}/healthz", timeout=2.0)
-            if r.status_code == 200 and r.json().get("status") == "ok":
-                return True
-        except httpx2.HTTPError:
-            pass
-        time.sleep(0.1)
-    return False
+    return run_cli(*args, data_dir=data_dir).stdout
 
 
 def start_graft(root: Path, agents: tuple[str, ...] = ("A", "B")) -> GraftServer:
@@ -149,28 +81,7 @@ def start_graft(root: Path, agents: tuple[str, ...] = ("A", "B")) -> GraftServer
     tokens = {name: _run("agent", "add", name, data_dir=data_dir).strip().splitlines()[-1].strip() for name in agents}
     for name, token in tokens.items():
         assert token and " " not in token, f"no token for agent {name}: {token!r}"
-
-    log_path = root / "graft.log"
-    last_error = ""
-    for _attempt in range(3):  # the port found free may be taken again before graft binds it
-        port = _free_port()
-        base = f"http://127.0.0.1:{port}"
-        with open(log_path, "ab") as log:
-            proc = subprocess.Popen(
-                [GRAFT_BIN, "--data-dir", str(data_dir), "serve", "--addr", f"127.0.0.1:{port}"],
-                env=_graft_env(),
-                cwd=data_dir,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        server = GraftServer(proc, data_dir, base, tokens, log_path)
-        if _wait_healthy(proc, base):
-            return server
-        last_error = server.log_tail()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    raise RuntimeError(f"graft did not become healthy:\n{last_error}")
+    return serve(data_dir, root / "graft.log", tokens)
 
 
 @pytest.fixture(scope="module")
@@ -186,96 +97,6 @@ def graft() -> Iterator[GraftServer]:
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def auth(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
-
-
-@dataclass
-class Inbox:
-    """A `message_handler` that records what the session hands it (notifications, transport errors)."""
-
-    messages: list[Any] = field(default_factory=list)
-
-    async def __call__(self, message: Any) -> None:
-        self.messages.append(message)
-        await anyio.lowlevel.checkpoint()
-
-    def count(self, method: str) -> int:
-        return sum(1 for m in self.messages if getattr(m, "method", None) == method)
-
-    def errors(self) -> list[Exception]:
-        return [m for m in self.messages if isinstance(m, Exception)]
-
-    async def wait_for(self, method: str, n: int, timeout: float = NOTICE_TIMEOUT) -> None:
-        try:
-            with anyio.fail_after(timeout):
-                while self.count(method) < n:
-                    await anyio.sleep(0.02)
-        except TimeoutError:
-            pytest.fail(f"expected {n} {method} within {timeout} s, got {self.count(method)}: {self.messages!r}")
-
-
-@dataclass
-class Wire:
-    """httpx2 event hooks recording every HTTP exchange (method, status, JSON-RPC method, headers)."""
-
-    exchanges: list[dict[str, Any]] = field(default_factory=list)
-    get_stream_open: anyio.Event = field(default_factory=anyio.Event)
-
-    async def on_response(self, response: httpx2.Response) -> None:
-        req = response.request
-        rpc_method = None
-        if req.method == "POST":
-            try:
-                rpc_method = json.loads(req.content).get("method")
-            except (ValueError, AttributeError, httpx2.RequestNotRead):
-                pass
-        self.exchanges.append(
-            {
-                "method": req.method,
-                "rpc": rpc_method,
-                "status": response.status_code,
-                "content_type": response.headers.get("content-type", ""),
-                "session_id": response.headers.get("mcp-session-id"),
-                "protocol_header": req.headers.get("mcp-protocol-version"),
-            }
-        )
-        if req.method == "GET" and response.status_code == 200:
-            self.get_stream_open.set()
-
-    def http_client(self, token: str) -> httpx2.AsyncClient:
-        return httpx2.AsyncClient(
-            headers=auth(token),
-            timeout=httpx2.Timeout(30.0, read=300.0),
-            event_hooks={"response": [self.on_response]},
-        )
-
-
-@asynccontextmanager
-async def legacy_session(url: str, token: str, inbox: Inbox) -> AsyncIterator[tuple[ClientSession, Any, Wire]]:
-    """A 2025-era session: initialize, then wait until the SDK's GET stream is open (notices go there)."""
-    wire = Wire()
-    async with wire.http_client(token) as http:
-        async with streamable_http_client(url, http_client=http) as (read, write):
-            async with ClientSession(read, write, message_handler=inbox) as session:
-                init = await session.initialize()
-                try:
-                    with anyio.fail_after(10):
-                        await wire.get_stream_open.wait()
-                except TimeoutError:
-                    pytest.fail(f"the SDK's GET stream did not open: {wire.exchanges!r}")
-                yield session, init, wire
-
-
-@asynccontextmanager
-async def modern_client(url: str, token: str, inbox: Inbox | None = None) -> AsyncIterator[tuple[Client, Wire]]:
-    """The high-level `mcp.Client` in its default mode ("auto": server/discover first)."""
-    wire = Wire()
-    async with wire.http_client(token) as http:
-        async with Client(streamable_http_client(url, http_client=http), message_handler=inbox) as client:
-            yield client, wire
 
 
 def names(result: types.ListToolsResult) -> list[str]:

@@ -1,0 +1,194 @@
+//! The sweep (SPEC §5): reads every working set with its usage, plans with
+//! [`crate::domain::sweep::plan_agent`], and demotes in transactions that re-check each
+//! row against what was planned, so a tool called or re-promoted meanwhile is kept and two
+//! sweeps at once demote each entry once. Each agent that lost tools gets one
+//! list_changed per sweep. Also: agent settings edits, and revoking a connection.
+
+use super::{Actor, Graft, ServiceError, ServiceResult};
+use crate::db::{self, runs, sweep as q};
+use crate::domain::sweep::{plan_agent, AgentRule, SweepEntry};
+use crate::domain::{self, Cause};
+use serde::Serialize;
+
+/// Agents per write transaction: short transactions keep agents' own writes flowing.
+const AGENTS_PER_TRANSACTION: usize = 256;
+
+/// One demotion of a sweep.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SweptTool {
+    /// Vendor slug.
+    pub vendor: String,
+    /// Tool name.
+    pub name: String,
+    /// `idle` or `cap`.
+    pub cause: String,
+    /// Promotion time (ms).
+    pub promoted_at: i64,
+    /// Last use (ms), if ever.
+    pub last_used_at: Option<i64>,
+}
+
+/// What a sweep did (or, as a dry run, would do) for one agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AgentSweep {
+    /// Agent id.
+    pub agent_id: i64,
+    /// Agent name.
+    pub agent: String,
+    /// Cap at the sweep.
+    pub cap: i64,
+    /// Idle window (days) at the sweep.
+    pub idle_window_days: i64,
+    /// Entries before the sweep.
+    pub before: usize,
+    /// Demotions, idle first, then cap.
+    pub demoted: Vec<SweptTool>,
+}
+
+/// The result of one sweep.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SweepReport {
+    /// The sweep's `now` (ms).
+    pub now: i64,
+    /// Whether nothing was changed (a preview).
+    pub dry_run: bool,
+    /// Working-set entries read.
+    pub entries: usize,
+    /// Agents that lost (or would lose) tools.
+    pub agents: Vec<AgentSweep>,
+}
+
+impl SweepReport {
+    /// Demotions in all.
+    pub fn demotions(&self) -> usize {
+        self.agents.iter().map(|a| a.demoted.len()).sum()
+    }
+}
+
+impl Graft {
+    /// One sweep as of `now` (ms since the epoch): the idle rule, then the cap rule, for
+    /// every agent (SPEC §5). With `dry_run`, plans only. Errors: database faults.
+    pub async fn sweep_once(&self, now: i64, dry_run: bool) -> ServiceResult<SweepReport> {
+        let rows = q::select_sweep_rows(self.pool()).await?;
+        let mut report = SweepReport { now, dry_run, entries: rows.len(), agents: Vec::new() };
+        let mut start = 0;
+        while start < rows.len() {
+            let agent_id = rows[start].agent_id;
+            let end = start + rows[start..].iter().take_while(|r| r.agent_id == agent_id).count();
+            let group = &rows[start..end];
+            let first = &group[0];
+            let rule = AgentRule { cap: first.cap, idle_window_days: first.idle_window_days };
+            let entries: Vec<SweepEntry> = group
+                .iter()
+                .map(|r| SweepEntry { tool_id: r.tool_id, promoted_at: r.promoted_at, last_used_at: r.last_used_at })
+                .collect();
+            let plan = plan_agent(rule, &entries, now);
+            if !plan.is_empty() {
+                let demoted = plan
+                    .iter()
+                    .map(|d| {
+                        let r = group.iter().find(|r| r.tool_id == d.entry.tool_id).expect("planned from this group");
+                        SweptTool {
+                            vendor: r.vendor.clone(),
+                            name: r.name.clone(),
+                            cause: d.cause.as_str().into(),
+                            promoted_at: d.entry.promoted_at,
+                            last_used_at: d.entry.last_used_at,
+                        }
+                    })
+                    .collect();
+                report.agents.push(AgentSweep {
+                    agent_id,
+                    agent: first.agent.clone(),
+                    cap: rule.cap,
+                    idle_window_days: rule.idle_window_days,
+                    before: group.len(),
+                    demoted,
+                });
+            }
+            start = end;
+        }
+        if dry_run {
+            return Ok(report);
+        }
+        // write: each planned demotion re-checked against its row
+        let tool_ids: std::collections::HashMap<(i64, String, String), i64> =
+            rows.iter().map(|r| ((r.agent_id, r.vendor.clone(), r.name.clone()), r.tool_id)).collect();
+        for chunk in report.agents.chunks_mut(AGENTS_PER_TRANSACTION) {
+            let mut tx = self.pool().begin().await?;
+            let mut changed = Vec::new();
+            for a in chunk.iter_mut() {
+                let mut kept = Vec::with_capacity(a.demoted.len());
+                for d in a.demoted.drain(..) {
+                    let tool_id = tool_ids[&(a.agent_id, d.vendor.clone(), d.name.clone())];
+                    let deleted =
+                        q::delete_entry_as_planned(&mut tx, a.agent_id, tool_id, d.promoted_at, d.last_used_at.unwrap_or(-1)).await?;
+                    if deleted {
+                        db::insert_history(&mut tx, a.agent_id, tool_id, "demote", &d.cause, &Actor::Rule.label(), now).await?;
+                        kept.push(d);
+                    }
+                }
+                a.demoted = kept;
+                if !a.demoted.is_empty() {
+                    changed.push(a.agent_id);
+                }
+            }
+            tx.commit().await?;
+            for agent in changed {
+                self.hub().notify(agent);
+            }
+        }
+        report.agents.retain(|a| !a.demoted.is_empty());
+        Ok(report)
+    }
+
+    /// Changes an agent's name, cap and idle window (each optional). The rule reads them
+    /// at the next sweep; nothing else changes now.
+    /// Errors: `AgentNotFound`, `Invalid` (cap 1..=500, window 1..=3650, name rules),
+    /// `Conflict` (name taken).
+    pub async fn set_agent(&self, name: &str, new_name: Option<&str>, cap: Option<i64>, window: Option<i64>) -> ServiceResult<db::AgentRow> {
+        let a = self.agent_by_name(name).await?;
+        let new_name = domain::check_agent_name(new_name.unwrap_or(&a.name)).map_err(ServiceError::Invalid)?;
+        let cap = domain::check_cap(cap.unwrap_or(a.cap)).map_err(ServiceError::Invalid)?;
+        let window = domain::check_idle_window(window.unwrap_or(a.idle_window_days)).map_err(ServiceError::Invalid)?;
+        q::update_agent_settings(self.pool(), a.id, &new_name, cap, window).await.map_err(|e| {
+            if db::is_unique_violation(&e) {
+                ServiceError::Conflict(format!("an agent named {new_name:?} exists already"))
+            } else {
+                e.into()
+            }
+        })?;
+        self.agent(a.id).await
+    }
+
+    /// Revokes a connection and, in the same transaction, demotes in every working set
+    /// each tool whose calls would use it (cause `connection_revoked`, SPEC §5); each
+    /// agent affected gets one list_changed. Returns the connection and how many entries
+    /// were demoted. Errors: `Invalid` for an unknown or already revoked connection.
+    pub async fn revoke_connection(&self, actor: &Actor, id: i64) -> ServiceResult<(super::access::ConnectionInfo, usize)> {
+        let now = self.now();
+        let mut tx = self.pool().begin().await?;
+        let tools = q::select_tools_using_connection(&mut tx, id).await?;
+        if !runs::revoke_connection(&mut tx, id, now).await? {
+            drop(tx);
+            return Err(match runs::select_connection(self.pool(), id).await? {
+                Some(_) => ServiceError::Invalid(format!("connection {id} is revoked already")),
+                None => ServiceError::Invalid(format!("no connection with id {id}")),
+            });
+        }
+        let entries = q::select_entries_of_tools(&mut tx, &tools).await?;
+        for (agent_id, tool_id) in &entries {
+            db::delete_working_set_entry(&mut tx, *agent_id, *tool_id).await?;
+            db::insert_history(&mut tx, *agent_id, *tool_id, "demote", Cause::ConnectionRevoked.as_str(), &actor.label(), now).await?;
+        }
+        tx.commit().await?;
+        let mut agents: Vec<i64> = entries.iter().map(|(a, _)| *a).collect();
+        agents.sort_unstable();
+        agents.dedup();
+        for a in agents {
+            self.hub().notify(a);
+        }
+        let info = runs::select_connection(self.pool(), id).await?.expect("revoked row exists").into();
+        Ok((info, entries.len()))
+    }
+}
