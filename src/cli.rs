@@ -178,6 +178,10 @@ pub enum VendorCommand {
         /// Display name.
         #[arg(long)]
         name: Option<String>,
+        /// Keep this OpenAPI document on the vendor without importing its operations;
+        /// agents acquire the operations they need.
+        #[arg(long)]
+        openapi: Option<PathBuf>,
     },
     /// List vendors.
     List,
@@ -194,6 +198,100 @@ pub enum ToolCommand {
         #[arg(long, default_value_t = 20)]
         limit: usize,
     },
+    /// Show a tool: every version with what changed, hints, notes, the agents that have it.
+    Show {
+        /// VENDOR__NAME.
+        tool: String,
+    },
+    /// Add a note to a tool (kept forever).
+    Note {
+        /// VENDOR__NAME.
+        tool: String,
+        /// The note.
+        text: String,
+    },
+    /// Set a tool's hints (a new version; agents cannot do this).
+    Hints {
+        /// VENDOR__NAME.
+        tool: String,
+        /// readOnlyHint.
+        #[arg(long)]
+        read_only: Option<bool>,
+        /// destructiveHint.
+        #[arg(long)]
+        destructive: Option<bool>,
+        /// idempotentHint.
+        #[arg(long)]
+        idempotent: Option<bool>,
+        /// openWorldHint.
+        #[arg(long)]
+        open_world: Option<bool>,
+    },
+    /// Set the connection a tool's calls use (default: the vendor's only active one).
+    Connection {
+        /// VENDOR__NAME.
+        tool: String,
+        /// Connection id, or "none" to clear.
+        connection: String,
+    },
+}
+
+/// A tool in words (`graft tool show`): current version, every version with what
+/// changed from the one before, notes, and the agents that have it promoted.
+pub fn describe_tool(d: &crate::service::authoring::ToolDetail) -> String {
+    let t = &d.tool;
+    let mut out = format!("{}__{} (version {} of {})\n", t.vendor, t.name, t.version, d.versions.len());
+    if let Some(op) = &t.operation_id {
+        out.push_str(&format!("  operation: {op}\n"));
+    }
+    out.push_str(&format!("  {} {}\n", t.method, t.path_template));
+    out.push_str(&format!(
+        "  hints: readOnly={} destructive={} idempotent={} openWorld={}\n",
+        t.read_only_hint, t.destructive_hint, t.idempotent_hint, t.open_world_hint
+    ));
+    out.push_str(&format!("  {}\n", t.description.lines().next().unwrap_or("")));
+    out.push_str("Versions:\n");
+    let mut prev: Option<&crate::db::authoring::VersionRow> = None;
+    for v in &d.versions {
+        let mut changes = Vec::new();
+        if let Some(p) = prev {
+            if p.description != v.description {
+                changes.push("description".to_string());
+            }
+            if p.method != v.method || p.path_template != v.path_template {
+                changes.push(format!("{} {} -> {} {}", p.method, p.path_template, v.method, v.path_template));
+            }
+            if p.input_schema != v.input_schema {
+                changes.push("input schema".to_string());
+            }
+            if p.binding != v.binding {
+                changes.push("binding".to_string());
+            }
+            if (p.read_only_hint, p.destructive_hint, p.idempotent_hint, p.open_world_hint)
+                != (v.read_only_hint, v.destructive_hint, v.idempotent_hint, v.open_world_hint)
+            {
+                changes.push("hints".to_string());
+            }
+        }
+        let what = if prev.is_none() { "first version".to_string() } else if changes.is_empty() { "no change".into() } else { format!("changed: {}", changes.join(", ")) };
+        out.push_str(&format!("  v{} {} by {}: {what}\n", v.version, format_time(Some(v.created_at)), v.authored_by));
+        prev = Some(v);
+    }
+    out.push_str("Notes:\n");
+    if d.notes.is_empty() {
+        out.push_str("  (none)\n");
+    }
+    for n in &d.notes {
+        out.push_str(&format!("  {} {}: {}\n", format_time(Some(n.created_at)), n.author, n.body));
+    }
+    out.push_str("Promoted for:\n");
+    if d.promoted_for.is_empty() {
+        out.push_str("  (no agent)\n");
+    }
+    for (_, name, by) in &d.promoted_for {
+        out.push_str(&format!("  {name} (promoted by {by})\n"));
+    }
+    out
 }
 
 /// A sweep report in words, for people (`graft sweep`).
@@ -316,9 +414,23 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let report = graft.sweep_once(now.timestamp_millis(), dry_run).await?;
             print!("{}", describe_sweep(&report));
         }
-        Command::Vendor(VendorCommand::Add { slug, base_url, name }) => {
+        Command::Vendor(VendorCommand::Add { slug, base_url, name, openapi }) => {
+            let text = match &openapi {
+                Some(f) => Some(std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display()))?),
+                None => None,
+            };
+            if let Some(t) = &text {
+                // check the document before creating anything
+                crate::domain::openapi::parse_document(t)
+                    .and_then(|d| crate::domain::openapi::spec_version(&d).map(|_| ()))
+                    .map_err(anyhow::Error::msg)?;
+            }
             let v = graft.add_vendor(&slug, name.as_deref(), &base_url).await?;
             println!("Created vendor {} ({}) at {}.", v.slug, v.display_name, v.base_url);
+            if let Some(t) = text {
+                let n = graft.store_document(&v.slug, &t).await?;
+                println!("Stored its OpenAPI document ({n} operations) without importing them: agents acquire the ones they need.");
+            }
         }
         Command::Vendor(VendorCommand::List) => {
             for v in graft.vendors().await? {
@@ -411,6 +523,29 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let (vendor, name) = split_tool(&tool)?;
             graft.decide_approval(&person(), &agent, vendor, name, false).await?;
             println!("Denied: {agent} may not run {tool}.");
+        }
+        Command::Tool(ToolCommand::Show { tool }) => {
+            let (vendor, name) = split_tool(&tool)?;
+            print!("{}", describe_tool(&graft.tool_detail(vendor, name).await?));
+        }
+        Command::Tool(ToolCommand::Note { tool, text }) => {
+            let (vendor, name) = split_tool(&tool)?;
+            graft.add_note(&person(), vendor, name, &text).await?;
+            println!("Noted on {tool}.");
+        }
+        Command::Tool(ToolCommand::Hints { tool, read_only, destructive, idempotent, open_world }) => {
+            let (vendor, name) = split_tool(&tool)?;
+            let v = graft.set_hints(&person(), vendor, name, read_only, destructive, idempotent, open_world).await?;
+            println!("Published {tool} version {v} with the new hints.");
+        }
+        Command::Tool(ToolCommand::Connection { tool, connection }) => {
+            let (vendor, name) = split_tool(&tool)?;
+            let id = match connection.as_str() {
+                "none" => None,
+                n => Some(n.parse::<i64>().with_context(|| format!("{n:?} is not a connection id or \"none\""))?),
+            };
+            graft.set_tool_connection(vendor, name, id).await?;
+            println!("{tool} now uses {}.", id.map(|i| format!("connection {i}")).unwrap_or_else(|| "the vendor's only active connection".into()));
         }
         Command::Tool(ToolCommand::Search { query, limit }) => {
             let found = graft.search_tools(None, &query, limit).await?;

@@ -6,6 +6,7 @@
 //! transaction (SPEC §2: a promotion writes `working_set` + `history` together or not at
 //! all).
 
+pub mod authoring;
 pub mod runs;
 pub mod sweep;
 

@@ -1,6 +1,7 @@
 //! Pure rules of Graft: names, tool definitions, OpenAPI import planning, schema
 //! inlining and toolbox search. No I/O here: no sqlx, axum, leptos or tokio.
 
+pub mod authoring;
 pub mod names;
 pub mod openapi;
 pub mod schema;

@@ -635,6 +635,29 @@ pub fn path_placeholders(template: &str) -> Vec<String> {
     out
 }
 
+/// A draft for one operation of `doc`, found by its operation key (`operationId`, or
+/// `METHOD /path`), named for `vendor` (avoiding names `taken` says are used).
+/// Errors: no such operation, or one that cannot become a tool (with why).
+pub fn draft_operation(doc: &Value, vendor: &VendorSlug, key: &str, taken: &dyn Fn(&str) -> bool) -> Result<ToolDraft, String> {
+    let version = spec_version(doc)?;
+    let (credentials, declares_security) = credential_params(doc);
+    for (method, path, item, op) in operations(doc) {
+        if operation_key(op, &method, &path) != key {
+            continue;
+        }
+        if method == "trace" {
+            return Err("TRACE operations are not imported".into());
+        }
+        let ctx = OpCtx { doc, version, credentials: &credentials, declares_security };
+        let mut d = ctx.draft(&method, &path, item, op)?;
+        let (name, _) = names::tool_name_for(vendor, key, taken);
+        d.name = name.to_string();
+        d.operation_id = Some(key.to_string());
+        return Ok(d);
+    }
+    Err(format!("the vendor's stored OpenAPI document has no operation {key:?}"))
+}
+
 /// Summary counts of a plan, for the CLI and console: (imported, renamed, skipped).
 pub fn plan_counts(plan: &ImportPlan) -> (usize, usize, usize) {
     (plan.tools.len(), plan.renamed.len(), plan.skipped.len())

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 /// Meta-tools this server implements, in `tools/list` order.
-pub const OFFERED: &[&str] = &["find_tool", "promote", "demote", "run_tool"];
+pub const OFFERED: &[&str] = &["find_tool", "promote", "demote", "run_tool", "acquire", "publish"];
 
 /// Whether `name` is an implemented meta-tool.
 pub fn offered(name: &str) -> bool {
@@ -83,7 +83,40 @@ pub fn tools() -> Vec<Tool> {
         )
         .with_title("Run a tool")
         .with_annotations(ToolAnnotations::new().read_only(false).destructive(true).idempotent(false).open_world(true)),
+        Tool::new(
+            "acquire",
+            "Author a new tool of an existing vendor when find_tool finds none (call find_tool first: a demoted tool is one promote away). Either describe it (vendor, name, description, method, path, inputSchema, and optionally query, headers, bodyEncoding), or give {vendor, operationId} of an operation find_tool listed as acquirable from the vendor's stored OpenAPI document. The tool is published as version 1 and promoted for you; call it through run_tool until your client re-reads its list.",
+            schema({
+                let mut props = definition_properties();
+                props["operationId"] = json!({"type": "string", "description": "An operation of the vendor's stored OpenAPI document (from find_tool's acquirable list)."});
+                json!({"type": "object", "properties": props, "required": ["vendor"], "additionalProperties": false})
+            }),
+        )
+        .with_title("Author a tool")
+        .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(false).open_world(false)),
+        Tool::new(
+            "publish",
+            "Publish a new version of a tool: give {vendor, name} and any field to change (description, method, path, inputSchema, query, headers, bodyEncoding). Versions are kept forever; calls use the newest. Promotes the tool for you if it is not.",
+            schema(json!({"type": "object", "properties": definition_properties(), "required": ["vendor", "name"], "additionalProperties": false})),
+        )
+        .with_title("Publish a new version")
+        .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(false).open_world(false)),
     ]
+}
+
+fn definition_properties() -> Value {
+    json!({
+        "vendor": {"type": "string", "description": "An existing vendor (find_tool's nothing-found answer lists them)."},
+        "name": {"type": "string", "description": "Tool name: a-z, 0-9 and '_', no '__'; <vendor>__<name> at most 52 characters."},
+        "description": {"type": "string", "description": "What the tool does, for the model."},
+        "method": {"type": "string", "enum": ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"], "description": "HTTP method."},
+        "path": {"type": "string", "description": "Path after the vendor's base URL, with {placeholders} that are inputSchema properties, e.g. /v1/items/{id}."},
+        "inputSchema": {"type": "object", "description": "JSON Schema of the input: a root {\"type\": \"object\", \"properties\": {...}}; $ref/$defs are inlined."},
+        "query": {"type": "array", "items": {"type": "string"}, "description": "Properties sent as query parameters."},
+        "headers": {"type": "array", "items": {"type": "string"}, "description": "Properties sent as headers."},
+        "bodyEncoding": {"type": "string", "enum": ["json", "form"], "description": "How the remaining properties are sent as the body (json by default; GET, HEAD and DELETE send them in the query)."},
+        "readOnlyHint": {"type": "boolean", "description": "Ignored: hints follow the method (GET/HEAD read-only, DELETE destructive)."}
+    })
 }
 
 /// The MCP result of a run (SPEC §4.7).
@@ -117,6 +150,40 @@ struct RunToolArgs {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[allow(dead_code)] // the hint fields are read only to tell the agent they were ignored
+struct DefinitionArgs {
+    vendor: String,
+    name: Option<String>,
+    description: Option<String>,
+    method: Option<String>,
+    path: Option<String>,
+    input_schema: Option<Value>,
+    query: Option<Vec<String>>,
+    headers: Option<Vec<String>>,
+    body_encoding: Option<String>,
+    operation_id: Option<String>,
+    // hints an agent may send; they are ignored: an author's hints follow the method
+    read_only_hint: Option<bool>,
+    destructive_hint: Option<bool>,
+    idempotent_hint: Option<bool>,
+    open_world_hint: Option<bool>,
+    annotations: Option<Value>,
+}
+
+impl DefinitionArgs {
+    fn sent_hints(&self) -> bool {
+        self.read_only_hint.is_some()
+            || self.destructive_hint.is_some()
+            || self.idempotent_hint.is_some()
+            || self.open_world_hint.is_some()
+            || self.annotations.is_some()
+    }
+}
+
+const HINTS_NOTE: &str = " The hints you sent were ignored: an authored tool's hints follow its method (a person can change them).";
+
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct VendorNameArgs {
     vendor: String,
@@ -141,6 +208,8 @@ pub async fn call(graft: &Graft, actor: &Actor, agent_id: i64, name: &str, args:
         "find_tool" => find_tool(graft, agent_id, args).await,
         "promote" | "demote" => promote_or_demote(graft, actor, agent_id, name, args).await,
         "run_tool" => run_tool(graft, agent_id, args).await,
+        "acquire" => acquire(graft, actor, agent_id, args).await,
+        "publish" => publish(graft, actor, agent_id, args).await,
         _ => Err(tool_error("invalid_input", &format!("{name} is not a Graft meta-tool"), json!({}))),
     };
     result.unwrap_or_else(|e| e)
@@ -156,15 +225,20 @@ async fn find_tool(graft: &Graft, agent_id: i64, args: JsonObject) -> Result<Cal
     if found.hits.is_empty() {
         let vendors = graft.vendor_list().await.map_err(service_error)?;
         let vendor_text = if vendors.is_empty() { "the toolbox is empty".to_string() } else { format!("vendors: {}", vendors.join(", ")) };
-        let next = if super::meta::offered("acquire") {
-            "To author the tool you need, call acquire with the vendor and the operation.".to_string()
+        let acquirable = graft.acquirable(&a.query, 5).await.map_err(service_error)?;
+        let next = if acquirable.is_empty() {
+            "To author the tool you need, call acquire with vendor, name, description, method, path and inputSchema (and query, headers, bodyEncoding if needed).".to_string()
         } else {
-            "Authoring a tool with acquire is not offered by this server yet: ask a person to import the vendor's OpenAPI document.".to_string()
+            let ops: Vec<String> = acquirable.iter().map(|o| format!("{{vendor: \"{}\", operationId: \"{}\"}} ({})", o.vendor, o.operation_id, o.summary)).collect();
+            format!(
+                "These operations of stored OpenAPI documents match and are one acquire away: {}. Or call acquire with vendor, name, description, method, path and inputSchema.",
+                ops.join("; ")
+            )
         };
-        let message = format!("No tool in the toolbox matches {:?} ({vendor_text}). Try other words. {next}", a.query);
+        let message = format!("No tool in the toolbox matches {:?} ({vendor_text}). {next}", a.query);
         return Ok(tool_ok(
             message.clone(),
-            json!({"hits": [], "total": 0, "message": message, "vendors": vendors, "acquirable": []}),
+            json!({"hits": [], "total": 0, "message": message, "vendors": vendors, "acquirable": acquirable}),
         ));
     }
     let mut text = format!("{} of {} matching tools:\n", found.hits.len(), found.total);
@@ -178,6 +252,80 @@ async fn find_tool(graft: &Graft, agent_id: i64, args: JsonObject) -> Result<Cal
         text.push_str(&format!("- {}__{}{}: {}\n", h.vendor, h.name, flags, h.description.lines().next().unwrap_or("")));
     }
     Ok(tool_ok(text.trim_end().to_string(), json!({"hits": found.hits, "total": found.total})))
+}
+
+fn published(vendor: &str, name: &str, p: crate::service::authoring::Published, verb: &str, note: &str) -> CallToolResult {
+    let text = format!(
+        "{verb} {vendor}__{name} version {}; it is in your working set ({} tools). Call it through run_tool until your client re-reads its tool list.{note}",
+        p.version, p.size
+    );
+    tool_ok(text, json!({"vendor": vendor, "name": name, "version": p.version, "size": p.size}))
+}
+
+async fn acquire(graft: &Graft, actor: &Actor, agent_id: i64, args: JsonObject) -> Result<CallToolResult, CallToolResult> {
+    let a: DefinitionArgs = parse(args)?;
+    let note = if a.sent_hints() { HINTS_NOTE } else { "" };
+    if let Some(op) = &a.operation_id {
+        let explicit = a.description.is_some() || a.method.is_some() || a.path.is_some() || a.input_schema.is_some();
+        if !explicit {
+            let (name, p) = graft.acquire_operation(actor, agent_id, &a.vendor, op, a.name.as_deref()).await.map_err(service_error)?;
+            return Ok(published(&a.vendor, &name, p, "Acquired", note));
+        }
+    }
+    let missing: Vec<&str> = [
+        ("name", a.name.is_none()),
+        ("description", a.description.is_none()),
+        ("method", a.method.is_none()),
+        ("path", a.path.is_none()),
+        ("inputSchema", a.input_schema.is_none()),
+    ]
+    .iter()
+    .filter(|(_, m)| *m)
+    .map(|(f, _)| *f)
+    .collect();
+    if !missing.is_empty() {
+        return Err(tool_error(
+            "invalid_input",
+            &format!("acquire needs {} (or just vendor and operationId of a stored document's operation)", missing.join(", ")),
+            json!({"missing": missing}),
+        ));
+    }
+    let spec = crate::domain::authoring::ToolSpec {
+        name: a.name.clone().unwrap_or_default(),
+        description: a.description.unwrap_or_default(),
+        method: a.method.unwrap_or_default(),
+        path: a.path.unwrap_or_default(),
+        input_schema: a.input_schema.unwrap_or_default(),
+        query: a.query.unwrap_or_default(),
+        headers: a.headers.unwrap_or_default(),
+        body_encoding: a.body_encoding,
+        operation_id: a.operation_id,
+    };
+    let name = spec.name.clone();
+    let p = graft.acquire(actor, agent_id, &a.vendor, spec).await.map_err(service_error)?;
+    Ok(published(&a.vendor, &name, p, "Acquired", note))
+}
+
+async fn publish(graft: &Graft, actor: &Actor, agent_id: i64, args: JsonObject) -> Result<CallToolResult, CallToolResult> {
+    let a: DefinitionArgs = parse(args)?;
+    let note = if a.sent_hints() { HINTS_NOTE } else { "" };
+    let Some(name) = a.name.clone() else {
+        return Err(tool_error("invalid_input", "publish needs vendor and name", json!({})));
+    };
+    if a.operation_id.is_some() {
+        return Err(tool_error("invalid_input", "publish changes a tool's definition; operationId cannot be changed", json!({})));
+    }
+    let change = crate::service::authoring::VersionChange {
+        description: a.description,
+        method: a.method,
+        path: a.path,
+        input_schema: a.input_schema,
+        query: a.query,
+        headers: a.headers,
+        body_encoding: a.body_encoding,
+    };
+    let p = graft.publish(actor, agent_id, &a.vendor, &name, change).await.map_err(service_error)?;
+    Ok(published(&a.vendor, &name, p, "Published", note))
 }
 
 async fn run_tool(graft: &Graft, agent_id: i64, args: JsonObject) -> Result<CallToolResult, CallToolResult> {

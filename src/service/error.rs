@@ -22,6 +22,9 @@ pub enum ServiceError {
     /// The input breaks a rule (`invalid_input`).
     #[error("{0}")]
     Invalid(String),
+    /// Authoring a tool that exists (`tool_exists`).
+    #[error("{0}")]
+    ToolExists(String),
     /// A unique name is taken (`conflict`).
     #[error("{0}")]
     Conflict(String),
@@ -39,6 +42,7 @@ impl ServiceError {
             Self::VendorNotFound(_) => "vendor_not_found",
             Self::AgentNotFound(_) => "agent_not_found",
             Self::Invalid(_) => "invalid_input",
+            Self::ToolExists(_) => "tool_exists",
             Self::Conflict(_) => "conflict",
             Self::Internal(_) => "internal_error",
         }

@@ -3,6 +3,7 @@
 //! one transaction, then tells the change hub once per batch (SPEC §2, §3.5).
 
 pub mod access;
+pub mod authoring;
 pub mod error;
 pub mod hub;
 pub mod run;
@@ -177,6 +178,8 @@ struct Inner {
     proxy: Proxy,
     /// Graft's public URL (approval links), without a trailing `/`.
     public_url: String,
+    /// Operations of stored documents that are not tools yet; `None` after a change.
+    stored_ops: RwLock<Option<Arc<Vec<(String, crate::domain::openapi::OperationSummary)>>>>,
     /// Compiled input-schema validators by (tool id, version): versions are immutable.
     validators: Mutex<HashMap<(i64, i64), Arc<jsonschema::Validator>>>,
 }
@@ -222,6 +225,7 @@ impl Graft {
                 hub: ChangeHub::default(),
                 clock,
                 search: RwLock::new(None),
+                stored_ops: RwLock::new(None),
                 key: config.key,
                 proxy,
                 public_url: config.public_url.trim_end_matches('/').to_string(),
@@ -435,6 +439,7 @@ impl Graft {
 
     fn invalidate_search(&self) {
         *self.inner.search.write().expect("search lock") = None;
+        *self.inner.stored_ops.write().expect("cache lock") = None;
     }
 
     /// The search index over the current toolbox (built on first use after a change).

@@ -1,5 +1,6 @@
 //! Integration tests: real HTTP on port 0, a fresh SQLite file per test, rmcp's client.
 
+mod authoring;
 mod helpers;
 mod import;
 mod run;
@@ -12,7 +13,7 @@ use rmcp::service::ServiceError;
 use serde_json::{json, Value};
 use std::time::Duration;
 
-const META: [&str; 4] = ["find_tool", "promote", "demote", "run_tool"];
+const META: [&str; 6] = ["find_tool", "promote", "demote", "run_tool", "acquire", "publish"];
 
 fn error_code(r: &rmcp::model::CallToolResult) -> Option<String> {
     r.structured_content.as_ref()?.pointer("/error/code")?.as_str().map(str::to_string)
@@ -44,7 +45,7 @@ async fn legacy_flow(version: ProtocolVersion) {
     a_events.wait_for(1).await;
     let list = a.list_tools(None).await.unwrap();
     let names: Vec<_> = list.tools.iter().map(|t| t.name.to_string()).collect();
-    assert_eq!(names, ["find_tool", "promote", "demote", "run_tool", "petstore__find_pets_by_status"]);
+    assert_eq!(names, ["find_tool", "promote", "demote", "run_tool", "acquire", "publish", "petstore__find_pets_by_status"]);
     let tool = list.tools.last().unwrap();
     let ann = tool.annotations.as_ref().unwrap();
     assert_eq!((ann.read_only_hint, ann.destructive_hint), (Some(true), Some(false)));
@@ -94,7 +95,7 @@ async fn modern_2026_07_28_find_promote_demote_with_listen() {
     let list = a.list_tools(None).await.unwrap();
     assert_eq!(list.ttl_ms, Some(0));
     assert!(matches!(list.cache_scope, Some(rmcp::model::CacheScope::Private)));
-    assert_eq!(list.tools.len(), 4);
+    assert_eq!(list.tools.len(), 6);
 
     let r = call(&a, "promote", json!({"vendor": "petstore", "name": "get_pet_by_id"})).await;
     assert_eq!(r.structured_content, Some(json!({"size": 1, "cap": 20})));

@@ -226,7 +226,7 @@ async fn one_list_changed_per_sweep_to_that_agent_only_and_revocation_demotes() 
     assert_eq!(ea.count(), 1, "five demotions, one notification");
     assert_eq!(eb.count(), 0, "the other agent hears nothing");
     assert!(tokio::time::timeout(Duration::from_millis(300), sub_b.next()).await.is_err());
-    assert_eq!(tool_names(&ca).await.len(), 5, "4 meta-tools and t6");
+    assert_eq!(tool_names(&ca).await.len(), 7, "6 meta-tools and t6");
 
     // revoking the vendor's only connection demotes its tools everywhere, at once
     let conn = w.graft.add_connection("acme", "main", "bearer", None, Some("tok-123456")).await.unwrap();

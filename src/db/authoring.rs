@@ -1,0 +1,110 @@
+//! Queries of authored tools: versions, notes, stored documents.
+
+use super::{Conn, DbResult, Pool};
+use sqlx::FromRow;
+
+/// One stored version of a tool.
+#[derive(Debug, Clone, FromRow, PartialEq)]
+pub struct VersionRow {
+    /// Version number.
+    pub version: i64,
+    /// Title.
+    pub title: Option<String>,
+    /// Description.
+    pub description: String,
+    /// Input schema (JSON text).
+    pub input_schema: String,
+    /// Method.
+    pub method: String,
+    /// Path template.
+    pub path_template: String,
+    /// Binding (JSON text).
+    pub binding: String,
+    /// readOnlyHint.
+    pub read_only_hint: bool,
+    /// destructiveHint.
+    pub destructive_hint: bool,
+    /// idempotentHint.
+    pub idempotent_hint: bool,
+    /// openWorldHint.
+    pub open_world_hint: bool,
+    /// `agent:<id>`, `person:<name>` or `import`.
+    pub authored_by: String,
+    /// When (ms).
+    pub created_at: i64,
+}
+
+/// Every version of a tool, oldest first.
+pub async fn select_versions(pool: &Pool, tool_id: i64) -> DbResult<Vec<VersionRow>> {
+    sqlx::query_as(
+        "SELECT version, title, description, input_schema, method, path_template, binding, read_only_hint, \
+         destructive_hint, idempotent_hint, open_world_hint, authored_by, created_at FROM tool_versions \
+         WHERE tool_id = $1 ORDER BY version",
+    )
+    .bind(tool_id)
+    .fetch_all(pool)
+    .await
+}
+
+/// The newest version number of a tool (in a transaction, to number the next).
+pub async fn select_max_version(conn: &mut Conn, tool_id: i64) -> DbResult<i64> {
+    sqlx::query_scalar("SELECT MAX(version) FROM tool_versions WHERE tool_id = $1").bind(tool_id).fetch_one(conn).await
+}
+
+/// A note on a tool.
+#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+pub struct NoteRow {
+    /// Id.
+    pub id: i64,
+    /// `agent:<id>` or `person:<name>`.
+    pub author: String,
+    /// Text.
+    pub body: String,
+    /// When (ms).
+    pub created_at: i64,
+}
+
+/// Adds a note.
+pub async fn insert_note(pool: &Pool, tool_id: i64, author: &str, body: &str, now: i64) -> DbResult<()> {
+    sqlx::query("INSERT INTO tool_notes (tool_id, author, body, created_at) VALUES ($1, $2, $3, $4)")
+        .bind(tool_id)
+        .bind(author)
+        .bind(body)
+        .bind(now)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
+/// A tool's notes, oldest first.
+pub async fn select_notes(pool: &Pool, tool_id: i64) -> DbResult<Vec<NoteRow>> {
+    sqlx::query_as("SELECT id, author, body, created_at FROM tool_notes WHERE tool_id = $1 ORDER BY created_at, id")
+        .bind(tool_id)
+        .fetch_all(pool)
+        .await
+}
+
+/// Names of the agents that have a tool promoted, with promoted_by.
+pub async fn select_promoters(pool: &Pool, tool_id: i64) -> DbResult<Vec<(i64, String, String)>> {
+    sqlx::query_as(
+        "SELECT a.id, a.name, ws.promoted_by FROM working_set ws JOIN agents a ON a.id = ws.agent_id \
+         WHERE ws.tool_id = $1 ORDER BY a.name",
+    )
+    .bind(tool_id)
+    .fetch_all(pool)
+    .await
+}
+
+/// A vendor's stored OpenAPI document (JSON text).
+pub async fn select_vendor_document(pool: &Pool, vendor_id: i64) -> DbResult<Option<String>> {
+    sqlx::query_scalar("SELECT openapi_document FROM vendors WHERE id = $1").bind(vendor_id).fetch_one(pool).await
+}
+
+/// The tool of a vendor made from an operation, if any.
+pub async fn select_tool_by_operation(pool: &Pool, vendor_id: i64, operation_id: &str) -> DbResult<Option<String>> {
+    sqlx::query_scalar("SELECT name FROM tools WHERE vendor_id = $1 AND operation_id = $2")
+        .bind(vendor_id)
+        .bind(operation_id)
+        .fetch_optional(pool)
+        .await
+}

@@ -1,0 +1,191 @@
+//! Authoring tools (SPEC §3.4 `acquire` / `publish`): the checks an agent-written
+//! definition must pass before it becomes a version, and the draft it becomes.
+//!
+//! Checks: the name rules of SPEC §2; a method of [`METHODS`]; a path starting with `/`
+//! whose every `{placeholder}` is an input property; an input schema that is a valid
+//! JSON Schema with a root object (served inlined: no `$ref`/`$defs` left, no root
+//! union); `query` and `headers` naming input properties, and no header Graft reserves.
+//! Hints of agent-authored versions follow the method: an agent cannot mark a POST or a
+//! DELETE read-only.
+
+use super::names::{ToolName, VendorSlug};
+use super::openapi::{path_placeholders, truncate_chars, MAX_DESCRIPTION};
+use super::schema;
+use super::tool::{Binding, BodyEncoding, Hints, ToolDraft, METHODS};
+use serde_json::Value;
+
+/// Headers an authored tool may not take from its input: Graft or the connection sets
+/// them.
+const RESERVED_HEADERS: &[&str] =
+    &["authorization", "cookie", "host", "content-length", "content-type", "accept", "proxy-authorization", "transfer-encoding", "connection"];
+
+/// An agent's definition of a tool version.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    /// Name within the vendor.
+    pub name: String,
+    /// Description for the model.
+    pub description: String,
+    /// HTTP method (any case).
+    pub method: String,
+    /// Path template relative to the vendor's base URL.
+    pub path: String,
+    /// Input schema.
+    pub input_schema: Value,
+    /// Properties sent as query parameters.
+    pub query: Vec<String>,
+    /// Properties sent as headers.
+    pub headers: Vec<String>,
+    /// `json` (default) or `form`.
+    pub body_encoding: Option<String>,
+    /// The operationId it came from, if any.
+    pub operation_id: Option<String>,
+}
+
+/// Checks `spec` for `vendor` and turns it into a draft.
+/// Errors: a sentence saying which rule failed (for `invalid_input`).
+pub fn draft(vendor: &VendorSlug, spec: &ToolSpec) -> Result<ToolDraft, String> {
+    let name = ToolName::parse(vendor, &spec.name)?;
+    let method = spec.method.trim().to_ascii_uppercase();
+    if !METHODS.contains(&method.as_str()) {
+        return Err(format!("method {:?} is not an HTTP method Graft sends (use one of {})", spec.method, METHODS.join(", ")));
+    }
+    let description = spec.description.trim();
+    if description.is_empty() {
+        return Err("description is empty: say what the tool does, for the model".into());
+    }
+    if !spec.path.starts_with('/') || spec.path.contains(['?', '#']) || spec.path.chars().any(char::is_whitespace) {
+        return Err(format!("path {:?} must start with '/' and hold no query, fragment or spaces", spec.path));
+    }
+    if !spec.input_schema.is_object() {
+        return Err("inputSchema must be a JSON Schema object".into());
+    }
+    let inlined = schema::inline(&spec.input_schema, &spec.input_schema);
+    if jsonschema::meta::validate(&spec.input_schema).is_err() || jsonschema::validator_for(&inlined).is_err() {
+        let why = jsonschema::meta::validate(&spec.input_schema).err().map(|e| e.to_string()).unwrap_or_else(|| "it does not compile".into());
+        return Err(format!("inputSchema is not a valid JSON Schema: {why}"));
+    }
+    if inlined.get("type").and_then(Value::as_str) != Some("object") {
+        return Err("inputSchema must have \"type\": \"object\" at its root".into());
+    }
+    for k in ["oneOf", "anyOf", "allOf", "not", "if"] {
+        if inlined.get(k).is_some() {
+            return Err(format!("inputSchema may not have {k:?} at its root (several MCP clients refuse such tools): put the union under a property"));
+        }
+    }
+    let mut input_schema = inlined;
+    if !input_schema.get("properties").is_some_and(Value::is_object) {
+        input_schema["properties"] = serde_json::json!({});
+    }
+    let props = input_schema["properties"].as_object().expect("set above").clone();
+    let mut binding = Binding::default();
+    for p in path_placeholders(&spec.path) {
+        if !props.contains_key(&p) {
+            return Err(format!("path placeholder {{{p}}} is not a property of inputSchema"));
+        }
+        binding.path.insert(p.clone(), p);
+    }
+    for q in &spec.query {
+        if !props.contains_key(q) {
+            return Err(format!("query names {q:?}, which is not a property of inputSchema"));
+        }
+        binding.query.insert(q.clone(), q.clone());
+    }
+    for h in &spec.headers {
+        if !props.contains_key(h) {
+            return Err(format!("headers names {h:?}, which is not a property of inputSchema"));
+        }
+        if RESERVED_HEADERS.contains(&h.to_ascii_lowercase().as_str()) || !h.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+            return Err(format!("{h:?} cannot be an input header (Graft or the connection sets it)"));
+        }
+        binding.headers.insert(h.clone(), h.clone());
+    }
+    let has_body = !matches!(method.as_str(), "GET" | "HEAD" | "DELETE" | "OPTIONS");
+    binding.body = match spec.body_encoding.as_deref().map(str::to_ascii_lowercase).as_deref() {
+        None | Some("json") => has_body.then_some(BodyEncoding::Json),
+        Some("form") => has_body.then_some(BodyEncoding::Form),
+        Some(other) => return Err(format!("bodyEncoding {other:?} is not json or form")),
+    };
+    Ok(ToolDraft {
+        name: name.to_string(),
+        operation_id: spec.operation_id.clone(),
+        title: None,
+        description: truncate_chars(description, MAX_DESCRIPTION),
+        input_schema,
+        method: method.clone(),
+        path_template: spec.path.clone(),
+        binding,
+        hints: Hints::from_method(&method),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn spec() -> ToolSpec {
+        ToolSpec {
+            name: "get_item".into(),
+            description: "Get an item".into(),
+            method: "get".into(),
+            path: "/items/{id}".into(),
+            input_schema: json!({"type": "object", "properties": {"id": {"$ref": "#/$defs/Id"}, "verbose": {"type": "boolean"}}, "$defs": {"Id": {"type": "string"}}}),
+            query: vec!["verbose".into()],
+            headers: vec![],
+            body_encoding: None,
+            operation_id: None,
+        }
+    }
+
+    fn v() -> VendorSlug {
+        VendorSlug::parse("acme").unwrap()
+    }
+
+    #[test]
+    fn a_good_spec_is_inlined_and_bound() {
+        let d = draft(&v(), &spec()).unwrap();
+        assert_eq!(d.method, "GET");
+        assert_eq!(d.input_schema["properties"]["id"], json!({"type": "string"}));
+        assert!(!schema::has_ref_or_extension(&d.input_schema) && d.input_schema.get("$defs").is_none());
+        assert_eq!(d.binding.path["id"], "id");
+        assert!(d.hints.read_only_hint);
+    }
+
+    #[test]
+    fn each_rule_has_its_error() {
+        let cases: Vec<(Box<dyn Fn(&mut ToolSpec)>, &str)> = vec![
+            (Box::new(|s| s.name = "Bad__Name".into()), "tool name"),
+            (Box::new(|s| s.name = "a".repeat(60)), "too long"),
+            (Box::new(|s| s.method = "FETCH".into()), "method"),
+            (Box::new(|s| s.path = "items".into()), "path"),
+            (Box::new(|s| s.path = "/items/{nope}".into()), "placeholder"),
+            (Box::new(|s| s.input_schema = json!({"type": "array"})), "root"),
+            (Box::new(|s| s.input_schema = json!({"type": "object", "properties": {"id": {"type": 5}}})), "valid JSON Schema"),
+            (Box::new(|s| s.input_schema = json!({"oneOf": [{"type": "object"}]})), "type"),
+            (Box::new(|s| s.query = vec!["missing".into()]), "query"),
+            (Box::new(|s| s.headers = vec!["id".into()]), "header"),
+            (Box::new(|s| s.description = " ".into()), "description"),
+            (Box::new(|s| s.body_encoding = Some("xml".into())), "bodyEncoding"),
+        ];
+        for (change, expect) in cases {
+            let mut s = spec();
+            if expect == "header" {
+                s.input_schema["properties"]["Authorization"] = json!({"type": "string"});
+                s.headers = vec!["Authorization".into()];
+            } else {
+                change(&mut s);
+            }
+            let e = draft(&v(), &s).unwrap_err();
+            assert!(e.contains(expect), "{expect}: {e}");
+        }
+    }
+
+    #[test]
+    fn hints_follow_the_method_for_authors() {
+        let mut s = spec();
+        s.method = "DELETE".into();
+        let d = draft(&v(), &s).unwrap();
+        assert!(!d.hints.read_only_hint && d.hints.destructive_hint);
+    }
+}

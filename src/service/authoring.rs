@@ -1,0 +1,352 @@
+//! Agents author tools (SPEC §3.4 `acquire` / `publish`, §2 `tool_versions`,
+//! `tool_notes`): every version kept, publishing promotes for the author, notes kept
+//! forever; and the operations of stored (not imported) OpenAPI documents.
+
+use super::{Actor, Graft, ServiceError, ServiceResult};
+use crate::db::{self, authoring as q};
+use crate::domain::authoring::{self, ToolSpec};
+use crate::domain::names::VendorSlug;
+use crate::domain::openapi::{self, OperationSummary};
+use crate::domain::search::query_words;
+use crate::domain::tool::{Hints, ToolDraft};
+use crate::domain::{Cause, PromotedBy};
+use serde::Serialize;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// The answer of `acquire` and `publish`: `{vendor, name, version, size}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Published {
+    /// Version number now current.
+    pub version: i64,
+    /// The author's working-set size.
+    pub size: i64,
+}
+
+/// An operation of a stored document that is not (yet) a tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Acquirable {
+    /// Vendor slug.
+    pub vendor: String,
+    /// Operation key (`operationId`, or `METHOD /path`).
+    pub operation_id: String,
+    /// Summary.
+    pub summary: String,
+}
+
+/// Everything known about a tool, for `graft tool show` and the console.
+#[derive(Debug, Clone)]
+pub struct ToolDetail {
+    /// The tool with its current version.
+    pub tool: db::ToolRow,
+    /// Every version, oldest first.
+    pub versions: Vec<q::VersionRow>,
+    /// Notes, oldest first.
+    pub notes: Vec<q::NoteRow>,
+    /// `(agent id, agent name, promoted_by)` of the agents that have it promoted.
+    pub promoted_for: Vec<(i64, String, String)>,
+}
+
+/// The fields of a version that `publish` may change (every one optional).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VersionChange {
+    /// New description.
+    pub description: Option<String>,
+    /// New method.
+    pub method: Option<String>,
+    /// New path template.
+    pub path: Option<String>,
+    /// New input schema.
+    pub input_schema: Option<Value>,
+    /// New query properties.
+    pub query: Option<Vec<String>>,
+    /// New header properties.
+    pub headers: Option<Vec<String>>,
+    /// New body encoding.
+    pub body_encoding: Option<String>,
+}
+
+fn author_of(actor: &Actor) -> String {
+    actor.label()
+}
+
+impl Graft {
+    /// Authors a new tool from an agent's definition (`acquire`): version 1, promoted for
+    /// the author (cause `publish`), one list_changed.
+    /// Errors: `VendorNotFound`, `Invalid` (which rule), `ToolExists`.
+    pub async fn acquire(&self, actor: &Actor, agent_id: i64, vendor: &str, spec: ToolSpec) -> ServiceResult<Published> {
+        let v = self.vendor(vendor).await?;
+        let slug = VendorSlug::parse(&v.slug).map_err(ServiceError::Invalid)?;
+        let draft = authoring::draft(&slug, &spec).map_err(ServiceError::Invalid)?;
+        self.insert_authored(actor, agent_id, v.id, &draft).await
+    }
+
+    /// Authors a new tool from an operation of the vendor's stored OpenAPI document
+    /// (`acquire {vendor, operationId}`); `name` overrides the generated name.
+    /// Errors: `VendorNotFound`, `Invalid` (no document, no such operation), `ToolExists`.
+    pub async fn acquire_operation(
+        &self,
+        actor: &Actor,
+        agent_id: i64,
+        vendor: &str,
+        operation_id: &str,
+        name: Option<&str>,
+    ) -> ServiceResult<(String, Published)> {
+        let v = self.vendor(vendor).await?;
+        let slug = VendorSlug::parse(&v.slug).map_err(ServiceError::Invalid)?;
+        let text = q::select_vendor_document(self.pool(), v.id)
+            .await?
+            .ok_or_else(|| ServiceError::Invalid(format!("vendor {vendor} has no stored OpenAPI document: describe the tool yourself (name, description, method, path, inputSchema)")))?;
+        if let Some(existing) = q::select_tool_by_operation(self.pool(), v.id, operation_id).await? {
+            return Err(ServiceError::ToolExists(format!(
+                "operation {operation_id} is already the tool {vendor}__{existing}: promote it, or publish a new version of it"
+            )));
+        }
+        let doc: Value = serde_json::from_str(&text).map_err(|e| ServiceError::Internal(e.into()))?;
+        let names: std::collections::HashSet<String> = db::select_tool_names(self.pool(), v.id).await?.into_iter().map(|(n, _)| n).collect();
+        let mut draft = openapi::draft_operation(&doc, &slug, operation_id, &|n| names.contains(n)).map_err(ServiceError::Invalid)?;
+        if let Some(n) = name {
+            crate::domain::names::ToolName::parse(&slug, n).map_err(ServiceError::Invalid)?;
+            draft.name = n.to_string();
+        }
+        let p = self.insert_authored(actor, agent_id, v.id, &draft).await?;
+        Ok((draft.name, p))
+    }
+
+    async fn insert_authored(&self, actor: &Actor, agent_id: i64, vendor_id: i64, d: &ToolDraft) -> ServiceResult<Published> {
+        let vendor = db::select_vendors(self.pool()).await?.into_iter().find(|v| v.id == vendor_id).map(|v| v.slug).unwrap_or_default();
+        if db::select_tool(self.pool(), &vendor, &d.name).await?.is_some() {
+            return Err(ServiceError::ToolExists(format!(
+                "{vendor}__{} exists already: promote it to use it, or publish a new version of it",
+                d.name
+            )));
+        }
+        let binding = serde_json::to_value(&d.binding).map_err(|e| ServiceError::Internal(e.into()))?;
+        let h = d.hints;
+        let author = author_of(actor);
+        let nv = db::NewVersion {
+            title: d.title.as_deref(),
+            description: &d.description,
+            input_schema: &d.input_schema,
+            output_schema: None,
+            method: &d.method,
+            path_template: &d.path_template,
+            binding: &binding,
+            hints: [h.read_only_hint, h.destructive_hint, h.idempotent_hint, h.open_world_hint],
+            authored_by: &author,
+        };
+        let now = self.now();
+        let mut tx = self.pool().begin().await?;
+        let tool_id = db::insert_tool(&mut tx, vendor_id, &d.name, d.operation_id.as_deref(), &nv, now).await.map_err(|e| {
+            if db::is_unique_violation(&e) {
+                ServiceError::ToolExists(format!("{vendor}__{} exists already: promote it, or publish a new version of it", d.name))
+            } else {
+                e.into()
+            }
+        })?;
+        if db::insert_working_set_entry(&mut tx, agent_id, tool_id, PromotedBy::Publish.as_str(), now).await? {
+            db::insert_history(&mut tx, agent_id, tool_id, "promote", Cause::Publish.as_str(), &actor.label(), now).await?;
+        }
+        let size = db::count_working_set(&mut tx, agent_id).await?;
+        tx.commit().await?;
+        self.invalidate_search();
+        self.hub().notify(agent_id);
+        Ok(Published { version: 1, size })
+    }
+
+    /// Publishes version n+1 of a tool (`publish`): the current version with `change`
+    /// applied, checked like `acquire`; promoted for the author when it is not; every
+    /// agent that has it promoted gets list_changed (its definition changed). Versions
+    /// are immutable; calls use the newest from now on.
+    /// Errors: `ToolNotFound`, `Invalid`.
+    pub async fn publish(&self, actor: &Actor, agent_id: i64, vendor: &str, name: &str, change: VersionChange) -> ServiceResult<Published> {
+        let tool = self.tool(vendor, name).await?;
+        let binding: crate::domain::tool::Binding = serde_json::from_str(&tool.binding).map_err(|e| ServiceError::Internal(e.into()))?;
+        let spec = ToolSpec {
+            name: tool.name.clone(),
+            description: change.description.unwrap_or(tool.description.clone()),
+            method: change.method.unwrap_or(tool.method.clone()),
+            path: change.path.unwrap_or(tool.path_template.clone()),
+            input_schema: match change.input_schema {
+                Some(s) => s,
+                None => serde_json::from_str(&tool.input_schema).map_err(|e| ServiceError::Internal(e.into()))?,
+            },
+            query: change.query.unwrap_or_else(|| binding.query.keys().cloned().collect()),
+            headers: change.headers.unwrap_or_else(|| binding.headers.keys().cloned().collect()),
+            body_encoding: change.body_encoding.or_else(|| binding.body.map(|b| match b {
+                crate::domain::tool::BodyEncoding::Json => "json".to_string(),
+                crate::domain::tool::BodyEncoding::Form => "form".to_string(),
+            })),
+            operation_id: tool.operation_id.clone(),
+        };
+        let slug = VendorSlug::parse(vendor).map_err(ServiceError::Invalid)?;
+        let mut d = authoring::draft(&slug, &spec).map_err(ServiceError::Invalid)?;
+        // an imported tool keeps its wire names, fixed headers and credential parameters
+        // unless the agent changed where inputs go
+        let same_shape = d.binding.path.keys().eq(binding.path.keys()) && d.binding.query.keys().eq(binding.query.keys())
+            && d.binding.headers.keys().eq(binding.headers.keys());
+        if same_shape {
+            d.binding.path = binding.path.clone();
+            d.binding.query = binding.query.clone();
+            d.binding.headers = binding.headers.clone();
+            d.binding.fixed_headers = binding.fixed_headers.clone();
+            d.binding.credential_params = binding.credential_params.clone();
+            d.binding.body_property = binding.body_property.clone().filter(|p| d.input_schema["properties"].get(p).is_some());
+        }
+        let version = self.insert_version(actor, &tool, &d, d.hints).await?;
+        let mut tx = self.pool().begin().await?;
+        let now = self.now();
+        if db::insert_working_set_entry(&mut tx, agent_id, tool.id, PromotedBy::Publish.as_str(), now).await? {
+            db::insert_history(&mut tx, agent_id, tool.id, "promote", Cause::Publish.as_str(), &actor.label(), now).await?;
+        }
+        let size = db::count_working_set(&mut tx, agent_id).await?;
+        tx.commit().await?;
+        self.notify_holders(tool.id, Some(agent_id)).await?;
+        Ok(Published { version, size })
+    }
+
+    async fn insert_version(&self, actor: &Actor, tool: &db::ToolRow, d: &ToolDraft, h: Hints) -> ServiceResult<i64> {
+        let binding = serde_json::to_value(&d.binding).map_err(|e| ServiceError::Internal(e.into()))?;
+        let author = author_of(actor);
+        let nv = db::NewVersion {
+            title: d.title.as_deref().or(tool.title.as_deref()),
+            description: &d.description,
+            input_schema: &d.input_schema,
+            output_schema: None,
+            method: &d.method,
+            path_template: &d.path_template,
+            binding: &binding,
+            hints: [h.read_only_hint, h.destructive_hint, h.idempotent_hint, h.open_world_hint],
+            authored_by: &author,
+        };
+        let mut tx = self.pool().begin().await?;
+        let next = q::select_max_version(&mut tx, tool.id).await? + 1;
+        db::insert_tool_version(&mut tx, tool.id, next, &nv, self.now()).await?;
+        tx.commit().await?;
+        self.invalidate_search();
+        Ok(next)
+    }
+
+    async fn notify_holders(&self, tool_id: i64, also: Option<i64>) -> ServiceResult<()> {
+        let mut agents: Vec<i64> = q::select_promoters(self.pool(), tool_id).await?.into_iter().map(|(id, _, _)| id).collect();
+        agents.extend(also);
+        agents.sort_unstable();
+        agents.dedup();
+        for a in agents {
+            self.hub().notify(a);
+        }
+        Ok(())
+    }
+
+    /// A person sets a tool's hints: a new version, the same definition with the given
+    /// hints (SPEC §2; agents cannot). Errors: `ToolNotFound`, `Invalid` for an agent.
+    pub async fn set_hints(&self, actor: &Actor, vendor: &str, name: &str, read_only: Option<bool>, destructive: Option<bool>, idempotent: Option<bool>, open_world: Option<bool>) -> ServiceResult<i64> {
+        if !matches!(actor, Actor::Person(_)) {
+            return Err(ServiceError::Invalid("only a person can set a tool's hints".into()));
+        }
+        let tool = self.tool(vendor, name).await?;
+        let d = ToolDraft {
+            name: tool.name.clone(),
+            operation_id: tool.operation_id.clone(),
+            title: tool.title.clone(),
+            description: tool.description.clone(),
+            input_schema: serde_json::from_str(&tool.input_schema).map_err(|e| ServiceError::Internal(e.into()))?,
+            method: tool.method.clone(),
+            path_template: tool.path_template.clone(),
+            binding: serde_json::from_str(&tool.binding).map_err(|e| ServiceError::Internal(e.into()))?,
+            hints: Hints::from_method(&tool.method),
+        };
+        let h = Hints {
+            read_only_hint: read_only.unwrap_or(tool.read_only_hint),
+            destructive_hint: destructive.unwrap_or(tool.destructive_hint),
+            idempotent_hint: idempotent.unwrap_or(tool.idempotent_hint),
+            open_world_hint: open_world.unwrap_or(tool.open_world_hint),
+        };
+        let v = self.insert_version(actor, &tool, &d, h).await?;
+        self.notify_holders(tool.id, None).await?;
+        Ok(v)
+    }
+
+    /// Adds a note to a tool (kept forever). Errors: `ToolNotFound`, `Invalid` (empty or
+    /// over 4,000 characters).
+    pub async fn add_note(&self, actor: &Actor, vendor: &str, name: &str, body: &str) -> ServiceResult<()> {
+        let body = body.trim();
+        if body.is_empty() || body.chars().count() > 4000 {
+            return Err(ServiceError::Invalid("a note has 1 to 4000 characters".into()));
+        }
+        let tool = self.tool(vendor, name).await?;
+        q::insert_note(self.pool(), tool.id, &actor.label(), body, self.now()).await?;
+        Ok(())
+    }
+
+    /// Everything about a tool. Errors: `ToolNotFound`.
+    pub async fn tool_detail(&self, vendor: &str, name: &str) -> ServiceResult<ToolDetail> {
+        let tool = self.tool(vendor, name).await?;
+        Ok(ToolDetail {
+            versions: q::select_versions(self.pool(), tool.id).await?,
+            notes: q::select_notes(self.pool(), tool.id).await?,
+            promoted_for: q::select_promoters(self.pool(), tool.id).await?,
+            tool,
+        })
+    }
+
+    /// Keeps an OpenAPI document on a vendor without importing its operations (for APIs
+    /// whose thousands of operations nobody wants in the toolbox); agents `acquire` the
+    /// ones they need. Errors: `VendorNotFound`, `Invalid` (not OpenAPI).
+    pub async fn store_document(&self, vendor: &str, text: &str) -> ServiceResult<usize> {
+        let v = self.vendor(vendor).await?;
+        let doc = openapi::parse_document(text).map_err(ServiceError::Invalid)?;
+        openapi::spec_version(&doc).map_err(ServiceError::Invalid)?;
+        let n = openapi::list_operations(&doc).len();
+        let mut conn = self.pool().acquire().await?;
+        db::update_vendor_document(&mut conn, v.id, &doc.to_string(), None).await?;
+        self.invalidate_search();
+        Ok(n)
+    }
+
+    /// Up to `limit` operations of stored documents that are not tools yet and match
+    /// every word of `query` (in the operation key or summary), by vendor.
+    pub async fn acquirable(&self, query: &str, limit: usize) -> ServiceResult<Vec<Acquirable>> {
+        let ops = self.stored_operations().await?;
+        let words = query_words(query);
+        if words.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(ops
+            .iter()
+            .filter(|(_, o)| {
+                let hay = format!("{} {}", o.operation_id, o.summary).to_lowercase();
+                words.iter().all(|w| hay.contains(w.as_str()))
+            })
+            .take(limit)
+            .map(|(v, o)| Acquirable { vendor: v.clone(), operation_id: o.operation_id.clone(), summary: o.summary.clone() })
+            .collect())
+    }
+
+    /// Operations of every stored document that are not tools yet (cached until the
+    /// toolbox changes).
+    async fn stored_operations(&self) -> ServiceResult<Arc<Vec<(String, OperationSummary)>>> {
+        if let Some(c) = self.inner.stored_ops.read().expect("cache lock").clone() {
+            return Ok(c);
+        }
+        let mut out = Vec::new();
+        for v in db::select_vendors(self.pool()).await? {
+            if !v.has_document {
+                continue;
+            }
+            let Some(text) = q::select_vendor_document(self.pool(), v.id).await? else { continue };
+            let Ok(doc) = serde_json::from_str::<Value>(&text) else { continue };
+            let imported: std::collections::HashSet<String> =
+                db::select_tool_names(self.pool(), v.id).await?.into_iter().filter_map(|(_, o)| o).collect();
+            for o in openapi::list_operations(&doc) {
+                if !imported.contains(&o.operation_id) {
+                    out.push((v.slug.clone(), o));
+                }
+            }
+        }
+        let c = Arc::new(out);
+        *self.inner.stored_ops.write().expect("cache lock") = Some(c.clone());
+        Ok(c)
+    }
+}
