@@ -126,8 +126,9 @@ pub enum ApprovalCommand {
 }
 
 fn split_tool(qualified: &str) -> anyhow::Result<(&str, &str)> {
-    crate::domain::names::split_qualified(qualified)
-        .ok_or_else(|| anyhow::anyhow!("{qualified:?} is not VENDOR__NAME (e.g. stripe__post_customers)"))
+    crate::domain::names::split_qualified(qualified).ok_or_else(|| {
+        anyhow::anyhow!("{qualified:?} is not VENDOR__NAME (e.g. stripe__post_customers)")
+    })
 }
 
 /// `graft agent …`
@@ -240,7 +241,13 @@ pub enum ToolCommand {
 /// changed from the one before, notes, and the agents that have it promoted.
 pub fn describe_tool(d: &crate::service::authoring::ToolDetail) -> String {
     let t = &d.tool;
-    let mut out = format!("{}__{} (version {} of {})\n", t.vendor, t.name, t.version, d.versions.len());
+    let mut out = format!(
+        "{}__{} (version {} of {})\n",
+        t.vendor,
+        t.name,
+        t.version,
+        d.versions.len()
+    );
     if let Some(op) = &t.operation_id {
         out.push_str(&format!("  operation: {op}\n"));
     }
@@ -249,7 +256,10 @@ pub fn describe_tool(d: &crate::service::authoring::ToolDetail) -> String {
         "  hints: readOnly={} destructive={} idempotent={} openWorld={}\n",
         t.read_only_hint, t.destructive_hint, t.idempotent_hint, t.open_world_hint
     ));
-    out.push_str(&format!("  {}\n", t.description.lines().next().unwrap_or("")));
+    out.push_str(&format!(
+        "  {}\n",
+        t.description.lines().next().unwrap_or("")
+    ));
     out.push_str("Versions:\n");
     let mut prev: Option<&crate::db::authoring::VersionRow> = None;
     for v in &d.versions {
@@ -259,7 +269,10 @@ pub fn describe_tool(d: &crate::service::authoring::ToolDetail) -> String {
                 changes.push("description".to_string());
             }
             if p.method != v.method || p.path_template != v.path_template {
-                changes.push(format!("{} {} -> {} {}", p.method, p.path_template, v.method, v.path_template));
+                changes.push(format!(
+                    "{} {} -> {} {}",
+                    p.method, p.path_template, v.method, v.path_template
+                ));
             }
             if p.input_schema != v.input_schema {
                 changes.push("input schema".to_string());
@@ -267,14 +280,33 @@ pub fn describe_tool(d: &crate::service::authoring::ToolDetail) -> String {
             if p.binding != v.binding {
                 changes.push("binding".to_string());
             }
-            if (p.read_only_hint, p.destructive_hint, p.idempotent_hint, p.open_world_hint)
-                != (v.read_only_hint, v.destructive_hint, v.idempotent_hint, v.open_world_hint)
-            {
+            if (
+                p.read_only_hint,
+                p.destructive_hint,
+                p.idempotent_hint,
+                p.open_world_hint,
+            ) != (
+                v.read_only_hint,
+                v.destructive_hint,
+                v.idempotent_hint,
+                v.open_world_hint,
+            ) {
                 changes.push("hints".to_string());
             }
         }
-        let what = if prev.is_none() { "first version".to_string() } else if changes.is_empty() { "no change".into() } else { format!("changed: {}", changes.join(", ")) };
-        out.push_str(&format!("  v{} {} by {}: {what}\n", v.version, format_time(Some(v.created_at)), v.authored_by));
+        let what = if prev.is_none() {
+            "first version".to_string()
+        } else if changes.is_empty() {
+            "no change".into()
+        } else {
+            format!("changed: {}", changes.join(", "))
+        };
+        out.push_str(&format!(
+            "  v{} {} by {}: {what}\n",
+            v.version,
+            format_time(Some(v.created_at)),
+            v.authored_by
+        ));
         prev = Some(v);
     }
     out.push_str("Notes:\n");
@@ -282,7 +314,12 @@ pub fn describe_tool(d: &crate::service::authoring::ToolDetail) -> String {
         out.push_str("  (none)\n");
     }
     for n in &d.notes {
-        out.push_str(&format!("  {} {}: {}\n", format_time(Some(n.created_at)), n.author, n.body));
+        out.push_str(&format!(
+            "  {} {}: {}\n",
+            format_time(Some(n.created_at)),
+            n.author,
+            n.body
+        ));
     }
     out.push_str("Promoted for:\n");
     if d.promoted_for.is_empty() {
@@ -309,7 +346,11 @@ pub fn describe_sweep(r: &crate::service::sweep::SweepReport) -> String {
     }
     out.push_str(&format!(
         "Sweep as of {when}{}: {verb} {} tools of {} agents ({} entries checked).\n",
-        if r.dry_run { " (dry run, nothing changed)" } else { "" },
+        if r.dry_run {
+            " (dry run, nothing changed)"
+        } else {
+            ""
+        },
         r.demotions(),
         r.agents.len(),
         r.entries
@@ -339,7 +380,10 @@ pub fn describe_sweep(r: &crate::service::sweep::SweepReport) -> String {
 
 /// The person at the command line (history and approvals record `person:<user>`).
 fn person() -> crate::service::Actor {
-    let user = std::env::var("USER").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| "cli".into());
+    let user = std::env::var("USER")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(|| "cli".into());
     crate::service::Actor::Person(user)
 }
 
@@ -355,9 +399,15 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Serve { addr }) => addr.clone(),
         _ => None,
     };
-    let settings = Settings::from_env(cli.data_dir.clone(), cli.database_url.clone(), addr).map_err(anyhow::Error::msg)?;
+    let settings = Settings::from_env(cli.data_dir.clone(), cli.database_url.clone(), addr)
+        .map_err(anyhow::Error::msg)?;
     if settings.database_url.starts_with("sqlite:") {
-        settings.ensure_data_dir().with_context(|| format!("cannot create data directory {}", settings.data_dir.display()))?;
+        settings.ensure_data_dir().with_context(|| {
+            format!(
+                "cannot create data directory {}",
+                settings.data_dir.display()
+            )
+        })?;
     }
     let config = settings.service_config().map_err(anyhow::Error::msg)?;
     let graft = Graft::open(&settings.database_url, Arc::new(SystemClock), config)
@@ -374,9 +424,19 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             app.run().await?;
             tracing::info!("graft stopped");
         }
-        Command::Agent(AgentCommand::Add { name, cap, window, harness }) => {
-            let (agent, token) = graft.add_agent(&name, harness.as_deref(), cap, window).await?;
-            println!("Created agent {} (cap {}, idle window {} days).", agent.name, agent.cap, agent.idle_window_days);
+        Command::Agent(AgentCommand::Add {
+            name,
+            cap,
+            window,
+            harness,
+        }) => {
+            let (agent, token) = graft
+                .add_agent(&name, harness.as_deref(), cap, window)
+                .await?;
+            println!(
+                "Created agent {} (cap {}, idle window {} days).",
+                agent.name, agent.cap, agent.idle_window_days
+            );
             println!("Its token, shown this once (Graft keeps only a hash):");
             println!("{token}");
         }
@@ -385,7 +445,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             if agents.is_empty() {
                 println!("No agents yet: graft agent add NAME");
             }
-            println!("{:<24} {:<14} {:>9} {:>7}  last seen", "name", "harness", "set/cap", "window");
+            println!(
+                "{:<24} {:<14} {:>9} {:>7}  last seen",
+                "name", "harness", "set/cap", "window"
+            );
             for a in agents {
                 println!(
                     "{:<24} {:<14} {:>9} {:>6}d  {}",
@@ -397,8 +460,15 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 );
             }
         }
-        Command::Agent(AgentCommand::Set { name, new_name, cap, window }) => {
-            let a = graft.set_agent(&name, new_name.as_deref(), cap, window).await?;
+        Command::Agent(AgentCommand::Set {
+            name,
+            new_name,
+            cap,
+            window,
+        }) => {
+            let a = graft
+                .set_agent(&name, new_name.as_deref(), cap, window)
+                .await?;
             println!(
                 "Agent {}: cap {}, idle window {} days. The rule applies them at the next sweep.",
                 a.name, a.cap, a.idle_window_days
@@ -407,16 +477,26 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Sweep { at, dry_run } => {
             let now = match at {
                 Some(t) => chrono::DateTime::parse_from_rfc3339(&t)
-                    .with_context(|| format!("--at {t:?} is not an RFC 3339 time (e.g. 2026-12-24T12:00:00Z)"))?
+                    .with_context(|| {
+                        format!("--at {t:?} is not an RFC 3339 time (e.g. 2026-12-24T12:00:00Z)")
+                    })?
                     .with_timezone(&chrono::Utc),
                 None => chrono::Utc::now(),
             };
             let report = graft.sweep_once(now.timestamp_millis(), dry_run).await?;
             print!("{}", describe_sweep(&report));
         }
-        Command::Vendor(VendorCommand::Add { slug, base_url, name, openapi }) => {
+        Command::Vendor(VendorCommand::Add {
+            slug,
+            base_url,
+            name,
+            openapi,
+        }) => {
             let text = match &openapi {
-                Some(f) => Some(std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display()))?),
+                Some(f) => Some(
+                    std::fs::read_to_string(f)
+                        .with_context(|| format!("cannot read {}", f.display()))?,
+                ),
                 None => None,
             };
             if let Some(t) = &text {
@@ -426,7 +506,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     .map_err(anyhow::Error::msg)?;
             }
             let v = graft.add_vendor(&slug, name.as_deref(), &base_url).await?;
-            println!("Created vendor {} ({}) at {}.", v.slug, v.display_name, v.base_url);
+            println!(
+                "Created vendor {} ({}) at {}.",
+                v.slug, v.display_name, v.base_url
+            );
             if let Some(t) = text {
                 let n = graft.store_document(&v.slug, &t).await?;
                 println!("Stored its OpenAPI document ({n} operations) without importing them: agents acquire the ones they need.");
@@ -437,8 +520,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 println!("{:<20} {:<30} {}", v.slug, v.display_name, v.base_url);
             }
         }
-        Command::ImportOpenapi { file, vendor, base_url } => {
-            let text = std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+        Command::ImportOpenapi {
+            file,
+            vendor,
+            base_url,
+        } => {
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("cannot read {}", file.display()))?;
             let bar = indicatif::ProgressBar::new(0);
             bar.set_style(
                 indicatif::ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} operations")
@@ -465,7 +553,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 report.skipped.len()
             );
             if !report.renamed.is_empty() {
-                println!("Renamed (shortened to fit 52 characters, or told apart from another tool):");
+                println!(
+                    "Renamed (shortened to fit 52 characters, or told apart from another tool):"
+                );
                 for (op, name) in &report.renamed {
                     println!("  {op} -> {}__{name}", report.vendor);
                 }
@@ -477,27 +567,54 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 }
             }
         }
-        Command::Connection(ConnectionCommand::Add { vendor, label, kind, name, secret_env, secret_stdin }) => {
+        Command::Connection(ConnectionCommand::Add {
+            vendor,
+            label,
+            kind,
+            name,
+            secret_env,
+            secret_stdin,
+        }) => {
             let secret = if let Some(var) = secret_env {
-                Some(std::env::var(&var).with_context(|| format!("environment variable {var} is not set"))?)
+                Some(
+                    std::env::var(&var)
+                        .with_context(|| format!("environment variable {var} is not set"))?,
+                )
             } else if secret_stdin {
                 let mut line = String::new();
-                std::io::stdin().read_line(&mut line).context("cannot read the secret from standard input")?;
+                std::io::stdin()
+                    .read_line(&mut line)
+                    .context("cannot read the secret from standard input")?;
                 Some(line)
             } else {
                 None
             };
-            let c = graft.add_connection(&vendor, &label, &kind, name.as_deref(), secret.as_deref()).await?;
-            println!("Added connection {} ({} {}) to {}; the secret is stored encrypted.", c.id, c.label, c.auth_kind, c.vendor);
+            let c = graft
+                .add_connection(&vendor, &label, &kind, name.as_deref(), secret.as_deref())
+                .await?;
+            println!(
+                "Added connection {} ({} {}) to {}; the secret is stored encrypted.",
+                c.id, c.label, c.auth_kind, c.vendor
+            );
         }
         Command::Connection(ConnectionCommand::List) => {
-            println!("{:>4}  {:<16} {:<20} {:<7} {:<16} state", "id", "vendor", "label", "kind", "name");
+            println!(
+                "{:>4}  {:<16} {:<20} {:<7} {:<16} state",
+                "id", "vendor", "label", "kind", "name"
+            );
             for c in graft.connections().await? {
                 let state = match c.revoked_at {
                     Some(t) => format!("revoked {}", format_time(Some(t))),
                     None => "active".into(),
                 };
-                println!("{:>4}  {:<16} {:<20} {:<7} {:<16} {state}", c.id, c.vendor, c.label, c.auth_kind, c.name.unwrap_or_else(|| "-".into()));
+                println!(
+                    "{:>4}  {:<16} {:<20} {:<7} {:<16} {state}",
+                    c.id,
+                    c.vendor,
+                    c.label,
+                    c.auth_kind,
+                    c.name.unwrap_or_else(|| "-".into())
+                );
             }
         }
         Command::Connection(ConnectionCommand::Revoke { id }) => {
@@ -510,18 +627,32 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 println!("No approvals yet.");
             }
             for a in all {
-                let decided = a.decided_by.map(|by| format!(" by {by} {}", format_time(a.decided_at))).unwrap_or_default();
-                println!("{:<8} {:<20} {}__{}  asked {}{decided}", a.state, a.agent, a.vendor, a.name, format_time(Some(a.requested_at)));
+                let decided = a
+                    .decided_by
+                    .map(|by| format!(" by {by} {}", format_time(a.decided_at)))
+                    .unwrap_or_default();
+                println!(
+                    "{:<8} {:<20} {}__{}  asked {}{decided}",
+                    a.state,
+                    a.agent,
+                    a.vendor,
+                    a.name,
+                    format_time(Some(a.requested_at))
+                );
             }
         }
         Command::Approve { agent, tool } => {
             let (vendor, name) = split_tool(&tool)?;
-            graft.decide_approval(&person(), &agent, vendor, name, true).await?;
+            graft
+                .decide_approval(&person(), &agent, vendor, name, true)
+                .await?;
             println!("Approved: {agent} may run {tool}.");
         }
         Command::Deny { agent, tool } => {
             let (vendor, name) = split_tool(&tool)?;
-            graft.decide_approval(&person(), &agent, vendor, name, false).await?;
+            graft
+                .decide_approval(&person(), &agent, vendor, name, false)
+                .await?;
             println!("Denied: {agent} may not run {tool}.");
         }
         Command::Tool(ToolCommand::Show { tool }) => {
@@ -533,19 +664,38 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             graft.add_note(&person(), vendor, name, &text).await?;
             println!("Noted on {tool}.");
         }
-        Command::Tool(ToolCommand::Hints { tool, read_only, destructive, idempotent, open_world }) => {
+        Command::Tool(ToolCommand::Hints {
+            tool,
+            read_only,
+            destructive,
+            idempotent,
+            open_world,
+        }) => {
             let (vendor, name) = split_tool(&tool)?;
-            let v = graft.set_hints(&person(), vendor, name, read_only, destructive, idempotent, open_world).await?;
+            let change = crate::service::authoring::HintChange {
+                read_only,
+                destructive,
+                idempotent,
+                open_world,
+            };
+            let v = graft.set_hints(&person(), vendor, name, change).await?;
             println!("Published {tool} version {v} with the new hints.");
         }
         Command::Tool(ToolCommand::Connection { tool, connection }) => {
             let (vendor, name) = split_tool(&tool)?;
             let id = match connection.as_str() {
                 "none" => None,
-                n => Some(n.parse::<i64>().with_context(|| format!("{n:?} is not a connection id or \"none\""))?),
+                n => Some(
+                    n.parse::<i64>()
+                        .with_context(|| format!("{n:?} is not a connection id or \"none\""))?,
+                ),
             };
             graft.set_tool_connection(vendor, name, id).await?;
-            println!("{tool} now uses {}.", id.map(|i| format!("connection {i}")).unwrap_or_else(|| "the vendor's only active connection".into()));
+            println!(
+                "{tool} now uses {}.",
+                id.map(|i| format!("connection {i}"))
+                    .unwrap_or_else(|| "the vendor's only active connection".into())
+            );
         }
         Command::Tool(ToolCommand::Search { query, limit }) => {
             let found = graft.search_tools(None, &query, limit).await?;
@@ -554,10 +704,20 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             for h in &found.hits {
                 let ro = if h.read_only_hint { " (read-only)" } else { "" };
-                println!("{}__{}{}  {}", h.vendor, h.name, ro, h.description.lines().next().unwrap_or(""));
+                println!(
+                    "{}__{}{}  {}",
+                    h.vendor,
+                    h.name,
+                    ro,
+                    h.description.lines().next().unwrap_or("")
+                );
             }
             if found.total > found.hits.len() {
-                println!("… {} of {} matches shown (--limit).", found.hits.len(), found.total);
+                println!(
+                    "… {} of {} matches shown (--limit).",
+                    found.hits.len(),
+                    found.total
+                );
             }
         }
     }

@@ -51,8 +51,12 @@ fn list_var(name: &str) -> Vec<String> {
 /// Errors: a sentence naming the bad value.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
-    let (num, unit) = s.find(|c: char| !c.is_ascii_digit()).map_or((s, ""), |i| s.split_at(i));
-    let n: u64 = num.parse().map_err(|_| format!("invalid duration {s:?}: use e.g. 30s, 5m or 2h"))?;
+    let (num, unit) = s
+        .find(|c: char| !c.is_ascii_digit())
+        .map_or((s, ""), |i| s.split_at(i));
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("invalid duration {s:?}: use e.g. 30s, 5m or 2h"))?;
     let secs = match unit {
         "" | "s" => n,
         "m" => n * 60,
@@ -65,15 +69,25 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 impl Settings {
     /// Settings from the environment, with `data_dir` / `database_url` / `addr` flags
     /// taking precedence when given. Errors: an unparsable address or duration.
-    pub fn from_env(data_dir: Option<PathBuf>, database_url: Option<String>, addr: Option<String>) -> Result<Self, String> {
+    pub fn from_env(
+        data_dir: Option<PathBuf>,
+        database_url: Option<String>,
+        addr: Option<String>,
+    ) -> Result<Self, String> {
         let data_dir = data_dir
             .or_else(|| std::env::var_os("GRAFT_DATA_DIR").map(PathBuf::from))
             .unwrap_or_else(|| PathBuf::from("data"));
         let database_url = database_url
             .or_else(|| std::env::var("DATABASE_URL").ok())
-            .unwrap_or_else(|| format!("sqlite://{}?mode=rwc", data_dir.join("graft.db").display()));
-        let addr_text = addr.or_else(|| std::env::var("GRAFT_ADDR").ok()).unwrap_or_else(|| "127.0.0.1:3000".into());
-        let addr: SocketAddr = addr_text.parse().map_err(|_| format!("invalid address {addr_text:?}: use HOST:PORT, e.g. 127.0.0.1:3000"))?;
+            .unwrap_or_else(|| {
+                format!("sqlite://{}?mode=rwc", data_dir.join("graft.db").display())
+            });
+        let addr_text = addr
+            .or_else(|| std::env::var("GRAFT_ADDR").ok())
+            .unwrap_or_else(|| "127.0.0.1:3000".into());
+        let addr: SocketAddr = addr_text.parse().map_err(|_| {
+            format!("invalid address {addr_text:?}: use HOST:PORT, e.g. 127.0.0.1:3000")
+        })?;
         let session_idle = match std::env::var("GRAFT_SESSION_IDLE") {
             Ok(v) => parse_duration(&v)?,
             Err(_) => Duration::from_secs(30 * 60),
@@ -86,7 +100,9 @@ impl Settings {
             limits.total_timeout = parse_duration(&v)?;
         }
         if let Ok(v) = std::env::var("GRAFT_RESPONSE_CAP") {
-            limits.response_cap = v.parse().map_err(|_| format!("GRAFT_RESPONSE_CAP {v:?} is not a number of bytes"))?;
+            limits.response_cap = v
+                .parse()
+                .map_err(|_| format!("GRAFT_RESPONSE_CAP {v:?} is not a number of bytes"))?;
         }
         let sweep_interval = match std::env::var("GRAFT_SWEEP_INTERVAL") {
             Ok(v) => parse_duration(&v)?,
@@ -102,24 +118,39 @@ impl Settings {
             data_dir,
             database_url,
             addr,
-            public_url: std::env::var("GRAFT_PUBLIC_URL").ok().filter(|s| !s.is_empty()),
+            public_url: std::env::var("GRAFT_PUBLIC_URL")
+                .ok()
+                .filter(|s| !s.is_empty()),
             allowed_hosts: list_var("GRAFT_ALLOWED_HOSTS"),
             allowed_origins: list_var("GRAFT_ALLOWED_ORIGINS"),
             session_idle,
-            site_root: std::env::var_os("LEPTOS_SITE_ROOT").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("target/site")),
+            site_root: std::env::var_os("LEPTOS_SITE_ROOT")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("target/site")),
         })
     }
 
     /// The public URL: `GRAFT_PUBLIC_URL`, else `http://<addr>`.
     pub fn public_url(&self) -> String {
-        self.public_url.clone().unwrap_or_else(|| format!("http://{}", self.addr)).trim_end_matches('/').to_string()
+        self.public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{}", self.addr))
+            .trim_end_matches('/')
+            .to_string()
     }
 
     /// The service configuration: public URL, secret key (loading or creating the key
     /// file) and proxy limits. Errors: a malformed key or an unreadable key file.
     pub fn service_config(&self) -> Result<crate::service::ServiceConfig, String> {
-        let key = crate::service::secrets::SecretKey::load_or_create(self.secret_key.as_deref(), &self.data_dir)?;
-        Ok(crate::service::ServiceConfig { public_url: self.public_url(), key, limits: self.limits })
+        let key = crate::service::secrets::SecretKey::load_or_create(
+            self.secret_key.as_deref(),
+            &self.data_dir,
+        )?;
+        Ok(crate::service::ServiceConfig {
+            public_url: self.public_url(),
+            key,
+            limits: self.limits,
+        })
     }
 
     /// Creates the data directory when the database is a SQLite file in it.

@@ -48,7 +48,10 @@ pub async fn select_versions(pool: &Pool, tool_id: i64) -> DbResult<Vec<VersionR
 
 /// The newest version number of a tool (in a transaction, to number the next).
 pub async fn select_max_version(conn: &mut Conn, tool_id: i64) -> DbResult<i64> {
-    sqlx::query_scalar("SELECT MAX(version) FROM tool_versions WHERE tool_id = $1").bind(tool_id).fetch_one(conn).await
+    sqlx::query_scalar("SELECT MAX(version) FROM tool_versions WHERE tool_id = $1")
+        .bind(tool_id)
+        .fetch_one(conn)
+        .await
 }
 
 /// A note on a tool.
@@ -65,14 +68,22 @@ pub struct NoteRow {
 }
 
 /// Adds a note.
-pub async fn insert_note(pool: &Pool, tool_id: i64, author: &str, body: &str, now: i64) -> DbResult<()> {
-    sqlx::query("INSERT INTO tool_notes (tool_id, author, body, created_at) VALUES ($1, $2, $3, $4)")
-        .bind(tool_id)
-        .bind(author)
-        .bind(body)
-        .bind(now)
-        .execute(pool)
-        .await?;
+pub async fn insert_note(
+    pool: &Pool,
+    tool_id: i64,
+    author: &str,
+    body: &str,
+    now: i64,
+) -> DbResult<()> {
+    sqlx::query(
+        "INSERT INTO tool_notes (tool_id, author, body, created_at) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(tool_id)
+    .bind(author)
+    .bind(body)
+    .bind(now)
+    .execute(pool)
+    .await?;
     Ok(())
 }
 
@@ -97,11 +108,18 @@ pub async fn select_promoters(pool: &Pool, tool_id: i64) -> DbResult<Vec<(i64, S
 
 /// A vendor's stored OpenAPI document (JSON text).
 pub async fn select_vendor_document(pool: &Pool, vendor_id: i64) -> DbResult<Option<String>> {
-    sqlx::query_scalar("SELECT openapi_document FROM vendors WHERE id = $1").bind(vendor_id).fetch_one(pool).await
+    sqlx::query_scalar("SELECT openapi_document FROM vendors WHERE id = $1")
+        .bind(vendor_id)
+        .fetch_one(pool)
+        .await
 }
 
 /// The tool of a vendor made from an operation, if any.
-pub async fn select_tool_by_operation(pool: &Pool, vendor_id: i64, operation_id: &str) -> DbResult<Option<String>> {
+pub async fn select_tool_by_operation(
+    pool: &Pool,
+    vendor_id: i64,
+    operation_id: &str,
+) -> DbResult<Option<String>> {
     sqlx::query_scalar("SELECT name FROM tools WHERE vendor_id = $1 AND operation_id = $2")
         .bind(vendor_id)
         .bind(operation_id)

@@ -30,7 +30,8 @@ pub type DbResult<T> = Result<T, sqlx::Error>;
 pub async fn connect(url: &str) -> Result<Pool, sqlx::Error> {
     if !url.starts_with("sqlite:") {
         return Err(sqlx::Error::Configuration(
-            format!("unsupported DATABASE_URL {url:?}: this build serves SQLite (sqlite://PATH)").into(),
+            format!("unsupported DATABASE_URL {url:?}: this build serves SQLite (sqlite://PATH)")
+                .into(),
         ));
     }
     let options = SqliteConnectOptions::from_str(url)?
@@ -39,7 +40,10 @@ pub async fn connect(url: &str) -> Result<Pool, sqlx::Error> {
         .synchronous(SqliteSynchronous::Normal)
         .foreign_keys(true)
         .busy_timeout(Duration::from_secs(10));
-    let pool = SqlitePoolOptions::new().max_connections(8).connect_with(options).await?;
+    let pool = SqlitePoolOptions::new()
+        .max_connections(8)
+        .connect_with(options)
+        .await?;
     sqlx::migrate!("migrations/sqlite").run(&pool).await?;
     Ok(pool)
 }
@@ -98,30 +102,49 @@ pub async fn insert_agent(
 
 /// Every agent, by name.
 pub async fn select_agents(pool: &Pool) -> DbResult<Vec<AgentRow>> {
-    sqlx::query_as(&format!("SELECT {AGENT_COLUMNS} FROM agents ORDER BY name")).fetch_all(pool).await
+    sqlx::query_as(&format!("SELECT {AGENT_COLUMNS} FROM agents ORDER BY name"))
+        .fetch_all(pool)
+        .await
 }
 
 /// The agent holding a token hash.
-pub async fn select_agent_by_token_hash(pool: &Pool, token_hash: &str) -> DbResult<Option<AgentRow>> {
-    sqlx::query_as(&format!("SELECT {AGENT_COLUMNS} FROM agents WHERE token_hash = $1"))
-        .bind(token_hash)
-        .fetch_optional(pool)
-        .await
+pub async fn select_agent_by_token_hash(
+    pool: &Pool,
+    token_hash: &str,
+) -> DbResult<Option<AgentRow>> {
+    sqlx::query_as(&format!(
+        "SELECT {AGENT_COLUMNS} FROM agents WHERE token_hash = $1"
+    ))
+    .bind(token_hash)
+    .fetch_optional(pool)
+    .await
 }
 
 /// The agent with a name.
 pub async fn select_agent_by_name(pool: &Pool, name: &str) -> DbResult<Option<AgentRow>> {
-    sqlx::query_as(&format!("SELECT {AGENT_COLUMNS} FROM agents WHERE name = $1")).bind(name).fetch_optional(pool).await
+    sqlx::query_as(&format!(
+        "SELECT {AGENT_COLUMNS} FROM agents WHERE name = $1"
+    ))
+    .bind(name)
+    .fetch_optional(pool)
+    .await
 }
 
 /// The agent with an id.
 pub async fn select_agent(pool: &Pool, id: i64) -> DbResult<Option<AgentRow>> {
-    sqlx::query_as(&format!("SELECT {AGENT_COLUMNS} FROM agents WHERE id = $1")).bind(id).fetch_optional(pool).await
+    sqlx::query_as(&format!("SELECT {AGENT_COLUMNS} FROM agents WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(pool)
+        .await
 }
 
 /// Sets `last_seen_at`.
 pub async fn update_agent_last_seen(pool: &Pool, id: i64, now: i64) -> DbResult<()> {
-    sqlx::query("UPDATE agents SET last_seen_at = $1 WHERE id = $2").bind(now).bind(id).execute(pool).await?;
+    sqlx::query("UPDATE agents SET last_seen_at = $1 WHERE id = $2")
+        .bind(now)
+        .bind(id)
+        .execute(pool)
+        .await?;
     Ok(())
 }
 
@@ -148,7 +171,13 @@ const VENDOR_COLUMNS: &str =
     "id, slug, display_name, base_url, (openapi_document IS NOT NULL) AS has_document, created_at";
 
 /// Inserts a vendor; returns its id. Errors: the slug is taken.
-pub async fn insert_vendor(conn: &mut Conn, slug: &str, display_name: &str, base_url: &str, now: i64) -> DbResult<i64> {
+pub async fn insert_vendor(
+    conn: &mut Conn,
+    slug: &str,
+    display_name: &str,
+    base_url: &str,
+    now: i64,
+) -> DbResult<i64> {
     sqlx::query_scalar(
         "INSERT INTO vendors (slug, display_name, base_url, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
     )
@@ -162,22 +191,38 @@ pub async fn insert_vendor(conn: &mut Conn, slug: &str, display_name: &str, base
 
 /// Every vendor, by slug.
 pub async fn select_vendors(pool: &Pool) -> DbResult<Vec<VendorRow>> {
-    sqlx::query_as(&format!("SELECT {VENDOR_COLUMNS} FROM vendors ORDER BY slug")).fetch_all(pool).await
+    sqlx::query_as(&format!(
+        "SELECT {VENDOR_COLUMNS} FROM vendors ORDER BY slug"
+    ))
+    .fetch_all(pool)
+    .await
 }
 
 /// The vendor with a slug.
 pub async fn select_vendor_by_slug(pool: &Pool, slug: &str) -> DbResult<Option<VendorRow>> {
-    sqlx::query_as(&format!("SELECT {VENDOR_COLUMNS} FROM vendors WHERE slug = $1")).bind(slug).fetch_optional(pool).await
+    sqlx::query_as(&format!(
+        "SELECT {VENDOR_COLUMNS} FROM vendors WHERE slug = $1"
+    ))
+    .bind(slug)
+    .fetch_optional(pool)
+    .await
 }
 
 /// Stores a vendor's OpenAPI document (JSON text) and, when given, its base URL.
-pub async fn update_vendor_document(conn: &mut Conn, id: i64, document: &str, base_url: Option<&str>) -> DbResult<()> {
-    sqlx::query("UPDATE vendors SET openapi_document = $1, base_url = COALESCE($2, base_url) WHERE id = $3")
-        .bind(document)
-        .bind(base_url)
-        .bind(id)
-        .execute(conn)
-        .await?;
+pub async fn update_vendor_document(
+    conn: &mut Conn,
+    id: i64,
+    document: &str,
+    base_url: Option<&str>,
+) -> DbResult<()> {
+    sqlx::query(
+        "UPDATE vendors SET openapi_document = $1, base_url = COALESCE($2, base_url) WHERE id = $3",
+    )
+    .bind(document)
+    .bind(base_url)
+    .bind(id)
+    .execute(conn)
+    .await?;
     Ok(())
 }
 
@@ -279,7 +324,13 @@ pub async fn insert_tool(
 }
 
 /// Inserts version `version` of a tool.
-pub async fn insert_tool_version(conn: &mut Conn, tool_id: i64, version: i64, v: &NewVersion<'_>, now: i64) -> DbResult<()> {
+pub async fn insert_tool_version(
+    conn: &mut Conn,
+    tool_id: i64,
+    version: i64,
+    v: &NewVersion<'_>,
+    now: i64,
+) -> DbResult<()> {
     sqlx::query(
         "INSERT INTO tool_versions (tool_id, version, title, description, input_schema, output_schema, method, \
          path_template, binding, read_only_hint, destructive_hint, idempotent_hint, open_world_hint, authored_by, created_at) \
@@ -306,8 +357,14 @@ pub async fn insert_tool_version(conn: &mut Conn, tool_id: i64, version: i64, v:
 }
 
 /// Names and operation keys of a vendor's tools.
-pub async fn select_tool_names(pool: &Pool, vendor_id: i64) -> DbResult<Vec<(String, Option<String>)>> {
-    sqlx::query_as("SELECT name, operation_id FROM tools WHERE vendor_id = $1").bind(vendor_id).fetch_all(pool).await
+pub async fn select_tool_names(
+    pool: &Pool,
+    vendor_id: i64,
+) -> DbResult<Vec<(String, Option<String>)>> {
+    sqlx::query_as("SELECT name, operation_id FROM tools WHERE vendor_id = $1")
+        .bind(vendor_id)
+        .fetch_all(pool)
+        .await
 }
 
 /// A tool by vendor slug and name, with its current version.
@@ -321,7 +378,9 @@ pub async fn select_tool(pool: &Pool, vendor: &str, name: &str) -> DbResult<Opti
 
 /// `(tool id, vendor, name, description, read-only, destructive)` of every tool's current
 /// version, for search.
-pub async fn select_search_docs(pool: &Pool) -> DbResult<Vec<(i64, String, String, String, bool, bool)>> {
+pub async fn select_search_docs(
+    pool: &Pool,
+) -> DbResult<Vec<(i64, String, String, String, bool, bool)>> {
     sqlx::query_as(
         "SELECT t.id, vd.slug, t.name, v.description, v.read_only_hint, v.destructive_hint FROM tools t JOIN vendors vd ON vd.id = t.vendor_id \
          JOIN tool_versions v ON v.tool_id = t.id AND v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id)",
@@ -332,7 +391,9 @@ pub async fn select_search_docs(pool: &Pool) -> DbResult<Vec<(i64, String, Strin
 
 /// Number of tools in the toolbox.
 pub async fn count_tools(pool: &Pool) -> DbResult<i64> {
-    sqlx::query_scalar("SELECT COUNT(*) FROM tools").fetch_one(pool).await
+    sqlx::query_scalar("SELECT COUNT(*) FROM tools")
+        .fetch_one(pool)
+        .await
 }
 
 // ---------------------------------------------------------------- working sets
@@ -361,26 +422,39 @@ pub async fn select_working_set(pool: &Pool, agent_id: i64) -> DbResult<Vec<Entr
 
 /// Ids of the tools in an agent's working set.
 pub async fn select_working_set_ids(pool: &Pool, agent_id: i64) -> DbResult<Vec<i64>> {
-    sqlx::query_scalar("SELECT tool_id FROM working_set WHERE agent_id = $1").bind(agent_id).fetch_all(pool).await
+    sqlx::query_scalar("SELECT tool_id FROM working_set WHERE agent_id = $1")
+        .bind(agent_id)
+        .fetch_all(pool)
+        .await
 }
 
 /// Whether a tool is in an agent's working set.
 pub async fn is_promoted(conn: &mut Conn, agent_id: i64, tool_id: i64) -> DbResult<bool> {
-    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM working_set WHERE agent_id = $1 AND tool_id = $2")
-        .bind(agent_id)
-        .bind(tool_id)
-        .fetch_one(conn)
-        .await?;
+    let n: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM working_set WHERE agent_id = $1 AND tool_id = $2")
+            .bind(agent_id)
+            .bind(tool_id)
+            .fetch_one(conn)
+            .await?;
     Ok(n > 0)
 }
 
 /// Size of an agent's working set.
 pub async fn count_working_set(conn: &mut Conn, agent_id: i64) -> DbResult<i64> {
-    sqlx::query_scalar("SELECT COUNT(*) FROM working_set WHERE agent_id = $1").bind(agent_id).fetch_one(conn).await
+    sqlx::query_scalar("SELECT COUNT(*) FROM working_set WHERE agent_id = $1")
+        .bind(agent_id)
+        .fetch_one(conn)
+        .await
 }
 
 /// Adds an entry unless present; returns whether a row was inserted.
-pub async fn insert_working_set_entry(conn: &mut Conn, agent_id: i64, tool_id: i64, promoted_by: &str, now: i64) -> DbResult<bool> {
+pub async fn insert_working_set_entry(
+    conn: &mut Conn,
+    agent_id: i64,
+    tool_id: i64,
+    promoted_by: &str,
+    now: i64,
+) -> DbResult<bool> {
     let r = sqlx::query(
         "INSERT INTO working_set (agent_id, tool_id, promoted_at, promoted_by) VALUES ($1, $2, $3, $4) \
          ON CONFLICT (agent_id, tool_id) DO NOTHING",
@@ -395,7 +469,11 @@ pub async fn insert_working_set_entry(conn: &mut Conn, agent_id: i64, tool_id: i
 }
 
 /// Removes an entry; returns whether a row was deleted.
-pub async fn delete_working_set_entry(conn: &mut Conn, agent_id: i64, tool_id: i64) -> DbResult<bool> {
+pub async fn delete_working_set_entry(
+    conn: &mut Conn,
+    agent_id: i64,
+    tool_id: i64,
+) -> DbResult<bool> {
     let r = sqlx::query("DELETE FROM working_set WHERE agent_id = $1 AND tool_id = $2")
         .bind(agent_id)
         .bind(tool_id)
@@ -446,7 +524,12 @@ pub struct HistoryRow {
 }
 
 /// An agent's history, newest first.
-pub async fn select_history(pool: &Pool, agent_id: i64, limit: i64, offset: i64) -> DbResult<Vec<HistoryRow>> {
+pub async fn select_history(
+    pool: &Pool,
+    agent_id: i64,
+    limit: i64,
+    offset: i64,
+) -> DbResult<Vec<HistoryRow>> {
     sqlx::query_as(
         "SELECT h.id, vd.slug AS vendor, t.name, h.action, h.cause, h.actor, h.at FROM history h \
          JOIN tools t ON t.id = h.tool_id JOIN vendors vd ON vd.id = t.vendor_id \
@@ -461,10 +544,16 @@ pub async fn select_history(pool: &Pool, agent_id: i64, limit: i64, offset: i64)
 
 /// Every tool of a vendor with its current version, by name.
 pub async fn select_vendor_tools(pool: &Pool, vendor: &str) -> DbResult<Vec<ToolRow>> {
-    sqlx::query_as(&format!("{TOOL_SELECT} WHERE vd.slug = $1 ORDER BY t.name")).bind(vendor).fetch_all(pool).await
+    sqlx::query_as(&format!("{TOOL_SELECT} WHERE vd.slug = $1 ORDER BY t.name"))
+        .bind(vendor)
+        .fetch_all(pool)
+        .await
 }
 
 /// Number of history rows of an agent.
 pub async fn count_history(pool: &Pool, agent_id: i64) -> DbResult<i64> {
-    sqlx::query_scalar("SELECT COUNT(*) FROM history WHERE agent_id = $1").bind(agent_id).fetch_one(pool).await
+    sqlx::query_scalar("SELECT COUNT(*) FROM history WHERE agent_id = $1")
+        .bind(agent_id)
+        .fetch_one(pool)
+        .await
 }

@@ -53,37 +53,62 @@ pub async fn insert_connection(
 
 /// Every connection, by vendor and label.
 pub async fn select_connections(pool: &Pool) -> DbResult<Vec<ConnectionRow>> {
-    sqlx::query_as(&format!("{CONNECTION_SELECT} ORDER BY v.slug, c.label")).fetch_all(pool).await
+    sqlx::query_as(&format!("{CONNECTION_SELECT} ORDER BY v.slug, c.label"))
+        .fetch_all(pool)
+        .await
 }
 
 /// A vendor's connections.
-pub async fn select_vendor_connections(pool: &Pool, vendor_id: i64) -> DbResult<Vec<ConnectionRow>> {
-    sqlx::query_as(&format!("{CONNECTION_SELECT} WHERE c.vendor_id = $1 ORDER BY c.id")).bind(vendor_id).fetch_all(pool).await
+pub async fn select_vendor_connections(
+    pool: &Pool,
+    vendor_id: i64,
+) -> DbResult<Vec<ConnectionRow>> {
+    sqlx::query_as(&format!(
+        "{CONNECTION_SELECT} WHERE c.vendor_id = $1 ORDER BY c.id"
+    ))
+    .bind(vendor_id)
+    .fetch_all(pool)
+    .await
 }
 
 /// One connection.
 pub async fn select_connection(pool: &Pool, id: i64) -> DbResult<Option<ConnectionRow>> {
-    sqlx::query_as(&format!("{CONNECTION_SELECT} WHERE c.id = $1")).bind(id).fetch_optional(pool).await
+    sqlx::query_as(&format!("{CONNECTION_SELECT} WHERE c.id = $1"))
+        .bind(id)
+        .fetch_optional(pool)
+        .await
 }
 
 /// Marks a connection revoked; returns whether it was active.
 pub async fn revoke_connection(conn: &mut Conn, id: i64, now: i64) -> DbResult<bool> {
-    let r = sqlx::query("UPDATE connections SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
-        .bind(now)
-        .bind(id)
-        .execute(conn)
-        .await?;
+    let r =
+        sqlx::query("UPDATE connections SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
+            .bind(now)
+            .bind(id)
+            .execute(conn)
+            .await?;
     Ok(r.rows_affected() == 1)
 }
 
 /// `(vendor id, default connection id)` of a tool.
 pub async fn select_tool_connection(pool: &Pool, tool_id: i64) -> DbResult<(i64, Option<i64>)> {
-    sqlx::query_as("SELECT vendor_id, default_connection_id FROM tools WHERE id = $1").bind(tool_id).fetch_one(pool).await
+    sqlx::query_as("SELECT vendor_id, default_connection_id FROM tools WHERE id = $1")
+        .bind(tool_id)
+        .fetch_one(pool)
+        .await
 }
 
 /// Sets (or clears) a tool's default connection.
-pub async fn update_tool_connection(pool: &Pool, tool_id: i64, connection_id: Option<i64>) -> DbResult<()> {
-    sqlx::query("UPDATE tools SET default_connection_id = $1 WHERE id = $2").bind(connection_id).bind(tool_id).execute(pool).await?;
+pub async fn update_tool_connection(
+    pool: &Pool,
+    tool_id: i64,
+    connection_id: Option<i64>,
+) -> DbResult<()> {
+    sqlx::query("UPDATE tools SET default_connection_id = $1 WHERE id = $2")
+        .bind(connection_id)
+        .bind(tool_id)
+        .execute(pool)
+        .await?;
     Ok(())
 }
 
@@ -115,12 +140,18 @@ const APPROVAL_SELECT: &str = "SELECT a.agent_id, ag.name AS agent, a.tool_id, v
      JOIN tools t ON t.id = a.tool_id JOIN vendors v ON v.id = t.vendor_id";
 
 /// The approval of one agent for one tool.
-pub async fn select_approval(pool: &Pool, agent_id: i64, tool_id: i64) -> DbResult<Option<ApprovalRow>> {
-    sqlx::query_as(&format!("{APPROVAL_SELECT} WHERE a.agent_id = $1 AND a.tool_id = $2"))
-        .bind(agent_id)
-        .bind(tool_id)
-        .fetch_optional(pool)
-        .await
+pub async fn select_approval(
+    pool: &Pool,
+    agent_id: i64,
+    tool_id: i64,
+) -> DbResult<Option<ApprovalRow>> {
+    sqlx::query_as(&format!(
+        "{APPROVAL_SELECT} WHERE a.agent_id = $1 AND a.tool_id = $2"
+    ))
+    .bind(agent_id)
+    .bind(tool_id)
+    .fetch_optional(pool)
+    .await
 }
 
 /// Every approval, pending first, then newest.
@@ -133,7 +164,12 @@ pub async fn select_approvals(pool: &Pool) -> DbResult<Vec<ApprovalRow>> {
 }
 
 /// Records a pending request unless a row exists.
-pub async fn insert_pending_approval(pool: &Pool, agent_id: i64, tool_id: i64, now: i64) -> DbResult<()> {
+pub async fn insert_pending_approval(
+    pool: &Pool,
+    agent_id: i64,
+    tool_id: i64,
+    now: i64,
+) -> DbResult<()> {
     sqlx::query(
         "INSERT INTO approvals (agent_id, tool_id, state, requested_at) VALUES ($1, $2, 'pending', $3) \
          ON CONFLICT (agent_id, tool_id) DO NOTHING",
@@ -147,7 +183,14 @@ pub async fn insert_pending_approval(pool: &Pool, agent_id: i64, tool_id: i64, n
 }
 
 /// Sets an approval's decision (creating the row when the person decides first).
-pub async fn upsert_approval_decision(pool: &Pool, agent_id: i64, tool_id: i64, state: &str, by: &str, now: i64) -> DbResult<()> {
+pub async fn upsert_approval_decision(
+    pool: &Pool,
+    agent_id: i64,
+    tool_id: i64,
+    state: &str,
+    by: &str,
+    now: i64,
+) -> DbResult<()> {
     sqlx::query(
         "INSERT INTO approvals (agent_id, tool_id, state, requested_at, decided_at, decided_by) VALUES ($1, $2, $3, $4, $4, $5) \
          ON CONFLICT (agent_id, tool_id) DO UPDATE SET state = excluded.state, decided_at = excluded.decided_at, decided_by = excluded.decided_by",
@@ -218,12 +261,18 @@ pub async fn upsert_tool_usage(pool: &Pool, agent_id: i64, tool_id: i64, now: i6
 }
 
 /// `(last_used_at, calls)` of an agent's tool.
-pub async fn select_tool_usage(pool: &Pool, agent_id: i64, tool_id: i64) -> DbResult<Option<(i64, i64)>> {
-    sqlx::query_as("SELECT last_used_at, calls FROM tool_usage WHERE agent_id = $1 AND tool_id = $2")
-        .bind(agent_id)
-        .bind(tool_id)
-        .fetch_optional(pool)
-        .await
+pub async fn select_tool_usage(
+    pool: &Pool,
+    agent_id: i64,
+    tool_id: i64,
+) -> DbResult<Option<(i64, i64)>> {
+    sqlx::query_as(
+        "SELECT last_used_at, calls FROM tool_usage WHERE agent_id = $1 AND tool_id = $2",
+    )
+    .bind(agent_id)
+    .bind(tool_id)
+    .fetch_optional(pool)
+    .await
 }
 
 /// A call-log row.

@@ -63,7 +63,13 @@ pub async fn delete_entry_as_planned(
 }
 
 /// Updates an agent's name, cap and idle window.
-pub async fn update_agent_settings(pool: &Pool, id: i64, name: &str, cap: i64, idle_window_days: i64) -> DbResult<()> {
+pub async fn update_agent_settings(
+    pool: &Pool,
+    id: i64,
+    name: &str,
+    cap: i64,
+    idle_window_days: i64,
+) -> DbResult<()> {
     sqlx::query("UPDATE agents SET name = $1, cap = $2, idle_window_days = $3 WHERE id = $4")
         .bind(name)
         .bind(cap)
@@ -75,13 +81,17 @@ pub async fn update_agent_settings(pool: &Pool, id: i64, name: &str, cap: i64, i
 }
 
 /// `(agent id, tool id)` of working-set entries of the given tools.
-pub async fn select_entries_of_tools(conn: &mut Conn, tool_ids: &[i64]) -> DbResult<Vec<(i64, i64)>> {
+pub async fn select_entries_of_tools(
+    conn: &mut Conn,
+    tool_ids: &[i64],
+) -> DbResult<Vec<(i64, i64)>> {
     let mut out = Vec::new();
     for id in tool_ids {
-        let rows: Vec<(i64, i64)> = sqlx::query_as("SELECT agent_id, tool_id FROM working_set WHERE tool_id = $1")
-            .bind(id)
-            .fetch_all(&mut *conn)
-            .await?;
+        let rows: Vec<(i64, i64)> =
+            sqlx::query_as("SELECT agent_id, tool_id FROM working_set WHERE tool_id = $1")
+                .bind(id)
+                .fetch_all(&mut *conn)
+                .await?;
         out.extend(rows);
     }
     Ok(out)
@@ -89,7 +99,10 @@ pub async fn select_entries_of_tools(conn: &mut Conn, tool_ids: &[i64]) -> DbRes
 
 /// Tools whose calls use a connection: those with it as default, plus — when it is the
 /// vendor's only active connection — the vendor's tools without a default.
-pub async fn select_tools_using_connection(conn: &mut Conn, connection_id: i64) -> DbResult<Vec<i64>> {
+pub async fn select_tools_using_connection(
+    conn: &mut Conn,
+    connection_id: i64,
+) -> DbResult<Vec<i64>> {
     sqlx::query_scalar(
         "SELECT t.id FROM tools t WHERE t.default_connection_id = $1 \
          UNION \

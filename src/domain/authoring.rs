@@ -16,8 +16,17 @@ use serde_json::Value;
 
 /// Headers an authored tool may not take from its input: Graft or the connection sets
 /// them.
-const RESERVED_HEADERS: &[&str] =
-    &["authorization", "cookie", "host", "content-length", "content-type", "accept", "proxy-authorization", "transfer-encoding", "connection"];
+const RESERVED_HEADERS: &[&str] = &[
+    "authorization",
+    "cookie",
+    "host",
+    "content-length",
+    "content-type",
+    "accept",
+    "proxy-authorization",
+    "transfer-encoding",
+    "connection",
+];
 
 /// An agent's definition of a tool version.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,21 +57,36 @@ pub fn draft(vendor: &VendorSlug, spec: &ToolSpec) -> Result<ToolDraft, String> 
     let name = ToolName::parse(vendor, &spec.name)?;
     let method = spec.method.trim().to_ascii_uppercase();
     if !METHODS.contains(&method.as_str()) {
-        return Err(format!("method {:?} is not an HTTP method Graft sends (use one of {})", spec.method, METHODS.join(", ")));
+        return Err(format!(
+            "method {:?} is not an HTTP method Graft sends (use one of {})",
+            spec.method,
+            METHODS.join(", ")
+        ));
     }
     let description = spec.description.trim();
     if description.is_empty() {
         return Err("description is empty: say what the tool does, for the model".into());
     }
-    if !spec.path.starts_with('/') || spec.path.contains(['?', '#']) || spec.path.chars().any(char::is_whitespace) {
-        return Err(format!("path {:?} must start with '/' and hold no query, fragment or spaces", spec.path));
+    if !spec.path.starts_with('/')
+        || spec.path.contains(['?', '#'])
+        || spec.path.chars().any(char::is_whitespace)
+    {
+        return Err(format!(
+            "path {:?} must start with '/' and hold no query, fragment or spaces",
+            spec.path
+        ));
     }
     if !spec.input_schema.is_object() {
         return Err("inputSchema must be a JSON Schema object".into());
     }
     let inlined = schema::inline(&spec.input_schema, &spec.input_schema);
-    if jsonschema::meta::validate(&spec.input_schema).is_err() || jsonschema::validator_for(&inlined).is_err() {
-        let why = jsonschema::meta::validate(&spec.input_schema).err().map(|e| e.to_string()).unwrap_or_else(|| "it does not compile".into());
+    if jsonschema::meta::validate(&spec.input_schema).is_err()
+        || jsonschema::validator_for(&inlined).is_err()
+    {
+        let why = jsonschema::meta::validate(&spec.input_schema)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_else(|| "it does not compile".into());
         return Err(format!("inputSchema is not a valid JSON Schema: {why}"));
     }
     if inlined.get("type").and_then(Value::as_str) != Some("object") {
@@ -77,31 +101,51 @@ pub fn draft(vendor: &VendorSlug, spec: &ToolSpec) -> Result<ToolDraft, String> 
     if !input_schema.get("properties").is_some_and(Value::is_object) {
         input_schema["properties"] = serde_json::json!({});
     }
-    let props = input_schema["properties"].as_object().expect("set above").clone();
+    let props = input_schema["properties"]
+        .as_object()
+        .expect("set above")
+        .clone();
     let mut binding = Binding::default();
     for p in path_placeholders(&spec.path) {
         if !props.contains_key(&p) {
-            return Err(format!("path placeholder {{{p}}} is not a property of inputSchema"));
+            return Err(format!(
+                "path placeholder {{{p}}} is not a property of inputSchema"
+            ));
         }
         binding.path.insert(p.clone(), p);
     }
     for q in &spec.query {
         if !props.contains_key(q) {
-            return Err(format!("query names {q:?}, which is not a property of inputSchema"));
+            return Err(format!(
+                "query names {q:?}, which is not a property of inputSchema"
+            ));
         }
         binding.query.insert(q.clone(), q.clone());
     }
     for h in &spec.headers {
         if !props.contains_key(h) {
-            return Err(format!("headers names {h:?}, which is not a property of inputSchema"));
+            return Err(format!(
+                "headers names {h:?}, which is not a property of inputSchema"
+            ));
         }
-        if RESERVED_HEADERS.contains(&h.to_ascii_lowercase().as_str()) || !h.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
-            return Err(format!("{h:?} cannot be an input header (Graft or the connection sets it)"));
+        if RESERVED_HEADERS.contains(&h.to_ascii_lowercase().as_str())
+            || !h
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(format!(
+                "{h:?} cannot be an input header (Graft or the connection sets it)"
+            ));
         }
         binding.headers.insert(h.clone(), h.clone());
     }
     let has_body = !matches!(method.as_str(), "GET" | "HEAD" | "DELETE" | "OPTIONS");
-    binding.body = match spec.body_encoding.as_deref().map(str::to_ascii_lowercase).as_deref() {
+    binding.body = match spec
+        .body_encoding
+        .as_deref()
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
         None | Some("json") => has_body.then_some(BodyEncoding::Json),
         Some("form") => has_body.then_some(BodyEncoding::Form),
         Some(other) => return Err(format!("bodyEncoding {other:?} is not json or form")),
@@ -146,27 +190,47 @@ mod tests {
     fn a_good_spec_is_inlined_and_bound() {
         let d = draft(&v(), &spec()).unwrap();
         assert_eq!(d.method, "GET");
-        assert_eq!(d.input_schema["properties"]["id"], json!({"type": "string"}));
-        assert!(!schema::has_ref_or_extension(&d.input_schema) && d.input_schema.get("$defs").is_none());
+        assert_eq!(
+            d.input_schema["properties"]["id"],
+            json!({"type": "string"})
+        );
+        assert!(
+            !schema::has_ref_or_extension(&d.input_schema) && d.input_schema.get("$defs").is_none()
+        );
         assert_eq!(d.binding.path["id"], "id");
         assert!(d.hints.read_only_hint);
     }
 
     #[test]
     fn each_rule_has_its_error() {
-        let cases: Vec<(Box<dyn Fn(&mut ToolSpec)>, &str)> = vec![
+        type Case = (Box<dyn Fn(&mut ToolSpec)>, &'static str);
+        let cases: Vec<Case> = vec![
             (Box::new(|s| s.name = "Bad__Name".into()), "tool name"),
             (Box::new(|s| s.name = "a".repeat(60)), "too long"),
             (Box::new(|s| s.method = "FETCH".into()), "method"),
             (Box::new(|s| s.path = "items".into()), "path"),
             (Box::new(|s| s.path = "/items/{nope}".into()), "placeholder"),
-            (Box::new(|s| s.input_schema = json!({"type": "array"})), "root"),
-            (Box::new(|s| s.input_schema = json!({"type": "object", "properties": {"id": {"type": 5}}})), "valid JSON Schema"),
-            (Box::new(|s| s.input_schema = json!({"oneOf": [{"type": "object"}]})), "type"),
+            (
+                Box::new(|s| s.input_schema = json!({"type": "array"})),
+                "root",
+            ),
+            (
+                Box::new(|s| {
+                    s.input_schema = json!({"type": "object", "properties": {"id": {"type": 5}}})
+                }),
+                "valid JSON Schema",
+            ),
+            (
+                Box::new(|s| s.input_schema = json!({"oneOf": [{"type": "object"}]})),
+                "type",
+            ),
             (Box::new(|s| s.query = vec!["missing".into()]), "query"),
             (Box::new(|s| s.headers = vec!["id".into()]), "header"),
             (Box::new(|s| s.description = " ".into()), "description"),
-            (Box::new(|s| s.body_encoding = Some("xml".into())), "bodyEncoding"),
+            (
+                Box::new(|s| s.body_encoding = Some("xml".into())),
+                "bodyEncoding",
+            ),
         ];
         for (change, expect) in cases {
             let mut s = spec();

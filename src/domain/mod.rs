@@ -100,7 +100,9 @@ pub fn check_idle_window(days: i64) -> Result<i64, String> {
     if (1..=3650).contains(&days) {
         Ok(days)
     } else {
-        Err(format!("idle window must be between 1 and 3650 days (got {days})"))
+        Err(format!(
+            "idle window must be between 1 and 3650 days (got {days})"
+        ))
     }
 }
 
@@ -108,11 +110,15 @@ pub fn check_idle_window(days: i64) -> Result<i64, String> {
 pub fn check_agent_name(name: &str) -> Result<String, String> {
     let ok = !name.is_empty()
         && name.len() <= 64
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
     if ok {
         Ok(name.to_string())
     } else {
-        Err(format!("agent name {name:?} is invalid: use 1 to 64 letters, digits, '-', '_' or '.'"))
+        Err(format!(
+            "agent name {name:?} is invalid: use 1 to 64 letters, digits, '-', '_' or '.'"
+        ))
     }
 }
 
@@ -122,7 +128,15 @@ mod tests {
 
     #[test]
     fn enums_round_trip() {
-        for c in [Cause::Agent, Cause::Publish, Cause::Console, Cause::Rule, Cause::Idle, Cause::Cap, Cause::ConnectionRevoked] {
+        for c in [
+            Cause::Agent,
+            Cause::Publish,
+            Cause::Console,
+            Cause::Rule,
+            Cause::Idle,
+            Cause::Cap,
+            Cause::ConnectionRevoked,
+        ] {
             assert_eq!(Cause::parse(c.as_str()), Some(c));
         }
         assert_eq!(PromotedBy::parse("publish"), Some(PromotedBy::Publish));

@@ -20,8 +20,13 @@ pub struct VendorSlug(String);
 impl VendorSlug {
     /// Parses a slug. Errors: a sentence naming the rule that failed.
     pub fn parse(s: &str) -> Result<Self, String> {
-        let ok_first = s.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
-        let ok_rest = s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        let ok_first = s
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+        let ok_rest = s
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
         if s.is_empty() || s.len() > 31 || !ok_first || !ok_rest {
             return Err(format!(
                 "vendor slug {s:?} is invalid: use 1 to 31 characters of a-z, 0-9 and '-', starting with a letter or digit"
@@ -53,10 +58,17 @@ impl ToolName {
         if s.is_empty() {
             return Err("tool name is empty".into());
         }
-        if !s.chars().next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit()) {
+        if !s
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        {
             return Err(format!("tool name {s:?} must start with a-z or 0-9"));
         }
-        if !s.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') {
+        if !s
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        {
             return Err(format!("tool name {s:?} may hold only a-z, 0-9 and '_'"));
         }
         if s.contains("__") {
@@ -99,7 +111,10 @@ pub fn snake_case(raw: &str) -> String {
             if c.is_ascii_uppercase() && i > 0 {
                 let prev = chars[i - 1];
                 let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
-                if prev.is_ascii_lowercase() || prev.is_ascii_digit() || (prev.is_ascii_uppercase() && next_lower) {
+                if prev.is_ascii_lowercase()
+                    || prev.is_ascii_digit()
+                    || (prev.is_ascii_uppercase() && next_lower)
+                {
                     out.push('_');
                 }
             }
@@ -135,7 +150,11 @@ pub fn short_hash(text: &str, n: usize) -> String {
 /// digits of the hash of `raw`, so the same input always gives the same name. When the
 /// result is in `taken`, the hash suffix (then a longer one) tells the two apart.
 /// Returns the name and whether it differs from the plain snake case (a rename).
-pub fn tool_name_for(vendor: &VendorSlug, raw: &str, taken: &dyn Fn(&str) -> bool) -> (ToolName, bool) {
+pub fn tool_name_for(
+    vendor: &VendorSlug,
+    raw: &str,
+    taken: &dyn Fn(&str) -> bool,
+) -> (ToolName, bool) {
     let max = MAX_QUALIFIED_LEN - 2 - vendor.as_str().len();
     let base = snake_case(raw);
     if base.len() <= max && !taken(&base) {
@@ -148,7 +167,11 @@ pub fn tool_name_for(vendor: &VendorSlug, raw: &str, taken: &dyn Fn(&str) -> boo
         while head.ends_with('_') {
             head.pop();
         }
-        let name = if head.is_empty() { format!("op_{suffix}") } else { format!("{head}_{suffix}") };
+        let name = if head.is_empty() {
+            format!("op_{suffix}")
+        } else {
+            format!("{head}_{suffix}")
+        };
         let name: String = name.chars().take(max).collect();
         if !taken(&name) {
             return (ToolName(name), true);
@@ -177,8 +200,14 @@ mod tests {
     fn snake_case_handles_camel_symbols_and_paths() {
         assert_eq!(snake_case("getPetById"), "get_pet_by_id");
         assert_eq!(snake_case("repos/get-content"), "repos_get_content");
-        assert_eq!(snake_case("GET /anything/{anything}"), "get_anything_anything");
-        assert_eq!(snake_case("get_files_id#thumbnail"), "get_files_id_thumbnail");
+        assert_eq!(
+            snake_case("GET /anything/{anything}"),
+            "get_anything_anything"
+        );
+        assert_eq!(
+            snake_case("get_files_id#thumbnail"),
+            "get_files_id_thumbnail"
+        );
         assert_eq!(snake_case("HTTPServerError"), "http_server_error");
         assert_eq!(snake_case("__"), "op");
         assert_eq!(snake_case("chat.postMessage"), "chat_post_message");
@@ -198,11 +227,15 @@ mod tests {
     fn names_are_checked() {
         let s = v("stripe");
         assert!(ToolName::parse(&s, "get_customers").is_ok());
-        assert!(ToolName::parse(&s, "get__customers").unwrap_err().contains("__"));
+        assert!(ToolName::parse(&s, "get__customers")
+            .unwrap_err()
+            .contains("__"));
         assert!(ToolName::parse(&s, "Get").is_err());
         assert!(ToolName::parse(&s, "_x").is_err());
         assert!(ToolName::parse(&s, &"a".repeat(44)).is_ok());
-        assert!(ToolName::parse(&s, &"a".repeat(45)).unwrap_err().contains("too long"));
+        assert!(ToolName::parse(&s, &"a".repeat(45))
+            .unwrap_err()
+            .contains("too long"));
     }
 
     #[test]
@@ -228,7 +261,10 @@ mod tests {
 
     #[test]
     fn split_qualified_uses_first_double_underscore() {
-        assert_eq!(split_qualified("stripe__get_customers"), Some(("stripe", "get_customers")));
+        assert_eq!(
+            split_qualified("stripe__get_customers"),
+            Some(("stripe", "get_customers"))
+        );
         assert_eq!(split_qualified("find_tool"), None);
     }
 }

@@ -20,11 +20,21 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-const OPERATION_METHODS: &[&str] = &["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+const OPERATION_METHODS: &[&str] = &[
+    "get", "put", "post", "delete", "options", "head", "patch", "trace",
+];
 /// Header parameters Graft fills itself and never asks of the agent.
 const FIXED_HEADERS: &[&str] = &["accept", "content-type", "authorization", "content-length"];
 /// Parameter names taken as the credential when the document declares any security.
-const CREDENTIAL_NAMES: &[&str] = &["token", "access_token", "api_key", "apikey", "api-key", "x-api-key", "key"];
+const CREDENTIAL_NAMES: &[&str] = &[
+    "token",
+    "access_token",
+    "api_key",
+    "apikey",
+    "api-key",
+    "x-api-key",
+    "key",
+];
 /// Longest description served; longer ones are cut with an ellipsis.
 pub const MAX_DESCRIPTION: usize = 2000;
 
@@ -78,10 +88,11 @@ pub struct OperationSummary {
 pub fn parse_document(text: &str) -> Result<Value, String> {
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') {
-        return serde_json::from_str(text).map_err(|e| format!("the document is not valid JSON: {e}"));
+        return serde_json::from_str(text)
+            .map_err(|e| format!("the document is not valid JSON: {e}"));
     }
-    let doc: YamlJson =
-        serde_norway::from_str(text).map_err(|e| format!("the document is neither JSON nor valid YAML: {e}"))?;
+    let doc: YamlJson = serde_norway::from_str(text)
+        .map_err(|e| format!("the document is neither JSON nor valid YAML: {e}"))?;
     Ok(doc.0)
 }
 
@@ -167,7 +178,9 @@ impl<'de> Deserialize<'de> for YamlKey {
 }
 
 fn float(f: f64) -> Value {
-    serde_json::Number::from_f64(f).map(Value::Number).unwrap_or(Value::Null)
+    serde_json::Number::from_f64(f)
+        .map(Value::Number)
+        .unwrap_or(Value::Null)
 }
 
 /// Tells the document's version. Errors: not an OpenAPI/Swagger document.
@@ -176,14 +189,20 @@ pub fn spec_version(doc: &Value) -> Result<SpecVersion, String> {
         return if s.starts_with("2.") {
             Ok(SpecVersion::Swagger2)
         } else {
-            Err(format!("unsupported Swagger version {s:?} (2.0 is supported)"))
+            Err(format!(
+                "unsupported Swagger version {s:?} (2.0 is supported)"
+            ))
         };
     }
     match doc.get("openapi").and_then(Value::as_str) {
         Some(s) if s.starts_with("3.0") => Ok(SpecVersion::OpenApi30),
         Some(s) if s.starts_with("3.") => Ok(SpecVersion::OpenApi31),
-        Some(s) => Err(format!("unsupported OpenAPI version {s:?} (3.0, 3.1 and Swagger 2.0 are supported)")),
-        None => Err("not an OpenAPI document: it has neither an \"openapi\" nor a \"swagger\" field".into()),
+        Some(s) => Err(format!(
+            "unsupported OpenAPI version {s:?} (3.0, 3.1 and Swagger 2.0 are supported)"
+        )),
+        None => Err(
+            "not an OpenAPI document: it has neither an \"openapi\" nor a \"swagger\" field".into(),
+        ),
     }
 }
 
@@ -195,7 +214,10 @@ pub fn base_url(doc: &Value) -> Option<String> {
             .get("schemes")
             .and_then(Value::as_array)
             .and_then(|s| {
-                s.iter().filter_map(Value::as_str).find(|x| *x == "https").or_else(|| s.first().and_then(Value::as_str))
+                s.iter()
+                    .filter_map(Value::as_str)
+                    .find(|x| *x == "https")
+                    .or_else(|| s.first().and_then(Value::as_str))
             })
             .unwrap_or("https");
         let base = doc.get("basePath").and_then(Value::as_str).unwrap_or("");
@@ -210,13 +232,18 @@ pub fn base_url(doc: &Value) -> Option<String> {
             }
         }
     }
-    (url.starts_with("http://") || url.starts_with("https://")).then(|| url.trim_end_matches('/').to_string())
+    (url.starts_with("http://") || url.starts_with("https://"))
+        .then(|| url.trim_end_matches('/').to_string())
 }
 
 fn deref<'a>(doc: &'a Value, v: &'a Value) -> &'a Value {
     let mut cur = v;
     for _ in 0..8 {
-        match cur.get("$ref").and_then(Value::as_str).and_then(|r| schema::resolve_pointer(doc, r)) {
+        match cur
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| schema::resolve_pointer(doc, r))
+        {
             Some(t) => cur = t,
             None => break,
         }
@@ -235,7 +262,9 @@ pub fn operation_key(op: &Value, method: &str, path: &str) -> String {
 /// Every operation in the document: (method, path, path item, operation).
 fn operations(doc: &Value) -> Vec<(String, String, &Value, &Value)> {
     let mut out = Vec::new();
-    let Some(paths) = doc.get("paths").and_then(Value::as_object) else { return out };
+    let Some(paths) = doc.get("paths").and_then(Value::as_object) else {
+        return out;
+    };
     for (path, item) in paths {
         let item = deref(doc, item);
         for m in OPERATION_METHODS {
@@ -259,11 +288,23 @@ pub fn list_operations(doc: &Value) -> Vec<OperationSummary> {
 }
 
 fn summary_of(op: &Value) -> Option<String> {
-    let s = op.get("summary").and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty());
+    let s = op
+        .get("summary")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty());
     s.map(str::to_string).or_else(|| {
         op.get("description")
             .and_then(Value::as_str)
-            .map(|d| d.trim().lines().next().unwrap_or("").chars().take(120).collect::<String>())
+            .map(|d| {
+                d.trim()
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .chars()
+                    .take(120)
+                    .collect::<String>()
+            })
             .filter(|s| !s.is_empty())
     })
 }
@@ -281,7 +322,16 @@ pub fn truncate_chars(s: &str, max: usize) -> String {
 /// Makes a JSON property name every client accepts (`^[a-zA-Z0-9_.-]{1,64}$`) from an
 /// OpenAPI parameter name.
 fn property_name(raw: &str) -> String {
-    let mut s: String = raw.chars().map(|c| if c.is_ascii_alphanumeric() || "_.-".contains(c) { c } else { '_' }).collect();
+    let mut s: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "_.-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
     while s.contains("__") {
         s = s.replace("__", "_");
     }
@@ -297,7 +347,10 @@ fn unique_property(props: &Map<String, Value>, base: String) -> String {
     if !props.contains_key(&base) {
         return base;
     }
-    (2..).map(|n| format!("{base}_{n}")).find(|c| !props.contains_key(c)).unwrap_or(base)
+    (2..)
+        .map(|n| format!("{base}_{n}"))
+        .find(|c| !props.contains_key(c))
+        .unwrap_or(base)
 }
 
 /// Names (lower-cased) and locations of parameters that carry the credential.
@@ -311,7 +364,10 @@ fn credential_params(doc: &Value) -> (HashSet<(String, String)>, bool) {
         for s in schemes.values() {
             let s = deref(doc, s);
             if s.get("type").and_then(Value::as_str) == Some("apiKey") {
-                if let (Some(n), Some(i)) = (s.get("name").and_then(Value::as_str), s.get("in").and_then(Value::as_str)) {
+                if let (Some(n), Some(i)) = (
+                    s.get("name").and_then(Value::as_str),
+                    s.get("in").and_then(Value::as_str),
+                ) {
                     out.insert((i.to_string(), n.to_ascii_lowercase()));
                 }
             }
@@ -323,12 +379,24 @@ fn credential_params(doc: &Value) -> (HashSet<(String, String)>, bool) {
 
 fn media_type_choice(types: &[String]) -> Option<BodyEncoding> {
     let is_json = |t: &str| {
-        let t = t.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-        t == "application/json" || t.ends_with("+json") || t == "*/*" || t == "application/*" || t == "text/json"
+        let t = t
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        t == "application/json"
+            || t.ends_with("+json")
+            || t == "*/*"
+            || t == "application/*"
+            || t == "text/json"
     };
     if types.iter().any(|t| is_json(t)) {
         Some(BodyEncoding::Json)
-    } else if types.iter().any(|t| t.to_ascii_lowercase().starts_with("application/x-www-form-urlencoded")) {
+    } else if types.iter().any(|t| {
+        t.to_ascii_lowercase()
+            .starts_with("application/x-www-form-urlencoded")
+    }) {
         Some(BodyEncoding::Form)
     } else {
         None
@@ -354,17 +422,32 @@ pub fn plan_import(
         return Err("the document has no \"paths\" object".into());
     }
     let ops = operations(doc);
-    let mut plan = ImportPlan { base_url: base_url(doc), total_operations: ops.len(), ..Default::default() };
+    let mut plan = ImportPlan {
+        base_url: base_url(doc),
+        total_operations: ops.len(),
+        ..Default::default()
+    };
     let (credentials, declares_security) = credential_params(doc);
     let mut used: BTreeSet<String> = BTreeSet::new();
     for (i, (method, path, item, op)) in ops.iter().enumerate() {
         let key = operation_key(op, method, path);
         if imported.contains(&key) {
-            plan.skipped.push(Skipped { operation: key, reason: "already in the toolbox".into() });
+            plan.skipped.push(Skipped {
+                operation: key,
+                reason: "already in the toolbox".into(),
+            });
         } else if method == "trace" {
-            plan.skipped.push(Skipped { operation: key, reason: "TRACE operations are not imported".into() });
+            plan.skipped.push(Skipped {
+                operation: key,
+                reason: "TRACE operations are not imported".into(),
+            });
         } else {
-            let ctx = OpCtx { doc, version, credentials: &credentials, declares_security };
+            let ctx = OpCtx {
+                doc,
+                version,
+                credentials: &credentials,
+                declares_security,
+            };
             match ctx.draft(method, path, item, op) {
                 Ok(mut draft) => {
                     let is_taken = |n: &str| used.contains(n) || taken(n);
@@ -377,7 +460,10 @@ pub fn plan_import(
                     draft.operation_id = Some(key);
                     plan.tools.push(draft);
                 }
-                Err(reason) => plan.skipped.push(Skipped { operation: key, reason }),
+                Err(reason) => plan.skipped.push(Skipped {
+                    operation: key,
+                    reason,
+                }),
             }
         }
         progress(i + 1, ops.len());
@@ -395,22 +481,38 @@ struct OpCtx<'a> {
 impl OpCtx<'_> {
     fn is_credential(&self, location: &str, name: &str, op_secured: bool) -> bool {
         let lower = name.to_ascii_lowercase();
-        self.credentials.contains(&(location.to_string(), lower.clone()))
-            || ((op_secured || self.declares_security) && CREDENTIAL_NAMES.contains(&lower.as_str()))
+        self.credentials
+            .contains(&(location.to_string(), lower.clone()))
+            || ((op_secured || self.declares_security)
+                && CREDENTIAL_NAMES.contains(&lower.as_str()))
     }
 
     /// The JSON Schema of a parameter (3.x `schema`/`content`; 2.0 inline keywords).
     fn parameter_schema(&self, p: &Value) -> Value {
         let raw = if let Some(s) = p.get("schema") {
             s.clone()
-        } else if let Some(s) = p.get("content").and_then(Value::as_object).and_then(|c| c.values().next()).and_then(|m| m.get("schema")) {
+        } else if let Some(s) = p
+            .get("content")
+            .and_then(Value::as_object)
+            .and_then(|c| c.values().next())
+            .and_then(|m| m.get("schema"))
+        {
             s.clone()
         } else {
             // Swagger 2.0 non-body parameter: its schema keywords sit on the parameter
             let mut m = Map::new();
             if let Value::Object(obj) = p {
                 for (k, v) in obj {
-                    if !["name", "in", "required", "description", "collectionFormat", "allowEmptyValue"].contains(&k.as_str()) {
+                    if ![
+                        "name",
+                        "in",
+                        "required",
+                        "description",
+                        "collectionFormat",
+                        "allowEmptyValue",
+                    ]
+                    .contains(&k.as_str())
+                    {
                         m.insert(k.clone(), v.clone());
                     }
                 }
@@ -418,21 +520,39 @@ impl OpCtx<'_> {
             Value::Object(m)
         };
         let mut s = schema::inline(self.doc, &raw);
-        if let (Some(d), Value::Object(m)) = (p.get("description").and_then(Value::as_str), &mut s) {
-            m.entry("description").or_insert_with(|| Value::String(truncate_chars(d.trim(), 1000)));
+        if let (Some(d), Value::Object(m)) = (p.get("description").and_then(Value::as_str), &mut s)
+        {
+            m.entry("description")
+                .or_insert_with(|| Value::String(truncate_chars(d.trim(), 1000)));
         }
         s
     }
 
-    fn draft(&self, method: &str, path: &str, item: &Value, op: &Value) -> Result<ToolDraft, String> {
+    fn draft(
+        &self,
+        method: &str,
+        path: &str,
+        item: &Value,
+        op: &Value,
+    ) -> Result<ToolDraft, String> {
         let upper = method.to_ascii_uppercase();
         let no_body_method = matches!(upper.as_str(), "GET" | "HEAD" | "DELETE");
-        let op_secured = op.get("security").and_then(Value::as_array).is_some_and(|a| !a.is_empty())
-            || self.doc.get("security").and_then(Value::as_array).is_some_and(|a| !a.is_empty());
+        let op_secured = op
+            .get("security")
+            .and_then(Value::as_array)
+            .is_some_and(|a| !a.is_empty())
+            || self
+                .doc
+                .get("security")
+                .and_then(Value::as_array)
+                .is_some_and(|a| !a.is_empty());
 
         // parameters: path level first, then operation level overriding by (name, in)
         let mut params: Vec<&Value> = Vec::new();
-        for list in [item.get("parameters"), op.get("parameters")].into_iter().flatten() {
+        for list in [item.get("parameters"), op.get("parameters")]
+            .into_iter()
+            .flatten()
+        {
             for p in list.as_array().into_iter().flatten() {
                 let p = deref(self.doc, p);
                 let key = |x: &Value| (x.get("name").cloned(), x.get("in").cloned());
@@ -451,14 +571,19 @@ impl OpCtx<'_> {
         for p in &params {
             let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
             let location = p.get("in").and_then(Value::as_str).unwrap_or_default();
-            let is_required = p.get("required").and_then(Value::as_bool).unwrap_or(false) || location == "path";
+            let is_required =
+                p.get("required").and_then(Value::as_bool).unwrap_or(false) || location == "path";
             match location {
                 "path" | "query" | "header" => {
-                    if location == "header" && FIXED_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+                    if location == "header"
+                        && FIXED_HEADERS.contains(&name.to_ascii_lowercase().as_str())
+                    {
                         continue;
                     }
                     if location != "path" && self.is_credential(location, name, op_secured) {
-                        binding.credential_params.push((location.to_string(), name.to_string()));
+                        binding
+                            .credential_params
+                            .push((location.to_string(), name.to_string()));
                         continue;
                     }
                     let prop = unique_property(&props, property_name(name));
@@ -492,7 +617,9 @@ impl OpCtx<'_> {
         }
         if !form_fields.is_empty() {
             let consumes = self.consumes(op);
-            if consumes.iter().any(|c| c.starts_with("multipart/")) && media_type_choice(&consumes).is_none() {
+            if consumes.iter().any(|c| c.starts_with("multipart/"))
+                && media_type_choice(&consumes).is_none()
+            {
                 return Err("multipart/form-data bodies are not supported".into());
             }
             let s = json!({"type": "object", "properties": form_fields, "required": form_required});
@@ -502,42 +629,70 @@ impl OpCtx<'_> {
             let rb = deref(self.doc, rb);
             let rb_required = rb.get("required").and_then(Value::as_bool).unwrap_or(false);
             let content = rb.get("content").and_then(Value::as_object);
-            let types: Vec<String> = content.map(|c| c.keys().cloned().collect()).unwrap_or_default();
+            let types: Vec<String> = content
+                .map(|c| c.keys().cloned().collect())
+                .unwrap_or_default();
             match media_type_choice(&types) {
                 Some(enc) => {
                     let mt = types
                         .iter()
                         .find(|t| media_type_choice(std::slice::from_ref(*t)) == Some(enc))
                         .expect("chosen type is present");
-                    let raw = content.and_then(|c| c.get(mt)).and_then(|m| m.get("schema")).cloned().unwrap_or(json!({}));
+                    let raw = content
+                        .and_then(|c| c.get(mt))
+                        .and_then(|m| m.get("schema"))
+                        .cloned()
+                        .unwrap_or(json!({}));
                     let s = schema::inline(self.doc, &raw);
                     body_schema = Some((s, rb_required, enc));
                     if !no_body_method {
-                        let ct = if enc == BodyEncoding::Json { "application/json" } else { "application/x-www-form-urlencoded" };
-                        binding.fixed_headers.insert("Content-Type".into(), ct.into());
+                        let ct = if enc == BodyEncoding::Json {
+                            "application/json"
+                        } else {
+                            "application/x-www-form-urlencoded"
+                        };
+                        binding
+                            .fixed_headers
+                            .insert("Content-Type".into(), ct.into());
                     }
                 }
                 None if types.is_empty() => {}
                 None if rb_required && !no_body_method => {
-                    return Err(format!("request body media type {} is not supported (JSON and form bodies are)", types.join(", ")));
+                    return Err(format!(
+                        "request body media type {} is not supported (JSON and form bodies are)",
+                        types.join(", ")
+                    ));
                 }
                 None => {}
             }
         } else if let Some((_, _, enc)) = &body_schema {
             if !no_body_method {
-                let ct = if *enc == BodyEncoding::Json { "application/json" } else { "application/x-www-form-urlencoded" };
-                binding.fixed_headers.insert("Content-Type".into(), ct.into());
+                let ct = if *enc == BodyEncoding::Json {
+                    "application/json"
+                } else {
+                    "application/x-www-form-urlencoded"
+                };
+                binding
+                    .fixed_headers
+                    .insert("Content-Type".into(), ct.into());
             }
         }
 
         if let Some((s, body_required, enc)) = body_schema {
             let mergeable = schema::is_plain_object(&s)
-                && s.get("properties").and_then(Value::as_object).is_none_or(|bp| bp.keys().all(|k| !props.contains_key(k)));
+                && s.get("properties")
+                    .and_then(Value::as_object)
+                    .is_none_or(|bp| bp.keys().all(|k| !props.contains_key(k)));
             if no_body_method {
                 // GET/HEAD/DELETE never carry a body: plain-object properties go to the query
                 if mergeable {
                     let body_req: Vec<String> = string_list(s.get("required"));
-                    for (k, v) in s.get("properties").and_then(Value::as_object).into_iter().flatten() {
+                    for (k, v) in s
+                        .get("properties")
+                        .and_then(Value::as_object)
+                        .into_iter()
+                        .flatten()
+                    {
                         let prop = unique_property(&props, property_name(k));
                         props.insert(prop.clone(), v.clone());
                         if body_req.contains(k) && body_required {
@@ -548,7 +703,12 @@ impl OpCtx<'_> {
                 }
             } else if mergeable {
                 let body_req: Vec<String> = string_list(s.get("required"));
-                for (k, v) in s.get("properties").and_then(Value::as_object).into_iter().flatten() {
+                for (k, v) in s
+                    .get("properties")
+                    .and_then(Value::as_object)
+                    .into_iter()
+                    .flatten()
+                {
                     props.insert(k.clone(), v.clone());
                     if body_req.contains(k) {
                         required.push(k.clone());
@@ -575,8 +735,16 @@ impl OpCtx<'_> {
         if !required.is_empty() {
             input_schema["required"] = json!(required);
         }
-        let summary = op.get("summary").and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty());
-        let details = op.get("description").and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty());
+        let summary = op
+            .get("summary")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty());
+        let details = op
+            .get("description")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty());
         let description = match (summary, details) {
             (Some(s), Some(d)) if d != s => format!("{s}\n\n{d}"),
             (Some(s), _) => s.to_string(),
@@ -606,8 +774,16 @@ impl OpCtx<'_> {
             string_list(op.get("produces").or_else(|| self.doc.get("produces")))
         } else {
             let responses = op.get("responses").and_then(Value::as_object)?;
-            let ok = responses.iter().filter(|(k, _)| k.starts_with('2')).map(|(_, v)| v).next()?;
-            deref(self.doc, ok).get("content").and_then(Value::as_object).map(|c| c.keys().cloned().collect()).unwrap_or_default()
+            let ok = responses
+                .iter()
+                .filter(|(k, _)| k.starts_with('2'))
+                .map(|(_, v)| v)
+                .next()?;
+            deref(self.doc, ok)
+                .get("content")
+                .and_then(Value::as_object)
+                .map(|c| c.keys().cloned().collect())
+                .unwrap_or_default()
         };
         types
             .iter()
@@ -620,7 +796,14 @@ impl OpCtx<'_> {
 }
 
 fn string_list(v: Option<&Value>) -> Vec<String> {
-    v.and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect()).unwrap_or_default()
+    v.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Path `{placeholders}` in a template, in order.
@@ -628,7 +811,9 @@ pub fn path_placeholders(template: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = template;
     while let Some(start) = rest.find('{') {
-        let Some(end) = rest[start..].find('}') else { break };
+        let Some(end) = rest[start..].find('}') else {
+            break;
+        };
         out.push(rest[start + 1..start + end].to_string());
         rest = &rest[start + end + 1..];
     }
@@ -638,7 +823,12 @@ pub fn path_placeholders(template: &str) -> Vec<String> {
 /// A draft for one operation of `doc`, found by its operation key (`operationId`, or
 /// `METHOD /path`), named for `vendor` (avoiding names `taken` says are used).
 /// Errors: no such operation, or one that cannot become a tool (with why).
-pub fn draft_operation(doc: &Value, vendor: &VendorSlug, key: &str, taken: &dyn Fn(&str) -> bool) -> Result<ToolDraft, String> {
+pub fn draft_operation(
+    doc: &Value,
+    vendor: &VendorSlug,
+    key: &str,
+    taken: &dyn Fn(&str) -> bool,
+) -> Result<ToolDraft, String> {
     let version = spec_version(doc)?;
     let (credentials, declares_security) = credential_params(doc);
     for (method, path, item, op) in operations(doc) {
@@ -648,14 +838,21 @@ pub fn draft_operation(doc: &Value, vendor: &VendorSlug, key: &str, taken: &dyn 
         if method == "trace" {
             return Err("TRACE operations are not imported".into());
         }
-        let ctx = OpCtx { doc, version, credentials: &credentials, declares_security };
+        let ctx = OpCtx {
+            doc,
+            version,
+            credentials: &credentials,
+            declares_security,
+        };
         let mut d = ctx.draft(&method, &path, item, op)?;
         let (name, _) = names::tool_name_for(vendor, key, taken);
         d.name = name.to_string();
         d.operation_id = Some(key.to_string());
         return Ok(d);
     }
-    Err(format!("the vendor's stored OpenAPI document has no operation {key:?}"))
+    Err(format!(
+        "the vendor's stored OpenAPI document has no operation {key:?}"
+    ))
 }
 
 /// Summary counts of a plan, for the CLI and console: (imported, renamed, skipped).
@@ -700,9 +897,15 @@ mod tests {
         assert_eq!(t.operation_id.as_deref(), Some("createPet"));
         assert_eq!(t.input_schema["required"], json!(["ownerId", "name"]));
         assert!(t.input_schema["properties"].get("Accept").is_none());
-        assert_eq!(t.binding.path.get("ownerId").map(String::as_str), Some("ownerId"));
+        assert_eq!(
+            t.binding.path.get("ownerId").map(String::as_str),
+            Some("ownerId")
+        );
         assert_eq!(t.binding.body, Some(BodyEncoding::Json));
-        assert_eq!(t.binding.fixed_headers.get("Accept").map(String::as_str), Some("application/json"));
+        assert_eq!(
+            t.binding.fixed_headers.get("Accept").map(String::as_str),
+            Some("application/json")
+        );
         assert!(!schema::has_ref_or_extension(&t.input_schema));
         assert!(!t.hints.read_only_hint);
     }
@@ -719,7 +922,10 @@ mod tests {
         let get = p.tools.iter().find(|t| t.method == "GET").unwrap();
         assert_eq!(get.name, "get_things");
         assert_eq!(get.binding.body, None);
-        assert_eq!(get.binding.query.get("expand").map(String::as_str), Some("expand"));
+        assert_eq!(
+            get.binding.query.get("expand").map(String::as_str),
+            Some("expand")
+        );
         let post = p.tools.iter().find(|t| t.method == "POST").unwrap();
         assert_eq!(post.binding.body_property.as_deref(), Some("body"));
         assert!(post.input_schema["properties"]["body"]["oneOf"].is_array());
@@ -740,7 +946,10 @@ mod tests {
         assert_eq!(p.base_url.as_deref(), Some("https://slack.test/api"));
         let t = &p.tools[0];
         assert!(t.input_schema["properties"].get("token").is_none());
-        assert_eq!(t.binding.credential_params, vec![("header".to_string(), "token".to_string())]);
+        assert_eq!(
+            t.binding.credential_params,
+            vec![("header".to_string(), "token".to_string())]
+        );
         assert_eq!(t.binding.body, Some(BodyEncoding::Form));
         assert_eq!(t.input_schema["required"], json!(["channel"]));
     }
@@ -753,7 +962,14 @@ mod tests {
         let p = plan_import(&doc, &v, &|_| false, &known, &mut |_, _| {}).unwrap();
         assert!(p.tools.is_empty());
         assert_eq!(p.skipped[0].reason, "already in the toolbox");
-        assert!(plan_import(&json!({"hello": 1}), &v, &|_| false, &HashSet::new(), &mut |_, _| {}).is_err());
+        assert!(plan_import(
+            &json!({"hello": 1}),
+            &v,
+            &|_| false,
+            &HashSet::new(),
+            &mut |_, _| {}
+        )
+        .is_err());
     }
 
     #[test]

@@ -10,16 +10,41 @@ pub const MAX_REF_DEPTH: usize = 6;
 
 /// Keywords whose value is a map from names to schemas: its keys are names, not
 /// keywords, so an `x-` name there is kept.
-const NAME_MAPS: &[&str] = &["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"];
+const NAME_MAPS: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+];
 /// Keywords whose value is one schema.
 const SUB_SCHEMA: &[&str] = &[
-    "items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else",
-    "unevaluatedItems", "unevaluatedProperties", "additionalItems",
+    "items",
+    "additionalProperties",
+    "not",
+    "contains",
+    "propertyNames",
+    "if",
+    "then",
+    "else",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "additionalItems",
 ];
 /// Keywords whose value is an array of schemas.
 const SUB_SCHEMAS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
 /// OpenAPI keywords that are not JSON Schema and are dropped.
-const DROPPED: &[&str] = &["discriminator", "xml", "externalDocs", "example", "nullable", "$schema", "$id", "$anchor", "$comment"];
+const DROPPED: &[&str] = &[
+    "discriminator",
+    "xml",
+    "externalDocs",
+    "example",
+    "nullable",
+    "$schema",
+    "$id",
+    "$anchor",
+    "$comment",
+];
 
 /// Resolves a local JSON pointer reference (`#/components/schemas/Pet`) in `root`.
 pub fn resolve_pointer<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
@@ -44,7 +69,11 @@ pub fn inline(root: &Value, schema: &Value) -> Value {
 fn inline_at(root: &Value, schema: &Value, stack: &mut Vec<String>) -> Value {
     let Value::Object(obj) = schema else {
         // booleans are valid schemas; anything else is not a schema: allow anything
-        return if schema.is_boolean() { schema.clone() } else { Value::Object(Map::new()) };
+        return if schema.is_boolean() {
+            schema.clone()
+        } else {
+            Value::Object(Map::new())
+        };
     };
     if let Some(Value::String(reference)) = obj.get("$ref") {
         let target = if stack.iter().any(|r| r == reference) || stack.len() >= MAX_REF_DEPTH {
@@ -106,13 +135,17 @@ fn clean_keyword(root: &Value, k: &str, v: &Value, stack: &mut Vec<String>) -> O
     if SUB_SCHEMA.contains(&k) {
         return match v {
             // draft-04 tuple `items: [..]` is still an array of schemas
-            Value::Array(a) => Some(Value::Array(a.iter().map(|s| inline_at(root, s, stack)).collect())),
+            Value::Array(a) => Some(Value::Array(
+                a.iter().map(|s| inline_at(root, s, stack)).collect(),
+            )),
             _ => Some(inline_at(root, v, stack)),
         };
     }
     if SUB_SCHEMAS.contains(&k) {
         let Value::Array(a) = v else { return None };
-        return Some(Value::Array(a.iter().map(|s| inline_at(root, s, stack)).collect()));
+        return Some(Value::Array(
+            a.iter().map(|s| inline_at(root, s, stack)).collect(),
+        ));
     }
     Some(v.clone())
 }
@@ -122,7 +155,10 @@ fn fix_openapi_keywords(src: &Map<String, Value>, out: &mut Map<String, Value>) 
     if src.get("nullable") == Some(&Value::Bool(true)) {
         match out.get("type").cloned() {
             Some(Value::String(t)) => {
-                out.insert("type".into(), Value::Array(vec![Value::String(t), Value::String("null".into())]));
+                out.insert(
+                    "type".into(),
+                    Value::Array(vec![Value::String(t), Value::String("null".into())]),
+                );
             }
             Some(Value::Array(mut ts)) => {
                 if !ts.contains(&Value::String("null".into())) {
@@ -138,7 +174,10 @@ fn fix_openapi_keywords(src: &Map<String, Value>, out: &mut Map<String, Value>) 
             }
         }
     }
-    for (excl, bound) in [("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")] {
+    for (excl, bound) in [
+        ("exclusiveMinimum", "minimum"),
+        ("exclusiveMaximum", "maximum"),
+    ] {
         if let Some(Value::Bool(b)) = out.get(excl).cloned() {
             out.remove(excl);
             if b {
@@ -153,13 +192,18 @@ fn fix_openapi_keywords(src: &Map<String, Value>, out: &mut Map<String, Value>) 
 /// Whether `schema` is an object schema whose properties can be merged into a tool's
 /// root input object: `type: object` or `properties`, and no union or `not` at its root.
 pub fn is_plain_object(schema: &Value) -> bool {
-    let Value::Object(m) = schema else { return false };
+    let Value::Object(m) = schema else {
+        return false;
+    };
     let typed_object = match m.get("type") {
         Some(Value::String(t)) => t == "object",
         Some(_) => false,
         None => m.contains_key("properties"),
     };
-    typed_object && !["oneOf", "anyOf", "allOf", "not", "if"].iter().any(|k| m.contains_key(*k))
+    typed_object
+        && !["oneOf", "anyOf", "allOf", "not", "if"]
+            .iter()
+            .any(|k| m.contains_key(*k))
 }
 
 /// Whether `v` (any JSON value) holds a `$ref` or an `x-` keyword anywhere outside
@@ -194,13 +238,22 @@ mod tests {
         assert!(!has_ref_or_extension(&out), "{out}");
         assert_eq!(out["properties"]["x-name"], json!({"type": "string"}));
         let cut = &out["properties"]["child"];
-        assert!(cut["description"].as_str().unwrap().contains("recursive"), "{out}");
+        assert!(
+            cut["description"].as_str().unwrap().contains("recursive"),
+            "{out}"
+        );
     }
 
     #[test]
     fn openapi_keywords_become_json_schema() {
-        let out = inline(&json!({}), &json!({"type": "integer", "nullable": true, "minimum": 0, "exclusiveMinimum": true, "example": 3}));
-        assert_eq!(out, json!({"type": ["integer", "null"], "exclusiveMinimum": 0}));
+        let out = inline(
+            &json!({}),
+            &json!({"type": "integer", "nullable": true, "minimum": 0, "exclusiveMinimum": true, "example": 3}),
+        );
+        assert_eq!(
+            out,
+            json!({"type": ["integer", "null"], "exclusiveMinimum": 0})
+        );
     }
 
     #[test]
@@ -218,7 +271,9 @@ mod tests {
 
     #[test]
     fn plain_object_detection() {
-        assert!(is_plain_object(&json!({"type": "object", "properties": {}})));
+        assert!(is_plain_object(
+            &json!({"type": "object", "properties": {}})
+        ));
         assert!(!is_plain_object(&json!({"oneOf": []})));
         assert!(!is_plain_object(&json!({"type": "array"})));
     }

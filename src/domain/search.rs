@@ -84,7 +84,12 @@ impl SearchIndex {
             haystack.extend_from_slice(flatten(&d.description).as_bytes());
             haystack.push(b'\n');
         }
-        Self { docs, haystack, starts, desc_starts }
+        Self {
+            docs,
+            haystack,
+            starts,
+            desc_starts,
+        }
     }
 
     /// The indexed documents, sorted by (vendor, name).
@@ -119,8 +124,16 @@ impl SearchIndex {
         while let Some(found) = finder.find(&self.haystack[at..]) {
             let pos = at + found;
             let doc = self.doc_at(pos);
-            out[doc] = if pos + word.len() <= self.desc_starts[doc] { 2 } else { 1 };
-            at = self.starts.get(doc + 1).copied().unwrap_or(self.haystack.len());
+            out[doc] = if pos + word.len() <= self.desc_starts[doc] {
+                2
+            } else {
+                1
+            };
+            at = self
+                .starts
+                .get(doc + 1)
+                .copied()
+                .unwrap_or(self.haystack.len());
         }
     }
 
@@ -194,20 +207,41 @@ mod tests {
         SearchIndex::build(vec![
             doc(1, "stripe", "get_customers", "List all customers"),
             doc(2, "stripe", "post_customers", "Create a customer"),
-            doc(3, "petstore", "find_pets_by_status", "Finds Pets by status. Multiple status values"),
+            doc(
+                3,
+                "petstore",
+                "find_pets_by_status",
+                "Finds Pets by status. Multiple status values",
+            ),
             doc(4, "github", "customers", "Exact name"),
-            doc(5, "slack", "chat_post_message", "Sends a message to a channel about customers"),
+            doc(
+                5,
+                "slack",
+                "chat_post_message",
+                "Sends a message to a channel about customers",
+            ),
         ])
     }
 
     fn names(idx: &SearchIndex, q: &str) -> Vec<(String, u8)> {
-        idx.search(q).iter().map(|h| (format!("{}__{}", idx.docs()[h.doc].vendor, idx.docs()[h.doc].name), h.tier)).collect()
+        idx.search(q)
+            .iter()
+            .map(|h| {
+                (
+                    format!("{}__{}", idx.docs()[h.doc].vendor, idx.docs()[h.doc].name),
+                    h.tier,
+                )
+            })
+            .collect()
     }
 
     #[test]
     fn every_word_must_occur_case_insensitively() {
         let idx = index();
-        assert_eq!(names(&idx, "PETS STATUS"), vec![("petstore__find_pets_by_status".into(), 1)]);
+        assert_eq!(
+            names(&idx, "PETS STATUS"),
+            vec![("petstore__find_pets_by_status".into(), 1)]
+        );
         assert!(names(&idx, "pets customer").is_empty());
         assert!(idx.search("   ").is_empty());
     }
@@ -230,8 +264,14 @@ mod tests {
     fn vendor_and_separated_name_words_match() {
         let idx = index();
         assert_eq!(names(&idx, "slack post message").len(), 1);
-        assert_eq!(names(&idx, "stripe__get_customers"), vec![("stripe__get_customers".into(), 0)]);
-        assert_eq!(names(&idx, "get customers")[0], ("stripe__get_customers".into(), 0));
+        assert_eq!(
+            names(&idx, "stripe__get_customers"),
+            vec![("stripe__get_customers".into(), 0)]
+        );
+        assert_eq!(
+            names(&idx, "get customers")[0],
+            ("stripe__get_customers".into(), 0)
+        );
     }
 
     #[test]

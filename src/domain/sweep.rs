@@ -30,7 +30,8 @@ pub struct SweepEntry {
 impl SweepEntry {
     /// The idle clock: `max(promoted_at, last_used_at)`.
     pub fn idle_clock(&self) -> i64 {
-        self.last_used_at.map_or(self.promoted_at, |u| u.max(self.promoted_at))
+        self.last_used_at
+            .map_or(self.promoted_at, |u| u.max(self.promoted_at))
     }
 
     /// Whether the agent called the tool since its promotion.
@@ -65,17 +66,26 @@ pub fn plan_agent(rule: AgentRule, entries: &[SweepEntry], now: i64) -> Vec<Plan
     let mut remaining: Vec<&SweepEntry> = Vec::with_capacity(entries.len());
     for e in entries {
         if e.idle_clock() < horizon {
-            out.push(PlannedDemotion { entry: *e, cause: Cause::Idle });
+            out.push(PlannedDemotion {
+                entry: *e,
+                cause: Cause::Idle,
+            });
         } else {
             remaining.push(e);
         }
     }
     let excess = remaining.len() as i64 - rule.cap;
     if excess > 0 {
-        let mut candidates: Vec<&SweepEntry> = remaining.into_iter().filter(|e| !e.called_since_promotion()).collect();
+        let mut candidates: Vec<&SweepEntry> = remaining
+            .into_iter()
+            .filter(|e| !e.called_since_promotion())
+            .collect();
         candidates.sort_by_key(|e| (e.promoted_at, e.tool_id));
         for e in candidates.into_iter().take(excess as usize) {
-            out.push(PlannedDemotion { entry: *e, cause: Cause::Cap });
+            out.push(PlannedDemotion {
+                entry: *e,
+                cause: Cause::Cap,
+            });
         }
     }
     out
@@ -88,11 +98,18 @@ mod tests {
     const NOW: i64 = 1_000 * DAY_MS;
 
     fn e(tool_id: i64, promoted_days_ago: i64, used_days_ago: Option<i64>) -> SweepEntry {
-        SweepEntry { tool_id, promoted_at: NOW - promoted_days_ago * DAY_MS, last_used_at: used_days_ago.map(|d| NOW - d * DAY_MS) }
+        SweepEntry {
+            tool_id,
+            promoted_at: NOW - promoted_days_ago * DAY_MS,
+            last_used_at: used_days_ago.map(|d| NOW - d * DAY_MS),
+        }
     }
 
     fn rule(cap: i64, window: i64) -> AgentRule {
-        AgentRule { cap, idle_window_days: window }
+        AgentRule {
+            cap,
+            idle_window_days: window,
+        }
     }
 
     fn demoted(plan: &[PlannedDemotion]) -> Vec<(i64, Cause)> {
@@ -101,11 +118,20 @@ mod tests {
 
     #[test]
     fn idle_window_of_21_days() {
-        let entries = [e(1, 30, Some(20)), e(2, 30, Some(22)), e(3, 22, None), e(4, 10, Some(25)), e(5, 21, None)];
+        let entries = [
+            e(1, 30, Some(20)),
+            e(2, 30, Some(22)),
+            e(3, 22, None),
+            e(4, 10, Some(25)),
+            e(5, 21, None),
+        ];
         // 1 used 20 days ago stays; 2 used 22 days ago goes; 3 promoted 22 days ago and never
         // called goes; 4 was used before an earlier promotion and counts from its promotion;
         // 5 is exactly at the window's edge: not older, stays
-        assert_eq!(demoted(&plan_agent(rule(20, 21), &entries, NOW)), vec![(2, Cause::Idle), (3, Cause::Idle)]);
+        assert_eq!(
+            demoted(&plan_agent(rule(20, 21), &entries, NOW)),
+            vec![(2, Cause::Idle), (3, Cause::Idle)]
+        );
     }
 
     #[test]
@@ -116,14 +142,24 @@ mod tests {
         entries.push(e(101, 9, None));
         entries.push(e(102, 7, None));
         let plan = plan_agent(rule(20, 21), &entries, NOW);
-        assert_eq!(demoted(&plan), vec![(101, Cause::Cap), (102, Cause::Cap), (100, Cause::Cap)]);
-        assert_eq!(entries.len() - plan.len(), 22, "the set stays above its cap");
+        assert_eq!(
+            demoted(&plan),
+            vec![(101, Cause::Cap), (102, Cause::Cap), (100, Cause::Cap)]
+        );
+        assert_eq!(
+            entries.len() - plan.len(),
+            22,
+            "the set stays above its cap"
+        );
     }
 
     #[test]
     fn cap_candidates_include_entries_used_only_before_their_promotion() {
         let entries = [e(1, 5, Some(8)), e(2, 6, Some(1)), e(3, 4, None)];
-        assert_eq!(demoted(&plan_agent(rule(1, 21), &entries, NOW)), vec![(1, Cause::Cap), (3, Cause::Cap)]);
+        assert_eq!(
+            demoted(&plan_agent(rule(1, 21), &entries, NOW)),
+            vec![(1, Cause::Cap), (3, Cause::Cap)]
+        );
     }
 
     #[test]
@@ -132,14 +168,21 @@ mod tests {
         // entries: the cap demotes nothing. Cap first would have demoted 3 (never called,
         // oldest promotion among candidates) and then idle 1 as well.
         let entries = [e(1, 40, Some(30)), e(2, 3, Some(1)), e(3, 2, None)];
-        assert_eq!(demoted(&plan_agent(rule(2, 21), &entries, NOW)), vec![(1, Cause::Idle)]);
+        assert_eq!(
+            demoted(&plan_agent(rule(2, 21), &entries, NOW)),
+            vec![(1, Cause::Idle)]
+        );
     }
 
     #[test]
     fn a_second_plan_over_the_result_changes_nothing() {
         let entries = [e(1, 40, None), e(2, 3, None), e(3, 2, None), e(4, 1, None)];
         let plan = plan_agent(rule(2, 21), &entries, NOW);
-        let kept: Vec<SweepEntry> = entries.iter().filter(|x| !plan.iter().any(|d| d.entry == **x)).copied().collect();
+        let kept: Vec<SweepEntry> = entries
+            .iter()
+            .filter(|x| !plan.iter().any(|d| d.entry == **x))
+            .copied()
+            .collect();
         assert_eq!(kept.len(), 2);
         assert!(plan_agent(rule(2, 21), &kept, NOW).is_empty());
     }

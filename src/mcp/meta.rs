@@ -8,7 +8,14 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 /// Meta-tools this server implements, in `tools/list` order.
-pub const OFFERED: &[&str] = &["find_tool", "promote", "demote", "run_tool", "acquire", "publish"];
+pub const OFFERED: &[&str] = &[
+    "find_tool",
+    "promote",
+    "demote",
+    "run_tool",
+    "acquire",
+    "publish",
+];
 
 /// Whether `name` is an implemented meta-tool.
 pub fn offered(name: &str) -> bool {
@@ -127,7 +134,11 @@ pub fn run_result(answer: RunAnswer) -> CallToolResult {
             r.structured_content = structured;
             r
         }
-        RunAnswer::Err { code, message, details } => tool_error(code, &message, details),
+        RunAnswer::Err {
+            code,
+            message,
+            details,
+        } => tool_error(code, &message, details),
     }
 }
 
@@ -191,7 +202,13 @@ struct VendorNameArgs {
 }
 
 fn parse<T: for<'de> Deserialize<'de>>(args: JsonObject) -> Result<T, CallToolResult> {
-    serde_json::from_value(Value::Object(args)).map_err(|e| tool_error("invalid_input", &format!("invalid arguments: {e}"), json!({})))
+    serde_json::from_value(Value::Object(args)).map_err(|e| {
+        tool_error(
+            "invalid_input",
+            &format!("invalid arguments: {e}"),
+            json!({}),
+        )
+    })
 }
 
 fn service_error(e: ServiceError) -> CallToolResult {
@@ -203,39 +220,75 @@ fn service_error(e: ServiceError) -> CallToolResult {
 
 /// Runs meta-tool `name` for `agent_id`. Every outcome is a tool result (errors have
 /// `isError`).
-pub async fn call(graft: &Graft, actor: &Actor, agent_id: i64, name: &str, args: JsonObject) -> CallToolResult {
+pub async fn call(
+    graft: &Graft,
+    actor: &Actor,
+    agent_id: i64,
+    name: &str,
+    args: JsonObject,
+) -> CallToolResult {
     let result = match name {
         "find_tool" => find_tool(graft, agent_id, args).await,
         "promote" | "demote" => promote_or_demote(graft, actor, agent_id, name, args).await,
         "run_tool" => run_tool(graft, agent_id, args).await,
         "acquire" => acquire(graft, actor, agent_id, args).await,
         "publish" => publish(graft, actor, agent_id, args).await,
-        _ => Err(tool_error("invalid_input", &format!("{name} is not a Graft meta-tool"), json!({}))),
+        _ => Err(tool_error(
+            "invalid_input",
+            &format!("{name} is not a Graft meta-tool"),
+            json!({}),
+        )),
     };
     result.unwrap_or_else(|e| e)
 }
 
-async fn find_tool(graft: &Graft, agent_id: i64, args: JsonObject) -> Result<CallToolResult, CallToolResult> {
+async fn find_tool(
+    graft: &Graft,
+    agent_id: i64,
+    args: JsonObject,
+) -> Result<CallToolResult, CallToolResult> {
     let a: FindToolArgs = parse(args)?;
     let limit = a.limit.unwrap_or(10);
     if !(1..=50).contains(&limit) {
-        return Err(tool_error("invalid_input", &format!("limit must be between 1 and 50 (got {limit})"), json!({})));
+        return Err(tool_error(
+            "invalid_input",
+            &format!("limit must be between 1 and 50 (got {limit})"),
+            json!({}),
+        ));
     }
-    let found = graft.search_tools(Some(agent_id), &a.query, limit as usize).await.map_err(service_error)?;
+    let found = graft
+        .search_tools(Some(agent_id), &a.query, limit as usize)
+        .await
+        .map_err(service_error)?;
     if found.hits.is_empty() {
         let vendors = graft.vendor_list().await.map_err(service_error)?;
-        let vendor_text = if vendors.is_empty() { "the toolbox is empty".to_string() } else { format!("vendors: {}", vendors.join(", ")) };
+        let vendor_text = if vendors.is_empty() {
+            "the toolbox is empty".to_string()
+        } else {
+            format!("vendors: {}", vendors.join(", "))
+        };
         let acquirable = graft.acquirable(&a.query, 5).await.map_err(service_error)?;
         let next = if acquirable.is_empty() {
             "To author the tool you need, call acquire with vendor, name, description, method, path and inputSchema (and query, headers, bodyEncoding if needed).".to_string()
         } else {
-            let ops: Vec<String> = acquirable.iter().map(|o| format!("{{vendor: \"{}\", operationId: \"{}\"}} ({})", o.vendor, o.operation_id, o.summary)).collect();
+            let ops: Vec<String> = acquirable
+                .iter()
+                .map(|o| {
+                    format!(
+                        "{{vendor: \"{}\", operationId: \"{}\"}} ({})",
+                        o.vendor, o.operation_id, o.summary
+                    )
+                })
+                .collect();
             format!(
                 "These operations of stored OpenAPI documents match and are one acquire away: {}. Or call acquire with vendor, name, description, method, path and inputSchema.",
                 ops.join("; ")
             )
         };
-        let message = format!("No tool in the toolbox matches {:?} ({vendor_text}). {next}", a.query);
+        let message = format!(
+            "No tool in the toolbox matches {:?} ({vendor_text}). {next}",
+            a.query
+        );
         return Ok(tool_ok(
             message.clone(),
             json!({"hits": [], "total": 0, "message": message, "vendors": vendors, "acquirable": acquirable}),
@@ -249,26 +302,55 @@ async fn find_tool(graft: &Graft, agent_id: i64, args: JsonObject) -> Result<Cal
             (false, true) => " [read-only]",
             (false, false) => "",
         };
-        text.push_str(&format!("- {}__{}{}: {}\n", h.vendor, h.name, flags, h.description.lines().next().unwrap_or("")));
+        text.push_str(&format!(
+            "- {}__{}{}: {}\n",
+            h.vendor,
+            h.name,
+            flags,
+            h.description.lines().next().unwrap_or("")
+        ));
     }
-    Ok(tool_ok(text.trim_end().to_string(), json!({"hits": found.hits, "total": found.total})))
+    Ok(tool_ok(
+        text.trim_end().to_string(),
+        json!({"hits": found.hits, "total": found.total}),
+    ))
 }
 
-fn published(vendor: &str, name: &str, p: crate::service::authoring::Published, verb: &str, note: &str) -> CallToolResult {
+fn published(
+    vendor: &str,
+    name: &str,
+    p: crate::service::authoring::Published,
+    verb: &str,
+    note: &str,
+) -> CallToolResult {
     let text = format!(
         "{verb} {vendor}__{name} version {}; it is in your working set ({} tools). Call it through run_tool until your client re-reads its tool list.{note}",
         p.version, p.size
     );
-    tool_ok(text, json!({"vendor": vendor, "name": name, "version": p.version, "size": p.size}))
+    tool_ok(
+        text,
+        json!({"vendor": vendor, "name": name, "version": p.version, "size": p.size}),
+    )
 }
 
-async fn acquire(graft: &Graft, actor: &Actor, agent_id: i64, args: JsonObject) -> Result<CallToolResult, CallToolResult> {
+async fn acquire(
+    graft: &Graft,
+    actor: &Actor,
+    agent_id: i64,
+    args: JsonObject,
+) -> Result<CallToolResult, CallToolResult> {
     let a: DefinitionArgs = parse(args)?;
     let note = if a.sent_hints() { HINTS_NOTE } else { "" };
     if let Some(op) = &a.operation_id {
-        let explicit = a.description.is_some() || a.method.is_some() || a.path.is_some() || a.input_schema.is_some();
+        let explicit = a.description.is_some()
+            || a.method.is_some()
+            || a.path.is_some()
+            || a.input_schema.is_some();
         if !explicit {
-            let (name, p) = graft.acquire_operation(actor, agent_id, &a.vendor, op, a.name.as_deref()).await.map_err(service_error)?;
+            let (name, p) = graft
+                .acquire_operation(actor, agent_id, &a.vendor, op, a.name.as_deref())
+                .await
+                .map_err(service_error)?;
             return Ok(published(&a.vendor, &name, p, "Acquired", note));
         }
     }
@@ -302,18 +384,34 @@ async fn acquire(graft: &Graft, actor: &Actor, agent_id: i64, args: JsonObject) 
         operation_id: a.operation_id,
     };
     let name = spec.name.clone();
-    let p = graft.acquire(actor, agent_id, &a.vendor, spec).await.map_err(service_error)?;
+    let p = graft
+        .acquire(actor, agent_id, &a.vendor, spec)
+        .await
+        .map_err(service_error)?;
     Ok(published(&a.vendor, &name, p, "Acquired", note))
 }
 
-async fn publish(graft: &Graft, actor: &Actor, agent_id: i64, args: JsonObject) -> Result<CallToolResult, CallToolResult> {
+async fn publish(
+    graft: &Graft,
+    actor: &Actor,
+    agent_id: i64,
+    args: JsonObject,
+) -> Result<CallToolResult, CallToolResult> {
     let a: DefinitionArgs = parse(args)?;
     let note = if a.sent_hints() { HINTS_NOTE } else { "" };
     let Some(name) = a.name.clone() else {
-        return Err(tool_error("invalid_input", "publish needs vendor and name", json!({})));
+        return Err(tool_error(
+            "invalid_input",
+            "publish needs vendor and name",
+            json!({}),
+        ));
     };
     if a.operation_id.is_some() {
-        return Err(tool_error("invalid_input", "publish changes a tool's definition; operationId cannot be changed", json!({})));
+        return Err(tool_error(
+            "invalid_input",
+            "publish changes a tool's definition; operationId cannot be changed",
+            json!({}),
+        ));
     }
     let change = crate::service::authoring::VersionChange {
         description: a.description,
@@ -324,17 +422,31 @@ async fn publish(graft: &Graft, actor: &Actor, agent_id: i64, args: JsonObject) 
         headers: a.headers,
         body_encoding: a.body_encoding,
     };
-    let p = graft.publish(actor, agent_id, &a.vendor, &name, change).await.map_err(service_error)?;
+    let p = graft
+        .publish(actor, agent_id, &a.vendor, &name, change)
+        .await
+        .map_err(service_error)?;
     Ok(published(&a.vendor, &name, p, "Published", note))
 }
 
-async fn run_tool(graft: &Graft, agent_id: i64, args: JsonObject) -> Result<CallToolResult, CallToolResult> {
+async fn run_tool(
+    graft: &Graft,
+    agent_id: i64,
+    args: JsonObject,
+) -> Result<CallToolResult, CallToolResult> {
     let a: RunToolArgs = parse(args)?;
     let input = a.input.unwrap_or_else(|| json!({}));
     if !input.is_object() {
-        return Err(tool_error("invalid_input", "input must be a JSON object", json!({})));
+        return Err(tool_error(
+            "invalid_input",
+            "input must be a JSON object",
+            json!({}),
+        ));
     }
-    let answer = graft.run_tool(agent_id, &a.vendor, &a.name, input, a.dry_run).await.map_err(service_error)?;
+    let answer = graft
+        .run_tool(agent_id, &a.vendor, &a.name, input, a.dry_run)
+        .await
+        .map_err(service_error)?;
     Ok(run_result(answer))
 }
 
@@ -348,19 +460,36 @@ async fn promote_or_demote(
     let a: VendorNameArgs = parse(args)?;
     let qualified = format!("{}__{}", a.vendor, a.name);
     if verb == "promote" {
-        let s = graft.promote_tool(actor, agent_id, &a.vendor, &a.name).await.map_err(service_error)?;
+        let s = graft
+            .promote_tool(actor, agent_id, &a.vendor, &a.name)
+            .await
+            .map_err(service_error)?;
         let mut text = if s.changed {
-            format!("Promoted {qualified}. Your working set holds {} tools (cap {}).", s.size, s.cap)
+            format!(
+                "Promoted {qualified}. Your working set holds {} tools (cap {}).",
+                s.size, s.cap
+            )
         } else {
-            format!("{qualified} was already promoted. Your working set holds {} tools (cap {}).", s.size, s.cap)
+            format!(
+                "{qualified} was already promoted. Your working set holds {} tools (cap {}).",
+                s.size, s.cap
+            )
         };
         if offered("run_tool") {
-            text.push_str(" If your client has not re-read its tool list, call it through run_tool.");
+            text.push_str(
+                " If your client has not re-read its tool list, call it through run_tool.",
+            );
         }
         Ok(tool_ok(text, json!({"size": s.size, "cap": s.cap})))
     } else {
-        let s = graft.demote_tool(actor, agent_id, &a.vendor, &a.name).await.map_err(service_error)?;
-        let text = format!("Demoted {qualified}. Your working set holds {} tools (cap {}).", s.size, s.cap);
+        let s = graft
+            .demote_tool(actor, agent_id, &a.vendor, &a.name)
+            .await
+            .map_err(service_error)?;
+        let text = format!(
+            "Demoted {qualified}. Your working set holds {} tools (cap {}).",
+            s.size, s.cap
+        );
         Ok(tool_ok(text, json!({"size": s.size, "cap": s.cap})))
     }
 }

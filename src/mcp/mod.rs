@@ -15,9 +15,10 @@ pub mod meta;
 use crate::server::AuthedAgent;
 use crate::service::{Actor, Graft};
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult, Implementation,
-    InitializeRequestParams, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool, ToolAnnotations,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    DiscoverResult, Implementation, InitializeRequestParams, InitializeResult, JsonObject,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    SubscriptionFilter, Tool, ToolAnnotations,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -29,8 +30,11 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 /// The protocol revisions Graft serves (MCP-PROTOCOL.md §11).
-pub const PROTOCOL_VERSIONS: &[ProtocolVersion] =
-    &[ProtocolVersion::V_2025_06_18, ProtocolVersion::V_2025_11_25, ProtocolVersion::V_2026_07_28];
+pub const PROTOCOL_VERSIONS: &[ProtocolVersion] = &[
+    ProtocolVersion::V_2025_06_18,
+    ProtocolVersion::V_2025_11_25,
+    ProtocolVersion::V_2026_07_28,
+];
 
 /// How often a legacy session's notifier checks that its session still lives.
 const SESSION_PROBE: Duration = Duration::from_secs(30);
@@ -63,7 +67,9 @@ pub fn instructions() -> String {
         lines.push("Call find_tool before acquire: a demoted tool is one promote away and needs no authoring.".into());
     }
     if meta::offered("run_tool") {
-        lines.push("If a tool you just promoted is not in your list yet, call it through run_tool.".into());
+        lines.push(
+            "If a tool you just promoted is not in your list yet, call it through run_tool.".into(),
+        );
     }
     lines.join("\n")
 }
@@ -77,7 +83,11 @@ fn agent_of(extensions: &rmcp::model::Extensions) -> Result<AuthedAgent, ErrorDa
 }
 
 fn annotations(ro: bool, de: bool, idem: bool, ow: bool) -> ToolAnnotations {
-    ToolAnnotations::new().read_only(ro).destructive(de).idempotent(idem).open_world(ow)
+    ToolAnnotations::new()
+        .read_only(ro)
+        .destructive(de)
+        .idempotent(idem)
+        .open_world(ow)
 }
 
 fn object(v: Value) -> JsonObject {
@@ -108,9 +118,16 @@ pub fn tool_error(code: &str, message: &str, extra: Value) -> CallToolResult {
 
 impl ServerHandler for GraftMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build())
-            .with_server_info(Implementation::new("graft", env!("CARGO_PKG_VERSION")).with_title("Graft"))
-            .with_instructions(instructions())
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(
+            Implementation::new("graft", env!("CARGO_PKG_VERSION")).with_title("Graft"),
+        )
+        .with_instructions(instructions())
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -126,16 +143,23 @@ impl ServerHandler for GraftMcp {
         self.negotiate_initialize(&request)
     }
 
-    async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
-        Ok(DiscoverResult::from_server_info(PROTOCOL_VERSIONS.to_vec(), self.get_info())
-            .with_ttl_ms(0)
-            .with_cache_scope(CacheScope::Private))
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        Ok(
+            DiscoverResult::from_server_info(PROTOCOL_VERSIONS.to_vec(), self.get_info())
+                .with_ttl_ms(0)
+                .with_cache_scope(CacheScope::Private),
+        )
     }
 
     /// A 2025-era session is open: forward this agent's list changes to its GET stream
     /// until the session ends or the server shuts down.
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        let Ok(agent) = agent_of(&context.extensions) else { return };
+        let Ok(agent) = agent_of(&context.extensions) else {
+            return;
+        };
         let peer = context.peer.clone();
         let mut rx = self.graft.hub().subscribe(agent.id);
         let shutdown = self.shutdown.clone();
@@ -161,7 +185,10 @@ impl ServerHandler for GraftMcp {
         });
     }
 
-    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
         Some(requested.supported_by(&self.get_info().capabilities))
     }
 
@@ -197,18 +224,33 @@ impl ServerHandler for GraftMcp {
         let entries = self.graft.working_set(agent.id).await.map_err(internal)?;
         for e in entries {
             let t = e.tool;
-            let schema: Value = serde_json::from_str(&t.input_schema).unwrap_or_else(|_| json!({"type": "object"}));
-            let mut tool = Tool::new(format!("{}__{}", t.vendor, t.name), t.description, object(schema))
-                .with_annotations(annotations(t.read_only_hint, t.destructive_hint, t.idempotent_hint, t.open_world_hint));
+            let schema: Value =
+                serde_json::from_str(&t.input_schema).unwrap_or_else(|_| json!({"type": "object"}));
+            let mut tool = Tool::new(
+                format!("{}__{}", t.vendor, t.name),
+                t.description,
+                object(schema),
+            )
+            .with_annotations(annotations(
+                t.read_only_hint,
+                t.destructive_hint,
+                t.idempotent_hint,
+                t.open_world_hint,
+            ));
             if let Some(title) = t.title {
                 tool = tool.with_title(title);
             }
-            if let Some(out) = t.output_schema.and_then(|s| serde_json::from_str::<Value>(&s).ok()) {
+            if let Some(out) = t
+                .output_schema
+                .and_then(|s| serde_json::from_str::<Value>(&s).ok())
+            {
                 tool = tool.with_raw_output_schema(Arc::new(object(out)));
             }
             tools.push(tool);
         }
-        Ok(ListToolsResult::with_all_items(tools).with_ttl_ms(0).with_cache_scope(CacheScope::Private))
+        Ok(ListToolsResult::with_all_items(tools)
+            .with_ttl_ms(0)
+            .with_cache_scope(CacheScope::Private))
     }
 
     async fn call_tool(
@@ -221,16 +263,31 @@ impl ServerHandler for GraftMcp {
         let args = request.arguments.clone().unwrap_or_default();
         let name = request.name.as_ref();
         if meta::offered(name) {
-            return Ok(meta::call(&self.graft, &actor, agent.id, name, args).await.into());
+            return Ok(meta::call(&self.graft, &actor, agent.id, name, args)
+                .await
+                .into());
         }
         let Some((vendor, tool)) = crate::domain::names::split_qualified(name) else {
-            return Err(ErrorData::invalid_params(format!("Unknown tool: {name}"), None));
+            return Err(ErrorData::invalid_params(
+                format!("Unknown tool: {name}"),
+                None,
+            ));
         };
         match self.graft.tool(vendor, tool).await {
             Ok(row) => {
-                let promoted = self.graft.working_set(agent.id).await.map_err(internal)?.iter().any(|e| e.tool.id == row.id);
+                let promoted = self
+                    .graft
+                    .working_set(agent.id)
+                    .await
+                    .map_err(internal)?
+                    .iter()
+                    .any(|e| e.tool.id == row.id);
                 if !promoted {
-                    let hint = if meta::offered("run_tool") { ", or call it once through run_tool" } else { "" };
+                    let hint = if meta::offered("run_tool") {
+                        ", or call it once through run_tool"
+                    } else {
+                        ""
+                    };
                     return Ok(tool_error(
                         "not_promoted",
                         &format!("{name} is in the toolbox but not in your working set: call promote {{vendor: \"{vendor}\", name: \"{tool}\"}}{hint}"),
@@ -239,12 +296,17 @@ impl ServerHandler for GraftMcp {
                     .into());
                 }
                 let input = Value::Object(args);
-                let answer = self.graft.run_tool(agent.id, vendor, tool, input, false).await.map_err(internal)?;
+                let answer = self
+                    .graft
+                    .run_tool(agent.id, vendor, tool, input, false)
+                    .await
+                    .map_err(internal)?;
                 Ok(meta::run_result(answer).into())
             }
-            Err(crate::service::ServiceError::ToolNotFound(_)) => {
-                Err(ErrorData::invalid_params(format!("Unknown tool: {name}"), None))
-            }
+            Err(crate::service::ServiceError::ToolNotFound(_)) => Err(ErrorData::invalid_params(
+                format!("Unknown tool: {name}"),
+                None,
+            )),
             Err(e) => Err(internal(e)),
         }
     }

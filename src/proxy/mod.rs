@@ -21,7 +21,11 @@ pub struct ProxyLimits {
 
 impl Default for ProxyLimits {
     fn default() -> Self {
-        Self { connect_timeout: Duration::from_secs(5), total_timeout: Duration::from_secs(30), response_cap: 1 << 20 }
+        Self {
+            connect_timeout: Duration::from_secs(5),
+            total_timeout: Duration::from_secs(30),
+            response_cap: 1 << 20,
+        }
     }
 }
 
@@ -78,7 +82,8 @@ impl Proxy {
     /// Sends the request. Errors: a sentence for `vendor_unreachable` (connect failure,
     /// timeout, broken response), without the URL's query (which may hold a credential).
     pub async fn send(&self, req: &PlannedRequest) -> Result<VendorResponse, String> {
-        let method = reqwest::Method::from_bytes(req.method.as_bytes()).map_err(|_| format!("invalid method {}", req.method))?;
+        let method = reqwest::Method::from_bytes(req.method.as_bytes())
+            .map_err(|_| format!("invalid method {}", req.method))?;
         let mut builder = self.client.request(method, req.url.clone());
         for (k, v) in &req.headers {
             builder = builder.header(k.as_str(), v.as_str());
@@ -86,10 +91,19 @@ impl Proxy {
         if let Some(b) = &req.body {
             builder = builder.body(b.clone());
         }
-        let where_ = format!("{}://{}{}", req.url.scheme(), req.url.host_str().unwrap_or(""), req.url.port().map(|p| format!(":{p}")).unwrap_or_default());
+        let where_ = format!(
+            "{}://{}{}",
+            req.url.scheme(),
+            req.url.host_str().unwrap_or(""),
+            req.url.port().map(|p| format!(":{p}")).unwrap_or_default()
+        );
         let resp = builder.send().await.map_err(|e| describe(&e, &where_))?;
         let status = resp.status().as_u16();
-        let content_type = resp.headers().get(reqwest::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_string);
+        let content_type = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
         let mut body = Vec::new();
         let mut truncated = false;
         let mut stream = resp.bytes_stream();
@@ -103,7 +117,12 @@ impl Proxy {
             }
             body.extend_from_slice(&chunk);
         }
-        Ok(VendorResponse { status, content_type, body, truncated })
+        Ok(VendorResponse {
+            status,
+            content_type,
+            body,
+            truncated,
+        })
     }
 }
 

@@ -70,16 +70,27 @@ impl Credential {
         match self {
             Self::None => Self::None,
             Self::Bearer(_) => Self::Bearer(r()),
-            Self::Header { name, .. } => Self::Header { name: name.clone(), value: r() },
-            Self::Query { name, .. } => Self::Query { name: name.clone(), value: r() },
-            Self::Basic { .. } => Self::Basic { user: r(), password: r() },
+            Self::Header { name, .. } => Self::Header {
+                name: name.clone(),
+                value: r(),
+            },
+            Self::Query { name, .. } => Self::Query {
+                name: name.clone(),
+                value: r(),
+            },
+            Self::Basic { .. } => Self::Basic {
+                user: r(),
+                password: r(),
+            },
         }
     }
 
     /// The plain secret a declared credential parameter takes (Slack's `token`).
     fn param_value(&self) -> Option<&str> {
         match self {
-            Self::Bearer(v) | Self::Header { value: v, .. } | Self::Query { value: v, .. } => Some(v),
+            Self::Bearer(v) | Self::Header { value: v, .. } | Self::Query { value: v, .. } => {
+                Some(v)
+            }
             _ => None,
         }
     }
@@ -88,10 +99,15 @@ impl Credential {
     pub fn secrets(&self) -> Vec<String> {
         match self {
             Self::None => vec![],
-            Self::Bearer(v) | Self::Header { value: v, .. } | Self::Query { value: v, .. } => vec![v.clone()],
+            Self::Bearer(v) | Self::Header { value: v, .. } | Self::Query { value: v, .. } => {
+                vec![v.clone()]
+            }
             Self::Basic { user, password } => {
                 use base64::Engine;
-                vec![password.clone(), base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))]
+                vec![
+                    password.clone(),
+                    base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}")),
+                ]
             }
         }
     }
@@ -114,9 +130,14 @@ impl PlannedRequest {
     /// The preview of SPEC §4.3: `{method, url, headers, body}` (body as JSON when it is
     /// JSON, else text).
     pub fn preview(&self) -> Value {
-        let headers: Map<String, Value> = self.headers.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+        let headers: Map<String, Value> = self
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect();
         let body = self.body.as_ref().map(|b| {
-            serde_json::from_slice::<Value>(b).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(b).into_owned()))
+            serde_json::from_slice::<Value>(b)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(b).into_owned()))
         });
         let url = self.url.as_str().replace("%3Credacted%3E", REDACTED);
         serde_json::json!({"method": self.method, "url": url, "headers": headers, "body": body})
@@ -134,7 +155,11 @@ pub struct Operation<'a> {
     pub binding: &'a Binding,
 }
 
-const PATH_SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+const PATH_SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
 
 fn scalar_text(v: &Value) -> Option<String> {
     match v {
@@ -148,11 +173,18 @@ fn scalar_text(v: &Value) -> Option<String> {
 /// A path parameter's value, or why it is refused.
 fn path_value(name: &str, v: &Value) -> Result<String, String> {
     let text = match v {
-        Value::Array(items) => items.iter().map(|i| scalar_text(i).unwrap_or_default()).collect::<Vec<_>>().join(","),
-        other => scalar_text(other).ok_or_else(|| format!("path parameter {name:?} must be a string or number"))?,
+        Value::Array(items) => items
+            .iter()
+            .map(|i| scalar_text(i).unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join(","),
+        other => scalar_text(other)
+            .ok_or_else(|| format!("path parameter {name:?} must be a string or number"))?,
     };
     let lower = text.to_ascii_lowercase();
-    let escapes = ["/", "\\", "?", "#", "%2f", "%5c", "%3f", "%23", "%2e", "%00"];
+    let escapes = [
+        "/", "\\", "?", "#", "%2f", "%5c", "%3f", "%23", "%2e", "%00",
+    ];
     if text.is_empty() || text == "." || text == ".." || escapes.iter().any(|e| lower.contains(e)) {
         return Err(format!(
             "path parameter {name:?} = {text:?} is refused: a path value may not be empty, '.' or '..', or hold '/', '\\\\', '?', '#' or their encoded forms"
@@ -196,12 +228,22 @@ fn query_pairs(name: &str, v: &Value, out: &mut Vec<(String, String)>) {
 
 fn header_value(name: &str, v: &Value) -> Result<String, String> {
     let text = match v {
-        Value::Array(a) => a.iter().filter_map(scalar_text).collect::<Vec<_>>().join(","),
-        Value::Object(m) => m.iter().flat_map(|(k, x)| [k.clone(), scalar_text(x).unwrap_or_default()]).collect::<Vec<_>>().join(","),
+        Value::Array(a) => a
+            .iter()
+            .filter_map(scalar_text)
+            .collect::<Vec<_>>()
+            .join(","),
+        Value::Object(m) => m
+            .iter()
+            .flat_map(|(k, x)| [k.clone(), scalar_text(x).unwrap_or_default()])
+            .collect::<Vec<_>>()
+            .join(","),
         other => scalar_text(other).unwrap_or_default(),
     };
     if text.chars().any(|c| c.is_control()) {
-        return Err(format!("header {name:?} may not contain control characters"));
+        return Err(format!(
+            "header {name:?} may not contain control characters"
+        ));
     }
     Ok(text)
 }
@@ -209,8 +251,14 @@ fn header_value(name: &str, v: &Value) -> Result<String, String> {
 /// Builds the request. `base_url` is the vendor's (validated at creation).
 /// Errors: a sentence for `invalid_input` (a refused path value, a missing path
 /// parameter, a bad header value), or for an origin escape (never expected).
-pub fn build(base_url: &str, op: Operation<'_>, input: &Map<String, Value>, credential: &Credential) -> Result<PlannedRequest, String> {
-    let base = Url::parse(base_url).map_err(|e| format!("vendor base URL {base_url:?} is invalid: {e}"))?;
+pub fn build(
+    base_url: &str,
+    op: Operation<'_>,
+    input: &Map<String, Value>,
+    credential: &Credential,
+) -> Result<PlannedRequest, String> {
+    let base = Url::parse(base_url)
+        .map_err(|e| format!("vendor base URL {base_url:?} is invalid: {e}"))?;
     let method = op.method.to_ascii_uppercase();
     let b = op.binding;
     let mut used: std::collections::HashSet<&str> = std::collections::HashSet::new();
@@ -219,11 +267,19 @@ pub fn build(base_url: &str, op: Operation<'_>, input: &Map<String, Value>, cred
     let mut path = String::new();
     let mut rest = op.path_template;
     while let Some(start) = rest.find('{') {
-        let Some(len) = rest[start..].find('}') else { break };
+        let Some(len) = rest[start..].find('}') else {
+            break;
+        };
         path.push_str(&rest[..start]);
         let placeholder = &rest[start + 1..start + len];
-        let prop = b.path.get(placeholder).map(String::as_str).unwrap_or(placeholder);
-        let v = input.get(prop).ok_or_else(|| format!("path parameter {prop:?} is missing"))?;
+        let prop = b
+            .path
+            .get(placeholder)
+            .map(String::as_str)
+            .unwrap_or(placeholder);
+        let v = input
+            .get(prop)
+            .ok_or_else(|| format!("path parameter {prop:?} is missing"))?;
         path.push_str(&path_value(prop, v)?);
         used.insert(prop);
         rest = &rest[start + len + 1..];
@@ -257,8 +313,11 @@ pub fn build(base_url: &str, op: Operation<'_>, input: &Map<String, Value>, cred
 
     // the rest: body, or query for methods without a body
     let has_body = !matches!(method.as_str(), "GET" | "HEAD" | "DELETE" | "OPTIONS");
-    let remaining: Map<String, Value> =
-        input.iter().filter(|(k, _)| !used.contains(k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
+    let remaining: Map<String, Value> = input
+        .iter()
+        .filter(|(k, _)| !used.contains(k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     let mut body = None;
     let encoding = b.body.unwrap_or_default();
     if has_body && (b.body.is_some() || !remaining.is_empty()) {
@@ -271,7 +330,10 @@ pub fn build(base_url: &str, op: Operation<'_>, input: &Map<String, Value>, cred
                 if payload.is_null() {
                     (None, "application/json")
                 } else {
-                    (Some(serde_json::to_vec(&payload).expect("JSON values serialize")), "application/json")
+                    (
+                        Some(serde_json::to_vec(&payload).expect("JSON values serialize")),
+                        "application/json",
+                    )
                 }
             }
             BodyEncoding::Form => {
@@ -285,10 +347,18 @@ pub fn build(base_url: &str, op: Operation<'_>, input: &Map<String, Value>, cred
                 for (k, v) in &pairs {
                     ser.append_pair(k, v);
                 }
-                (Some(ser.finish().into_bytes()), "application/x-www-form-urlencoded")
+                (
+                    Some(ser.finish().into_bytes()),
+                    "application/x-www-form-urlencoded",
+                )
             }
         };
-        if bytes.is_some() && !b.fixed_headers.keys().any(|k| k.eq_ignore_ascii_case("content-type")) {
+        if bytes.is_some()
+            && !b
+                .fixed_headers
+                .keys()
+                .any(|k| k.eq_ignore_ascii_case("content-type"))
+        {
             headers.push(("Content-Type".into(), content_type.into()));
         }
         body = bytes;
@@ -315,7 +385,8 @@ pub fn build(base_url: &str, op: Operation<'_>, input: &Map<String, Value>, cred
                 headers.push(("Authorization".into(), format!("Basic {REDACTED}")));
             } else {
                 use base64::Engine;
-                let enc = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+                let enc =
+                    base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
                 headers.push(("Authorization".into(), format!("Basic {enc}")));
             }
         }
@@ -323,8 +394,12 @@ pub fn build(base_url: &str, op: Operation<'_>, input: &Map<String, Value>, cred
     if let Some(secret) = credential.param_value() {
         for (location, name) in &b.credential_params {
             match location.as_str() {
-                "header" if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name)) => headers.push((name.clone(), secret.to_string())),
-                "query" if !query.iter().any(|(k, _)| k == name) => query.push((name.clone(), secret.to_string())),
+                "header" if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name)) => {
+                    headers.push((name.clone(), secret.to_string()))
+                }
+                "query" if !query.iter().any(|(k, _)| k == name) => {
+                    query.push((name.clone(), secret.to_string()))
+                }
                 _ => {}
             }
         }
@@ -337,13 +412,21 @@ pub fn build(base_url: &str, op: Operation<'_>, input: &Map<String, Value>, cred
         }
         url.set_query(Some(&ser.finish()));
     }
-    if url.scheme() != base.scheme() || url.host_str() != base.host_str() || url.port_or_known_default() != base.port_or_known_default() {
+    if url.scheme() != base.scheme()
+        || url.host_str() != base.host_str()
+        || url.port_or_known_default() != base.port_or_known_default()
+    {
         return Err("the request would leave the vendor's origin".into());
     }
     if !url.path().starts_with(base.path().trim_end_matches('/')) {
         return Err("the request would leave the vendor's base path".into());
     }
-    Ok(PlannedRequest { method, url, headers, body })
+    Ok(PlannedRequest {
+        method,
+        url,
+        headers,
+        body,
+    })
 }
 
 #[cfg(test)]
@@ -369,7 +452,11 @@ mod tests {
     #[test]
     fn form_body_with_stripe_nesting_and_path_encoding() {
         let b = binding();
-        let op = Operation { method: "POST", path_template: "/v1/customers/{id}", binding: &b };
+        let op = Operation {
+            method: "POST",
+            path_template: "/v1/customers/{id}",
+            binding: &b,
+        };
         let r = build(
             "http://127.0.0.1:8081/anything",
             op,
@@ -377,48 +464,110 @@ mod tests {
             &Credential::Basic { user: "AC1".into(), password: "pw".into() },
         )
         .unwrap();
-        assert_eq!(r.url.as_str(), "http://127.0.0.1:8081/anything/v1/customers/cus%201?limit=3");
+        assert_eq!(
+            r.url.as_str(),
+            "http://127.0.0.1:8081/anything/v1/customers/cus%201?limit=3"
+        );
         let body = String::from_utf8(r.body.unwrap()).unwrap();
         assert_eq!(body, "metadata%5Border%5D=42&tags%5B0%5D=a&tags%5B1%5D=b");
-        assert!(r.headers.contains(&("Authorization".into(), "Basic QUMxOnB3".into())));
-        assert!(r.headers.contains(&("Content-Type".into(), "application/x-www-form-urlencoded".into())));
+        assert!(r
+            .headers
+            .contains(&("Authorization".into(), "Basic QUMxOnB3".into())));
+        assert!(r.headers.contains(&(
+            "Content-Type".into(),
+            "application/x-www-form-urlencoded".into()
+        )));
     }
 
     #[test]
     fn path_values_cannot_escape() {
         let b = binding();
-        let op = Operation { method: "GET", path_template: "/items/{id}", binding: &b };
-        for bad in ["../admin", "..", "a/b", "a?b", "a#b", "%2e%2e", "a%2Fb", "."] {
-            let e = build("https://api.test/v1", op, &input(json!({"id": bad})), &Credential::None);
+        let op = Operation {
+            method: "GET",
+            path_template: "/items/{id}",
+            binding: &b,
+        };
+        for bad in [
+            "../admin", "..", "a/b", "a?b", "a#b", "%2e%2e", "a%2Fb", ".",
+        ] {
+            let e = build(
+                "https://api.test/v1",
+                op,
+                &input(json!({"id": bad})),
+                &Credential::None,
+            );
             assert!(e.is_err(), "{bad} accepted");
         }
-        let ok = build("https://api.test/v1", op, &input(json!({"id": "a..b"})), &Credential::None).unwrap();
+        let ok = build(
+            "https://api.test/v1",
+            op,
+            &input(json!({"id": "a..b"})),
+            &Credential::None,
+        )
+        .unwrap();
         assert_eq!(ok.url.path(), "/v1/items/a..b");
     }
 
     #[test]
     fn get_inputs_go_to_the_query_and_credentials_fill_declared_params() {
-        let b = Binding { credential_params: vec![("header".into(), "token".into())], ..Default::default() };
-        let op = Operation { method: "GET", path_template: "/chat.list", binding: &b };
-        let r = build("https://slack.test/api", op, &input(json!({"channel": "C1", "ids": [1, 2], "created": {"gt": 5}})), &Credential::Bearer("xoxb".into()))
-            .unwrap();
+        let b = Binding {
+            credential_params: vec![("header".into(), "token".into())],
+            ..Default::default()
+        };
+        let op = Operation {
+            method: "GET",
+            path_template: "/chat.list",
+            binding: &b,
+        };
+        let r = build(
+            "https://slack.test/api",
+            op,
+            &input(json!({"channel": "C1", "ids": [1, 2], "created": {"gt": 5}})),
+            &Credential::Bearer("xoxb".into()),
+        )
+        .unwrap();
         assert_eq!(r.body, None);
-        assert_eq!(r.url.query(), Some("channel=C1&created%5Bgt%5D=5&ids=1&ids=2"));
+        assert_eq!(
+            r.url.query(),
+            Some("channel=C1&created%5Bgt%5D=5&ids=1&ids=2")
+        );
         assert!(r.headers.contains(&("token".into(), "xoxb".into())));
-        assert!(r.headers.contains(&("Authorization".into(), "Bearer xoxb".into())));
+        assert!(r
+            .headers
+            .contains(&("Authorization".into(), "Bearer xoxb".into())));
     }
 
     #[test]
     fn previews_redact_every_credential() {
         let b = Binding::default();
-        let op = Operation { method: "POST", path_template: "/x", binding: &b };
+        let op = Operation {
+            method: "POST",
+            path_template: "/x",
+            binding: &b,
+        };
         for c in [
             Credential::Bearer("s3cret".into()),
-            Credential::Query { name: "key".into(), value: "s3cret".into() },
-            Credential::Header { name: "X-Api-Key".into(), value: "s3cret".into() },
-            Credential::Basic { user: "u".into(), password: "s3cret".into() },
+            Credential::Query {
+                name: "key".into(),
+                value: "s3cret".into(),
+            },
+            Credential::Header {
+                name: "X-Api-Key".into(),
+                value: "s3cret".into(),
+            },
+            Credential::Basic {
+                user: "u".into(),
+                password: "s3cret".into(),
+            },
         ] {
-            let p = build("https://api.test", op, &input(json!({"a": 1})), &c.redacted()).unwrap().preview();
+            let p = build(
+                "https://api.test",
+                op,
+                &input(json!({"a": 1})),
+                &c.redacted(),
+            )
+            .unwrap()
+            .preview();
             let text = p.to_string();
             assert!(!text.contains("s3cret"), "{text}");
             assert!(text.contains(REDACTED), "{text}");

@@ -49,11 +49,18 @@ const PRUNE_AT: usize = 256;
 impl SessionBindings {
     /// Bindings checked against rmcp's session manager when pruning.
     pub fn new(sessions: Arc<LocalSessionManager>) -> Self {
-        Self { owners: Mutex::new(HashMap::new()), sessions }
+        Self {
+            owners: Mutex::new(HashMap::new()),
+            sessions,
+        }
     }
 
     fn owner(&self, session_id: &str) -> Option<i64> {
-        self.owners.lock().expect("bindings lock").get(session_id).copied()
+        self.owners
+            .lock()
+            .expect("bindings lock")
+            .get(session_id)
+            .copied()
     }
 
     async fn bind(&self, session_id: String, agent_id: i64) {
@@ -63,16 +70,37 @@ impl SessionBindings {
             owners.len()
         };
         if len >= PRUNE_AT && len.is_power_of_two() {
-            let live: Vec<String> = self.sessions.sessions.read().await.keys().map(|k| k.to_string()).collect();
-            self.owners.lock().expect("bindings lock").retain(|sid, _| live.contains(sid));
+            let live: Vec<String> = self
+                .sessions
+                .sessions
+                .read()
+                .await
+                .keys()
+                .map(|k| k.to_string())
+                .collect();
+            self.owners
+                .lock()
+                .expect("bindings lock")
+                .retain(|sid, _| live.contains(sid));
         }
     }
 }
 
 fn unauthorized(invalid_token: bool, message: &str) -> Response {
-    let challenge = if invalid_token { r#"Bearer realm="graft", error="invalid_token""# } else { r#"Bearer realm="graft""# };
-    let mut resp = (StatusCode::UNAUTHORIZED, axum::Json(serde_json::json!({"error": message}))).into_response();
-    resp.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+    let challenge = if invalid_token {
+        r#"Bearer realm="graft", error="invalid_token""#
+    } else {
+        r#"Bearer realm="graft""#
+    };
+    let mut resp = (
+        StatusCode::UNAUTHORIZED,
+        axum::Json(serde_json::json!({"error": message})),
+    )
+        .into_response();
+    resp.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static(challenge),
+    );
     resp
 }
 
@@ -80,10 +108,16 @@ fn unauthorized(invalid_token: bool, message: &str) -> Response {
 /// `Some(Err(()))` when present but not one bearer token (RFC 6750 §2.1 syntax).
 pub fn bearer_token(value: Option<&HeaderValue>) -> Option<Result<&str, ()>> {
     let v = value?;
-    let Ok(text) = v.to_str() else { return Some(Err(())) };
-    let Some((scheme, token)) = text.split_once(' ') else { return Some(Err(())) };
+    let Ok(text) = v.to_str() else {
+        return Some(Err(()));
+    };
+    let Some((scheme, token)) = text.split_once(' ') else {
+        return Some(Err(()));
+    };
     let token_ok = !token.is_empty()
-        && token.chars().all(|c| c.is_ascii_alphanumeric() || "-._~+/=".contains(c));
+        && token
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-._~+/=".contains(c));
     if scheme.eq_ignore_ascii_case("bearer") && token_ok {
         Some(Ok(token))
     } else {
@@ -95,12 +129,23 @@ pub fn bearer_token(value: Option<&HeaderValue>) -> Option<Result<&str, ()>> {
 pub async fn bearer_auth(State(state): State<AuthState>, mut req: Request, next: Next) -> Response {
     if req.method() == Method::HEAD {
         let mut resp = StatusCode::METHOD_NOT_ALLOWED.into_response();
-        resp.headers_mut().insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+        resp.headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
         return resp;
     }
     let token = match bearer_token(req.headers().get(header::AUTHORIZATION)) {
-        None => return unauthorized(false, "missing bearer token: send Authorization: Bearer <agent token>"),
-        Some(Err(())) => return unauthorized(true, "malformed Authorization header: send Authorization: Bearer <agent token>"),
+        None => {
+            return unauthorized(
+                false,
+                "missing bearer token: send Authorization: Bearer <agent token>",
+            )
+        }
+        Some(Err(())) => {
+            return unauthorized(
+                true,
+                "malformed Authorization header: send Authorization: Bearer <agent token>",
+            )
+        }
         Some(Ok(t)) => t.to_string(),
     };
     let agent = match state.graft.authenticate(&token).await {
@@ -111,17 +156,32 @@ pub async fn bearer_auth(State(state): State<AuthState>, mut req: Request, next:
             return StatusCode::SERVICE_UNAVAILABLE.into_response();
         }
     };
-    let session = req.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_string);
+    let session = req
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
     if let Some(sid) = &session {
-        if state.bindings.owner(sid).is_some_and(|owner| owner != agent.id) {
+        if state
+            .bindings
+            .owner(sid)
+            .is_some_and(|owner| owner != agent.id)
+        {
             tracing::warn!(agent = %agent.name, "refused a session opened by another agent");
             return (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response();
         }
     }
-    req.extensions_mut().insert(AuthedAgent { id: agent.id, name: agent.name.clone() });
+    req.extensions_mut().insert(AuthedAgent {
+        id: agent.id,
+        name: agent.name.clone(),
+    });
     let resp = next.run(req).await;
     if session.is_none() {
-        if let Some(sid) = resp.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()) {
+        if let Some(sid) = resp
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+        {
             state.bindings.bind(sid.to_string(), agent.id).await;
         }
     }

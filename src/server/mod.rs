@@ -7,8 +7,8 @@ use crate::app::{shell, App};
 use crate::config::Settings;
 use crate::mcp::GraftMcp;
 use crate::service::Graft;
-use auth::SessionBindings;
 pub use auth::AuthedAgent;
+use auth::SessionBindings;
 use axum::extract::State;
 use axum::response::IntoResponse;
 use axum::routing::get;
@@ -42,7 +42,11 @@ impl Application {
     /// Builds the router over `graft` on an already bound `listener` (bind port 0 in
     /// tests, then read [`Application::local_addr`]).
     /// Errors: the listener has no local address.
-    pub fn build(settings: &Settings, graft: Graft, listener: TcpListener) -> std::io::Result<Self> {
+    pub fn build(
+        settings: &Settings,
+        graft: Graft,
+        listener: TcpListener,
+    ) -> std::io::Result<Self> {
         let shutdown = CancellationToken::new();
         let port = listener.local_addr()?.port();
 
@@ -68,10 +72,17 @@ impl Application {
         config = config.with_allowed_origins(origins);
         let handler = GraftMcp::new(graft.clone(), shutdown.clone());
         let mcp = StreamableHttpService::new(move || Ok(handler.clone()), sessions.clone(), config);
-        let auth_state = auth::AuthState { graft: graft.clone(), bindings: Arc::new(SessionBindings::new(sessions)) };
-        let mcp_router = Router::new()
-            .nest_service("/mcp", mcp)
-            .layer(axum::middleware::from_fn_with_state(auth_state, auth::bearer_auth));
+        let auth_state = auth::AuthState {
+            graft: graft.clone(),
+            bindings: Arc::new(SessionBindings::new(sessions)),
+        };
+        let mcp_router =
+            Router::new()
+                .nest_service("/mcp", mcp)
+                .layer(axum::middleware::from_fn_with_state(
+                    auth_state,
+                    auth::bearer_auth,
+                ));
 
         let leptos_options = LeptosOptions::builder()
             .output_name("graft")
@@ -94,7 +105,13 @@ impl Application {
             .merge(mcp_router)
             .merge(console)
             .layer(tower_http::trace::TraceLayer::new_for_http());
-        Ok(Self { listener, router, shutdown, graft, sweep_interval: settings.sweep_interval })
+        Ok(Self {
+            listener,
+            router,
+            shutdown,
+            graft,
+            sweep_interval: settings.sweep_interval,
+        })
     }
 
     /// The bound address.
@@ -110,7 +127,11 @@ impl Application {
     /// Serves until SIGINT, SIGTERM or the shutdown token: then stops accepting, closes
     /// the MCP streams and lets in-flight requests finish.
     pub async fn run(self) -> std::io::Result<()> {
-        tokio::spawn(sweeper(self.graft.clone(), self.sweep_interval, self.shutdown.clone()));
+        tokio::spawn(sweeper(
+            self.graft.clone(),
+            self.sweep_interval,
+            self.shutdown.clone(),
+        ));
         let token = self.shutdown.clone();
         let signal = async move {
             tokio::select! {
@@ -121,7 +142,9 @@ impl Application {
                 }
             }
         };
-        axum::serve(self.listener, self.router).with_graceful_shutdown(signal).await
+        axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(signal)
+            .await
     }
 }
 
@@ -181,10 +204,16 @@ fn origin_of(url: &str) -> Option<String> {
 /// `GET /healthz`: 200 `{"status":"ok","tools":N}` when the database answers, else 503.
 async fn healthz(State(graft): State<Graft>) -> impl IntoResponse {
     match graft.toolbox_size().await {
-        Ok(n) => (http::StatusCode::OK, Json(json!({"status": "ok", "tools": n}))),
+        Ok(n) => (
+            http::StatusCode::OK,
+            Json(json!({"status": "ok", "tools": n})),
+        ),
         Err(e) => {
             tracing::error!(error = ?e, "health check failed");
-            (http::StatusCode::SERVICE_UNAVAILABLE, Json(json!({"status": "unavailable"})))
+            (
+                http::StatusCode::SERVICE_UNAVAILABLE,
+                Json(json!({"status": "unavailable"})),
+            )
         }
     }
 }

@@ -55,61 +55,114 @@ impl Graft {
         let v = self.vendor(vendor).await?;
         let label = label.trim();
         if label.is_empty() || label.len() > 64 {
-            return Err(ServiceError::Invalid("a connection label has 1 to 64 characters".into()));
+            return Err(ServiceError::Invalid(
+                "a connection label has 1 to 64 characters".into(),
+            ));
         }
         if !AUTH_KINDS.contains(&kind) {
-            return Err(ServiceError::Invalid(format!("unknown kind {kind:?}: use one of {}", AUTH_KINDS.join(", "))));
+            return Err(ServiceError::Invalid(format!(
+                "unknown kind {kind:?}: use one of {}",
+                AUTH_KINDS.join(", ")
+            )));
         }
         let name = name.map(str::trim).filter(|n| !n.is_empty());
         if matches!(kind, "header" | "query") {
             let Some(n) = name else {
-                return Err(ServiceError::Invalid(format!("a {kind} connection needs --name (the {kind} that carries the secret)")));
+                return Err(ServiceError::Invalid(format!(
+                    "a {kind} connection needs --name (the {kind} that carries the secret)"
+                )));
             };
-            if !n.chars().all(|c| c.is_ascii_alphanumeric() || "-_.[]".contains(c)) {
-                return Err(ServiceError::Invalid(format!("{n:?} is not a valid {kind} name")));
+            if !n
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.[]".contains(c))
+            {
+                return Err(ServiceError::Invalid(format!(
+                    "{n:?} is not a valid {kind} name"
+                )));
             }
-            if kind == "header" && ["host", "content-length", "content-type", "cookie"].contains(&n.to_ascii_lowercase().as_str()) {
-                return Err(ServiceError::Invalid(format!("{n:?} cannot carry a credential")));
+            if kind == "header"
+                && ["host", "content-length", "content-type", "cookie"]
+                    .contains(&n.to_ascii_lowercase().as_str())
+            {
+                return Err(ServiceError::Invalid(format!(
+                    "{n:?} cannot carry a credential"
+                )));
             }
         }
-        let secret = secret.map(|s| s.trim_end_matches(['\r', '\n'])).filter(|s| !s.is_empty());
+        let secret = secret
+            .map(|s| s.trim_end_matches(['\r', '\n']))
+            .filter(|s| !s.is_empty());
         let sealed = match (kind, secret) {
             ("none", _) => None,
-            (_, None) => return Err(ServiceError::Invalid(format!("a {kind} connection needs a secret"))),
+            (_, None) => {
+                return Err(ServiceError::Invalid(format!(
+                    "a {kind} connection needs a secret"
+                )))
+            }
             ("basic", Some(s)) if !s.contains(':') => {
-                return Err(ServiceError::Invalid("a basic secret is user:password".into()))
+                return Err(ServiceError::Invalid(
+                    "a basic secret is user:password".into(),
+                ))
             }
             (_, Some(s)) if s.chars().any(|c| c.is_control()) => {
-                return Err(ServiceError::Invalid("the secret may not contain control characters".into()))
+                return Err(ServiceError::Invalid(
+                    "the secret may not contain control characters".into(),
+                ))
             }
             (_, Some(s)) => Some(self.inner.key.seal(s)),
         };
-        let id = runs::insert_connection(self.pool(), v.id, label, kind, name, sealed.as_deref(), self.now())
-            .await
-            .map_err(|e| {
-                if crate::db::is_unique_violation(&e) {
-                    ServiceError::Conflict(format!("vendor {vendor} has a connection labelled {label:?} already"))
-                } else {
-                    e.into()
-                }
-            })?;
-        let row = runs::select_connection(self.pool(), id).await?.ok_or_else(|| ServiceError::Internal(anyhow::anyhow!("connection vanished")))?;
+        let id = runs::insert_connection(
+            self.pool(),
+            v.id,
+            label,
+            kind,
+            name,
+            sealed.as_deref(),
+            self.now(),
+        )
+        .await
+        .map_err(|e| {
+            if crate::db::is_unique_violation(&e) {
+                ServiceError::Conflict(format!(
+                    "vendor {vendor} has a connection labelled {label:?} already"
+                ))
+            } else {
+                e.into()
+            }
+        })?;
+        let row = runs::select_connection(self.pool(), id)
+            .await?
+            .ok_or_else(|| ServiceError::Internal(anyhow::anyhow!("connection vanished")))?;
         Ok(row.into())
     }
 
     /// Every connection, without secrets.
     pub async fn connections(&self) -> ServiceResult<Vec<ConnectionInfo>> {
-        Ok(runs::select_connections(self.pool()).await?.into_iter().map(Into::into).collect())
+        Ok(runs::select_connections(self.pool())
+            .await?
+            .into_iter()
+            .map(Into::into)
+            .collect())
     }
 
     /// Sets a tool's default connection (`None` clears it). Errors: `ToolNotFound`,
     /// `Invalid` (unknown connection, or one of another vendor).
-    pub async fn set_tool_connection(&self, vendor: &str, name: &str, connection: Option<i64>) -> ServiceResult<()> {
+    pub async fn set_tool_connection(
+        &self,
+        vendor: &str,
+        name: &str,
+        connection: Option<i64>,
+    ) -> ServiceResult<()> {
         let tool = self.tool(vendor, name).await?;
         if let Some(id) = connection {
-            let c = runs::select_connection(self.pool(), id).await?.ok_or_else(|| ServiceError::Invalid(format!("no connection with id {id}")))?;
+            let c = runs::select_connection(self.pool(), id)
+                .await?
+                .ok_or_else(|| ServiceError::Invalid(format!("no connection with id {id}")))?;
             if c.vendor != vendor {
-                return Err(ServiceError::Invalid(format!("connection {id} belongs to {}, not {vendor}", c.vendor)));
+                return Err(ServiceError::Invalid(format!(
+                    "connection {id} belongs to {}, not {vendor}",
+                    c.vendor
+                )));
             }
         }
         runs::update_tool_connection(self.pool(), tool.id, connection).await?;
@@ -124,14 +177,33 @@ impl Graft {
     /// A person's decision on one agent's use of one write tool (SPEC §4.4): `granted`
     /// or `denied`. Only people decide; an agent's own client never can.
     /// Errors: `AgentNotFound`, `ToolNotFound`, `Invalid` (an agent as the actor).
-    pub async fn decide_approval(&self, actor: &Actor, agent: &str, vendor: &str, name: &str, grant: bool) -> ServiceResult<ApprovalRow> {
+    pub async fn decide_approval(
+        &self,
+        actor: &Actor,
+        agent: &str,
+        vendor: &str,
+        name: &str,
+        grant: bool,
+    ) -> ServiceResult<ApprovalRow> {
         let Actor::Person(person) = actor else {
-            return Err(ServiceError::Invalid("only a person can decide an approval".into()));
+            return Err(ServiceError::Invalid(
+                "only a person can decide an approval".into(),
+            ));
         };
         let a = self.agent_by_name(agent).await?;
         let t = self.tool(vendor, name).await?;
         let state = if grant { "granted" } else { "denied" };
-        runs::upsert_approval_decision(self.pool(), a.id, t.id, state, &format!("person:{person}"), self.now()).await?;
-        Ok(runs::select_approval(self.pool(), a.id, t.id).await?.expect("decided row exists"))
+        runs::upsert_approval_decision(
+            self.pool(),
+            a.id,
+            t.id,
+            state,
+            &format!("person:{person}"),
+            self.now(),
+        )
+        .await?;
+        Ok(runs::select_approval(self.pool(), a.id, t.id)
+            .await?
+            .expect("decided row exists"))
     }
 }

@@ -14,6 +14,22 @@ use serde::Serialize;
 use serde_json::Value;
 use std::sync::Arc;
 
+/// Operations of stored documents that are not tools yet: `(vendor slug, operation)`.
+pub type StoredOperations = Arc<Vec<(String, OperationSummary)>>;
+
+/// Hints a person sets (`None` keeps the current value).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HintChange {
+    /// readOnlyHint.
+    pub read_only: Option<bool>,
+    /// destructiveHint.
+    pub destructive: Option<bool>,
+    /// idempotentHint.
+    pub idempotent: Option<bool>,
+    /// openWorldHint.
+    pub open_world: Option<bool>,
+}
+
 /// The answer of `acquire` and `publish`: `{vendor, name, version, size}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Published {
@@ -75,7 +91,13 @@ impl Graft {
     /// Authors a new tool from an agent's definition (`acquire`): version 1, promoted for
     /// the author (cause `publish`), one list_changed.
     /// Errors: `VendorNotFound`, `Invalid` (which rule), `ToolExists`.
-    pub async fn acquire(&self, actor: &Actor, agent_id: i64, vendor: &str, spec: ToolSpec) -> ServiceResult<Published> {
+    pub async fn acquire(
+        &self,
+        actor: &Actor,
+        agent_id: i64,
+        vendor: &str,
+        spec: ToolSpec,
+    ) -> ServiceResult<Published> {
         let v = self.vendor(vendor).await?;
         let slug = VendorSlug::parse(&v.slug).map_err(ServiceError::Invalid)?;
         let draft = authoring::draft(&slug, &spec).map_err(ServiceError::Invalid)?;
@@ -98,14 +120,21 @@ impl Graft {
         let text = q::select_vendor_document(self.pool(), v.id)
             .await?
             .ok_or_else(|| ServiceError::Invalid(format!("vendor {vendor} has no stored OpenAPI document: describe the tool yourself (name, description, method, path, inputSchema)")))?;
-        if let Some(existing) = q::select_tool_by_operation(self.pool(), v.id, operation_id).await? {
+        if let Some(existing) = q::select_tool_by_operation(self.pool(), v.id, operation_id).await?
+        {
             return Err(ServiceError::ToolExists(format!(
                 "operation {operation_id} is already the tool {vendor}__{existing}: promote it, or publish a new version of it"
             )));
         }
-        let doc: Value = serde_json::from_str(&text).map_err(|e| ServiceError::Internal(e.into()))?;
-        let names: std::collections::HashSet<String> = db::select_tool_names(self.pool(), v.id).await?.into_iter().map(|(n, _)| n).collect();
-        let mut draft = openapi::draft_operation(&doc, &slug, operation_id, &|n| names.contains(n)).map_err(ServiceError::Invalid)?;
+        let doc: Value =
+            serde_json::from_str(&text).map_err(|e| ServiceError::Internal(e.into()))?;
+        let names: std::collections::HashSet<String> = db::select_tool_names(self.pool(), v.id)
+            .await?
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        let mut draft = openapi::draft_operation(&doc, &slug, operation_id, &|n| names.contains(n))
+            .map_err(ServiceError::Invalid)?;
         if let Some(n) = name {
             crate::domain::names::ToolName::parse(&slug, n).map_err(ServiceError::Invalid)?;
             draft.name = n.to_string();
@@ -114,15 +143,30 @@ impl Graft {
         Ok((draft.name, p))
     }
 
-    async fn insert_authored(&self, actor: &Actor, agent_id: i64, vendor_id: i64, d: &ToolDraft) -> ServiceResult<Published> {
-        let vendor = db::select_vendors(self.pool()).await?.into_iter().find(|v| v.id == vendor_id).map(|v| v.slug).unwrap_or_default();
-        if db::select_tool(self.pool(), &vendor, &d.name).await?.is_some() {
+    async fn insert_authored(
+        &self,
+        actor: &Actor,
+        agent_id: i64,
+        vendor_id: i64,
+        d: &ToolDraft,
+    ) -> ServiceResult<Published> {
+        let vendor = db::select_vendors(self.pool())
+            .await?
+            .into_iter()
+            .find(|v| v.id == vendor_id)
+            .map(|v| v.slug)
+            .unwrap_or_default();
+        if db::select_tool(self.pool(), &vendor, &d.name)
+            .await?
+            .is_some()
+        {
             return Err(ServiceError::ToolExists(format!(
                 "{vendor}__{} exists already: promote it to use it, or publish a new version of it",
                 d.name
             )));
         }
-        let binding = serde_json::to_value(&d.binding).map_err(|e| ServiceError::Internal(e.into()))?;
+        let binding =
+            serde_json::to_value(&d.binding).map_err(|e| ServiceError::Internal(e.into()))?;
         let h = d.hints;
         let author = author_of(actor);
         let nv = db::NewVersion {
@@ -133,20 +177,54 @@ impl Graft {
             method: &d.method,
             path_template: &d.path_template,
             binding: &binding,
-            hints: [h.read_only_hint, h.destructive_hint, h.idempotent_hint, h.open_world_hint],
+            hints: [
+                h.read_only_hint,
+                h.destructive_hint,
+                h.idempotent_hint,
+                h.open_world_hint,
+            ],
             authored_by: &author,
         };
         let now = self.now();
         let mut tx = self.pool().begin().await?;
-        let tool_id = db::insert_tool(&mut tx, vendor_id, &d.name, d.operation_id.as_deref(), &nv, now).await.map_err(|e| {
+        let tool_id = db::insert_tool(
+            &mut tx,
+            vendor_id,
+            &d.name,
+            d.operation_id.as_deref(),
+            &nv,
+            now,
+        )
+        .await
+        .map_err(|e| {
             if db::is_unique_violation(&e) {
-                ServiceError::ToolExists(format!("{vendor}__{} exists already: promote it, or publish a new version of it", d.name))
+                ServiceError::ToolExists(format!(
+                    "{vendor}__{} exists already: promote it, or publish a new version of it",
+                    d.name
+                ))
             } else {
                 e.into()
             }
         })?;
-        if db::insert_working_set_entry(&mut tx, agent_id, tool_id, PromotedBy::Publish.as_str(), now).await? {
-            db::insert_history(&mut tx, agent_id, tool_id, "promote", Cause::Publish.as_str(), &actor.label(), now).await?;
+        if db::insert_working_set_entry(
+            &mut tx,
+            agent_id,
+            tool_id,
+            PromotedBy::Publish.as_str(),
+            now,
+        )
+        .await?
+        {
+            db::insert_history(
+                &mut tx,
+                agent_id,
+                tool_id,
+                "promote",
+                Cause::Publish.as_str(),
+                &actor.label(),
+                now,
+            )
+            .await?;
         }
         let size = db::count_working_set(&mut tx, agent_id).await?;
         tx.commit().await?;
@@ -160,9 +238,17 @@ impl Graft {
     /// agent that has it promoted gets list_changed (its definition changed). Versions
     /// are immutable; calls use the newest from now on.
     /// Errors: `ToolNotFound`, `Invalid`.
-    pub async fn publish(&self, actor: &Actor, agent_id: i64, vendor: &str, name: &str, change: VersionChange) -> ServiceResult<Published> {
+    pub async fn publish(
+        &self,
+        actor: &Actor,
+        agent_id: i64,
+        vendor: &str,
+        name: &str,
+        change: VersionChange,
+    ) -> ServiceResult<Published> {
         let tool = self.tool(vendor, name).await?;
-        let binding: crate::domain::tool::Binding = serde_json::from_str(&tool.binding).map_err(|e| ServiceError::Internal(e.into()))?;
+        let binding: crate::domain::tool::Binding =
+            serde_json::from_str(&tool.binding).map_err(|e| ServiceError::Internal(e.into()))?;
         let spec = ToolSpec {
             name: tool.name.clone(),
             description: change.description.unwrap_or(tool.description.clone()),
@@ -170,21 +256,29 @@ impl Graft {
             path: change.path.unwrap_or(tool.path_template.clone()),
             input_schema: match change.input_schema {
                 Some(s) => s,
-                None => serde_json::from_str(&tool.input_schema).map_err(|e| ServiceError::Internal(e.into()))?,
+                None => serde_json::from_str(&tool.input_schema)
+                    .map_err(|e| ServiceError::Internal(e.into()))?,
             },
-            query: change.query.unwrap_or_else(|| binding.query.keys().cloned().collect()),
-            headers: change.headers.unwrap_or_else(|| binding.headers.keys().cloned().collect()),
-            body_encoding: change.body_encoding.or_else(|| binding.body.map(|b| match b {
-                crate::domain::tool::BodyEncoding::Json => "json".to_string(),
-                crate::domain::tool::BodyEncoding::Form => "form".to_string(),
-            })),
+            query: change
+                .query
+                .unwrap_or_else(|| binding.query.keys().cloned().collect()),
+            headers: change
+                .headers
+                .unwrap_or_else(|| binding.headers.keys().cloned().collect()),
+            body_encoding: change.body_encoding.or_else(|| {
+                binding.body.map(|b| match b {
+                    crate::domain::tool::BodyEncoding::Json => "json".to_string(),
+                    crate::domain::tool::BodyEncoding::Form => "form".to_string(),
+                })
+            }),
             operation_id: tool.operation_id.clone(),
         };
         let slug = VendorSlug::parse(vendor).map_err(ServiceError::Invalid)?;
         let mut d = authoring::draft(&slug, &spec).map_err(ServiceError::Invalid)?;
         // an imported tool keeps its wire names, fixed headers and credential parameters
         // unless the agent changed where inputs go
-        let same_shape = d.binding.path.keys().eq(binding.path.keys()) && d.binding.query.keys().eq(binding.query.keys())
+        let same_shape = d.binding.path.keys().eq(binding.path.keys())
+            && d.binding.query.keys().eq(binding.query.keys())
             && d.binding.headers.keys().eq(binding.headers.keys());
         if same_shape {
             d.binding.path = binding.path.clone();
@@ -192,13 +286,33 @@ impl Graft {
             d.binding.headers = binding.headers.clone();
             d.binding.fixed_headers = binding.fixed_headers.clone();
             d.binding.credential_params = binding.credential_params.clone();
-            d.binding.body_property = binding.body_property.clone().filter(|p| d.input_schema["properties"].get(p).is_some());
+            d.binding.body_property = binding
+                .body_property
+                .clone()
+                .filter(|p| d.input_schema["properties"].get(p).is_some());
         }
         let version = self.insert_version(actor, &tool, &d, d.hints).await?;
         let mut tx = self.pool().begin().await?;
         let now = self.now();
-        if db::insert_working_set_entry(&mut tx, agent_id, tool.id, PromotedBy::Publish.as_str(), now).await? {
-            db::insert_history(&mut tx, agent_id, tool.id, "promote", Cause::Publish.as_str(), &actor.label(), now).await?;
+        if db::insert_working_set_entry(
+            &mut tx,
+            agent_id,
+            tool.id,
+            PromotedBy::Publish.as_str(),
+            now,
+        )
+        .await?
+        {
+            db::insert_history(
+                &mut tx,
+                agent_id,
+                tool.id,
+                "promote",
+                Cause::Publish.as_str(),
+                &actor.label(),
+                now,
+            )
+            .await?;
         }
         let size = db::count_working_set(&mut tx, agent_id).await?;
         tx.commit().await?;
@@ -206,8 +320,15 @@ impl Graft {
         Ok(Published { version, size })
     }
 
-    async fn insert_version(&self, actor: &Actor, tool: &db::ToolRow, d: &ToolDraft, h: Hints) -> ServiceResult<i64> {
-        let binding = serde_json::to_value(&d.binding).map_err(|e| ServiceError::Internal(e.into()))?;
+    async fn insert_version(
+        &self,
+        actor: &Actor,
+        tool: &db::ToolRow,
+        d: &ToolDraft,
+        h: Hints,
+    ) -> ServiceResult<i64> {
+        let binding =
+            serde_json::to_value(&d.binding).map_err(|e| ServiceError::Internal(e.into()))?;
         let author = author_of(actor);
         let nv = db::NewVersion {
             title: d.title.as_deref().or(tool.title.as_deref()),
@@ -217,7 +338,12 @@ impl Graft {
             method: &d.method,
             path_template: &d.path_template,
             binding: &binding,
-            hints: [h.read_only_hint, h.destructive_hint, h.idempotent_hint, h.open_world_hint],
+            hints: [
+                h.read_only_hint,
+                h.destructive_hint,
+                h.idempotent_hint,
+                h.open_world_hint,
+            ],
             authored_by: &author,
         };
         let mut tx = self.pool().begin().await?;
@@ -229,7 +355,11 @@ impl Graft {
     }
 
     async fn notify_holders(&self, tool_id: i64, also: Option<i64>) -> ServiceResult<()> {
-        let mut agents: Vec<i64> = q::select_promoters(self.pool(), tool_id).await?.into_iter().map(|(id, _, _)| id).collect();
+        let mut agents: Vec<i64> = q::select_promoters(self.pool(), tool_id)
+            .await?
+            .into_iter()
+            .map(|(id, _, _)| id)
+            .collect();
         agents.extend(also);
         agents.sort_unstable();
         agents.dedup();
@@ -241,9 +371,17 @@ impl Graft {
 
     /// A person sets a tool's hints: a new version, the same definition with the given
     /// hints (SPEC §2; agents cannot). Errors: `ToolNotFound`, `Invalid` for an agent.
-    pub async fn set_hints(&self, actor: &Actor, vendor: &str, name: &str, read_only: Option<bool>, destructive: Option<bool>, idempotent: Option<bool>, open_world: Option<bool>) -> ServiceResult<i64> {
+    pub async fn set_hints(
+        &self,
+        actor: &Actor,
+        vendor: &str,
+        name: &str,
+        change: HintChange,
+    ) -> ServiceResult<i64> {
         if !matches!(actor, Actor::Person(_)) {
-            return Err(ServiceError::Invalid("only a person can set a tool's hints".into()));
+            return Err(ServiceError::Invalid(
+                "only a person can set a tool's hints".into(),
+            ));
         }
         let tool = self.tool(vendor, name).await?;
         let d = ToolDraft {
@@ -251,17 +389,19 @@ impl Graft {
             operation_id: tool.operation_id.clone(),
             title: tool.title.clone(),
             description: tool.description.clone(),
-            input_schema: serde_json::from_str(&tool.input_schema).map_err(|e| ServiceError::Internal(e.into()))?,
+            input_schema: serde_json::from_str(&tool.input_schema)
+                .map_err(|e| ServiceError::Internal(e.into()))?,
             method: tool.method.clone(),
             path_template: tool.path_template.clone(),
-            binding: serde_json::from_str(&tool.binding).map_err(|e| ServiceError::Internal(e.into()))?,
+            binding: serde_json::from_str(&tool.binding)
+                .map_err(|e| ServiceError::Internal(e.into()))?,
             hints: Hints::from_method(&tool.method),
         };
         let h = Hints {
-            read_only_hint: read_only.unwrap_or(tool.read_only_hint),
-            destructive_hint: destructive.unwrap_or(tool.destructive_hint),
-            idempotent_hint: idempotent.unwrap_or(tool.idempotent_hint),
-            open_world_hint: open_world.unwrap_or(tool.open_world_hint),
+            read_only_hint: change.read_only.unwrap_or(tool.read_only_hint),
+            destructive_hint: change.destructive.unwrap_or(tool.destructive_hint),
+            idempotent_hint: change.idempotent.unwrap_or(tool.idempotent_hint),
+            open_world_hint: change.open_world.unwrap_or(tool.open_world_hint),
         };
         let v = self.insert_version(actor, &tool, &d, h).await?;
         self.notify_holders(tool.id, None).await?;
@@ -270,10 +410,18 @@ impl Graft {
 
     /// Adds a note to a tool (kept forever). Errors: `ToolNotFound`, `Invalid` (empty or
     /// over 4,000 characters).
-    pub async fn add_note(&self, actor: &Actor, vendor: &str, name: &str, body: &str) -> ServiceResult<()> {
+    pub async fn add_note(
+        &self,
+        actor: &Actor,
+        vendor: &str,
+        name: &str,
+        body: &str,
+    ) -> ServiceResult<()> {
         let body = body.trim();
         if body.is_empty() || body.chars().count() > 4000 {
-            return Err(ServiceError::Invalid("a note has 1 to 4000 characters".into()));
+            return Err(ServiceError::Invalid(
+                "a note has 1 to 4000 characters".into(),
+            ));
         }
         let tool = self.tool(vendor, name).await?;
         q::insert_note(self.pool(), tool.id, &actor.label(), body, self.now()).await?;
@@ -320,13 +468,17 @@ impl Graft {
                 words.iter().all(|w| hay.contains(w.as_str()))
             })
             .take(limit)
-            .map(|(v, o)| Acquirable { vendor: v.clone(), operation_id: o.operation_id.clone(), summary: o.summary.clone() })
+            .map(|(v, o)| Acquirable {
+                vendor: v.clone(),
+                operation_id: o.operation_id.clone(),
+                summary: o.summary.clone(),
+            })
             .collect())
     }
 
     /// Operations of every stored document that are not tools yet (cached until the
     /// toolbox changes).
-    async fn stored_operations(&self) -> ServiceResult<Arc<Vec<(String, OperationSummary)>>> {
+    async fn stored_operations(&self) -> ServiceResult<StoredOperations> {
         if let Some(c) = self.inner.stored_ops.read().expect("cache lock").clone() {
             return Ok(c);
         }
@@ -335,10 +487,18 @@ impl Graft {
             if !v.has_document {
                 continue;
             }
-            let Some(text) = q::select_vendor_document(self.pool(), v.id).await? else { continue };
-            let Ok(doc) = serde_json::from_str::<Value>(&text) else { continue };
+            let Some(text) = q::select_vendor_document(self.pool(), v.id).await? else {
+                continue;
+            };
+            let Ok(doc) = serde_json::from_str::<Value>(&text) else {
+                continue;
+            };
             let imported: std::collections::HashSet<String> =
-                db::select_tool_names(self.pool(), v.id).await?.into_iter().filter_map(|(_, o)| o).collect();
+                db::select_tool_names(self.pool(), v.id)
+                    .await?
+                    .into_iter()
+                    .filter_map(|(_, o)| o)
+                    .collect();
             for o in openapi::list_operations(&doc) {
                 if !imported.contains(&o.operation_id) {
                     out.push((v.slug.clone(), o));

@@ -20,14 +20,19 @@ impl ChangeHub {
     /// A receiver of the changes of `agent_id`'s working set.
     pub fn subscribe(&self, agent_id: i64) -> broadcast::Receiver<()> {
         let mut agents = self.agents.lock().expect("hub lock");
-        agents.entry(agent_id).or_insert_with(|| broadcast::channel(CAPACITY).0).subscribe()
+        agents
+            .entry(agent_id)
+            .or_insert_with(|| broadcast::channel(CAPACITY).0)
+            .subscribe()
     }
 
     /// Tells every channel of `agent_id` that its working set changed (one notice per
     /// call: callers call once per change batch). Returns how many channels were told.
     pub fn notify(&self, agent_id: i64) -> usize {
         let mut agents = self.agents.lock().expect("hub lock");
-        let Some(tx) = agents.get(&agent_id) else { return 0 };
+        let Some(tx) = agents.get(&agent_id) else {
+            return 0;
+        };
         let told = tx.send(()).unwrap_or(0);
         if told == 0 {
             agents.remove(&agent_id);
@@ -37,7 +42,11 @@ impl ChangeHub {
 
     /// Number of open channels of `agent_id`.
     pub fn channels(&self, agent_id: i64) -> usize {
-        self.agents.lock().expect("hub lock").get(&agent_id).map_or(0, |tx| tx.receiver_count())
+        self.agents
+            .lock()
+            .expect("hub lock")
+            .get(&agent_id)
+            .map_or(0, |tx| tx.receiver_count())
     }
 }
 

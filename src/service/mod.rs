@@ -14,18 +14,18 @@ use crate::db::{self, AgentRow, EntryRow, Pool, VendorRow};
 use crate::domain::names::{ToolName, VendorSlug};
 use crate::domain::search::{SearchDoc, SearchIndex};
 use crate::domain::{self, openapi, Cause, PromotedBy};
-pub use error::{ServiceError, ServiceResult};
 use crate::proxy::{Proxy, ProxyLimits};
+use chrono::{DateTime, Utc};
+pub use error::{ServiceError, ServiceResult};
 use hub::ChangeHub;
+use rand::RngCore;
 pub use run::RunAnswer;
 use secrets::SecretKey;
-use std::collections::HashMap;
-use std::sync::Mutex;
-use chrono::{DateTime, Utc};
-use rand::RngCore;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+use std::collections::HashMap;
 use std::collections::HashSet;
+use std::sync::Mutex;
 use std::sync::{Arc, RwLock};
 
 /// Where the current time comes from (injectable so tests and `graft sweep --at` can
@@ -179,14 +179,16 @@ struct Inner {
     /// Graft's public URL (approval links), without a trailing `/`.
     public_url: String,
     /// Operations of stored documents that are not tools yet; `None` after a change.
-    stored_ops: RwLock<Option<Arc<Vec<(String, crate::domain::openapi::OperationSummary)>>>>,
+    stored_ops: RwLock<Option<authoring::StoredOperations>>,
     /// Compiled input-schema validators by (tool id, version): versions are immutable.
     validators: Mutex<HashMap<(i64, i64), Arc<jsonschema::Validator>>>,
 }
 
 impl std::fmt::Debug for Inner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Inner").field("public_url", &self.public_url).finish_non_exhaustive()
+        f.debug_struct("Inner")
+            .field("public_url", &self.public_url)
+            .finish_non_exhaustive()
     }
 }
 
@@ -204,20 +206,32 @@ pub struct ServiceConfig {
 impl ServiceConfig {
     /// A configuration with a fresh random key and default limits (tests, benchmarks).
     pub fn ephemeral(public_url: &str) -> Self {
-        Self { public_url: public_url.trim_end_matches('/').to_string(), key: SecretKey::generate(), limits: ProxyLimits::default() }
+        Self {
+            public_url: public_url.trim_end_matches('/').to_string(),
+            key: SecretKey::generate(),
+            limits: ProxyLimits::default(),
+        }
     }
 }
 
 impl Graft {
     /// Opens the database at `database_url` (migrating it) with `clock` and `config`.
     /// Errors: the database cannot be opened or migrated; the HTTP client cannot be built.
-    pub async fn open(database_url: &str, clock: Arc<dyn Clock>, config: ServiceConfig) -> anyhow::Result<Self> {
+    pub async fn open(
+        database_url: &str,
+        clock: Arc<dyn Clock>,
+        config: ServiceConfig,
+    ) -> anyhow::Result<Self> {
         let pool = db::connect(database_url).await?;
         Self::with_pool(pool, clock, config)
     }
 
     /// Wraps an open pool. Errors: the HTTP client cannot be built.
-    pub fn with_pool(pool: Pool, clock: Arc<dyn Clock>, config: ServiceConfig) -> anyhow::Result<Self> {
+    pub fn with_pool(
+        pool: Pool,
+        clock: Arc<dyn Clock>,
+        config: ServiceConfig,
+    ) -> anyhow::Result<Self> {
         let proxy = Proxy::new(config.limits).map_err(anyhow::Error::msg)?;
         Ok(Self {
             inner: Arc::new(Inner {
@@ -260,21 +274,33 @@ impl Graft {
         idle_window_days: Option<i64>,
     ) -> ServiceResult<(AgentRow, String)> {
         let name = domain::check_agent_name(name).map_err(ServiceError::Invalid)?;
-        let cap = domain::check_cap(cap.unwrap_or(domain::DEFAULT_CAP)).map_err(ServiceError::Invalid)?;
-        let window = domain::check_idle_window(idle_window_days.unwrap_or(domain::DEFAULT_IDLE_WINDOW_DAYS))
-            .map_err(ServiceError::Invalid)?;
+        let cap =
+            domain::check_cap(cap.unwrap_or(domain::DEFAULT_CAP)).map_err(ServiceError::Invalid)?;
+        let window =
+            domain::check_idle_window(idle_window_days.unwrap_or(domain::DEFAULT_IDLE_WINDOW_DAYS))
+                .map_err(ServiceError::Invalid)?;
         let harness = harness.map(str::trim).filter(|h| !h.is_empty());
         let token = new_token();
-        let id = db::insert_agent(&self.inner.pool, &name, harness, &hash_token(&token), cap, window, self.now())
-            .await
-            .map_err(|e| {
-                if db::is_unique_violation(&e) {
-                    ServiceError::Conflict(format!("an agent named {name:?} exists already"))
-                } else {
-                    e.into()
-                }
-            })?;
-        let agent = db::select_agent(&self.inner.pool, id).await?.ok_or_else(|| ServiceError::Internal(anyhow::anyhow!("agent vanished")))?;
+        let id = db::insert_agent(
+            &self.inner.pool,
+            &name,
+            harness,
+            &hash_token(&token),
+            cap,
+            window,
+            self.now(),
+        )
+        .await
+        .map_err(|e| {
+            if db::is_unique_violation(&e) {
+                ServiceError::Conflict(format!("an agent named {name:?} exists already"))
+            } else {
+                e.into()
+            }
+        })?;
+        let agent = db::select_agent(&self.inner.pool, id)
+            .await?
+            .ok_or_else(|| ServiceError::Internal(anyhow::anyhow!("agent vanished")))?;
         Ok((agent, token))
     }
 
@@ -301,11 +327,16 @@ impl Graft {
     /// The agent a bearer token belongs to, or `None`. Records `last_seen_at` (at most
     /// once a minute per agent).
     pub async fn authenticate(&self, token: &str) -> ServiceResult<Option<AgentRow>> {
-        let Some(agent) = db::select_agent_by_token_hash(&self.inner.pool, &hash_token(token)).await? else {
+        let Some(agent) =
+            db::select_agent_by_token_hash(&self.inner.pool, &hash_token(token)).await?
+        else {
             return Ok(None);
         };
         let now = self.now();
-        if agent.last_seen_at.is_none_or(|t| now - t >= LAST_SEEN_RESOLUTION_MS) {
+        if agent
+            .last_seen_at
+            .is_none_or(|t| now - t >= LAST_SEEN_RESOLUTION_MS)
+        {
             db::update_agent_last_seen(&self.inner.pool, agent.id, now).await?;
         }
         Ok(Some(agent))
@@ -313,7 +344,9 @@ impl Graft {
 
     /// The agent with an id. Errors: `AgentNotFound`.
     pub async fn agent(&self, id: i64) -> ServiceResult<AgentRow> {
-        db::select_agent(&self.inner.pool, id).await?.ok_or_else(|| ServiceError::AgentNotFound(format!("no agent with id {id}")))
+        db::select_agent(&self.inner.pool, id)
+            .await?
+            .ok_or_else(|| ServiceError::AgentNotFound(format!("no agent with id {id}")))
     }
 
     /// The agent with a name. Errors: `AgentNotFound`.
@@ -326,18 +359,28 @@ impl Graft {
     // ------------------------------------------------------------ vendors and import
 
     /// Creates a vendor. Errors: invalid slug or base URL, or the slug is taken.
-    pub async fn add_vendor(&self, slug: &str, display_name: Option<&str>, base_url: &str) -> ServiceResult<VendorRow> {
+    pub async fn add_vendor(
+        &self,
+        slug: &str,
+        display_name: Option<&str>,
+        base_url: &str,
+    ) -> ServiceResult<VendorRow> {
         let slug = VendorSlug::parse(slug).map_err(ServiceError::Invalid)?;
         let base_url = check_base_url(base_url)?;
-        let name = display_name.map(str::trim).filter(|n| !n.is_empty()).unwrap_or(slug.as_str());
+        let name = display_name
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .unwrap_or(slug.as_str());
         let mut conn = self.inner.pool.acquire().await?;
-        db::insert_vendor(&mut conn, slug.as_str(), name, &base_url, self.now()).await.map_err(|e| {
-            if db::is_unique_violation(&e) {
-                ServiceError::Conflict(format!("a vendor {slug:?} exists already"))
-            } else {
-                e.into()
-            }
-        })?;
+        db::insert_vendor(&mut conn, slug.as_str(), name, &base_url, self.now())
+            .await
+            .map_err(|e| {
+                if db::is_unique_violation(&e) {
+                    ServiceError::Conflict(format!("a vendor {slug:?} exists already"))
+                } else {
+                    e.into()
+                }
+            })?;
         self.vendor(slug.as_str()).await
     }
 
@@ -347,8 +390,14 @@ impl Graft {
             Some(v) => Ok(v),
             None => {
                 let all = self.vendor_slugs().await?;
-                let list = if all.is_empty() { "there are no vendors yet".to_string() } else { format!("vendors: {}", all.join(", ")) };
-                Err(ServiceError::VendorNotFound(format!("no vendor {slug:?} ({list})")))
+                let list = if all.is_empty() {
+                    "there are no vendors yet".to_string()
+                } else {
+                    format!("vendors: {}", all.join(", "))
+                };
+                Err(ServiceError::VendorNotFound(format!(
+                    "no vendor {slug:?} ({list})"
+                )))
             }
         }
     }
@@ -387,7 +436,8 @@ impl Graft {
         };
         let names: HashSet<String> = existing.iter().map(|(n, _)| n.clone()).collect();
         let imported: HashSet<String> = existing.iter().filter_map(|(_, o)| o.clone()).collect();
-        let plan = openapi::plan_import(&doc, &slug, &|n| names.contains(n), &imported, progress).map_err(ServiceError::Invalid)?;
+        let plan = openapi::plan_import(&doc, &slug, &|n| names.contains(n), &imported, progress)
+            .map_err(ServiceError::Invalid)?;
         let now = self.now();
         // the vendor (when new), its tools and its document: one transaction
         let mut tx = self.inner.pool.begin().await?;
@@ -402,13 +452,27 @@ impl Graft {
                         )))
                     }
                 };
-                let title = doc.pointer("/info/title").and_then(|t| t.as_str()).map(str::trim).filter(|t| !t.is_empty());
-                db::insert_vendor(&mut tx, slug.as_str(), title.unwrap_or(slug.as_str()), &url, now).await?
+                let title = doc
+                    .pointer("/info/title")
+                    .and_then(|t| t.as_str())
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty());
+                db::insert_vendor(
+                    &mut tx,
+                    slug.as_str(),
+                    title.unwrap_or(slug.as_str()),
+                    &url,
+                    now,
+                )
+                .await?
             }
         };
         for t in &plan.tools {
-            ToolName::parse(&slug, &t.name).map_err(|e| ServiceError::Internal(anyhow::anyhow!("importer made a bad name: {e}")))?;
-            let binding = serde_json::to_value(&t.binding).map_err(|e| ServiceError::Internal(e.into()))?;
+            ToolName::parse(&slug, &t.name).map_err(|e| {
+                ServiceError::Internal(anyhow::anyhow!("importer made a bad name: {e}"))
+            })?;
+            let binding =
+                serde_json::to_value(&t.binding).map_err(|e| ServiceError::Internal(e.into()))?;
             let h = t.hints;
             let nv = db::NewVersion {
                 title: t.title.as_deref(),
@@ -418,12 +482,31 @@ impl Graft {
                 method: &t.method,
                 path_template: &t.path_template,
                 binding: &binding,
-                hints: [h.read_only_hint, h.destructive_hint, h.idempotent_hint, h.open_world_hint],
+                hints: [
+                    h.read_only_hint,
+                    h.destructive_hint,
+                    h.idempotent_hint,
+                    h.open_world_hint,
+                ],
                 authored_by: "import",
             };
-            db::insert_tool(&mut tx, vendor_id, &t.name, t.operation_id.as_deref(), &nv, now).await?;
+            db::insert_tool(
+                &mut tx,
+                vendor_id,
+                &t.name,
+                t.operation_id.as_deref(),
+                &nv,
+                now,
+            )
+            .await?;
         }
-        db::update_vendor_document(&mut tx, vendor_id, &doc.to_string(), override_url.as_deref()).await?;
+        db::update_vendor_document(
+            &mut tx,
+            vendor_id,
+            &doc.to_string(),
+            override_url.as_deref(),
+        )
+        .await?;
         tx.commit().await?;
         self.invalidate_search();
         Ok(ImportReport {
@@ -431,7 +514,11 @@ impl Graft {
             operations: plan.total_operations,
             imported: plan.tools.len(),
             renamed: plan.renamed,
-            skipped: plan.skipped.into_iter().map(|s| (s.operation, s.reason)).collect(),
+            skipped: plan
+                .skipped
+                .into_iter()
+                .map(|s| (s.operation, s.reason))
+                .collect(),
         })
     }
 
@@ -450,14 +537,18 @@ impl Graft {
         let docs = db::select_search_docs(&self.inner.pool)
             .await?
             .into_iter()
-            .map(|(tool_id, vendor, name, description, read_only_hint, destructive_hint)| SearchDoc {
-                tool_id,
-                vendor,
-                name,
-                description,
-                read_only_hint,
-                destructive_hint,
-            })
+            .map(
+                |(tool_id, vendor, name, description, read_only_hint, destructive_hint)| {
+                    SearchDoc {
+                        tool_id,
+                        vendor,
+                        name,
+                        description,
+                        read_only_hint,
+                        destructive_hint,
+                    }
+                },
+            )
             .collect();
         let idx = Arc::new(SearchIndex::build(docs));
         *self.inner.search.write().expect("search lock") = Some(idx.clone());
@@ -467,17 +558,29 @@ impl Graft {
     /// Searches the toolbox (SPEC §3.4): promoted and demoted tools alike; `promoted`
     /// is relative to `agent_id` when given. `limit` 1..=50.
     /// Errors: `Invalid` for an empty query or a limit out of range.
-    pub async fn search_tools(&self, agent_id: Option<i64>, query: &str, limit: usize) -> ServiceResult<SearchResult> {
+    pub async fn search_tools(
+        &self,
+        agent_id: Option<i64>,
+        query: &str,
+        limit: usize,
+    ) -> ServiceResult<SearchResult> {
         if query.trim().is_empty() {
-            return Err(ServiceError::Invalid("query is empty: give one or more words to look for".into()));
+            return Err(ServiceError::Invalid(
+                "query is empty: give one or more words to look for".into(),
+            ));
         }
         if !(1..=50).contains(&limit) {
-            return Err(ServiceError::Invalid(format!("limit must be between 1 and 50 (got {limit})")));
+            return Err(ServiceError::Invalid(format!(
+                "limit must be between 1 and 50 (got {limit})"
+            )));
         }
         let idx = self.search_index().await?;
         let hits = idx.search(query);
         let promoted: HashSet<i64> = match agent_id {
-            Some(a) => db::select_working_set_ids(&self.inner.pool, a).await?.into_iter().collect(),
+            Some(a) => db::select_working_set_ids(&self.inner.pool, a)
+                .await?
+                .into_iter()
+                .collect(),
             None => HashSet::new(),
         };
         let total = hits.len();
@@ -513,20 +616,31 @@ impl Graft {
     pub async fn tool(&self, vendor: &str, name: &str) -> ServiceResult<db::ToolRow> {
         db::select_tool(&self.inner.pool, vendor, name)
             .await?
-            .ok_or_else(|| ServiceError::ToolNotFound(format!("no tool {vendor}__{name} in the toolbox; call find_tool to search it")))
+            .ok_or_else(|| {
+                ServiceError::ToolNotFound(format!(
+                    "no tool {vendor}__{name} in the toolbox; call find_tool to search it"
+                ))
+            })
     }
 
     /// Puts a tool in an agent's working set (SPEC §3.4 `promote`): working_set and
     /// history in one transaction, then one list_changed. Promoting a promoted tool is a
     /// no-op answering the size. Never fails on the cap (the sweep applies it).
     /// Errors: `ToolNotFound`, `AgentNotFound`.
-    pub async fn promote_tool(&self, actor: &Actor, agent_id: i64, vendor: &str, name: &str) -> ServiceResult<SetSize> {
+    pub async fn promote_tool(
+        &self,
+        actor: &Actor,
+        agent_id: i64,
+        vendor: &str,
+        name: &str,
+    ) -> ServiceResult<SetSize> {
         let (by, cause) = match actor {
             Actor::Agent(_) => (PromotedBy::Agent, Cause::Agent),
             Actor::Person(_) => (PromotedBy::Console, Cause::Console),
             Actor::Rule => (PromotedBy::Rule, Cause::Rule),
         };
-        self.promote_as(actor, agent_id, vendor, name, by, cause).await
+        self.promote_as(actor, agent_id, vendor, name, by, cause)
+            .await
     }
 
     async fn promote_as(
@@ -542,22 +656,42 @@ impl Graft {
         let tool = self.tool(vendor, name).await?;
         let now = self.now();
         let mut tx = self.inner.pool.begin().await?;
-        let changed = db::insert_working_set_entry(&mut tx, agent_id, tool.id, by.as_str(), now).await?;
+        let changed =
+            db::insert_working_set_entry(&mut tx, agent_id, tool.id, by.as_str(), now).await?;
         if changed {
-            db::insert_history(&mut tx, agent_id, tool.id, "promote", cause.as_str(), &actor.label(), now).await?;
+            db::insert_history(
+                &mut tx,
+                agent_id,
+                tool.id,
+                "promote",
+                cause.as_str(),
+                &actor.label(),
+                now,
+            )
+            .await?;
         }
         let size = db::count_working_set(&mut tx, agent_id).await?;
         tx.commit().await?;
         if changed {
             self.inner.hub.notify(agent_id);
         }
-        Ok(SetSize { size, cap: agent.cap, changed })
+        Ok(SetSize {
+            size,
+            cap: agent.cap,
+            changed,
+        })
     }
 
     /// Takes a tool out of an agent's working set (SPEC §3.4 `demote`): working_set and
     /// history in one transaction, then one list_changed.
     /// Errors: `ToolNotFound`, `NotPromoted`, `AgentNotFound`.
-    pub async fn demote_tool(&self, actor: &Actor, agent_id: i64, vendor: &str, name: &str) -> ServiceResult<SetSize> {
+    pub async fn demote_tool(
+        &self,
+        actor: &Actor,
+        agent_id: i64,
+        vendor: &str,
+        name: &str,
+    ) -> ServiceResult<SetSize> {
         let cause = match actor {
             Actor::Agent(_) => Cause::Agent,
             Actor::Person(_) => Cause::Console,
@@ -568,17 +702,37 @@ impl Graft {
         let now = self.now();
         let mut tx = self.inner.pool.begin().await?;
         if !db::delete_working_set_entry(&mut tx, agent_id, tool.id).await? {
-            return Err(ServiceError::NotPromoted(format!("{vendor}__{name} is not in the working set")));
+            return Err(ServiceError::NotPromoted(format!(
+                "{vendor}__{name} is not in the working set"
+            )));
         }
-        db::insert_history(&mut tx, agent_id, tool.id, "demote", cause.as_str(), &actor.label(), now).await?;
+        db::insert_history(
+            &mut tx,
+            agent_id,
+            tool.id,
+            "demote",
+            cause.as_str(),
+            &actor.label(),
+            now,
+        )
+        .await?;
         let size = db::count_working_set(&mut tx, agent_id).await?;
         tx.commit().await?;
         self.inner.hub.notify(agent_id);
-        Ok(SetSize { size, cap: agent.cap, changed: true })
+        Ok(SetSize {
+            size,
+            cap: agent.cap,
+            changed: true,
+        })
     }
 
     /// An agent's history, newest first.
-    pub async fn history(&self, agent_id: i64, limit: i64, offset: i64) -> ServiceResult<Vec<db::HistoryRow>> {
+    pub async fn history(
+        &self,
+        agent_id: i64,
+        limit: i64,
+        offset: i64,
+    ) -> ServiceResult<Vec<db::HistoryRow>> {
         Ok(db::select_history(&self.inner.pool, agent_id, limit, offset).await?)
     }
 
@@ -595,9 +749,18 @@ pub fn check_base_url(url: &str) -> ServiceResult<String> {
     let rest = u
         .strip_prefix("https://")
         .or_else(|| u.strip_prefix("http://"))
-        .ok_or_else(|| ServiceError::Invalid(format!("base URL {u:?} must start with http:// or https://")))?;
+        .ok_or_else(|| {
+            ServiceError::Invalid(format!(
+                "base URL {u:?} must start with http:// or https://"
+            ))
+        })?;
     let host = rest.split('/').next().unwrap_or("");
-    if host.is_empty() || host.contains('@') || u.contains('?') || u.contains('#') || u.chars().any(char::is_whitespace) {
+    if host.is_empty()
+        || host.contains('@')
+        || u.contains('?')
+        || u.contains('#')
+        || u.chars().any(char::is_whitespace)
+    {
         return Err(ServiceError::Invalid(format!(
             "base URL {u:?} must be scheme://host[:port][/path] without user info, query or fragment"
         )));

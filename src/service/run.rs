@@ -32,7 +32,11 @@ pub enum RunAnswer {
 
 impl RunAnswer {
     fn err(code: &'static str, message: impl Into<String>, details: Value) -> Self {
-        Self::Err { code, message: message.into(), details }
+        Self::Err {
+            code,
+            message: message.into(),
+            details,
+        }
     }
 
     /// The error code, when an error.
@@ -47,7 +51,10 @@ impl RunAnswer {
 /// Whether a tool writes (SPEC §4.4): its method is not GET/HEAD/OPTIONS, or its
 /// readOnlyHint is false.
 pub fn writes(method: &str, read_only_hint: bool) -> bool {
-    !matches!(method.to_ascii_uppercase().as_str(), "GET" | "HEAD" | "OPTIONS") || !read_only_hint
+    !matches!(
+        method.to_ascii_uppercase().as_str(),
+        "GET" | "HEAD" | "OPTIONS"
+    ) || !read_only_hint
 }
 
 /// Replaces every secret (raw, form-encoded) in `text` with `<redacted>`.
@@ -101,26 +108,44 @@ impl Graft {
                 }
             }
         };
-        let Some(c) = chosen else { return Ok(Ok(Credential::None)) };
+        let Some(c) = chosen else {
+            return Ok(Ok(Credential::None));
+        };
         if c.revoked_at.is_some() {
             return Ok(Err(RunAnswer::err(
                 "connection_revoked",
-                format!("the connection {:?} this tool uses was revoked: ask a person for a new one", c.label),
+                format!(
+                    "the connection {:?} this tool uses was revoked: ask a person for a new one",
+                    c.label
+                ),
                 json!({"connection": c.label}),
             )));
         }
         let secret = match &c.secret_ciphertext {
-            Some(s) => self.inner.key.open(s).map_err(|e| ServiceError::Internal(anyhow::anyhow!(e)))?,
+            Some(s) => self
+                .inner
+                .key
+                .open(s)
+                .map_err(|e| ServiceError::Internal(anyhow::anyhow!(e)))?,
             None => String::new(),
         };
         let name = c.header_or_param_name.clone().unwrap_or_default();
         Ok(Ok(match c.auth_kind.as_str() {
             "bearer" => Credential::Bearer(secret),
-            "header" => Credential::Header { name, value: secret },
-            "query" => Credential::Query { name, value: secret },
+            "header" => Credential::Header {
+                name,
+                value: secret,
+            },
+            "query" => Credential::Query {
+                name,
+                value: secret,
+            },
             "basic" => {
                 let (user, password) = secret.split_once(':').unwrap_or((secret.as_str(), ""));
-                Credential::Basic { user: user.into(), password: password.into() }
+                Credential::Basic {
+                    user: user.into(),
+                    password: password.into(),
+                }
             }
             _ => Credential::None,
         }))
@@ -128,13 +153,23 @@ impl Graft {
 
     /// Validates `input` against a tool version's input schema (JSON Schema 2020-12 /
     /// draft-07 by `$schema`); returns each violation as `{pointer, message}`.
-    fn violations(&self, tool_id: i64, version: i64, schema_text: &str, input: &Value) -> ServiceResult<Vec<Value>> {
+    fn violations(
+        &self,
+        tool_id: i64,
+        version: i64,
+        schema_text: &str,
+        input: &Value,
+    ) -> ServiceResult<Vec<Value>> {
         let key = (tool_id, version);
         let mut cache = self.inner.validators.lock().expect("validator cache");
         if !cache.contains_key(&key) {
-            let schema: Value = serde_json::from_str(schema_text).map_err(|e| ServiceError::Internal(e.into()))?;
-            let v = jsonschema::validator_for(&schema)
-                .map_err(|e| ServiceError::Internal(anyhow::anyhow!("stored schema of tool {tool_id} v{version} is invalid: {e}")))?;
+            let schema: Value =
+                serde_json::from_str(schema_text).map_err(|e| ServiceError::Internal(e.into()))?;
+            let v = jsonschema::validator_for(&schema).map_err(|e| {
+                ServiceError::Internal(anyhow::anyhow!(
+                    "stored schema of tool {tool_id} v{version} is invalid: {e}"
+                ))
+            })?;
             if cache.len() > 1024 {
                 cache.clear();
             }
@@ -156,7 +191,14 @@ impl Graft {
     /// Every call is recorded in `tool_calls`; calls that reach the vendor update
     /// `tool_usage`. Errors: `ToolNotFound`, and internal faults; everything the model can
     /// act on is a [`RunAnswer::Err`].
-    pub async fn run_tool(&self, agent_id: i64, vendor: &str, name: &str, input: Value, dry_run: bool) -> ServiceResult<RunAnswer> {
+    pub async fn run_tool(
+        &self,
+        agent_id: i64,
+        vendor: &str,
+        name: &str,
+        input: Value,
+        dry_run: bool,
+    ) -> ServiceResult<RunAnswer> {
         let started = Instant::now();
         let tool = self.tool(vendor, name).await?;
         let (answer, http_status) = self.run_steps(agent_id, &tool, input, dry_run).await?;
@@ -165,7 +207,11 @@ impl Graft {
             tool_id: tool.id,
             version: tool.version,
             dry_run,
-            status: if answer.code().is_none() { "ok" } else { "error" },
+            status: if answer.code().is_none() {
+                "ok"
+            } else {
+                "error"
+            },
             http_status: http_status.map(i64::from),
             duration_ms: started.elapsed().as_millis() as i64,
             error_code: answer.code(),
@@ -174,7 +220,13 @@ impl Graft {
         Ok(answer)
     }
 
-    async fn run_steps(&self, agent_id: i64, tool: &db::ToolRow, input: Value, dry_run: bool) -> ServiceResult<(RunAnswer, Option<u16>)> {
+    async fn run_steps(
+        &self,
+        agent_id: i64,
+        tool: &db::ToolRow,
+        input: Value,
+        dry_run: bool,
+    ) -> ServiceResult<(RunAnswer, Option<u16>)> {
         let qualified = format!("{}__{}", tool.vendor, tool.name);
         // 1. validate
         let input = match input {
@@ -183,20 +235,49 @@ impl Graft {
         };
         let violations = self.violations(tool.id, tool.version, &tool.input_schema, &input)?;
         if !violations.is_empty() {
-            let list = violations.iter().map(|v| format!("{}: {}", v["pointer"].as_str().unwrap_or(""), v["message"].as_str().unwrap_or(""))).collect::<Vec<_>>().join("; ");
-            return Ok((RunAnswer::err("invalid_input", format!("the input does not match {qualified}'s input schema: {list}"), json!({"violations": violations})), None));
+            let list = violations
+                .iter()
+                .map(|v| {
+                    format!(
+                        "{}: {}",
+                        v["pointer"].as_str().unwrap_or(""),
+                        v["message"].as_str().unwrap_or("")
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; ");
+            return Ok((
+                RunAnswer::err(
+                    "invalid_input",
+                    format!("the input does not match {qualified}'s input schema: {list}"),
+                    json!({"violations": violations}),
+                ),
+                None,
+            ));
         }
         let Value::Object(input) = input else {
-            return Ok((RunAnswer::err("invalid_input", "input must be a JSON object", json!({"violations": [{"pointer": "/", "message": "not an object"}]})), None));
+            return Ok((
+                RunAnswer::err(
+                    "invalid_input",
+                    "input must be a JSON object",
+                    json!({"violations": [{"pointer": "/", "message": "not an object"}]}),
+                ),
+                None,
+            ));
         };
         // 2. connection and request
         let credential = match self.credential_for(tool.id).await? {
             Ok(c) => c,
             Err(answer) => return Ok((answer, None)),
         };
-        let binding: Binding = serde_json::from_str(&tool.binding).map_err(|e| ServiceError::Internal(e.into()))?;
+        let binding: Binding =
+            serde_json::from_str(&tool.binding).map_err(|e| ServiceError::Internal(e.into()))?;
         let vendor = self.vendor(&tool.vendor).await?;
-        let op = Operation { method: &tool.method, path_template: &tool.path_template, binding: &binding };
+        let op = Operation {
+            method: &tool.method,
+            path_template: &tool.path_template,
+            binding: &binding,
+        };
         let planned = match request::build(&vendor.base_url, op, &input, &credential) {
             Ok(p) => p,
             Err(msg) => return Ok((RunAnswer::err("invalid_input", msg, json!({})), None)),
@@ -212,7 +293,13 @@ impl Graft {
                 "Dry run of {qualified}: nothing was sent. The request would be:\n{}",
                 serde_json::to_string_pretty(&structured["request"]).unwrap_or_default()
             );
-            return Ok((RunAnswer::Ok { text, structured: Some(structured) }, None));
+            return Ok((
+                RunAnswer::Ok {
+                    text,
+                    structured: Some(structured),
+                },
+                None,
+            ));
         }
         // 4. approval of writes
         if writes(&method, tool.read_only_hint) {
@@ -221,14 +308,22 @@ impl Graft {
                 Some("granted") => {}
                 Some("denied") => {
                     return Ok((
-                        RunAnswer::err("approval_denied", format!("a person denied this agent the use of {qualified}"), json!({"tool": qualified})),
+                        RunAnswer::err(
+                            "approval_denied",
+                            format!("a person denied this agent the use of {qualified}"),
+                            json!({"tool": qualified}),
+                        ),
                         None,
                     ))
                 }
                 _ => {
-                    runs::insert_pending_approval(self.pool(), agent_id, tool.id, self.now()).await?;
+                    runs::insert_pending_approval(self.pool(), agent_id, tool.id, self.now())
+                        .await?;
                     let agent = self.agent(agent_id).await?;
-                    let url = format!("{}/approvals?agent={}&tool={qualified}", self.inner.public_url, agent.name);
+                    let url = format!(
+                        "{}/approvals?agent={}&tool={qualified}",
+                        self.inner.public_url, agent.name
+                    );
                     let tell = format!(
                         "Graft needs a person's approval before {} can run {qualified} ({method} {}), which changes data at {}. Please approve it at {url} (or run: graft approve {} {qualified}), then tell me to try again.",
                         agent.name, tool.path_template, tool.vendor, agent.name
@@ -253,19 +348,34 @@ impl Graft {
         runs::upsert_tool_usage(self.pool(), agent_id, tool.id, self.now()).await?;
         let (mut text, value) = render_body(&response.body, &secrets);
         if response.truncated {
-            text.push_str(&format!("\n[response cut at {} bytes]", self.inner.proxy.limits().response_cap));
+            text.push_str(&format!(
+                "\n[response cut at {} bytes]",
+                self.inner.proxy.limits().response_cap
+            ));
         }
         let status = response.status;
         if (200..300).contains(&status) {
-            let structured = if response.truncated { None } else { value.filter(Value::is_object) };
+            let structured = if response.truncated {
+                None
+            } else {
+                value.filter(Value::is_object)
+            };
             if text.is_empty() {
                 text = format!("HTTP {status} (no body)");
             }
             Ok((RunAnswer::Ok { text, structured }, Some(status)))
         } else {
-            let body = if response.truncated { Value::String(text.clone()) } else { value.unwrap_or(Value::String(text.clone())) };
+            let body = if response.truncated {
+                Value::String(text.clone())
+            } else {
+                value.unwrap_or(Value::String(text.clone()))
+            };
             Ok((
-                RunAnswer::err("vendor_error", format!("{} answered HTTP {status}", tool.vendor), json!({"status": status, "body": body})),
+                RunAnswer::err(
+                    "vendor_error",
+                    format!("{} answered HTTP {status}", tool.vendor),
+                    json!({"status": status, "body": body}),
+                ),
                 Some(status),
             ))
         }
@@ -288,6 +398,9 @@ mod tests {
     #[test]
     fn redaction_covers_encodings() {
         let s = vec!["a b/c+d".to_string()];
-        assert_eq!(redact("x a b/c+d y a+b%2Fc%2Bd", &s), "x <redacted> y <redacted>");
+        assert_eq!(
+            redact("x a b/c+d y a+b%2Fc%2Bd", &s),
+            "x <redacted> y <redacted>"
+        );
     }
 }

@@ -26,8 +26,11 @@ impl std::fmt::Debug for SecretKey {
 impl SecretKey {
     /// A key from 64 hex digits. Errors: anything else.
     pub fn from_hex(text: &str) -> Result<Self, String> {
-        let bytes = hex::decode(text.trim()).map_err(|_| "GRAFT_SECRET_KEY must be 64 hex digits (32 bytes)".to_string())?;
-        let arr: [u8; 32] = bytes.try_into().map_err(|_| "GRAFT_SECRET_KEY must be 64 hex digits (32 bytes)".to_string())?;
+        let bytes = hex::decode(text.trim())
+            .map_err(|_| "GRAFT_SECRET_KEY must be 64 hex digits (32 bytes)".to_string())?;
+        let arr: [u8; 32] = bytes
+            .try_into()
+            .map_err(|_| "GRAFT_SECRET_KEY must be 64 hex digits (32 bytes)".to_string())?;
         Ok(Self(arr))
     }
 
@@ -45,10 +48,12 @@ impl SecretKey {
         }
         let path = data_dir.join("secret.key");
         match std::fs::read_to_string(&path) {
-            Ok(text) => Self::from_hex(&text).map_err(|_| format!("{} is not a 64-hex-digit key", path.display())),
+            Ok(text) => Self::from_hex(&text)
+                .map_err(|_| format!("{} is not a 64-hex-digit key", path.display())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let key = Self::generate();
-                std::fs::create_dir_all(data_dir).map_err(|e| format!("cannot create {}: {e}", data_dir.display()))?;
+                std::fs::create_dir_all(data_dir)
+                    .map_err(|e| format!("cannot create {}: {e}", data_dir.display()))?;
                 let mut opts = std::fs::OpenOptions::new();
                 opts.write(true).create_new(true);
                 #[cfg(unix)]
@@ -57,8 +62,11 @@ impl SecretKey {
                     opts.mode(0o600);
                 }
                 use std::io::Write;
-                let mut f = opts.open(&path).map_err(|e| format!("cannot create key file {}: {e}", path.display()))?;
-                f.write_all(hex::encode(key.0).as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                let mut f = opts
+                    .open(&path)
+                    .map_err(|e| format!("cannot create key file {}: {e}", path.display()))?;
+                f.write_all(hex::encode(key.0).as_bytes())
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
                 Ok(key)
             }
             Err(e) => Err(format!("cannot read key file {}: {e}", path.display())),
@@ -69,7 +77,15 @@ impl SecretKey {
     pub fn seal(&self, plaintext: &str) -> String {
         let cipher = XChaCha20Poly1305::new((&self.0).into());
         let nonce = XChaCha20Poly1305::generate_nonce(&mut OsRng);
-        let ct = cipher.encrypt(&nonce, Payload { msg: plaintext.as_bytes(), aad: AAD }).expect("encryption cannot fail");
+        let ct = cipher
+            .encrypt(
+                &nonce,
+                Payload {
+                    msg: plaintext.as_bytes(),
+                    aad: AAD,
+                },
+            )
+            .expect("encryption cannot fail");
         let mut out = nonce.to_vec();
         out.extend_from_slice(&ct);
         base64::engine::general_purpose::STANDARD.encode(out)
@@ -77,7 +93,9 @@ impl SecretKey {
 
     /// Opens a sealed secret. Errors: wrong key or tampered text (never the plaintext).
     pub fn open(&self, sealed: &str) -> Result<String, String> {
-        let bytes = base64::engine::general_purpose::STANDARD.decode(sealed).map_err(|_| "sealed secret is not base64".to_string())?;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(sealed)
+            .map_err(|_| "sealed secret is not base64".to_string())?;
         if bytes.len() < 24 + 16 {
             return Err("sealed secret is too short".into());
         }
@@ -102,10 +120,14 @@ mod tests {
         assert_eq!(k.open(&sealed).unwrap(), "sk_live_123");
         assert_ne!(k.seal("sk_live_123"), sealed, "random nonces");
         assert!(SecretKey::generate().open(&sealed).is_err());
-        let mut bytes = base64::engine::general_purpose::STANDARD.decode(&sealed).unwrap();
+        let mut bytes = base64::engine::general_purpose::STANDARD
+            .decode(&sealed)
+            .unwrap();
         let last = bytes.len() - 1;
         bytes[last] ^= 1;
-        assert!(k.open(&base64::engine::general_purpose::STANDARD.encode(bytes)).is_err());
+        assert!(k
+            .open(&base64::engine::general_purpose::STANDARD.encode(bytes))
+            .is_err());
         assert!(format!("{k:?}").contains("redacted"));
     }
 
@@ -118,11 +140,19 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(dir.path().join("secret.key")).unwrap().permissions().mode();
+            let mode = std::fs::metadata(dir.path().join("secret.key"))
+                .unwrap()
+                .permissions()
+                .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
         assert!(SecretKey::load_or_create(Some("abc"), dir.path()).is_err());
         let hex64 = "11".repeat(32);
-        assert_eq!(SecretKey::load_or_create(Some(&hex64), dir.path()).unwrap().0, [0x11; 32]);
+        assert_eq!(
+            SecretKey::load_or_create(Some(&hex64), dir.path())
+                .unwrap()
+                .0,
+            [0x11; 32]
+        );
     }
 }

@@ -70,24 +70,43 @@ impl Graft {
     /// every agent (SPEC §5). With `dry_run`, plans only. Errors: database faults.
     pub async fn sweep_once(&self, now: i64, dry_run: bool) -> ServiceResult<SweepReport> {
         let rows = q::select_sweep_rows(self.pool()).await?;
-        let mut report = SweepReport { now, dry_run, entries: rows.len(), agents: Vec::new() };
+        let mut report = SweepReport {
+            now,
+            dry_run,
+            entries: rows.len(),
+            agents: Vec::new(),
+        };
         let mut start = 0;
         while start < rows.len() {
             let agent_id = rows[start].agent_id;
-            let end = start + rows[start..].iter().take_while(|r| r.agent_id == agent_id).count();
+            let end = start
+                + rows[start..]
+                    .iter()
+                    .take_while(|r| r.agent_id == agent_id)
+                    .count();
             let group = &rows[start..end];
             let first = &group[0];
-            let rule = AgentRule { cap: first.cap, idle_window_days: first.idle_window_days };
+            let rule = AgentRule {
+                cap: first.cap,
+                idle_window_days: first.idle_window_days,
+            };
             let entries: Vec<SweepEntry> = group
                 .iter()
-                .map(|r| SweepEntry { tool_id: r.tool_id, promoted_at: r.promoted_at, last_used_at: r.last_used_at })
+                .map(|r| SweepEntry {
+                    tool_id: r.tool_id,
+                    promoted_at: r.promoted_at,
+                    last_used_at: r.last_used_at,
+                })
                 .collect();
             let plan = plan_agent(rule, &entries, now);
             if !plan.is_empty() {
                 let demoted = plan
                     .iter()
                     .map(|d| {
-                        let r = group.iter().find(|r| r.tool_id == d.entry.tool_id).expect("planned from this group");
+                        let r = group
+                            .iter()
+                            .find(|r| r.tool_id == d.entry.tool_id)
+                            .expect("planned from this group");
                         SweptTool {
                             vendor: r.vendor.clone(),
                             name: r.name.clone(),
@@ -112,8 +131,10 @@ impl Graft {
             return Ok(report);
         }
         // write: each planned demotion re-checked against its row
-        let tool_ids: std::collections::HashMap<(i64, String, String), i64> =
-            rows.iter().map(|r| ((r.agent_id, r.vendor.clone(), r.name.clone()), r.tool_id)).collect();
+        let tool_ids: std::collections::HashMap<(i64, String, String), i64> = rows
+            .iter()
+            .map(|r| ((r.agent_id, r.vendor.clone(), r.name.clone()), r.tool_id))
+            .collect();
         for chunk in report.agents.chunks_mut(AGENTS_PER_TRANSACTION) {
             let mut tx = self.pool().begin().await?;
             let mut changed = Vec::new();
@@ -121,10 +142,25 @@ impl Graft {
                 let mut kept = Vec::with_capacity(a.demoted.len());
                 for d in a.demoted.drain(..) {
                     let tool_id = tool_ids[&(a.agent_id, d.vendor.clone(), d.name.clone())];
-                    let deleted =
-                        q::delete_entry_as_planned(&mut tx, a.agent_id, tool_id, d.promoted_at, d.last_used_at.unwrap_or(-1)).await?;
+                    let deleted = q::delete_entry_as_planned(
+                        &mut tx,
+                        a.agent_id,
+                        tool_id,
+                        d.promoted_at,
+                        d.last_used_at.unwrap_or(-1),
+                    )
+                    .await?;
                     if deleted {
-                        db::insert_history(&mut tx, a.agent_id, tool_id, "demote", &d.cause, &Actor::Rule.label(), now).await?;
+                        db::insert_history(
+                            &mut tx,
+                            a.agent_id,
+                            tool_id,
+                            "demote",
+                            &d.cause,
+                            &Actor::Rule.label(),
+                            now,
+                        )
+                        .await?;
                         kept.push(d);
                     }
                 }
@@ -146,18 +182,28 @@ impl Graft {
     /// at the next sweep; nothing else changes now.
     /// Errors: `AgentNotFound`, `Invalid` (cap 1..=500, window 1..=3650, name rules),
     /// `Conflict` (name taken).
-    pub async fn set_agent(&self, name: &str, new_name: Option<&str>, cap: Option<i64>, window: Option<i64>) -> ServiceResult<db::AgentRow> {
+    pub async fn set_agent(
+        &self,
+        name: &str,
+        new_name: Option<&str>,
+        cap: Option<i64>,
+        window: Option<i64>,
+    ) -> ServiceResult<db::AgentRow> {
         let a = self.agent_by_name(name).await?;
-        let new_name = domain::check_agent_name(new_name.unwrap_or(&a.name)).map_err(ServiceError::Invalid)?;
+        let new_name =
+            domain::check_agent_name(new_name.unwrap_or(&a.name)).map_err(ServiceError::Invalid)?;
         let cap = domain::check_cap(cap.unwrap_or(a.cap)).map_err(ServiceError::Invalid)?;
-        let window = domain::check_idle_window(window.unwrap_or(a.idle_window_days)).map_err(ServiceError::Invalid)?;
-        q::update_agent_settings(self.pool(), a.id, &new_name, cap, window).await.map_err(|e| {
-            if db::is_unique_violation(&e) {
-                ServiceError::Conflict(format!("an agent named {new_name:?} exists already"))
-            } else {
-                e.into()
-            }
-        })?;
+        let window = domain::check_idle_window(window.unwrap_or(a.idle_window_days))
+            .map_err(ServiceError::Invalid)?;
+        q::update_agent_settings(self.pool(), a.id, &new_name, cap, window)
+            .await
+            .map_err(|e| {
+                if db::is_unique_violation(&e) {
+                    ServiceError::Conflict(format!("an agent named {new_name:?} exists already"))
+                } else {
+                    e.into()
+                }
+            })?;
         self.agent(a.id).await
     }
 
@@ -165,7 +211,11 @@ impl Graft {
     /// each tool whose calls would use it (cause `connection_revoked`, SPEC §5); each
     /// agent affected gets one list_changed. Returns the connection and how many entries
     /// were demoted. Errors: `Invalid` for an unknown or already revoked connection.
-    pub async fn revoke_connection(&self, actor: &Actor, id: i64) -> ServiceResult<(super::access::ConnectionInfo, usize)> {
+    pub async fn revoke_connection(
+        &self,
+        actor: &Actor,
+        id: i64,
+    ) -> ServiceResult<(super::access::ConnectionInfo, usize)> {
         let now = self.now();
         let mut tx = self.pool().begin().await?;
         let tools = q::select_tools_using_connection(&mut tx, id).await?;
@@ -179,7 +229,16 @@ impl Graft {
         let entries = q::select_entries_of_tools(&mut tx, &tools).await?;
         for (agent_id, tool_id) in &entries {
             db::delete_working_set_entry(&mut tx, *agent_id, *tool_id).await?;
-            db::insert_history(&mut tx, *agent_id, *tool_id, "demote", Cause::ConnectionRevoked.as_str(), &actor.label(), now).await?;
+            db::insert_history(
+                &mut tx,
+                *agent_id,
+                *tool_id,
+                "demote",
+                Cause::ConnectionRevoked.as_str(),
+                &actor.label(),
+                now,
+            )
+            .await?;
         }
         tx.commit().await?;
         let mut agents: Vec<i64> = entries.iter().map(|(a, _)| *a).collect();
@@ -188,7 +247,10 @@ impl Graft {
         for a in agents {
             self.hub().notify(a);
         }
-        let info = runs::select_connection(self.pool(), id).await?.expect("revoked row exists").into();
+        let info = runs::select_connection(self.pool(), id)
+            .await?
+            .expect("revoked row exists")
+            .into();
         Ok((info, entries.len()))
     }
 }

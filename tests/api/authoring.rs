@@ -3,12 +3,17 @@
 
 use super::helpers::*;
 use super::vendor;
+use graft::service::authoring::HintChange;
 use graft::service::Actor;
 use rmcp::model::{CallToolResult, ProtocolVersion};
 use serde_json::{json, Value};
 
 fn code(r: &CallToolResult) -> Option<String> {
-    r.structured_content.as_ref()?.pointer("/error/code")?.as_str().map(str::to_string)
+    r.structured_content
+        .as_ref()?
+        .pointer("/error/code")?
+        .as_str()
+        .map(str::to_string)
 }
 
 fn item_tool() -> Value {
@@ -21,8 +26,17 @@ fn item_tool() -> Value {
 }
 
 async fn counts(app: &TestApp) -> (i64, i64, i64) {
-    let q = |sql: &'static str| async move { sqlx::query_scalar::<_, i64>(sql).fetch_one(app.graft.pool()).await.unwrap() };
-    (q("SELECT COUNT(*) FROM tools").await, q("SELECT COUNT(*) FROM tool_versions").await, q("SELECT COUNT(*) FROM history").await)
+    let q = |sql: &'static str| async move {
+        sqlx::query_scalar::<_, i64>(sql)
+            .fetch_one(app.graft.pool())
+            .await
+            .unwrap()
+    };
+    (
+        q("SELECT COUNT(*) FROM tools").await,
+        q("SELECT COUNT(*) FROM tool_versions").await,
+        q("SELECT COUNT(*) FROM history").await,
+    )
 }
 
 #[tokio::test]
@@ -30,31 +44,66 @@ async fn acquire_then_use_in_the_same_turn_then_first_class_and_publish_v2() {
     let dir = tempfile::tempdir().unwrap();
     let v = vendor::start(None).await;
     let app = spawn_app_in(dir.path()).await;
-    app.graft.add_vendor("acme", Some("Acme"), &format!("{}/anything", v.url())).await.unwrap();
+    app.graft
+        .add_vendor("acme", Some("Acme"), &format!("{}/anything", v.url()))
+        .await
+        .unwrap();
     let (agent_id, token) = agent(&app, "alpha").await;
     let (c, events) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
 
     let r = call(&c, "acquire", item_tool()).await;
-    assert_eq!(r.structured_content, Some(json!({"vendor": "acme", "name": "get_item", "version": 1, "size": 1})), "{r:?}");
+    assert_eq!(
+        r.structured_content,
+        Some(json!({"vendor": "acme", "name": "get_item", "version": 1, "size": 1})),
+        "{r:?}"
+    );
     // usable at once through run_tool, before the list is re-read
-    let r = call(&c, "run_tool", json!({"vendor": "acme", "name": "get_item", "input": {"id": "i-1", "verbose": true}})).await;
+    let r = call(
+        &c,
+        "run_tool",
+        json!({"vendor": "acme", "name": "get_item", "input": {"id": "i-1", "verbose": true}}),
+    )
+    .await;
     assert_eq!(r.is_error, Some(false), "{r:?}");
-    assert_eq!((v.last().path.as_str(), v.last().query.as_deref()), ("/anything/items/i-1", Some("verbose=true")));
+    assert_eq!(
+        (v.last().path.as_str(), v.last().query.as_deref()),
+        ("/anything/items/i-1", Some("verbose=true"))
+    );
     // then first-class, after list_changed
     events.wait_for(1).await;
     let list = c.list_tools(None).await.unwrap();
-    let t = list.tools.iter().find(|t| t.name == "acme__get_item").expect("in the list");
-    assert_eq!(t.input_schema.get("properties").unwrap()["id"], json!({"type": "string", "minLength": 1}), "served inlined");
-    assert!(t.input_schema.get("$defs").is_none() && !serde_json::to_string(&*t.input_schema).unwrap().contains("$ref"));
+    let t = list
+        .tools
+        .iter()
+        .find(|t| t.name == "acme__get_item")
+        .expect("in the list");
+    assert_eq!(
+        t.input_schema.get("properties").unwrap()["id"],
+        json!({"type": "string", "minLength": 1}),
+        "served inlined"
+    );
+    assert!(
+        t.input_schema.get("$defs").is_none()
+            && !serde_json::to_string(&*t.input_schema)
+                .unwrap()
+                .contains("$ref")
+    );
     let r = call(&c, "acme__get_item", json!({"id": "i-2"})).await;
     assert_eq!(r.is_error, Some(false));
     let ws = app.graft.working_set(agent_id).await.unwrap();
     assert_eq!(ws[0].promoted_by, "publish");
-    assert_eq!(app.graft.history(agent_id, 10, 0).await.unwrap()[0].cause, "publish");
+    assert_eq!(
+        app.graft.history(agent_id, 10, 0).await.unwrap()[0].cause,
+        "publish"
+    );
 
     // publish v2: a new description and path; v1 stays; calls use v2
     let r = call(&c, "publish", json!({"vendor": "acme", "name": "get_item", "description": "Get one item (v2)", "path": "/v2/items/{id}"})).await;
-    assert_eq!(r.structured_content, Some(json!({"vendor": "acme", "name": "get_item", "version": 2, "size": 1})), "{r:?}");
+    assert_eq!(
+        r.structured_content,
+        Some(json!({"vendor": "acme", "name": "get_item", "version": 2, "size": 1})),
+        "{r:?}"
+    );
     events.wait_for(2).await;
     call(&c, "acme__get_item", json!({"id": "i-3"})).await;
     assert_eq!(v.last().path, "/anything/v2/items/i-3");
@@ -64,12 +113,30 @@ async fn acquire_then_use_in_the_same_turn_then_first_class_and_publish_v2() {
     assert_eq!(d.versions[0].description, "Get an item by id");
     assert_eq!(d.versions[1].authored_by, format!("agent:{agent_id}"));
     let shown = graft::cli::describe_tool(&d);
-    assert!(shown.contains("v2") && shown.contains("GET /items/{id} -> GET /v2/items/{id}") && shown.contains("description"), "{shown}");
+    assert!(
+        shown.contains("v2")
+            && shown.contains("GET /items/{id} -> GET /v2/items/{id}")
+            && shown.contains("description"),
+        "{shown}"
+    );
 
     // notes are kept and shown
-    app.graft.add_note(&Actor::Person("ops".into()), "acme", "get_item", "Returns 404 for archived items").await.unwrap();
-    let shown = graft::cli::describe_tool(&app.graft.tool_detail("acme", "get_item").await.unwrap());
-    assert!(shown.contains("Returns 404 for archived items") && shown.contains("alpha (promoted by publish)"), "{shown}");
+    app.graft
+        .add_note(
+            &Actor::Person("ops".into()),
+            "acme",
+            "get_item",
+            "Returns 404 for archived items",
+        )
+        .await
+        .unwrap();
+    let shown =
+        graft::cli::describe_tool(&app.graft.tool_detail("acme", "get_item").await.unwrap());
+    assert!(
+        shown.contains("Returns 404 for archived items")
+            && shown.contains("alpha (promoted by publish)"),
+        "{shown}"
+    );
     c.cancel().await.unwrap();
     app.stop().await;
 }
@@ -79,28 +146,63 @@ async fn a_stored_document_offers_operations_to_acquire() {
     let dir = tempfile::tempdir().unwrap();
     let v = vendor::start(None).await;
     let app = spawn_app_in(dir.path()).await;
-    app.graft.add_vendor("zoo", None, &format!("{}/anything", v.url())).await.unwrap();
+    app.graft
+        .add_vendor("zoo", None, &format!("{}/anything", v.url()))
+        .await
+        .unwrap();
     let text = std::fs::read_to_string(specs_dir().join("petstore_openapi.yaml")).unwrap();
     assert_eq!(app.graft.store_document("zoo", &text).await.unwrap(), 19);
-    assert_eq!(app.graft.toolbox_size().await.unwrap(), 0, "stored, not imported");
+    assert_eq!(
+        app.graft.toolbox_size().await.unwrap(),
+        0,
+        "stored, not imported"
+    );
     let (_, token) = agent(&app, "alpha").await;
     let (c, _) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
 
     let r = call(&c, "find_tool", json!({"query": "pets by status"})).await;
     let s = r.structured_content.unwrap();
     assert_eq!(s["hits"], json!([]));
-    assert_eq!(s["acquirable"][0], json!({"vendor": "zoo", "operationId": "findPetsByStatus", "summary": "Finds Pets by status."}), "{s}");
+    assert_eq!(
+        s["acquirable"][0],
+        json!({"vendor": "zoo", "operationId": "findPetsByStatus", "summary": "Finds Pets by status."}),
+        "{s}"
+    );
     assert!(s["message"].as_str().unwrap().contains("acquire"));
 
-    let r = call(&c, "acquire", json!({"vendor": "zoo", "operationId": "findPetsByStatus"})).await;
-    assert_eq!(r.structured_content, Some(json!({"vendor": "zoo", "name": "find_pets_by_status", "version": 1, "size": 1})), "{r:?}");
-    let r = call(&c, "run_tool", json!({"vendor": "zoo", "name": "find_pets_by_status", "input": {"status": "sold"}})).await;
+    let r = call(
+        &c,
+        "acquire",
+        json!({"vendor": "zoo", "operationId": "findPetsByStatus"}),
+    )
+    .await;
+    assert_eq!(
+        r.structured_content,
+        Some(json!({"vendor": "zoo", "name": "find_pets_by_status", "version": 1, "size": 1})),
+        "{r:?}"
+    );
+    let r = call(
+        &c,
+        "run_tool",
+        json!({"vendor": "zoo", "name": "find_pets_by_status", "input": {"status": "sold"}}),
+    )
+    .await;
     assert_eq!(r.is_error, Some(false), "{r:?}");
     assert_eq!(v.last().path, "/anything/pet/findByStatus");
     // acquired operations leave the acquirable list; acquiring again is tool_exists
-    let r = call(&c, "acquire", json!({"vendor": "zoo", "operationId": "findPetsByStatus"})).await;
+    let r = call(
+        &c,
+        "acquire",
+        json!({"vendor": "zoo", "operationId": "findPetsByStatus"}),
+    )
+    .await;
     assert_eq!(code(&r).as_deref(), Some("tool_exists"));
-    assert!(app.graft.acquirable("pets by status", 5).await.unwrap().is_empty());
+    assert!(app
+        .graft
+        .acquirable("pets by status", 5)
+        .await
+        .unwrap()
+        .is_empty());
     c.cancel().await.unwrap();
     app.stop().await;
 }
@@ -109,7 +211,10 @@ async fn a_stored_document_offers_operations_to_acquire() {
 async fn each_invalid_acquire_has_its_error_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let app = spawn_app_in(dir.path()).await;
-    app.graft.add_vendor("acme", None, "http://127.0.0.1:9").await.unwrap();
+    app.graft
+        .add_vendor("acme", None, "http://127.0.0.1:9")
+        .await
+        .unwrap();
     let (_, token) = agent(&app, "alpha").await;
     let (c, _) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
     call(&c, "acquire", item_tool()).await;
@@ -123,27 +228,74 @@ async fn each_invalid_acquire_has_its_error_and_writes_nothing() {
     let cases = [
         (with("vendor", json!("nope")), "vendor_not_found", "acme"),
         (item_tool(), "tool_exists", "publish"),
-        (with("name", json!("Get-Item")), "invalid_input", "tool name"),
+        (
+            with("name", json!("Get-Item")),
+            "invalid_input",
+            "tool name",
+        ),
         (with("name", json!("get__item")), "invalid_input", "__"),
-        (with("name", json!("x".repeat(50))), "invalid_input", "too long"),
+        (
+            with("name", json!("x".repeat(50))),
+            "invalid_input",
+            "too long",
+        ),
         (with("method", json!("FETCH")), "invalid_input", "method"),
-        (with("path", json!("/items/{other}")), "invalid_input", "placeholder"),
+        (
+            with("path", json!("/items/{other}")),
+            "invalid_input",
+            "placeholder",
+        ),
         (with("path", json!("items")), "invalid_input", "path"),
-        (with("inputSchema", json!({"type": "array"})), "invalid_input", "root"),
-        (with("inputSchema", json!({"type": "object", "properties": {"id": {"type": "nonsense"}}})), "invalid_input", "JSON Schema"),
+        (
+            with("inputSchema", json!({"type": "array"})),
+            "invalid_input",
+            "root",
+        ),
+        (
+            with(
+                "inputSchema",
+                json!({"type": "object", "properties": {"id": {"type": "nonsense"}}}),
+            ),
+            "invalid_input",
+            "JSON Schema",
+        ),
         (with("query", json!(["nope"])), "invalid_input", "query"),
-        (json!({"vendor": "acme", "name": "x"}), "invalid_input", "description"),
-        (json!({"vendor": "acme", "operationId": "whatever"}), "invalid_input", "stored OpenAPI document"),
+        (
+            json!({"vendor": "acme", "name": "x"}),
+            "invalid_input",
+            "description",
+        ),
+        (
+            json!({"vendor": "acme", "operationId": "whatever"}),
+            "invalid_input",
+            "stored OpenAPI document",
+        ),
     ];
     for (args, expected, words) in cases {
         let r = call(&c, "acquire", args.clone()).await;
         assert_eq!(code(&r).as_deref(), Some(expected), "{args}: {r:?}");
-        let msg = r.structured_content.unwrap()["error"]["message"].as_str().unwrap().to_string();
-        assert!(msg.contains(words), "{expected}: {msg:?} should mention {words:?}");
+        let msg = r.structured_content.unwrap()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            msg.contains(words),
+            "{expected}: {msg:?} should mention {words:?}"
+        );
     }
-    let r = call(&c, "publish", json!({"vendor": "acme", "name": "nope", "description": "x"})).await;
+    let r = call(
+        &c,
+        "publish",
+        json!({"vendor": "acme", "name": "nope", "description": "x"}),
+    )
+    .await;
     assert_eq!(code(&r).as_deref(), Some("tool_not_found"));
-    let r = call(&c, "publish", json!({"vendor": "acme", "name": "get_item", "path": "/x/{missing}"})).await;
+    let r = call(
+        &c,
+        "publish",
+        json!({"vendor": "acme", "name": "get_item", "path": "/x/{missing}"}),
+    )
+    .await;
     assert_eq!(code(&r).as_deref(), Some("invalid_input"));
     assert_eq!(counts(&app).await, before, "nothing written");
     c.cancel().await.unwrap();
@@ -155,7 +307,10 @@ async fn an_authored_delete_marked_read_only_still_asks_for_approval() {
     let dir = tempfile::tempdir().unwrap();
     let v = vendor::start(None).await;
     let app = spawn_app_in(dir.path()).await;
-    app.graft.add_vendor("acme", None, &format!("{}/anything", v.url())).await.unwrap();
+    app.graft
+        .add_vendor("acme", None, &format!("{}/anything", v.url()))
+        .await
+        .unwrap();
     let (_, token) = agent(&app, "alpha").await;
     let (c, _) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
     let r = call(
@@ -167,21 +322,78 @@ async fn an_authored_delete_marked_read_only_still_asks_for_approval() {
     .await;
     assert_eq!(r.is_error, Some(false), "{r:?}");
     let t = app.graft.tool("acme", "delete_item").await.unwrap();
-    assert!(!t.read_only_hint && t.destructive_hint, "hints follow the method");
-    let r = call(&c, "run_tool", json!({"vendor": "acme", "name": "delete_item", "input": {"id": "1"}})).await;
+    assert!(
+        !t.read_only_hint && t.destructive_hint,
+        "hints follow the method"
+    );
+    let r = call(
+        &c,
+        "run_tool",
+        json!({"vendor": "acme", "name": "delete_item", "input": {"id": "1"}}),
+    )
+    .await;
     assert_eq!(code(&r).as_deref(), Some("approval_required"));
     assert_eq!(v.count(), 0);
     // an approval stands across versions
-    app.graft.decide_approval(&Actor::Person("ops".into()), "alpha", "acme", "delete_item", true).await.unwrap();
-    call(&c, "publish", json!({"vendor": "acme", "name": "delete_item", "description": "Delete an item for good"})).await;
-    let r = call(&c, "run_tool", json!({"vendor": "acme", "name": "delete_item", "input": {"id": "1"}})).await;
+    app.graft
+        .decide_approval(
+            &Actor::Person("ops".into()),
+            "alpha",
+            "acme",
+            "delete_item",
+            true,
+        )
+        .await
+        .unwrap();
+    call(
+        &c,
+        "publish",
+        json!({"vendor": "acme", "name": "delete_item", "description": "Delete an item for good"}),
+    )
+    .await;
+    let r = call(
+        &c,
+        "run_tool",
+        json!({"vendor": "acme", "name": "delete_item", "input": {"id": "1"}}),
+    )
+    .await;
     assert_eq!(r.is_error, Some(false), "{r:?}");
     assert_eq!(v.last().method, "DELETE");
     // a person may set hints; an agent may not
-    assert!(app.graft.set_hints(&Actor::Agent(1), "acme", "delete_item", Some(true), None, None, None).await.is_err());
-    let ver = app.graft.set_hints(&Actor::Person("ops".into()), "acme", "delete_item", None, None, Some(true), None).await.unwrap();
+    assert!(app
+        .graft
+        .set_hints(
+            &Actor::Agent(1),
+            "acme",
+            "delete_item",
+            HintChange {
+                read_only: Some(true),
+                ..Default::default()
+            }
+        )
+        .await
+        .is_err());
+    let ver = app
+        .graft
+        .set_hints(
+            &Actor::Person("ops".into()),
+            "acme",
+            "delete_item",
+            HintChange {
+                idempotent: Some(true),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
     assert_eq!(ver, 3);
-    assert!(app.graft.tool("acme", "delete_item").await.unwrap().idempotent_hint);
+    assert!(
+        app.graft
+            .tool("acme", "delete_item")
+            .await
+            .unwrap()
+            .idempotent_hint
+    );
     c.cancel().await.unwrap();
     app.stop().await;
 }

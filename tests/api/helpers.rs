@@ -5,7 +5,8 @@ use graft::config::Settings;
 use graft::server::Application;
 use graft::service::{Graft, SystemClock};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
+    ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -32,7 +33,6 @@ pub struct TestApp {
     pub graft: Graft,
     pub shutdown: CancellationToken,
     pub server: tokio::task::JoinHandle<std::io::Result<()>>,
-
 }
 
 impl TestApp {
@@ -44,7 +44,10 @@ impl TestApp {
     pub async fn stop(self) {
         self.shutdown.cancel();
         let r = tokio::time::timeout(Duration::from_secs(10), self.server).await;
-        assert!(matches!(r, Ok(Ok(Ok(())))), "server did not stop cleanly: {r:?}");
+        assert!(
+            matches!(r, Ok(Ok(Ok(())))),
+            "server did not stop cleanly: {r:?}"
+        );
     }
 }
 
@@ -71,7 +74,13 @@ pub async fn spawn_app_in(dir: &Path) -> TestApp {
 
 /// Starts Graft on port 0 with `s`.
 pub async fn spawn_app_with(s: Settings) -> TestApp {
-    let graft = Graft::open(&s.database_url, Arc::new(SystemClock), s.service_config().unwrap()).await.expect("open db");
+    let graft = Graft::open(
+        &s.database_url,
+        Arc::new(SystemClock),
+        s.service_config().unwrap(),
+    )
+    .await
+    .expect("open db");
     spawn_app_with_graft(s, graft).await
 }
 
@@ -82,14 +91,27 @@ pub async fn spawn_app_with_graft(s: Settings, graft: Graft) -> TestApp {
     let addr = app.local_addr().unwrap();
     let shutdown = app.shutdown_token();
     let server = tokio::spawn(app.run());
-    TestApp { addr, graft, shutdown, server }
+    TestApp {
+        addr,
+        graft,
+        shutdown,
+        server,
+    }
 }
 
 /// Starts Graft with the petstore document imported (vendor `petstore`).
 pub async fn spawn_app_with_petstore(dir: &Path) -> TestApp {
     let app = spawn_app_in(dir).await;
     let text = std::fs::read_to_string(specs_dir().join("petstore_openapi.yaml")).unwrap();
-    app.graft.import_openapi("petstore", &text, Some("http://127.0.0.1:9/anything"), &mut |_, _| {}).await.unwrap();
+    app.graft
+        .import_openapi(
+            "petstore",
+            &text,
+            Some("http://127.0.0.1:9/anything"),
+            &mut |_, _| {},
+        )
+        .await
+        .unwrap();
     app
 }
 
@@ -119,7 +141,11 @@ pub struct Counting {
 
 impl Counting {
     pub fn new(version: ProtocolVersion) -> Self {
-        Self { changes: Arc::default(), notify: Arc::default(), version }
+        Self {
+            changes: Arc::default(),
+            notify: Arc::default(),
+            version,
+        }
     }
 
     pub fn count(&self) -> usize {
@@ -131,7 +157,11 @@ impl Counting {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         while self.count() < n {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            assert!(!left.is_zero(), "expected {n} list_changed notifications, got {}", self.count());
+            assert!(
+                !left.is_zero(),
+                "expected {n} list_changed notifications, got {}",
+                self.count()
+            );
             let _ = tokio::time::timeout(left, self.notify.notified()).await;
         }
     }
@@ -139,8 +169,11 @@ impl Counting {
 
 impl ClientHandler for Counting {
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(ClientCapabilities::default(), Implementation::new("graft-tests", "0"))
-            .with_protocol_version(self.version.clone())
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("graft-tests", "0"),
+        )
+        .with_protocol_version(self.version.clone())
     }
 
     async fn on_tool_list_changed(&self, _ctx: NotificationContext<RoleClient>) {
@@ -151,14 +184,24 @@ impl ClientHandler for Counting {
 
 fn transport(url: &str, token: &str) -> StreamableHttpClientTransport<reqwest::Client> {
     StreamableHttpClientTransport::from_config(
-        StreamableHttpClientTransportConfig::with_uri(url.to_string()).auth_header(token.to_string()).reinit_on_expired_session(false),
+        StreamableHttpClientTransportConfig::with_uri(url.to_string())
+            .auth_header(token.to_string())
+            .reinit_on_expired_session(false),
     )
 }
 
 /// A 2025-era client (initialize + session + GET stream).
-pub async fn legacy_client(app: &TestApp, token: &str, version: ProtocolVersion) -> (RunningService<RoleClient, Counting>, Counting) {
+pub async fn legacy_client(
+    app: &TestApp,
+    token: &str,
+    version: ProtocolVersion,
+) -> (RunningService<RoleClient, Counting>, Counting) {
     let handler = Counting::new(version);
-    let client = handler.clone().serve(transport(&app.mcp_url(), token)).await.expect("legacy client connects");
+    let client = handler
+        .clone()
+        .serve(transport(&app.mcp_url(), token))
+        .await
+        .expect("legacy client connects");
     (client, handler)
 }
 
@@ -167,21 +210,37 @@ pub async fn modern_client(app: &TestApp, token: &str) -> RunningService<RoleCli
     Counting::new(ProtocolVersion::V_2026_07_28)
         .serve_with_lifecycle(
             transport(&app.mcp_url(), token),
-            ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] },
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
         )
         .await
         .expect("modern client connects")
 }
 
 /// Calls a tool with JSON arguments.
-pub async fn call(client: &RunningService<RoleClient, Counting>, name: &str, args: Value) -> CallToolResult {
+pub async fn call(
+    client: &RunningService<RoleClient, Counting>,
+    name: &str,
+    args: Value,
+) -> CallToolResult {
     let args = args.as_object().cloned().unwrap_or_default();
-    client.call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(args)).await.expect("tools/call answered")
+    client
+        .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(args))
+        .await
+        .expect("tools/call answered")
 }
 
 /// Names in the client's tools/list.
 pub async fn tool_names(client: &RunningService<RoleClient, Counting>) -> Vec<String> {
-    client.list_tools(None).await.expect("tools/list").tools.into_iter().map(|t| t.name.to_string()).collect()
+    client
+        .list_tools(None)
+        .await
+        .expect("tools/list")
+        .tools
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect()
 }
 
 /// Creates an agent; returns (id, token).

@@ -30,7 +30,11 @@ fn check_schema_root(s: &Value, tool: &str) {
     assert!(!has_ref_or_extension(s), "{tool}: $ref or x-* left in {s}");
     for name in s["properties"].as_object().unwrap().keys() {
         assert!(
-            !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c)),
+            !name.is_empty()
+                && name.len() <= 64
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c)),
             "{tool}: property name {name:?}"
         );
     }
@@ -40,15 +44,30 @@ fn check_schema_root(s: &Value, tool: &str) {
 async fn every_shared_document_imports_under_the_rules() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}?mode=rwc", dir.path().join("g.db").display());
-    let graft = Graft::open(&url, Arc::new(SystemClock), graft::service::ServiceConfig::ephemeral("http://127.0.0.1:3000")).await.unwrap();
+    let graft = Graft::open(
+        &url,
+        Arc::new(SystemClock),
+        graft::service::ServiceConfig::ephemeral("http://127.0.0.1:3000"),
+    )
+    .await
+    .unwrap();
     for (file, vendor) in DOCS {
         let text = std::fs::read_to_string(specs_dir().join(file)).unwrap();
-        let report = graft.import_openapi(vendor, &text, Some("http://127.0.0.1:9"), &mut |_, _| {}).await.unwrap();
+        let report = graft
+            .import_openapi(vendor, &text, Some("http://127.0.0.1:9"), &mut |_, _| {})
+            .await
+            .unwrap();
         assert!(report.imported > 0, "{file}: nothing imported");
-        assert_eq!(report.imported + report.skipped.len(), report.operations, "{file}: every operation accounted for");
+        assert_eq!(
+            report.imported + report.skipped.len(),
+            report.operations,
+            "{file}: every operation accounted for"
+        );
 
         let slug = VendorSlug::parse(vendor).unwrap();
-        let tools = graft::db::select_vendor_tools(graft.pool(), vendor).await.unwrap();
+        let tools = graft::db::select_vendor_tools(graft.pool(), vendor)
+            .await
+            .unwrap();
         assert_eq!(tools.len(), report.imported);
         let mut seen = HashSet::new();
         for t in &tools {
@@ -62,19 +81,37 @@ async fn every_shared_document_imports_under_the_rules() {
             check_schema_root(&schema, &q);
             let binding: Binding = serde_json::from_str(&t.binding).unwrap();
             if matches!(t.method.as_str(), "GET" | "HEAD" | "DELETE") {
-                assert!(binding.body.is_none() && binding.body_property.is_none(), "{q}: {} with a body", t.method);
+                assert!(
+                    binding.body.is_none() && binding.body_property.is_none(),
+                    "{q}: {} with a body",
+                    t.method
+                );
             }
-            assert_eq!(t.read_only_hint, matches!(t.method.as_str(), "GET" | "HEAD" | "OPTIONS"), "{q}");
+            assert_eq!(
+                t.read_only_hint,
+                matches!(t.method.as_str(), "GET" | "HEAD" | "OPTIONS"),
+                "{q}"
+            );
             assert_eq!(t.destructive_hint, t.method == "DELETE", "{q}");
             for h in binding.headers.values().chain(binding.fixed_headers.keys()) {
-                assert!(!h.eq_ignore_ascii_case("authorization"), "{q}: Authorization is never an input");
+                assert!(
+                    !h.eq_ignore_ascii_case("authorization"),
+                    "{q}: Authorization is never an input"
+                );
             }
             for prop in binding.headers.keys() {
-                assert!(!prop.eq_ignore_ascii_case("accept") && !prop.eq_ignore_ascii_case("content-type"), "{q}");
+                assert!(
+                    !prop.eq_ignore_ascii_case("accept")
+                        && !prop.eq_ignore_ascii_case("content-type"),
+                    "{q}"
+                );
             }
         }
         // a second import of the same document adds nothing
-        let again = graft.import_openapi(vendor, &text, None, &mut |_, _| {}).await.unwrap();
+        let again = graft
+            .import_openapi(vendor, &text, None, &mut |_, _| {})
+            .await
+            .unwrap();
         assert_eq!(again.imported, 0, "{file}: re-import");
     }
 
@@ -83,12 +120,16 @@ async fn every_shared_document_imports_under_the_rules() {
     let schema: Value = serde_json::from_str(&slack.input_schema).unwrap();
     assert!(schema["properties"].get("token").is_none());
     let binding: Binding = serde_json::from_str(&slack.binding).unwrap();
-    assert!(binding.credential_params.contains(&("header".into(), "token".into())));
+    assert!(binding
+        .credential_params
+        .contains(&("header".into(), "token".into())));
     assert!(schema["properties"].get("channel").is_some());
 
     // Stripe: GET operations declare (empty) form bodies; none became a body, and POST
     // bodies are form-encoded with their properties at the root
-    let stripe = graft::db::select_vendor_tools(graft.pool(), "stripe").await.unwrap();
+    let stripe = graft::db::select_vendor_tools(graft.pool(), "stripe")
+        .await
+        .unwrap();
     let gets = stripe.iter().filter(|t| t.method == "GET").count();
     assert!(gets >= 200, "stripe GET operations: {gets}");
     let create = graft.tool("stripe", "post_customers").await.unwrap();
@@ -98,19 +139,33 @@ async fn every_shared_document_imports_under_the_rules() {
     assert!(s["properties"]["metadata"].is_object());
 
     // httpbin has no operationIds: names come from method + path, without `__` inside
-    let httpbin = graft::db::select_vendor_tools(graft.pool(), "httpbin").await.unwrap();
-    assert!(httpbin.iter().any(|t| t.name == "get_anything"), "{:?}", httpbin.iter().map(|t| &t.name).collect::<Vec<_>>());
+    let httpbin = graft::db::select_vendor_tools(graft.pool(), "httpbin")
+        .await
+        .unwrap();
+    assert!(
+        httpbin.iter().any(|t| t.name == "get_anything"),
+        "{:?}",
+        httpbin.iter().map(|t| &t.name).collect::<Vec<_>>()
+    );
 
     // Twilio: the path-level AccountSid parameter is an input bound to the path
-    let twilio = graft::db::select_vendor_tools(graft.pool(), "twilio").await.unwrap();
+    let twilio = graft::db::select_vendor_tools(graft.pool(), "twilio")
+        .await
+        .unwrap();
     let with_two = twilio
         .iter()
-        .find(|t| t.path_template == "/2010-04-01/Accounts/{AccountSid}/Addresses/{Sid}.json" && t.method == "GET")
+        .find(|t| {
+            t.path_template == "/2010-04-01/Accounts/{AccountSid}/Addresses/{Sid}.json"
+                && t.method == "GET"
+        })
         .expect("twilio fetch address");
     let b: Binding = serde_json::from_str(&with_two.binding).unwrap();
     assert_eq!(b.path.len(), 2);
     let s: Value = serde_json::from_str(&with_two.input_schema).unwrap();
-    assert!(s["required"].as_array().unwrap().contains(&Value::from("AccountSid")));
+    assert!(s["required"]
+        .as_array()
+        .unwrap()
+        .contains(&Value::from("AccountSid")));
 
     // Petstore's api_key header is the credential, not an input
     let del = graft.tool("petstore", "delete_pet").await.unwrap();
@@ -126,11 +181,28 @@ async fn every_shared_document_imports_under_the_rules() {
 async fn malformed_documents_change_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}?mode=rwc", dir.path().join("g.db").display());
-    let graft = Graft::open(&url, Arc::new(SystemClock), graft::service::ServiceConfig::ephemeral("http://127.0.0.1:3000")).await.unwrap();
-    for bad in ["{not json", "just: [yaml", "{\"hello\": 1}", "openapi: 9.0.0\npaths: {}\n", "swagger: '2.0'\n"] {
-        let e = graft.import_openapi("acme", bad, Some("https://acme.test"), &mut |_, _| {}).await;
+    let graft = Graft::open(
+        &url,
+        Arc::new(SystemClock),
+        graft::service::ServiceConfig::ephemeral("http://127.0.0.1:3000"),
+    )
+    .await
+    .unwrap();
+    for bad in [
+        "{not json",
+        "just: [yaml",
+        "{\"hello\": 1}",
+        "openapi: 9.0.0\npaths: {}\n",
+        "swagger: '2.0'\n",
+    ] {
+        let e = graft
+            .import_openapi("acme", bad, Some("https://acme.test"), &mut |_, _| {})
+            .await;
         assert!(e.is_err(), "{bad:?} was accepted");
     }
     assert_eq!(graft.toolbox_size().await.unwrap(), 0);
-    assert!(graft.vendors().await.unwrap().is_empty(), "no vendor half-created");
+    assert!(
+        graft.vendors().await.unwrap().is_empty(),
+        "no vendor half-created"
+    );
 }

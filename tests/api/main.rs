@@ -13,10 +13,21 @@ use rmcp::service::ServiceError;
 use serde_json::{json, Value};
 use std::time::Duration;
 
-const META: [&str; 6] = ["find_tool", "promote", "demote", "run_tool", "acquire", "publish"];
+const META: [&str; 6] = [
+    "find_tool",
+    "promote",
+    "demote",
+    "run_tool",
+    "acquire",
+    "publish",
+];
 
 fn error_code(r: &rmcp::model::CallToolResult) -> Option<String> {
-    r.structured_content.as_ref()?.pointer("/error/code")?.as_str().map(str::to_string)
+    r.structured_content
+        .as_ref()?
+        .pointer("/error/code")?
+        .as_str()
+        .map(str::to_string)
 }
 
 async fn legacy_flow(version: ProtocolVersion) {
@@ -28,8 +39,18 @@ async fn legacy_flow(version: ProtocolVersion) {
     let (b, b_events) = legacy_client(&app, &token_b, version.clone()).await;
     assert_eq!(a.peer_info().unwrap().protocol_version, version);
     let info = a.peer_info().unwrap();
-    assert_eq!(info.capabilities.tools.as_ref().and_then(|t| t.list_changed), Some(true));
-    assert!(info.instructions.as_deref().unwrap_or("").contains("find_tool"));
+    assert_eq!(
+        info.capabilities
+            .tools
+            .as_ref()
+            .and_then(|t| t.list_changed),
+        Some(true)
+    );
+    assert!(info
+        .instructions
+        .as_deref()
+        .unwrap_or("")
+        .contains("find_tool"));
     assert_eq!(tool_names(&a).await, META);
 
     let found = call(&a, "find_tool", json!({"query": "pets status"})).await;
@@ -40,23 +61,56 @@ async fn legacy_flow(version: ProtocolVersion) {
     assert_eq!(hits[0]["promoted"], false);
     assert_eq!(hits[0]["readOnlyHint"], true);
 
-    let promoted = call(&a, "promote", json!({"vendor": "petstore", "name": "find_pets_by_status"})).await;
-    assert_eq!(promoted.structured_content, Some(json!({"size": 1, "cap": 20})));
+    let promoted = call(
+        &a,
+        "promote",
+        json!({"vendor": "petstore", "name": "find_pets_by_status"}),
+    )
+    .await;
+    assert_eq!(
+        promoted.structured_content,
+        Some(json!({"size": 1, "cap": 20}))
+    );
     a_events.wait_for(1).await;
     let list = a.list_tools(None).await.unwrap();
     let names: Vec<_> = list.tools.iter().map(|t| t.name.to_string()).collect();
-    assert_eq!(names, ["find_tool", "promote", "demote", "run_tool", "acquire", "publish", "petstore__find_pets_by_status"]);
+    assert_eq!(
+        names,
+        [
+            "find_tool",
+            "promote",
+            "demote",
+            "run_tool",
+            "acquire",
+            "publish",
+            "petstore__find_pets_by_status"
+        ]
+    );
     let tool = list.tools.last().unwrap();
     let ann = tool.annotations.as_ref().unwrap();
-    assert_eq!((ann.read_only_hint, ann.destructive_hint), (Some(true), Some(false)));
+    assert_eq!(
+        (ann.read_only_hint, ann.destructive_hint),
+        (Some(true), Some(false))
+    );
     assert_eq!(tool.input_schema.get("type"), Some(&json!("object")));
     assert!(tool.description.as_deref().unwrap().contains("status"));
 
     let again = call(&a, "find_tool", json!({"query": "pets status"})).await;
-    assert_eq!(again.structured_content.unwrap()["hits"][0]["promoted"], true);
+    assert_eq!(
+        again.structured_content.unwrap()["hits"][0]["promoted"],
+        true
+    );
 
-    let demoted = call(&a, "demote", json!({"vendor": "petstore", "name": "find_pets_by_status"})).await;
-    assert_eq!(demoted.structured_content, Some(json!({"size": 0, "cap": 20})));
+    let demoted = call(
+        &a,
+        "demote",
+        json!({"vendor": "petstore", "name": "find_pets_by_status"}),
+    )
+    .await;
+    assert_eq!(
+        demoted.structured_content,
+        Some(json!({"size": 0, "cap": 20}))
+    );
     a_events.wait_for(2).await;
     assert_eq!(tool_names(&a).await, META);
 
@@ -87,30 +141,75 @@ async fn modern_2026_07_28_find_promote_demote_with_listen() {
     let (_, token_b) = agent(&app, "beta").await;
     let a = modern_client(&app, &token_a).await;
     let b = modern_client(&app, &token_b).await;
-    assert_eq!(a.peer_info().unwrap().protocol_version, ProtocolVersion::V_2026_07_28);
-    let mut a_sub = a.listen(SubscriptionFilter::builder().tools_list_changed().build()).await.unwrap();
+    assert_eq!(
+        a.peer_info().unwrap().protocol_version,
+        ProtocolVersion::V_2026_07_28
+    );
+    let mut a_sub = a
+        .listen(SubscriptionFilter::builder().tools_list_changed().build())
+        .await
+        .unwrap();
     assert_eq!(a_sub.acknowledged().tools_list_changed, Some(true));
-    let mut b_sub = b.listen(SubscriptionFilter::builder().tools_list_changed().build()).await.unwrap();
+    let mut b_sub = b
+        .listen(SubscriptionFilter::builder().tools_list_changed().build())
+        .await
+        .unwrap();
 
     let list = a.list_tools(None).await.unwrap();
     assert_eq!(list.ttl_ms, Some(0));
-    assert!(matches!(list.cache_scope, Some(rmcp::model::CacheScope::Private)));
+    assert!(matches!(
+        list.cache_scope,
+        Some(rmcp::model::CacheScope::Private)
+    ));
     assert_eq!(list.tools.len(), 6);
 
-    let r = call(&a, "promote", json!({"vendor": "petstore", "name": "get_pet_by_id"})).await;
+    let r = call(
+        &a,
+        "promote",
+        json!({"vendor": "petstore", "name": "get_pet_by_id"}),
+    )
+    .await;
     assert_eq!(r.structured_content, Some(json!({"size": 1, "cap": 20})));
-    let n = tokio::time::timeout(Duration::from_secs(10), a_sub.next()).await.expect("list_changed in time").unwrap();
-    assert!(matches!(n, Some(rmcp::model::ServerNotification::ToolListChangedNotification(_))), "{n:?}");
+    let n = tokio::time::timeout(Duration::from_secs(10), a_sub.next())
+        .await
+        .expect("list_changed in time")
+        .unwrap();
+    assert!(
+        matches!(
+            n,
+            Some(rmcp::model::ServerNotification::ToolListChangedNotification(_))
+        ),
+        "{n:?}"
+    );
     let names = tool_names(&a).await;
-    assert_eq!(names.last().map(String::as_str), Some("petstore__get_pet_by_id"));
+    assert_eq!(
+        names.last().map(String::as_str),
+        Some("petstore__get_pet_by_id")
+    );
 
-    call(&a, "demote", json!({"vendor": "petstore", "name": "get_pet_by_id"})).await;
-    let n = tokio::time::timeout(Duration::from_secs(10), a_sub.next()).await.expect("second list_changed").unwrap();
-    assert!(matches!(n, Some(rmcp::model::ServerNotification::ToolListChangedNotification(_))));
+    call(
+        &a,
+        "demote",
+        json!({"vendor": "petstore", "name": "get_pet_by_id"}),
+    )
+    .await;
+    let n = tokio::time::timeout(Duration::from_secs(10), a_sub.next())
+        .await
+        .expect("second list_changed")
+        .unwrap();
+    assert!(matches!(
+        n,
+        Some(rmcp::model::ServerNotification::ToolListChangedNotification(_))
+    ));
     assert_eq!(tool_names(&a).await, META);
 
     // B's stream stays silent and B's list never had A's tool
-    assert!(tokio::time::timeout(Duration::from_millis(500), b_sub.next()).await.is_err(), "B must not be notified");
+    assert!(
+        tokio::time::timeout(Duration::from_millis(500), b_sub.next())
+            .await
+            .is_err(),
+        "B must not be notified"
+    );
     assert_eq!(tool_names(&b).await, META);
     a_sub.cancel().await.unwrap();
     b_sub.cancel().await.unwrap();
@@ -126,14 +225,25 @@ async fn a_change_reaches_every_channel_of_the_agent_in_both_eras() {
     let (id, token) = agent(&app, "alpha").await;
     let (legacy, events) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
     let modern = modern_client(&app, &token).await;
-    let mut sub = modern.listen(SubscriptionFilter::builder().tools_list_changed().build()).await.unwrap();
+    let mut sub = modern
+        .listen(SubscriptionFilter::builder().tools_list_changed().build())
+        .await
+        .unwrap();
     // a change made outside MCP (a person) reaches both channels
     app.graft
-        .promote_tool(&graft::service::Actor::Person("ops".into()), id, "petstore", "add_pet")
+        .promote_tool(
+            &graft::service::Actor::Person("ops".into()),
+            id,
+            "petstore",
+            "add_pet",
+        )
         .await
         .unwrap();
     events.wait_for(1).await;
-    let n = tokio::time::timeout(Duration::from_secs(10), sub.next()).await.unwrap().unwrap();
+    let n = tokio::time::timeout(Duration::from_secs(10), sub.next())
+        .await
+        .unwrap()
+        .unwrap();
     assert!(n.is_some());
     sub.cancel().await.unwrap();
     legacy.cancel().await.unwrap();
@@ -149,9 +259,20 @@ async fn meta_tool_errors_are_tool_results() {
     let (a, _) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
 
     let r = call(&a, "promote", json!({"vendor": "petstore", "name": "nope"})).await;
-    assert_eq!((r.is_error, error_code(&r).as_deref()), (Some(true), Some("tool_not_found")));
-    let r = call(&a, "demote", json!({"vendor": "petstore", "name": "add_pet"})).await;
-    assert_eq!((r.is_error, error_code(&r).as_deref()), (Some(true), Some("not_promoted")));
+    assert_eq!(
+        (r.is_error, error_code(&r).as_deref()),
+        (Some(true), Some("tool_not_found"))
+    );
+    let r = call(
+        &a,
+        "demote",
+        json!({"vendor": "petstore", "name": "add_pet"}),
+    )
+    .await;
+    assert_eq!(
+        (r.is_error, error_code(&r).as_deref()),
+        (Some(true), Some("not_promoted"))
+    );
     let r = call(&a, "find_tool", json!({"query": "  "})).await;
     assert_eq!(error_code(&r).as_deref(), Some("invalid_input"));
     let r = call(&a, "find_tool", json!({"query": "pet", "limit": 51})).await;
@@ -172,12 +293,34 @@ async fn meta_tool_errors_are_tool_results() {
     assert!(s["total"].as_u64().unwrap() > 2);
 
     // a second promotion is a no-op that answers the size and writes no history
-    call(&a, "promote", json!({"vendor": "petstore", "name": "add_pet"})).await;
-    let r = call(&a, "promote", json!({"vendor": "petstore", "name": "add_pet"})).await;
+    call(
+        &a,
+        "promote",
+        json!({"vendor": "petstore", "name": "add_pet"}),
+    )
+    .await;
+    let r = call(
+        &a,
+        "promote",
+        json!({"vendor": "petstore", "name": "add_pet"}),
+    )
+    .await;
     assert_eq!(r.structured_content, Some(json!({"size": 1, "cap": 20})));
-    assert_eq!(graft::db::count_history(app.graft.pool(), id).await.unwrap(), 1);
+    assert_eq!(
+        graft::db::count_history(app.graft.pool(), id)
+            .await
+            .unwrap(),
+        1
+    );
     let h = app.graft.history(id, 10, 0).await.unwrap();
-    assert_eq!((h[0].action.as_str(), h[0].cause.as_str(), h[0].actor.clone()), ("promote", "agent", format!("agent:{id}")));
+    assert_eq!(
+        (
+            h[0].action.as_str(),
+            h[0].cause.as_str(),
+            h[0].actor.clone()
+        ),
+        ("promote", "agent", format!("agent:{id}"))
+    );
     let ws = app.graft.working_set(id).await.unwrap();
     assert_eq!(ws[0].promoted_by, "agent");
 
@@ -220,25 +363,48 @@ async fn bearer_tokens_are_required_and_checked() {
     let r = post(None).await.unwrap();
     assert_eq!(r.status(), 401);
     assert_eq!(r.headers()["www-authenticate"], r#"Bearer realm="graft""#);
-    for bad in ["Bearer wrong".to_string(), format!("Bearer Bearer {token}"), format!("Basic {token}"), token.clone()] {
+    for bad in [
+        "Bearer wrong".to_string(),
+        format!("Bearer Bearer {token}"),
+        format!("Basic {token}"),
+        token.clone(),
+    ] {
         let r = post(Some(bad.clone())).await.unwrap();
         assert_eq!(r.status(), 401, "{bad}");
-        assert_eq!(r.headers()["www-authenticate"], r#"Bearer realm="graft", error="invalid_token""#);
+        assert_eq!(
+            r.headers()["www-authenticate"],
+            r#"Bearer realm="graft", error="invalid_token""#
+        );
     }
     // a token in the query string is never accepted
-    let r = http.post(format!("{}?access_token={token}", app.mcp_url())).body(body).send().await.unwrap();
+    let r = http
+        .post(format!("{}?access_token={token}", app.mcp_url()))
+        .body(body)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 401);
     let r = post(Some(format!("Bearer {token}"))).await.unwrap();
     assert_eq!(r.status(), 200);
     // only hashes are stored
-    let stored: Vec<String> = sqlx::query_scalar("SELECT token_hash FROM agents").fetch_all(app.graft.pool()).await.unwrap();
+    let stored: Vec<String> = sqlx::query_scalar("SELECT token_hash FROM agents")
+        .fetch_all(app.graft.pool())
+        .await
+        .unwrap();
     assert!(!stored[0].contains(&token[6..]));
     // HEAD (Hermes probes it) does not break anything
     let r = http.head(app.mcp_url()).send().await.unwrap();
     assert_eq!(r.status(), 405);
     assert!(r.headers().contains_key("allow"));
     // health
-    let r: Value = http.get(format!("http://{}/healthz", app.addr)).send().await.unwrap().json().await.unwrap();
+    let r: Value = http
+        .get(format!("http://{}/healthz", app.addr))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(r["status"], "ok");
     app.stop().await;
 }
@@ -254,8 +420,17 @@ async fn sessions_belong_to_their_agent_and_origins_are_checked() {
     let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
     drop(r);
     assert_eq!(raw_tools_list(&app, &token_a, &sid).await.status(), 200);
-    assert_eq!(raw_tools_list(&app, &token_b, &sid).await.status(), 404, "B may not use A's session");
-    assert_eq!(raw_tools_list(&app, &token_a, "no-such-session").await.status(), 404);
+    assert_eq!(
+        raw_tools_list(&app, &token_b, &sid).await.status(),
+        404,
+        "B may not use A's session"
+    );
+    assert_eq!(
+        raw_tools_list(&app, &token_a, "no-such-session")
+            .await
+            .status(),
+        404
+    );
 
     let r = reqwest::Client::new()
         .post(app.mcp_url())
@@ -300,7 +475,12 @@ async fn restart_keeps_working_sets_and_forgets_sessions() {
     let app = spawn_app_with_petstore(dir.path()).await;
     let (_, token) = agent(&app, "alpha").await;
     let (client, _) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
-    call(&client, "promote", json!({"vendor": "petstore", "name": "add_pet"})).await;
+    call(
+        &client,
+        "promote",
+        json!({"vendor": "petstore", "name": "add_pet"}),
+    )
+    .await;
     let r = raw_initialize(&app, &token).await;
     let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
     drop(r);
@@ -308,9 +488,16 @@ async fn restart_keeps_working_sets_and_forgets_sessions() {
     app.stop().await;
 
     let app = spawn_app_in(dir.path()).await;
-    assert_eq!(raw_tools_list(&app, &token, &sid).await.status(), 404, "old session ids are unknown after a restart");
+    assert_eq!(
+        raw_tools_list(&app, &token, &sid).await.status(),
+        404,
+        "old session ids are unknown after a restart"
+    );
     let (client, _) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
-    assert_eq!(tool_names(&client).await.last().map(String::as_str), Some("petstore__add_pet"));
+    assert_eq!(
+        tool_names(&client).await.last().map(String::as_str),
+        Some("petstore__add_pet")
+    );
     client.cancel().await.unwrap();
     app.stop().await;
 }

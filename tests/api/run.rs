@@ -12,16 +12,31 @@ const ACCOUNT: &str = "AC0123456789abcdef0123456789abcdef";
 const ADDRESS: &str = "AD0123456789abcdef0123456789abcdef";
 
 fn code(r: &CallToolResult) -> Option<String> {
-    r.structured_content.as_ref()?.pointer("/error/code")?.as_str().map(str::to_string)
+    r.structured_content
+        .as_ref()?
+        .pointer("/error/code")?
+        .as_str()
+        .map(str::to_string)
 }
 
 fn text(r: &CallToolResult) -> String {
-    r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("\n")
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn assert_no_secret(r: &CallToolResult) {
-    let all = format!("{}{}", text(r), r.structured_content.clone().unwrap_or_default());
-    assert!(!all.contains(SECRET), "the secret leaked into an MCP answer: {all}");
+    let all = format!(
+        "{}{}",
+        text(r),
+        r.structured_content.clone().unwrap_or_default()
+    );
+    assert!(
+        !all.contains(SECRET),
+        "the secret leaked into an MCP answer: {all}"
+    );
     let encoded: String = url::form_urlencoded::byte_serialize(SECRET.as_bytes()).collect();
     assert!(!all.contains(&encoded), "the encoded secret leaked: {all}");
 }
@@ -60,17 +75,46 @@ async fn setup_with(limits: Option<graft::proxy::ProxyLimits>) -> Setup {
     let g = &app.graft;
     let specs = specs_dir();
     let base = format!("{}/anything", vendor.url());
-    for (file, slug) in [("petstore_openapi.yaml", "petstore"), ("stripe_spec3_2023-09.yaml", "stripe"), ("twilio_api_v2010.json", "twilio")] {
+    for (file, slug) in [
+        ("petstore_openapi.yaml", "petstore"),
+        ("stripe_spec3_2023-09.yaml", "stripe"),
+        ("twilio_api_v2010.json", "twilio"),
+    ] {
         let text = std::fs::read_to_string(specs.join(file)).unwrap();
-        g.import_openapi(slug, &text, Some(&base), &mut |_, _| {}).await.unwrap();
+        g.import_openapi(slug, &text, Some(&base), &mut |_, _| {})
+            .await
+            .unwrap();
     }
-    g.import_openapi("acme", SMALL_API, Some(&vendor.url()), &mut |_, _| {}).await.unwrap();
-    g.add_connection("petstore", "main", "header", Some("api_key"), Some(SECRET)).await.unwrap();
-    g.add_connection("stripe", "test", "bearer", None, Some(SECRET)).await.unwrap();
-    g.add_connection("twilio", "main", "basic", None, Some(&format!("AC123:{SECRET}"))).await.unwrap();
-    g.add_connection("acme", "main", "query", Some("key"), Some(SECRET)).await.unwrap();
+    g.import_openapi("acme", SMALL_API, Some(&vendor.url()), &mut |_, _| {})
+        .await
+        .unwrap();
+    g.add_connection("petstore", "main", "header", Some("api_key"), Some(SECRET))
+        .await
+        .unwrap();
+    g.add_connection("stripe", "test", "bearer", None, Some(SECRET))
+        .await
+        .unwrap();
+    g.add_connection(
+        "twilio",
+        "main",
+        "basic",
+        None,
+        Some(&format!("AC123:{SECRET}")),
+    )
+    .await
+    .unwrap();
+    g.add_connection("acme", "main", "query", Some("key"), Some(SECRET))
+        .await
+        .unwrap();
     let (agent_id, token) = agent(&app, "alpha").await;
-    Setup { app, vendor, other, token, agent_id, _dir: dir }
+    Setup {
+        app,
+        vendor,
+        other,
+        token,
+        agent_id,
+        _dir: dir,
+    }
 }
 
 async fn setup() -> Setup {
@@ -79,7 +123,11 @@ async fn setup() -> Setup {
 
 async fn grant(s: &Setup, tool: &str) {
     let (v, n) = tool.split_once("__").unwrap();
-    s.app.graft.decide_approval(&Actor::Person("ops".into()), "alpha", v, n, true).await.unwrap();
+    s.app
+        .graft
+        .decide_approval(&Actor::Person("ops".into()), "alpha", v, n, true)
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -87,12 +135,34 @@ async fn reads_run_through_run_tool_and_first_class_alike() {
     let s = setup().await;
     let (client, _) = legacy_client(&s.app, &s.token, ProtocolVersion::V_2025_11_25).await;
     let input = json!({"status": "available"});
-    let via_run = call(&client, "run_tool", json!({"vendor": "petstore", "name": "find_pets_by_status", "input": input})).await;
+    let via_run = call(
+        &client,
+        "run_tool",
+        json!({"vendor": "petstore", "name": "find_pets_by_status", "input": input}),
+    )
+    .await;
     assert_eq!(via_run.is_error, Some(false), "{}", text(&via_run));
     let seen = s.vendor.last();
-    assert_eq!((seen.method.as_str(), seen.path.as_str(), seen.query.as_deref()), ("GET", "/anything/pet/findByStatus", Some("status=available")));
-    assert_eq!(seen.headers["api_key"], SECRET, "the header connection's credential was sent");
-    assert!(seen.headers.get("authorization").is_none(), "the agent's own Authorization never reaches a vendor");
+    assert_eq!(
+        (
+            seen.method.as_str(),
+            seen.path.as_str(),
+            seen.query.as_deref()
+        ),
+        (
+            "GET",
+            "/anything/pet/findByStatus",
+            Some("status=available")
+        )
+    );
+    assert_eq!(
+        seen.headers["api_key"], SECRET,
+        "the header connection's credential was sent"
+    );
+    assert!(
+        seen.headers.get("authorization").is_none(),
+        "the agent's own Authorization never reaches a vendor"
+    );
     assert_no_secret(&via_run);
     assert!(via_run.structured_content.as_ref().unwrap().is_object());
 
@@ -100,17 +170,33 @@ async fn reads_run_through_run_tool_and_first_class_alike() {
     let r = call(&client, "petstore__find_pets_by_status", input.clone()).await;
     assert_eq!(code(&r).as_deref(), Some("not_promoted"));
     assert!(text(&r).contains("run_tool"));
-    call(&client, "promote", json!({"vendor": "petstore", "name": "find_pets_by_status"})).await;
+    call(
+        &client,
+        "promote",
+        json!({"vendor": "petstore", "name": "find_pets_by_status"}),
+    )
+    .await;
     let first_class = call(&client, "petstore__find_pets_by_status", input).await;
     assert_eq!(first_class.structured_content, via_run.structured_content);
     assert_eq!(text(&first_class), text(&via_run));
 
-    let tool = s.app.graft.tool("petstore", "find_pets_by_status").await.unwrap();
-    let usage = graft::db::runs::select_tool_usage(s.app.graft.pool(), s.agent_id, tool.id).await.unwrap();
+    let tool = s
+        .app
+        .graft
+        .tool("petstore", "find_pets_by_status")
+        .await
+        .unwrap();
+    let usage = graft::db::runs::select_tool_usage(s.app.graft.pool(), s.agent_id, tool.id)
+        .await
+        .unwrap();
     assert_eq!(usage.map(|u| u.1), Some(2), "both real calls counted");
-    let calls = graft::db::runs::select_tool_calls(s.app.graft.pool(), s.agent_id).await.unwrap();
+    let calls = graft::db::runs::select_tool_calls(s.app.graft.pool(), s.agent_id)
+        .await
+        .unwrap();
     assert_eq!(calls.len(), 2, "the not_promoted refusal ran nothing");
-    assert!(calls.iter().all(|c| c.status == "ok" && c.http_status == Some(200) && c.version == 1));
+    assert!(calls
+        .iter()
+        .all(|c| c.status == "ok" && c.http_status == Some(200) && c.version == 1));
     client.cancel().await.unwrap();
     s.app.stop().await;
 }
@@ -119,22 +205,47 @@ async fn reads_run_through_run_tool_and_first_class_alike() {
 async fn invalid_input_lists_violations_and_sends_nothing() {
     let s = setup().await;
     let (client, _) = legacy_client(&s.app, &s.token, ProtocolVersion::V_2025_11_25).await;
-    let r = call(&client, "run_tool", json!({"vendor": "petstore", "name": "get_pet_by_id", "input": {"petId": "abc"}})).await;
+    let r = call(
+        &client,
+        "run_tool",
+        json!({"vendor": "petstore", "name": "get_pet_by_id", "input": {"petId": "abc"}}),
+    )
+    .await;
     assert_eq!(code(&r).as_deref(), Some("invalid_input"));
     let v = &r.structured_content.unwrap()["error"]["violations"];
     assert_eq!(v[0]["pointer"], "/petId", "{v}");
-    let r = call(&client, "run_tool", json!({"vendor": "petstore", "name": "get_pet_by_id", "input": {}})).await;
+    let r = call(
+        &client,
+        "run_tool",
+        json!({"vendor": "petstore", "name": "get_pet_by_id", "input": {}}),
+    )
+    .await;
     assert_eq!(code(&r).as_deref(), Some("invalid_input"));
     // path values cannot leave the path, raw or encoded
     for bad in ["../../admin", "a/b", "%2e%2e", "x?y", "..", "a#b"] {
-        let r = call(&client, "run_tool", json!({"vendor": "acme", "name": "get_file", "input": {"path": bad}})).await;
+        let r = call(
+            &client,
+            "run_tool",
+            json!({"vendor": "acme", "name": "get_file", "input": {"path": bad}}),
+        )
+        .await;
         assert_eq!(code(&r).as_deref(), Some("invalid_input"), "{bad}");
     }
     assert_eq!(s.vendor.count(), 0, "nothing reached the vendor");
-    let ok = call(&client, "run_tool", json!({"vendor": "acme", "name": "get_file", "input": {"path": "a b.txt"}})).await;
+    let ok = call(
+        &client,
+        "run_tool",
+        json!({"vendor": "acme", "name": "get_file", "input": {"path": "a b.txt"}}),
+    )
+    .await;
     assert_eq!(ok.is_error, Some(false));
     assert_eq!(s.vendor.last().path, "/anything/files/a%20b.txt");
-    let r = call(&client, "run_tool", json!({"vendor": "petstore", "name": "nope", "input": {}})).await;
+    let r = call(
+        &client,
+        "run_tool",
+        json!({"vendor": "petstore", "name": "nope", "input": {}}),
+    )
+    .await;
     assert_eq!(code(&r).as_deref(), Some("tool_not_found"));
     client.cancel().await.unwrap();
     s.app.stop().await;
@@ -146,9 +257,17 @@ async fn the_first_write_asks_a_person_and_the_approval_stands() {
     let (client, _) = legacy_client(&s.app, &s.token, ProtocolVersion::V_2025_11_25).await;
     let add = json!({"vendor": "petstore", "name": "add_pet", "input": {"name": "rex", "photoUrls": ["u"]}});
     let r = call(&client, "run_tool", add.clone()).await;
-    assert_eq!(code(&r).as_deref(), Some("approval_required"), "{}", text(&r));
+    assert_eq!(
+        code(&r).as_deref(),
+        Some("approval_required"),
+        "{}",
+        text(&r)
+    );
     let err = &r.structured_content.as_ref().unwrap()["error"];
-    assert!(err["approvalUrl"].as_str().unwrap().contains("/approvals?agent=alpha&tool=petstore__add_pet"));
+    assert!(err["approvalUrl"]
+        .as_str()
+        .unwrap()
+        .contains("/approvals?agent=alpha&tool=petstore__add_pet"));
     assert!(err["tellUser"].as_str().unwrap().contains("approve"));
     assert_eq!(s.vendor.count(), 0, "nothing was sent before the approval");
     let pending = s.app.graft.approvals().await.unwrap();
@@ -158,26 +277,70 @@ async fn the_first_write_asks_a_person_and_the_approval_stands() {
     assert_eq!(s.app.graft.approvals().await.unwrap().len(), 1);
 
     // an agent cannot approve itself
-    assert!(s.app.graft.decide_approval(&Actor::Agent(s.agent_id), "alpha", "petstore", "add_pet", true).await.is_err());
+    assert!(s
+        .app
+        .graft
+        .decide_approval(
+            &Actor::Agent(s.agent_id),
+            "alpha",
+            "petstore",
+            "add_pet",
+            true
+        )
+        .await
+        .is_err());
     grant(&s, "petstore__add_pet").await;
     let r = call(&client, "run_tool", add.clone()).await;
     assert_eq!(r.is_error, Some(false), "{}", text(&r));
     let seen = s.vendor.last();
     assert_eq!(seen.method, "POST");
-    assert_eq!(serde_json::from_str::<Value>(&seen.body).unwrap()["name"], "rex");
+    assert_eq!(
+        serde_json::from_str::<Value>(&seen.body).unwrap()["name"],
+        "rex"
+    );
     assert_eq!(seen.headers["content-type"], "application/json");
 
     // demote and re-promote: the approval stands
-    call(&client, "promote", json!({"vendor": "petstore", "name": "add_pet"})).await;
-    call(&client, "demote", json!({"vendor": "petstore", "name": "add_pet"})).await;
-    call(&client, "promote", json!({"vendor": "petstore", "name": "add_pet"})).await;
-    let r = call(&client, "petstore__add_pet", json!({"name": "max", "photoUrls": []})).await;
+    call(
+        &client,
+        "promote",
+        json!({"vendor": "petstore", "name": "add_pet"}),
+    )
+    .await;
+    call(
+        &client,
+        "demote",
+        json!({"vendor": "petstore", "name": "add_pet"}),
+    )
+    .await;
+    call(
+        &client,
+        "promote",
+        json!({"vendor": "petstore", "name": "add_pet"}),
+    )
+    .await;
+    let r = call(
+        &client,
+        "petstore__add_pet",
+        json!({"name": "max", "photoUrls": []}),
+    )
+    .await;
     assert_eq!(r.is_error, Some(false));
 
     // another agent, denied
     let (_, token_b) = agent(&s.app, "beta").await;
     let (b, _) = legacy_client(&s.app, &token_b, ProtocolVersion::V_2025_11_25).await;
-    s.app.graft.decide_approval(&Actor::Person("ops".into()), "beta", "petstore", "add_pet", false).await.unwrap();
+    s.app
+        .graft
+        .decide_approval(
+            &Actor::Person("ops".into()),
+            "beta",
+            "petstore",
+            "add_pet",
+            false,
+        )
+        .await
+        .unwrap();
     let before = s.vendor.count();
     let r = call(&b, "run_tool", add).await;
     assert_eq!(code(&r).as_deref(), Some("approval_denied"));
@@ -201,27 +364,64 @@ async fn dry_runs_preview_writes_redacted_and_let_reads_through() {
     let sc = r.structured_content.clone().unwrap();
     assert_eq!(sc["dryRun"], true);
     assert_eq!(sc["request"]["method"], "POST");
-    assert_eq!(sc["request"]["headers"]["Authorization"], "Bearer <redacted>");
-    assert!(sc["request"]["url"].as_str().unwrap().ends_with("/anything/v1/customers"));
-    assert_eq!(sc["request"]["body"], "email=a%40b.test&metadata%5Border%5D=42");
+    assert_eq!(
+        sc["request"]["headers"]["Authorization"],
+        "Bearer <redacted>"
+    );
+    assert!(sc["request"]["url"]
+        .as_str()
+        .unwrap()
+        .ends_with("/anything/v1/customers"));
+    assert_eq!(
+        sc["request"]["body"],
+        "email=a%40b.test&metadata%5Border%5D=42"
+    );
     assert_no_secret(&r);
     assert_eq!(s.vendor.count(), 0, "a dry run of a write sends nothing");
-    assert!(s.app.graft.approvals().await.unwrap().is_empty(), "no approval is asked by a dry run");
+    assert!(
+        s.app.graft.approvals().await.unwrap().is_empty(),
+        "no approval is asked by a dry run"
+    );
     let tool = s.app.graft.tool("stripe", "post_customers").await.unwrap();
-    assert!(graft::db::runs::select_tool_usage(s.app.graft.pool(), s.agent_id, tool.id).await.unwrap().is_none());
+    assert!(
+        graft::db::runs::select_tool_usage(s.app.graft.pool(), s.agent_id, tool.id)
+            .await
+            .unwrap()
+            .is_none()
+    );
 
     // query credentials are redacted too
-    let r = call(&client, "run_tool", json!({"vendor": "twilio", "name": "create_account", "input": {}, "dryRun": true})).await;
-    assert_eq!(r.structured_content.unwrap()["request"]["headers"]["Authorization"], "Basic <redacted>");
+    let r = call(
+        &client,
+        "run_tool",
+        json!({"vendor": "twilio", "name": "create_account", "input": {}, "dryRun": true}),
+    )
+    .await;
+    assert_eq!(
+        r.structured_content.unwrap()["request"]["headers"]["Authorization"],
+        "Basic <redacted>"
+    );
 
     // a dry run of a read reaches the vendor
     let r = call(&client, "run_tool", json!({"vendor": "acme", "name": "list_items", "input": {"tag": ["a", "b"]}, "dryRun": true})).await;
     assert_eq!(r.is_error, Some(false));
     let seen = s.vendor.last();
-    assert_eq!(seen.query.as_deref(), Some(&*format!("tag=a&tag=b&key={}", url::form_urlencoded::byte_serialize(SECRET.as_bytes()).collect::<String>())));
+    assert_eq!(
+        seen.query.as_deref(),
+        Some(&*format!(
+            "tag=a&tag=b&key={}",
+            url::form_urlencoded::byte_serialize(SECRET.as_bytes()).collect::<String>()
+        ))
+    );
     assert_no_secret(&r);
-    let calls = graft::db::runs::select_tool_calls(s.app.graft.pool(), s.agent_id).await.unwrap();
-    assert_eq!(calls.iter().filter(|c| c.dry_run).count(), 3, "dry runs are in the call log");
+    let calls = graft::db::runs::select_tool_calls(s.app.graft.pool(), s.agent_id)
+        .await
+        .unwrap();
+    assert_eq!(
+        calls.iter().filter(|c| c.dry_run).count(),
+        3,
+        "dry runs are in the call log"
+    );
     client.cancel().await.unwrap();
     s.app.stop().await;
 }
@@ -234,9 +434,15 @@ async fn form_bodies_basic_auth_and_two_path_parameters() {
     let r = call(&client, "run_tool", json!({"vendor": "stripe", "name": "post_customers", "input": {"email": "a@b.test", "metadata": {"order": "42", "tier": "gold"}}})).await;
     assert_eq!(r.is_error, Some(false), "{}", text(&r));
     let seen = s.vendor.last();
-    assert_eq!(seen.headers["content-type"], "application/x-www-form-urlencoded");
+    assert_eq!(
+        seen.headers["content-type"],
+        "application/x-www-form-urlencoded"
+    );
     assert_eq!(seen.headers["authorization"], format!("Bearer {SECRET}"));
-    assert_eq!(seen.body, "email=a%40b.test&metadata%5Border%5D=42&metadata%5Btier%5D=gold");
+    assert_eq!(
+        seen.body,
+        "email=a%40b.test&metadata%5Border%5D=42&metadata%5Btier%5D=gold"
+    );
     assert_no_secret(&r);
 
     // Stripe declares bodies on GET: they are sent as query parameters, never as a body
@@ -247,12 +453,23 @@ async fn form_bodies_basic_auth_and_two_path_parameters() {
     assert!(seen.query.as_deref().unwrap().contains("limit=3"));
 
     // Twilio: AccountSid declared at path level, Sid at operation level; Basic auth
-    let list = graft::db::select_vendor_tools(s.app.graft.pool(), "twilio").await.unwrap();
-    let fetch = list.iter().find(|t| t.path_template == "/2010-04-01/Accounts/{AccountSid}/Addresses/{Sid}.json" && t.method == "GET").unwrap();
+    let list = graft::db::select_vendor_tools(s.app.graft.pool(), "twilio")
+        .await
+        .unwrap();
+    let fetch = list
+        .iter()
+        .find(|t| {
+            t.path_template == "/2010-04-01/Accounts/{AccountSid}/Addresses/{Sid}.json"
+                && t.method == "GET"
+        })
+        .unwrap();
     let r = call(&client, "run_tool", json!({"vendor": "twilio", "name": fetch.name, "input": {"AccountSid": ACCOUNT, "Sid": ADDRESS}})).await;
     assert_eq!(r.is_error, Some(false), "{}", text(&r));
     let seen = s.vendor.last();
-    assert_eq!(seen.path, format!("/anything/2010-04-01/Accounts/{ACCOUNT}/Addresses/{ADDRESS}.json"));
+    assert_eq!(
+        seen.path,
+        format!("/anything/2010-04-01/Accounts/{ACCOUNT}/Addresses/{ADDRESS}.json")
+    );
     use base64::Engine;
     let basic = base64::engine::general_purpose::STANDARD.encode(format!("AC123:{SECRET}"));
     assert_eq!(seen.headers["authorization"], format!("Basic {basic}"));
@@ -263,34 +480,77 @@ async fn form_bodies_basic_auth_and_two_path_parameters() {
 
 #[tokio::test]
 async fn vendor_errors_timeouts_redirects_and_big_responses() {
-    let limits = graft::proxy::ProxyLimits { connect_timeout: std::time::Duration::from_secs(2), total_timeout: std::time::Duration::from_secs(1), response_cap: 1 << 20 };
+    let limits = graft::proxy::ProxyLimits {
+        connect_timeout: std::time::Duration::from_secs(2),
+        total_timeout: std::time::Duration::from_secs(1),
+        response_cap: 1 << 20,
+    };
     let s = setup_with(Some(limits)).await;
     let (client, _) = legacy_client(&s.app, &s.token, ProtocolVersion::V_2025_11_25).await;
-    let r = call(&client, "run_tool", json!({"vendor": "acme", "name": "status", "input": {"code": 500}})).await;
+    let r = call(
+        &client,
+        "run_tool",
+        json!({"vendor": "acme", "name": "status", "input": {"code": 500}}),
+    )
+    .await;
     assert_eq!(code(&r).as_deref(), Some("vendor_error"));
     let e = &r.structured_content.as_ref().unwrap()["error"];
     assert_eq!(e["status"], 500);
     assert_eq!(e["body"]["error"]["message"], "boom");
 
-    let r = call(&client, "run_tool", json!({"vendor": "acme", "name": "delay", "input": {"secs": 3}})).await;
-    assert_eq!(code(&r).as_deref(), Some("vendor_unreachable"), "{}", text(&r));
+    let r = call(
+        &client,
+        "run_tool",
+        json!({"vendor": "acme", "name": "delay", "input": {"secs": 3}}),
+    )
+    .await;
+    assert_eq!(
+        code(&r).as_deref(),
+        Some("vendor_unreachable"),
+        "{}",
+        text(&r)
+    );
     assert!(!text(&r).contains(SECRET));
 
-    let r = call(&client, "run_tool", json!({"vendor": "acme", "name": "redirect", "input": {}})).await;
+    let r = call(
+        &client,
+        "run_tool",
+        json!({"vendor": "acme", "name": "redirect", "input": {}}),
+    )
+    .await;
     assert_eq!(code(&r).as_deref(), Some("vendor_error"), "{}", text(&r));
     assert_eq!(r.structured_content.unwrap()["error"]["status"], 302);
-    assert_eq!(s.other.count(), 0, "a redirect to another origin is not followed");
+    assert_eq!(
+        s.other.count(),
+        0,
+        "a redirect to another origin is not followed"
+    );
 
-    let r = call(&client, "run_tool", json!({"vendor": "acme", "name": "big", "input": {}})).await;
+    let r = call(
+        &client,
+        "run_tool",
+        json!({"vendor": "acme", "name": "big", "input": {}}),
+    )
+    .await;
     assert_eq!(r.is_error, Some(false));
     let t = text(&r);
     assert!(t.len() < (1 << 20) + 200 && t.contains("[response cut at 1048576 bytes]"));
 
-    let calls = graft::db::runs::select_tool_calls(s.app.graft.pool(), s.agent_id).await.unwrap();
-    let codes: Vec<_> = calls.iter().map(|c| (c.error_code.clone(), c.http_status)).collect();
+    let calls = graft::db::runs::select_tool_calls(s.app.graft.pool(), s.agent_id)
+        .await
+        .unwrap();
+    let codes: Vec<_> = calls
+        .iter()
+        .map(|c| (c.error_code.clone(), c.http_status))
+        .collect();
     assert_eq!(
         codes,
-        vec![(Some("vendor_error".into()), Some(500)), (Some("vendor_unreachable".into()), None), (Some("vendor_error".into()), Some(302)), (None, Some(200))]
+        vec![
+            (Some("vendor_error".into()), Some(500)),
+            (Some("vendor_unreachable".into()), None),
+            (Some("vendor_error".into()), Some(302)),
+            (None, Some(200))
+        ]
     );
     client.cancel().await.unwrap();
     s.app.stop().await;
@@ -300,17 +560,49 @@ async fn vendor_errors_timeouts_redirects_and_big_responses() {
 async fn revoked_connections_answer_connection_revoked_and_secrets_stay_sealed() {
     let s = setup().await;
     let (client, _) = legacy_client(&s.app, &s.token, ProtocolVersion::V_2025_11_25).await;
-    let stored: Vec<Option<String>> = sqlx::query_scalar("SELECT secret_ciphertext FROM connections").fetch_all(s.app.graft.pool()).await.unwrap();
-    assert!(stored.iter().flatten().all(|c| !c.contains(SECRET) && !c.contains("s3cret")));
+    let stored: Vec<Option<String>> =
+        sqlx::query_scalar("SELECT secret_ciphertext FROM connections")
+            .fetch_all(s.app.graft.pool())
+            .await
+            .unwrap();
+    assert!(stored
+        .iter()
+        .flatten()
+        .all(|c| !c.contains(SECRET) && !c.contains("s3cret")));
     let listed = format!("{:?}", s.app.graft.connections().await.unwrap());
     assert!(!listed.contains(SECRET));
 
-    let id = s.app.graft.connections().await.unwrap().into_iter().find(|c| c.vendor == "petstore").unwrap().id;
-    s.app.graft.revoke_connection(&Actor::Person("ops".into()), id).await.unwrap();
-    let r = call(&client, "run_tool", json!({"vendor": "petstore", "name": "find_pets_by_status", "input": {}})).await;
+    let id = s
+        .app
+        .graft
+        .connections()
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|c| c.vendor == "petstore")
+        .unwrap()
+        .id;
+    s.app
+        .graft
+        .revoke_connection(&Actor::Person("ops".into()), id)
+        .await
+        .unwrap();
+    let r = call(
+        &client,
+        "run_tool",
+        json!({"vendor": "petstore", "name": "find_pets_by_status", "input": {}}),
+    )
+    .await;
     assert_eq!(code(&r).as_deref(), Some("connection_revoked"));
     assert_eq!(s.vendor.count(), 0);
-    assert!(s.app.graft.revoke_connection(&Actor::Person("ops".into()), id).await.is_err(), "revoking twice is refused");
+    assert!(
+        s.app
+            .graft
+            .revoke_connection(&Actor::Person("ops".into()), id)
+            .await
+            .is_err(),
+        "revoking twice is refused"
+    );
     client.cancel().await.unwrap();
     s.app.stop().await;
 }

@@ -22,37 +22,82 @@ struct World {
 /// A service with a fake clock at T0 and a vendor `acme` with `n` tools t0..t{n-1}.
 async fn world(n: usize) -> World {
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}?mode=rwc", dir.path().join("graft.db").display());
+    let url = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("graft.db").display()
+    );
     let clock = Arc::new(FakeClock::default());
     clock.set(T0);
-    let graft = Graft::open(&url, clock.clone(), ServiceConfig::ephemeral("http://127.0.0.1:3000")).await.unwrap();
-    let paths: serde_json::Map<String, serde_json::Value> =
-        (0..n).map(|i| (format!("/t{i}"), json!({"get": {"operationId": format!("t{i}"), "summary": format!("tool {i}")}}))).collect();
-    let doc = json!({"openapi": "3.0.0", "info": {"title": "acme", "version": "1"}, "paths": paths});
-    graft.import_openapi("acme", &doc.to_string(), Some("http://127.0.0.1:9"), &mut |_, _| {}).await.unwrap();
-    World { graft, clock, dir, url }
+    let graft = Graft::open(
+        &url,
+        clock.clone(),
+        ServiceConfig::ephemeral("http://127.0.0.1:3000"),
+    )
+    .await
+    .unwrap();
+    let paths: serde_json::Map<String, serde_json::Value> = (0..n)
+        .map(|i| {
+            (
+                format!("/t{i}"),
+                json!({"get": {"operationId": format!("t{i}"), "summary": format!("tool {i}")}}),
+            )
+        })
+        .collect();
+    let doc =
+        json!({"openapi": "3.0.0", "info": {"title": "acme", "version": "1"}, "paths": paths});
+    graft
+        .import_openapi(
+            "acme",
+            &doc.to_string(),
+            Some("http://127.0.0.1:9"),
+            &mut |_, _| {},
+        )
+        .await
+        .unwrap();
+    World {
+        graft,
+        clock,
+        dir,
+        url,
+    }
 }
 
 impl World {
     async fn agent(&self, name: &str, cap: i64) -> i64 {
-        self.graft.add_agent(name, None, Some(cap), None).await.unwrap().0.id
+        self.graft
+            .add_agent(name, None, Some(cap), None)
+            .await
+            .unwrap()
+            .0
+            .id
     }
 
     /// Promotes tool `i` for the agent `days_ago` days before T0.
     async fn promote(&self, agent: i64, i: usize, days_ago: i64) {
         self.clock.set(T0 - days_ago * DAY_MS);
-        self.graft.promote_tool(&Actor::Agent(agent), agent, "acme", &format!("t{i}")).await.unwrap();
+        self.graft
+            .promote_tool(&Actor::Agent(agent), agent, "acme", &format!("t{i}"))
+            .await
+            .unwrap();
         self.clock.set(T0);
     }
 
     /// Records a call of tool `i` `days_ago` days before T0 (the proxy's own write).
     async fn use_tool(&self, agent: i64, i: usize, days_ago: i64) {
         let tool = self.graft.tool("acme", &format!("t{i}")).await.unwrap();
-        db::runs::upsert_tool_usage(self.graft.pool(), agent, tool.id, T0 - days_ago * DAY_MS).await.unwrap();
+        db::runs::upsert_tool_usage(self.graft.pool(), agent, tool.id, T0 - days_ago * DAY_MS)
+            .await
+            .unwrap();
     }
 
     async fn set(&self, agent: i64) -> Vec<String> {
-        self.graft.working_set(agent).await.unwrap().into_iter().map(|e| e.tool.name).collect()
+        self.graft
+            .working_set(agent)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|e| e.tool.name)
+            .collect()
     }
 
     async fn demotions(&self, agent: i64) -> Vec<(String, String)> {
@@ -92,7 +137,10 @@ async fn the_idle_rule_with_the_default_21_day_window() {
     let mut kept = w.set(a).await;
     kept.sort();
     assert_eq!(kept, names(&["t0", "t3"]));
-    assert_eq!(w.demotions(a).await, vec![("t1".into(), "idle".into()), ("t2".into(), "idle".into())]);
+    assert_eq!(
+        w.demotions(a).await,
+        vec![("t1".into(), "idle".into()), ("t2".into(), "idle".into())]
+    );
     let h = w.graft.history(a, 1, 0).await.unwrap();
     assert_eq!((h[0].actor.as_str(), h[0].at), ("rule", T0));
 }
@@ -109,9 +157,20 @@ async fn the_cap_demotes_only_never_called_tools_oldest_promotion_first() {
     }
     // t22, t23, t24 never called: promoted 13, 12, 11 days ago
     let r = w.graft.sweep_once(T0, false).await.unwrap();
-    assert_eq!(r.agents[0].demoted.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(), ["t22", "t23", "t24"]);
+    assert_eq!(
+        r.agents[0]
+            .demoted
+            .iter()
+            .map(|d| d.name.as_str())
+            .collect::<Vec<_>>(),
+        ["t22", "t23", "t24"]
+    );
     assert!(r.agents[0].demoted.iter().all(|d| d.cause == "cap"));
-    assert_eq!(w.set(a).await.len(), 22, "called tools are never demoted by the cap: the set stays above it");
+    assert_eq!(
+        w.set(a).await.len(),
+        22,
+        "called tools are never demoted by the cap: the set stays above it"
+    );
 }
 
 #[tokio::test]
@@ -123,7 +182,7 @@ async fn idle_runs_before_cap() {
     w.promote(a, 1, 3).await;
     w.use_tool(a, 1, 1).await;
     w.promote(a, 2, 2).await; // never called
-    // idle first removes t0; two remain within the cap. Cap first would have removed t2.
+                              // idle first removes t0; two remain within the cap. Cap first would have removed t2.
     w.graft.sweep_once(T0, false).await.unwrap();
     assert_eq!(w.demotions(a).await, vec![("t0".into(), "idle".into())]);
     let mut kept = w.set(a).await;
@@ -138,17 +197,39 @@ async fn edits_act_at_the_next_sweep_and_a_second_sweep_changes_nothing() {
     for i in 0..4 {
         w.promote(a, i, 4 - i as i64).await;
     }
-    w.graft.set_agent("alpha", None, Some(2), Some(30)).await.unwrap();
+    w.graft
+        .set_agent("alpha", None, Some(2), Some(30))
+        .await
+        .unwrap();
     assert_eq!(w.set(a).await.len(), 4, "an edit changes nothing by itself");
-    assert!(w.graft.set_agent("alpha", None, Some(0), None).await.is_err());
-    assert!(w.graft.set_agent("alpha", None, Some(501), None).await.is_err());
-    assert!(w.graft.set_agent("alpha", None, None, Some(3651)).await.is_err());
+    assert!(w
+        .graft
+        .set_agent("alpha", None, Some(0), None)
+        .await
+        .is_err());
+    assert!(w
+        .graft
+        .set_agent("alpha", None, Some(501), None)
+        .await
+        .is_err());
+    assert!(w
+        .graft
+        .set_agent("alpha", None, None, Some(3651))
+        .await
+        .is_err());
     let preview = w.graft.sweep_once(T0, true).await.unwrap();
     assert_eq!(preview.demotions(), 2);
     assert_eq!(w.set(a).await.len(), 4, "a dry run changes nothing");
     let r = w.graft.sweep_once(T0, false).await.unwrap();
     assert_eq!(r.demotions(), 2);
-    assert_eq!(r.agents[0].demoted.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(), ["t0", "t1"]);
+    assert_eq!(
+        r.agents[0]
+            .demoted
+            .iter()
+            .map(|d| d.name.as_str())
+            .collect::<Vec<_>>(),
+        ["t0", "t1"]
+    );
     let again = w.graft.sweep_once(T0, false).await.unwrap();
     assert_eq!(again.demotions(), 0);
     assert_eq!(w.demotions(a).await.len(), 2);
@@ -164,9 +245,17 @@ async fn a_stale_plan_does_not_demote() {
     // planned on "never used", but the agent called it meanwhile
     w.use_tool(a, 0, 0).await;
     let mut conn = w.graft.pool().acquire().await.unwrap();
-    assert!(!db::sweep::delete_entry_as_planned(&mut conn, a, tool.id, promoted_at, -1).await.unwrap());
+    assert!(
+        !db::sweep::delete_entry_as_planned(&mut conn, a, tool.id, promoted_at, -1)
+            .await
+            .unwrap()
+    );
     // planned on an older promotion, but it was re-promoted
-    assert!(!db::sweep::delete_entry_as_planned(&mut conn, a, tool.id, promoted_at - 1, T0).await.unwrap());
+    assert!(
+        !db::sweep::delete_entry_as_planned(&mut conn, a, tool.id, promoted_at - 1, T0)
+            .await
+            .unwrap()
+    );
     drop(conn);
     assert_eq!(w.graft.sweep_once(T0, false).await.unwrap().demotions(), 0);
 }
@@ -183,13 +272,26 @@ async fn two_sweepers_on_one_database_demote_each_entry_once() {
         agents.push(a);
     }
     // a second process: its own pool on the same file
-    let other = Graft::open(&w.url, w.clock.clone(), ServiceConfig::ephemeral("http://127.0.0.1:3000")).await.unwrap();
+    let other = Graft::open(
+        &w.url,
+        w.clock.clone(),
+        ServiceConfig::ephemeral("http://127.0.0.1:3000"),
+    )
+    .await
+    .unwrap();
     let planned = w.graft.sweep_once(T0, true).await.unwrap().demotions();
     assert!(planned > 100);
     let (r1, r2) = tokio::join!(w.graft.sweep_once(T0, false), other.sweep_once(T0, false));
     let (r1, r2) = (r1.unwrap(), r2.unwrap());
-    assert_eq!(r1.demotions() + r2.demotions(), planned, "each entry demoted once between the two");
-    let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM history WHERE action = 'demote'").fetch_one(w.graft.pool()).await.unwrap();
+    assert_eq!(
+        r1.demotions() + r2.demotions(),
+        planned,
+        "each entry demoted once between the two"
+    );
+    let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM history WHERE action = 'demote'")
+        .fetch_one(w.graft.pool())
+        .await
+        .unwrap();
     assert_eq!(rows as usize, planned, "one history row per demotion");
     let dupes: i64 = sqlx::query_scalar(
         "SELECT COUNT(*) FROM (SELECT agent_id, tool_id FROM history WHERE action = 'demote' GROUP BY agent_id, tool_id HAVING COUNT(*) > 1)",
@@ -206,8 +308,18 @@ async fn one_list_changed_per_sweep_to_that_agent_only_and_revocation_demotes() 
     let w = world(8).await;
     let s = settings(w.dir.path());
     let app = spawn_app_with_graft(s, w.graft.clone()).await;
-    let (a, token_a) = w.graft.add_agent("alpha", None, Some(20), None).await.map(|(a, t)| (a.id, t)).unwrap();
-    let (b, token_b) = w.graft.add_agent("beta", None, Some(20), None).await.map(|(a, t)| (a.id, t)).unwrap();
+    let (a, token_a) = w
+        .graft
+        .add_agent("alpha", None, Some(20), None)
+        .await
+        .map(|(a, t)| (a.id, t))
+        .unwrap();
+    let (b, token_b) = w
+        .graft
+        .add_agent("beta", None, Some(20), None)
+        .await
+        .map(|(a, t)| (a.id, t))
+        .unwrap();
     for i in 0..5 {
         w.promote(a, i, 30).await; // all idle
     }
@@ -217,7 +329,14 @@ async fn one_list_changed_per_sweep_to_that_agent_only_and_revocation_demotes() 
     let (ca, ea) = legacy_client(&app, &token_a, ProtocolVersion::V_2025_11_25).await;
     let (cb, eb) = legacy_client(&app, &token_b, ProtocolVersion::V_2025_11_25).await;
     let mb = modern_client(&app, &token_b).await;
-    let mut sub_b = mb.listen(rmcp::model::SubscriptionFilter::builder().tools_list_changed().build()).await.unwrap();
+    let mut sub_b = mb
+        .listen(
+            rmcp::model::SubscriptionFilter::builder()
+                .tools_list_changed()
+                .build(),
+        )
+        .await
+        .unwrap();
 
     let r = w.graft.sweep_once(T0, false).await.unwrap();
     assert_eq!(r.demotions(), 5);
@@ -225,22 +344,44 @@ async fn one_list_changed_per_sweep_to_that_agent_only_and_revocation_demotes() 
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(ea.count(), 1, "five demotions, one notification");
     assert_eq!(eb.count(), 0, "the other agent hears nothing");
-    assert!(tokio::time::timeout(Duration::from_millis(300), sub_b.next()).await.is_err());
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), sub_b.next())
+            .await
+            .is_err()
+    );
     assert_eq!(tool_names(&ca).await.len(), 7, "6 meta-tools and t6");
 
     // revoking the vendor's only connection demotes its tools everywhere, at once
-    let conn = w.graft.add_connection("acme", "main", "bearer", None, Some("tok-123456")).await.unwrap();
-    let (_, demoted) = w.graft.revoke_connection(&Actor::Person("ops".into()), conn.id).await.unwrap();
+    let conn = w
+        .graft
+        .add_connection("acme", "main", "bearer", None, Some("tok-123456"))
+        .await
+        .unwrap();
+    let (_, demoted) = w
+        .graft
+        .revoke_connection(&Actor::Person("ops".into()), conn.id)
+        .await
+        .unwrap();
     assert_eq!(demoted, 3, "alpha's t6, beta's t5 and t6");
     ea.wait_for(2).await;
     eb.wait_for(1).await;
-    let n = tokio::time::timeout(Duration::from_secs(10), sub_b.next()).await.unwrap().unwrap();
+    let n = tokio::time::timeout(Duration::from_secs(10), sub_b.next())
+        .await
+        .unwrap()
+        .unwrap();
     assert!(n.is_some());
-    assert!(w.demotions(b).await.iter().all(|(_, c)| c == "connection_revoked"));
+    assert!(w
+        .demotions(b)
+        .await
+        .iter()
+        .all(|(_, c)| c == "connection_revoked"));
     // re-promoted, its calls answer connection_revoked
     call(&ca, "promote", json!({"vendor": "acme", "name": "t6"})).await;
     let r = call(&ca, "acme__t6", json!({})).await;
-    assert_eq!(r.structured_content.unwrap()["error"]["code"], "connection_revoked");
+    assert_eq!(
+        r.structured_content.unwrap()["error"]["code"],
+        "connection_revoked"
+    );
     sub_b.cancel().await.unwrap();
     ca.cancel().await.unwrap();
     cb.cancel().await.unwrap();

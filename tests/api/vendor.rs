@@ -38,14 +38,23 @@ impl Vendor {
         self.seen.lock().unwrap().clone()
     }
     pub fn last(&self) -> Seen {
-        self.requests().last().cloned().expect("the vendor received a request")
+        self.requests()
+            .last()
+            .cloned()
+            .expect("the vendor received a request")
     }
     pub fn count(&self) -> usize {
         self.seen.lock().unwrap().len()
     }
 }
 
-async fn echo(State(v): State<Vendor>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+async fn echo(
+    State(v): State<Vendor>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let body = String::from_utf8_lossy(&body).into_owned();
     v.seen.lock().unwrap().push(Seen {
         method: method.to_string(),
@@ -54,14 +63,31 @@ async fn echo(State(v): State<Vendor>, method: Method, uri: Uri, headers: Header
         headers: headers.clone(),
         body: body.clone(),
     });
-    let hdrs: serde_json::Map<String, Value> =
-        headers.iter().map(|(k, val)| (k.to_string(), Value::String(val.to_str().unwrap_or("").to_string()))).collect();
+    let hdrs: serde_json::Map<String, Value> = headers
+        .iter()
+        .map(|(k, val)| {
+            (
+                k.to_string(),
+                Value::String(val.to_str().unwrap_or("").to_string()),
+            )
+        })
+        .collect();
     Json(json!({"method": method.to_string(), "url": uri.to_string(), "headers": hdrs, "data": body})).into_response()
 }
 
 async fn status(State(v): State<Vendor>, uri: Uri, Path(code): Path<u16>) -> Response {
-    v.seen.lock().unwrap().push(Seen { method: "GET".into(), path: uri.path().into(), query: None, headers: HeaderMap::new(), body: String::new() });
-    (StatusCode::from_u16(code).unwrap(), Json(json!({"error": {"message": "boom", "code": code}}))).into_response()
+    v.seen.lock().unwrap().push(Seen {
+        method: "GET".into(),
+        path: uri.path().into(),
+        query: None,
+        headers: HeaderMap::new(),
+        body: String::new(),
+    });
+    (
+        StatusCode::from_u16(code).unwrap(),
+        Json(json!({"error": {"message": "boom", "code": code}})),
+    )
+        .into_response()
 }
 
 async fn delay(Path(secs): Path<u64>) -> Response {
@@ -70,19 +96,31 @@ async fn delay(Path(secs): Path<u64>) -> Response {
 }
 
 async fn big() -> Response {
-    ([("content-type", "text/plain")], "x".repeat(2 * 1024 * 1024)).into_response()
+    (
+        [("content-type", "text/plain")],
+        "x".repeat(2 * 1024 * 1024),
+    )
+        .into_response()
 }
 
 /// Starts an echo vendor. `redirect_to` is where `/redirect` sends clients (another origin).
 pub async fn start(redirect_to: Option<String>) -> Vendor {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let v = Vendor { addr: listener.local_addr().unwrap(), seen: Arc::default() };
+    let v = Vendor {
+        addr: listener.local_addr().unwrap(),
+        seen: Arc::default(),
+    };
     let target = redirect_to.unwrap_or_else(|| "http://127.0.0.1:9/".into());
     let app = Router::new()
         .route("/status/{code}", get(status))
         .route("/delay/{secs}", get(delay))
         .route("/big", get(big))
-        .route("/redirect", get(move || async move { (StatusCode::FOUND, [("location", target.clone())]).into_response() }))
+        .route(
+            "/redirect",
+            get(move || async move {
+                (StatusCode::FOUND, [("location", target.clone())]).into_response()
+            }),
+        )
         .fallback(any(echo))
         .with_state(v.clone());
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
