@@ -726,6 +726,16 @@ impl OpCtx<'_> {
             }
         }
 
+        // placeholders the document forgot to declare (httpbin's /anything/{anything})
+        for placeholder in path_placeholders(path) {
+            if !binding.path.contains_key(&placeholder) {
+                let prop = unique_property(&props, property_name(&placeholder));
+                props.insert(prop.clone(), json!({"type": "string", "description": format!("The {{{placeholder}}} part of the path.")}));
+                required.push(prop.clone());
+                binding.path.insert(placeholder, prop);
+            }
+        }
+
         if let Some(accept) = self.accept(op) {
             binding.fixed_headers.insert("Accept".into(), accept);
         }
@@ -734,6 +744,9 @@ impl OpCtx<'_> {
         required.dedup();
         if !required.is_empty() {
             input_schema["required"] = json!(required);
+        }
+        if let Err(e) = jsonschema::validator_for(&input_schema) {
+            return Err(format!("its input schema is not valid JSON Schema: {e}"));
         }
         let summary = op
             .get("summary")

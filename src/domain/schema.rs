@@ -150,8 +150,50 @@ fn clean_keyword(root: &Value, k: &str, v: &Value, stack: &mut Vec<String>) -> O
     Some(v.clone())
 }
 
-/// OpenAPI 3.0 `nullable: true` → a `null` type; boolean exclusive bounds → numeric.
+/// A JSON Schema type name for the names real documents use by mistake (`int`, `bool`,
+/// …); `None` for names that mean nothing.
+fn json_type(name: &str) -> Option<&'static str> {
+    Some(match name.to_ascii_lowercase().as_str() {
+        "string" | "str" | "text" | "file" => "string",
+        "integer" | "int" | "int32" | "int64" | "long" => "integer",
+        "number" | "float" | "double" | "decimal" => "number",
+        "boolean" | "bool" => "boolean",
+        "object" | "dict" | "map" => "object",
+        "array" | "list" => "array",
+        "null" => "null",
+        _ => return None,
+    })
+}
+
+/// OpenAPI 3.0 `nullable: true` → a `null` type; boolean exclusive bounds → numeric;
+/// misspelled type names (Swagger's `int`) → JSON Schema's.
 fn fix_openapi_keywords(src: &Map<String, Value>, out: &mut Map<String, Value>) {
+    match out.get("type").cloned() {
+        Some(Value::String(t)) => match json_type(&t) {
+            Some(fixed) => {
+                out.insert("type".into(), Value::String(fixed.into()));
+            }
+            None => {
+                out.remove("type");
+            }
+        },
+        Some(Value::Array(ts)) => {
+            let fixed: Vec<Value> = ts
+                .iter()
+                .filter_map(|t| t.as_str().and_then(json_type))
+                .map(|t| Value::String(t.into()))
+                .collect();
+            if fixed.is_empty() {
+                out.remove("type");
+            } else {
+                out.insert("type".into(), Value::Array(fixed));
+            }
+        }
+        Some(_) => {
+            out.remove("type");
+        }
+        None => {}
+    }
     if src.get("nullable") == Some(&Value::Bool(true)) {
         match out.get("type").cloned() {
             Some(Value::String(t)) => {
@@ -253,6 +295,22 @@ mod tests {
         assert_eq!(
             out,
             json!({"type": ["integer", "null"], "exclusiveMinimum": 0})
+        );
+    }
+
+    #[test]
+    fn misspelled_types_are_fixed() {
+        assert_eq!(
+            inline(&json!({}), &json!({"type": "int"})),
+            json!({"type": "integer"})
+        );
+        assert_eq!(
+            inline(&json!({}), &json!({"type": ["bool", "null"]})),
+            json!({"type": ["boolean", "null"]})
+        );
+        assert_eq!(
+            inline(&json!({}), &json!({"type": "weird", "description": "d"})),
+            json!({"description": "d"})
         );
     }
 

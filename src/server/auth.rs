@@ -168,7 +168,10 @@ pub async fn bearer_auth(State(state): State<AuthState>, mut req: Request, next:
             .is_some_and(|owner| owner != agent.id)
         {
             tracing::warn!(agent = %agent.name, "refused a session opened by another agent");
-            return (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response();
+            let mut resp = (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response();
+            resp.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return resp;
         }
     }
     req.extensions_mut().insert(AuthedAgent {

@@ -57,20 +57,60 @@ pub fn writes(method: &str, read_only_hint: bool) -> bool {
     ) || !read_only_hint
 }
 
-/// Replaces every secret (raw, form-encoded) in `text` with `<redacted>`.
+/// The end of an occurrence of `secret` at `text[i..]`, matching each byte of the secret
+/// as itself, as `%XX` (either case), as `+` for a space, or as `\` + itself (JSON's
+/// `\/`): so a vendor that echoes the credential in any URL or JSON encoding of it is
+/// still caught.
+fn encoded_match(text: &[u8], i: usize, secret: &[u8]) -> Option<usize> {
+    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+    let mut j = i;
+    for &b in secret {
+        let t = *text.get(j)?;
+        if t == b {
+            j += 1;
+        } else if t == b'+' && b == b' ' {
+            j += 1;
+        } else if t == b'%'
+            && text.len() > j + 2
+            && hex(text[j + 1])
+                .zip(hex(text[j + 2]))
+                .map(|(h, l)| h * 16 + l)
+                == Some(b)
+        {
+            j += 3;
+        } else if t == b'\\' && text.get(j + 1) == Some(&b) {
+            j += 2;
+        } else {
+            return None;
+        }
+    }
+    Some(j)
+}
+
+/// Replaces every secret in `text`, raw or in any URL/JSON encoding, with `<redacted>`.
 fn redact(text: &str, secrets: &[String]) -> String {
     let mut out = text.to_string();
     for s in secrets.iter().filter(|s| s.len() >= 3) {
-        out = out.replace(s.as_str(), request::REDACTED);
-        let encoded: String = url::form_urlencoded::byte_serialize(s.as_bytes()).collect();
-        if encoded != *s {
-            out = out.replace(&encoded, request::REDACTED);
+        let bytes = out.as_bytes();
+        let secret = s.as_bytes();
+        let mut result = Vec::with_capacity(bytes.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            let first = bytes[i];
+            let may_start = first == secret[0] || first == b'%' || first == b'+' || first == b'\\';
+            match may_start.then(|| encoded_match(bytes, i, secret)).flatten() {
+                Some(end) => {
+                    result.extend_from_slice(request::REDACTED.as_bytes());
+                    i = end;
+                }
+                None => {
+                    result.push(first);
+                    i += 1;
+                }
+            }
         }
-        let json_escaped = serde_json::to_string(s).unwrap_or_default();
-        let inner = json_escaped.trim_matches('"');
-        if inner != s {
-            out = out.replace(inner, request::REDACTED);
-        }
+        out = String::from_utf8(result)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     }
     out
 }

@@ -28,6 +28,10 @@ fn check_schema_root(s: &Value, tool: &str) {
         assert!(s.get(k).is_none(), "{tool}: root {k}");
     }
     assert!(!has_ref_or_extension(s), "{tool}: $ref or x-* left in {s}");
+    assert!(
+        jsonschema::validator_for(s).is_ok(),
+        "{tool}: the schema does not compile: {s}"
+    );
     for name in s["properties"].as_object().unwrap().keys() {
         assert!(
             !name.is_empty()

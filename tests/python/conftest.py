@@ -1,7 +1,7 @@
 """Shared harness of the Python SDK tests: running the `graft` binary (CLI and server) and
 connecting to it with the real `mcp` SDK in both eras.
 
-    GRAFT_BIN   the binary (default /work/main/target/debug/graft)
+    GRAFT_BIN   the binary (default <repo>/target/debug/graft)
     specs       /work/shared/specs, or shared/specs beside the checkout (as CI lays it out)
 """
 
@@ -27,7 +27,9 @@ import pytest
 from mcp import Client, ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-GRAFT_BIN = os.environ.get("GRAFT_BIN", "/work/main/target/debug/graft")
+GRAFT_BIN = os.path.abspath(
+    os.environ.get("GRAFT_BIN", str(Path(__file__).resolve().parents[2] / "target" / "debug" / "graft"))
+)
 NOTICE_TIMEOUT = 10.0
 
 

@@ -52,7 +52,7 @@ PETSTORE = Path(os.environ.get("GRAFT_PETSTORE_SPEC", "/work/shared/specs/petsto
 if not PETSTORE.exists():  # a checkout with shared/ beside it (as CI lays it out)
     PETSTORE = spec_path("petstore_openapi.yaml")
 
-META_TOOLS = ["find_tool", "promote", "demote", "run_tool"]
+META_TOOLS = ["find_tool", "promote", "demote", "run_tool", "acquire", "publish"]
 LIST_CHANGED = "notifications/tools/list_changed"
 MODERN = "2026-07-28"
 #: How long to wait for a notice that must come, and to watch for one that must not.
