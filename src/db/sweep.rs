@@ -2,38 +2,29 @@
 
 use super::{Conn, DbResult, Pool};
 
-/// One row of the sweep's read: an agent's settings and one of its entries with usage.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct SweepRow {
-    /// Agent.
-    pub agent_id: i64,
-    /// Agent name.
-    pub agent: String,
-    /// Cap.
-    pub cap: i64,
-    /// Idle window (days).
-    pub idle_window_days: i64,
-    /// Tool.
-    pub tool_id: i64,
-    /// Vendor slug.
-    pub vendor: String,
-    /// Tool name.
-    pub name: String,
-    /// Promotion time (ms).
-    pub promoted_at: i64,
-    /// Last use (ms).
-    pub last_used_at: Option<i64>,
-}
-
-/// Every working-set entry of every agent with its usage, ordered by agent.
-pub async fn select_sweep_rows(pool: &Pool) -> DbResult<Vec<SweepRow>> {
+/// Every working-set entry with its usage: `(agent id, tool id, promoted_at,
+/// last_used_at)`, ordered by agent. Integers only: this read is the sweep's hot path.
+pub async fn select_sweep_entries(pool: &Pool) -> DbResult<Vec<(i64, i64, i64, Option<i64>)>> {
     sqlx::query_as(
-        "SELECT a.id AS agent_id, a.name AS agent, a.cap, a.idle_window_days, ws.tool_id, vd.slug AS vendor, t.name, \
-         ws.promoted_at, u.last_used_at \
-         FROM working_set ws JOIN agents a ON a.id = ws.agent_id JOIN tools t ON t.id = ws.tool_id \
-         JOIN vendors vd ON vd.id = t.vendor_id \
+        "SELECT ws.agent_id, ws.tool_id, ws.promoted_at, u.last_used_at FROM working_set ws \
          LEFT JOIN tool_usage u ON u.agent_id = ws.agent_id AND u.tool_id = ws.tool_id \
          ORDER BY ws.agent_id",
+    )
+    .fetch_all(pool)
+    .await
+}
+
+/// `(id, name, cap, idle window days)` of every agent.
+pub async fn select_agent_rules(pool: &Pool) -> DbResult<Vec<(i64, String, i64, i64)>> {
+    sqlx::query_as("SELECT id, name, cap, idle_window_days FROM agents")
+        .fetch_all(pool)
+        .await
+}
+
+/// `(tool id, vendor slug, name)` of every tool.
+pub async fn select_tool_names_all(pool: &Pool) -> DbResult<Vec<(i64, String, String)>> {
+    sqlx::query_as(
+        "SELECT t.id, vd.slug, t.name FROM tools t JOIN vendors vd ON vd.id = t.vendor_id",
     )
     .fetch_all(pool)
     .await

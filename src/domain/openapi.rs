@@ -728,11 +728,13 @@ impl OpCtx<'_> {
 
         // placeholders the document forgot to declare (httpbin's /anything/{anything})
         for placeholder in path_placeholders(path) {
-            if !binding.path.contains_key(&placeholder) {
+            if let std::collections::btree_map::Entry::Vacant(slot) =
+                binding.path.entry(placeholder.clone())
+            {
                 let prop = unique_property(&props, property_name(&placeholder));
                 props.insert(prop.clone(), json!({"type": "string", "description": format!("The {{{placeholder}}} part of the path.")}));
                 required.push(prop.clone());
-                binding.path.insert(placeholder, prop);
+                slot.insert(prop);
             }
         }
 

@@ -66,9 +66,7 @@ fn encoded_match(text: &[u8], i: usize, secret: &[u8]) -> Option<usize> {
     let mut j = i;
     for &b in secret {
         let t = *text.get(j)?;
-        if t == b {
-            j += 1;
-        } else if t == b'+' && b == b' ' {
+        if t == b || (t == b'+' && b == b' ') {
             j += 1;
         } else if t == b'%'
             && text.len() > j + 2

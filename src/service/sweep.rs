@@ -9,6 +9,7 @@ use crate::db::{self, runs, sweep as q};
 use crate::domain::sweep::{plan_agent, AgentRule, SweepEntry};
 use crate::domain::{self, Cause};
 use serde::Serialize;
+use std::collections::HashMap;
 
 /// Agents per write transaction: short transactions keep agents' own writes flowing.
 const AGENTS_PER_TRANSACTION: usize = 256;
@@ -16,6 +17,9 @@ const AGENTS_PER_TRANSACTION: usize = 256;
 /// One demotion of a sweep.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SweptTool {
+    /// Tool id.
+    #[serde(skip)]
+    pub tool_id: i64,
     /// Vendor slug.
     pub vendor: String,
     /// Tool name.
@@ -69,83 +73,95 @@ impl Graft {
     /// One sweep as of `now` (ms since the epoch): the idle rule, then the cap rule, for
     /// every agent (SPEC §5). With `dry_run`, plans only. Errors: database faults.
     pub async fn sweep_once(&self, now: i64, dry_run: bool) -> ServiceResult<SweepReport> {
-        let rows = q::select_sweep_rows(self.pool()).await?;
+        let rows = q::select_sweep_entries(self.pool()).await?;
+        let rules: HashMap<i64, (String, AgentRule)> = q::select_agent_rules(self.pool())
+            .await?
+            .into_iter()
+            .map(|(id, name, cap, idle_window_days)| {
+                (
+                    id,
+                    (
+                        name,
+                        AgentRule {
+                            cap,
+                            idle_window_days,
+                        },
+                    ),
+                )
+            })
+            .collect();
         let mut report = SweepReport {
             now,
             dry_run,
             entries: rows.len(),
             agents: Vec::new(),
         };
+        let mut names: Option<HashMap<i64, (String, String)>> = None;
+        let mut entries: Vec<SweepEntry> = Vec::with_capacity(64);
         let mut start = 0;
         while start < rows.len() {
-            let agent_id = rows[start].agent_id;
-            let end = start
-                + rows[start..]
-                    .iter()
-                    .take_while(|r| r.agent_id == agent_id)
-                    .count();
-            let group = &rows[start..end];
-            let first = &group[0];
-            let rule = AgentRule {
-                cap: first.cap,
-                idle_window_days: first.idle_window_days,
-            };
-            let entries: Vec<SweepEntry> = group
-                .iter()
-                .map(|r| SweepEntry {
-                    tool_id: r.tool_id,
-                    promoted_at: r.promoted_at,
-                    last_used_at: r.last_used_at,
-                })
-                .collect();
-            let plan = plan_agent(rule, &entries, now);
-            if !plan.is_empty() {
-                let demoted = plan
-                    .iter()
-                    .map(|d| {
-                        let r = group
-                            .iter()
-                            .find(|r| r.tool_id == d.entry.tool_id)
-                            .expect("planned from this group");
-                        SweptTool {
-                            vendor: r.vendor.clone(),
-                            name: r.name.clone(),
-                            cause: d.cause.as_str().into(),
-                            promoted_at: d.entry.promoted_at,
-                            last_used_at: d.entry.last_used_at,
-                        }
-                    })
-                    .collect();
-                report.agents.push(AgentSweep {
-                    agent_id,
-                    agent: first.agent.clone(),
-                    cap: rule.cap,
-                    idle_window_days: rule.idle_window_days,
-                    before: group.len(),
-                    demoted,
+            let agent_id = rows[start].0;
+            entries.clear();
+            let mut end = start;
+            while end < rows.len() && rows[end].0 == agent_id {
+                let (_, tool_id, promoted_at, last_used_at) = rows[end];
+                entries.push(SweepEntry {
+                    tool_id,
+                    promoted_at,
+                    last_used_at,
                 });
+                end += 1;
             }
             start = end;
+            let Some((agent, rule)) = rules.get(&agent_id) else {
+                continue;
+            };
+            let plan = plan_agent(*rule, &entries, now);
+            if plan.is_empty() {
+                continue;
+            }
+            if names.is_none() {
+                let all = q::select_tool_names_all(self.pool()).await?;
+                names = Some(all.into_iter().map(|(id, v, n)| (id, (v, n))).collect());
+            }
+            let names = names.as_ref().expect("loaded above");
+            let demoted = plan
+                .iter()
+                .map(|d| {
+                    let (vendor, name) = names.get(&d.entry.tool_id).cloned().unwrap_or_default();
+                    SweptTool {
+                        tool_id: d.entry.tool_id,
+                        vendor,
+                        name,
+                        cause: d.cause.as_str().into(),
+                        promoted_at: d.entry.promoted_at,
+                        last_used_at: d.entry.last_used_at,
+                    }
+                })
+                .collect();
+            report.agents.push(AgentSweep {
+                agent_id,
+                agent: agent.clone(),
+                cap: rule.cap,
+                idle_window_days: rule.idle_window_days,
+                before: entries.len(),
+                demoted,
+            });
         }
         if dry_run {
             return Ok(report);
         }
         // write: each planned demotion re-checked against its row
-        let tool_ids: std::collections::HashMap<(i64, String, String), i64> = rows
-            .iter()
-            .map(|r| ((r.agent_id, r.vendor.clone(), r.name.clone()), r.tool_id))
-            .collect();
         for chunk in report.agents.chunks_mut(AGENTS_PER_TRANSACTION) {
             let mut tx = self.pool().begin().await?;
             let mut changed = Vec::new();
             for a in chunk.iter_mut() {
                 let mut kept = Vec::with_capacity(a.demoted.len());
                 for d in a.demoted.drain(..) {
-                    let tool_id = tool_ids[&(a.agent_id, d.vendor.clone(), d.name.clone())];
                     let deleted = q::delete_entry_as_planned(
                         &mut tx,
                         a.agent_id,
-                        tool_id,
+                        d.tool_id,
                         d.promoted_at,
                         d.last_used_at.unwrap_or(-1),
                     )
@@ -154,7 +170,7 @@ impl Graft {
                         db::insert_history(
                             &mut tx,
                             a.agent_id,
-                            tool_id,
+                            d.tool_id,
                             "demote",
                             &d.cause,
                             &Actor::Rule.label(),
