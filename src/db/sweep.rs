@@ -2,16 +2,36 @@
 
 use super::{Conn, DbResult, Pool};
 
-/// Every working-set entry with its usage: `(agent id, tool id, promoted_at,
-/// last_used_at)`, ordered by agent. Integers only: this read is the sweep's hot path.
-pub async fn select_sweep_entries(pool: &Pool) -> DbResult<Vec<(i64, i64, i64, Option<i64>)>> {
+/// The working-set entries, with usage, of every agent the rule may touch as of `now`:
+/// agents over their cap, or with an entry whose idle clock is older than their window
+/// (the rows are `(agent id, tool id, promoted_at, last_used_at)`, ordered by agent).
+/// SQLite finds those agents itself, so a sweep with nothing to do reads no entries.
+pub async fn select_sweep_entries(
+    pool: &Pool,
+    now: i64,
+) -> DbResult<Vec<(i64, i64, i64, Option<i64>)>> {
     sqlx::query_as(
         "SELECT ws.agent_id, ws.tool_id, ws.promoted_at, u.last_used_at FROM working_set ws \
          LEFT JOIN tool_usage u ON u.agent_id = ws.agent_id AND u.tool_id = ws.tool_id \
+         WHERE ws.agent_id IN ( \
+           SELECT a.id FROM agents a WHERE \
+             (SELECT COUNT(*) FROM working_set w WHERE w.agent_id = a.id) > a.cap \
+             OR EXISTS (SELECT 1 FROM working_set w LEFT JOIN tool_usage v ON v.agent_id = w.agent_id AND v.tool_id = w.tool_id \
+                        WHERE w.agent_id = a.id \
+                        AND (CASE WHEN v.last_used_at > w.promoted_at THEN v.last_used_at ELSE w.promoted_at END) \
+                            < $1 - a.idle_window_days * 86400000)) \
          ORDER BY ws.agent_id",
     )
+    .bind(now)
     .fetch_all(pool)
     .await
+}
+
+/// Number of working-set entries in all.
+pub async fn count_entries(pool: &Pool) -> DbResult<i64> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM working_set")
+        .fetch_one(pool)
+        .await
 }
 
 /// `(id, name, cap, idle window days)` of every agent.

@@ -156,7 +156,7 @@ async fn sweeper(graft: Graft, interval: std::time::Duration, shutdown: Cancella
         tokio::select! {
             _ = shutdown.cancelled() => break,
             _ = ticks.tick() => {
-                match graft.sweep_once(chrono::Utc::now().timestamp_millis(), false).await {
+                match graft.sweep_once(graft.clock_now(), false).await {
                     Ok(r) if r.demotions() > 0 => tracing::info!(demoted = r.demotions(), agents = r.agents.len(), "sweep"),
                     Ok(r) => tracing::debug!(entries = r.entries, "sweep: nothing to demote"),
                     Err(e) => tracing::error!(error = ?e, "sweep failed"),

@@ -262,6 +262,11 @@ impl Graft {
         ms(self.inner.clock.now())
     }
 
+    /// The service clock's current time in ms since the epoch (the sweeper's `now`).
+    pub fn clock_now(&self) -> i64 {
+        self.now()
+    }
+
     // ------------------------------------------------------------ agents
 
     /// Creates an agent; returns it and its token, which is shown once and stored only

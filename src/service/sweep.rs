@@ -56,7 +56,8 @@ pub struct SweepReport {
     pub now: i64,
     /// Whether nothing was changed (a preview).
     pub dry_run: bool,
-    /// Working-set entries read.
+    /// Working-set entries checked (all of them; only those of agents the rule may
+    /// touch are read in full).
     pub entries: usize,
     /// Agents that lost (or would lose) tools.
     pub agents: Vec<AgentSweep>,
@@ -73,7 +74,8 @@ impl Graft {
     /// One sweep as of `now` (ms since the epoch): the idle rule, then the cap rule, for
     /// every agent (SPEC §5). With `dry_run`, plans only. Errors: database faults.
     pub async fn sweep_once(&self, now: i64, dry_run: bool) -> ServiceResult<SweepReport> {
-        let rows = q::select_sweep_entries(self.pool()).await?;
+        let total = q::count_entries(self.pool()).await? as usize;
+        let rows = q::select_sweep_entries(self.pool(), now).await?;
         let rules: HashMap<i64, (String, AgentRule)> = q::select_agent_rules(self.pool())
             .await?
             .into_iter()
@@ -93,7 +95,7 @@ impl Graft {
         let mut report = SweepReport {
             now,
             dry_run,
-            entries: rows.len(),
+            entries: total,
             agents: Vec::new(),
         };
         let mut names: Option<HashMap<i64, (String, String)>> = None;
