@@ -73,6 +73,77 @@ pub async fn delete_entry_as_planned(
     Ok(r.rows_affected() == 1)
 }
 
+/// One planned demotion as the write checks it: `(agent id, tool id, promoted_at,
+/// last_used_at or -1)`.
+pub type PlannedRow = (i64, i64, i64, i64);
+
+/// Most planned rows in one statement (4 bound values each, well under SQLite's 32,766).
+pub const PLANNED_PER_STATEMENT: usize = 4000;
+
+/// Deletes, in one statement, each planned entry that is still as planned (same
+/// `promoted_at`, same `last_used_at`); returns the `(agent id, tool id)` it deleted.
+/// A concurrent call, re-promotion or sweep makes an entry drop out of the result.
+pub async fn delete_entries_as_planned(
+    conn: &mut Conn,
+    planned: &[PlannedRow],
+) -> DbResult<Vec<(i64, i64)>> {
+    if planned.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut agents: Vec<i64> = planned.iter().map(|p| p.0).collect();
+    agents.sort_unstable();
+    agents.dedup();
+    let mut qb = sqlx::QueryBuilder::new("DELETE FROM working_set WHERE agent_id IN (");
+    let mut sep = qb.separated(", ");
+    for a in &agents {
+        sep.push_bind(*a);
+    }
+    qb.push(
+        ") AND (agent_id, tool_id, promoted_at, COALESCE((SELECT u.last_used_at FROM tool_usage u \
+         WHERE u.agent_id = working_set.agent_id AND u.tool_id = working_set.tool_id), -1)) IN (VALUES ",
+    );
+    for (i, (a, t, p, l)) in planned.iter().enumerate() {
+        if i > 0 {
+            qb.push(", ");
+        }
+        qb.push("(");
+        qb.push_bind(*a);
+        qb.push(", ");
+        qb.push_bind(*t);
+        qb.push(", ");
+        qb.push_bind(*p);
+        qb.push(", ");
+        qb.push_bind(*l);
+        qb.push(")");
+    }
+    qb.push(") RETURNING agent_id, tool_id");
+    qb.build_query_as::<(i64, i64)>().fetch_all(conn).await
+}
+
+/// Appends demotion history rows `(agent id, tool id, cause)` in one statement.
+pub async fn insert_demotions(
+    conn: &mut Conn,
+    rows: &[(i64, i64, &str)],
+    actor: &str,
+    now: i64,
+) -> DbResult<()> {
+    for chunk in rows.chunks(PLANNED_PER_STATEMENT) {
+        let mut qb = sqlx::QueryBuilder::new(
+            "INSERT INTO history (agent_id, tool_id, action, cause, actor, at) ",
+        );
+        qb.push_values(chunk, |mut b, (a, t, c)| {
+            b.push_bind(*a)
+                .push_bind(*t)
+                .push_bind("demote")
+                .push_bind(*c)
+                .push_bind(actor)
+                .push_bind(now);
+        });
+        qb.build().execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
 /// Updates an agent's name, cap and idle window.
 pub async fn update_agent_settings(
     pool: &Pool,

@@ -11,9 +11,6 @@ use crate::domain::{self, Cause};
 use serde::Serialize;
 use std::collections::HashMap;
 
-/// Agents per write transaction: short transactions keep agents' own writes flowing.
-const AGENTS_PER_TRANSACTION: usize = 256;
-
 /// One demotion of a sweep.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SweptTool {
@@ -153,44 +150,47 @@ impl Graft {
         if dry_run {
             return Ok(report);
         }
-        // write: each planned demotion re-checked against its row
-        for chunk in report.agents.chunks_mut(AGENTS_PER_TRANSACTION) {
-            let mut tx = self.pool().begin().await?;
-            let mut changed = Vec::new();
-            for a in chunk.iter_mut() {
-                let mut kept = Vec::with_capacity(a.demoted.len());
-                for d in a.demoted.drain(..) {
-                    let deleted = q::delete_entry_as_planned(
-                        &mut tx,
+        // write: each planned demotion re-checked against its row, in batches
+        let mut done: std::collections::HashSet<(i64, i64)> = std::collections::HashSet::new();
+        let mut batch: Vec<q::PlannedRow> = Vec::new();
+        let mut causes: HashMap<(i64, i64), String> = HashMap::new();
+        let mut pending = report.agents.iter().peekable();
+        while pending.peek().is_some() {
+            batch.clear();
+            while let Some(a) = pending.peek() {
+                if !batch.is_empty() && batch.len() + a.demoted.len() > q::PLANNED_PER_STATEMENT {
+                    break;
+                }
+                for d in &a.demoted {
+                    batch.push((
                         a.agent_id,
                         d.tool_id,
                         d.promoted_at,
                         d.last_used_at.unwrap_or(-1),
-                    )
-                    .await?;
-                    if deleted {
-                        db::insert_history(
-                            &mut tx,
-                            a.agent_id,
-                            d.tool_id,
-                            "demote",
-                            &d.cause,
-                            &Actor::Rule.label(),
-                            now,
-                        )
-                        .await?;
-                        kept.push(d);
-                    }
+                    ));
+                    causes.insert((a.agent_id, d.tool_id), d.cause.clone());
                 }
-                a.demoted = kept;
-                if !a.demoted.is_empty() {
-                    changed.push(a.agent_id);
-                }
+                pending.next();
             }
+            let mut tx = self.pool().begin().await?;
+            let deleted = q::delete_entries_as_planned(&mut tx, &batch).await?;
+            let rows: Vec<(i64, i64, &str)> = deleted
+                .iter()
+                .map(|k| (k.0, k.1, causes[k].as_str()))
+                .collect();
+            q::insert_demotions(&mut tx, &rows, &Actor::Rule.label(), now).await?;
             tx.commit().await?;
-            for agent in changed {
+            let mut agents: Vec<i64> = deleted.iter().map(|k| k.0).collect();
+            agents.sort_unstable();
+            agents.dedup();
+            for agent in agents {
                 self.hub().notify(agent);
             }
+            done.extend(deleted);
+        }
+        for a in report.agents.iter_mut() {
+            let id = a.agent_id;
+            a.demoted.retain(|d| done.contains(&(id, d.tool_id)));
         }
         report.agents.retain(|a| !a.demoted.is_empty());
         Ok(report)
