@@ -5,9 +5,11 @@
 //! ranked exact name (0) > every word in the vendor or name (1) > a word only in the
 //! description (2); ties by vendor, then name.
 //!
-//! Speed: the index keeps one lower-cased haystack of all tools, one line per tool, and
-//! finds each query word with a SIMD substring search over it (`memchr::memmem`), so a
-//! query costs a few passes over a few megabytes instead of one search per tool.
+//! Speed: a query word has no whitespace, so it can only occur inside one
+//! whitespace-separated token of a tool's text. The index keeps the distinct lower-cased
+//! tokens once, in one buffer, with a posting list per token (which tools have it, and
+//! whether in the vendor/name part); a word is found with one SIMD substring search
+//! (`memchr::memmem`) over the token buffer, a fraction of the text's size.
 
 use memchr::memmem;
 
@@ -41,12 +43,12 @@ pub struct Hit {
 #[derive(Debug, Default)]
 pub struct SearchIndex {
     docs: Vec<SearchDoc>,
-    /// Lower-cased `vendor vendor__name name name-words \x1f description\n` per doc, concatenated.
-    haystack: Vec<u8>,
-    /// Start offset of each doc's line in `haystack`.
-    starts: Vec<usize>,
-    /// Offset where each doc's description begins (after the `\x1f`).
-    desc_starts: Vec<usize>,
+    /// Distinct lower-cased tokens, each followed by `\n`.
+    vocab: Vec<u8>,
+    /// Start offset of each token in `vocab`.
+    vocab_starts: Vec<usize>,
+    /// Per token: `(doc, in vendor/name part)`, one entry per doc.
+    postings: Vec<Vec<(u32, bool)>>,
 }
 
 /// Splits a query into lower-cased words (whitespace separated; empty words dropped).
@@ -54,42 +56,45 @@ pub fn query_words(query: &str) -> Vec<String> {
     query.split_whitespace().map(|w| w.to_lowercase()).collect()
 }
 
-fn flatten(s: &str) -> String {
-    // newlines and the field separator never occur inside a line of the haystack
-    s.to_lowercase().replace(['\n', '\r', '\x1f'], " ")
-}
-
 impl SearchIndex {
     /// Builds the index; documents are sorted by (vendor, name) so ties are resolved by
     /// position.
     pub fn build(mut docs: Vec<SearchDoc>) -> Self {
         docs.sort_by(|a, b| (&a.vendor, &a.name).cmp(&(&b.vendor, &b.name)));
-        let mut haystack = Vec::new();
-        let mut starts = Vec::with_capacity(docs.len());
-        let mut desc_starts = Vec::with_capacity(docs.len());
-        for d in &docs {
-            starts.push(haystack.len());
-            haystack.extend_from_slice(flatten(&d.vendor).as_bytes());
-            haystack.push(b' ');
-            // the qualified MCP name, for a query like "stripe__get_customers"
-            haystack.extend_from_slice(flatten(&format!("{}__{}", d.vendor, d.name)).as_bytes());
-            haystack.push(b' ');
-            // names: both the raw name (for "get_customer") and its words ("get customer")
-            haystack.extend_from_slice(flatten(&d.name).as_bytes());
-            haystack.push(b' ');
-            let words = d.name.replace(['_', '-', '/', '.'], " ");
-            haystack.extend_from_slice(flatten(&words).as_bytes());
-            haystack.push(0x1f);
-            desc_starts.push(haystack.len());
-            haystack.extend_from_slice(flatten(&d.description).as_bytes());
-            haystack.push(b'\n');
+        let mut ids: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        let mut idx = Self::default();
+        for (d, doc) in docs.iter().enumerate() {
+            // the vendor/name part: vendor, the qualified MCP name, the raw name, and the
+            // name's words (`_`, `-`, `/`, `.` separate words in names)
+            let name_part = format!(
+                "{} {}__{} {} {}",
+                doc.vendor,
+                doc.vendor,
+                doc.name,
+                doc.name,
+                doc.name.replace(['_', '-', '/', '.'], " ")
+            )
+            .to_lowercase();
+            let description = doc.description.to_lowercase();
+            for (text, in_name) in [(name_part.as_str(), true), (description.as_str(), false)] {
+                for token in text.split_whitespace() {
+                    let id = *ids.entry(token.to_string()).or_insert_with(|| {
+                        idx.vocab_starts.push(idx.vocab.len());
+                        idx.vocab.extend_from_slice(token.as_bytes());
+                        idx.vocab.push(b'\n');
+                        idx.postings.push(Vec::new());
+                        idx.postings.len() - 1
+                    });
+                    let list = &mut idx.postings[id];
+                    match list.last() {
+                        Some(&(last, _)) if last == d as u32 => {} // the name part came first
+                        _ => list.push((d as u32, in_name)),
+                    }
+                }
+            }
         }
-        Self {
-            docs,
-            haystack,
-            starts,
-            desc_starts,
-        }
+        idx.docs = docs;
+        idx
     }
 
     /// The indexed documents, sorted by (vendor, name).
@@ -107,33 +112,28 @@ impl SearchIndex {
         self.docs.is_empty()
     }
 
-    fn doc_at(&self, offset: usize) -> usize {
-        match self.starts.binary_search(&offset) {
-            Ok(i) => i,
-            Err(i) => i - 1,
-        }
-    }
-
-    /// For one word: per matching doc, whether it matched in the vendor/name part.
-    /// Fills `out` indexed by doc: 0 no match, 1 description only, 2 vendor/name.
-    /// The first match in a doc decides (the name part comes first in its line), so
-    /// the search jumps to the next doc after each match.
+    /// For one word: per doc, 0 no match, 1 description only, 2 vendor/name.
     fn match_word(&self, word: &str, out: &mut [u8]) {
         let finder = memmem::Finder::new(word.as_bytes());
         let mut at = 0;
-        while let Some(found) = finder.find(&self.haystack[at..]) {
+        while let Some(found) = finder.find(&self.vocab[at..]) {
             let pos = at + found;
-            let doc = self.doc_at(pos);
-            out[doc] = if pos + word.len() <= self.desc_starts[doc] {
-                2
-            } else {
-                1
+            let token = match self.vocab_starts.binary_search(&pos) {
+                Ok(i) => i,
+                Err(i) => i - 1,
             };
+            for &(doc, in_name) in &self.postings[token] {
+                let level = if in_name { 2 } else { 1 };
+                let slot = &mut out[doc as usize];
+                if *slot < level {
+                    *slot = level;
+                }
+            }
             at = self
-                .starts
-                .get(doc + 1)
+                .vocab_starts
+                .get(token + 1)
                 .copied()
-                .unwrap_or(self.haystack.len());
+                .unwrap_or(self.vocab.len());
         }
     }
 
