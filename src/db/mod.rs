@@ -557,3 +557,52 @@ pub async fn count_history(pool: &Pool, agent_id: i64) -> DbResult<i64> {
         .fetch_one(pool)
         .await
 }
+
+/// Records that agents' working sets changed, from process `origin`.
+pub async fn insert_change_events(
+    pool: &Pool,
+    agents: &[i64],
+    origin: &str,
+    now: i64,
+) -> DbResult<()> {
+    if agents.is_empty() {
+        return Ok(());
+    }
+    let mut qb = sqlx::QueryBuilder::new("INSERT INTO change_events (agent_id, origin, at) ");
+    qb.push_values(agents, |mut b, a| {
+        b.push_bind(*a).push_bind(origin).push_bind(now);
+    });
+    qb.build().execute(pool).await?;
+    Ok(())
+}
+
+/// Change events after `after` from other origins: `(id, agent id)`.
+pub async fn select_change_events(
+    pool: &Pool,
+    after: i64,
+    origin: &str,
+) -> DbResult<Vec<(i64, i64)>> {
+    sqlx::query_as(
+        "SELECT id, agent_id FROM change_events WHERE id > $1 AND origin <> $2 ORDER BY id",
+    )
+    .bind(after)
+    .bind(origin)
+    .fetch_all(pool)
+    .await
+}
+
+/// The newest change event id (0 when none).
+pub async fn select_last_change_event(pool: &Pool) -> DbResult<i64> {
+    sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM change_events")
+        .fetch_one(pool)
+        .await
+}
+
+/// Forgets change events older than `before` (ms).
+pub async fn delete_change_events_before(pool: &Pool, before: i64) -> DbResult<()> {
+    sqlx::query("DELETE FROM change_events WHERE at < $1")
+        .bind(before)
+        .execute(pool)
+        .await?;
+    Ok(())
+}

@@ -39,17 +39,69 @@ pub const PROTOCOL_VERSIONS: &[ProtocolVersion] = &[
 /// How often a legacy session's notifier checks that its session still lives.
 const SESSION_PROBE: Duration = Duration::from_secs(30);
 
-/// The MCP server handler: Graft's service plus the server's shutdown signal.
+/// Tool calls in flight, so a shutdown lets them finish before it closes the sessions.
+#[derive(Debug, Default)]
+pub struct InFlight {
+    count: std::sync::atomic::AtomicUsize,
+    idle: tokio::sync::Notify,
+}
+
+/// Counts one call while alive.
+pub struct InFlightGuard(Arc<InFlight>);
+
+impl Drop for InFlightGuard {
+    fn drop(&mut self) {
+        if self
+            .0
+            .count
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst)
+            == 1
+        {
+            self.0.idle.notify_waiters();
+        }
+    }
+}
+
+impl InFlight {
+    /// Marks a call as started until the guard drops.
+    pub fn enter(self: &Arc<Self>) -> InFlightGuard {
+        self.count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        InFlightGuard(self.clone())
+    }
+
+    /// Waits until no call is in flight, or `limit` passed. Returns whether idle.
+    pub async fn wait_idle(&self, limit: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let notified = self.idle.notified();
+            if self.count.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return false;
+            }
+        }
+    }
+}
+
+/// The MCP server handler: Graft's service, the server's shutdown signal and the
+/// in-flight call counter.
 #[derive(Clone)]
 pub struct GraftMcp {
     graft: Graft,
     shutdown: CancellationToken,
+    inflight: Arc<InFlight>,
 }
 
 impl GraftMcp {
-    /// A handler over `graft`; `shutdown` ends listen streams and session notifiers.
-    pub fn new(graft: Graft, shutdown: CancellationToken) -> Self {
-        Self { graft, shutdown }
+    /// A handler over `graft`; `shutdown` ends listen streams (gracefully) and session
+    /// notifiers; `inflight` counts tool calls for a graceful shutdown.
+    pub fn new(graft: Graft, shutdown: CancellationToken, inflight: Arc<InFlight>) -> Self {
+        Self {
+            graft,
+            shutdown,
+            inflight,
+        }
     }
 }
 
@@ -258,6 +310,7 @@ impl ServerHandler for GraftMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let _in_flight = self.inflight.enter();
         let agent = agent_of(&context.extensions)?;
         let actor = Actor::Agent(agent.id);
         let args = request.arguments.clone().unwrap_or_default();

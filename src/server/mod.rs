@@ -33,10 +33,20 @@ const LOOPBACK_ORIGINS: &[&str] = &["http://localhost:*", "http://127.0.0.1:*", 
 pub struct Application {
     listener: TcpListener,
     router: Router,
+    /// Cancelled to stop: by SIGINT/SIGTERM or by [`Application::shutdown_token`].
     shutdown: CancellationToken,
+    /// Given to rmcp: cancelled once in-flight calls finished, it closes the sessions
+    /// and their streams.
+    mcp_token: CancellationToken,
+    inflight: Arc<crate::mcp::InFlight>,
     graft: Graft,
     sweep_interval: std::time::Duration,
 }
+
+/// How long a shutdown waits for tool calls in flight (a vendor call's own limit is 30 s).
+const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(35);
+/// After the last call returned, how long its answer gets to reach its stream.
+const FLUSH_GRACE: std::time::Duration = std::time::Duration::from_millis(300);
 
 impl Application {
     /// Builds the router over `graft` on an already bound `listener` (bind port 0 in
@@ -48,6 +58,8 @@ impl Application {
         listener: TcpListener,
     ) -> std::io::Result<Self> {
         let shutdown = CancellationToken::new();
+        let mcp_token = CancellationToken::new();
+        let inflight = Arc::new(crate::mcp::InFlight::default());
         let port = listener.local_addr()?.port();
 
         let mut sessions = LocalSessionManager::default();
@@ -62,7 +74,7 @@ impl Application {
             .with_legacy_session_mode(true)
             .with_json_response(true)
             .with_allowed_hosts(hosts)
-            .with_cancellation_token(shutdown.child_token());
+            .with_cancellation_token(mcp_token.clone());
         // loopback pages (any port) and configured origins; any other Origin gets 403
         let mut origins: Vec<String> = LOOPBACK_ORIGINS.iter().map(|o| o.to_string()).collect();
         origins.extend(settings.allowed_origins.iter().cloned());
@@ -70,7 +82,7 @@ impl Application {
             origins.push(origin);
         }
         config = config.with_allowed_origins(origins);
-        let handler = GraftMcp::new(graft.clone(), shutdown.clone());
+        let handler = GraftMcp::new(graft.clone(), shutdown.clone(), inflight.clone());
         let mcp = StreamableHttpService::new(move || Ok(handler.clone()), sessions.clone(), config);
         let auth_state = auth::AuthState {
             graft: graft.clone(),
@@ -109,6 +121,8 @@ impl Application {
             listener,
             router,
             shutdown,
+            mcp_token,
+            inflight,
             graft,
             sweep_interval: settings.sweep_interval,
         })
@@ -124,27 +138,63 @@ impl Application {
         self.shutdown.clone()
     }
 
-    /// Serves until SIGINT, SIGTERM or the shutdown token: then stops accepting, closes
-    /// the MCP streams and lets in-flight requests finish.
+    /// Serves until SIGINT, SIGTERM or the shutdown token. Then it stops accepting,
+    /// ends listen streams gracefully, lets tool calls in flight finish (35 s at most),
+    /// and only then closes the MCP sessions and their streams.
     pub async fn run(self) -> std::io::Result<()> {
         tokio::spawn(sweeper(
             self.graft.clone(),
             self.sweep_interval,
             self.shutdown.clone(),
         ));
-        let token = self.shutdown.clone();
+        tokio::spawn(forward_changes(self.graft.clone(), self.shutdown.clone()));
+        let (token, mcp_token, inflight) = (
+            self.shutdown.clone(),
+            self.mcp_token.clone(),
+            self.inflight.clone(),
+        );
+        // Connections stay up until the calls in flight have answered: only then do the
+        // sessions close (which ends their streams) and axum stop.
         let signal = async move {
             tokio::select! {
                 _ = token.cancelled() => {}
-                _ = shutdown_signal() => {
-                    tracing::info!("shutting down: finishing in-flight requests, closing streams");
-                    token.cancel();
-                }
+                _ = shutdown_signal() => token.cancel(),
             }
+            tracing::info!("shutting down: finishing tool calls in flight, then closing streams");
+            if !inflight.wait_idle(DRAIN_LIMIT).await {
+                tracing::warn!(
+                    "shutdown: tool calls still running after {DRAIN_LIMIT:?}; closing anyway"
+                );
+            }
+            // the last answers are still on their way to their streams
+            tokio::time::sleep(FLUSH_GRACE).await;
+            mcp_token.cancel();
         };
         axum::serve(self.listener, self.router)
             .with_graceful_shutdown(signal)
             .await
+    }
+}
+
+/// Forwards working-set changes made by other processes (the CLI, another server) to
+/// this server's MCP channels, polling `change_events` every second.
+async fn forward_changes(graft: Graft, shutdown: CancellationToken) {
+    let mut cursor = match graft.change_cursor().await {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::error!(error = ?e, "cannot read change events; other processes' changes will not be announced");
+            return;
+        }
+    };
+    let mut ticks = tokio::time::interval(std::time::Duration::from_secs(1));
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            _ = ticks.tick() => match graft.forward_foreign_changes(cursor).await {
+                Ok(c) => cursor = c,
+                Err(e) => tracing::warn!(error = ?e, "reading change events failed"),
+            },
+        }
     }
 }
 

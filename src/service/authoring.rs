@@ -186,7 +186,7 @@ impl Graft {
             authored_by: &author,
         };
         let now = self.now();
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.write_tx().await?;
         let tool_id = db::insert_tool(
             &mut tx,
             vendor_id,
@@ -229,7 +229,7 @@ impl Graft {
         let size = db::count_working_set(&mut tx, agent_id).await?;
         tx.commit().await?;
         self.invalidate_search();
-        self.hub().notify(agent_id);
+        self.changed(&[agent_id]).await;
         Ok(Published { version: 1, size })
     }
 
@@ -292,7 +292,7 @@ impl Graft {
                 .filter(|p| d.input_schema["properties"].get(p).is_some());
         }
         let version = self.insert_version(actor, &tool, &d, d.hints).await?;
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.write_tx().await?;
         let now = self.now();
         if db::insert_working_set_entry(
             &mut tx,
@@ -346,7 +346,7 @@ impl Graft {
             ],
             authored_by: &author,
         };
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.write_tx().await?;
         let next = q::select_max_version(&mut tx, tool.id).await? + 1;
         db::insert_tool_version(&mut tx, tool.id, next, &nv, self.now()).await?;
         tx.commit().await?;
@@ -363,9 +363,7 @@ impl Graft {
         agents.extend(also);
         agents.sort_unstable();
         agents.dedup();
-        for a in agents {
-            self.hub().notify(a);
-        }
+        self.changed(&agents).await;
         Ok(())
     }
 

@@ -178,6 +178,8 @@ struct Inner {
     proxy: Proxy,
     /// Graft's public URL (approval links), without a trailing `/`.
     public_url: String,
+    /// This process's random id in `change_events`.
+    origin: String,
     /// Operations of stored documents that are not tools yet; `None` after a change.
     stored_ops: RwLock<Option<authoring::StoredOperations>>,
     /// Compiled input-schema validators by (tool id, version): versions are immutable.
@@ -243,6 +245,7 @@ impl Graft {
                 key: config.key,
                 proxy,
                 public_url: config.public_url.trim_end_matches('/').to_string(),
+                origin: new_token(),
                 validators: Mutex::new(HashMap::new()),
             }),
         })
@@ -260,6 +263,50 @@ impl Graft {
 
     fn now(&self) -> i64 {
         ms(self.inner.clock.now())
+    }
+
+    /// A write transaction: `BEGIN IMMEDIATE`, so two writers queue on SQLite's lock
+    /// (within busy_timeout) instead of failing when a read lock cannot be upgraded.
+    async fn write_tx(&self) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, sqlx::Error> {
+        self.inner.pool.begin_with("BEGIN IMMEDIATE").await
+    }
+
+    /// Tells every channel of these agents that their working sets changed: this
+    /// process's through the hub, other processes' (the CLI, another server) through
+    /// `change_events`, which servers poll (SPEC §3.5). One call per change batch.
+    async fn changed(&self, agents: &[i64]) {
+        for a in agents {
+            self.inner.hub.notify(*a);
+        }
+        if let Err(e) =
+            db::insert_change_events(&self.inner.pool, agents, &self.inner.origin, self.now()).await
+        {
+            tracing::warn!(error = ?e, "cannot record a change event for other processes");
+        }
+    }
+
+    /// The newest change event: where a server starts forwarding other processes'
+    /// changes.
+    pub async fn change_cursor(&self) -> ServiceResult<i64> {
+        Ok(db::select_last_change_event(&self.inner.pool).await?)
+    }
+
+    /// Forwards changes recorded by other processes after `after` to this process's
+    /// channels (one notice per agent per poll); returns the new cursor. Events older
+    /// than an hour are forgotten.
+    pub async fn forward_foreign_changes(&self, after: i64) -> ServiceResult<i64> {
+        let events = db::select_change_events(&self.inner.pool, after, &self.inner.origin).await?;
+        let mut agents: Vec<i64> = events.iter().map(|e| e.1).collect();
+        agents.sort_unstable();
+        agents.dedup();
+        for a in agents {
+            self.inner.hub.notify(a);
+        }
+        let cursor = events.last().map_or(after, |e| e.0);
+        if cursor % 256 == 0 || events.len() > 256 {
+            db::delete_change_events_before(&self.inner.pool, self.now() - 3_600_000).await?;
+        }
+        Ok(cursor)
     }
 
     /// The service clock's current time in ms since the epoch (the sweeper's `now`).
@@ -445,7 +492,7 @@ impl Graft {
             .map_err(ServiceError::Invalid)?;
         let now = self.now();
         // the vendor (when new), its tools and its document: one transaction
-        let mut tx = self.inner.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let vendor_id = match &existing_vendor {
             Some(v) => v.id,
             None => {
@@ -660,7 +707,7 @@ impl Graft {
         let agent = self.agent(agent_id).await?;
         let tool = self.tool(vendor, name).await?;
         let now = self.now();
-        let mut tx = self.inner.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         let changed =
             db::insert_working_set_entry(&mut tx, agent_id, tool.id, by.as_str(), now).await?;
         if changed {
@@ -678,7 +725,7 @@ impl Graft {
         let size = db::count_working_set(&mut tx, agent_id).await?;
         tx.commit().await?;
         if changed {
-            self.inner.hub.notify(agent_id);
+            self.changed(&[agent_id]).await;
         }
         Ok(SetSize {
             size,
@@ -705,7 +752,7 @@ impl Graft {
         let agent = self.agent(agent_id).await?;
         let tool = self.tool(vendor, name).await?;
         let now = self.now();
-        let mut tx = self.inner.pool.begin().await?;
+        let mut tx = self.write_tx().await?;
         if !db::delete_working_set_entry(&mut tx, agent_id, tool.id).await? {
             return Err(ServiceError::NotPromoted(format!(
                 "{vendor}__{name} is not in the working set"
@@ -723,7 +770,7 @@ impl Graft {
         .await?;
         let size = db::count_working_set(&mut tx, agent_id).await?;
         tx.commit().await?;
-        self.inner.hub.notify(agent_id);
+        self.changed(&[agent_id]).await;
         Ok(SetSize {
             size,
             cap: agent.cap,

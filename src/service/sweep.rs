@@ -172,7 +172,7 @@ impl Graft {
                 }
                 pending.next();
             }
-            let mut tx = self.pool().begin().await?;
+            let mut tx = self.write_tx().await?;
             let deleted = q::delete_entries_as_planned(&mut tx, &batch).await?;
             let rows: Vec<(i64, i64, &str)> = deleted
                 .iter()
@@ -183,9 +183,7 @@ impl Graft {
             let mut agents: Vec<i64> = deleted.iter().map(|k| k.0).collect();
             agents.sort_unstable();
             agents.dedup();
-            for agent in agents {
-                self.hub().notify(agent);
-            }
+            self.changed(&agents).await;
             done.extend(deleted);
         }
         for a in report.agents.iter_mut() {
@@ -235,7 +233,7 @@ impl Graft {
         id: i64,
     ) -> ServiceResult<(super::access::ConnectionInfo, usize)> {
         let now = self.now();
-        let mut tx = self.pool().begin().await?;
+        let mut tx = self.write_tx().await?;
         let tools = q::select_tools_using_connection(&mut tx, id).await?;
         if !runs::revoke_connection(&mut tx, id, now).await? {
             drop(tx);
@@ -262,9 +260,7 @@ impl Graft {
         let mut agents: Vec<i64> = entries.iter().map(|(a, _)| *a).collect();
         agents.sort_unstable();
         agents.dedup();
-        for a in agents {
-            self.hub().notify(a);
-        }
+        self.changed(&agents).await;
         let info = runs::select_connection(self.pool(), id)
             .await?
             .expect("revoked row exists")

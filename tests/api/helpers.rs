@@ -86,6 +86,13 @@ pub async fn spawn_app_with(s: Settings) -> TestApp {
 
 /// Starts Graft on port 0 over an existing service (e.g. one with a fake clock).
 pub async fn spawn_app_with_graft(s: Settings, graft: Graft) -> TestApp {
+    // RUST_LOG=… shows the server's logs in a test run
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "off".into()),
+        )
+        .with_test_writer()
+        .try_init();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let app = Application::build(&s, graft.clone(), listener).unwrap();
     let addr = app.local_addr().unwrap();

@@ -252,6 +252,56 @@ async fn a_change_reaches_every_channel_of_the_agent_in_both_eras() {
 }
 
 #[tokio::test]
+async fn changes_made_by_another_process_reach_the_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_with_petstore(dir.path()).await;
+    let (id, token) = agent(&app, "alpha").await;
+    let (_, token_b) = agent(&app, "beta").await;
+    let (legacy, events) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
+    let (other_client, other_events) =
+        legacy_client(&app, &token_b, ProtocolVersion::V_2025_11_25).await;
+    // another process on the same database: the CLI, or a second server
+    let url = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("graft.db").display()
+    );
+    let cli = graft::service::Graft::open(
+        &url,
+        std::sync::Arc::new(graft::service::SystemClock),
+        graft::service::ServiceConfig::ephemeral("http://127.0.0.1:3000"),
+    )
+    .await
+    .unwrap();
+    cli.promote_tool(
+        &graft::service::Actor::Person("ops".into()),
+        id,
+        "petstore",
+        "add_pet",
+    )
+    .await
+    .unwrap();
+    events.wait_for(1).await;
+    assert!(tool_names(&legacy)
+        .await
+        .contains(&"petstore__add_pet".to_string()));
+    let r = cli
+        .sweep_once(
+            chrono::Utc::now().timestamp_millis() + 30 * 86_400_000,
+            false,
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.demotions(), 1);
+    events.wait_for(2).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(events.count(), 2, "one notice per change batch");
+    assert_eq!(other_events.count(), 0, "never another agent");
+    legacy.cancel().await.unwrap();
+    other_client.cancel().await.unwrap();
+    app.stop().await;
+}
+
+#[tokio::test]
 async fn meta_tool_errors_are_tool_results() {
     let dir = tempfile::tempdir().unwrap();
     let app = spawn_app_with_petstore(dir.path()).await;

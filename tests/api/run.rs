@@ -606,3 +606,63 @@ async fn revoked_connections_answer_connection_revoked_and_secrets_stay_sealed()
     client.cancel().await.unwrap();
     s.app.stop().await;
 }
+
+#[tokio::test]
+async fn a_shutdown_lets_calls_in_flight_finish() {
+    let s = setup().await;
+    let (client, _) = legacy_client(&s.app, &s.token, ProtocolVersion::V_2025_11_25).await;
+    let call_task = {
+        let peer = client.peer().clone();
+        tokio::spawn(async move {
+            let args = json!({"vendor": "acme", "name": "delay", "input": {"secs": 2}})
+                .as_object()
+                .cloned()
+                .unwrap();
+            peer.call_tool(rmcp::model::CallToolRequestParams::new("run_tool").with_arguments(args))
+                .await
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    s.app.shutdown.cancel();
+    let r = tokio::time::timeout(std::time::Duration::from_secs(10), call_task)
+        .await
+        .unwrap()
+        .unwrap();
+    let r = r.expect("the call in flight was answered");
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let calls = graft::db::runs::select_tool_calls(s.app.graft.pool(), s.agent_id)
+        .await
+        .unwrap();
+    assert_eq!(calls.len(), 1, "and recorded");
+    let stopped = tokio::time::timeout(std::time::Duration::from_secs(10), s.app.server).await;
+    assert!(matches!(stopped, Ok(Ok(Ok(())))), "{stopped:?}");
+}
+
+#[tokio::test]
+async fn concurrent_writes_queue_instead_of_failing() {
+    let s = setup().await;
+    let mut tasks = Vec::new();
+    for i in 0..12 {
+        let (client, _) = legacy_client(&s.app, &s.token, ProtocolVersion::V_2025_11_25).await;
+        tasks.push(tokio::spawn(async move {
+            let r = call(&client, "publish", json!({"vendor": "acme", "name": "big", "description": format!("big v{i}")})).await;
+            let p = call(&client, "promote", json!({"vendor": "petstore", "name": format!("{}", ["add_pet", "get_pet_by_id", "update_pet"][i % 3])})).await;
+            client.cancel().await.unwrap();
+            (r, p)
+        }));
+    }
+    let mut versions = Vec::new();
+    for t in tasks {
+        let (r, p) = t.await.unwrap();
+        assert_eq!(r.is_error, Some(false), "{}", text(&r));
+        assert_eq!(p.is_error, Some(false), "{}", text(&p));
+        versions.push(r.structured_content.unwrap()["version"].as_i64().unwrap());
+    }
+    versions.sort_unstable();
+    assert_eq!(
+        versions,
+        (2..14).collect::<Vec<_>>(),
+        "each publish got its own version"
+    );
+    s.app.stop().await;
+}
