@@ -378,6 +378,17 @@ pub fn describe_sweep(r: &crate::service::sweep::SweepReport) -> String {
     out
 }
 
+/// A database URL without the password of its user info (for messages).
+fn without_password(url: &str) -> String {
+    match (url.find("://"), url.find('@')) {
+        (Some(s), Some(at)) if at > s => match url[s + 3..at].split_once(':') {
+            Some((user, _)) => format!("{}{user}:***{}", &url[..s + 3], &url[at..]),
+            None => url.to_string(),
+        },
+        _ => url.to_string(),
+    }
+}
+
 /// The person at the command line (history and approvals record `person:<user>`).
 fn person() -> crate::service::Actor {
     let user = std::env::var("USER")
@@ -412,7 +423,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let config = settings.service_config().map_err(anyhow::Error::msg)?;
     let graft = Graft::open(&settings.database_url, Arc::new(SystemClock), config)
         .await
-        .with_context(|| format!("cannot open the database {}", settings.database_url))?;
+        .with_context(|| {
+            format!(
+                "cannot open the database {}",
+                without_password(&settings.database_url)
+            )
+        })?;
     match cli.command.unwrap_or(Command::Serve { addr: None }) {
         Command::Serve { .. } => {
             let listener = tokio::net::TcpListener::bind(settings.addr)

@@ -30,7 +30,7 @@ pub type DbResult<T> = Result<T, sqlx::Error>;
 pub async fn connect(url: &str) -> Result<Pool, sqlx::Error> {
     if !url.starts_with("sqlite:") {
         return Err(sqlx::Error::Configuration(
-            format!("unsupported DATABASE_URL {url:?}: this build serves SQLite (sqlite://PATH)")
+            "unsupported DATABASE_URL: this build serves SQLite (sqlite://PATH); PostgreSQL support is planned"
                 .into(),
         ));
     }

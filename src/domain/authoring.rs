@@ -9,7 +9,7 @@
 //! DELETE read-only.
 
 use super::names::{ToolName, VendorSlug};
-use super::openapi::{path_placeholders, truncate_chars, MAX_DESCRIPTION};
+use super::openapi::path_placeholders;
 use super::schema;
 use super::tool::{Binding, BodyEncoding, Hints, ToolDraft, METHODS};
 use serde_json::Value;
@@ -24,9 +24,72 @@ const RESERVED_HEADERS: &[&str] = &[
     "content-type",
     "accept",
     "proxy-authorization",
+    "proxy-authenticate",
+    "proxy-connection",
     "transfer-encoding",
     "connection",
+    "keep-alive",
+    "te",
+    "trailer",
+    "upgrade",
+    "expect",
 ];
+/// Largest input schema an agent may send (bytes of JSON).
+pub const MAX_SCHEMA_BYTES: usize = 256 * 1024;
+/// Largest input schema served after inlining (bytes of JSON).
+pub const MAX_INLINED_BYTES: usize = 64 * 1024;
+/// Longest description an agent may write.
+pub const MAX_AUTHORED_DESCRIPTION: usize = 4000;
+
+/// Every `$ref` value in a schema.
+fn refs(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, sub) in m {
+                if k == "$ref" {
+                    if let Value::String(r) = sub {
+                        out.push(r.clone());
+                    }
+                } else {
+                    refs(sub, out);
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| refs(x, out)),
+        _ => {}
+    }
+}
+
+/// Checks a path template: `/`-rooted, balanced `{name}` placeholders, no dot segments,
+/// no `%`, `\\`, `?`, `#`, whitespace, and no `//` at its start.
+fn check_path(path: &str) -> Result<(), String> {
+    let bad = |why: &str| Err(format!("path {path:?} is invalid: {why}"));
+    if !path.starts_with('/') || path.starts_with("//") {
+        return bad("it must start with a single '/'");
+    }
+    if path
+        .chars()
+        .any(|c| c.is_whitespace() || "?#%\\".contains(c))
+    {
+        return bad("no query, fragment, '%', '\\' or spaces");
+    }
+    if path.split('/').any(|seg| seg == "." || seg == "..") {
+        return bad("no '.' or '..' segments");
+    }
+    let mut open = false;
+    for c in path.chars() {
+        match c {
+            '{' if !open => open = true,
+            '}' if open => open = false,
+            '{' | '}' => return bad("unbalanced '{' or '}'"),
+            _ => {}
+        }
+    }
+    if open || path.contains("{}") {
+        return bad("unbalanced '{' or '}', or an empty placeholder");
+    }
+    Ok(())
+}
 
 /// An agent's definition of a tool version.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,19 +130,41 @@ pub fn draft(vendor: &VendorSlug, spec: &ToolSpec) -> Result<ToolDraft, String> 
     if description.is_empty() {
         return Err("description is empty: say what the tool does, for the model".into());
     }
-    if !spec.path.starts_with('/')
-        || spec.path.contains(['?', '#'])
-        || spec.path.chars().any(char::is_whitespace)
-    {
+    if description.chars().count() > MAX_AUTHORED_DESCRIPTION {
         return Err(format!(
-            "path {:?} must start with '/' and hold no query, fragment or spaces",
-            spec.path
+            "description is longer than {MAX_AUTHORED_DESCRIPTION} characters"
         ));
     }
+    check_path(&spec.path)?;
     if !spec.input_schema.is_object() {
         return Err("inputSchema must be a JSON Schema object".into());
     }
+    if spec.input_schema.to_string().len() > MAX_SCHEMA_BYTES {
+        return Err(format!(
+            "inputSchema is larger than {} KiB",
+            MAX_SCHEMA_BYTES / 1024
+        ));
+    }
+    let mut references = Vec::new();
+    refs(&spec.input_schema, &mut references);
+    if let Some(r) = references
+        .iter()
+        .find(|r| schema::resolve_pointer(&spec.input_schema, r).is_none())
+    {
+        return Err(format!(
+            "inputSchema has a $ref {r:?} that does not resolve inside the schema (use #/$defs/…)"
+        ));
+    }
+    if !schema::inlines_within_budget(&spec.input_schema, &spec.input_schema) {
+        return Err("inputSchema grows too large once its $refs are inlined".into());
+    }
     let inlined = schema::inline(&spec.input_schema, &spec.input_schema);
+    if inlined.to_string().len() > MAX_INLINED_BYTES {
+        return Err(format!(
+            "inputSchema is larger than {} KiB once its $refs are inlined",
+            MAX_INLINED_BYTES / 1024
+        ));
+    }
     if jsonschema::meta::validate(&spec.input_schema).is_err()
         || jsonschema::validator_for(&inlined).is_err()
     {
@@ -105,6 +190,15 @@ pub fn draft(vendor: &VendorSlug, spec: &ToolSpec) -> Result<ToolDraft, String> 
         .as_object()
         .expect("set above")
         .clone();
+    if let Some(bad) = props.keys().find(|k| {
+        k.is_empty()
+            || k.len() > 64
+            || !k
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+    }) {
+        return Err(format!("property name {bad:?} is not accepted by every MCP client: use 1 to 64 of A-Z, a-z, 0-9, '_', '.', '-'"));
+    }
     let mut binding = Binding::default();
     for p in path_placeholders(&spec.path) {
         if !props.contains_key(&p) {
@@ -128,7 +222,9 @@ pub fn draft(vendor: &VendorSlug, spec: &ToolSpec) -> Result<ToolDraft, String> 
                 "headers names {h:?}, which is not a property of inputSchema"
             ));
         }
-        if RESERVED_HEADERS.contains(&h.to_ascii_lowercase().as_str())
+        if h.is_empty()
+            || h.to_ascii_lowercase().starts_with("proxy-")
+            || RESERVED_HEADERS.contains(&h.to_ascii_lowercase().as_str())
             || !h
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
@@ -154,7 +250,7 @@ pub fn draft(vendor: &VendorSlug, spec: &ToolSpec) -> Result<ToolDraft, String> 
         name: name.to_string(),
         operation_id: spec.operation_id.clone(),
         title: None,
-        description: truncate_chars(description, MAX_DESCRIPTION),
+        description: description.to_string(),
         input_schema,
         method: method.clone(),
         path_template: spec.path.clone(),
@@ -209,6 +305,34 @@ mod tests {
             (Box::new(|s| s.name = "a".repeat(60)), "too long"),
             (Box::new(|s| s.method = "FETCH".into()), "method"),
             (Box::new(|s| s.path = "items".into()), "path"),
+            (Box::new(|s| s.path = "/a/../b".into()), "'..'"),
+            (Box::new(|s| s.path = "//evil.test/x".into()), "single '/'"),
+            (Box::new(|s| s.path = "/%2e%2e/x".into()), "'%'"),
+            (Box::new(|s| s.path = "/items/{id".into()), "unbalanced"),
+            (
+                Box::new(|s| {
+                    s.input_schema =
+                        json!({"type": "object", "properties": {"id": {"$ref": "#/$defs/Nope"}}})
+                }),
+                "does not resolve",
+            ),
+            (
+                Box::new(
+                    |s| s.input_schema = json!({"type": "object", "properties": {"id": {"$ref": "https://x.test/s.json"}}}),
+                ),
+                "does not resolve",
+            ),
+            (
+                Box::new(|s| {
+                    s.input_schema =
+                        json!({"type": "object", "properties": {"a b": {"type": "string"}}})
+                }),
+                "property name",
+            ),
+            (
+                Box::new(|s| s.description = "x".repeat(4001)),
+                "longer than",
+            ),
             (Box::new(|s| s.path = "/items/{nope}".into()), "placeholder"),
             (
                 Box::new(|s| s.input_schema = json!({"type": "array"})),

@@ -7,6 +7,9 @@ use serde_json::{Map, Value};
 
 /// How many `$ref`s deep one path of a schema may go before it is cut to `{}`.
 pub const MAX_REF_DEPTH: usize = 6;
+/// Most schema objects one inlining may produce: `$ref`s past this budget are cut, so a
+/// small schema of references to references cannot grow without bound.
+pub const MAX_NODES: usize = 10_000;
 
 /// Keywords whose value is a map from names to schemas: its keys are names, not
 /// keywords, so an `x-` name there is kept.
@@ -62,11 +65,32 @@ pub fn resolve_pointer<'a>(root: &'a Value, reference: &str) -> Option<&'a Value
 /// one that does not resolve locally becomes `{}` with a description saying why.
 /// Sibling keywords beside a `$ref` (OpenAPI 3.1) override the target's.
 pub fn inline(root: &Value, schema: &Value) -> Value {
-    let mut stack = Vec::new();
-    inline_at(root, schema, &mut stack)
+    let mut ctx = Ctx {
+        stack: Vec::new(),
+        budget: MAX_NODES,
+    };
+    inline_at(root, schema, &mut ctx)
 }
 
-fn inline_at(root: &Value, schema: &Value, stack: &mut Vec<String>) -> Value {
+/// Whether an inlining of `schema` stays within [`MAX_NODES`] (nothing was cut for size).
+pub fn inlines_within_budget(root: &Value, schema: &Value) -> bool {
+    let mut ctx = Ctx {
+        stack: Vec::new(),
+        budget: MAX_NODES,
+    };
+    inline_at(root, schema, &mut ctx);
+    ctx.budget > 0
+}
+
+struct Ctx {
+    /// The `$ref`s being expanded, outermost first.
+    stack: Vec<String>,
+    /// Schema objects still allowed.
+    budget: usize,
+}
+
+fn inline_at(root: &Value, schema: &Value, stack: &mut Ctx) -> Value {
+    stack.budget = stack.budget.saturating_sub(1);
     let Value::Object(obj) = schema else {
         // booleans are valid schemas; anything else is not a schema: allow anything
         return if schema.is_boolean() {
@@ -76,12 +100,16 @@ fn inline_at(root: &Value, schema: &Value, stack: &mut Vec<String>) -> Value {
         };
     };
     if let Some(Value::String(reference)) = obj.get("$ref") {
-        let target = if stack.iter().any(|r| r == reference) || stack.len() >= MAX_REF_DEPTH {
+        let target = if stack.stack.iter().any(|r| r == reference) {
             Some(cut(&format!("{reference} (recursive; cut)")))
+        } else if stack.stack.len() >= MAX_REF_DEPTH {
+            Some(cut(&format!("{reference} (nested too deep; cut)")))
+        } else if stack.budget == 0 {
+            Some(cut(&format!("{reference} (schema too large; cut)")))
         } else if let Some(t) = resolve_pointer(root, reference) {
-            stack.push(reference.clone());
+            stack.stack.push(reference.clone());
             let inlined = inline_at(root, t, stack);
-            stack.pop();
+            stack.stack.pop();
             Some(inlined)
         } else {
             Some(cut(&format!("{reference} (unresolved reference)")))
@@ -116,7 +144,7 @@ fn cut(why: &str) -> Value {
     Value::Object(m)
 }
 
-fn clean_keyword(root: &Value, k: &str, v: &Value, stack: &mut Vec<String>) -> Option<Value> {
+fn clean_keyword(root: &Value, k: &str, v: &Value, stack: &mut Ctx) -> Option<Value> {
     if k.starts_with("x-") || DROPPED.contains(&k) {
         return None;
     }
@@ -319,6 +347,42 @@ mod tests {
         let doc = json!({"$defs": {"A": {"type": "string", "description": "a"}}});
         let out = inline(&doc, &json!({"$ref": "#/$defs/A", "description": "b"}));
         assert_eq!(out, json!({"type": "string", "description": "b"}));
+    }
+
+    #[test]
+    fn references_to_references_stay_within_a_budget() {
+        // 12 definitions, each referring to the next 10 times: 10^12 nodes if inlined naively
+        let mut defs = serde_json::Map::new();
+        for i in 0..12 {
+            let props: serde_json::Map<String, Value> = (0..10)
+                .map(|j| {
+                    (
+                        format!("p{j}"),
+                        if i == 11 {
+                            json!({"type": "string"})
+                        } else {
+                            json!({"$ref": format!("#/$defs/D{}", i + 1)})
+                        },
+                    )
+                })
+                .collect();
+            defs.insert(
+                format!("D{i}"),
+                json!({"type": "object", "properties": props}),
+            );
+        }
+        let schema = json!({"$defs": defs, "type": "object", "properties": {"root": {"$ref": "#/$defs/D0"}}});
+        let out = inline(&schema, &schema);
+        assert!(
+            out.to_string().len() < 4_000_000,
+            "{}",
+            out.to_string().len()
+        );
+        assert!(!inlines_within_budget(&schema, &schema));
+        assert!(inlines_within_budget(
+            &json!({}),
+            &json!({"type": "object"})
+        ));
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //!
 //! A tool matches when every word of the query occurs, case-insensitively, in its
 //! vendor, name or description; `_`, `-`, `/` and `.` separate words in names. Hits are
-//! ranked exact name (0) > every word in the vendor or name (1) > a word only in the
-//! description (2); ties by vendor, then name.
+//! ranked exact name (0) > every word in the name (1) > every word in the vendor or the
+//! name, some only in the vendor (2) > a word only in the description (3); ties by vendor,
+//! then name. (A vendor word counts below a name word, so "pet" finds `get_pet_by_id`
+//! before every other petstore tool.)
 //!
 //! Speed: a query word has no whitespace, so it can only occur inside one
 //! whitespace-separated token of a tool's text. The index keeps the distinct lower-cased
@@ -35,7 +37,8 @@ pub struct SearchDoc {
 pub struct Hit {
     /// Index into [`SearchIndex::docs`].
     pub doc: usize,
-    /// 0 exact name, 1 all words in vendor/name, 2 description.
+    /// 0 exact name, 1 every word in the name, 2 every word in the vendor or name, 3 a
+    /// word only in the description.
     pub tier: u8,
 }
 
@@ -47,8 +50,9 @@ pub struct SearchIndex {
     vocab: Vec<u8>,
     /// Start offset of each token in `vocab`.
     vocab_starts: Vec<usize>,
-    /// Per token: `(doc, in vendor/name part)`, one entry per doc.
-    postings: Vec<Vec<(u32, bool)>>,
+    /// Per token: `(doc, level)`, one entry per doc with its highest level: 3 the name,
+    /// 2 the vendor, 1 the description.
+    postings: Vec<Vec<(u32, u8)>>,
 }
 
 /// Splits a query into lower-cased words (whitespace separated; empty words dropped).
@@ -64,19 +68,21 @@ impl SearchIndex {
         let mut ids: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
         let mut idx = Self::default();
         for (d, doc) in docs.iter().enumerate() {
-            // the vendor/name part: vendor, the qualified MCP name, the raw name, and the
-            // name's words (`_`, `-`, `/`, `.` separate words in names)
+            // levels: 3 the name (raw, and its words: `_`, `-`, `/`, `.` separate words in
+            // names), 2 the vendor (and the qualified MCP name), 1 the description
             let name_part = format!(
-                "{} {}__{} {} {}",
-                doc.vendor,
-                doc.vendor,
-                doc.name,
+                "{} {}",
                 doc.name,
                 doc.name.replace(['_', '-', '/', '.'], " ")
             )
             .to_lowercase();
+            let vendor_part = format!("{} {}__{}", doc.vendor, doc.vendor, doc.name).to_lowercase();
             let description = doc.description.to_lowercase();
-            for (text, in_name) in [(name_part.as_str(), true), (description.as_str(), false)] {
+            for (text, level) in [
+                (name_part.as_str(), 3u8),
+                (vendor_part.as_str(), 2),
+                (description.as_str(), 1),
+            ] {
                 for token in text.split_whitespace() {
                     let id = *ids.entry(token.to_string()).or_insert_with(|| {
                         idx.vocab_starts.push(idx.vocab.len());
@@ -86,9 +92,10 @@ impl SearchIndex {
                         idx.postings.len() - 1
                     });
                     let list = &mut idx.postings[id];
-                    match list.last() {
-                        Some(&(last, _)) if last == d as u32 => {} // the name part came first
-                        _ => list.push((d as u32, in_name)),
+                    match list.last_mut() {
+                        // the higher levels come first
+                        Some(last) if last.0 == d as u32 => {}
+                        _ => list.push((d as u32, level)),
                     }
                 }
             }
@@ -122,8 +129,7 @@ impl SearchIndex {
                 Ok(i) => i,
                 Err(i) => i - 1,
             };
-            for &(doc, in_name) in &self.postings[token] {
-                let level = if in_name { 2 } else { 1 };
+            for &(doc, level) in &self.postings[token] {
                 let slot = &mut out[doc as usize];
                 if *slot < level {
                     *slot = level;
@@ -144,20 +150,15 @@ impl SearchIndex {
         if words.is_empty() || self.docs.is_empty() {
             return Vec::new();
         }
-        // all_in_name[d]: every word so far matched in vendor/name; alive[d]: every word matched
+        // weakest[d]: the lowest level at which some word matched (0: a word did not)
         let n = self.docs.len();
-        let mut alive = vec![true; n];
-        let mut all_in_name = vec![true; n];
+        let mut weakest = vec![3u8; n];
         let mut scratch = vec![0u8; n];
         for w in &words {
             scratch.iter_mut().for_each(|x| *x = 0);
             self.match_word(w, &mut scratch);
             for d in 0..n {
-                match scratch[d] {
-                    0 => alive[d] = false,
-                    1 => all_in_name[d] = false,
-                    _ => {}
-                }
+                weakest[d] = weakest[d].min(scratch[d]);
             }
         }
         let exact_joined = words.join("_");
@@ -168,17 +169,13 @@ impl SearchIndex {
                 && exact_joined.ends_with(doc.name.as_str())
         };
         let mut hits: Vec<Hit> = (0..n)
-            .filter(|&d| alive[d])
+            .filter(|&d| weakest[d] > 0)
             .map(|d| {
                 let doc = &self.docs[d];
                 let exact = doc.name == exact_joined || is_qualified(doc);
-                let tier = if exact {
-                    0
-                } else if all_in_name[d] {
-                    1
-                } else {
-                    2
-                };
+                // 0 exact name, 1 every word in the name, 2 every word in the vendor or
+                // name, 3 a word only in the description
+                let tier = if exact { 0 } else { 4 - weakest[d] };
                 Hit { doc: d, tier }
             })
             .collect();
@@ -255,8 +252,33 @@ mod tests {
                 ("github__customers".into(), 0),
                 ("stripe__get_customers".into(), 1),
                 ("stripe__post_customers".into(), 1),
-                ("slack__chat_post_message".into(), 2),
+                ("slack__chat_post_message".into(), 3),
             ]
+        );
+    }
+
+    #[test]
+    fn a_word_in_the_name_ranks_above_one_only_in_the_vendor() {
+        let idx = SearchIndex::build(vec![
+            doc(1, "petstore", "create_user", "Create a user"),
+            doc(2, "petstore", "get_pet_by_id", "Find a pet"),
+            doc(3, "petstore", "get_inventory", "Inventories by status"),
+        ]);
+        assert_eq!(
+            names(&idx, "pet"),
+            vec![
+                ("petstore__get_pet_by_id".into(), 1),
+                ("petstore__create_user".into(), 2),
+                ("petstore__get_inventory".into(), 2),
+            ]
+        );
+        assert_eq!(
+            names(&idx, "get pet")[0],
+            ("petstore__get_pet_by_id".into(), 1)
+        );
+        assert_eq!(
+            names(&idx, "get pet")[1],
+            ("petstore__get_inventory".into(), 2)
         );
     }
 

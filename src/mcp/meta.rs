@@ -17,6 +17,11 @@ pub const OFFERED: &[&str] = &[
     "publish",
 ];
 
+/// Longest `find_tool` query, in characters and in words.
+const MAX_QUERY_CHARS: usize = 200;
+/// See [`MAX_QUERY_CHARS`].
+const MAX_QUERY_WORDS: usize = 12;
+
 /// Whether `name` is an implemented meta-tool.
 pub fn offered(name: &str) -> bool {
     OFFERED.contains(&name)
@@ -248,6 +253,15 @@ async fn find_tool(
     args: JsonObject,
 ) -> Result<CallToolResult, CallToolResult> {
     let a: FindToolArgs = parse(args)?;
+    if a.query.chars().count() > MAX_QUERY_CHARS
+        || a.query.split_whitespace().count() > MAX_QUERY_WORDS
+    {
+        return Err(tool_error(
+            "invalid_input",
+            &format!("query is too long: at most {MAX_QUERY_WORDS} words and {MAX_QUERY_CHARS} characters"),
+            json!({}),
+        ));
+    }
     let limit = a.limit.unwrap_or(10);
     if !(1..=50).contains(&limit) {
         return Err(tool_error(
@@ -346,7 +360,14 @@ async fn acquire(
             || a.method.is_some()
             || a.path.is_some()
             || a.input_schema.is_some();
-        if !explicit {
+        if explicit {
+            return Err(tool_error(
+                "invalid_input",
+                "give either {vendor, operationId} (the operation as the document describes it) or a definition (name, description, method, path, inputSchema), not both",
+                json!({}),
+            ));
+        }
+        {
             let (name, p) = graft
                 .acquire_operation(actor, agent_id, &a.vendor, op, a.name.as_deref())
                 .await

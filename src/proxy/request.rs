@@ -374,7 +374,16 @@ pub fn build(
         headers.push((k.clone(), v.clone()));
     }
 
-    // the credential, then any parameter the document declared for it
+    // the credential, then any parameter the document declared for it; an input of the
+    // same name never travels beside it
+    match credential {
+        Credential::Header { name, .. } => headers.retain(|(k, _)| !k.eq_ignore_ascii_case(name)),
+        Credential::Query { name, .. } => query.retain(|(k, _)| k != name),
+        Credential::Bearer(_) | Credential::Basic { .. } => {
+            headers.retain(|(k, _)| !k.eq_ignore_ascii_case("authorization"))
+        }
+        Credential::None => {}
+    }
     match credential {
         Credential::None => {}
         Credential::Bearer(t) => headers.push(("Authorization".into(), format!("Bearer {t}"))),

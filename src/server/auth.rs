@@ -178,7 +178,13 @@ pub async fn bearer_auth(State(state): State<AuthState>, mut req: Request, next:
         id: agent.id,
         name: agent.name.clone(),
     });
-    let resp = next.run(req).await;
+    let is_delete = req.method() == Method::DELETE;
+    let mut resp = next.run(req).await;
+    // rmcp ends a session with 202; the Python SDK expects 200 or 204 and logs a failure
+    if is_delete && resp.status() == StatusCode::ACCEPTED {
+        *resp.status_mut() = StatusCode::NO_CONTENT;
+        *resp.body_mut() = axum::body::Body::empty();
+    }
     if session.is_none() {
         if let Some(sid) = resp
             .headers()

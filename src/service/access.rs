@@ -4,6 +4,10 @@ use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db::runs::{self, ApprovalRow, ConnectionRow};
 use serde::Serialize;
 
+/// Shortest secret accepted: answers are redacted of every secret, which needs secrets
+/// that cannot occur by chance.
+pub const MIN_SECRET_CHARS: usize = 8;
+
 /// The kinds of credentials a connection holds (SPEC §2 `auth_kind`).
 pub const AUTH_KINDS: &[&str] = &["none", "bearer", "header", "query", "basic"];
 
@@ -92,6 +96,11 @@ impl Graft {
         let secret = secret
             .map(|s| s.trim_end_matches(['\r', '\n']))
             .filter(|s| !s.is_empty());
+        if kind != "none" && secret.is_some_and(|s| s.chars().count() < MIN_SECRET_CHARS) {
+            return Err(ServiceError::Invalid(format!(
+                "the secret is shorter than {MIN_SECRET_CHARS} characters: that is no credential (and could not be told apart in answers to redact it)"
+            )));
+        }
         let sealed = match (kind, secret) {
             ("none", _) => None,
             (_, None) => {

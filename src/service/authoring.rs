@@ -247,6 +247,11 @@ impl Graft {
         change: VersionChange,
     ) -> ServiceResult<Published> {
         let tool = self.tool(vendor, name).await?;
+        if change == VersionChange::default() {
+            return Err(ServiceError::Invalid(
+                "nothing to publish: give at least one field to change (description, method, path, inputSchema, query, headers, bodyEncoding)".into(),
+            ));
+        }
         let binding: crate::domain::tool::Binding =
             serde_json::from_str(&tool.binding).map_err(|e| ServiceError::Internal(e.into()))?;
         let spec = ToolSpec {
@@ -376,6 +381,11 @@ impl Graft {
         name: &str,
         change: HintChange,
     ) -> ServiceResult<i64> {
+        if change == HintChange::default() {
+            return Err(ServiceError::Invalid(
+                "give at least one hint to change".into(),
+            ));
+        }
         if !matches!(actor, Actor::Person(_)) {
             return Err(ServiceError::Invalid(
                 "only a person can set a tool's hints".into(),

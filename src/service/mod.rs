@@ -807,6 +807,15 @@ pub fn check_base_url(url: &str) -> ServiceResult<String> {
             ))
         })?;
     let host = rest.split('/').next().unwrap_or("");
+    if url::Url::parse(u)
+        .ok()
+        .and_then(|p| p.host_str().map(str::to_string))
+        .is_none()
+    {
+        return Err(ServiceError::Invalid(format!(
+            "base URL {u:?} is not a valid URL"
+        )));
+    }
     if host.is_empty()
         || host.contains('@')
         || u.contains('?')

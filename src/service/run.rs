@@ -255,6 +255,14 @@ impl Graft {
             error_code: answer.code(),
         };
         runs::insert_tool_call(self.pool(), &call, self.now()).await?;
+        match &answer {
+            RunAnswer::Ok { .. } => {
+                tracing::info!(agent = agent_id, tool = %format!("{}__{}", tool.vendor, tool.name), version = tool.version, dry_run, http_status = ?call.http_status, ms = call.duration_ms, "tool call")
+            }
+            RunAnswer::Err { code, message, .. } => {
+                tracing::warn!(agent = agent_id, tool = %format!("{}__{}", tool.vendor, tool.name), version = tool.version, dry_run, http_status = ?call.http_status, ms = call.duration_ms, code, reason = %message, "tool call failed")
+            }
+        }
         Ok(answer)
     }
 
