@@ -51,7 +51,7 @@ pub enum Command {
         #[arg(long)]
         base_url: Option<String>,
     },
-    /// Search the toolbox.
+    /// Search, show and annotate toolbox tools.
     #[command(subcommand)]
     Tool(ToolCommand),
     /// Manage vendor credentials (secrets are stored encrypted and never shown again).
@@ -252,6 +252,10 @@ pub fn describe_tool(d: &crate::service::authoring::ToolDetail) -> String {
         out.push_str(&format!("  operation: {op}\n"));
     }
     out.push_str(&format!("  {} {}\n", t.method, t.path_template));
+    match &d.connection {
+        Some((label, why)) => out.push_str(&format!("  connection: {label} ({why})\n")),
+        None => out.push_str("  connection: none (calls carry no credential)\n"),
+    }
     out.push_str(&format!(
         "  hints: readOnly={} destructive={} idempotent={} openWorld={}\n",
         t.read_only_hint, t.destructive_hint, t.idempotent_hint, t.open_world_hint
@@ -262,7 +266,7 @@ pub fn describe_tool(d: &crate::service::authoring::ToolDetail) -> String {
     ));
     out.push_str("Versions:\n");
     let mut prev: Option<&crate::db::authoring::VersionRow> = None;
-    for v in &d.versions {
+    for (i, v) in d.versions.iter().enumerate() {
         let mut changes = Vec::new();
         if let Some(p) = prev {
             if p.description != v.description {
@@ -305,7 +309,10 @@ pub fn describe_tool(d: &crate::service::authoring::ToolDetail) -> String {
             "  v{} {} by {}: {what}\n",
             v.version,
             format_time(Some(v.created_at)),
-            v.authored_by
+            d.authors
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| v.authored_by.clone())
         ));
         prev = Some(v);
     }
@@ -431,6 +438,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         })?;
     match cli.command.unwrap_or(Command::Serve { addr: None }) {
         Command::Serve { .. } => {
+            graft.check_secret_key().await?;
             let listener = tokio::net::TcpListener::bind(settings.addr)
                 .await
                 .with_context(|| format!("cannot listen on {}", settings.addr))?;
@@ -609,8 +617,16 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 .add_connection(&vendor, &label, &kind, name.as_deref(), secret.as_deref())
                 .await?;
             println!(
-                "Added connection {} ({} {}) to {}; the secret is stored encrypted.",
-                c.id, c.label, c.auth_kind, c.vendor
+                "Added connection {} ({} {}) to {}{}",
+                c.id,
+                c.label,
+                c.auth_kind,
+                c.vendor,
+                if c.auth_kind == "none" {
+                    "."
+                } else {
+                    "; the secret is stored encrypted."
+                }
             );
         }
         Command::Connection(ConnectionCommand::List) => {

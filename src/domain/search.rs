@@ -56,8 +56,13 @@ pub struct SearchIndex {
 }
 
 /// Splits a query into lower-cased words (whitespace separated; empty words dropped).
+/// `-` and `/` separate words too, as in names ("find-pets" finds `find_pets_by_status`).
 pub fn query_words(query: &str) -> Vec<String> {
-    query.split_whitespace().map(|w| w.to_lowercase()).collect()
+    query
+        .split(|c: char| c.is_whitespace() || c == '-' || c == '/')
+        .filter(|w| !w.is_empty())
+        .map(|w| w.to_lowercase())
+        .collect()
 }
 
 impl SearchIndex {
@@ -293,6 +298,19 @@ mod tests {
         assert_eq!(
             names(&idx, "get customers")[0],
             ("stripe__get_customers".into(), 0)
+        );
+    }
+
+    #[test]
+    fn dashes_and_slashes_separate_query_words() {
+        let idx = index();
+        assert_eq!(
+            names(&idx, "find-pets")[0].0,
+            "petstore__find_pets_by_status"
+        );
+        assert_eq!(
+            names(&idx, "pets/status")[0].0,
+            "petstore__find_pets_by_status"
         );
     }
 

@@ -62,6 +62,24 @@ pub struct ToolDetail {
     pub notes: Vec<q::NoteRow>,
     /// `(agent id, agent name, promoted_by)` of the agents that have it promoted.
     pub promoted_for: Vec<(i64, String, String)>,
+    /// The connection its calls use now: `(label, why)`, or `None` for no credential.
+    pub connection: Option<(String, String)>,
+    /// Who authored each version, in words (`agent hermes`, `person ops`, `import`).
+    pub authors: Vec<String>,
+}
+
+/// `authored_by` for people: `agent:<id>` becomes `agent <name>`.
+pub fn author_in_words(authored_by: &str, agents: &[(i64, String)]) -> String {
+    match authored_by
+        .strip_prefix("agent:")
+        .and_then(|id| id.parse::<i64>().ok())
+    {
+        Some(id) => match agents.iter().find(|(a, _)| *a == id) {
+            Some((_, name)) => format!("agent {name}"),
+            None => format!("agent #{id}"),
+        },
+        None => authored_by.replace(':', " "),
+    }
 }
 
 /// The fields of a version that `publish` may change (every one optional).
@@ -443,6 +461,19 @@ impl Graft {
             versions: q::select_versions(self.pool(), tool.id).await?,
             notes: q::select_notes(self.pool(), tool.id).await?,
             promoted_for: q::select_promoters(self.pool(), tool.id).await?,
+            connection: self.connection_in_words(tool.id).await?,
+            authors: {
+                let agents: Vec<(i64, String)> = db::select_agents(self.pool())
+                    .await?
+                    .into_iter()
+                    .map(|a| (a.id, a.name))
+                    .collect();
+                q::select_versions(self.pool(), tool.id)
+                    .await?
+                    .iter()
+                    .map(|v| author_in_words(&v.authored_by, &agents))
+                    .collect()
+            },
             tool,
         })
     }

@@ -123,6 +123,54 @@ fn render_body(bytes: &[u8], secrets: &[String]) -> (String, Option<Value>) {
 }
 
 impl Graft {
+    /// The connection a tool's calls use, for people: `(label, why)`.
+    pub(super) async fn connection_in_words(
+        &self,
+        tool_id: i64,
+    ) -> ServiceResult<Option<(String, String)>> {
+        let (vendor_id, default) = runs::select_tool_connection(self.pool(), tool_id).await?;
+        let conns = runs::select_vendor_connections(self.pool(), vendor_id).await?;
+        if let Some(id) = default {
+            return Ok(conns.iter().find(|c| c.id == id).map(|c| {
+                let state = if c.revoked_at.is_some() {
+                    "the tool's default, revoked"
+                } else {
+                    "the tool's default"
+                };
+                (c.label.clone(), state.to_string())
+            }));
+        }
+        let active: Vec<_> = conns.iter().filter(|c| c.revoked_at.is_none()).collect();
+        Ok(match active.len() {
+            1 => Some((
+                active[0].label.clone(),
+                "the vendor's only active connection".into(),
+            )),
+            0 => None,
+            n => Some((
+                format!("{n} active connections"),
+                "ambiguous: set the tool's default (graft tool connection)".into(),
+            )),
+        })
+    }
+
+    /// Checks that the secret key opens the stored secrets (a wrong `GRAFT_SECRET_KEY`
+    /// is caught at start, not at the first call). Errors: `Invalid` with the remedy.
+    pub async fn check_secret_key(&self) -> ServiceResult<()> {
+        if let Some(c) = runs::select_connections(self.pool())
+            .await?
+            .into_iter()
+            .find(|c| c.secret_ciphertext.is_some())
+        {
+            self.inner.key.open(c.secret_ciphertext.as_deref().unwrap_or_default()).map_err(|_| {
+                ServiceError::Invalid(
+                    "the secret key does not open the stored connection secrets: set GRAFT_SECRET_KEY (or data/secret.key) to the key they were sealed with".into(),
+                )
+            })?;
+        }
+        Ok(())
+    }
+
     /// The credential a tool's calls use (SPEC §4.5): its default connection, else the
     /// vendor's only active one, else none. `Err(answer)` for a revoked or ambiguous one.
     async fn credential_for(&self, tool_id: i64) -> ServiceResult<Result<Credential, RunAnswer>> {

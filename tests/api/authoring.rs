@@ -134,7 +134,8 @@ async fn acquire_then_use_in_the_same_turn_then_first_class_and_publish_v2() {
         graft::cli::describe_tool(&app.graft.tool_detail("acme", "get_item").await.unwrap());
     assert!(
         shown.contains("Returns 404 for archived items")
-            && shown.contains("alpha (promoted by publish)"),
+            && shown.contains("alpha (promoted by publish)")
+            && shown.contains("by agent alpha"),
         "{shown}"
     );
     c.cancel().await.unwrap();
