@@ -1,5 +1,6 @@
 //! Connections (vendor credentials, SPEC §2, §8) and approvals of write tools (SPEC §4.4).
 
+use super::error::unique_or;
 use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db::runs::{self, ApprovalRow, ConnectionRow};
 use serde::Serialize;
@@ -131,13 +132,9 @@ impl Graft {
         )
         .await
         .map_err(|e| {
-            if crate::db::is_unique_violation(&e) {
-                ServiceError::Conflict(format!(
-                    "vendor {vendor} has a connection labelled {label:?} already"
-                ))
-            } else {
-                e.into()
-            }
+            unique_or(e, ServiceError::Conflict, || {
+                format!("vendor {vendor} has a connection labelled {label:?} already")
+            })
         })?;
         let row = runs::select_connection(self.pool(), id)
             .await?

@@ -2,6 +2,7 @@
 //! `tool_notes`): every version kept, publishing promotes for the author, notes kept
 //! forever; and the operations of stored (not imported) OpenAPI documents.
 
+use super::error::unique_or;
 use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self, authoring as q};
 use crate::domain::authoring::{self, ToolSpec};
@@ -185,24 +186,8 @@ impl Graft {
         }
         let binding =
             serde_json::to_value(&d.binding).map_err(|e| ServiceError::Internal(e.into()))?;
-        let h = d.hints;
         let author = author_of(actor);
-        let nv = db::NewVersion {
-            title: d.title.as_deref(),
-            description: &d.description,
-            input_schema: &d.input_schema,
-            output_schema: None,
-            method: &d.method,
-            path_template: &d.path_template,
-            binding: &binding,
-            hints: [
-                h.read_only_hint,
-                h.destructive_hint,
-                h.idempotent_hint,
-                h.open_world_hint,
-            ],
-            authored_by: &author,
-        };
+        let nv = super::version_row(d, &binding, d.hints, &author);
         let now = self.now();
         let mut tx = self.write_tx().await?;
         let tool_id = db::insert_tool(
@@ -215,14 +200,12 @@ impl Graft {
         )
         .await
         .map_err(|e| {
-            if db::is_unique_violation(&e) {
-                ServiceError::ToolExists(format!(
+            unique_or(e, ServiceError::ToolExists, || {
+                format!(
                     "{vendor}__{} exists already: promote it, or publish a new version of it",
                     d.name
-                ))
-            } else {
-                e.into()
-            }
+                )
+            })
         })?;
         if db::insert_working_set_entry(
             &mut tx,
@@ -353,22 +336,8 @@ impl Graft {
         let binding =
             serde_json::to_value(&d.binding).map_err(|e| ServiceError::Internal(e.into()))?;
         let author = author_of(actor);
-        let nv = db::NewVersion {
-            title: d.title.as_deref().or(tool.title.as_deref()),
-            description: &d.description,
-            input_schema: &d.input_schema,
-            output_schema: None,
-            method: &d.method,
-            path_template: &d.path_template,
-            binding: &binding,
-            hints: [
-                h.read_only_hint,
-                h.destructive_hint,
-                h.idempotent_hint,
-                h.open_world_hint,
-            ],
-            authored_by: &author,
-        };
+        let mut nv = super::version_row(d, &binding, h, &author);
+        nv.title = nv.title.or(tool.title.as_deref());
         let mut tx = self.write_tx().await?;
         let next = q::select_max_version(&mut tx, tool.id).await? + 1;
         db::insert_tool_version(&mut tx, tool.id, next, &nv, self.now()).await?;

@@ -55,5 +55,19 @@ impl From<sqlx::Error> for ServiceError {
     }
 }
 
+/// A unique-constraint violation becomes `kind(message())` (a taken name); any other
+/// database error is `Internal`.
+pub fn unique_or(
+    e: sqlx::Error,
+    kind: impl FnOnce(String) -> ServiceError,
+    message: impl FnOnce() -> String,
+) -> ServiceError {
+    if crate::db::is_unique_violation(&e) {
+        kind(message())
+    } else {
+        e.into()
+    }
+}
+
 /// Result of a use case.
 pub type ServiceResult<T> = Result<T, ServiceError>;

@@ -16,7 +16,7 @@ use crate::domain::search::{SearchDoc, SearchIndex};
 use crate::domain::{self, openapi, Cause, PromotedBy};
 use crate::proxy::{Proxy, ProxyLimits};
 use chrono::{DateTime, Utc};
-pub use error::{ServiceError, ServiceResult};
+pub use error::{unique_or, ServiceError, ServiceResult};
 use hub::ChangeHub;
 use rand::RngCore;
 pub use run::RunAnswer;
@@ -344,11 +344,9 @@ impl Graft {
         )
         .await
         .map_err(|e| {
-            if db::is_unique_violation(&e) {
-                ServiceError::Conflict(format!("an agent named {name:?} exists already"))
-            } else {
-                e.into()
-            }
+            unique_or(e, ServiceError::Conflict, || {
+                format!("an agent named {name:?} exists already")
+            })
         })?;
         let agent = db::select_agent(&self.inner.pool, id)
             .await?
@@ -427,11 +425,9 @@ impl Graft {
         db::insert_vendor(&mut conn, slug.as_str(), name, &base_url, self.now())
             .await
             .map_err(|e| {
-                if db::is_unique_violation(&e) {
-                    ServiceError::Conflict(format!("a vendor {slug:?} exists already"))
-                } else {
-                    e.into()
-                }
+                unique_or(e, ServiceError::Conflict, || {
+                    format!("a vendor {slug:?} exists already")
+                })
             })?;
         self.vendor(slug.as_str()).await
     }
@@ -525,23 +521,7 @@ impl Graft {
             })?;
             let binding =
                 serde_json::to_value(&t.binding).map_err(|e| ServiceError::Internal(e.into()))?;
-            let h = t.hints;
-            let nv = db::NewVersion {
-                title: t.title.as_deref(),
-                description: &t.description,
-                input_schema: &t.input_schema,
-                output_schema: None,
-                method: &t.method,
-                path_template: &t.path_template,
-                binding: &binding,
-                hints: [
-                    h.read_only_hint,
-                    h.destructive_hint,
-                    h.idempotent_hint,
-                    h.open_world_hint,
-                ],
-                authored_by: "import",
-            };
+            let nv = version_row(t, &binding, t.hints, "import");
             db::insert_tool(
                 &mut tx,
                 vendor_id,
@@ -791,6 +771,32 @@ impl Graft {
     /// Number of tools in the toolbox.
     pub async fn toolbox_size(&self) -> ServiceResult<i64> {
         Ok(db::count_tools(&self.inner.pool).await?)
+    }
+}
+
+/// The stored form of a draft version (SPEC §2 `tool_versions`), with its binding as JSON
+/// and the hints to store (an author's follow the method; a person's are their own).
+pub(crate) fn version_row<'a>(
+    d: &'a crate::domain::tool::ToolDraft,
+    binding: &'a serde_json::Value,
+    hints: crate::domain::tool::Hints,
+    authored_by: &'a str,
+) -> db::NewVersion<'a> {
+    db::NewVersion {
+        title: d.title.as_deref(),
+        description: &d.description,
+        input_schema: &d.input_schema,
+        output_schema: None,
+        method: &d.method,
+        path_template: &d.path_template,
+        binding,
+        hints: [
+            hints.read_only_hint,
+            hints.destructive_hint,
+            hints.idempotent_hint,
+            hints.open_world_hint,
+        ],
+        authored_by,
     }
 }
 

@@ -4,6 +4,7 @@
 //! sweeps at once demote each entry once. Each agent that lost tools gets one
 //! list_changed per sweep. Also: agent settings edits, and revoking a connection.
 
+use super::error::unique_or;
 use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self, runs, sweep as q};
 use crate::domain::sweep::{plan_agent, AgentRule, SweepEntry};
@@ -214,11 +215,9 @@ impl Graft {
         q::update_agent_settings(self.pool(), a.id, &new_name, cap, window)
             .await
             .map_err(|e| {
-                if db::is_unique_violation(&e) {
-                    ServiceError::Conflict(format!("an agent named {new_name:?} exists already"))
-                } else {
-                    e.into()
-                }
+                unique_or(e, ServiceError::Conflict, || {
+                    format!("an agent named {new_name:?} exists already")
+                })
             })?;
         self.agent(a.id).await
     }

@@ -258,12 +258,24 @@ pub async fn agent(app: &TestApp, name: &str) -> (i64, String) {
 
 /// Raw `initialize` POST; returns the response.
 pub async fn raw_initialize(app: &TestApp, token: &str) -> reqwest::Response {
-    reqwest::Client::new()
+    raw_initialize_with(app, token, None).await
+}
+
+/// Raw `initialize` POST with one extra header (e.g. `origin`, `host`).
+pub async fn raw_initialize_with(
+    app: &TestApp,
+    token: &str,
+    extra: Option<(&str, &str)>,
+) -> reqwest::Response {
+    let mut r = reqwest::Client::new()
         .post(app.mcp_url())
         .bearer_auth(token)
         .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#)
+        .header("content-type", "application/json");
+    if let Some((k, v)) = extra {
+        r = r.header(k, v);
+    }
+    r.body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#)
         .send()
         .await
         .unwrap()

@@ -482,39 +482,12 @@ async fn sessions_belong_to_their_agent_and_origins_are_checked() {
         404
     );
 
-    let r = reqwest::Client::new()
-        .post(app.mcp_url())
-        .bearer_auth(&token_a)
-        .header("origin", "https://evil.example")
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#)
-        .send()
-        .await
-        .unwrap();
+    let r = raw_initialize_with(&app, &token_a, Some(("origin", "https://evil.example"))).await;
     assert_eq!(r.status(), 403);
     // a loopback page (a local browser-based client) is accepted
-    let r = reqwest::Client::new()
-        .post(app.mcp_url())
-        .bearer_auth(&token_a)
-        .header("origin", "http://localhost:6274")
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#)
-        .send()
-        .await
-        .unwrap();
+    let r = raw_initialize_with(&app, &token_a, Some(("origin", "http://localhost:6274"))).await;
     assert_eq!(r.status(), 200);
-    let r = reqwest::Client::new()
-        .post(app.mcp_url())
-        .bearer_auth(&token_a)
-        .header("host", "evil.example")
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .body("{}")
-        .send()
-        .await
-        .unwrap();
+    let r = raw_initialize_with(&app, &token_a, Some(("host", "evil.example"))).await;
     assert_eq!(r.status(), 403);
     app.stop().await;
 }
