@@ -207,26 +207,16 @@ impl Graft {
                 )
             })
         })?;
-        if db::insert_working_set_entry(
+        super::promote_in(
             &mut tx,
             agent_id,
             tool_id,
-            PromotedBy::Publish.as_str(),
+            PromotedBy::Publish,
+            Cause::Publish,
+            actor,
             now,
         )
-        .await?
-        {
-            db::insert_history(
-                &mut tx,
-                agent_id,
-                tool_id,
-                "promote",
-                Cause::Publish.as_str(),
-                &actor.label(),
-                now,
-            )
-            .await?;
-        }
+        .await?;
         let size = db::count_working_set(&mut tx, agent_id).await?;
         tx.commit().await?;
         self.invalidate_search();
@@ -300,26 +290,16 @@ impl Graft {
         let version = self.insert_version(actor, &tool, &d, d.hints).await?;
         let mut tx = self.write_tx().await?;
         let now = self.now();
-        if db::insert_working_set_entry(
+        super::promote_in(
             &mut tx,
             agent_id,
             tool.id,
-            PromotedBy::Publish.as_str(),
+            PromotedBy::Publish,
+            Cause::Publish,
+            actor,
             now,
         )
-        .await?
-        {
-            db::insert_history(
-                &mut tx,
-                agent_id,
-                tool.id,
-                "promote",
-                Cause::Publish.as_str(),
-                &actor.label(),
-                now,
-            )
-            .await?;
-        }
+        .await?;
         let size = db::count_working_set(&mut tx, agent_id).await?;
         tx.commit().await?;
         self.notify_holders(tool.id, Some(agent_id)).await?;

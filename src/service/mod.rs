@@ -688,20 +688,7 @@ impl Graft {
         let tool = self.tool(vendor, name).await?;
         let now = self.now();
         let mut tx = self.write_tx().await?;
-        let changed =
-            db::insert_working_set_entry(&mut tx, agent_id, tool.id, by.as_str(), now).await?;
-        if changed {
-            db::insert_history(
-                &mut tx,
-                agent_id,
-                tool.id,
-                "promote",
-                cause.as_str(),
-                &actor.label(),
-                now,
-            )
-            .await?;
-        }
+        let changed = promote_in(&mut tx, agent_id, tool.id, by, cause, actor, now).await?;
         let size = db::count_working_set(&mut tx, agent_id).await?;
         tx.commit().await?;
         if changed {
@@ -772,6 +759,33 @@ impl Graft {
     pub async fn toolbox_size(&self) -> ServiceResult<i64> {
         Ok(db::count_tools(&self.inner.pool).await?)
     }
+}
+
+/// In a transaction: puts a tool in an agent's working set unless it is there, with its
+/// history row (SPEC §2: together or not at all). Returns whether the set changed.
+pub(crate) async fn promote_in(
+    conn: &mut db::Conn,
+    agent_id: i64,
+    tool_id: i64,
+    by: PromotedBy,
+    cause: Cause,
+    actor: &Actor,
+    now: i64,
+) -> Result<bool, sqlx::Error> {
+    let changed = db::insert_working_set_entry(conn, agent_id, tool_id, by.as_str(), now).await?;
+    if changed {
+        db::insert_history(
+            conn,
+            agent_id,
+            tool_id,
+            "promote",
+            cause.as_str(),
+            &actor.label(),
+            now,
+        )
+        .await?;
+    }
+    Ok(changed)
 }
 
 /// The stored form of a draft version (SPEC §2 `tool_versions`), with its binding as JSON
