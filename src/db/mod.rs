@@ -226,13 +226,6 @@ pub async fn update_vendor_document(
     Ok(())
 }
 
-/// `(slug, document)` of every vendor with a stored document.
-pub async fn select_vendor_documents(pool: &Pool) -> DbResult<Vec<(String, String)>> {
-    sqlx::query_as("SELECT slug, openapi_document FROM vendors WHERE openapi_document IS NOT NULL ORDER BY slug")
-        .fetch_all(pool)
-        .await
-}
-
 // ---------------------------------------------------------------- tools
 
 /// A tool with its current (newest) version, as lists and calls need it.
@@ -426,17 +419,6 @@ pub async fn select_working_set_ids(pool: &Pool, agent_id: i64) -> DbResult<Vec<
         .bind(agent_id)
         .fetch_all(pool)
         .await
-}
-
-/// Whether a tool is in an agent's working set.
-pub async fn is_promoted(conn: &mut Conn, agent_id: i64, tool_id: i64) -> DbResult<bool> {
-    let n: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM working_set WHERE agent_id = $1 AND tool_id = $2")
-            .bind(agent_id)
-            .bind(tool_id)
-            .fetch_one(conn)
-            .await?;
-    Ok(n > 0)
 }
 
 /// Size of an agent's working set.

@@ -50,29 +50,6 @@ pub async fn select_tool_names_all(pool: &Pool) -> DbResult<Vec<(i64, String, St
     .await
 }
 
-/// Deletes an entry only if it is still as planned: same `promoted_at`, and a
-/// `last_used_at` equal to the planned one (`-1` = never used). Returns whether it
-/// deleted (a concurrent call, re-promotion or sweep makes it a no-op).
-pub async fn delete_entry_as_planned(
-    conn: &mut Conn,
-    agent_id: i64,
-    tool_id: i64,
-    promoted_at: i64,
-    last_used_at: i64,
-) -> DbResult<bool> {
-    let r = sqlx::query(
-        "DELETE FROM working_set WHERE agent_id = $1 AND tool_id = $2 AND promoted_at = $3 \
-         AND COALESCE((SELECT last_used_at FROM tool_usage WHERE agent_id = $1 AND tool_id = $2), -1) = $4",
-    )
-    .bind(agent_id)
-    .bind(tool_id)
-    .bind(promoted_at)
-    .bind(last_used_at)
-    .execute(conn)
-    .await?;
-    Ok(r.rows_affected() == 1)
-}
-
 /// One planned demotion as the write checks it: `(agent id, tool id, promoted_at,
 /// last_used_at or -1)`.
 pub type PlannedRow = (i64, i64, i64, i64);

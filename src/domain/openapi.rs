@@ -18,7 +18,7 @@ use super::schema;
 use super::tool::{Binding, BodyEncoding, Hints, ToolDraft};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashSet};
 
 const OPERATION_METHODS: &[&str] = &[
     "get", "put", "post", "delete", "options", "head", "patch", "trace",
@@ -868,20 +868,6 @@ pub fn draft_operation(
     Err(format!(
         "the vendor's stored OpenAPI document has no operation {key:?}"
     ))
-}
-
-/// Summary counts of a plan, for the CLI and console: (imported, renamed, skipped).
-pub fn plan_counts(plan: &ImportPlan) -> (usize, usize, usize) {
-    (plan.tools.len(), plan.renamed.len(), plan.skipped.len())
-}
-
-/// Groups skip reasons: reason → how many operations.
-pub fn skip_reasons(plan: &ImportPlan) -> BTreeMap<String, usize> {
-    let mut m = BTreeMap::new();
-    for s in &plan.skipped {
-        *m.entry(s.reason.clone()).or_insert(0) += 1;
-    }
-    m
 }
 
 #[cfg(test)]

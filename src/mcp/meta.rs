@@ -275,7 +275,7 @@ async fn find_tool(
         .await
         .map_err(service_error)?;
     if found.hits.is_empty() {
-        let vendors = graft.vendor_list().await.map_err(service_error)?;
+        let vendors = graft.vendor_slugs().await.map_err(service_error)?;
         let vendor_text = if vendors.is_empty() {
             "the toolbox is empty".to_string()
         } else {

@@ -39,15 +39,6 @@ impl ChangeHub {
         }
         told
     }
-
-    /// Number of open channels of `agent_id`.
-    pub fn channels(&self, agent_id: i64) -> usize {
-        self.agents
-            .lock()
-            .expect("hub lock")
-            .get(&agent_id)
-            .map_or(0, |tx| tx.receiver_count())
-    }
 }
 
 #[cfg(test)]

@@ -455,7 +455,8 @@ impl Graft {
         Ok(db::select_vendors(&self.inner.pool).await?)
     }
 
-    async fn vendor_slugs(&self) -> ServiceResult<Vec<String>> {
+    /// Every vendor slug (the nothing-found answer and `vendor_not_found` list them).
+    pub async fn vendor_slugs(&self) -> ServiceResult<Vec<String>> {
         Ok(self.vendors().await?.into_iter().map(|v| v.slug).collect())
     }
 
@@ -629,11 +630,6 @@ impl Graft {
             });
         }
         Ok(SearchResult { hits: out, total })
-    }
-
-    /// Vendor slugs, for the nothing-found answer.
-    pub async fn vendor_list(&self) -> ServiceResult<Vec<String>> {
-        self.vendor_slugs().await
     }
 
     // ------------------------------------------------------------ working sets

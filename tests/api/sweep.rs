@@ -246,15 +246,17 @@ async fn a_stale_plan_does_not_demote() {
     w.use_tool(a, 0, 0).await;
     let mut conn = w.graft.pool().acquire().await.unwrap();
     assert!(
-        !db::sweep::delete_entry_as_planned(&mut conn, a, tool.id, promoted_at, -1)
+        db::sweep::delete_entries_as_planned(&mut conn, &[(a, tool.id, promoted_at, -1)])
             .await
             .unwrap()
+            .is_empty()
     );
     // planned on an older promotion, but it was re-promoted
     assert!(
-        !db::sweep::delete_entry_as_planned(&mut conn, a, tool.id, promoted_at - 1, T0)
+        db::sweep::delete_entries_as_planned(&mut conn, &[(a, tool.id, promoted_at - 1, T0)])
             .await
             .unwrap()
+            .is_empty()
     );
     drop(conn);
     assert_eq!(w.graft.sweep_once(T0, false).await.unwrap().demotions(), 0);
