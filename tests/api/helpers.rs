@@ -54,7 +54,7 @@ impl TestApp {
 pub fn settings(dir: &Path) -> Settings {
     Settings {
         data_dir: dir.to_path_buf(),
-        database_url: format!("sqlite://{}?mode=rwc", dir.join("graft.db").display()),
+        database_url: db_url(dir),
         addr: "127.0.0.1:0".parse().unwrap(),
         public_url: None,
         allowed_hosts: vec![],
@@ -65,6 +65,23 @@ pub fn settings(dir: &Path) -> Settings {
         sweep_interval: Duration::from_secs(3600),
         limits: graft::proxy::ProxyLimits::default(),
     }
+}
+
+/// A second service on a database file (another process: the CLI, another server),
+/// with a fresh random secret key.
+pub async fn open_graft(url: &str, clock: Arc<dyn graft::service::Clock>) -> Graft {
+    Graft::open(
+        url,
+        clock,
+        graft::service::ServiceConfig::ephemeral("http://127.0.0.1:3000"),
+    )
+    .await
+    .expect("open db")
+}
+
+/// A `sqlite://` URL for `graft.db` in `dir`.
+pub fn db_url(dir: &Path) -> String {
+    format!("sqlite://{}?mode=rwc", dir.join("graft.db").display())
 }
 
 /// Starts Graft on port 0 over the database in `dir`.

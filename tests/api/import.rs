@@ -1,11 +1,11 @@
 //! Every document in ../shared/specs imports, and every tool produced follows the name
 //! and schema rules (issue 2 item 4).
 
-use super::helpers::specs_dir;
+use super::helpers::{open_graft, specs_dir};
 use graft::domain::names::{ToolName, VendorSlug, MAX_QUALIFIED_LEN};
 use graft::domain::schema::has_ref_or_extension;
 use graft::domain::tool::Binding;
-use graft::service::{Graft, SystemClock};
+use graft::service::SystemClock;
 use serde_json::Value;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -48,13 +48,7 @@ fn check_schema_root(s: &Value, tool: &str) {
 async fn every_shared_document_imports_under_the_rules() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}?mode=rwc", dir.path().join("g.db").display());
-    let graft = Graft::open(
-        &url,
-        Arc::new(SystemClock),
-        graft::service::ServiceConfig::ephemeral("http://127.0.0.1:3000"),
-    )
-    .await
-    .unwrap();
+    let graft = open_graft(&url, Arc::new(SystemClock)).await;
     for (file, vendor) in DOCS {
         let text = std::fs::read_to_string(specs_dir().join(file)).unwrap();
         let report = graft
@@ -185,13 +179,7 @@ async fn every_shared_document_imports_under_the_rules() {
 async fn malformed_documents_change_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}?mode=rwc", dir.path().join("g.db").display());
-    let graft = Graft::open(
-        &url,
-        Arc::new(SystemClock),
-        graft::service::ServiceConfig::ephemeral("http://127.0.0.1:3000"),
-    )
-    .await
-    .unwrap();
+    let graft = open_graft(&url, Arc::new(SystemClock)).await;
     for bad in [
         "{not json",
         "just: [yaml",

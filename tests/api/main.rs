@@ -261,17 +261,8 @@ async fn changes_made_by_another_process_reach_the_agent() {
     let (other_client, other_events) =
         legacy_client(&app, &token_b, ProtocolVersion::V_2025_11_25).await;
     // another process on the same database: the CLI, or a second server
-    let url = format!(
-        "sqlite://{}?mode=rwc",
-        dir.path().join("graft.db").display()
-    );
-    let cli = graft::service::Graft::open(
-        &url,
-        std::sync::Arc::new(graft::service::SystemClock),
-        graft::service::ServiceConfig::ephemeral("http://127.0.0.1:3000"),
-    )
-    .await
-    .unwrap();
+    let url = db_url(dir.path());
+    let cli = open_graft(&url, std::sync::Arc::new(graft::service::SystemClock)).await;
     cli.promote_tool(
         &graft::service::Actor::Person("ops".into()),
         id,

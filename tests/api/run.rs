@@ -611,17 +611,8 @@ async fn revoked_connections_answer_connection_revoked_and_secrets_stay_sealed()
 async fn a_wrong_secret_key_is_caught_before_serving() {
     let s = setup().await;
     assert!(s.app.graft.check_secret_key().await.is_ok());
-    let url = format!(
-        "sqlite://{}?mode=rwc",
-        s._dir.path().join("graft.db").display()
-    );
-    let other = graft::service::Graft::open(
-        &url,
-        std::sync::Arc::new(graft::service::SystemClock),
-        graft::service::ServiceConfig::ephemeral("http://127.0.0.1:3000"),
-    )
-    .await
-    .unwrap();
+    let url = db_url(s._dir.path());
+    let other = open_graft(&url, std::sync::Arc::new(graft::service::SystemClock)).await;
     let e = other.check_secret_key().await.unwrap_err().to_string();
     assert!(e.contains("GRAFT_SECRET_KEY"), "{e}");
     s.app.stop().await;

@@ -4,7 +4,7 @@
 use super::helpers::*;
 use graft::db;
 use graft::domain::sweep::DAY_MS;
-use graft::service::{Actor, Graft, ServiceConfig};
+use graft::service::{Actor, Graft};
 use rmcp::model::ProtocolVersion;
 use serde_json::json;
 use std::sync::Arc;
@@ -22,19 +22,10 @@ struct World {
 /// A service with a fake clock at T0 and a vendor `acme` with `n` tools t0..t{n-1}.
 async fn world(n: usize) -> World {
     let dir = tempfile::tempdir().unwrap();
-    let url = format!(
-        "sqlite://{}?mode=rwc",
-        dir.path().join("graft.db").display()
-    );
+    let url = db_url(dir.path());
     let clock = Arc::new(FakeClock::default());
     clock.set(T0);
-    let graft = Graft::open(
-        &url,
-        clock.clone(),
-        ServiceConfig::ephemeral("http://127.0.0.1:3000"),
-    )
-    .await
-    .unwrap();
+    let graft = open_graft(&url, clock.clone()).await;
     let paths: serde_json::Map<String, serde_json::Value> = (0..n)
         .map(|i| {
             (
@@ -274,13 +265,7 @@ async fn two_sweepers_on_one_database_demote_each_entry_once() {
         agents.push(a);
     }
     // a second process: its own pool on the same file
-    let other = Graft::open(
-        &w.url,
-        w.clock.clone(),
-        ServiceConfig::ephemeral("http://127.0.0.1:3000"),
-    )
-    .await
-    .unwrap();
+    let other = open_graft(&w.url, w.clock.clone()).await;
     let planned = w.graft.sweep_once(T0, true).await.unwrap().demotions();
     assert!(planned > 100);
     let (r1, r2) = tokio::join!(w.graft.sweep_once(T0, false), other.sweep_once(T0, false));
