@@ -406,23 +406,21 @@ impl Graft {
     /// Everything about a tool. Errors: `ToolNotFound`.
     pub async fn tool_detail(&self, vendor: &str, name: &str) -> ServiceResult<ToolDetail> {
         let tool = self.tool(vendor, name).await?;
+        let versions = q::select_versions(self.pool(), tool.id).await?;
+        let agents: Vec<(i64, String)> = db::select_agents(self.pool())
+            .await?
+            .into_iter()
+            .map(|a| (a.id, a.name))
+            .collect();
         Ok(ToolDetail {
-            versions: q::select_versions(self.pool(), tool.id).await?,
+            authors: versions
+                .iter()
+                .map(|v| author_in_words(&v.authored_by, &agents))
+                .collect(),
+            versions,
             notes: q::select_notes(self.pool(), tool.id).await?,
             promoted_for: q::select_promoters(self.pool(), tool.id).await?,
             connection: self.connection_in_words(tool.id).await?,
-            authors: {
-                let agents: Vec<(i64, String)> = db::select_agents(self.pool())
-                    .await?
-                    .into_iter()
-                    .map(|a| (a.id, a.name))
-                    .collect();
-                q::select_versions(self.pool(), tool.id)
-                    .await?
-                    .iter()
-                    .map(|v| author_in_words(&v.authored_by, &agents))
-                    .collect()
-            },
             tool,
         })
     }
