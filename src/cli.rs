@@ -76,6 +76,9 @@ pub enum Command {
         /// The tool as VENDOR__NAME.
         tool: String,
     },
+    /// Manage the people who sign in to the console.
+    #[command(subcommand)]
+    User(UserCommand),
     /// Refuse an agent the use of a write tool.
     Deny {
         /// Agent name.
@@ -83,6 +86,45 @@ pub enum Command {
         /// The tool as VENDOR__NAME.
         tool: String,
     },
+}
+
+/// `graft user …`
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Add a person who can sign in to the console. The password is prompted for (twice),
+    /// or read from the first line of standard input with --password-stdin.
+    Add {
+        /// Sign-in name.
+        name: String,
+        /// Read the password from standard input (for scripts).
+        #[arg(long)]
+        password_stdin: bool,
+    },
+    /// Set a person's password (prompted, or --password-stdin).
+    Password {
+        /// Sign-in name.
+        name: String,
+        /// Read the password from standard input (for scripts).
+        #[arg(long)]
+        password_stdin: bool,
+    },
+}
+
+/// A new password: the first line of standard input, or prompted twice on the terminal.
+fn read_new_password(from_stdin: bool) -> anyhow::Result<String> {
+    if from_stdin {
+        let mut line = String::new();
+        std::io::stdin()
+            .read_line(&mut line)
+            .context("cannot read the password from standard input")?;
+        return Ok(line.trim_end_matches(['\r', '\n']).to_string());
+    }
+    let first = rpassword::prompt_password("Password: ").context("cannot read the password")?;
+    let second = rpassword::prompt_password("Again: ").context("cannot read the password")?;
+    if first != second {
+        anyhow::bail!("the two passwords differ; nothing changed");
+    }
+    Ok(first)
 }
 
 /// `graft connection …`
@@ -439,6 +481,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command.unwrap_or(Command::Serve { addr: None }) {
         Command::Serve { .. } => {
             graft.check_secret_key().await?;
+            if let Some(password) = graft.ensure_admin().await? {
+                tracing::warn!(
+                    "created the console user admin with password {password} (shown this once; change it on the Account page)"
+                );
+            }
             let listener = tokio::net::TcpListener::bind(settings.addr)
                 .await
                 .with_context(|| format!("cannot listen on {}", settings.addr))?;
@@ -463,6 +510,22 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             );
             println!("Its token, shown this once (Graft keeps only a hash):");
             println!("{token}");
+        }
+        Command::User(UserCommand::Add {
+            name,
+            password_stdin,
+        }) => {
+            let password = read_new_password(password_stdin)?;
+            let person = graft.add_user(&name, &password).await?;
+            println!("Added user {}: they can sign in to the console now.", person.name);
+        }
+        Command::User(UserCommand::Password {
+            name,
+            password_stdin,
+        }) => {
+            let password = read_new_password(password_stdin)?;
+            graft.reset_password(&name, &password).await?;
+            println!("Changed the password of {name}.");
         }
         Command::Agent(AgentCommand::List) => {
             let agents = graft.list_agents().await?;

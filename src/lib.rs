@@ -3,9 +3,9 @@
 //!
 //! Layout (STYLE.md): `domain` (pure rules) → `service` (the use cases, the only API the
 //! adapters call) → `db` (the only sqlx user); adapters: `mcp`, `server` (axum), `cli`,
-//! and the Leptos `app` shared by the server and the browser (`hydrate`).
+//! and the Leptos `console` shared by the server and the browser (`hydrate`).
 
-pub mod app;
+pub mod console;
 
 #[cfg(feature = "ssr")]
 pub mod cli;
@@ -29,5 +29,5 @@ pub mod service;
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
-    leptos::mount::hydrate_body(app::App);
+    leptos::mount::hydrate_body(console::App);
 }

@@ -7,6 +7,7 @@
 //! all).
 
 pub mod authoring;
+pub mod console;
 pub mod runs;
 pub mod sweep;
 

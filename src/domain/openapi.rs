@@ -415,7 +415,7 @@ pub fn plan_import(
     vendor: &VendorSlug,
     taken: &dyn Fn(&str) -> bool,
     imported: &HashSet<String>,
-    progress: &mut dyn FnMut(usize, usize),
+    progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<ImportPlan, String> {
     let version = spec_version(doc)?;
     if !doc.get("paths").is_some_and(Value::is_object) {

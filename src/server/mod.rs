@@ -2,8 +2,9 @@
 //! the bearer-auth layer), `/healthz` and the Leptos console; graceful shutdown.
 
 pub mod auth;
+pub mod console;
 
-use crate::app::{shell, App};
+use crate::console::{shell, App};
 use crate::config::Settings;
 use crate::mcp::GraftMcp;
 use crate::service::Graft;
@@ -41,6 +42,9 @@ pub struct Application {
     inflight: Arc<crate::mcp::InFlight>,
     graft: Graft,
     sweep_interval: std::time::Duration,
+    /// When the sweeper runs next (ms, the service's clock), shown by the console.
+    next_sweep: Arc<std::sync::atomic::AtomicI64>,
+    sessions_store: tower_sessions_sqlx_store::SqliteStore,
 }
 
 /// How long a shutdown waits for tool calls in flight (a vendor call's own limit is 30 s).
@@ -102,14 +106,52 @@ impl Application {
             .site_pkg_dir("pkg")
             .site_addr(SocketAddr::from(([127, 0, 0, 1], port)))
             .build();
+        let next_sweep = Arc::new(std::sync::atomic::AtomicI64::new(
+            graft.clock_now() + settings.sweep_interval.as_millis() as i64,
+        ));
+        let console_state = console::ConsoleState {
+            graft: graft.clone(),
+            flash: Arc::new(console::FlashStore::default()),
+            public_url: settings.public_url(),
+            next_sweep: next_sweep.clone(),
+        };
+        let secure = settings
+            .public_url
+            .as_deref()
+            .is_some_and(|u| u.starts_with("https://"));
+        let (session_layer, sessions_store) = console::session_layer(&graft, secure);
         let routes = generate_route_list(App);
-        let console = Router::new()
-            .leptos_routes(&leptos_options, routes, {
-                let options = leptos_options.clone();
-                move || shell(options.clone())
-            })
+        let pages = Router::new()
+            .leptos_routes_with_context(
+                &leptos_options,
+                routes,
+                {
+                    let state = console_state.clone();
+                    move || leptos::prelude::provide_context(state.clone())
+                },
+                {
+                    let options = leptos_options.clone();
+                    move || shell(options.clone())
+                },
+            )
             .fallback(leptos_axum::file_and_error_handler(shell))
             .with_state(leptos_options);
+        let uploads = Router::new()
+            .route(
+                "/vendors/import",
+                axum::routing::post(console::import_upload)
+                    .layer(axum::extract::DefaultBodyLimit::max(console::MAX_UPLOAD_BYTES)),
+            )
+            .route("/", get(console::home))
+            .route("/skill/SKILL.md", get(console::skill))
+            .with_state(console_state);
+        let console = pages
+            .merge(uploads)
+            .layer(axum::middleware::from_fn_with_state(
+                graft.clone(),
+                console::gate,
+            ))
+            .layer(session_layer);
 
         let router = Router::new()
             .route("/healthz", get(healthz))
@@ -125,6 +167,8 @@ impl Application {
             inflight,
             graft,
             sweep_interval: settings.sweep_interval,
+            next_sweep,
+            sessions_store,
         })
     }
 
@@ -145,8 +189,24 @@ impl Application {
         tokio::spawn(sweeper(
             self.graft.clone(),
             self.sweep_interval,
+            self.next_sweep.clone(),
             self.shutdown.clone(),
         ));
+        {
+            use tower_sessions::ExpiredDeletion;
+            let store = self.sessions_store.clone();
+            let token = self.shutdown.clone();
+            tokio::spawn(async move {
+                tokio::select! {
+                    _ = token.cancelled() => {}
+                    r = store.continuously_delete_expired(std::time::Duration::from_secs(3600)) => {
+                        if let Err(e) = r {
+                            tracing::warn!(error = ?e, "deleting expired console sessions failed");
+                        }
+                    }
+                }
+            });
+        }
         tokio::spawn(forward_changes(self.graft.clone(), self.shutdown.clone()));
         let (token, mcp_token, inflight) = (
             self.shutdown.clone(),
@@ -199,13 +259,22 @@ async fn forward_changes(graft: Graft, shutdown: CancellationToken) {
 }
 
 /// The periodic sweep (SPEC §5): every `interval`, first one `interval` after start.
-async fn sweeper(graft: Graft, interval: std::time::Duration, shutdown: CancellationToken) {
+async fn sweeper(
+    graft: Graft,
+    interval: std::time::Duration,
+    next: Arc<std::sync::atomic::AtomicI64>,
+    shutdown: CancellationToken,
+) {
     let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => break,
             _ = ticks.tick() => {
+                next.store(
+                    graft.clock_now() + interval.as_millis() as i64,
+                    std::sync::atomic::Ordering::Relaxed,
+                );
                 match graft.sweep_once(graft.clock_now(), false).await {
                     Ok(r) if r.demotions() > 0 => tracing::info!(demoted = r.demotions(), agents = r.agents.len(), "sweep"),
                     Ok(r) => tracing::debug!(entries = r.entries, "sweep: nothing to demote"),

@@ -6,6 +6,7 @@ pub mod access;
 pub mod authoring;
 pub mod error;
 pub mod hub;
+pub mod people;
 pub mod run;
 pub mod secrets;
 pub mod sweep;
@@ -148,9 +149,14 @@ pub fn hash_token(token: &str) -> String {
 
 /// A new agent token: `graft_` + 64 hex digits (32 bytes from the OS RNG).
 pub fn new_token() -> String {
-    let mut bytes = [0u8; 32];
+    format!("graft_{}", random_hex(32))
+}
+
+/// `n` random bytes (OS RNG) as lowercase hex (`2n` characters).
+pub fn random_hex(n: usize) -> String {
+    let mut bytes = vec![0u8; n];
     rand::rngs::OsRng.fill_bytes(&mut bytes);
-    format!("graft_{}", hex::encode(bytes))
+    hex::encode(bytes)
 }
 
 fn ms(t: DateTime<Utc>) -> i64 {
@@ -472,7 +478,7 @@ impl Graft {
         vendor: &str,
         text: &str,
         base_url: Option<&str>,
-        progress: &mut dyn FnMut(usize, usize),
+        progress: &mut (dyn FnMut(usize, usize) + Send),
     ) -> ServiceResult<ImportReport> {
         let doc = openapi::parse_document(text).map_err(ServiceError::Invalid)?;
         openapi::spec_version(&doc).map_err(ServiceError::Invalid)?;

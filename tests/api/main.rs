@@ -1,6 +1,7 @@
 //! Integration tests: real HTTP on port 0, a fresh SQLite file per test, rmcp's client.
 
 mod authoring;
+mod console;
 mod helpers;
 mod import;
 mod run;

@@ -1,0 +1,930 @@
+//! The console's server functions (SPEC §6), thin wrappers over the same `Graft` service
+//! methods the MCP adapter calls, so a person's change and an agent's change take one code
+//! path. Each one requires a signed-in person (the session, `tower-sessions`) and acts as
+//! `Actor::Person(name)`. The data types here travel to the browser as JSON and hold no
+//! secret except a token being shown once.
+//!
+//! Errors are [`ConsoleError`]; a field's error names the field so the form shows it there.
+//! Without JavaScript a form posts to `/api/<name>`, and Leptos redirects back to the page,
+//! carrying an error in the URL (`__err`), which the page's `ServerAction` reads.
+
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+use leptos::server_fn::codec::JsonEncoding;
+use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
+
+#[cfg(feature = "ssr")]
+use crate::server::console::{person_of, ConsoleState, Flash};
+#[cfg(feature = "ssr")]
+use crate::service::{Actor, ServiceError};
+
+/// What a console call can answer instead of its value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ConsoleError {
+    /// No signed-in person: sign in first.
+    SignedOut,
+    /// A form field's value breaks a rule; nothing was saved.
+    Field {
+        /// The input's name (`cap`, `window`, `name`, ...).
+        field: String,
+        /// The rule, as a sentence.
+        message: String,
+    },
+    /// The request was refused (unknown agent or tool, a name taken, a rule): the reason.
+    Refused(String),
+    /// A fault on the server (details in its log, not here).
+    Internal,
+    /// The request did not reach the function (network, encoding).
+    Transport(String),
+}
+
+impl std::fmt::Display for ConsoleError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::SignedOut => write!(f, "You are signed out; sign in again."),
+            Self::Field { message, .. } => write!(f, "{message}"),
+            Self::Refused(m) => write!(f, "{m}"),
+            Self::Internal => write!(f, "Something went wrong on the server; see its log."),
+            Self::Transport(m) => write!(f, "The request failed: {m}"),
+        }
+    }
+}
+
+impl FromServerFnError for ConsoleError {
+    type Encoder = JsonEncoding;
+    fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
+        Self::Transport(value.to_string())
+    }
+}
+
+impl ConsoleError {
+    /// The message for `field`, if this error is about that field.
+    pub fn at(&self, field: &str) -> Option<String> {
+        match self {
+            Self::Field { field: f, message } if f == field => Some(message.clone()),
+            _ => None,
+        }
+    }
+
+    /// A field error.
+    pub fn field(field: &str, message: impl Into<String>) -> Self {
+        Self::Field {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+#[cfg(feature = "ssr")]
+impl From<ServiceError> for ConsoleError {
+    fn from(e: ServiceError) -> Self {
+        match e {
+            ServiceError::Internal(inner) => {
+                tracing::error!(error = ?inner, "console call failed");
+                Self::Internal
+            }
+            other => Self::Refused(other.to_string()),
+        }
+    }
+}
+
+/// Result of a console call.
+pub type ConsoleResult<T> = Result<T, ConsoleError>;
+
+// ---------------------------------------------------------------- shapes
+
+/// An agent row of the Agents page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentItem {
+    /// Name (unique; the page address).
+    pub name: String,
+    /// Harness label.
+    pub harness: Option<String>,
+    /// Working-set size now.
+    pub size: i64,
+    /// Cap, 1..=500.
+    pub cap: i64,
+    /// Idle window, days.
+    pub idle_window_days: i64,
+    /// Last authenticated MCP request (ms since the epoch).
+    pub last_seen_at: Option<i64>,
+}
+
+/// The Agents page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentsData {
+    /// The server's clock (ms) for relative times.
+    pub now: i64,
+    /// Every agent by name.
+    pub agents: Vec<AgentItem>,
+}
+
+/// A working-set entry as the harness sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntryItem {
+    /// Vendor slug.
+    pub vendor: String,
+    /// Tool name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// Promoted by, in words ("the agent", "a publish", "a person", "the rule").
+    pub promoted_by: String,
+    /// Promotion time (ms).
+    pub promoted_at: i64,
+    /// Last call (ms); `None` reads "never".
+    pub last_used_at: Option<i64>,
+    /// Calls by this agent.
+    pub calls: i64,
+}
+
+/// A History row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryItem {
+    /// `vendor__name`.
+    pub tool: String,
+    /// `promote` or `demote`.
+    pub action: String,
+    /// The cause in words (SPEC §6).
+    pub cause: String,
+    /// When (ms).
+    pub at: i64,
+}
+
+/// An approval row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalItem {
+    /// Agent name.
+    pub agent: String,
+    /// Vendor slug.
+    pub vendor: String,
+    /// Tool name.
+    pub name: String,
+    /// `pending`, `granted` or `denied`.
+    pub state: String,
+    /// When first asked (ms).
+    pub requested_at: i64,
+    /// When decided (ms).
+    pub decided_at: Option<i64>,
+    /// Who decided (`person:<name>`).
+    pub decided_by: Option<String>,
+}
+
+/// The Agent page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentData {
+    /// The server's clock (ms).
+    pub now: i64,
+    /// The agent.
+    pub agent: AgentItem,
+    /// Its working set, by vendor and name.
+    pub entries: Vec<EntryItem>,
+    /// One page of history, newest first.
+    pub history: Vec<HistoryItem>,
+    /// History rows in all.
+    pub history_total: i64,
+    /// The page shown (from 1).
+    pub page: i64,
+    /// Rows per page.
+    pub per_page: i64,
+    /// What the next sweep would demote: `(vendor__name, cause in words)`.
+    pub preview: Vec<(String, String)>,
+    /// Minutes until the next sweep.
+    pub next_sweep_minutes: i64,
+    /// This agent's approvals.
+    pub approvals: Vec<ApprovalItem>,
+    /// Working-set size after each change, `(ms, size)`, oldest first.
+    pub sizes: Vec<(i64, i64)>,
+}
+
+/// A token shown once, with the configuration snippets of each client (CLIENTS.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenReveal {
+    /// Agent name.
+    pub agent: String,
+    /// The bearer token (shown once, never stored in clear).
+    pub token: String,
+    /// The MCP endpoint URL.
+    pub url: String,
+    /// `(client, where it goes, text)`.
+    pub snippets: Vec<(String, String, String)>,
+}
+
+/// A toolbox hit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HitItem {
+    /// Vendor slug.
+    pub vendor: String,
+    /// Tool name.
+    pub name: String,
+    /// Description (300 characters at most).
+    pub description: String,
+    /// Whether the agent asked about has it promoted.
+    pub promoted: bool,
+    /// readOnlyHint.
+    pub read_only: bool,
+    /// destructiveHint.
+    pub destructive: bool,
+}
+
+/// A toolbox search's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchData {
+    /// Up to 50 hits, best first.
+    pub hits: Vec<HitItem>,
+    /// Matches in all.
+    pub total: usize,
+    /// Tools in the toolbox.
+    pub toolbox: i64,
+}
+
+/// A version of a tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VersionItem {
+    /// Number.
+    pub version: i64,
+    /// Method.
+    pub method: String,
+    /// Path template.
+    pub path: String,
+    /// Description.
+    pub description: String,
+    /// Who wrote it, in words.
+    pub author: String,
+    /// When (ms).
+    pub created_at: i64,
+    /// `[readOnly, destructive, idempotent, openWorld]`.
+    pub hints: [bool; 4],
+    /// Binding, pretty JSON.
+    pub binding: String,
+    /// Input schema, pretty JSON.
+    pub input_schema: String,
+}
+
+/// The tool page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolData {
+    /// The server's clock (ms).
+    pub now: i64,
+    /// Vendor slug.
+    pub vendor: String,
+    /// Tool name.
+    pub name: String,
+    /// Operation it was imported from.
+    pub operation_id: Option<String>,
+    /// Every version, newest first.
+    pub versions: Vec<VersionItem>,
+    /// `(agent, promoted by in words)` of the agents that have it promoted.
+    pub holders: Vec<(String, String)>,
+    /// `(author, text, ms)`, oldest first.
+    pub notes: Vec<(String, String, i64)>,
+    /// The connection its calls use: `(label, why)`.
+    pub connection: Option<(String, String)>,
+}
+
+/// A vendor row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VendorItem {
+    /// Slug.
+    pub slug: String,
+    /// Display name.
+    pub name: String,
+    /// Base URL.
+    pub base_url: String,
+    /// Whether an OpenAPI document is stored.
+    pub has_document: bool,
+}
+
+/// A connection row (never its secret).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConnectionItem {
+    /// Id.
+    pub id: i64,
+    /// Vendor slug.
+    pub vendor: String,
+    /// Label.
+    pub label: String,
+    /// `none`, `bearer`, `header`, `query`, `basic`.
+    pub kind: String,
+    /// Header or parameter name.
+    pub name: Option<String>,
+    /// Created (ms).
+    pub created_at: i64,
+    /// Revoked (ms).
+    pub revoked_at: Option<i64>,
+}
+
+/// What an OpenAPI import did, for the page that follows the upload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportSummary {
+    /// Vendor slug.
+    pub vendor: String,
+    /// Operations in the document.
+    pub operations: usize,
+    /// Tools created.
+    pub imported: usize,
+    /// `(operation, name)` renamed.
+    pub renamed: Vec<(String, String)>,
+    /// `(operation, reason)` left out.
+    pub skipped: Vec<(String, String)>,
+    /// Or why nothing was imported.
+    pub error: Option<String>,
+}
+
+/// The Vendors page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VendorsData {
+    /// The server's clock (ms).
+    pub now: i64,
+    /// Every vendor.
+    pub vendors: Vec<VendorItem>,
+    /// Every connection, revoked ones too.
+    pub connections: Vec<ConnectionItem>,
+    /// The summary of the import just done, when the page follows one.
+    pub import: Option<ImportSummary>,
+}
+
+/// The Approvals page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalsData {
+    /// The server's clock (ms).
+    pub now: i64,
+    /// Pending first.
+    pub approvals: Vec<ApprovalItem>,
+}
+
+/// History causes in the words of SPEC §6.
+pub fn cause_in_words(cause: &str) -> &'static str {
+    match cause {
+        "agent" => "the agent asked",
+        "publish" => "published by the agent",
+        "console" => "a person in the console",
+        "idle" => "unused past the idle window",
+        "cap" => "over the working-set cap",
+        "connection_revoked" => "its connection was revoked",
+        "rule" => "the rule",
+        _ => "unknown",
+    }
+}
+
+/// `promoted_by` in the words of the seed page's Promoted by column.
+pub fn promoted_by_in_words(by: &str) -> &'static str {
+    match by {
+        "agent" => "the agent",
+        "publish" => "a publish",
+        "console" => "a person",
+        "rule" => "the rule",
+        _ => "unknown",
+    }
+}
+
+// ---------------------------------------------------------------- helpers (server)
+
+/// The state and the signed-in person, or `SignedOut`.
+#[cfg(feature = "ssr")]
+async fn signed_in() -> ConsoleResult<(ConsoleState, crate::service::people::Person)> {
+    let state = use_context::<ConsoleState>().ok_or(ConsoleError::Internal)?;
+    let session: tower_sessions::Session = leptos_axum::extract()
+        .await
+        .map_err(|_| ConsoleError::SignedOut)?;
+    let person = person_of(&state.graft, &session)
+        .await
+        .ok_or(ConsoleError::SignedOut)?;
+    Ok((state, person))
+}
+
+/// Parses a whole number typed in a field. Errors: a field error naming the field.
+#[cfg(feature = "ssr")]
+fn number(field: &str, label: &str, text: &str) -> ConsoleResult<i64> {
+    text.trim()
+        .parse::<i64>()
+        .map_err(|_| ConsoleError::field(field, format!("{label} must be a whole number")))
+}
+
+#[cfg(feature = "ssr")]
+fn agent_item(a: crate::service::AgentSummary) -> AgentItem {
+    AgentItem {
+        name: a.name,
+        harness: a.harness,
+        size: a.size,
+        cap: a.cap,
+        idle_window_days: a.idle_window_days,
+        last_seen_at: a.last_seen_at,
+    }
+}
+
+#[cfg(feature = "ssr")]
+fn approval_item(a: crate::db::runs::ApprovalRow) -> ApprovalItem {
+    ApprovalItem {
+        agent: a.agent,
+        vendor: a.vendor,
+        name: a.name,
+        state: a.state,
+        requested_at: a.requested_at,
+        decided_at: a.decided_at,
+        decided_by: a.decided_by,
+    }
+}
+
+/// Percent-encodes one path segment (agent names are `[A-Za-z0-9._-]`, kept as is).
+pub fn segment(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c.to_string()
+            } else {
+                format!("%{:02X}", c as u32 & 0xff)
+            }
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------- sign-in
+
+/// Signs a person in: checks the password (argon2), stores the person in a new session
+/// (the id is cycled against fixation) and goes to `next` (a local path) or `/agents`.
+/// Errors: `Refused` for a wrong name or password (one message for both).
+#[server(prefix = "/api", endpoint = "login")]
+pub async fn login(name: String, password: String, next: Option<String>) -> ConsoleResult<()> {
+    let state = use_context::<ConsoleState>().ok_or(ConsoleError::Internal)?;
+    let session: tower_sessions::Session = leptos_axum::extract()
+        .await
+        .map_err(|_| ConsoleError::Internal)?;
+    let Some(person) = state.graft.sign_in(&name, &password).await? else {
+        return Err(ConsoleError::Refused("Wrong name or password.".into()));
+    };
+    crate::server::console::start_session(&session, &person)
+        .await
+        .map_err(|_| ConsoleError::Internal)?;
+    let next = next
+        .filter(|n| n.starts_with('/') && !n.starts_with("//") && !n.contains('\\'))
+        .unwrap_or_else(|| "/agents".into());
+    leptos_axum::redirect(&next);
+    Ok(())
+}
+
+/// Signs out: deletes the session and goes to `/login`.
+#[server(prefix = "/api", endpoint = "logout")]
+pub async fn logout() -> ConsoleResult<()> {
+    let session: tower_sessions::Session = leptos_axum::extract()
+        .await
+        .map_err(|_| ConsoleError::Internal)?;
+    session.flush().await.map_err(|_| ConsoleError::Internal)?;
+    leptos_axum::redirect("/login");
+    Ok(())
+}
+
+/// The signed-in person's name.
+#[server(prefix = "/api", endpoint = "whoami")]
+pub async fn whoami() -> ConsoleResult<String> {
+    Ok(signed_in().await?.1.name)
+}
+
+/// Changes the signed-in person's password. Errors: at `current` (wrong), `new` (too
+/// short), `confirm` (different).
+#[server(prefix = "/api", endpoint = "change_password")]
+pub async fn change_password(current: String, new: String, confirm: String) -> ConsoleResult<()> {
+    let (state, person) = signed_in().await?;
+    if new != confirm {
+        return Err(ConsoleError::field("confirm", "the two new passwords differ"));
+    }
+    if let Err(e) = crate::service::people::check_password(&new) {
+        return Err(ConsoleError::field("new", e.to_string()));
+    }
+    match state.graft.change_password(&person.name, &current, &new).await {
+        Ok(()) => Ok(()),
+        Err(ServiceError::Invalid(m)) => Err(ConsoleError::field("current", m)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+// ---------------------------------------------------------------- agents
+
+/// The Agents page: every agent with its size, cap, window and last seen.
+#[server(prefix = "/api", endpoint = "agents")]
+pub async fn agents() -> ConsoleResult<AgentsData> {
+    let (state, _) = signed_in().await?;
+    let agents = state.graft.list_agents().await?;
+    Ok(AgentsData {
+        now: state.graft.clock_now(),
+        agents: agents.into_iter().map(agent_item).collect(),
+    })
+}
+
+/// Checks the agent form's fields one by one so each error lands at its field.
+#[cfg(feature = "ssr")]
+fn check_agent_fields(name: &str, cap: &str, window: &str) -> ConsoleResult<(String, i64, i64)> {
+    use crate::domain;
+    let name = domain::check_agent_name(name.trim()).map_err(|m| ConsoleError::field("name", m))?;
+    let cap = number("cap", "cap", cap)?;
+    domain::check_cap(cap).map_err(|m| ConsoleError::field("cap", m))?;
+    let window = number("window", "idle window", window)?;
+    domain::check_idle_window(window).map_err(|m| ConsoleError::field("window", m))?;
+    Ok((name, cap, window))
+}
+
+/// Maps a taken name to the `name` field.
+#[cfg(feature = "ssr")]
+fn name_taken(e: ServiceError) -> ConsoleError {
+    match e {
+        ServiceError::Conflict(m) => ConsoleError::field("name", m),
+        other => other.into(),
+    }
+}
+
+/// Creates an agent (SPEC §6 New agent) and goes to the page that shows its token once.
+/// Errors: at `name` (rules, taken), `cap` (1..=500), `window` (1..=3650 days).
+#[server(prefix = "/api", endpoint = "add_agent")]
+pub async fn add_agent(
+    name: String,
+    harness: String,
+    cap: String,
+    window: String,
+) -> ConsoleResult<()> {
+    let (state, person) = signed_in().await?;
+    let (name, cap, window) = check_agent_fields(&name, &cap, &window)?;
+    let (agent, token) = state
+        .graft
+        .add_agent(&name, Some(harness.as_str()), Some(cap), Some(window))
+        .await
+        .map_err(name_taken)?;
+    tracing::info!(agent = %agent.name, by = %person.name, "agent created in the console");
+    let id = state.flash.put(&person.name, Flash::Token(agent.name.clone(), token));
+    leptos_axum::redirect(&format!("/agents/{}/token?reveal={id}", segment(&agent.name)));
+    Ok(())
+}
+
+/// Changes an agent's name, cap and idle window (SPEC §6 "Name, cap and idle window");
+/// the rule reads them at the next sweep. Nothing is saved when a field is wrong. A new
+/// name moves the page to its new address.
+#[server(prefix = "/api", endpoint = "edit_agent")]
+pub async fn edit_agent(
+    agent: String,
+    name: String,
+    cap: String,
+    window: String,
+) -> ConsoleResult<()> {
+    let (state, _) = signed_in().await?;
+    let (name, cap, window) = check_agent_fields(&name, &cap, &window)?;
+    let a = state
+        .graft
+        .set_agent(&agent, Some(&name), Some(cap), Some(window))
+        .await
+        .map_err(name_taken)?;
+    if a.name != agent {
+        leptos_axum::redirect(&format!("/agents/{}", segment(&a.name)));
+    }
+    Ok(())
+}
+
+/// Gives an agent a new token and goes to the page that shows it once.
+#[server(prefix = "/api", endpoint = "rotate_token")]
+pub async fn rotate_token(agent: String) -> ConsoleResult<()> {
+    let (state, person) = signed_in().await?;
+    let a = state.graft.agent_by_name(&agent).await?;
+    let token = state.graft.rotate_token(a.id).await?;
+    tracing::info!(agent = %a.name, by = %person.name, "token rotated in the console");
+    let id = state.flash.put(&person.name, Flash::Token(a.name.clone(), token));
+    leptos_axum::redirect(&format!("/agents/{}/token?reveal={id}", segment(&a.name)));
+    Ok(())
+}
+
+/// The token kept for this person under `reveal`, taken (a second read finds nothing),
+/// with the client snippets. `None` once shown or expired (10 minutes).
+#[server(prefix = "/api", endpoint = "take_token")]
+pub async fn take_token(reveal: String) -> ConsoleResult<Option<TokenReveal>> {
+    let (state, person) = signed_in().await?;
+    let Some(Flash::Token(agent, token)) = state.flash.take(&person.name, &reveal) else {
+        return Ok(None);
+    };
+    let url = format!("{}/mcp", state.public_url.trim_end_matches('/'));
+    Ok(Some(TokenReveal {
+        snippets: crate::console::snippets::all(&agent, &url, &token),
+        agent,
+        token,
+        url,
+    }))
+}
+
+/// The Agent page's data; `page` of History counts from 1 (20 rows a page).
+#[server(prefix = "/api", endpoint = "agent")]
+pub async fn agent(name: String, page: i64) -> ConsoleResult<AgentData> {
+    const PER_PAGE: i64 = 20;
+    let (state, _) = signed_in().await?;
+    let g = &state.graft;
+    let a = g.agent_by_name(&name).await?;
+    let now = g.clock_now();
+    let entries = g.working_set_view(a.id).await?;
+    let history_total = g.history_count(a.id).await?;
+    let pages = ((history_total + PER_PAGE - 1) / PER_PAGE).max(1);
+    let page = page.clamp(1, pages);
+    let history = g.history(a.id, PER_PAGE, (page - 1) * PER_PAGE).await?;
+    let preview = g.sweep_preview(a.id, state.next_sweep_at().max(now)).await?;
+    let approvals = g
+        .approvals()
+        .await?
+        .into_iter()
+        .filter(|x| x.agent_id == a.id)
+        .map(approval_item)
+        .collect();
+    Ok(AgentData {
+        now,
+        agent: AgentItem {
+            size: entries.len() as i64,
+            name: a.name,
+            harness: a.harness,
+            cap: a.cap,
+            idle_window_days: a.idle_window_days,
+            last_seen_at: a.last_seen_at,
+        },
+        entries: entries
+            .into_iter()
+            .map(|e| EntryItem {
+                vendor: e.entry.tool.vendor,
+                name: e.entry.tool.name,
+                description: e.entry.tool.description,
+                promoted_by: promoted_by_in_words(&e.entry.promoted_by).into(),
+                promoted_at: e.entry.promoted_at,
+                last_used_at: e.last_used_at,
+                calls: e.calls,
+            })
+            .collect(),
+        history: history
+            .into_iter()
+            .map(|h| HistoryItem {
+                tool: format!("{}__{}", h.vendor, h.name),
+                action: h.action,
+                cause: cause_in_words(&h.cause).into(),
+                at: h.at,
+            })
+            .collect(),
+        history_total,
+        page,
+        per_page: PER_PAGE,
+        preview: preview
+            .into_iter()
+            .map(|(t, c)| (t, cause_in_words(&c).to_string()))
+            .collect(),
+        next_sweep_minutes: ((state.next_sweep_at() - now).max(0) + 59_999) / 60_000,
+        approvals,
+        sizes: g.size_over_time(a.id).await?,
+    })
+}
+
+/// Promotes a tool for an agent as this person (history cause `console`; list_changed
+/// reaches that agent only). `tool` is `vendor__name`.
+#[server(prefix = "/api", endpoint = "promote")]
+pub async fn promote(agent: String, tool: String) -> ConsoleResult<()> {
+    let (state, person) = signed_in().await?;
+    let a = state.graft.agent_by_name(&agent).await?;
+    let (vendor, name) = split_tool(&tool)?;
+    state
+        .graft
+        .promote_tool(&Actor::Person(person.name), a.id, vendor, name)
+        .await?;
+    Ok(())
+}
+
+/// Demotes a tool for an agent as this person (history cause `console`).
+#[server(prefix = "/api", endpoint = "demote")]
+pub async fn demote(agent: String, tool: String) -> ConsoleResult<()> {
+    let (state, person) = signed_in().await?;
+    let a = state.graft.agent_by_name(&agent).await?;
+    let (vendor, name) = split_tool(&tool)?;
+    state
+        .graft
+        .demote_tool(&Actor::Person(person.name), a.id, vendor, name)
+        .await?;
+    Ok(())
+}
+
+#[cfg(feature = "ssr")]
+fn split_tool(tool: &str) -> ConsoleResult<(&str, &str)> {
+    tool.split_once("__")
+        .ok_or_else(|| ConsoleError::Refused(format!("{tool:?} is not vendor__name")))
+}
+
+// ---------------------------------------------------------------- toolbox
+
+/// The toolbox search (the same search as `find_tool`); `agent` marks what that agent
+/// has promoted. An empty query answers no hits.
+#[server(prefix = "/api", endpoint = "search_tools")]
+pub async fn search_tools(query: String, agent: Option<String>) -> ConsoleResult<SearchData> {
+    let (state, _) = signed_in().await?;
+    let g = &state.graft;
+    let toolbox = g.toolbox_size().await?;
+    if query.trim().is_empty() {
+        return Ok(SearchData {
+            hits: vec![],
+            total: 0,
+            toolbox,
+        });
+    }
+    let agent_id = match agent.filter(|a| !a.is_empty()) {
+        Some(a) => Some(g.agent_by_name(&a).await?.id),
+        None => None,
+    };
+    let query: String = query.chars().take(200).collect();
+    let r = g.search_tools(agent_id, &query, 50).await?;
+    Ok(SearchData {
+        hits: r
+            .hits
+            .into_iter()
+            .map(|h| HitItem {
+                vendor: h.vendor,
+                name: h.name,
+                description: h.description,
+                promoted: h.promoted,
+                read_only: h.read_only_hint,
+                destructive: h.destructive_hint,
+            })
+            .collect(),
+        total: r.total,
+        toolbox,
+    })
+}
+
+/// A tool page: versions (newest first), hints, binding, holders, notes, connection.
+#[server(prefix = "/api", endpoint = "tool")]
+pub async fn tool(vendor: String, name: String) -> ConsoleResult<ToolData> {
+    let (state, _) = signed_in().await?;
+    let d = state.graft.tool_detail(&vendor, &name).await?;
+    let pretty = |s: &str| {
+        serde_json::from_str::<serde_json::Value>(s)
+            .and_then(|v| serde_json::to_string_pretty(&v))
+            .unwrap_or_else(|_| s.to_string())
+    };
+    let mut versions: Vec<VersionItem> = d
+        .versions
+        .iter()
+        .zip(d.authors.iter())
+        .map(|(v, author)| VersionItem {
+            version: v.version,
+            method: v.method.clone(),
+            path: v.path_template.clone(),
+            description: v.description.clone(),
+            author: author.clone(),
+            created_at: v.created_at,
+            hints: [
+                v.read_only_hint,
+                v.destructive_hint,
+                v.idempotent_hint,
+                v.open_world_hint,
+            ],
+            binding: pretty(&v.binding),
+            input_schema: pretty(&v.input_schema),
+        })
+        .collect();
+    versions.reverse();
+    Ok(ToolData {
+        now: state.graft.clock_now(),
+        vendor: d.tool.vendor,
+        name: d.tool.name,
+        operation_id: d.tool.operation_id,
+        versions,
+        holders: d
+            .promoted_for
+            .into_iter()
+            .map(|(_, agent, by)| (agent, promoted_by_in_words(&by).to_string()))
+            .collect(),
+        notes: d
+            .notes
+            .into_iter()
+            .map(|n| (n.author.replace(':', " "), n.body, n.created_at))
+            .collect(),
+        connection: d.connection,
+    })
+}
+
+// ---------------------------------------------------------------- vendors
+
+/// The Vendors page; `import` names the summary of an upload just done.
+#[server(prefix = "/api", endpoint = "vendors")]
+pub async fn vendors(import: Option<String>) -> ConsoleResult<VendorsData> {
+    let (state, person) = signed_in().await?;
+    let import = match import.and_then(|id| state.flash.take(&person.name, &id)) {
+        Some(Flash::Import(s)) => Some(s),
+        _ => None,
+    };
+    Ok(VendorsData {
+        now: state.graft.clock_now(),
+        vendors: state
+            .graft
+            .vendors()
+            .await?
+            .into_iter()
+            .map(|v| VendorItem {
+                slug: v.slug,
+                name: v.display_name,
+                base_url: v.base_url,
+                has_document: v.has_document,
+            })
+            .collect(),
+        connections: state
+            .graft
+            .connections()
+            .await?
+            .into_iter()
+            .map(|c| ConnectionItem {
+                id: c.id,
+                vendor: c.vendor,
+                label: c.label,
+                kind: c.auth_kind,
+                name: c.name,
+                created_at: c.created_at,
+                revoked_at: c.revoked_at,
+            })
+            .collect(),
+        import,
+    })
+}
+
+/// Creates a vendor. Errors: at `slug` (rules, taken) or `base_url`.
+#[server(prefix = "/api", endpoint = "add_vendor")]
+pub async fn add_vendor(slug: String, name: String, base_url: String) -> ConsoleResult<()> {
+    let (state, _) = signed_in().await?;
+    if let Err(m) = crate::domain::names::VendorSlug::parse(slug.trim()) {
+        return Err(ConsoleError::field("slug", m));
+    }
+    if let Err(e) = crate::service::check_base_url(base_url.trim()) {
+        return Err(ConsoleError::field("base_url", e.to_string()));
+    }
+    match state
+        .graft
+        .add_vendor(slug.trim(), Some(name.as_str()), base_url.trim())
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(ServiceError::Conflict(m)) => Err(ConsoleError::field("slug", m)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Adds a connection; the secret is sealed and never shown again (write-only).
+/// Errors: `Refused` with the rule (kind, name, secret length, label taken).
+#[server(prefix = "/api", endpoint = "add_connection")]
+pub async fn add_connection(
+    vendor: String,
+    label: String,
+    kind: String,
+    name: String,
+    secret: String,
+) -> ConsoleResult<()> {
+    let (state, person) = signed_in().await?;
+    let name = Some(name.trim()).filter(|n| !n.is_empty());
+    let secret = Some(secret.as_str()).filter(|s| !s.is_empty());
+    let c = state
+        .graft
+        .add_connection(&vendor, label.trim(), &kind, name, secret)
+        .await?;
+    tracing::info!(connection = c.id, vendor = %c.vendor, by = %person.name, "connection added in the console");
+    Ok(())
+}
+
+/// Revokes a connection; the tools whose calls use it are demoted in every working set
+/// (cause `connection_revoked`, SPEC §5).
+#[server(prefix = "/api", endpoint = "revoke_connection")]
+pub async fn revoke_connection(id: i64) -> ConsoleResult<()> {
+    let (state, person) = signed_in().await?;
+    state
+        .graft
+        .revoke_connection(&Actor::Person(person.name), id)
+        .await?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------- approvals
+
+/// Every approval, pending first.
+#[server(prefix = "/api", endpoint = "approvals")]
+pub async fn approvals() -> ConsoleResult<ApprovalsData> {
+    let (state, _) = signed_in().await?;
+    Ok(ApprovalsData {
+        now: state.graft.clock_now(),
+        approvals: state
+            .graft
+            .approvals()
+            .await?
+            .into_iter()
+            .map(approval_item)
+            .collect(),
+    })
+}
+
+/// Decides one agent's use of one write tool (SPEC §4.4): `grant`, `deny`, or `revoke`
+/// (a granted one becomes denied; granting again restores it).
+#[server(prefix = "/api", endpoint = "decide")]
+pub async fn decide(agent: String, tool: String, decision: String) -> ConsoleResult<()> {
+    let (state, person) = signed_in().await?;
+    let (vendor, name) = split_tool(&tool)?;
+    let grant = match decision.as_str() {
+        "grant" => true,
+        "deny" | "revoke" => false,
+        other => return Err(ConsoleError::Refused(format!("unknown decision {other:?}"))),
+    };
+    state
+        .graft
+        .decide_approval(&Actor::Person(person.name), &agent, vendor, name, grant)
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,170 @@
+//! Pieces the console pages share: the page frame with its navigation, times shown
+//! relative with the exact UTC time on hover, errors at a field, and the working-set
+//! chart (a server-rendered SVG).
+
+use super::api::{ConsoleError, Logout};
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+/// The frame of a signed-in page: navigation, sign-out, then the page.
+#[component]
+pub fn Frame(#[prop(into)] title: String, children: Children) -> impl IntoView {
+    let logout = ServerAction::<Logout>::new();
+    view! {
+        <Title text=format!("{title} · Graft")/>
+        <header class="top">
+            <nav aria-label="Console">
+                <a href="/agents" class="brand">"Graft"</a>
+                <a href="/agents">"Agents"</a>
+                <a href="/tools">"Toolbox"</a>
+                <a href="/vendors">"Vendors"</a>
+                <a href="/approvals">"Approvals"</a>
+                <span class="spacer"></span>
+                <a href="/account">"Account"</a>
+                <ActionForm action=logout attr:class="inline">
+                    <button type="submit" class="link">"Sign out"</button>
+                </ActionForm>
+            </nav>
+        </header>
+        <main>{children()}</main>
+    }
+}
+
+/// `ms` since the epoch as `2026-11-30 12:01:02 UTC`.
+pub fn utc(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+        .unwrap_or_default()
+}
+
+/// How long ago `at` was from `now` (both ms), in words: "just now", "5 minutes ago",
+/// "3 days ago", or "in 4 minutes" for a time ahead.
+pub fn relative(now: i64, at: i64) -> String {
+    let secs = (now - at) / 1000;
+    let (n, ahead) = if secs < 0 { (-secs, true) } else { (secs, false) };
+    if n < 45 {
+        return "just now".into();
+    }
+    let (value, unit) = match n {
+        n if n < 3_600 => ((n + 30) / 60, "minute"),
+        n if n < 86_400 => ((n + 1_800) / 3_600, "hour"),
+        n if n < 30 * 86_400 => ((n + 43_200) / 86_400, "day"),
+        n if n < 365 * 86_400 => (n / (30 * 86_400), "month"),
+        n => (n / (365 * 86_400), "year"),
+    };
+    let value = value.max(1);
+    let plural = if value == 1 { "" } else { "s" };
+    if ahead {
+        format!("in {value} {unit}{plural}")
+    } else {
+        format!("{value} {unit}{plural} ago")
+    }
+}
+
+/// A time shown relative to the server's `now`, with the exact UTC time on hover.
+#[component]
+pub fn When(at: i64, now: i64) -> impl IntoView {
+    let iso = chrono::DateTime::from_timestamp_millis(at)
+        .map(|t| t.to_rfc3339())
+        .unwrap_or_default();
+    view! { <time datetime=iso title=utc(at)>{relative(now, at)}</time> }
+}
+
+/// The error of `field`, shown next to its input.
+#[component]
+pub fn FieldError(#[prop(into)] err: Signal<Option<ConsoleError>>, field: &'static str) -> impl IntoView {
+    move || {
+        err.get()
+            .and_then(|e| e.at(field))
+            .map(|m| view! { <span class="field-error" role="alert" data-field=field>{m}</span> })
+    }
+}
+
+/// An error that is not about one field, above the form.
+#[component]
+pub fn FormError(#[prop(into)] err: Signal<Option<ConsoleError>>) -> impl IntoView {
+    move || match err.get() {
+        Some(ConsoleError::Field { .. }) => Some(
+            view! { <p class="error" role="alert">"Nothing was saved: fix the field marked below."</p> }
+                .into_any(),
+        ),
+        Some(e) => Some(view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any()),
+        None => None,
+    }
+}
+
+/// A page-level error (a failed load), with a way back to sign-in when signed out.
+#[component]
+pub fn LoadError(err: ConsoleError) -> impl IntoView {
+    let signed_out = err == ConsoleError::SignedOut;
+    view! {
+        <p class="error" role="alert">{err.to_string()}</p>
+        {signed_out.then(|| view! { <p><a href="/login">"Sign in"</a></p> })}
+    }
+}
+
+/// The working-set size over time as a step chart (SVG, 600 × 140), from `(ms, size)`
+/// points, up to `now`, with the cap as a dashed line when it is in range.
+#[component]
+pub fn SizeChart(sizes: Vec<(i64, i64)>, now: i64, cap: i64) -> impl IntoView {
+    if sizes.is_empty() {
+        return view! { <p class="muted">"No promotions or demotions yet."</p> }.into_any();
+    }
+    let (w, h, left, top, bottom) = (600.0_f64, 140.0_f64, 36.0_f64, 10.0_f64, 22.0_f64);
+    let t0 = sizes[0].0;
+    let t1 = now.max(sizes[sizes.len() - 1].0 + 1);
+    let top_value = sizes.iter().map(|p| p.1).max().unwrap_or(0).max(1);
+    let ymax = if cap <= top_value * 2 { top_value.max(cap) } else { top_value } as f64;
+    let x = |t: i64| left + (t - t0) as f64 / (t1 - t0).max(1) as f64 * (w - left - 8.0);
+    let y = |s: i64| top + (1.0 - s as f64 / ymax) * (h - top - bottom);
+    let mut d = format!("M{:.1},{:.1}", x(t0), y(0));
+    let mut prev = 0;
+    for &(t, s) in &sizes {
+        d.push_str(&format!(" L{:.1},{:.1} L{:.1},{:.1}", x(t), y(prev), x(t), y(s)));
+        prev = s;
+    }
+    d.push_str(&format!(" L{:.1},{:.1}", x(t1), y(prev)));
+    let cap_line = (cap as f64 <= ymax).then(|| {
+        let cy = y(cap);
+        view! {
+            <line x1=left x2=w - 8.0 y1=cy y2=cy class="cap"/>
+            <text x=w - 10.0 y=cy - 3.0 text-anchor="end" class="label">{format!("cap {cap}")}</text>
+        }
+    });
+    let summary = format!(
+        "Working-set size over time: now {prev}, highest {top_value}, from {} to {}",
+        utc(t0),
+        utc(t1)
+    );
+    view! {
+        <svg class="chart" viewBox=format!("0 0 {w} {h}") role="img" aria-label=summary.clone()>
+            <title>{summary.clone()}</title>
+            <line x1=left x2=left y1=top y2=h - bottom class="axis"/>
+            <line x1=left x2=w - 8.0 y1=h - bottom y2=h - bottom class="axis"/>
+            <text x=left - 4.0 y=y(ymax as i64) + 4.0 text-anchor="end" class="label">{ymax as i64}</text>
+            <text x=left - 4.0 y=h - bottom + 4.0 text-anchor="end" class="label">"0"</text>
+            <text x=left y=h - 6.0 class="label">{utc(t0)[..10].to_string()}</text>
+            <text x=w - 8.0 y=h - 6.0 text-anchor="end" class="label">"now"</text>
+            {cap_line}
+            <path d=d class="size"/>
+        </svg>
+    }
+    .into_any()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_times_read_as_people_say_them() {
+        let now = 1_800_000_000_000;
+        assert_eq!(relative(now, now - 10_000), "just now");
+        assert_eq!(relative(now, now - 60_000), "1 minute ago");
+        assert_eq!(relative(now, now - 5 * 60_000), "5 minutes ago");
+        assert_eq!(relative(now, now - 3 * 86_400_000), "3 days ago");
+        assert_eq!(relative(now, now - 400 * 86_400_000), "1 year ago");
+        assert_eq!(relative(now, now + 4 * 60_000), "in 4 minutes");
+        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
+    }
+}

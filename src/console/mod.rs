@@ -1,0 +1,58 @@
+//! The console for people (SPEC §6): Leptos pages rendered on the server (every form works
+//! without JavaScript) and hydrated in the browser (the same forms, without page loads).
+//! `api` holds the server functions over the service, `pages` the routes, `components`
+//! the pieces they share, `snippets` the client configurations and the Graft skill.
+//!
+//! Every route renders with `SsrMode::Async`: the page is sent once its data is loaded,
+//! so a browser without JavaScript gets the whole page (streamed fragments need JS).
+
+pub mod api;
+pub mod components;
+pub mod pages;
+pub mod snippets;
+
+use leptos::prelude::*;
+use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
+use leptos_router::components::{Route, Router, Routes};
+use leptos_router::{path, SsrMode};
+
+/// The HTML document around the app (server side).
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8"/>
+                <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <HydrationScripts options/>
+                <MetaTags/>
+            </head>
+            <body>
+                <App/>
+            </body>
+        </html>
+    }
+}
+
+/// The root component: the console's routes.
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    view! {
+        <Stylesheet id="graft" href="/pkg/graft.css"/>
+        <Title text="Graft"/>
+        <Router>
+            <Routes fallback=|| view! { <main><h1>"Not found"</h1><p><a href="/agents">"Agents"</a></p></main> }>
+                <Route path=path!("/login") view=pages::LoginPage ssr=SsrMode::Async/>
+                <Route path=path!("/agents") view=pages::AgentsPage ssr=SsrMode::Async/>
+                <Route path=path!("/agents/:name") view=pages::AgentPage ssr=SsrMode::Async/>
+                <Route path=path!("/agents/:name/token") view=pages::TokenPage ssr=SsrMode::Async/>
+                <Route path=path!("/tools") view=pages::ToolboxPage ssr=SsrMode::Async/>
+                <Route path=path!("/tools/:vendor/:name") view=pages::ToolPage ssr=SsrMode::Async/>
+                <Route path=path!("/vendors") view=pages::VendorsPage ssr=SsrMode::Async/>
+                <Route path=path!("/approvals") view=pages::ApprovalsPage ssr=SsrMode::Async/>
+                <Route path=path!("/account") view=pages::AccountPage ssr=SsrMode::Async/>
+            </Routes>
+        </Router>
+    }
+}

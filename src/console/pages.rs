@@ -1,0 +1,885 @@
+//! The console's pages (SPEC §6), one route each. Data comes from the server functions in
+//! [`super::api`]; every form is an `ActionForm` (or a plain GET/multipart form), so it
+//! works as a plain POST without JavaScript and without page loads when hydrated.
+
+use super::api::*;
+use super::components::*;
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::{use_params_map, use_query_map};
+
+/// A page's error signal from an action's last value.
+fn error_of<S>(action: ServerAction<S>) -> Signal<Option<ConsoleError>>
+where
+    S: leptos::server_fn::ServerFn<Error = ConsoleError> + Clone + Send + Sync + 'static,
+    S::Output: Clone + Send + Sync + 'static,
+{
+    Signal::derive(move || action.value().get().and_then(|r| r.err()))
+}
+
+/// Client-side limits of tools per request (CLIENTS.md): a warning, not a refusal.
+fn cap_warning(cap: i64) -> Option<&'static str> {
+    if cap > 128 {
+        Some("Above 128 tools, VS Code and OpenAI models refuse the request; keep the cap at 128 or less for those clients.")
+    } else if cap > 40 {
+        Some("Above 40 tools, Cursor's tool choice degrades.")
+    } else {
+        None
+    }
+}
+
+// ---------------------------------------------------------------- sign-in
+
+/// `/login`: name and password.
+#[component]
+pub fn LoginPage() -> impl IntoView {
+    let login = ServerAction::<Login>::new();
+    let query = use_query_map();
+    let next = move || query.read().get("next").unwrap_or_default();
+    let err = error_of(login);
+    view! {
+        <Title text="Sign in · Graft"/>
+        <main class="narrow">
+            <h1>"Sign in to Graft"</h1>
+            <FormError err/>
+            <ActionForm action=login attr:class="stack">
+                <input type="hidden" name="next" value=next/>
+                <label>"Name"<input name="name" autocomplete="username" required/></label>
+                <label>"Password"<input type="password" name="password" autocomplete="current-password" required/></label>
+                <button type="submit">"Sign in"</button>
+            </ActionForm>
+            <p class="muted">"On first start Graft creates "<code>"admin"</code>" and prints its password once to the server log; "<code>"graft user add NAME"</code>" adds people."</p>
+        </main>
+    }
+}
+
+/// `/account`: who is signed in, and the password change.
+#[component]
+pub fn AccountPage() -> impl IntoView {
+    let change = ServerAction::<ChangePassword>::new();
+    let me = Resource::new(|| (), |_| whoami());
+    let err = error_of(change);
+    let saved = move || matches!(change.value().get(), Some(Ok(())));
+    view! {
+        <Frame title="Account">
+            <h1>"Account"</h1>
+            <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    match me.await {
+                        Ok(name) => view! { <p>"Signed in as "<strong>{name}</strong>"."</p> }.into_any(),
+                        Err(e) => view! { <LoadError err=e/> }.into_any(),
+                    }
+                })}
+            </Suspense>
+            <section class="card">
+                <h2>"Change password"</h2>
+                <FormError err/>
+                {move || saved().then(|| view! { <p class="ok" role="status">"Password changed."</p> })}
+                <ActionForm action=change attr:class="stack">
+                    <label>"Current password"<input type="password" name="current" autocomplete="current-password"/></label>
+                    <FieldError err field="current"/>
+                    <label>"New password (10 characters or more)"<input type="password" name="new" autocomplete="new-password"/></label>
+                    <FieldError err field="new"/>
+                    <label>"New password again"<input type="password" name="confirm" autocomplete="new-password"/></label>
+                    <FieldError err field="confirm"/>
+                    <button type="submit">"Change password"</button>
+                </ActionForm>
+            </section>
+        </Frame>
+    }
+}
+
+// ---------------------------------------------------------------- agents
+
+/// `/agents`: every agent, Edit per row, and New agent.
+#[component]
+pub fn AgentsPage() -> impl IntoView {
+    let add = ServerAction::<AddAgent>::new();
+    let edit = ServerAction::<EditAgent>::new();
+    let data = Resource::new(move || edit.version().get(), |_| agents());
+    let add_err = error_of(add);
+    let edit_err = error_of(edit);
+    view! {
+        <Frame title="Agents">
+            <h1>"Agents"</h1>
+            <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    match data.await {
+                        Ok(d) => agents_table(d, edit, edit_err).into_any(),
+                        Err(e) => view! { <LoadError err=e/> }.into_any(),
+                    }
+                })}
+            </Suspense>
+            <section class="card" id="new-agent">
+                <h2>"New agent"</h2>
+                <FormError err=add_err/>
+                <ActionForm action=add attr:class="grid-form" attr:novalidate=true>
+                    <label>"Name"<input name="name" required placeholder="hermes-laptop"/></label>
+                    <FieldError err=add_err field="name"/>
+                    <label>"Harness"
+                        <select name="harness">
+                            <option value="">"(not said)"</option>
+                            <option value="claude-code">"Claude Code"</option>
+                            <option value="cursor">"Cursor"</option>
+                            <option value="vscode">"VS Code"</option>
+                            <option value="codex">"Codex CLI"</option>
+                            <option value="hermes">"Hermes"</option>
+                            <option value="openclaw">"OpenClaw"</option>
+                            <option value="other">"Other"</option>
+                        </select>
+                    </label>
+                    <label>"Cap (tools)"<input name="cap" type="number" min="1" max="500" value="20"/></label>
+                    <FieldError err=add_err field="cap"/>
+                    <label>"Idle window (days)"<input name="window" type="number" min="1" max="3650" value="21"/></label>
+                    <FieldError err=add_err field="window"/>
+                    <button type="submit">"Create agent"</button>
+                </ActionForm>
+                <p class="muted">"The next page shows the agent's token once, with the configuration for its client."</p>
+            </section>
+        </Frame>
+    }
+}
+
+fn agents_table(d: AgentsData, edit: ServerAction<EditAgent>, err: Signal<Option<ConsoleError>>) -> impl IntoView {
+    if d.agents.is_empty() {
+        return view! { <p class="muted">"No agents yet. Create one below."</p> }.into_any();
+    }
+    let now = d.now;
+    view! {
+        <FormError err/>
+        <div class="table-wrap">
+            <table>
+                <thead><tr>
+                    <th>"Name"</th><th>"Harness"</th><th>"Working set"</th><th>"Idle window"</th><th>"Last seen"</th><th>"Edit"</th>
+                </tr></thead>
+                <tbody>
+                    {d.agents.into_iter().map(|a| {
+                        let href = format!("/agents/{}", segment(&a.name));
+                        let over = a.size > a.cap;
+                        let (n1, n2, n3) = (a.name.clone(), a.name.clone(), a.name.clone());
+                        view! {
+                            <tr data-agent=n1>
+                                <td><a href=href>{n2}</a></td>
+                                <td>{a.harness.clone().unwrap_or_else(|| "—".into())}</td>
+                                <td class:over=over class="num">{format!("{} / {}", a.size, a.cap)}</td>
+                                <td class="num">{format!("{} days", a.idle_window_days)}</td>
+                                <td>{match a.last_seen_at {
+                                    Some(t) => view! { <When at=t now/> }.into_any(),
+                                    None => view! { <span class="muted">"never"</span> }.into_any(),
+                                }}</td>
+                                <td>
+                                    <details>
+                                        <summary>"Edit"</summary>
+                                        <ActionForm action=edit attr:class="row-form" attr:novalidate=true>
+                                            <input type="hidden" name="agent" value=n3.clone()/>
+                                            <label>"Name"<input name="name" value=n3/></label>
+                                            <label>"Cap"<input name="cap" type="number" value=a.cap.to_string()/></label>
+                                            <label>"Window (days)"<input name="window" type="number" value=a.idle_window_days.to_string()/></label>
+                                            <button type="submit">"Save"</button>
+                                        </ActionForm>
+                                    </details>
+                                </td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+        {move || err.get().and_then(|e| match e {
+            ConsoleError::Field { message, .. } => Some(view! { <p class="field-error" role="alert">{message}</p> }),
+            _ => None,
+        })}
+    }
+    .into_any()
+}
+
+/// `/agents/:name/token?reveal=…`: a new token, shown once, with client configurations.
+#[component]
+pub fn TokenPage() -> impl IntoView {
+    let query = use_query_map();
+    let params = use_params_map();
+    let reveal = Resource::new(
+        move || query.read().get("reveal").unwrap_or_default(),
+        take_token,
+    );
+    let name = move || params.read().get("name").unwrap_or_default();
+    view! {
+        <Frame title="Agent token">
+            <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    match reveal.await {
+                        Ok(Some(r)) => token_view(r).into_any(),
+                        Ok(None) => view! {
+                            <h1>"Token"</h1>
+                            <p>"This token was shown already (or waited more than 10 minutes). Graft keeps only its hash; rotate the token on "
+                                <a href=format!("/agents/{}", segment(&name()))>"the agent's page"</a>" to get a new one."</p>
+                        }.into_any(),
+                        Err(e) => view! { <LoadError err=e/> }.into_any(),
+                    }
+                })}
+            </Suspense>
+        </Frame>
+    }
+}
+
+fn token_view(r: TokenReveal) -> impl IntoView {
+    view! {
+        <h1>"Agent "{r.agent.clone()}</h1>
+        <section class="card reveal">
+            <h2>"Its token"</h2>
+            <p>"Copy it now: Graft stores only a hash, and this page will not show it again."</p>
+            <pre class="token" data-token=r.token.clone()><code>{r.token.clone()}</code></pre>
+            <p>"MCP endpoint: "<code>{r.url.clone()}</code></p>
+        </section>
+        <section class="card">
+            <h2>"Connect a client"</h2>
+            {r.snippets.into_iter().map(|(client, place, text)| view! {
+                <h3>{client.clone()}</h3>
+                <p class="muted">{place}</p>
+                <pre data-client=client><code>{text}</code></pre>
+            }).collect_view()}
+            <p>"Give the agent the Graft skill too: "<a href="/skill/SKILL.md">"/skill/SKILL.md"</a>
+               " (a "<code>"SKILL.md"</code>" folder for Hermes and OpenClaw). It teaches find_tool before acquire, promote, and run_tool as the fallback."</p>
+            <p><a href=format!("/agents/{}", segment(&r.agent))>"Go to the agent's page"</a></p>
+        </section>
+    }
+}
+
+/// `/agents/:name`: the working set, promote, the chart, settings, history, approvals.
+#[component]
+pub fn AgentPage() -> impl IntoView {
+    let params = use_params_map();
+    let query = use_query_map();
+    let edit = ServerAction::<EditAgent>::new();
+    let promote_action = ServerAction::<Promote>::new();
+    let demote_action = ServerAction::<Demote>::new();
+    let decide_action = ServerAction::<Decide>::new();
+    let rotate = ServerAction::<RotateToken>::new();
+    let name = move || params.read().get("name").unwrap_or_default();
+    let page = move || {
+        query
+            .read()
+            .get("page")
+            .and_then(|p| p.parse::<i64>().ok())
+            .unwrap_or(1)
+    };
+    let q = move || query.read().get("q").unwrap_or_default();
+    let data = Resource::new(
+        move || {
+            (
+                name(),
+                page(),
+                edit.version().get()
+                    + promote_action.version().get()
+                    + demote_action.version().get()
+                    + decide_action.version().get(),
+            )
+        },
+        |(n, p, _)| agent(n, p),
+    );
+    let hits = Resource::new(
+        move || (q(), name(), promote_action.version().get()),
+        |(q, n, _)| search_tools(q, Some(n)),
+    );
+    let errs = [
+        error_of(promote_action),
+        error_of(demote_action),
+        error_of(decide_action),
+        error_of(rotate),
+    ];
+    let action_err = Signal::derive(move || errs.iter().find_map(|e| e.get()));
+    let edit_err = error_of(edit);
+    let saved = move || matches!(edit.value().get(), Some(Ok(())));
+    view! {
+        <Frame title=name()>
+            <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    let d = match data.await {
+                        Ok(d) => d,
+                        Err(e) => return view! { <h1>{name()}</h1><LoadError err=e/> }.into_any(),
+                    };
+                    let a = d.agent.clone();
+                    let (n_h1, n_hits, n_hidden, n_name, n_rotate) = (a.name.clone(), a.name.clone(), a.name.clone(), a.name.clone(), a.name.clone());
+                    let now = d.now;
+                    let (cap_input, set_cap_input) = signal(a.cap);
+                    view! {
+                        <h1>"Agent "{n_h1}</h1>
+                        <p class="muted">
+                            {a.harness.clone().map(|h| format!("{h} · "))}
+                            {format!("{} of {} tools · idle window {} days · last seen ", a.size, a.cap, a.idle_window_days)}
+                            {match a.last_seen_at { Some(t) => view! { <When at=t now/> }.into_any(), None => "never".into_any() }}
+                        </p>
+                        <FormError err=action_err/>
+                        <section class="card">
+                            <h2>"Working set"</h2>
+                            {working_set_table(&d, demote_action)}
+                        </section>
+                        <section class="card">
+                            <h2>"Promote from the toolbox"</h2>
+                            <form method="get" class="search" role="search">
+                                <label>"Search the toolbox"<input type="search" name="q" value=q() placeholder="e.g. list users"/></label>
+                                <button type="submit">"Search"</button>
+                            </form>
+                            {promote_hits(hits, n_hits, promote_action)}
+                        </section>
+                        <section class="card">
+                            <h2>"Working-set size"</h2>
+                            <SizeChart sizes=d.sizes.clone() now cap=a.cap/>
+                        </section>
+                        <section class="card" id="settings">
+                            <h2>"Name, cap and idle window"</h2>
+                            <FormError err=edit_err/>
+                            {move || saved().then(|| view! { <p class="ok" role="status">"Saved. The rule reads these at the next sweep."</p> })}
+                            <ActionForm action=edit attr:class="grid-form" attr:novalidate=true>
+                                <input type="hidden" name="agent" value=n_hidden/>
+                                <label>"Name"<input name="name" value=n_name/></label>
+                                <FieldError err=edit_err field="name"/>
+                                <label>"Cap (1–500 tools)"
+                                    <input name="cap" type="number" min="1" max="500" value=a.cap.to_string()
+                                        on:input=move |ev| set_cap_input.set(event_target_value(&ev).trim().parse().unwrap_or(0))/>
+                                </label>
+                                <FieldError err=edit_err field="cap"/>
+                                <label>"Idle window (1–3650 days)"<input name="window" type="number" min="1" max="3650" value=a.idle_window_days.to_string()/></label>
+                                <FieldError err=edit_err field="window"/>
+                                <button type="submit">"Save"</button>
+                            </ActionForm>
+                            {move || cap_warning(cap_input.get()).map(|w| view! { <p class="warning" role="note">{w}</p> })}
+                            <p class="muted">{format!("Changes take effect at the next sweep (in {} min).", d.next_sweep_minutes)}</p>
+                            {sweep_preview(&d.preview)}
+                        </section>
+                        <section class="card" id="history">
+                            <h2>"History"</h2>
+                            {history_table(&d)}
+                        </section>
+                        <section class="card">
+                            <h2>"Approvals"</h2>
+                            {approvals_table(d.approvals.clone(), now, decide_action, false)}
+                        </section>
+                        <section class="card">
+                            <h2>"Token"</h2>
+                            <p>"A new token replaces the old one at once; the agent's client needs the new one."</p>
+                            <ActionForm action=rotate>
+                                <input type="hidden" name="agent" value=n_rotate/>
+                                <button type="submit" class="danger">"Rotate token"</button>
+                            </ActionForm>
+                        </section>
+                    }.into_any()
+                })}
+            </Suspense>
+        </Frame>
+    }
+}
+
+fn working_set_table(d: &AgentData, demote_action: ServerAction<Demote>) -> impl IntoView {
+    if d.entries.is_empty() {
+        return view! { <p class="muted">"Empty: the agent sees only Graft's own calls. It promotes tools with find_tool and promote, or you can below."</p> }.into_any();
+    }
+    let now = d.now;
+    let agent = d.agent.name.clone();
+    view! {
+        <div class="table-wrap">
+            <table class="working-set">
+                <thead><tr>
+                    <th>"Tool"</th><th>"Description"</th><th>"Promoted by"</th><th>"Promoted"</th><th>"Last used"</th><th>"Calls"</th><th></th>
+                </tr></thead>
+                <tbody>
+                    {d.entries.iter().cloned().map(|e| {
+                        let tool = format!("{}__{}", e.vendor, e.name);
+                        let href = format!("/tools/{}/{}", segment(&e.vendor), segment(&e.name));
+                        let agent = agent.clone();
+                        let (t1, t2, t3, t4) = (tool.clone(), tool.clone(), tool.clone(), tool.clone());
+                        view! {
+                            <tr data-tool=t1>
+                                <td><a href=href><code>{t2}</code></a></td>
+                                <td class="desc">{e.description.clone()}</td>
+                                <td class="promoted-by">{e.promoted_by.clone()}</td>
+                                <td><When at=e.promoted_at now/></td>
+                                <td class="last-used">{match e.last_used_at {
+                                    Some(t) => view! { <When at=t now/> }.into_any(),
+                                    None => view! { <span>"never"</span> }.into_any(),
+                                }}</td>
+                                <td class="num calls">{e.calls}</td>
+                                <td>
+                                    <ActionForm action=demote_action>
+                                        <input type="hidden" name="agent" value=agent/>
+                                        <input type="hidden" name="tool" value=t3/>
+                                        <button type="submit" aria-label=format!("Demote {t4}")>"Demote"</button>
+                                    </ActionForm>
+                                </td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+    .into_any()
+}
+
+fn promote_hits(
+    hits: Resource<ConsoleResult<SearchData>>,
+    agent: String,
+    promote_action: ServerAction<Promote>,
+) -> impl IntoView {
+    view! {
+        <Suspense fallback=|| view! { <p>"Searching…"</p> }>
+            {move || {
+                let agent = agent.clone();
+                Suspend::new(async move {
+                    match hits.await {
+                        Ok(s) if s.hits.is_empty() => view! { <p class="muted">{if s.total == 0 { "Search by vendor, name or description." } else { "" }}</p> }.into_any(),
+                        Ok(s) => view! {
+                            <p class="muted">{format!("{} of {} matches", s.hits.len(), s.total)}</p>
+                            <ul class="hits">
+                                {s.hits.into_iter().map(|h| {
+                                    let tool = format!("{}__{}", h.vendor, h.name);
+                                    let agent = agent.clone();
+                                    let (t1, t2, t3, t4) = (tool.clone(), tool.clone(), tool.clone(), tool.clone());
+                                    view! {
+                                        <li data-tool=t1>
+                                            <code>{t2}</code>" "
+                                            {hint_badges(h.read_only, h.destructive)}
+                                            <span class="desc">{h.description}</span>
+                                            {if h.promoted {
+                                                view! { <span class="badge">"promoted"</span> }.into_any()
+                                            } else {
+                                                view! {
+                                                    <ActionForm action=promote_action attr:class="inline">
+                                                        <input type="hidden" name="agent" value=agent/>
+                                                        <input type="hidden" name="tool" value=t3/>
+                                                        <button type="submit" aria-label=format!("Promote {t4}")>"Promote"</button>
+                                                    </ActionForm>
+                                                }.into_any()
+                                            }}
+                                        </li>
+                                    }
+                                }).collect_view()}
+                            </ul>
+                        }.into_any(),
+                        Err(e) => view! { <LoadError err=e/> }.into_any(),
+                    }
+                })
+            }}
+        </Suspense>
+    }
+}
+
+fn hint_badges(read_only: bool, destructive: bool) -> impl IntoView {
+    view! {
+        {read_only.then(|| view! { <span class="badge read">"read-only"</span> })}
+        {destructive.then(|| view! { <span class="badge destructive">"destructive"</span> })}
+    }
+}
+
+fn sweep_preview(preview: &[(String, String)]) -> impl IntoView {
+    if preview.is_empty() {
+        return view! { <p class="preview">"The next sweep would demote nothing."</p> }.into_any();
+    }
+    view! {
+        <div class="preview">
+            <p>"The next sweep would demote:"</p>
+            <ul>{preview.iter().cloned().map(|(t, c)| view! { <li><code>{t}</code>" — "{c}</li> }).collect_view()}</ul>
+        </div>
+    }
+    .into_any()
+}
+
+fn history_table(d: &AgentData) -> impl IntoView {
+    if d.history.is_empty() {
+        return view! { <p class="muted">"Nothing yet."</p> }.into_any();
+    }
+    let now = d.now;
+    let pages = ((d.history_total + d.per_page - 1) / d.per_page).max(1);
+    let base = format!("/agents/{}", segment(&d.agent.name));
+    let link = move |p: i64| format!("{base}?page={p}#history");
+    view! {
+        <div class="table-wrap">
+            <table class="history">
+                <thead><tr><th>"When"</th><th>"Tool"</th><th>"Change"</th><th>"Cause"</th></tr></thead>
+                <tbody>
+                    {d.history.iter().cloned().map(|h| view! {
+                        <tr>
+                            <td><When at=h.at now/></td>
+                            <td><code>{h.tool}</code></td>
+                            <td>{if h.action == "promote" { "promoted" } else { "demoted" }}</td>
+                            <td class="cause">{h.cause}</td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+        <nav class="pager" aria-label="History pages">
+            {(d.page > 1).then(|| view! { <a href=link(d.page - 1)>"Newer"</a> })}
+            <span>{format!("Page {} of {} ({} changes)", d.page, pages, d.history_total)}</span>
+            {(d.page < pages).then(|| view! { <a href=link(d.page + 1)>"Older"</a> })}
+        </nav>
+    }
+    .into_any()
+}
+
+fn approvals_table(
+    list: Vec<ApprovalItem>,
+    now: i64,
+    decide_action: ServerAction<Decide>,
+    show_agent: bool,
+) -> impl IntoView {
+    if list.is_empty() {
+        return view! { <p class="muted">"No approvals yet: a tool that writes asks here on its first call."</p> }.into_any();
+    }
+    view! {
+        <div class="table-wrap">
+            <table class="approvals">
+                <thead><tr>
+                    {show_agent.then(|| view! { <th>"Agent"</th> })}
+                    <th>"Tool"</th><th>"State"</th><th>"Asked"</th><th>"Decided"</th><th></th>
+                </tr></thead>
+                <tbody>
+                    {list.into_iter().map(|x| {
+                        let tool = format!("{}__{}", x.vendor, x.name);
+                        let buttons: Vec<(&'static str, &'static str)> = match x.state.as_str() {
+                            "pending" => vec![("grant", "Approve"), ("deny", "Deny")],
+                            "granted" => vec![("revoke", "Revoke")],
+                            _ => vec![("grant", "Approve")],
+                        };
+                        let agent_href = format!("/agents/{}", segment(&x.agent));
+                        view! {
+                            <tr data-state=x.state.clone() data-tool=tool.clone() data-agent=x.agent.clone()>
+                                {show_agent.then(|| view! { <td><a href=agent_href>{x.agent.clone()}</a></td> })}
+                                <td><code>{tool.clone()}</code></td>
+                                <td class=format!("state {}", x.state)>{x.state.clone()}</td>
+                                <td><When at=x.requested_at now/></td>
+                                <td>{x.decided_at.map(|t| view! { <When at=t now/>" by "{x.decided_by.clone().unwrap_or_default().replace(':', " ")} })}</td>
+                                <td class="actions">
+                                    {buttons.into_iter().map(|(decision, label)| {
+                                        let (agent, tool) = (x.agent.clone(), tool.clone());
+                                        view! {
+                                            <ActionForm action=decide_action attr:class="inline">
+                                                <input type="hidden" name="agent" value=agent/>
+                                                <input type="hidden" name="tool" value=tool/>
+                                                <input type="hidden" name="decision" value=decision/>
+                                                <button type="submit">{label}</button>
+                                            </ActionForm>
+                                        }
+                                    }).collect_view()}
+                                </td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+    .into_any()
+}
+
+// ---------------------------------------------------------------- approvals
+
+/// `/approvals`: pending first; approve, deny; revoke granted ones.
+#[component]
+pub fn ApprovalsPage() -> impl IntoView {
+    let decide_action = ServerAction::<Decide>::new();
+    let data = Resource::new(move || decide_action.version().get(), |_| approvals());
+    let err = error_of(decide_action);
+    view! {
+        <Frame title="Approvals">
+            <h1>"Approvals"</h1>
+            <p class="muted">"A tool that writes asks once per agent, on its first call. A grant stands across versions and demotions; a revoked grant asks again."</p>
+            <FormError err/>
+            <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    match data.await {
+                        Ok(d) => approvals_table(d.approvals, d.now, decide_action, true).into_any(),
+                        Err(e) => view! { <LoadError err=e/> }.into_any(),
+                    }
+                })}
+            </Suspense>
+        </Frame>
+    }
+}
+
+// ---------------------------------------------------------------- toolbox
+
+/// `/tools?q=…`: the same search as find_tool.
+#[component]
+pub fn ToolboxPage() -> impl IntoView {
+    let query = use_query_map();
+    let q = move || query.read().get("q").unwrap_or_default();
+    let hits = Resource::new(q, |q| search_tools(q, None));
+    view! {
+        <Frame title="Toolbox">
+            <h1>"Toolbox"</h1>
+            <form method="get" class="search" role="search">
+                <label>"Search by vendor, name or description"<input type="search" name="q" value=q() placeholder="e.g. create invoice"/></label>
+                <button type="submit">"Search"</button>
+            </form>
+            <Suspense fallback=|| view! { <p>"Searching…"</p> }>
+                {move || Suspend::new(async move {
+                    match hits.await {
+                        Ok(s) if s.hits.is_empty() => view! {
+                            <p class="muted">{if q().trim().is_empty() {
+                                format!("{} tools in the toolbox. Search them above.", s.toolbox)
+                            } else {
+                                "Nothing matches. An agent can author a tool with acquire.".to_string()
+                            }}</p>
+                        }.into_any(),
+                        Ok(s) => view! {
+                            <p class="muted">{format!("{} of {} matches", s.hits.len(), s.total)}</p>
+                            <div class="table-wrap"><table>
+                                <thead><tr><th>"Tool"</th><th>"Hints"</th><th>"Description"</th></tr></thead>
+                                <tbody>{s.hits.into_iter().map(|h| view! {
+                                    <tr>
+                                        <td><a href=format!("/tools/{}/{}", segment(&h.vendor), segment(&h.name))><code>{format!("{}__{}", h.vendor, h.name)}</code></a></td>
+                                        <td>{hint_badges(h.read_only, h.destructive)}</td>
+                                        <td class="desc">{h.description}</td>
+                                    </tr>
+                                }).collect_view()}</tbody>
+                            </table></div>
+                        }.into_any(),
+                        Err(e) => view! { <LoadError err=e/> }.into_any(),
+                    }
+                })}
+            </Suspense>
+        </Frame>
+    }
+}
+
+/// `/tools/:vendor/:name`: versions, hints, binding, holders, notes, connection.
+#[component]
+pub fn ToolPage() -> impl IntoView {
+    let params = use_params_map();
+    let key = move || {
+        let p = params.read();
+        (p.get("vendor").unwrap_or_default(), p.get("name").unwrap_or_default())
+    };
+    let data = Resource::new(key, |(v, n)| tool(v, n));
+    view! {
+        <Frame title=format!("{}__{}", key().0, key().1)>
+            <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    match data.await {
+                        Ok(t) => tool_view(t).into_any(),
+                        Err(e) => view! { <LoadError err=e/> }.into_any(),
+                    }
+                })}
+            </Suspense>
+        </Frame>
+    }
+}
+
+fn tool_view(t: ToolData) -> impl IntoView {
+    let now = t.now;
+    let current = t.versions.first().cloned();
+    view! {
+        <h1><code>{format!("{}__{}", t.vendor, t.name)}</code></h1>
+        {current.map(|v| view! {
+            <p>{v.description.clone()}</p>
+            <p><span class="method">{v.method.clone()}</span>" "<code>{v.path.clone()}</code>
+               {format!(" · version {}", v.version)}
+               {t.operation_id.clone().map(|o| format!(" · operation {o}"))}</p>
+            <p>"Hints: "
+                {format!("readOnlyHint {} · destructiveHint {} · idempotentHint {} · openWorldHint {}", v.hints[0], v.hints[1], v.hints[2], v.hints[3])}</p>
+        })}
+        <section class="card">
+            <h2>"Connection"</h2>
+            {match t.connection.clone() {
+                Some((label, why)) => view! { <p><strong>{label}</strong>" — "{why}</p> }.into_any(),
+                None => view! { <p class="muted">"Calls carry no credential."</p> }.into_any(),
+            }}
+        </section>
+        <section class="card">
+            <h2>"Promoted for"</h2>
+            {if t.holders.is_empty() {
+                view! { <p class="muted">"No agent has it promoted."</p> }.into_any()
+            } else {
+                view! { <ul>{t.holders.into_iter().map(|(a, by)| view! {
+                    <li><a href=format!("/agents/{}", segment(&a))>{a.clone()}</a>{format!(" (promoted by {by})")}</li>
+                }).collect_view()}</ul> }.into_any()
+            }}
+        </section>
+        <section class="card">
+            <h2>"Notes"</h2>
+            {if t.notes.is_empty() {
+                view! { <p class="muted">"No notes."</p> }.into_any()
+            } else {
+                view! { <ul>{t.notes.into_iter().map(|(who, body, at)| view! {
+                    <li><strong>{who}</strong>" ("<When at now/>"): "{body}</li>
+                }).collect_view()}</ul> }.into_any()
+            }}
+        </section>
+        <section class="card">
+            <h2>"Versions"</h2>
+            {t.versions.into_iter().enumerate().map(|(i, v)| view! {
+                <details open=i == 0>
+                    <summary>{format!("Version {} — {} {} — by {} ", v.version, v.method, v.path, v.author)}<When at=v.created_at now/></summary>
+                    <p>{v.description}</p>
+                    <h3>"Binding"</h3>
+                    <pre><code>{v.binding}</code></pre>
+                    <h3>"Input schema"</h3>
+                    <pre><code>{v.input_schema}</code></pre>
+                </details>
+            }).collect_view()}
+        </section>
+    }
+}
+
+// ---------------------------------------------------------------- vendors
+
+/// `/vendors`: vendors, OpenAPI upload, connections.
+#[component]
+pub fn VendorsPage() -> impl IntoView {
+    let query = use_query_map();
+    let add = ServerAction::<AddVendor>::new();
+    let add_conn = ServerAction::<AddConnection>::new();
+    let revoke = ServerAction::<RevokeConnection>::new();
+    let data = Resource::new(
+        move || {
+            (
+                query.read().get("import"),
+                add.version().get() + add_conn.version().get() + revoke.version().get(),
+            )
+        },
+        |(import, _)| vendors(import),
+    );
+    let add_err = error_of(add);
+    let conn_err = error_of(add_conn);
+    let revoke_err = error_of(revoke);
+    let (importing, set_importing) = signal(false);
+    view! {
+        <Frame title="Vendors">
+            <h1>"Vendors"</h1>
+            <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    let d = match data.await {
+                        Ok(d) => d,
+                        Err(e) => return view! { <LoadError err=e/> }.into_any(),
+                    };
+                    let now = d.now;
+                    let slugs: Vec<String> = d.vendors.iter().map(|v| v.slug.clone()).collect();
+                    view! {
+                        {d.import.clone().map(import_summary)}
+                        {if d.vendors.is_empty() {
+                            view! { <p class="muted">"No vendors yet."</p> }.into_any()
+                        } else {
+                            view! { <div class="table-wrap"><table>
+                                <thead><tr><th>"Slug"</th><th>"Name"</th><th>"Base URL"</th><th>"OpenAPI document"</th></tr></thead>
+                                <tbody>{d.vendors.iter().cloned().map(|v| view! {
+                                    <tr data-vendor=v.slug.clone()>
+                                        <td><code>{v.slug.clone()}</code></td>
+                                        <td>{v.name}</td>
+                                        <td><code>{v.base_url}</code></td>
+                                        <td>{if v.has_document { "stored" } else { "—" }}</td>
+                                    </tr>
+                                }).collect_view()}</tbody>
+                            </table></div> }.into_any()
+                        }}
+                        <section class="card">
+                            <h2>"Connections"</h2>
+                            <FormError err=revoke_err/>
+                            {connections_table(d.connections.clone(), now, revoke)}
+                            <h3>"Add a connection"</h3>
+                            <FormError err=conn_err/>
+                            <ActionForm action=add_conn attr:class="grid-form">
+                                <label>"Vendor"<select name="vendor">{slugs.iter().cloned().map(|s| view! { <option value=s.clone()>{s.clone()}</option> }).collect_view()}</select></label>
+                                <label>"Label"<input name="label" required placeholder="production"/></label>
+                                <label>"Kind"
+                                    <select name="kind">
+                                        <option value="bearer">"bearer (Authorization: Bearer)"</option>
+                                        <option value="header">"header (e.g. X-Api-Key)"</option>
+                                        <option value="query">"query parameter"</option>
+                                        <option value="basic">"basic (user:password)"</option>
+                                        <option value="none">"none"</option>
+                                    </select>
+                                </label>
+                                <label>"Header or parameter name"<input name="name" placeholder="only for header and query"/></label>
+                                <label>"Secret (write-only)"<input type="password" name="secret" autocomplete="off"/></label>
+                                <button type="submit">"Add connection"</button>
+                            </ActionForm>
+                            <p class="muted">"The secret is encrypted at rest and never shown again, here or to agents."</p>
+                        </section>
+                    }.into_any()
+                })}
+            </Suspense>
+            <section class="card">
+                <h2>"New vendor"</h2>
+                <FormError err=add_err/>
+                <ActionForm action=add attr:class="grid-form" attr:novalidate=true>
+                    <label>"Slug"<input name="slug" placeholder="stripe"/></label>
+                    <FieldError err=add_err field="slug"/>
+                    <label>"Name"<input name="name" placeholder="Stripe"/></label>
+                    <label>"Base URL"<input name="base_url" placeholder="https://api.stripe.com"/></label>
+                    <FieldError err=add_err field="base_url"/>
+                    <button type="submit">"Create vendor"</button>
+                </ActionForm>
+            </section>
+            <section class="card">
+                <h2>"Import an OpenAPI document"</h2>
+                <p class="muted">"OpenAPI 3.0, 3.1 or Swagger 2.0, JSON or YAML. Every operation becomes a tool of the vendor (a new vendor is created with the document's server URL, or the base URL given). All or nothing: a failure imports none."</p>
+                <form method="post" action="/vendors/import" enctype="multipart/form-data" class="grid-form"
+                      on:submit=move |_| set_importing.set(true)>
+                    <label>"Vendor slug"<input name="vendor" required placeholder="stripe"/></label>
+                    <label>"Base URL (optional)"<input name="base_url" placeholder="from the document"/></label>
+                    <label>"Document"<input type="file" name="document" accept=".json,.yaml,.yml,application/json,application/yaml" required/></label>
+                    <button type="submit">"Import"</button>
+                </form>
+                {move || importing.get().then(|| view! { <p role="status">"Uploading and importing… "<progress></progress></p> })}
+            </section>
+        </Frame>
+    }
+}
+
+fn import_summary(s: ImportSummary) -> impl IntoView {
+    match s.error {
+        Some(e) => view! {
+            <section class="card error-card" role="alert" id="import-summary">
+                <h2>"Import failed"</h2>
+                <p>{format!("Nothing was imported for {}: {e}", if s.vendor.is_empty() { "the vendor" } else { s.vendor.as_str() })}</p>
+            </section>
+        }
+        .into_any(),
+        None => view! {
+            <section class="card ok-card" role="status" id="import-summary">
+                <h2>"Import done"</h2>
+                <p>{format!("Imported {} tools for {} from {} operations: {} renamed, {} skipped.", s.imported, s.vendor, s.operations, s.renamed.len(), s.skipped.len())}</p>
+                {(!s.renamed.is_empty()).then(|| view! { <details><summary>"Renamed"</summary><ul>
+                    {s.renamed.into_iter().map(|(o, n)| view! { <li><code>{o}</code>" → "<code>{n}</code></li> }).collect_view()}
+                </ul></details> })}
+                {(!s.skipped.is_empty()).then(|| view! { <details><summary>"Skipped"</summary><ul>
+                    {s.skipped.into_iter().map(|(o, r)| view! { <li><code>{o}</code>": "{r}</li> }).collect_view()}
+                </ul></details> })}
+                <p><a href=format!("/tools?q={}", s.vendor)>"See its tools"</a></p>
+            </section>
+        }
+        .into_any(),
+    }
+}
+
+fn connections_table(list: Vec<ConnectionItem>, now: i64, revoke: ServerAction<RevokeConnection>) -> impl IntoView {
+    if list.is_empty() {
+        return view! { <p class="muted">"No connections: tools run without credentials."</p> }.into_any();
+    }
+    view! {
+        <div class="table-wrap"><table class="connections">
+            <thead><tr><th>"Vendor"</th><th>"Label"</th><th>"Kind"</th><th>"Added"</th><th>"State"</th><th></th></tr></thead>
+            <tbody>{list.into_iter().map(|c| { let (l1, l2) = (c.label.clone(), c.label.clone()); view! {
+                <tr data-connection=l1>
+                    <td><code>{c.vendor}</code></td>
+                    <td>{c.label.clone()}</td>
+                    <td>{c.kind}{c.name.map(|n| format!(" ({n})"))}</td>
+                    <td><When at=c.created_at now/></td>
+                    <td>{match c.revoked_at {
+                        Some(t) => view! { "revoked "<When at=t now/> }.into_any(),
+                        None => "active".into_any(),
+                    }}</td>
+                    <td>{c.revoked_at.is_none().then(|| view! {
+                        <ActionForm action=revoke attr:class="inline">
+                            <input type="hidden" name="id" value=c.id.to_string()/>
+                            <button type="submit" class="danger" aria-label=format!("Revoke {l2}")>"Revoke"</button>
+                        </ActionForm>
+                    })}</td>
+                </tr>
+            }}).collect_view()}</tbody>
+        </table></div>
+        <p class="muted">"Revoking demotes, in every working set, each tool whose calls use the connection."</p>
+    }
+    .into_any()
+}

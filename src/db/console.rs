@@ -1,0 +1,90 @@
+//! Queries of the console: people (`users`), an agent's working set with its usage, token
+//! rotation, and the history the working-set chart is drawn from.
+
+use super::{DbResult, Pool};
+use sqlx::FromRow;
+
+/// A `users` row (a person who signs in to the console).
+#[derive(Debug, Clone, FromRow)]
+pub struct UserRow {
+    /// Id.
+    pub id: i64,
+    /// Unique sign-in name.
+    pub name: String,
+    /// argon2 PHC string.
+    pub password_hash: String,
+}
+
+/// Inserts a person; returns the id. Errors: the name is taken (unique).
+pub async fn insert_user(pool: &Pool, name: &str, password_hash: &str, now: i64) -> DbResult<i64> {
+    sqlx::query_scalar(
+        "INSERT INTO users (name, password_hash, created_at) VALUES ($1, $2, $3) RETURNING id",
+    )
+    .bind(name)
+    .bind(password_hash)
+    .bind(now)
+    .fetch_one(pool)
+    .await
+}
+
+/// The person with a name.
+pub async fn select_user_by_name(pool: &Pool, name: &str) -> DbResult<Option<UserRow>> {
+    sqlx::query_as("SELECT id, name, password_hash FROM users WHERE name = $1")
+        .bind(name)
+        .fetch_optional(pool)
+        .await
+}
+
+/// Number of people.
+pub async fn count_users(pool: &Pool) -> DbResult<i64> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM users")
+        .fetch_one(pool)
+        .await
+}
+
+/// Replaces a person's password hash; whether the person exists.
+pub async fn update_user_password(pool: &Pool, name: &str, password_hash: &str) -> DbResult<bool> {
+    let r = sqlx::query("UPDATE users SET password_hash = $1 WHERE name = $2")
+        .bind(password_hash)
+        .bind(name)
+        .execute(pool)
+        .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// Replaces an agent's token hash; whether the agent exists.
+pub async fn update_agent_token(pool: &Pool, agent_id: i64, token_hash: &str) -> DbResult<bool> {
+    let r = sqlx::query("UPDATE agents SET token_hash = $1 WHERE id = $2")
+        .bind(token_hash)
+        .bind(agent_id)
+        .execute(pool)
+        .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// `(tool_id, last_used_at, calls)` of every tool an agent has used (promoted or not).
+pub async fn select_agent_usage(pool: &Pool, agent_id: i64) -> DbResult<Vec<(i64, i64, i64)>> {
+    sqlx::query_as("SELECT tool_id, last_used_at, calls FROM tool_usage WHERE agent_id = $1")
+        .bind(agent_id)
+        .fetch_all(pool)
+        .await
+}
+
+/// Number of history rows of an agent.
+pub async fn count_history(pool: &Pool, agent_id: i64) -> DbResult<i64> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM history WHERE agent_id = $1")
+        .bind(agent_id)
+        .fetch_one(pool)
+        .await
+}
+
+/// `(at, +1 | -1)` of an agent's history, oldest first: the working-set size over time.
+pub async fn select_history_steps(pool: &Pool, agent_id: i64) -> DbResult<Vec<(i64, i64)>> {
+    sqlx::query_as(
+        "SELECT at, CASE action WHEN 'promote' THEN 1 ELSE -1 END FROM history \
+         WHERE agent_id = $1 ORDER BY at, id",
+    )
+    .bind(agent_id)
+    .fetch_all(pool)
+    .await
+}

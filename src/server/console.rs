@@ -1,0 +1,264 @@
+//! The console's server side (SPEC §6): the state its server functions read, sign-in
+//! sessions (`tower-sessions` with its sqlx SQLite store in Graft's database; cookies
+//! HttpOnly, SameSite=Lax, Secure when the public URL is https), the gate that sends
+//! signed-out people to `/login`, the OpenAPI upload (multipart, a plain form that works
+//! without JavaScript), the Graft skill at `/skill/SKILL.md`, and one-time values (a new
+//! token, an import summary) handed from a POST to the page it redirects to.
+
+use crate::console::api::ImportSummary;
+use crate::service::people::Person;
+use crate::service::Graft;
+use axum::extract::{Multipart, Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Redirect, Response};
+use http::{header, StatusCode};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tower_sessions::cookie::SameSite;
+use tower_sessions::{Expiry, Session, SessionManagerLayer};
+use tower_sessions_sqlx_store::SqliteStore;
+
+/// The session key holding the signed-in person's name.
+const PERSON_KEY: &str = "person";
+/// Signed-in sessions end after this long without a request.
+const SESSION_IDLE_DAYS: i64 = 7;
+/// How long a one-time value waits to be shown.
+const FLASH_TTL: Duration = Duration::from_secs(600);
+/// Largest OpenAPI upload (Stripe's document is about 7 MiB).
+pub const MAX_UPLOAD_BYTES: usize = 32 * 1024 * 1024;
+
+/// What the console's server functions read: the service, one-time values, the public
+/// URL agents connect to, and when the next sweep runs.
+#[derive(Clone)]
+pub struct ConsoleState {
+    /// The service (the same one the MCP adapter calls).
+    pub graft: Graft,
+    /// One-time values.
+    pub flash: Arc<FlashStore>,
+    /// The public base URL (e.g. `http://127.0.0.1:3000`).
+    pub public_url: String,
+    /// When the sweeper runs next (ms since the epoch, the service's clock).
+    pub next_sweep: Arc<AtomicI64>,
+}
+
+impl ConsoleState {
+    /// When the next sweep runs (ms).
+    pub fn next_sweep_at(&self) -> i64 {
+        self.next_sweep.load(Ordering::Relaxed)
+    }
+}
+
+/// A value shown once on the page a POST redirects to.
+#[derive(Debug, Clone)]
+pub enum Flash {
+    /// `(agent name, token)` of a new agent or a rotated token.
+    Token(String, String),
+    /// The summary of an OpenAPI upload.
+    Import(ImportSummary),
+}
+
+/// One-time values by random id, each for the person who caused it, for 10 minutes.
+/// In memory: a restart forgets them, which only means a token must be rotated again.
+#[derive(Default)]
+pub struct FlashStore {
+    items: Mutex<HashMap<String, (String, Instant, Flash)>>,
+}
+
+impl FlashStore {
+    /// Keeps `value` for `person`; returns its id (128 random bits, hex).
+    pub fn put(&self, person: &str, value: Flash) -> String {
+        let id = crate::service::random_hex(16);
+        let mut items = self.items.lock().expect("flash lock");
+        items.retain(|_, (_, at, _)| at.elapsed() < FLASH_TTL);
+        items.insert(id.clone(), (person.to_string(), Instant::now(), value));
+        id
+    }
+
+    /// Takes the value `id` kept for `person` (a second take finds nothing).
+    pub fn take(&self, person: &str, id: &str) -> Option<Flash> {
+        let mut items = self.items.lock().expect("flash lock");
+        match items.get(id) {
+            Some((p, at, _)) if p == person && at.elapsed() < FLASH_TTL => {
+                items.remove(id).map(|(_, _, v)| v)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The session layer over Graft's database (table `tower_sessions`, migration 0005).
+pub fn session_layer(graft: &Graft, secure: bool) -> (SessionManagerLayer<SqliteStore>, SqliteStore) {
+    let store = SqliteStore::new(graft.pool().clone());
+    let layer = SessionManagerLayer::new(store.clone())
+        .with_name("graft_session")
+        .with_http_only(true)
+        .with_same_site(SameSite::Lax)
+        .with_secure(secure)
+        .with_expiry(Expiry::OnInactivity(
+            tower_sessions::cookie::time::Duration::days(SESSION_IDLE_DAYS),
+        ));
+    (layer, store)
+}
+
+/// The person a session is signed in as (who must still exist), or `None`.
+pub async fn person_of(graft: &Graft, session: &Session) -> Option<Person> {
+    let name: String = session.get(PERSON_KEY).await.ok().flatten()?;
+    graft.person(&name).await.ok().flatten()
+}
+
+/// Starts a signed-in session: a new id (against fixation), then the person.
+/// Errors: the session store failed.
+pub async fn start_session(session: &Session, person: &Person) -> Result<(), tower_sessions::session::Error> {
+    session.cycle_id().await?;
+    session.insert(PERSON_KEY, person.name.clone()).await
+}
+
+/// Paths anyone may fetch: the sign-in page and call, static files, the skill.
+fn is_public(path: &str) -> bool {
+    matches!(
+        path,
+        "/login" | "/api/login" | "/api/logout" | "/favicon.ico" | "/skill/SKILL.md"
+    ) || path.starts_with("/pkg/")
+}
+
+/// The gate in front of every console page and server function (SPEC §8: console pages
+/// require login): signed out, a page goes to `/login?next=…`, a plain form post to
+/// `/login`, and a server-function call from the browser gets 401.
+pub async fn gate(State(graft): State<Graft>, session: Session, req: Request, next: Next) -> Response {
+    if is_public(req.uri().path()) || person_of(&graft, &session).await.is_some() {
+        let is_asset = req.uri().path().starts_with("/pkg/");
+        let mut res = next.run(req).await;
+        // pages show tokens and history: keep them out of caches
+        if !is_asset {
+            res.headers_mut()
+                .insert(header::CACHE_CONTROL, http::HeaderValue::from_static("no-store"));
+        }
+        return res;
+    }
+    let path = req.uri().path();
+    let accepts_html = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("text/html"));
+    if req.method() == http::Method::GET {
+        let target = req
+            .uri()
+            .path_and_query()
+            .map(|p| p.as_str())
+            .unwrap_or("/");
+        let next: String = url::form_urlencoded::byte_serialize(target.as_bytes()).collect();
+        return Redirect::to(&format!("/login?next={next}")).into_response();
+    }
+    // a plain form post (no JavaScript) goes to the sign-in page; a script gets 401
+    if accepts_html || !path.starts_with("/api/") {
+        return Redirect::to("/login").into_response();
+    }
+    (
+        StatusCode::UNAUTHORIZED,
+        [(header::CONTENT_TYPE, "application/json")],
+        "\"SignedOut\"",
+    )
+        .into_response()
+}
+
+/// `GET /` goes to the Agents page.
+pub async fn home() -> Redirect {
+    Redirect::to("/agents")
+}
+
+/// `GET /skill/SKILL.md`: the Graft skill (agentskills.io format).
+pub async fn skill() -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "text/markdown; charset=utf-8")],
+        crate::console::snippets::SKILL_MD,
+    )
+}
+
+/// `POST /vendors/import` (multipart: `vendor`, optional `base_url`, `document`): imports
+/// every operation of an uploaded OpenAPI document as tools (one transaction: all or
+/// nothing), then shows the summary on `/vendors?import=…`.
+pub async fn import_upload(
+    State(state): State<ConsoleState>,
+    session: Session,
+    mut form: Multipart,
+) -> Response {
+    let Some(person) = person_of(&state.graft, &session).await else {
+        return Redirect::to("/login").into_response();
+    };
+    let (mut vendor, mut base_url, mut document) = (String::new(), String::new(), None);
+    loop {
+        match form.next_field().await {
+            Ok(Some(field)) => {
+                let name = field.name().unwrap_or_default().to_string();
+                let bytes = match field.bytes().await {
+                    Ok(b) => b,
+                    Err(e) => return summary_page(&state, &person, &vendor, Err(e.body_text())),
+                };
+                match name.as_str() {
+                    "vendor" => vendor = String::from_utf8_lossy(&bytes).trim().to_string(),
+                    "base_url" => base_url = String::from_utf8_lossy(&bytes).trim().to_string(),
+                    "document" => document = Some(bytes),
+                    _ => {}
+                }
+            }
+            Ok(None) => break,
+            Err(e) => return summary_page(&state, &person, &vendor, Err(e.body_text())),
+        }
+    }
+    let text = match document.as_deref().map(std::str::from_utf8) {
+        Some(Ok(t)) if !t.trim().is_empty() => t.to_string(),
+        Some(Ok(_)) | None => {
+            return summary_page(&state, &person, &vendor, Err("choose an OpenAPI document to upload".into()))
+        }
+        Some(Err(_)) => {
+            return summary_page(&state, &person, &vendor, Err("the document is not UTF-8 text (JSON or YAML)".into()))
+        }
+    };
+    let base = Some(base_url.as_str()).filter(|b| !b.is_empty());
+    let result = state
+        .graft
+        .import_openapi(&vendor, &text, base, &mut |_, _| {})
+        .await;
+    match result {
+        Ok(r) => {
+            tracing::info!(vendor = %r.vendor, imported = r.imported, by = %person.name, "OpenAPI import in the console");
+            summary_page(&state, &person, &vendor, Ok(r))
+        }
+        Err(crate::service::ServiceError::Internal(e)) => {
+            tracing::error!(error = ?e, "import failed");
+            summary_page(&state, &person, &vendor, Err("internal error; see the server log".into()))
+        }
+        Err(e) => summary_page(&state, &person, &vendor, Err(e.to_string())),
+    }
+}
+
+fn summary_page(
+    state: &ConsoleState,
+    person: &Person,
+    vendor: &str,
+    result: Result<crate::service::ImportReport, String>,
+) -> Response {
+    let summary = match result {
+        Ok(r) => ImportSummary {
+            vendor: r.vendor,
+            operations: r.operations,
+            imported: r.imported,
+            renamed: r.renamed,
+            skipped: r.skipped,
+            error: None,
+        },
+        Err(e) => ImportSummary {
+            vendor: vendor.to_string(),
+            operations: 0,
+            imported: 0,
+            renamed: vec![],
+            skipped: vec![],
+            error: Some(e),
+        },
+    };
+    let id = state.flash.put(&person.name, Flash::Import(summary));
+    Redirect::to(&format!("/vendors?import={id}")).into_response()
+}

@@ -1,0 +1,252 @@
+//! People and what the console needs beyond the agents' calls (SPEC §6): sign-in with
+//! argon2id password hashes (RustCrypto `argon2`, the PHC string format), the first
+//! `admin`, token rotation, an agent's working set with its usage, the sweep preview of
+//! one agent, and the working-set size over time drawn from history.
+
+use super::{hash_token, new_token, Graft, ServiceError, ServiceResult};
+use crate::db::{self, console as q};
+use crate::domain::sweep::{plan_agent, AgentRule, SweepEntry};
+use argon2::password_hash::{rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::Argon2;
+
+/// Shortest password accepted for a person.
+pub const MIN_PASSWORD_CHARS: usize = 10;
+
+/// A person signed in to the console.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Person {
+    /// Id.
+    pub id: i64,
+    /// Sign-in name.
+    pub name: String,
+}
+
+/// One working-set entry as the console shows it (SPEC §6 Agent page).
+#[derive(Debug, Clone)]
+pub struct EntryView {
+    /// The entry with its tool's current version.
+    pub entry: db::EntryRow,
+    /// Last call by this agent (ms), if any.
+    pub last_used_at: Option<i64>,
+    /// Calls by this agent.
+    pub calls: i64,
+}
+
+/// Checks a person's name: 1..=64 letters, digits, `-`, `_`, `.`, `@`.
+/// Errors: `Invalid` with the rule.
+pub fn check_user_name(name: &str) -> ServiceResult<String> {
+    let name = name.trim();
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.@".contains(c));
+    if ok {
+        Ok(name.to_string())
+    } else {
+        Err(ServiceError::Invalid(
+            "a user name is 1 to 64 letters, digits, '-', '_', '.' or '@'".into(),
+        ))
+    }
+}
+
+/// Checks a new password: at least [`MIN_PASSWORD_CHARS`] characters, at most 1024.
+/// Errors: `Invalid` with the rule.
+pub fn check_password(password: &str) -> ServiceResult<()> {
+    let n = password.chars().count();
+    if n < MIN_PASSWORD_CHARS {
+        return Err(ServiceError::Invalid(format!(
+            "a password needs at least {MIN_PASSWORD_CHARS} characters"
+        )));
+    }
+    if n > 1024 {
+        return Err(ServiceError::Invalid(
+            "a password has at most 1024 characters".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The argon2id PHC string of a password (random salt, the crate's default parameters).
+fn hash_password(password: &str) -> ServiceResult<String> {
+    let salt = SaltString::generate(&mut OsRng);
+    Argon2::default()
+        .hash_password(password.as_bytes(), &salt)
+        .map(|h| h.to_string())
+        .map_err(|e| ServiceError::Internal(anyhow::anyhow!("hashing a password: {e}")))
+}
+
+/// Whether `password` matches a stored PHC string (false for an unreadable one).
+fn verify_password(password: &str, phc: &str) -> bool {
+    PasswordHash::new(phc)
+        .map(|h| {
+            Argon2::default()
+                .verify_password(password.as_bytes(), &h)
+                .is_ok()
+        })
+        .unwrap_or(false)
+}
+
+/// A PHC string of a password nobody has, verified against when the name is unknown so
+/// that a wrong name costs as long as a wrong password.
+fn decoy_hash() -> &'static str {
+    static DECOY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    DECOY.get_or_init(|| hash_password(&new_token()).unwrap_or_default())
+}
+
+impl Graft {
+    /// Adds a person who can sign in to the console. Errors: `Invalid` (name or password
+    /// rules), `Conflict` (name taken).
+    pub async fn add_user(&self, name: &str, password: &str) -> ServiceResult<Person> {
+        let name = check_user_name(name)?;
+        check_password(password)?;
+        let hash = hash_password(password)?;
+        let id = q::insert_user(self.pool(), &name, &hash, self.now())
+            .await
+            .map_err(|e| {
+                super::error::unique_or(e, ServiceError::Conflict, || {
+                    format!("a user named {name:?} exists already")
+                })
+            })?;
+        Ok(Person { id, name })
+    }
+
+    /// On a database with no person yet, creates `admin` with a random password and
+    /// returns that password (to be shown once); otherwise `None`.
+    pub async fn ensure_admin(&self) -> ServiceResult<Option<String>> {
+        if q::count_users(self.pool()).await? > 0 {
+            return Ok(None);
+        }
+        let password = super::random_hex(12);
+        match self.add_user("admin", &password).await {
+            Ok(_) => Ok(Some(password)),
+            // another process created the first person meanwhile
+            Err(ServiceError::Conflict(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The person a name and password belong to, or `None` (same answer, and about the
+    /// same time, for an unknown name and a wrong password).
+    pub async fn sign_in(&self, name: &str, password: &str) -> ServiceResult<Option<Person>> {
+        let user = q::select_user_by_name(self.pool(), name.trim()).await?;
+        let phc = user
+            .as_ref()
+            .map(|u| u.password_hash.clone())
+            .unwrap_or_else(|| decoy_hash().to_string());
+        let password = password.to_string();
+        let ok = tokio::task::spawn_blocking(move || verify_password(&password, &phc))
+            .await
+            .unwrap_or(false);
+        Ok(match user {
+            Some(u) if ok => Some(Person { id: u.id, name: u.name }),
+            _ => None,
+        })
+    }
+
+    /// The person with a name (a session names its person), or `None`.
+    pub async fn person(&self, name: &str) -> ServiceResult<Option<Person>> {
+        Ok(q::select_user_by_name(self.pool(), name)
+            .await?
+            .map(|u| Person { id: u.id, name: u.name }))
+    }
+
+    /// Changes a person's password after checking the current one.
+    /// Errors: `Invalid` (wrong current password, or the new one breaks the rules).
+    pub async fn change_password(&self, name: &str, current: &str, new: &str) -> ServiceResult<()> {
+        if self.sign_in(name, current).await?.is_none() {
+            return Err(ServiceError::Invalid("the current password is wrong".into()));
+        }
+        check_password(new)?;
+        let hash = hash_password(new)?;
+        q::update_user_password(self.pool(), name, &hash).await?;
+        Ok(())
+    }
+
+    /// Sets a person's password without the current one (`graft user add` of an existing
+    /// name is refused; this serves `graft user password`). Errors: `Invalid`, `NotFound`.
+    pub async fn reset_password(&self, name: &str, new: &str) -> ServiceResult<()> {
+        check_password(new)?;
+        let hash = hash_password(new)?;
+        if !q::update_user_password(self.pool(), name, &hash).await? {
+            return Err(ServiceError::Invalid(format!("no user named {name:?}")));
+        }
+        Ok(())
+    }
+
+    /// Gives an agent a new token (shown once, stored as a hash); the old one stops
+    /// working at its next request. Errors: `AgentNotFound`.
+    pub async fn rotate_token(&self, agent_id: i64) -> ServiceResult<String> {
+        let token = new_token();
+        if !q::update_agent_token(self.pool(), agent_id, &hash_token(&token)).await? {
+            return Err(ServiceError::AgentNotFound(format!("no agent with id {agent_id}")));
+        }
+        Ok(token)
+    }
+
+    /// An agent's working set with each entry's last use and calls (SPEC §6).
+    pub async fn working_set_view(&self, agent_id: i64) -> ServiceResult<Vec<EntryView>> {
+        let entries = self.working_set(agent_id).await?;
+        let usage = q::select_agent_usage(self.pool(), agent_id).await?;
+        Ok(entries
+            .into_iter()
+            .map(|entry| {
+                let u = usage.iter().find(|(t, _, _)| *t == entry.tool.id);
+                EntryView {
+                    last_used_at: u.map(|u| u.1),
+                    calls: u.map(|u| u.2).unwrap_or(0),
+                    entry,
+                }
+            })
+            .collect())
+    }
+
+    /// What the next sweep would demote for one agent as of `now` (ms): `(vendor__name,
+    /// cause)` pairs, idle first (SPEC §5; the same plan the sweep runs).
+    pub async fn sweep_preview(&self, agent_id: i64, now: i64) -> ServiceResult<Vec<(String, String)>> {
+        let agent = self.agent(agent_id).await?;
+        let view = self.working_set_view(agent_id).await?;
+        let entries: Vec<SweepEntry> = view
+            .iter()
+            .map(|e| SweepEntry {
+                tool_id: e.entry.tool.id,
+                promoted_at: e.entry.promoted_at,
+                last_used_at: e.last_used_at,
+            })
+            .collect();
+        let rule = AgentRule {
+            cap: agent.cap,
+            idle_window_days: agent.idle_window_days,
+        };
+        Ok(plan_agent(rule, &entries, now)
+            .iter()
+            .filter_map(|d| {
+                view.iter().find(|e| e.entry.tool.id == d.entry.tool_id).map(|e| {
+                    (
+                        format!("{}__{}", e.entry.tool.vendor, e.entry.tool.name),
+                        d.cause.as_str().to_string(),
+                    )
+                })
+            })
+            .collect())
+    }
+
+    /// Number of history rows of an agent (for paging).
+    pub async fn history_count(&self, agent_id: i64) -> ServiceResult<i64> {
+        Ok(q::count_history(self.pool(), agent_id).await?)
+    }
+
+    /// The working-set size after each promotion and demotion, `(at ms, size)`, oldest
+    /// first, from history (SPEC §2: history is never rewritten).
+    pub async fn size_over_time(&self, agent_id: i64) -> ServiceResult<Vec<(i64, i64)>> {
+        let steps = q::select_history_steps(self.pool(), agent_id).await?;
+        let mut size = 0i64;
+        Ok(steps
+            .into_iter()
+            .map(|(at, d)| {
+                size = (size + d).max(0);
+                (at, size)
+            })
+            .collect())
+    }
+}
