@@ -517,7 +517,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }) => {
             let password = read_new_password(password_stdin)?;
             let person = graft.add_user(&name, &password).await?;
-            println!("Added user {}: they can sign in to the console now.", person.name);
+            println!(
+                "Added user {}: they can sign in to the console now.",
+                person.name
+            );
         }
         Command::User(UserCommand::Password {
             name,

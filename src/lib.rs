@@ -30,4 +30,8 @@ pub mod service;
 pub fn hydrate() {
     console_error_panic_hook::set_once();
     leptos::mount::hydrate_body(console::App);
+    // a mark the browser tests wait for: clicks before hydration would be plain posts
+    if let Some(body) = leptos::prelude::document().body() {
+        let _ = body.set_attribute("data-hydrated", "true");
+    }
 }

@@ -9,9 +9,9 @@
 //! carrying an error in the URL (`__err`), which the page's `ServerAction` reads.
 
 use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
 use leptos::server_fn::codec::JsonEncoding;
 use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
+use serde::{Deserialize, Serialize};
 
 #[cfg(feature = "ssr")]
 use crate::server::console::{person_of, ConsoleState, Flash};
@@ -63,6 +63,18 @@ impl ConsoleError {
         match self {
             Self::Field { field: f, message } if f == field => Some(message.clone()),
             _ => None,
+        }
+    }
+
+    /// The HTTP status this error is answered with.
+    #[cfg(feature = "ssr")]
+    pub fn status(&self) -> http::StatusCode {
+        use http::StatusCode;
+        match self {
+            Self::SignedOut => StatusCode::UNAUTHORIZED,
+            Self::Field { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::Refused(_) | Self::Transport(_) => StatusCode::BAD_REQUEST,
+            Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -393,6 +405,31 @@ async fn signed_in() -> ConsoleResult<(ConsoleState, crate::service::people::Per
     Ok((state, person))
 }
 
+/// Runs a server function's body and gives its error an HTTP status that says what it is
+/// (422 a field, 400 refused, 401 signed out, 500 a fault) instead of 500 for all.
+#[cfg(feature = "ssr")]
+async fn with_status<T>(
+    body: impl std::future::Future<Output = ConsoleResult<T>>,
+) -> ConsoleResult<T> {
+    let result = body.await;
+    // a plain form post (no JavaScript) is redirected back to its page with the error in
+    // the URL: its 302 stays
+    let form_post = use_context::<http::request::Parts>().is_some_and(|p| {
+        p.headers
+            .get(http::header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("text/html"))
+    });
+    if let (Err(e), Some(res), false) = (
+        &result,
+        use_context::<leptos_axum::ResponseOptions>(),
+        form_post,
+    ) {
+        res.set_status(e.status());
+    }
+    result
+}
+
 /// Parses a whole number typed in a field. Errors: a field error naming the field.
 #[cfg(feature = "ssr")]
 fn number(field: &str, label: &str, text: &str) -> ConsoleResult<i64> {
@@ -446,56 +483,72 @@ pub fn segment(s: &str) -> String {
 /// Errors: `Refused` for a wrong name or password (one message for both).
 #[server(prefix = "/api", endpoint = "login")]
 pub async fn login(name: String, password: String, next: Option<String>) -> ConsoleResult<()> {
-    let state = use_context::<ConsoleState>().ok_or(ConsoleError::Internal)?;
-    let session: tower_sessions::Session = leptos_axum::extract()
-        .await
-        .map_err(|_| ConsoleError::Internal)?;
-    let Some(person) = state.graft.sign_in(&name, &password).await? else {
-        return Err(ConsoleError::Refused("Wrong name or password.".into()));
-    };
-    crate::server::console::start_session(&session, &person)
-        .await
-        .map_err(|_| ConsoleError::Internal)?;
-    let next = next
-        .filter(|n| n.starts_with('/') && !n.starts_with("//") && !n.contains('\\'))
-        .unwrap_or_else(|| "/agents".into());
-    leptos_axum::redirect(&next);
-    Ok(())
+    with_status(async move {
+        let state = use_context::<ConsoleState>().ok_or(ConsoleError::Internal)?;
+        let session: tower_sessions::Session = leptos_axum::extract()
+            .await
+            .map_err(|_| ConsoleError::Internal)?;
+        let Some(person) = state.graft.sign_in(&name, &password).await? else {
+            return Err(ConsoleError::Refused("Wrong name or password.".into()));
+        };
+        crate::server::console::start_session(&session, &person)
+            .await
+            .map_err(|_| ConsoleError::Internal)?;
+        let next = next
+            .filter(|n| n.starts_with('/') && !n.starts_with("//") && !n.contains('\\'))
+            .unwrap_or_else(|| "/agents".into());
+        leptos_axum::redirect(&next);
+        Ok(())
+    })
+    .await
 }
 
 /// Signs out: deletes the session and goes to `/login`.
 #[server(prefix = "/api", endpoint = "logout")]
 pub async fn logout() -> ConsoleResult<()> {
-    let session: tower_sessions::Session = leptos_axum::extract()
-        .await
-        .map_err(|_| ConsoleError::Internal)?;
-    session.flush().await.map_err(|_| ConsoleError::Internal)?;
-    leptos_axum::redirect("/login");
-    Ok(())
+    with_status(async move {
+        let session: tower_sessions::Session = leptos_axum::extract()
+            .await
+            .map_err(|_| ConsoleError::Internal)?;
+        session.flush().await.map_err(|_| ConsoleError::Internal)?;
+        leptos_axum::redirect("/login");
+        Ok(())
+    })
+    .await
 }
 
 /// The signed-in person's name.
 #[server(prefix = "/api", endpoint = "whoami")]
 pub async fn whoami() -> ConsoleResult<String> {
-    Ok(signed_in().await?.1.name)
+    with_status(async move { Ok(signed_in().await?.1.name) }).await
 }
 
 /// Changes the signed-in person's password. Errors: at `current` (wrong), `new` (too
 /// short), `confirm` (different).
 #[server(prefix = "/api", endpoint = "change_password")]
 pub async fn change_password(current: String, new: String, confirm: String) -> ConsoleResult<()> {
-    let (state, person) = signed_in().await?;
-    if new != confirm {
-        return Err(ConsoleError::field("confirm", "the two new passwords differ"));
-    }
-    if let Err(e) = crate::service::people::check_password(&new) {
-        return Err(ConsoleError::field("new", e.to_string()));
-    }
-    match state.graft.change_password(&person.name, &current, &new).await {
-        Ok(()) => Ok(()),
-        Err(ServiceError::Invalid(m)) => Err(ConsoleError::field("current", m)),
-        Err(e) => Err(e.into()),
-    }
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        if new != confirm {
+            return Err(ConsoleError::field(
+                "confirm",
+                "the two new passwords differ",
+            ));
+        }
+        if let Err(e) = crate::service::people::check_password(&new) {
+            return Err(ConsoleError::field("new", e.to_string()));
+        }
+        match state
+            .graft
+            .change_password(&person.name, &current, &new)
+            .await
+        {
+            Ok(()) => Ok(()),
+            Err(ServiceError::Invalid(m)) => Err(ConsoleError::field("current", m)),
+            Err(e) => Err(e.into()),
+        }
+    })
+    .await
 }
 
 // ---------------------------------------------------------------- agents
@@ -503,12 +556,15 @@ pub async fn change_password(current: String, new: String, confirm: String) -> C
 /// The Agents page: every agent with its size, cap, window and last seen.
 #[server(prefix = "/api", endpoint = "agents")]
 pub async fn agents() -> ConsoleResult<AgentsData> {
-    let (state, _) = signed_in().await?;
-    let agents = state.graft.list_agents().await?;
-    Ok(AgentsData {
-        now: state.graft.clock_now(),
-        agents: agents.into_iter().map(agent_item).collect(),
+    with_status(async move {
+        let (state, _) = signed_in().await?;
+        let agents = state.graft.list_agents().await?;
+        Ok(AgentsData {
+            now: state.graft.clock_now(),
+            agents: agents.into_iter().map(agent_item).collect(),
+        })
     })
+    .await
 }
 
 /// Checks the agent form's fields one by one so each error lands at its field.
@@ -541,17 +597,25 @@ pub async fn add_agent(
     cap: String,
     window: String,
 ) -> ConsoleResult<()> {
-    let (state, person) = signed_in().await?;
-    let (name, cap, window) = check_agent_fields(&name, &cap, &window)?;
-    let (agent, token) = state
-        .graft
-        .add_agent(&name, Some(harness.as_str()), Some(cap), Some(window))
-        .await
-        .map_err(name_taken)?;
-    tracing::info!(agent = %agent.name, by = %person.name, "agent created in the console");
-    let id = state.flash.put(&person.name, Flash::Token(agent.name.clone(), token));
-    leptos_axum::redirect(&format!("/agents/{}/token?reveal={id}", segment(&agent.name)));
-    Ok(())
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        let (name, cap, window) = check_agent_fields(&name, &cap, &window)?;
+        let (agent, token) = state
+            .graft
+            .add_agent(&name, Some(harness.as_str()), Some(cap), Some(window))
+            .await
+            .map_err(name_taken)?;
+        tracing::info!(agent = %agent.name, by = %person.name, "agent created in the console");
+        let id = state
+            .flash
+            .put(&person.name, Flash::Token(agent.name.clone(), token));
+        leptos_axum::redirect(&format!(
+            "/agents/{}/token?reveal={id}",
+            segment(&agent.name)
+        ));
+        Ok(())
+    })
+    .await
 }
 
 /// Changes an agent's name, cap and idle window (SPEC §6 "Name, cap and idle window");
@@ -564,138 +628,160 @@ pub async fn edit_agent(
     cap: String,
     window: String,
 ) -> ConsoleResult<()> {
-    let (state, _) = signed_in().await?;
-    let (name, cap, window) = check_agent_fields(&name, &cap, &window)?;
-    let a = state
-        .graft
-        .set_agent(&agent, Some(&name), Some(cap), Some(window))
-        .await
-        .map_err(name_taken)?;
-    if a.name != agent {
-        leptos_axum::redirect(&format!("/agents/{}", segment(&a.name)));
-    }
-    Ok(())
+    with_status(async move {
+        let (state, _) = signed_in().await?;
+        let (name, cap, window) = check_agent_fields(&name, &cap, &window)?;
+        let a = state
+            .graft
+            .set_agent(&agent, Some(&name), Some(cap), Some(window))
+            .await
+            .map_err(name_taken)?;
+        if a.name != agent {
+            leptos_axum::redirect(&format!("/agents/{}", segment(&a.name)));
+        }
+        Ok(())
+    })
+    .await
 }
 
 /// Gives an agent a new token and goes to the page that shows it once.
 #[server(prefix = "/api", endpoint = "rotate_token")]
 pub async fn rotate_token(agent: String) -> ConsoleResult<()> {
-    let (state, person) = signed_in().await?;
-    let a = state.graft.agent_by_name(&agent).await?;
-    let token = state.graft.rotate_token(a.id).await?;
-    tracing::info!(agent = %a.name, by = %person.name, "token rotated in the console");
-    let id = state.flash.put(&person.name, Flash::Token(a.name.clone(), token));
-    leptos_axum::redirect(&format!("/agents/{}/token?reveal={id}", segment(&a.name)));
-    Ok(())
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        let a = state.graft.agent_by_name(&agent).await?;
+        let token = state.graft.rotate_token(a.id).await?;
+        tracing::info!(agent = %a.name, by = %person.name, "token rotated in the console");
+        let id = state
+            .flash
+            .put(&person.name, Flash::Token(a.name.clone(), token));
+        leptos_axum::redirect(&format!("/agents/{}/token?reveal={id}", segment(&a.name)));
+        Ok(())
+    })
+    .await
 }
 
 /// The token kept for this person under `reveal`, taken (a second read finds nothing),
 /// with the client snippets. `None` once shown or expired (10 minutes).
 #[server(prefix = "/api", endpoint = "take_token")]
 pub async fn take_token(reveal: String) -> ConsoleResult<Option<TokenReveal>> {
-    let (state, person) = signed_in().await?;
-    let Some(Flash::Token(agent, token)) = state.flash.take(&person.name, &reveal) else {
-        return Ok(None);
-    };
-    let url = format!("{}/mcp", state.public_url.trim_end_matches('/'));
-    Ok(Some(TokenReveal {
-        snippets: crate::console::snippets::all(&agent, &url, &token),
-        agent,
-        token,
-        url,
-    }))
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        let Some(Flash::Token(agent, token)) = state.flash.take(&person.name, &reveal) else {
+            return Ok(None);
+        };
+        let url = format!("{}/mcp", state.public_url.trim_end_matches('/'));
+        Ok(Some(TokenReveal {
+            snippets: crate::console::snippets::all(&agent, &url, &token),
+            agent,
+            token,
+            url,
+        }))
+    })
+    .await
 }
 
 /// The Agent page's data; `page` of History counts from 1 (20 rows a page).
 #[server(prefix = "/api", endpoint = "agent")]
 pub async fn agent(name: String, page: i64) -> ConsoleResult<AgentData> {
-    const PER_PAGE: i64 = 20;
-    let (state, _) = signed_in().await?;
-    let g = &state.graft;
-    let a = g.agent_by_name(&name).await?;
-    let now = g.clock_now();
-    let entries = g.working_set_view(a.id).await?;
-    let history_total = g.history_count(a.id).await?;
-    let pages = ((history_total + PER_PAGE - 1) / PER_PAGE).max(1);
-    let page = page.clamp(1, pages);
-    let history = g.history(a.id, PER_PAGE, (page - 1) * PER_PAGE).await?;
-    let preview = g.sweep_preview(a.id, state.next_sweep_at().max(now)).await?;
-    let approvals = g
-        .approvals()
-        .await?
-        .into_iter()
-        .filter(|x| x.agent_id == a.id)
-        .map(approval_item)
-        .collect();
-    Ok(AgentData {
-        now,
-        agent: AgentItem {
-            size: entries.len() as i64,
-            name: a.name,
-            harness: a.harness,
-            cap: a.cap,
-            idle_window_days: a.idle_window_days,
-            last_seen_at: a.last_seen_at,
-        },
-        entries: entries
+    with_status(async move {
+        const PER_PAGE: i64 = 20;
+        let (state, _) = signed_in().await?;
+        let g = &state.graft;
+        let a = g.agent_by_name(&name).await?;
+        let now = g.clock_now();
+        let entries = g.working_set_view(a.id).await?;
+        let history_total = g.history_count(a.id).await?;
+        let pages = ((history_total + PER_PAGE - 1) / PER_PAGE).max(1);
+        let page = page.clamp(1, pages);
+        let history = g.history(a.id, PER_PAGE, (page - 1) * PER_PAGE).await?;
+        let preview = g
+            .sweep_preview(a.id, state.next_sweep_at().max(now))
+            .await?;
+        let approvals = g
+            .approvals()
+            .await?
             .into_iter()
-            .map(|e| EntryItem {
-                vendor: e.entry.tool.vendor,
-                name: e.entry.tool.name,
-                description: e.entry.tool.description,
-                promoted_by: promoted_by_in_words(&e.entry.promoted_by).into(),
-                promoted_at: e.entry.promoted_at,
-                last_used_at: e.last_used_at,
-                calls: e.calls,
-            })
-            .collect(),
-        history: history
-            .into_iter()
-            .map(|h| HistoryItem {
-                tool: format!("{}__{}", h.vendor, h.name),
-                action: h.action,
-                cause: cause_in_words(&h.cause).into(),
-                at: h.at,
-            })
-            .collect(),
-        history_total,
-        page,
-        per_page: PER_PAGE,
-        preview: preview
-            .into_iter()
-            .map(|(t, c)| (t, cause_in_words(&c).to_string()))
-            .collect(),
-        next_sweep_minutes: ((state.next_sweep_at() - now).max(0) + 59_999) / 60_000,
-        approvals,
-        sizes: g.size_over_time(a.id).await?,
+            .filter(|x| x.agent_id == a.id)
+            .map(approval_item)
+            .collect();
+        Ok(AgentData {
+            now,
+            agent: AgentItem {
+                size: entries.len() as i64,
+                name: a.name,
+                harness: a.harness,
+                cap: a.cap,
+                idle_window_days: a.idle_window_days,
+                last_seen_at: a.last_seen_at,
+            },
+            entries: entries
+                .into_iter()
+                .map(|e| EntryItem {
+                    vendor: e.entry.tool.vendor,
+                    name: e.entry.tool.name,
+                    description: e.entry.tool.description,
+                    promoted_by: promoted_by_in_words(&e.entry.promoted_by).into(),
+                    promoted_at: e.entry.promoted_at,
+                    last_used_at: e.last_used_at,
+                    calls: e.calls,
+                })
+                .collect(),
+            history: history
+                .into_iter()
+                .map(|h| HistoryItem {
+                    tool: format!("{}__{}", h.vendor, h.name),
+                    action: h.action,
+                    cause: cause_in_words(&h.cause).into(),
+                    at: h.at,
+                })
+                .collect(),
+            history_total,
+            page,
+            per_page: PER_PAGE,
+            preview: preview
+                .into_iter()
+                .map(|(t, c)| (t, cause_in_words(&c).to_string()))
+                .collect(),
+            next_sweep_minutes: ((state.next_sweep_at() - now).max(0) + 59_999) / 60_000,
+            approvals,
+            sizes: g.size_over_time(a.id).await?,
+        })
     })
+    .await
 }
 
 /// Promotes a tool for an agent as this person (history cause `console`; list_changed
 /// reaches that agent only). `tool` is `vendor__name`.
 #[server(prefix = "/api", endpoint = "promote")]
 pub async fn promote(agent: String, tool: String) -> ConsoleResult<()> {
-    let (state, person) = signed_in().await?;
-    let a = state.graft.agent_by_name(&agent).await?;
-    let (vendor, name) = split_tool(&tool)?;
-    state
-        .graft
-        .promote_tool(&Actor::Person(person.name), a.id, vendor, name)
-        .await?;
-    Ok(())
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        let a = state.graft.agent_by_name(&agent).await?;
+        let (vendor, name) = split_tool(&tool)?;
+        state
+            .graft
+            .promote_tool(&Actor::Person(person.name), a.id, vendor, name)
+            .await?;
+        Ok(())
+    })
+    .await
 }
 
 /// Demotes a tool for an agent as this person (history cause `console`).
 #[server(prefix = "/api", endpoint = "demote")]
 pub async fn demote(agent: String, tool: String) -> ConsoleResult<()> {
-    let (state, person) = signed_in().await?;
-    let a = state.graft.agent_by_name(&agent).await?;
-    let (vendor, name) = split_tool(&tool)?;
-    state
-        .graft
-        .demote_tool(&Actor::Person(person.name), a.id, vendor, name)
-        .await?;
-    Ok(())
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        let a = state.graft.agent_by_name(&agent).await?;
+        let (vendor, name) = split_tool(&tool)?;
+        state
+            .graft
+            .demote_tool(&Actor::Person(person.name), a.id, vendor, name)
+            .await?;
+        Ok(())
+    })
+    .await
 }
 
 #[cfg(feature = "ssr")]
@@ -710,90 +796,96 @@ fn split_tool(tool: &str) -> ConsoleResult<(&str, &str)> {
 /// has promoted. An empty query answers no hits.
 #[server(prefix = "/api", endpoint = "search_tools")]
 pub async fn search_tools(query: String, agent: Option<String>) -> ConsoleResult<SearchData> {
-    let (state, _) = signed_in().await?;
-    let g = &state.graft;
-    let toolbox = g.toolbox_size().await?;
-    if query.trim().is_empty() {
-        return Ok(SearchData {
-            hits: vec![],
-            total: 0,
+    with_status(async move {
+        let (state, _) = signed_in().await?;
+        let g = &state.graft;
+        let toolbox = g.toolbox_size().await?;
+        if query.trim().is_empty() {
+            return Ok(SearchData {
+                hits: vec![],
+                total: 0,
+                toolbox,
+            });
+        }
+        let agent_id = match agent.filter(|a| !a.is_empty()) {
+            Some(a) => Some(g.agent_by_name(&a).await?.id),
+            None => None,
+        };
+        let query: String = query.chars().take(200).collect();
+        let r = g.search_tools(agent_id, &query, 50).await?;
+        Ok(SearchData {
+            hits: r
+                .hits
+                .into_iter()
+                .map(|h| HitItem {
+                    vendor: h.vendor,
+                    name: h.name,
+                    description: h.description,
+                    promoted: h.promoted,
+                    read_only: h.read_only_hint,
+                    destructive: h.destructive_hint,
+                })
+                .collect(),
+            total: r.total,
             toolbox,
-        });
-    }
-    let agent_id = match agent.filter(|a| !a.is_empty()) {
-        Some(a) => Some(g.agent_by_name(&a).await?.id),
-        None => None,
-    };
-    let query: String = query.chars().take(200).collect();
-    let r = g.search_tools(agent_id, &query, 50).await?;
-    Ok(SearchData {
-        hits: r
-            .hits
-            .into_iter()
-            .map(|h| HitItem {
-                vendor: h.vendor,
-                name: h.name,
-                description: h.description,
-                promoted: h.promoted,
-                read_only: h.read_only_hint,
-                destructive: h.destructive_hint,
-            })
-            .collect(),
-        total: r.total,
-        toolbox,
+        })
     })
+    .await
 }
 
 /// A tool page: versions (newest first), hints, binding, holders, notes, connection.
 #[server(prefix = "/api", endpoint = "tool")]
 pub async fn tool(vendor: String, name: String) -> ConsoleResult<ToolData> {
-    let (state, _) = signed_in().await?;
-    let d = state.graft.tool_detail(&vendor, &name).await?;
-    let pretty = |s: &str| {
-        serde_json::from_str::<serde_json::Value>(s)
-            .and_then(|v| serde_json::to_string_pretty(&v))
-            .unwrap_or_else(|_| s.to_string())
-    };
-    let mut versions: Vec<VersionItem> = d
-        .versions
-        .iter()
-        .zip(d.authors.iter())
-        .map(|(v, author)| VersionItem {
-            version: v.version,
-            method: v.method.clone(),
-            path: v.path_template.clone(),
-            description: v.description.clone(),
-            author: author.clone(),
-            created_at: v.created_at,
-            hints: [
-                v.read_only_hint,
-                v.destructive_hint,
-                v.idempotent_hint,
-                v.open_world_hint,
-            ],
-            binding: pretty(&v.binding),
-            input_schema: pretty(&v.input_schema),
+    with_status(async move {
+        let (state, _) = signed_in().await?;
+        let d = state.graft.tool_detail(&vendor, &name).await?;
+        let pretty = |s: &str| {
+            serde_json::from_str::<serde_json::Value>(s)
+                .and_then(|v| serde_json::to_string_pretty(&v))
+                .unwrap_or_else(|_| s.to_string())
+        };
+        let mut versions: Vec<VersionItem> = d
+            .versions
+            .iter()
+            .zip(d.authors.iter())
+            .map(|(v, author)| VersionItem {
+                version: v.version,
+                method: v.method.clone(),
+                path: v.path_template.clone(),
+                description: v.description.clone(),
+                author: author.clone(),
+                created_at: v.created_at,
+                hints: [
+                    v.read_only_hint,
+                    v.destructive_hint,
+                    v.idempotent_hint,
+                    v.open_world_hint,
+                ],
+                binding: pretty(&v.binding),
+                input_schema: pretty(&v.input_schema),
+            })
+            .collect();
+        versions.reverse();
+        Ok(ToolData {
+            now: state.graft.clock_now(),
+            vendor: d.tool.vendor,
+            name: d.tool.name,
+            operation_id: d.tool.operation_id,
+            versions,
+            holders: d
+                .promoted_for
+                .into_iter()
+                .map(|(_, agent, by)| (agent, promoted_by_in_words(&by).to_string()))
+                .collect(),
+            notes: d
+                .notes
+                .into_iter()
+                .map(|n| (n.author.replace(':', " "), n.body, n.created_at))
+                .collect(),
+            connection: d.connection,
         })
-        .collect();
-    versions.reverse();
-    Ok(ToolData {
-        now: state.graft.clock_now(),
-        vendor: d.tool.vendor,
-        name: d.tool.name,
-        operation_id: d.tool.operation_id,
-        versions,
-        holders: d
-            .promoted_for
-            .into_iter()
-            .map(|(_, agent, by)| (agent, promoted_by_in_words(&by).to_string()))
-            .collect(),
-        notes: d
-            .notes
-            .into_iter()
-            .map(|n| (n.author.replace(':', " "), n.body, n.created_at))
-            .collect(),
-        connection: d.connection,
     })
+    .await
 }
 
 // ---------------------------------------------------------------- vendors
@@ -801,63 +893,69 @@ pub async fn tool(vendor: String, name: String) -> ConsoleResult<ToolData> {
 /// The Vendors page; `import` names the summary of an upload just done.
 #[server(prefix = "/api", endpoint = "vendors")]
 pub async fn vendors(import: Option<String>) -> ConsoleResult<VendorsData> {
-    let (state, person) = signed_in().await?;
-    let import = match import.and_then(|id| state.flash.take(&person.name, &id)) {
-        Some(Flash::Import(s)) => Some(s),
-        _ => None,
-    };
-    Ok(VendorsData {
-        now: state.graft.clock_now(),
-        vendors: state
-            .graft
-            .vendors()
-            .await?
-            .into_iter()
-            .map(|v| VendorItem {
-                slug: v.slug,
-                name: v.display_name,
-                base_url: v.base_url,
-                has_document: v.has_document,
-            })
-            .collect(),
-        connections: state
-            .graft
-            .connections()
-            .await?
-            .into_iter()
-            .map(|c| ConnectionItem {
-                id: c.id,
-                vendor: c.vendor,
-                label: c.label,
-                kind: c.auth_kind,
-                name: c.name,
-                created_at: c.created_at,
-                revoked_at: c.revoked_at,
-            })
-            .collect(),
-        import,
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        let import = match import.and_then(|id| state.flash.take(&person.name, &id)) {
+            Some(Flash::Import(s)) => Some(s),
+            _ => None,
+        };
+        Ok(VendorsData {
+            now: state.graft.clock_now(),
+            vendors: state
+                .graft
+                .vendors()
+                .await?
+                .into_iter()
+                .map(|v| VendorItem {
+                    slug: v.slug,
+                    name: v.display_name,
+                    base_url: v.base_url,
+                    has_document: v.has_document,
+                })
+                .collect(),
+            connections: state
+                .graft
+                .connections()
+                .await?
+                .into_iter()
+                .map(|c| ConnectionItem {
+                    id: c.id,
+                    vendor: c.vendor,
+                    label: c.label,
+                    kind: c.auth_kind,
+                    name: c.name,
+                    created_at: c.created_at,
+                    revoked_at: c.revoked_at,
+                })
+                .collect(),
+            import,
+        })
     })
+    .await
 }
 
 /// Creates a vendor. Errors: at `slug` (rules, taken) or `base_url`.
 #[server(prefix = "/api", endpoint = "add_vendor")]
 pub async fn add_vendor(slug: String, name: String, base_url: String) -> ConsoleResult<()> {
-    let (state, _) = signed_in().await?;
-    if let Err(m) = crate::domain::names::VendorSlug::parse(slug.trim()) {
-        return Err(ConsoleError::field("slug", m));
-    }
-    if let Err(e) = crate::service::check_base_url(base_url.trim()) {
-        return Err(ConsoleError::field("base_url", e.to_string()));
-    }
-    match state
-        .graft
-        .add_vendor(slug.trim(), Some(name.as_str()), base_url.trim())
-        .await
-    {
-        Ok(_) => Ok(()),
-        Err(ServiceError::Conflict(m)) => Err(ConsoleError::field("slug", m)),
-        Err(e) => Err(e.into()),
-    }
+    with_status(async move {
+        let (state, _) = signed_in().await?;
+        if let Err(m) = crate::domain::names::VendorSlug::parse(slug.trim()) {
+            return Err(ConsoleError::field("slug", m));
+        }
+        if let Err(e) = crate::service::check_base_url(base_url.trim()) {
+            return Err(ConsoleError::field("base_url", e.to_string()));
+        }
+        match state
+            .graft
+            .add_vendor(slug.trim(), Some(name.as_str()), base_url.trim())
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(ServiceError::Conflict(m)) => Err(ConsoleError::field("slug", m)),
+            Err(e) => Err(e.into()),
+        }
+    })
+    .await
 }
 
 /// Adds a connection; the secret is sealed and never shown again (write-only).
@@ -870,27 +968,33 @@ pub async fn add_connection(
     name: String,
     secret: String,
 ) -> ConsoleResult<()> {
-    let (state, person) = signed_in().await?;
-    let name = Some(name.trim()).filter(|n| !n.is_empty());
-    let secret = Some(secret.as_str()).filter(|s| !s.is_empty());
-    let c = state
-        .graft
-        .add_connection(&vendor, label.trim(), &kind, name, secret)
-        .await?;
-    tracing::info!(connection = c.id, vendor = %c.vendor, by = %person.name, "connection added in the console");
-    Ok(())
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        let name = Some(name.trim()).filter(|n| !n.is_empty());
+        let secret = Some(secret.as_str()).filter(|s| !s.is_empty());
+        let c = state
+            .graft
+            .add_connection(&vendor, label.trim(), &kind, name, secret)
+            .await?;
+        tracing::info!(connection = c.id, vendor = %c.vendor, by = %person.name, "connection added in the console");
+        Ok(())
+    })
+    .await
 }
 
 /// Revokes a connection; the tools whose calls use it are demoted in every working set
 /// (cause `connection_revoked`, SPEC §5).
 #[server(prefix = "/api", endpoint = "revoke_connection")]
 pub async fn revoke_connection(id: i64) -> ConsoleResult<()> {
-    let (state, person) = signed_in().await?;
-    state
-        .graft
-        .revoke_connection(&Actor::Person(person.name), id)
-        .await?;
-    Ok(())
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        state
+            .graft
+            .revoke_connection(&Actor::Person(person.name), id)
+            .await?;
+        Ok(())
+    })
+    .await
 }
 
 // ---------------------------------------------------------------- approvals
@@ -898,33 +1002,39 @@ pub async fn revoke_connection(id: i64) -> ConsoleResult<()> {
 /// Every approval, pending first.
 #[server(prefix = "/api", endpoint = "approvals")]
 pub async fn approvals() -> ConsoleResult<ApprovalsData> {
-    let (state, _) = signed_in().await?;
-    Ok(ApprovalsData {
-        now: state.graft.clock_now(),
-        approvals: state
-            .graft
-            .approvals()
-            .await?
-            .into_iter()
-            .map(approval_item)
-            .collect(),
+    with_status(async move {
+        let (state, _) = signed_in().await?;
+        Ok(ApprovalsData {
+            now: state.graft.clock_now(),
+            approvals: state
+                .graft
+                .approvals()
+                .await?
+                .into_iter()
+                .map(approval_item)
+                .collect(),
+        })
     })
+    .await
 }
 
 /// Decides one agent's use of one write tool (SPEC §4.4): `grant`, `deny`, or `revoke`
 /// (a granted one becomes denied; granting again restores it).
 #[server(prefix = "/api", endpoint = "decide")]
 pub async fn decide(agent: String, tool: String, decision: String) -> ConsoleResult<()> {
-    let (state, person) = signed_in().await?;
-    let (vendor, name) = split_tool(&tool)?;
-    let grant = match decision.as_str() {
-        "grant" => true,
-        "deny" | "revoke" => false,
-        other => return Err(ConsoleError::Refused(format!("unknown decision {other:?}"))),
-    };
-    state
-        .graft
-        .decide_approval(&Actor::Person(person.name), &agent, vendor, name, grant)
-        .await?;
-    Ok(())
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        let (vendor, name) = split_tool(&tool)?;
+        let grant = match decision.as_str() {
+            "grant" => true,
+            "deny" | "revoke" => false,
+            other => return Err(ConsoleError::Refused(format!("unknown decision {other:?}"))),
+        };
+        state
+            .graft
+            .decide_approval(&Actor::Person(person.name), &agent, vendor, name, grant)
+            .await?;
+        Ok(())
+    })
+    .await
 }

@@ -41,7 +41,11 @@ pub fn utc(ms: i64) -> String {
 /// "3 days ago", or "in 4 minutes" for a time ahead.
 pub fn relative(now: i64, at: i64) -> String {
     let secs = (now - at) / 1000;
-    let (n, ahead) = if secs < 0 { (-secs, true) } else { (secs, false) };
+    let (n, ahead) = if secs < 0 {
+        (-secs, true)
+    } else {
+        (secs, false)
+    };
     if n < 45 {
         return "just now".into();
     }
@@ -72,7 +76,10 @@ pub fn When(at: i64, now: i64) -> impl IntoView {
 
 /// The error of `field`, shown next to its input.
 #[component]
-pub fn FieldError(#[prop(into)] err: Signal<Option<ConsoleError>>, field: &'static str) -> impl IntoView {
+pub fn FieldError(
+    #[prop(into)] err: Signal<Option<ConsoleError>>,
+    field: &'static str,
+) -> impl IntoView {
     move || {
         err.get()
             .and_then(|e| e.at(field))
@@ -83,13 +90,15 @@ pub fn FieldError(#[prop(into)] err: Signal<Option<ConsoleError>>, field: &'stat
 /// An error that is not about one field, above the form.
 #[component]
 pub fn FormError(#[prop(into)] err: Signal<Option<ConsoleError>>) -> impl IntoView {
-    move || match err.get() {
+    move || {
+        match err.get() {
         Some(ConsoleError::Field { .. }) => Some(
             view! { <p class="error" role="alert">"Nothing was saved: fix the field marked below."</p> }
                 .into_any(),
         ),
         Some(e) => Some(view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any()),
         None => None,
+    }
     }
 }
 
@@ -114,13 +123,23 @@ pub fn SizeChart(sizes: Vec<(i64, i64)>, now: i64, cap: i64) -> impl IntoView {
     let t0 = sizes[0].0;
     let t1 = now.max(sizes[sizes.len() - 1].0 + 1);
     let top_value = sizes.iter().map(|p| p.1).max().unwrap_or(0).max(1);
-    let ymax = if cap <= top_value * 2 { top_value.max(cap) } else { top_value } as f64;
+    let ymax = if cap <= top_value * 2 {
+        top_value.max(cap)
+    } else {
+        top_value
+    } as f64;
     let x = |t: i64| left + (t - t0) as f64 / (t1 - t0).max(1) as f64 * (w - left - 8.0);
     let y = |s: i64| top + (1.0 - s as f64 / ymax) * (h - top - bottom);
     let mut d = format!("M{:.1},{:.1}", x(t0), y(0));
     let mut prev = 0;
     for &(t, s) in &sizes {
-        d.push_str(&format!(" L{:.1},{:.1} L{:.1},{:.1}", x(t), y(prev), x(t), y(s)));
+        d.push_str(&format!(
+            " L{:.1},{:.1} L{:.1},{:.1}",
+            x(t),
+            y(prev),
+            x(t),
+            y(s)
+        ));
         prev = s;
     }
     d.push_str(&format!(" L{:.1},{:.1}", x(t1), y(prev)));

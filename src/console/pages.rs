@@ -140,7 +140,11 @@ pub fn AgentsPage() -> impl IntoView {
     }
 }
 
-fn agents_table(d: AgentsData, edit: ServerAction<EditAgent>, err: Signal<Option<ConsoleError>>) -> impl IntoView {
+fn agents_table(
+    d: AgentsData,
+    edit: ServerAction<EditAgent>,
+    err: Signal<Option<ConsoleError>>,
+) -> impl IntoView {
     if d.agents.is_empty() {
         return view! { <p class="muted">"No agents yet. Create one below."</p> }.into_any();
     }
@@ -649,7 +653,10 @@ pub fn ToolPage() -> impl IntoView {
     let params = use_params_map();
     let key = move || {
         let p = params.read();
-        (p.get("vendor").unwrap_or_default(), p.get("name").unwrap_or_default())
+        (
+            p.get("vendor").unwrap_or_default(),
+            p.get("name").unwrap_or_default(),
+        )
     };
     let data = Resource::new(key, |(v, n)| tool(v, n));
     view! {
@@ -853,9 +860,14 @@ fn import_summary(s: ImportSummary) -> impl IntoView {
     }
 }
 
-fn connections_table(list: Vec<ConnectionItem>, now: i64, revoke: ServerAction<RevokeConnection>) -> impl IntoView {
+fn connections_table(
+    list: Vec<ConnectionItem>,
+    now: i64,
+    revoke: ServerAction<RevokeConnection>,
+) -> impl IntoView {
     if list.is_empty() {
-        return view! { <p class="muted">"No connections: tools run without credentials."</p> }.into_any();
+        return view! { <p class="muted">"No connections: tools run without credentials."</p> }
+            .into_any();
     }
     view! {
         <div class="table-wrap"><table class="connections">

@@ -89,7 +89,10 @@ impl FlashStore {
 }
 
 /// The session layer over Graft's database (table `tower_sessions`, migration 0005).
-pub fn session_layer(graft: &Graft, secure: bool) -> (SessionManagerLayer<SqliteStore>, SqliteStore) {
+pub fn session_layer(
+    graft: &Graft,
+    secure: bool,
+) -> (SessionManagerLayer<SqliteStore>, SqliteStore) {
     let store = SqliteStore::new(graft.pool().clone());
     let layer = SessionManagerLayer::new(store.clone())
         .with_name("graft_session")
@@ -110,7 +113,10 @@ pub async fn person_of(graft: &Graft, session: &Session) -> Option<Person> {
 
 /// Starts a signed-in session: a new id (against fixation), then the person.
 /// Errors: the session store failed.
-pub async fn start_session(session: &Session, person: &Person) -> Result<(), tower_sessions::session::Error> {
+pub async fn start_session(
+    session: &Session,
+    person: &Person,
+) -> Result<(), tower_sessions::session::Error> {
     session.cycle_id().await?;
     session.insert(PERSON_KEY, person.name.clone()).await
 }
@@ -126,14 +132,21 @@ fn is_public(path: &str) -> bool {
 /// The gate in front of every console page and server function (SPEC §8: console pages
 /// require login): signed out, a page goes to `/login?next=…`, a plain form post to
 /// `/login`, and a server-function call from the browser gets 401.
-pub async fn gate(State(graft): State<Graft>, session: Session, req: Request, next: Next) -> Response {
+pub async fn gate(
+    State(graft): State<Graft>,
+    session: Session,
+    req: Request,
+    next: Next,
+) -> Response {
     if is_public(req.uri().path()) || person_of(&graft, &session).await.is_some() {
         let is_asset = req.uri().path().starts_with("/pkg/");
         let mut res = next.run(req).await;
         // pages show tokens and history: keep them out of caches
         if !is_asset {
-            res.headers_mut()
-                .insert(header::CACHE_CONTROL, http::HeaderValue::from_static("no-store"));
+            res.headers_mut().insert(
+                header::CACHE_CONTROL,
+                http::HeaderValue::from_static("no-store"),
+            );
         }
         return res;
     }
@@ -211,10 +224,20 @@ pub async fn import_upload(
     let text = match document.as_deref().map(std::str::from_utf8) {
         Some(Ok(t)) if !t.trim().is_empty() => t.to_string(),
         Some(Ok(_)) | None => {
-            return summary_page(&state, &person, &vendor, Err("choose an OpenAPI document to upload".into()))
+            return summary_page(
+                &state,
+                &person,
+                &vendor,
+                Err("choose an OpenAPI document to upload".into()),
+            )
         }
         Some(Err(_)) => {
-            return summary_page(&state, &person, &vendor, Err("the document is not UTF-8 text (JSON or YAML)".into()))
+            return summary_page(
+                &state,
+                &person,
+                &vendor,
+                Err("the document is not UTF-8 text (JSON or YAML)".into()),
+            )
         }
     };
     let base = Some(base_url.as_str()).filter(|b| !b.is_empty());
@@ -229,7 +252,12 @@ pub async fn import_upload(
         }
         Err(crate::service::ServiceError::Internal(e)) => {
             tracing::error!(error = ?e, "import failed");
-            summary_page(&state, &person, &vendor, Err("internal error; see the server log".into()))
+            summary_page(
+                &state,
+                &person,
+                &vendor,
+                Err("internal error; see the server log".into()),
+            )
         }
         Err(e) => summary_page(&state, &person, &vendor, Err(e.to_string())),
     }

@@ -4,8 +4,8 @@
 pub mod auth;
 pub mod console;
 
-use crate::console::{shell, App};
 use crate::config::Settings;
+use crate::console::{shell, App};
 use crate::mcp::GraftMcp;
 use crate::service::Graft;
 pub use auth::AuthedAgent;
@@ -139,8 +139,9 @@ impl Application {
         let uploads = Router::new()
             .route(
                 "/vendors/import",
-                axum::routing::post(console::import_upload)
-                    .layer(axum::extract::DefaultBodyLimit::max(console::MAX_UPLOAD_BYTES)),
+                axum::routing::post(console::import_upload).layer(
+                    axum::extract::DefaultBodyLimit::max(console::MAX_UPLOAD_BYTES),
+                ),
             )
             .route("/", get(console::home))
             .route("/skill/SKILL.md", get(console::skill))

@@ -6,7 +6,9 @@
 use super::{hash_token, new_token, Graft, ServiceError, ServiceResult};
 use crate::db::{self, console as q};
 use crate::domain::sweep::{plan_agent, AgentRule, SweepEntry};
-use argon2::password_hash::{rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::password_hash::{
+    rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString,
+};
 use argon2::Argon2;
 
 /// Shortest password accepted for a person.
@@ -139,7 +141,10 @@ impl Graft {
             .await
             .unwrap_or(false);
         Ok(match user {
-            Some(u) if ok => Some(Person { id: u.id, name: u.name }),
+            Some(u) if ok => Some(Person {
+                id: u.id,
+                name: u.name,
+            }),
             _ => None,
         })
     }
@@ -148,14 +153,19 @@ impl Graft {
     pub async fn person(&self, name: &str) -> ServiceResult<Option<Person>> {
         Ok(q::select_user_by_name(self.pool(), name)
             .await?
-            .map(|u| Person { id: u.id, name: u.name }))
+            .map(|u| Person {
+                id: u.id,
+                name: u.name,
+            }))
     }
 
     /// Changes a person's password after checking the current one.
     /// Errors: `Invalid` (wrong current password, or the new one breaks the rules).
     pub async fn change_password(&self, name: &str, current: &str, new: &str) -> ServiceResult<()> {
         if self.sign_in(name, current).await?.is_none() {
-            return Err(ServiceError::Invalid("the current password is wrong".into()));
+            return Err(ServiceError::Invalid(
+                "the current password is wrong".into(),
+            ));
         }
         check_password(new)?;
         let hash = hash_password(new)?;
@@ -179,7 +189,9 @@ impl Graft {
     pub async fn rotate_token(&self, agent_id: i64) -> ServiceResult<String> {
         let token = new_token();
         if !q::update_agent_token(self.pool(), agent_id, &hash_token(&token)).await? {
-            return Err(ServiceError::AgentNotFound(format!("no agent with id {agent_id}")));
+            return Err(ServiceError::AgentNotFound(format!(
+                "no agent with id {agent_id}"
+            )));
         }
         Ok(token)
     }
@@ -203,7 +215,11 @@ impl Graft {
 
     /// What the next sweep would demote for one agent as of `now` (ms): `(vendor__name,
     /// cause)` pairs, idle first (SPEC §5; the same plan the sweep runs).
-    pub async fn sweep_preview(&self, agent_id: i64, now: i64) -> ServiceResult<Vec<(String, String)>> {
+    pub async fn sweep_preview(
+        &self,
+        agent_id: i64,
+        now: i64,
+    ) -> ServiceResult<Vec<(String, String)>> {
         let agent = self.agent(agent_id).await?;
         let view = self.working_set_view(agent_id).await?;
         let entries: Vec<SweepEntry> = view
@@ -221,12 +237,14 @@ impl Graft {
         Ok(plan_agent(rule, &entries, now)
             .iter()
             .filter_map(|d| {
-                view.iter().find(|e| e.entry.tool.id == d.entry.tool_id).map(|e| {
-                    (
-                        format!("{}__{}", e.entry.tool.vendor, e.entry.tool.name),
-                        d.cause.as_str().to_string(),
-                    )
-                })
+                view.iter()
+                    .find(|e| e.entry.tool.id == d.entry.tool_id)
+                    .map(|e| {
+                        (
+                            format!("{}__{}", e.entry.tool.vendor, e.entry.tool.name),
+                            d.cause.as_str().to_string(),
+                        )
+                    })
             })
             .collect())
     }

@@ -48,7 +48,12 @@ impl Browser {
     }
 
     /// Posts a form as a browser without JavaScript does.
-    async fn post_form(&mut self, name: &str, referer: &str, form: &[(&str, &str)]) -> reqwest::Response {
+    async fn post_form(
+        &mut self,
+        name: &str,
+        referer: &str,
+        form: &[(&str, &str)],
+    ) -> reqwest::Response {
         let mut r = self
             .http
             .post(format!("{}/api/{name}", self.base))
@@ -90,20 +95,40 @@ async fn pages_and_server_functions_need_a_signed_in_person() {
 
     let r = b.get("/agents/alpha?page=2").await;
     assert_eq!(r.status(), 303);
-    assert_eq!(r.headers()["location"], "/login?next=%2Fagents%2Falpha%3Fpage%3D2");
+    assert_eq!(
+        r.headers()["location"],
+        "/login?next=%2Fagents%2Falpha%3Fpage%3D2"
+    );
     assert_eq!(b.get("/login").await.status(), 200);
 
     // a script gets 401; a plain form post goes to the sign-in page; nothing changes
     let r = b
-        .call("promote", &[("agent", "alpha"), ("tool", "petstore__add_pet")])
+        .call(
+            "promote",
+            &[("agent", "alpha"), ("tool", "petstore__add_pet")],
+        )
         .await;
     assert_eq!(r.status(), 401);
     let r = b
-        .post_form("promote", "/agents/alpha", &[("agent", "alpha"), ("tool", "petstore__add_pet")])
+        .post_form(
+            "promote",
+            "/agents/alpha",
+            &[("agent", "alpha"), ("tool", "petstore__add_pet")],
+        )
         .await;
     assert_eq!(r.status(), 303);
     assert_eq!(r.headers()["location"], "/login");
-    let r = b.call("edit_agent", &[("agent", "alpha"), ("name", "alpha"), ("cap", "30"), ("window", "21")]).await;
+    let r = b
+        .call(
+            "edit_agent",
+            &[
+                ("agent", "alpha"),
+                ("name", "alpha"),
+                ("cap", "30"),
+                ("window", "21"),
+            ],
+        )
+        .await;
     assert_eq!(r.status(), 401);
     assert!(app.graft.working_set(id).await.unwrap().is_empty());
     assert_eq!(app.graft.agent(id).await.unwrap().cap, 20);
@@ -113,7 +138,10 @@ async fn pages_and_server_functions_need_a_signed_in_person() {
     for (name, pw) in [("ops", "wrong password!"), ("nobody", PASSWORD)] {
         let r = b.call("login", &[("name", name), ("password", pw)]).await;
         let body: Value = r.json().await.unwrap();
-        assert_eq!(body, serde_json::json!({"Refused": "Wrong name or password."}));
+        assert_eq!(
+            body,
+            serde_json::json!({"Refused": "Wrong name or password."})
+        );
         assert_eq!(b.get("/agents").await.status(), 303);
     }
 
@@ -133,7 +161,15 @@ async fn sign_in_sets_a_safe_cookie_and_sign_out_ends_the_session() {
     app.graft.add_user("ops", PASSWORD).await.unwrap();
     let mut b = Browser::new(&app);
     let r = b
-        .post_form("login", "/login?next=%2Fapprovals", &[("name", "ops"), ("password", PASSWORD), ("next", "/approvals")])
+        .post_form(
+            "login",
+            "/login?next=%2Fapprovals",
+            &[
+                ("name", "ops"),
+                ("password", PASSWORD),
+                ("next", "/approvals"),
+            ],
+        )
         .await;
     assert_eq!(r.status(), 302);
     assert_eq!(r.headers()["location"], "/approvals");
@@ -148,7 +184,15 @@ async fn sign_in_sets_a_safe_cookie_and_sign_out_ends_the_session() {
 
     // only local paths are followed after sign-in
     let r = b
-        .post_form("login", "/login", &[("name", "ops"), ("password", PASSWORD), ("next", "//evil.example/")])
+        .post_form(
+            "login",
+            "/login",
+            &[
+                ("name", "ops"),
+                ("password", PASSWORD),
+                ("next", "//evil.example/"),
+            ],
+        )
         .await;
     assert_eq!(r.headers()["location"], "/agents");
 
@@ -158,15 +202,47 @@ async fn sign_in_sets_a_safe_cookie_and_sign_out_ends_the_session() {
 
     // password change: the current one is checked, then the new one works
     b.sign_in("ops", PASSWORD).await;
-    let r = b.call("change_password", &[("current", "nope nope nope"), ("new", "a new password"), ("confirm", "a new password")]).await;
+    let r = b
+        .call(
+            "change_password",
+            &[
+                ("current", "nope nope nope"),
+                ("new", "a new password"),
+                ("confirm", "a new password"),
+            ],
+        )
+        .await;
     let e: Value = r.json().await.unwrap();
     assert_eq!(e["Field"]["field"], "current");
-    let r = b.call("change_password", &[("current", PASSWORD), ("new", "short"), ("confirm", "short")]).await;
+    let r = b
+        .call(
+            "change_password",
+            &[
+                ("current", PASSWORD),
+                ("new", "short"),
+                ("confirm", "short"),
+            ],
+        )
+        .await;
     let e: Value = r.json().await.unwrap();
     assert_eq!(e["Field"]["field"], "new");
-    let r = b.call("change_password", &[("current", PASSWORD), ("new", "a new password"), ("confirm", "a new password")]).await;
+    let r = b
+        .call(
+            "change_password",
+            &[
+                ("current", PASSWORD),
+                ("new", "a new password"),
+                ("confirm", "a new password"),
+            ],
+        )
+        .await;
     assert_eq!(r.status(), 200);
-    assert!(app.graft.sign_in("ops", "a new password").await.unwrap().is_some());
+    assert!(app
+        .graft
+        .sign_in("ops", "a new password")
+        .await
+        .unwrap()
+        .is_some());
     assert!(app.graft.sign_in("ops", PASSWORD).await.unwrap().is_none());
     app.stop().await;
 }
@@ -182,41 +258,111 @@ async fn the_agent_form_checks_each_field_and_saves_nothing_on_error() {
     b.sign_in("ops", PASSWORD).await;
 
     let cases = [
-        ("alpha", "0", "21", "cap", "cap must be between 1 and 500 tools (got 0)"),
-        ("alpha", "501", "21", "cap", "cap must be between 1 and 500 tools (got 501)"),
+        (
+            "alpha",
+            "0",
+            "21",
+            "cap",
+            "cap must be between 1 and 500 tools (got 0)",
+        ),
+        (
+            "alpha",
+            "501",
+            "21",
+            "cap",
+            "cap must be between 1 and 500 tools (got 501)",
+        ),
         ("alpha", "ten", "21", "cap", "cap must be a whole number"),
-        ("alpha", "30", "0", "window", "idle window must be between 1 and 3650 days (got 0)"),
-        ("alpha", "30", "3651", "window", "idle window must be between 1 and 3650 days (got 3651)"),
-        ("al pha", "30", "21", "name", "agent name \"al pha\" is invalid: use 1 to 64 letters, digits, '-', '_' or '.'"),
-        ("beta", "30", "21", "name", "an agent named \"beta\" exists already"),
+        (
+            "alpha",
+            "30",
+            "0",
+            "window",
+            "idle window must be between 1 and 3650 days (got 0)",
+        ),
+        (
+            "alpha",
+            "30",
+            "3651",
+            "window",
+            "idle window must be between 1 and 3650 days (got 3651)",
+        ),
+        (
+            "al pha",
+            "30",
+            "21",
+            "name",
+            "agent name \"al pha\" is invalid: use 1 to 64 letters, digits, '-', '_' or '.'",
+        ),
+        (
+            "beta",
+            "30",
+            "21",
+            "name",
+            "an agent named \"beta\" exists already",
+        ),
     ];
     for (name, cap, window, field, message) in cases {
         let r = b
-            .call("edit_agent", &[("agent", "alpha"), ("name", name), ("cap", cap), ("window", window)])
+            .call(
+                "edit_agent",
+                &[
+                    ("agent", "alpha"),
+                    ("name", name),
+                    ("cap", cap),
+                    ("window", window),
+                ],
+            )
             .await;
         assert!(!r.status().is_success());
         let e: Value = r.json().await.unwrap();
         assert_eq!(e["Field"]["field"], field, "{name} {cap} {window}");
         assert_eq!(e["Field"]["message"], message);
         let a = app.graft.agent(id).await.unwrap();
-        assert_eq!((a.name.as_str(), a.cap, a.idle_window_days), ("alpha", 20, 21), "nothing saved");
+        assert_eq!(
+            (a.name.as_str(), a.cap, a.idle_window_days),
+            ("alpha", 20, 21),
+            "nothing saved"
+        );
     }
 
     // without JavaScript the error comes back in the page's URL and shows at the field
     let r = b
-        .post_form("edit_agent", "/agents/alpha", &[("agent", "alpha"), ("name", "alpha"), ("cap", "501"), ("window", "21")])
+        .post_form(
+            "edit_agent",
+            "/agents/alpha",
+            &[
+                ("agent", "alpha"),
+                ("name", "alpha"),
+                ("cap", "501"),
+                ("window", "21"),
+            ],
+        )
         .await;
     assert_eq!(r.status(), 302);
     let location = r.headers()["location"].to_str().unwrap().to_string();
     assert!(location.contains("__err="), "{location}");
-    let page = b.get(location.trim_start_matches(&b.base.clone())).await.text().await.unwrap();
+    let page = b
+        .get(location.trim_start_matches(&b.base.clone()))
+        .await
+        .text()
+        .await
+        .unwrap();
     assert!(
         page.contains(r#"data-field="cap" class="field-error">cap must be between 1 and 500 tools (got 501)</span>"#),
         "{page}"
     );
 
     let r = b
-        .call("edit_agent", &[("agent", "alpha"), ("name", "alpha"), ("cap", "30"), ("window", "45")])
+        .call(
+            "edit_agent",
+            &[
+                ("agent", "alpha"),
+                ("name", "alpha"),
+                ("cap", "30"),
+                ("window", "45"),
+            ],
+        )
         .await;
     assert_eq!(r.status(), 200);
     let a = app.graft.agent(id).await.unwrap();
@@ -238,32 +384,70 @@ async fn a_persons_promotion_and_demotion_are_console_history_for_that_agent_onl
     let mut b = Browser::new(&app);
     b.sign_in("ops", PASSWORD).await;
 
-    let r = b.call("promote", &[("agent", "alpha"), ("tool", "petstore__add_pet")]).await;
+    let r = b
+        .call(
+            "promote",
+            &[("agent", "alpha"), ("tool", "petstore__add_pet")],
+        )
+        .await;
     assert_eq!(r.status(), 200);
     a_events.wait_for(1).await;
-    assert!(tool_names(&a).await.contains(&"petstore__add_pet".to_string()));
-    let d: Value = b.call("agent", &[("name", "alpha"), ("page", "1")]).await.json().await.unwrap();
+    assert!(tool_names(&a)
+        .await
+        .contains(&"petstore__add_pet".to_string()));
+    let d: Value = b
+        .call("agent", &[("name", "alpha"), ("page", "1")])
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(d["entries"][0]["name"], "add_pet");
     assert_eq!(d["entries"][0]["promoted_by"], "a person");
     assert_eq!(d["entries"][0]["last_used_at"], Value::Null);
     assert_eq!(d["history"][0]["cause"], "a person in the console");
 
-    let r = b.call("demote", &[("agent", "alpha"), ("tool", "petstore__add_pet")]).await;
+    let r = b
+        .call(
+            "demote",
+            &[("agent", "alpha"), ("tool", "petstore__add_pet")],
+        )
+        .await;
     assert_eq!(r.status(), 200);
     a_events.wait_for(2).await;
     let h = app.graft.history(id, 10, 0).await.unwrap();
     assert_eq!(
-        h.iter().map(|h| (h.action.as_str(), h.cause.as_str(), h.actor.as_str())).collect::<Vec<_>>(),
-        [("demote", "console", "person:ops"), ("promote", "console", "person:ops")]
+        h.iter()
+            .map(|h| (h.action.as_str(), h.cause.as_str(), h.actor.as_str()))
+            .collect::<Vec<_>>(),
+        [
+            ("demote", "console", "person:ops"),
+            ("promote", "console", "person:ops")
+        ]
     );
-    let d: Value = b.call("agent", &[("name", "alpha"), ("page", "1")]).await.json().await.unwrap();
+    let d: Value = b
+        .call("agent", &[("name", "alpha"), ("page", "1")])
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(d["history_total"], 2);
     assert_eq!(d["sizes"], serde_json::json!([[h[1].at, 1], [h[0].at, 0]]));
 
     // a tool that is not there is refused, not a fault
-    let r = b.call("demote", &[("agent", "alpha"), ("tool", "petstore__add_pet")]).await;
+    let r = b
+        .call(
+            "demote",
+            &[("agent", "alpha"), ("tool", "petstore__add_pet")],
+        )
+        .await;
     let e: Value = r.json().await.unwrap();
-    assert!(e["Refused"].as_str().unwrap().contains("not in the working set"), "{e}");
+    assert!(
+        e["Refused"]
+            .as_str()
+            .unwrap()
+            .contains("not in the working set"),
+        "{e}"
+    );
 
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(b_events.count(), 0, "another agent hears nothing");
@@ -280,7 +464,16 @@ async fn a_new_agents_token_is_shown_once_and_works() {
     let mut b = Browser::new(&app);
     b.sign_in("ops", PASSWORD).await;
     let r = b
-        .post_form("add_agent", "/agents", &[("name", "hermes-1"), ("harness", "hermes"), ("cap", "25"), ("window", "21")])
+        .post_form(
+            "add_agent",
+            "/agents",
+            &[
+                ("name", "hermes-1"),
+                ("harness", "hermes"),
+                ("cap", "25"),
+                ("window", "21"),
+            ],
+        )
         .await;
     assert_eq!(r.status(), 302);
     let location = r.headers()["location"].to_str().unwrap().to_string();
@@ -300,7 +493,12 @@ async fn a_new_agents_token_is_shown_once_and_works() {
     assert!(page.contains("bearer_token_env_var"));
     assert!(page.contains("/skill/SKILL.md"));
     // once only: a second look finds nothing
-    let again: Value = b.call("take_token", &[("reveal", reveal.as_str())]).await.json().await.unwrap();
+    let again: Value = b
+        .call("take_token", &[("reveal", reveal.as_str())])
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(again, Value::Null);
     // the token is the agent's
     assert_eq!(raw_initialize(&app, &token).await.status(), 200);
@@ -315,11 +513,25 @@ async fn a_new_agents_token_is_shown_once_and_works() {
     let reveal = loc.split("reveal=").nth(1).unwrap().to_string();
     let mut eve = Browser::new(&app);
     eve.sign_in("eve", PASSWORD).await;
-    let v: Value = eve.call("take_token", &[("reveal", reveal.as_str())]).await.json().await.unwrap();
+    let v: Value = eve
+        .call("take_token", &[("reveal", reveal.as_str())])
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(v, Value::Null);
-    let v: Value = b.call("take_token", &[("reveal", reveal.as_str())]).await.json().await.unwrap();
+    let v: Value = b
+        .call("take_token", &[("reveal", reveal.as_str())])
+        .await
+        .json()
+        .await
+        .unwrap();
     let new_token = v["token"].as_str().unwrap().to_string();
-    assert_eq!(raw_initialize(&app, &token).await.status(), 401, "the old token stops working");
+    assert_eq!(
+        raw_initialize(&app, &token).await.status(),
+        401,
+        "the old token stops working"
+    );
     assert_eq!(raw_initialize(&app, &new_token).await.status(), 200);
     app.stop().await;
 }
@@ -336,7 +548,10 @@ async fn an_uploaded_openapi_document_is_imported_all_or_nothing() {
         let form = reqwest::multipart::Form::new()
             .text("vendor", vendor)
             .text("base_url", "")
-            .part("document", reqwest::multipart::Part::text(text).file_name("spec.yaml"));
+            .part(
+                "document",
+                reqwest::multipart::Part::text(text).file_name("spec.yaml"),
+            );
         http.post(format!("{base}/vendors/import"))
             .header("cookie", cookie.clone())
             .multipart(form)
@@ -346,20 +561,43 @@ async fn an_uploaded_openapi_document_is_imported_all_or_nothing() {
     let r = upload("petstore", text).await.unwrap();
     assert_eq!(r.status(), 303);
     let loc = r.headers()["location"].to_str().unwrap().to_string();
-    let id = loc.strip_prefix("/vendors?import=").expect("summary page").to_string();
-    let d: Value = b.call("vendors", &[("import", id.as_str())]).await.json().await.unwrap();
+    let id = loc
+        .strip_prefix("/vendors?import=")
+        .expect("summary page")
+        .to_string();
+    let d: Value = b
+        .call("vendors", &[("import", id.as_str())])
+        .await
+        .json()
+        .await
+        .unwrap();
     assert_eq!(d["import"]["vendor"], "petstore");
     assert_eq!(d["import"]["imported"], 19);
     assert_eq!(d["import"]["error"], Value::Null);
     assert_eq!(d["vendors"][0]["slug"], "petstore");
     assert_eq!(app.graft.toolbox_size().await.unwrap(), 19);
 
-    let r = upload("broken", "openapi: 3.0.0\npaths: [".into()).await.unwrap();
+    let r = upload("broken", "openapi: 3.0.0\npaths: [".into())
+        .await
+        .unwrap();
     let loc = r.headers()["location"].to_str().unwrap().to_string();
     let id = loc.strip_prefix("/vendors?import=").unwrap().to_string();
-    let d: Value = b.call("vendors", &[("import", id.as_str())]).await.json().await.unwrap();
+    let d: Value = b
+        .call("vendors", &[("import", id.as_str())])
+        .await
+        .json()
+        .await
+        .unwrap();
     assert!(d["import"]["error"].as_str().is_some(), "{d}");
-    assert_eq!(app.graft.toolbox_size().await.unwrap(), 19, "nothing imported");
-    assert_eq!(d["vendors"].as_array().unwrap().len(), 1, "no vendor created");
+    assert_eq!(
+        app.graft.toolbox_size().await.unwrap(),
+        19,
+        "nothing imported"
+    );
+    assert_eq!(
+        d["vendors"].as_array().unwrap().len(),
+        1,
+        "no vendor created"
+    );
     app.stop().await;
 }

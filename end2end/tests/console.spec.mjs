@@ -1,0 +1,201 @@
+// The console's scenarios (issue 5), run hydrated and with JavaScript disabled.
+import { test, expect, unique, shot, goto, ready, signIn, createAgent, connectAgent } from './fixtures.mjs';
+import fs from 'node:fs';
+
+test('sign in, see the agents list, sign out', async ({ page }, testInfo) => {
+  await page.goto('/agents');
+  await expect(page).toHaveURL(/\/login\?next=%2Fagents/);
+  await signIn(page, testInfo);
+  await expect(page.getByRole('heading', { name: 'Agents' })).toBeVisible();
+  await shot(page, testInfo, 'agents');
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await expect(page).toHaveURL(/\/login/);
+  await page.goto('/approvals');
+  await expect(page).toHaveURL(/\/login\?next=%2Fapprovals/);
+});
+
+test('a wrong password is refused', async ({ page }, testInfo) => {
+  await goto(page, testInfo, '/login');
+  await page.getByLabel('Name').fill('admin');
+  await page.getByLabel('Password').fill('not the password');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByRole('alert')).toHaveText('Wrong name or password.');
+  await shot(page, testInfo, 'login-refused');
+});
+
+test('create an agent: its token once, with client configurations', async ({ page, request }, testInfo) => {
+  await signIn(page, testInfo);
+  const name = unique(testInfo, 'laptop');
+  const token = await createAgent(page, testInfo, name, 'claude-code');
+  for (const client of ['Claude Code', 'Cursor', 'VS Code', 'Codex CLI', 'Hermes', 'OpenClaw']) {
+    await expect(page.locator(`pre[data-client="${client}"]`)).toBeVisible();
+  }
+  await expect(page.locator('pre[data-client="Claude Code"]')).toContainText(`Authorization: Bearer ${token}`);
+  await expect(page.locator('pre[data-client="OpenClaw"]')).toContainText('"transport": "streamable-http"');
+  await shot(page, testInfo, 'new-agent-token');
+  const skill = await request.get(await page.getByRole('link', { name: '/skill/SKILL.md' }).getAttribute('href'));
+  expect(await skill.text()).toContain('name: graft');
+  // the token works, and is not shown again
+  const agent = await connectAgent(token);
+  expect(await agent.toolNames()).toContain('find_tool');
+  await agent.client.close();
+  await page.reload();
+  await expect(page.getByText('This token was shown already')).toBeVisible();
+});
+
+test('edit the cap: 0 and 501 are refused at the field, 30 is saved', async ({ page }, testInfo) => {
+  await signIn(page, testInfo);
+  const name = unique(testInfo, 'capped');
+  await createAgent(page, testInfo, name);
+  await goto(page, testInfo, `/agents/${name}`);
+  const form = page.locator('#settings form');
+  for (const bad of ['0', '501']) {
+    await form.getByLabel(/^Cap/).fill(bad);
+    await form.getByRole('button', { name: 'Save' }).click();
+    await expect(page.locator('#settings .field-error[data-field="cap"]'))
+      .toHaveText(`cap must be between 1 and 500 tools (got ${bad})`);
+    await ready(page, testInfo);
+  }
+  await shot(page, testInfo, 'cap-refused');
+  await goto(page, testInfo, '/agents');
+  await expect(page.locator(`tr[data-agent="${name}"] td`).nth(2)).toHaveText('0 / 20');
+
+  await goto(page, testInfo, `/agents/${name}`);
+  await form.getByLabel(/^Cap/).fill('30');
+  await form.getByRole('button', { name: 'Save' }).click();
+  await expect(page.locator('#settings .field-error')).toHaveCount(0);
+  await goto(page, testInfo, '/agents');
+  await expect(page.locator(`tr[data-agent="${name}"] td`).nth(2)).toHaveText('0 / 30');
+  await shot(page, testInfo, 'cap-saved');
+
+  // from Edit in the list too, with the warning rules on the agent page
+  const row = page.locator(`tr[data-agent="${name}"]`);
+  await row.getByText('Edit').click();
+  await row.getByLabel('Cap').fill('150');
+  await row.getByRole('button', { name: 'Save' }).click();
+  await expect(page.locator(`tr[data-agent="${name}"] td`).nth(2)).toHaveText('0 / 150');
+  await goto(page, testInfo, `/agents/${name}`);
+  await expect(page.locator('#settings .warning')).toContainText('Above 128 tools');
+});
+
+test('the agent promotes over MCP and calls: the page shows it; a demotion in the console notifies the agent', async ({ page }, testInfo) => {
+  await signIn(page, testInfo);
+  const name = unique(testInfo, 'worker');
+  const agent = await connectAgent(await createAgent(page, testInfo, name));
+  const promoted = await agent.call('promote', { vendor: 'widgets', name: 'list_widgets' });
+  expect(promoted.structuredContent).toEqual({ size: 1, cap: 20 });
+
+  await goto(page, testInfo, `/agents/${name}`);
+  const row = page.locator('tr[data-tool="widgets__list_widgets"]');
+  await expect(row.locator('.promoted-by')).toHaveText('the agent');
+  await expect(row.locator('.last-used')).toHaveText('never');
+  await shot(page, testInfo, 'promoted-by-agent');
+
+  const result = await agent.call('widgets__list_widgets', {});
+  expect(result.isError).toBeFalsy();
+  await page.reload();
+  await ready(page, testInfo);
+  await expect(row.locator('.last-used')).toHaveText('just now');
+  await expect(row.locator('.last-used time')).toHaveAttribute('title', /UTC$/);
+  await expect(row.locator('.calls')).toHaveText('1');
+
+  const before = agent.changes;
+  await row.getByRole('button', { name: 'Demote widgets__list_widgets' }).click();
+  await expect(page.locator('tr[data-tool="widgets__list_widgets"]')).toHaveCount(0);
+  await expect(page.locator('#history .cause').first()).toHaveText('a person in the console');
+  await expect(page.locator('#history .cause').nth(1)).toHaveText('the agent asked');
+  await agent.waitForChanges(before + 1);
+  expect(await agent.toolNames()).not.toContain('widgets__list_widgets');
+  await expect(page.locator('svg.chart')).toBeVisible();
+  await shot(page, testInfo, 'demoted-in-console');
+
+  // promote from the toolbox search on the same page
+  await page.getByLabel('Search the toolbox').fill('widget');
+  await page.getByRole('button', { name: 'Search', exact: true }).click();
+  await ready(page, testInfo);
+  await page.getByRole('button', { name: 'Promote widgets__create_widget' }).click();
+  await expect(page.locator('tr[data-tool="widgets__create_widget"] .promoted-by')).toHaveText('a person');
+  await agent.waitForChanges(before + 2);
+  expect(await agent.toolNames()).toContain('widgets__create_widget');
+  await agent.client.close();
+});
+
+test('approve a pending write: the agent retries and succeeds', async ({ page }, testInfo) => {
+  await signIn(page, testInfo);
+  const name = unique(testInfo, 'writer');
+  const agent = await connectAgent(await createAgent(page, testInfo, name));
+  const input = { vendor: 'widgets', name: 'create_widget', input: { name: `w-${name}` } };
+  const first = await agent.call('run_tool', input);
+  expect(first.isError).toBe(true);
+  expect(first.structuredContent.error.code).toBe('approval_required');
+
+  await goto(page, testInfo, '/approvals');
+  const row = page.locator(`tr[data-agent="${name}"][data-tool="widgets__create_widget"]`);
+  await expect(row).toHaveAttribute('data-state', 'pending');
+  await shot(page, testInfo, 'approval-pending');
+  await row.getByRole('button', { name: 'Approve' }).click();
+  await expect(page.locator(`tr[data-agent="${name}"][data-tool="widgets__create_widget"]`)).toHaveAttribute('data-state', 'granted');
+
+  const retry = await agent.call('run_tool', input);
+  expect(retry.isError).toBeFalsy();
+  expect(JSON.stringify(retry.structuredContent ?? retry.content)).toContain(`w-${name}`);
+  await shot(page, testInfo, 'approval-granted');
+  await agent.client.close();
+});
+
+test('revoke a connection: the tools it serves are demoted with that cause', async ({ page }, testInfo) => {
+  await signIn(page, testInfo);
+  const vendor = unique(testInfo, 'gadgets');
+  const label = `key-${testInfo.project.name}`;
+  // a vendor uploaded in the console, and its connection
+  await goto(page, testInfo, '/vendors');
+  const upload = page.locator('form[action="/vendors/import"]');
+  await upload.getByLabel('Vendor slug').fill(vendor);
+  await upload.getByLabel('Document').setInputFiles({
+    name: 'gadgets.yaml', mimeType: 'application/yaml', buffer: fs.readFileSync(process.env.E2E_SPEC),
+  });
+  await upload.getByRole('button', { name: 'Import' }).click();
+  await expect(page.locator('#import-summary')).toContainText(`Imported 2 tools for ${vendor} from 2 operations`);
+  await ready(page, testInfo);
+  await shot(page, testInfo, 'import-summary');
+  const add = page.locator('form[action="/api/add_connection"]');
+  await add.getByLabel('Vendor').selectOption(vendor);
+  await add.getByLabel('Label').fill(label);
+  await add.getByLabel('Kind').selectOption('bearer');
+  await add.getByLabel('Secret (write-only)').fill(process.env.VENDOR_SECRET);
+  await add.getByRole('button', { name: 'Add connection' }).click();
+  await expect(page.locator(`tr[data-connection="${label}"]`)).toContainText('active');
+  expect(await page.content()).not.toContain(process.env.VENDOR_SECRET);
+
+  const name = unique(testInfo, 'holder');
+  const agent = await connectAgent(await createAgent(page, testInfo, name));
+  await agent.call('promote', { vendor, name: 'list_widgets' });
+  const used = await agent.call(`${vendor}__list_widgets`, {});
+  expect(used.isError).toBeFalsy();
+
+  await goto(page, testInfo, '/vendors');
+  const before = agent.changes;
+  await page.getByRole('button', { name: `Revoke ${label}` }).click();
+  await expect(page.locator(`tr[data-connection="${label}"]`)).toContainText('revoked');
+  await agent.waitForChanges(before + 1);
+  await goto(page, testInfo, `/agents/${name}`);
+  await expect(page.locator('#history .cause').first()).toHaveText('its connection was revoked');
+  await expect(page.locator(`tr[data-tool="${vendor}__list_widgets"]`)).toHaveCount(0);
+  await shot(page, testInfo, 'connection-revoked');
+  await agent.client.close();
+});
+
+test('the toolbox search and a tool page', async ({ page }, testInfo) => {
+  await signIn(page, testInfo);
+  await goto(page, testInfo, '/tools?q=widgets');
+  await page.getByRole('link', { name: 'widgets__create_widget' }).click();
+  await expect(page).toHaveURL(/\/tools\/widgets\/create_widget$/);
+  await expect(page.getByRole('heading', { name: 'Connection' })).toBeVisible();
+  await expect(page.getByText('prod')).toBeVisible();
+  await expect(page.getByText('Version 1 — POST /widgets')).toBeVisible();
+  await shot(page, testInfo, 'tool-page');
+  // a phone-width view of the agents list stays usable
+  await page.setViewportSize({ width: 390, height: 844 });
+  await goto(page, testInfo, '/agents');
+  await shot(page, testInfo, 'agents-phone');
+});
