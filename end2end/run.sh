@@ -10,13 +10,14 @@
 # Sets up a temporary data dir: vendor `widgets` (imported from an OpenAPI document that
 # points at vendor.mjs) with a bearer connection, the person `admin`, then serves Graft on
 # a free port. Screenshots go to end2end/test-results/screenshots/<project>/.
-# Environment: GRAFT_BIN, CHROMIUM (default /usr/bin/chromium), E2E_KEEP=1 keeps the
-# temp dir (graft.log, data).
+# Environment: GRAFT_BIN, CHROMIUM (default /usr/bin/chromium), E2E_NODE (a Node >= 20;
+# default `node`), E2E_KEEP=1 keeps the temp dir (graft.log, data).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
 GRAFT_BIN=${GRAFT_BIN:-$REPO/target/debug/graft}
 export CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+NODE=${E2E_NODE:-node}
 WORK=$(mktemp -d)
 pids=()
 cleanup() {
@@ -29,7 +30,7 @@ trap cleanup EXIT
 [ -f "$REPO/target/site/pkg/graft_bg.wasm" ] || { echo "no console bundle: run scripts/build-site.sh" >&2; exit 1; }
 
 export VENDOR_SECRET="vendor-secret-$RANDOM$RANDOM"
-node "$HERE/vendor.mjs" > "$WORK/vendor.log" 2>&1 &
+"$NODE" "$HERE/vendor.mjs" > "$WORK/vendor.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 50); do grep -q listening "$WORK/vendor.log" && break; sleep 0.1; done
 VENDOR_PORT=$(awk '/listening/ {print $2}' "$WORK/vendor.log")
@@ -80,7 +81,7 @@ curl -fs "$GRAFT_URL/healthz" > /dev/null || { echo "graft did not start" >&2; c
 cd "$HERE"
 rm -rf test-results
 status=0
-node node_modules/@playwright/test/cli.js test "$@" || status=$?
+"$NODE" node_modules/@playwright/test/cli.js test "$@" || status=$?
 if [ $status -ne 0 ]; then
   echo "---- graft.log (last 60 lines)"; tail -n 60 "$WORK/graft.log"
 fi

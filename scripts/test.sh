@@ -3,8 +3,10 @@
 #   - the wasm32 target (the console's hydrate build must compile),
 #   - a Python venv with the real `mcp` SDK (tests/python),
 #   - Node 22 and the official MCP conformance suite from npm (tests/conformance),
-# then: clippy, the hydrate build, the Python SDK test, the conformance suite, and the
-# Rust unit and integration tests (cargo test, last).
+#   - Debian Chromium, Playwright and the MCP TypeScript SDK from npm (end2end),
+#   - the wasm-bindgen CLI of the version in Cargo.lock (scripts/build-site.sh),
+# then: clippy, the console bundle, the Python SDK test, the conformance suite, the
+# console's browser tests, and the Rust unit and integration tests (cargo test, last).
 # Tools and caches go under $GRAFT_CACHE (default ~/.cache/graft); CARGO_TARGET_DIR is
 # honoured.
 set -euo pipefail
@@ -13,6 +15,7 @@ CACHE=${GRAFT_CACHE:-$HOME/.cache/graft}
 TARGET=${CARGO_TARGET_DIR:-$PWD/target}
 mkdir -p "$CACHE"
 step() { printf '\n==> %s\n' "$*"; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 step "toolchain"
 rustup target list --installed | grep -q '^wasm32-unknown-unknown$' || rustup target add wasm32-unknown-unknown
@@ -30,16 +33,25 @@ fi
 
 step "node 22 and the MCP conformance suite (npm)"
 if ! command -v npm >/dev/null; then
-  apt-get update -qq && apt-get install -y -qq nodejs npm
+  as_root apt-get update -qq && as_root apt-get install -y -qq nodejs npm
 fi
 if [ ! -x tests/conformance/node_modules/node/bin/node ] || [ tests/conformance/package-lock.json -nt tests/conformance/node_modules ]; then
   (cd tests/conformance && npm ci --no-audit --no-fund --loglevel=error)
   touch tests/conformance/node_modules
 fi
 
-step "build: server, and the console's hydrate bundle for wasm32"
+step "Debian Chromium and the browser tests' npm packages (end2end)"
+if [ ! -x /usr/bin/chromium ]; then
+  as_root apt-get update -qq && as_root apt-get install -y -qq chromium
+fi
+if [ ! -d end2end/node_modules/@playwright/test ] || [ end2end/package-lock.json -nt end2end/node_modules ]; then
+  (cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
+  touch end2end/node_modules
+fi
+
+step "build: server, and the console's bundle (hydrate build for wasm32 + wasm-bindgen)"
 cargo build --bin graft
-cargo build --lib --target wasm32-unknown-unknown --no-default-features --features hydrate
+scripts/build-site.sh
 
 step "clippy"
 cargo clippy --all-targets -- -D warnings
@@ -50,6 +62,10 @@ GRAFT_BIN="$TARGET/debug/graft" GRAFT_SPECS_DIR="${GRAFT_SPECS_DIR:-$PWD/../shar
 
 step "MCP conformance suite (tests/conformance)"
 GRAFT_BIN="$TARGET/debug/graft" bash tests/conformance/run.sh
+
+step "console in Chromium, hydrated and without JavaScript (end2end)"
+GRAFT_BIN="$TARGET/debug/graft" E2E_NODE="$PWD/tests/conformance/node_modules/node/bin/node" \
+  bash end2end/run.sh
 
 step "Rust unit and integration tests"
 cargo test

@@ -387,7 +387,7 @@ fn working_set_table(d: &AgentData, demote_action: ServerAction<Demote>) -> impl
                     <th>"Tool"</th><th>"Description"</th><th>"Promoted by"</th><th>"Promoted"</th><th>"Last used"</th><th>"Calls"</th><th></th>
                 </tr></thead>
                 <tbody>
-                    {d.entries.iter().cloned().map(|e| {
+                    {d.entries.iter().map(|e| {
                         let tool = format!("{}__{}", e.vendor, e.name);
                         let href = format!("/tools/{}/{}", segment(&e.vendor), segment(&e.name));
                         let agent = agent.clone();
@@ -542,6 +542,7 @@ fn approvals_table(
                         let tool = format!("{}__{}", x.vendor, x.name);
                         let buttons: Vec<(&'static str, &'static str)> = match x.state.as_str() {
                             "pending" => vec![("grant", "Approve"), ("deny", "Deny")],
+                            // a revoked grant is a denial; approving again restores it
                             "granted" => vec![("revoke", "Revoke")],
                             _ => vec![("grant", "Approve")],
                         };
@@ -582,17 +583,35 @@ fn approvals_table(
 #[component]
 pub fn ApprovalsPage() -> impl IntoView {
     let decide_action = ServerAction::<Decide>::new();
+    // the link an agent hands its user (`approval_required`) names the row to look at
+    let query = use_query_map();
+    let wanted = move || {
+        let q = query.read();
+        (
+            q.get("agent").unwrap_or_default(),
+            q.get("tool").unwrap_or_default(),
+        )
+    };
     let data = Resource::new(move || decide_action.version().get(), |_| approvals());
     let err = error_of(decide_action);
     view! {
         <Frame title="Approvals">
             <h1>"Approvals"</h1>
-            <p class="muted">"A tool that writes asks once per agent, on its first call. A grant stands across versions and demotions; a revoked grant asks again."</p>
+            <p class="muted">"A tool that writes asks once per agent, on its first call. A grant stands across versions and demotions; a revoked grant is a denial (the agent's calls are refused) until approved again."</p>
             <FormError err/>
             <Suspense fallback=|| view! { <p>"Loading…"</p> }>
                 {move || Suspend::new(async move {
                     match data.await {
-                        Ok(d) => approvals_table(d.approvals, d.now, decide_action, true).into_any(),
+                        Ok(d) => {
+                            let (agent, tool) = wanted();
+                            let asked = d.approvals.iter().find(|x| x.agent == agent && format!("{}__{}", x.vendor, x.name) == tool).cloned();
+                            view! {
+                                {asked.map(|x| view! {
+                                    <p class="warning" role="note">{format!("{} asks to run {}__{} ({}).", x.agent, x.vendor, x.name, x.state)}</p>
+                                })}
+                                {approvals_table(d.approvals, d.now, decide_action, true)}
+                            }.into_any()
+                        }
                         Err(e) => view! { <LoadError err=e/> }.into_any(),
                     }
                 })}
@@ -786,7 +805,7 @@ pub fn VendorsPage() -> impl IntoView {
                             <h3>"Add a connection"</h3>
                             <FormError err=conn_err/>
                             <ActionForm action=add_conn attr:class="grid-form">
-                                <label>"Vendor"<select name="vendor">{slugs.iter().cloned().map(|s| view! { <option value=s.clone()>{s.clone()}</option> }).collect_view()}</select></label>
+                                <label>"Vendor"<select name="vendor">{slugs.iter().map(|s| view! { <option value=s.clone()>{s.clone()}</option> }).collect_view()}</select></label>
                                 <label>"Label"<input name="label" required placeholder="production"/></label>
                                 <label>"Kind"
                                     <select name="kind">
