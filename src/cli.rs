@@ -100,7 +100,12 @@ pub enum UserCommand {
         #[arg(long)]
         password_stdin: bool,
     },
-    /// Set a person's password (prompted, or --password-stdin).
+    /// Remove a person: they can no longer sign in, and their sessions end.
+    Remove {
+        /// Sign-in name.
+        name: String,
+    },
+    /// Set a person's password (prompted, or --password-stdin); their sessions end.
     Password {
         /// Sign-in name.
         name: String,
@@ -521,6 +526,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 "Added user {}: they can sign in to the console now.",
                 person.name
             );
+        }
+        Command::User(UserCommand::Remove { name }) => {
+            graft.remove_user(&name).await?;
+            println!("Removed user {name}; their sessions have ended.");
         }
         Command::User(UserCommand::Password {
             name,

@@ -1,8 +1,12 @@
 -- People who sign in to the console (SPEC §6). Passwords are argon2id PHC strings.
 CREATE TABLE users (
-    id INTEGER PRIMARY KEY,
+    -- AUTOINCREMENT: a removed person's id is never reused, so their old sessions stay void
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
     name TEXT NOT NULL UNIQUE,
     password_hash TEXT NOT NULL,
+    -- a session holds the epoch it was signed in at; a password change bumps it, which
+    -- ends the person's other sessions
+    session_epoch INTEGER NOT NULL DEFAULT 0,
     created_at INTEGER NOT NULL
 );
 

@@ -365,6 +365,26 @@ pub struct ApprovalsData {
     pub approvals: Vec<ApprovalItem>,
 }
 
+/// The harnesses a New agent form offers, `(value, label)` (CLIENTS.md).
+pub const HARNESSES: &[(&str, &str)] = &[
+    ("claude-code", "Claude Code"),
+    ("cursor", "Cursor"),
+    ("vscode", "VS Code"),
+    ("codex", "Codex CLI"),
+    ("hermes", "Hermes"),
+    ("openclaw", "OpenClaw"),
+    ("other", "Other"),
+];
+
+/// A harness value in words (its label when it is one the form offers).
+pub fn harness_in_words(h: &str) -> String {
+    HARNESSES
+        .iter()
+        .find(|(v, _)| *v == h)
+        .map(|(_, l)| l.to_string())
+        .unwrap_or_else(|| h.to_string())
+}
+
 /// History causes in the words of SPEC §6.
 pub fn cause_in_words(cause: &str) -> &'static str {
     match cause {
@@ -495,12 +515,23 @@ pub async fn login(name: String, password: String, next: Option<String>) -> Cons
             .await
             .map_err(|_| ConsoleError::Internal)?;
         let next = next
-            .filter(|n| n.starts_with('/') && !n.starts_with("//") && !n.contains('\\'))
+            .filter(|n| is_local_path(n))
             .unwrap_or_else(|| "/agents".into());
         leptos_axum::redirect(&next);
         Ok(())
     })
     .await
+}
+
+/// Whether `next` is a path on this server that is safe to redirect to: it starts with one
+/// `/`, and holds only visible ASCII without `\` (browsers drop tabs and newlines from
+/// URLs, so `/<TAB>/evil.example` would become `//evil.example`).
+pub fn is_local_path(next: &str) -> bool {
+    let b = next.as_bytes();
+    b.first() == Some(&b'/')
+        && !matches!(b.get(1), Some(b'/') | Some(b'\\'))
+        && b.iter().all(|c| c.is_ascii_graphic() && *c != b'\\')
+        && b.len() <= 2048
 }
 
 /// Signs out: deletes the session and goes to `/login`.
@@ -543,7 +574,16 @@ pub async fn change_password(current: String, new: String, confirm: String) -> C
             .change_password(&person.name, &current, &new)
             .await
         {
-            Ok(()) => Ok(()),
+            Ok(renewed) => {
+                // the person's other sessions ended; this one carries on at the new epoch
+                let session: tower_sessions::Session = leptos_axum::extract()
+                    .await
+                    .map_err(|_| ConsoleError::Internal)?;
+                crate::server::console::start_session(&session, &renewed)
+                    .await
+                    .map_err(|_| ConsoleError::Internal)?;
+                Ok(())
+            }
             Err(ServiceError::Invalid(m)) => Err(ConsoleError::field("current", m)),
             Err(e) => Err(e.into()),
         }
@@ -600,6 +640,12 @@ pub async fn add_agent(
     with_status(async move {
         let (state, person) = signed_in().await?;
         let (name, cap, window) = check_agent_fields(&name, &cap, &window)?;
+        if !harness.is_empty() && !HARNESSES.iter().any(|(v, _)| *v == harness) {
+            return Err(ConsoleError::field(
+                "harness",
+                "choose a harness from the list",
+            ));
+        }
         let (agent, token) = state
             .graft
             .add_agent(&name, Some(harness.as_str()), Some(cap), Some(window))
@@ -1037,4 +1083,42 @@ pub async fn decide(agent: String, tool: String, decision: String) -> ConsoleRes
         Ok(())
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_plain_local_paths_are_followed_after_sign_in() {
+        for ok in ["/agents", "/agents/alpha?page=2", "/tools?q=list%20users"] {
+            assert!(is_local_path(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "agents",
+            "//evil.example/",
+            "/\\evil.example",
+            "/\t/evil.example",
+            "/\n/x",
+            "/ /x",
+            "https://evil.example/",
+            "/é",
+        ] {
+            assert!(!is_local_path(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn causes_read_as_the_spec_words_them() {
+        assert_eq!(cause_in_words("agent"), "the agent asked");
+        assert_eq!(cause_in_words("publish"), "published by the agent");
+        assert_eq!(cause_in_words("console"), "a person in the console");
+        assert_eq!(cause_in_words("idle"), "unused past the idle window");
+        assert_eq!(cause_in_words("cap"), "over the working-set cap");
+        assert_eq!(
+            cause_in_words("connection_revoked"),
+            "its connection was revoked"
+        );
+    }
 }

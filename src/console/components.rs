@@ -106,6 +106,14 @@ pub fn FormError(#[prop(into)] err: Signal<Option<ConsoleError>>) -> impl IntoVi
 #[component]
 pub fn LoadError(err: ConsoleError) -> impl IntoView {
     let signed_out = err == ConsoleError::SignedOut;
+    // a page about something that is not there answers 404 (when rendered on the server)
+    #[cfg(feature = "ssr")]
+    if let Some(res) = use_context::<leptos_axum::ResponseOptions>() {
+        res.set_status(match &err {
+            ConsoleError::Refused(_) => http::StatusCode::NOT_FOUND,
+            other => other.status(),
+        });
+    }
     view! {
         <p class="error" role="alert">{err.to_string()}</p>
         {signed_out.then(|| view! { <p><a href="/login">"Sign in"</a></p> })}

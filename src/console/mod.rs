@@ -34,6 +34,16 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     }
 }
 
+/// The page for an address the console does not have (404 when rendered on the server).
+#[component]
+fn NotFound() -> impl IntoView {
+    #[cfg(feature = "ssr")]
+    if let Some(res) = use_context::<leptos_axum::ResponseOptions>() {
+        res.set_status(http::StatusCode::NOT_FOUND);
+    }
+    view! { <main><h1>"Not found"</h1><p><a href="/agents">"Agents"</a></p></main> }
+}
+
 /// The root component: the console's routes.
 #[component]
 pub fn App() -> impl IntoView {
@@ -42,7 +52,7 @@ pub fn App() -> impl IntoView {
         <Stylesheet id="graft" href="/pkg/graft.css"/>
         <Title text="Graft"/>
         <Router>
-            <Routes fallback=|| view! { <main><h1>"Not found"</h1><p><a href="/agents">"Agents"</a></p></main> }>
+            <Routes fallback=NotFound>
                 <Route path=path!("/login") view=pages::LoginPage ssr=SsrMode::Async/>
                 <Route path=path!("/agents") view=pages::AgentsPage ssr=SsrMode::Async/>
                 <Route path=path!("/agents/:name") view=pages::AgentPage ssr=SsrMode::Async/>

@@ -119,15 +119,10 @@ pub fn AgentsPage() -> impl IntoView {
                     <label>"Harness"
                         <select name="harness">
                             <option value="">"(not said)"</option>
-                            <option value="claude-code">"Claude Code"</option>
-                            <option value="cursor">"Cursor"</option>
-                            <option value="vscode">"VS Code"</option>
-                            <option value="codex">"Codex CLI"</option>
-                            <option value="hermes">"Hermes"</option>
-                            <option value="openclaw">"OpenClaw"</option>
-                            <option value="other">"Other"</option>
+                            {HARNESSES.iter().map(|(v, l)| view! { <option value=*v>{*l}</option> }).collect_view()}
                         </select>
                     </label>
+                    <FieldError err=add_err field="harness"/>
                     <label>"Cap (tools)"<input name="cap" type="number" min="1" max="500" value="20"/></label>
                     <FieldError err=add_err field="cap"/>
                     <label>"Idle window (days)"<input name="window" type="number" min="1" max="3650" value="21"/></label>
@@ -149,8 +144,18 @@ fn agents_table(
         return view! { <p class="muted">"No agents yet. Create one below."</p> }.into_any();
     }
     let now = d.now;
+    // which row the last edit was for (known when hydrated)
+    let edited = move || edit.input().get().map(|i| i.agent).unwrap_or_default();
     view! {
-        <FormError err/>
+        {move || err.get().map(|e| {
+            let who = edited();
+            let text = match &e {
+                ConsoleError::Field { message, .. } if who.is_empty() => format!("Nothing was saved: {message}."),
+                ConsoleError::Field { message, .. } => format!("Nothing was saved for {who}: {message}."),
+                other => other.to_string(),
+            };
+            view! { <p class="error" role="alert">{text}</p> }
+        })}
         <div class="table-wrap">
             <table>
                 <thead><tr>
@@ -164,10 +169,10 @@ fn agents_table(
                         view! {
                             <tr data-agent=n1>
                                 <td><a href=href>{n2}</a></td>
-                                <td>{a.harness.clone().unwrap_or_else(|| "—".into())}</td>
-                                <td class:over=over class="num">{format!("{} / {}", a.size, a.cap)}</td>
-                                <td class="num">{format!("{} days", a.idle_window_days)}</td>
-                                <td>{match a.last_seen_at {
+                                <td data-label="Harness">{a.harness.as_deref().map(harness_in_words).unwrap_or_else(|| "—".into())}</td>
+                                <td class:over=over class="num" data-label="Working set">{format!("{} / {}", a.size, a.cap)}</td>
+                                <td class="num" data-label="Idle window">{format!("{} days", a.idle_window_days)}</td>
+                                <td data-label="Last seen">{match a.last_seen_at {
                                     Some(t) => view! { <When at=t now/> }.into_any(),
                                     None => view! { <span class="muted">"never"</span> }.into_any(),
                                 }}</td>
@@ -189,10 +194,6 @@ fn agents_table(
                 </tbody>
             </table>
         </div>
-        {move || err.get().and_then(|e| match e {
-            ConsoleError::Field { message, .. } => Some(view! { <p class="field-error" role="alert">{message}</p> }),
-            _ => None,
-        })}
     }
     .into_any()
 }
@@ -295,7 +296,7 @@ pub fn AgentPage() -> impl IntoView {
     let edit_err = error_of(edit);
     let saved = move || matches!(edit.value().get(), Some(Ok(())));
     view! {
-        <Frame title=name()>
+        <Frame title=untrack(name)>
             <Suspense fallback=|| view! { <p>"Loading…"</p> }>
                 {move || Suspend::new(async move {
                     let d = match data.await {
@@ -309,7 +310,7 @@ pub fn AgentPage() -> impl IntoView {
                     view! {
                         <h1>"Agent "{n_h1}</h1>
                         <p class="muted">
-                            {a.harness.clone().map(|h| format!("{h} · "))}
+                            {a.harness.as_deref().map(|h| format!("{} · ", harness_in_words(h)))}
                             {format!("{} of {} tools · idle window {} days · last seen ", a.size, a.cap, a.idle_window_days)}
                             {match a.last_seen_at { Some(t) => view! { <When at=t now/> }.into_any(), None => "never".into_any() }}
                         </p>
@@ -321,7 +322,7 @@ pub fn AgentPage() -> impl IntoView {
                         <section class="card">
                             <h2>"Promote from the toolbox"</h2>
                             <form method="get" class="search" role="search">
-                                <label>"Search the toolbox"<input type="search" name="q" value=q() placeholder="e.g. list users"/></label>
+                                <label>"Search the toolbox"<input type="search" name="q" value=untrack(q) placeholder="e.g. list users"/></label>
                                 <button type="submit">"Search"</button>
                             </form>
                             {promote_hits(hits, n_hits, promote_action)}
@@ -396,13 +397,13 @@ fn working_set_table(d: &AgentData, demote_action: ServerAction<Demote>) -> impl
                             <tr data-tool=t1>
                                 <td><a href=href><code>{t2}</code></a></td>
                                 <td class="desc">{e.description.clone()}</td>
-                                <td class="promoted-by">{e.promoted_by.clone()}</td>
-                                <td><When at=e.promoted_at now/></td>
-                                <td class="last-used">{match e.last_used_at {
+                                <td class="promoted-by" data-label="Promoted by">{e.promoted_by.clone()}</td>
+                                <td data-label="Promoted"><When at=e.promoted_at now/></td>
+                                <td class="last-used" data-label="Last used">{match e.last_used_at {
                                     Some(t) => view! { <When at=t now/> }.into_any(),
                                     None => view! { <span>"never"</span> }.into_any(),
                                 }}</td>
-                                <td class="num calls">{e.calls}</td>
+                                <td class="num calls" data-label="Calls">{e.calls}</td>
                                 <td>
                                     <ActionForm action=demote_action>
                                         <input type="hidden" name="agent" value=agent/>
@@ -506,7 +507,7 @@ fn history_table(d: &AgentData) -> impl IntoView {
                             <td><When at=h.at now/></td>
                             <td><code>{h.tool}</code></td>
                             <td>{if h.action == "promote" { "promoted" } else { "demoted" }}</td>
-                            <td class="cause">{h.cause}</td>
+                            <td class="cause" data-label="Cause">{h.cause}</td>
                         </tr>
                     }).collect_view()}
                 </tbody>
@@ -552,8 +553,8 @@ fn approvals_table(
                                 {show_agent.then(|| view! { <td><a href=agent_href>{x.agent.clone()}</a></td> })}
                                 <td><code>{tool.clone()}</code></td>
                                 <td class=format!("state {}", x.state)>{x.state.clone()}</td>
-                                <td><When at=x.requested_at now/></td>
-                                <td>{x.decided_at.map(|t| view! { <When at=t now/>" by "{x.decided_by.clone().unwrap_or_default().replace(':', " ")} })}</td>
+                                <td data-label="Asked"><When at=x.requested_at now/></td>
+                                <td>{x.decided_at.map(|t| view! { <When at=t now/>" by "{x.decided_by.clone().unwrap_or_default().trim_start_matches("person:").replace(':', " ")} })}</td>
                                 <td class="actions">
                                     {buttons.into_iter().map(|(decision, label)| {
                                         let (agent, tool) = (x.agent.clone(), tool.clone());
@@ -632,7 +633,7 @@ pub fn ToolboxPage() -> impl IntoView {
         <Frame title="Toolbox">
             <h1>"Toolbox"</h1>
             <form method="get" class="search" role="search">
-                <label>"Search by vendor, name or description"<input type="search" name="q" value=q() placeholder="e.g. create invoice"/></label>
+                <label>"Search by vendor, name or description"<input type="search" name="q" value=untrack(q) placeholder="e.g. create invoice"/></label>
                 <button type="submit">"Search"</button>
             </form>
             <Suspense fallback=|| view! { <p>"Searching…"</p> }>
@@ -679,7 +680,7 @@ pub fn ToolPage() -> impl IntoView {
     };
     let data = Resource::new(key, |(v, n)| tool(v, n));
     view! {
-        <Frame title=format!("{}__{}", key().0, key().1)>
+        <Frame title={ let (v, n) = untrack(key); format!("{v}__{n}") }>
             <Suspense fallback=|| view! { <p>"Loading…"</p> }>
                 {move || Suspend::new(async move {
                     match data.await {
@@ -804,6 +805,7 @@ pub fn VendorsPage() -> impl IntoView {
                             {connections_table(d.connections.clone(), now, revoke)}
                             <h3>"Add a connection"</h3>
                             <FormError err=conn_err/>
+                            {move || matches!(add_conn.value().get(), Some(Ok(()))).then(|| view! { <p class="ok" role="status">"Connection added; its secret is sealed."</p> })}
                             <ActionForm action=add_conn attr:class="grid-form">
                                 <label>"Vendor"<select name="vendor">{slugs.iter().map(|s| view! { <option value=s.clone()>{s.clone()}</option> }).collect_view()}</select></label>
                                 <label>"Label"<input name="label" required placeholder="production"/></label>
@@ -839,7 +841,7 @@ pub fn VendorsPage() -> impl IntoView {
             </section>
             <section class="card">
                 <h2>"Import an OpenAPI document"</h2>
-                <p class="muted">"OpenAPI 3.0, 3.1 or Swagger 2.0, JSON or YAML. Every operation becomes a tool of the vendor (a new vendor is created with the document's server URL, or the base URL given). All or nothing: a failure imports none."</p>
+                <p class="muted">"OpenAPI 3.0, 3.1 or Swagger 2.0, JSON or YAML, up to 32 MiB. Every operation becomes a tool of the vendor (a new vendor is created with the document's server URL, or the base URL given). All or nothing: a failure imports none."</p>
                 <form method="post" action="/vendors/import" enctype="multipart/form-data" class="grid-form"
                       on:submit=move |_| set_importing.set(true)>
                     <label>"Vendor slug"<input name="vendor" required placeholder="stripe"/></label>

@@ -13,6 +13,8 @@ pub struct UserRow {
     pub name: String,
     /// argon2 PHC string.
     pub password_hash: String,
+    /// Sessions signed in at another epoch are void.
+    pub session_epoch: i64,
 }
 
 /// Inserts a person; returns the id. Errors: the name is taken (unique).
@@ -29,10 +31,27 @@ pub async fn insert_user(pool: &Pool, name: &str, password_hash: &str, now: i64)
 
 /// The person with a name.
 pub async fn select_user_by_name(pool: &Pool, name: &str) -> DbResult<Option<UserRow>> {
-    sqlx::query_as("SELECT id, name, password_hash FROM users WHERE name = $1")
+    sqlx::query_as("SELECT id, name, password_hash, session_epoch FROM users WHERE name = $1")
         .bind(name)
         .fetch_optional(pool)
         .await
+}
+
+/// The person with an id.
+pub async fn select_user(pool: &Pool, id: i64) -> DbResult<Option<UserRow>> {
+    sqlx::query_as("SELECT id, name, password_hash, session_epoch FROM users WHERE id = $1")
+        .bind(id)
+        .fetch_optional(pool)
+        .await
+}
+
+/// Deletes a person; whether one was deleted.
+pub async fn delete_user(pool: &Pool, name: &str) -> DbResult<bool> {
+    let r = sqlx::query("DELETE FROM users WHERE name = $1")
+        .bind(name)
+        .execute(pool)
+        .await?;
+    Ok(r.rows_affected() == 1)
 }
 
 /// Number of people.
@@ -42,13 +61,16 @@ pub async fn count_users(pool: &Pool) -> DbResult<i64> {
         .await
 }
 
-/// Replaces a person's password hash; whether the person exists.
+/// Replaces a person's password hash and moves to a new session epoch (their sessions end);
+/// whether the person exists.
 pub async fn update_user_password(pool: &Pool, name: &str, password_hash: &str) -> DbResult<bool> {
-    let r = sqlx::query("UPDATE users SET password_hash = $1 WHERE name = $2")
-        .bind(password_hash)
-        .bind(name)
-        .execute(pool)
-        .await?;
+    let r = sqlx::query(
+        "UPDATE users SET password_hash = $1, session_epoch = session_epoch + 1 WHERE name = $2",
+    )
+    .bind(password_hash)
+    .bind(name)
+    .execute(pool)
+    .await?;
     Ok(r.rows_affected() == 1)
 }
 

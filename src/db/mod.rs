@@ -108,6 +108,13 @@ pub async fn select_agents(pool: &Pool) -> DbResult<Vec<AgentRow>> {
         .await
 }
 
+/// `(agent id, working-set size)` of every agent with at least one entry.
+pub async fn select_working_set_sizes(pool: &Pool) -> DbResult<Vec<(i64, i64)>> {
+    sqlx::query_as("SELECT agent_id, COUNT(*) FROM working_set GROUP BY agent_id")
+        .fetch_all(pool)
+        .await
+}
+
 /// The agent holding a token hash.
 pub async fn select_agent_by_token_hash(
     pool: &Pool,

@@ -105,10 +105,18 @@ pub fn session_layer(
     (layer, store)
 }
 
-/// The person a session is signed in as (who must still exist), or `None`.
+/// What a session keeps: the person's id and the session epoch signed in at.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SignedIn {
+    id: i64,
+    epoch: i64,
+}
+
+/// The person a session is signed in as, who must still exist at the same session epoch
+/// (a password change or removal ends their sessions), or `None`.
 pub async fn person_of(graft: &Graft, session: &Session) -> Option<Person> {
-    let name: String = session.get(PERSON_KEY).await.ok().flatten()?;
-    graft.person(&name).await.ok().flatten()
+    let s: SignedIn = session.get(PERSON_KEY).await.ok().flatten()?;
+    graft.session_person(s.id, s.epoch).await.ok().flatten()
 }
 
 /// Starts a signed-in session: a new id (against fixation), then the person.
@@ -118,7 +126,15 @@ pub async fn start_session(
     person: &Person,
 ) -> Result<(), tower_sessions::session::Error> {
     session.cycle_id().await?;
-    session.insert(PERSON_KEY, person.name.clone()).await
+    session
+        .insert(
+            PERSON_KEY,
+            SignedIn {
+                id: person.id,
+                epoch: person.epoch,
+            },
+        )
+        .await
 }
 
 /// Paths anyone may fetch: the sign-in page and call, static files, the skill.
@@ -129,16 +145,70 @@ fn is_public(path: &str) -> bool {
     ) || path.starts_with("/pkg/")
 }
 
+/// Whether a state-changing request comes from the console's own pages: a browser says
+/// so in `Sec-Fetch-Site` (`same-origin`), or in `Origin` (this host, or the public URL's
+/// origin). `SameSite=Lax` alone lets a page on another port of the same host post with
+/// the cookie. Requests with neither header (scripts, curl) carry no ambient cookie risk.
+fn from_own_pages(req: &Request, public_origin: &str) -> bool {
+    let headers = req.headers();
+    if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
+        return matches!(site, "same-origin" | "none");
+    }
+    let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else {
+        return true;
+    };
+    let host = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    origin == public_origin
+        || origin == format!("http://{host}")
+        || origin == format!("https://{host}")
+}
+
 /// The gate in front of every console page and server function (SPEC §8: console pages
-/// require login): signed out, a page goes to `/login?next=…`, a plain form post to
-/// `/login`, and a server-function call from the browser gets 401.
+/// require login; state changes need the session): a POST from another origin gets 403;
+/// signed out, a page goes to `/login?next=…`, a plain form post to `/login`, and a
+/// server-function call from the browser gets 401. An error carried in a page's URL
+/// (`__err`, the no-JavaScript form channel) is dropped unless the page was reached from
+/// this console, so a link cannot plant a message on a page.
 pub async fn gate(
-    State(graft): State<Graft>,
+    State(state): State<ConsoleState>,
     session: Session,
     req: Request,
     next: Next,
 ) -> Response {
-    if is_public(req.uri().path()) || person_of(&graft, &session).await.is_some() {
+    let graft = &state.graft;
+    let method = req.method().clone();
+    if method != http::Method::GET && method != http::Method::HEAD {
+        let public_origin = state.public_url.trim_end_matches('/');
+        if !from_own_pages(&req, public_origin) {
+            return (StatusCode::FORBIDDEN, "cross-origin request refused").into_response();
+        }
+    } else if let Some(query) = req.uri().query().filter(|q| q.contains("__err=")) {
+        let site = req
+            .headers()
+            .get("sec-fetch-site")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("same-origin");
+        if site != "same-origin" {
+            let kept: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
+                .filter(|(k, _)| k != "__err" && k != "__path")
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect();
+            let mut target = req.uri().path().to_string();
+            if !kept.is_empty() {
+                target.push('?');
+                target.push_str(
+                    &url::form_urlencoded::Serializer::new(String::new())
+                        .extend_pairs(kept)
+                        .finish(),
+                );
+            }
+            return Redirect::to(&target).into_response();
+        }
+    }
+    if is_public(req.uri().path()) || person_of(graft, &session).await.is_some() {
         let is_asset = req.uri().path().starts_with("/pkg/");
         let mut res = next.run(req).await;
         // pages show tokens and history: keep them out of caches

@@ -120,6 +120,12 @@ impl Application {
             .as_deref()
             .is_some_and(|u| u.starts_with("https://"));
         let (session_layer, sessions_store) = console::session_layer(&graft, secure);
+        if !settings.site_root.join("pkg/graft_bg.wasm").is_file() {
+            tracing::warn!(
+                site_root = %settings.site_root.display(),
+                "the console's browser bundle is missing: pages will be unstyled and never hydrate; run scripts/build-site.sh or set LEPTOS_SITE_ROOT"
+            );
+        }
         let routes = generate_route_list(App);
         let pages = Router::new()
             .leptos_routes_with_context(
@@ -145,11 +151,12 @@ impl Application {
             )
             .route("/", get(console::home))
             .route("/skill/SKILL.md", get(console::skill))
-            .with_state(console_state);
+            .with_state(console_state.clone());
+        let console_state_for_gate = console_state;
         let console = pages
             .merge(uploads)
             .layer(axum::middleware::from_fn_with_state(
-                graft.clone(),
+                console_state_for_gate,
                 console::gate,
             ))
             .layer(session_layer);

@@ -74,7 +74,7 @@ impl Graft {
         if matches!(kind, "header" | "query") {
             let Some(n) = name else {
                 return Err(ServiceError::Invalid(format!(
-                    "a {kind} connection needs --name (the {kind} that carries the secret)"
+                    "a {kind} connection needs a name: the {kind} that carries the secret (--name on the command line)"
                 )));
             };
             if !n

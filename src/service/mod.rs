@@ -338,6 +338,13 @@ impl Graft {
             domain::check_idle_window(idle_window_days.unwrap_or(domain::DEFAULT_IDLE_WINDOW_DAYS))
                 .map_err(ServiceError::Invalid)?;
         let harness = harness.map(str::trim).filter(|h| !h.is_empty());
+        if let Some(h) = harness {
+            if h.chars().count() > 40 || h.chars().any(char::is_control) {
+                return Err(ServiceError::Invalid(
+                    "a harness label is at most 40 characters, without control characters".into(),
+                ));
+            }
+        }
         let token = new_token();
         let id = db::insert_agent(
             &self.inner.pool,
@@ -363,21 +370,23 @@ impl Graft {
     /// Every agent with its working-set size, by name.
     pub async fn list_agents(&self) -> ServiceResult<Vec<AgentSummary>> {
         let agents = db::select_agents(&self.inner.pool).await?;
-        let mut out = Vec::with_capacity(agents.len());
-        let mut conn = self.inner.pool.acquire().await?;
-        for a in agents {
-            let size = db::count_working_set(&mut conn, a.id).await?;
-            out.push(AgentSummary {
+        // two queries for any number of agents (the console lists them all)
+        let sizes: HashMap<i64, i64> = db::select_working_set_sizes(&self.inner.pool)
+            .await?
+            .into_iter()
+            .collect();
+        Ok(agents
+            .into_iter()
+            .map(|a| AgentSummary {
+                size: sizes.get(&a.id).copied().unwrap_or(0),
                 id: a.id,
                 name: a.name,
                 harness: a.harness,
                 cap: a.cap,
                 idle_window_days: a.idle_window_days,
-                size,
                 last_seen_at: a.last_seen_at,
-            });
-        }
-        Ok(out)
+            })
+            .collect())
     }
 
     /// The agent a bearer token belongs to, or `None`. Records `last_seen_at` (at most

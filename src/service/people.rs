@@ -21,6 +21,18 @@ pub struct Person {
     pub id: i64,
     /// Sign-in name.
     pub name: String,
+    /// The session epoch signed in at (a password change moves to the next one).
+    pub epoch: i64,
+}
+
+impl From<q::UserRow> for Person {
+    fn from(u: q::UserRow) -> Self {
+        Self {
+            id: u.id,
+            name: u.name,
+            epoch: u.session_epoch,
+        }
+    }
 }
 
 /// One working-set entry as the console shows it (SPEC §6 Agent page).
@@ -110,7 +122,7 @@ impl Graft {
                     format!("a user named {name:?} exists already")
                 })
             })?;
-        Ok(Person { id, name })
+        Ok(Person { id, name, epoch: 0 })
     }
 
     /// On a database with no person yet, creates `admin` with a random password and
@@ -141,27 +153,38 @@ impl Graft {
             .await
             .unwrap_or(false);
         Ok(match user {
-            Some(u) if ok => Some(Person {
-                id: u.id,
-                name: u.name,
-            }),
+            Some(u) if ok => Some(u.into()),
             _ => None,
         })
     }
 
-    /// The person with a name (a session names its person), or `None`.
-    pub async fn person(&self, name: &str) -> ServiceResult<Option<Person>> {
-        Ok(q::select_user_by_name(self.pool(), name)
+    /// The person a session names, by id, if the session's epoch is still theirs (a
+    /// password change or a removal ends every session); else `None`.
+    pub async fn session_person(&self, id: i64, epoch: i64) -> ServiceResult<Option<Person>> {
+        Ok(q::select_user(self.pool(), id)
             .await?
-            .map(|u| Person {
-                id: u.id,
-                name: u.name,
-            }))
+            .filter(|u| u.session_epoch == epoch)
+            .map(Person::from))
     }
 
-    /// Changes a person's password after checking the current one.
-    /// Errors: `Invalid` (wrong current password, or the new one breaks the rules).
-    pub async fn change_password(&self, name: &str, current: &str, new: &str) -> ServiceResult<()> {
+    /// Removes a person; their sessions end. Errors: `Invalid` (no such person).
+    pub async fn remove_user(&self, name: &str) -> ServiceResult<()> {
+        if !q::delete_user(self.pool(), name).await? {
+            return Err(ServiceError::Invalid(format!("no user named {name:?}")));
+        }
+        Ok(())
+    }
+
+    /// Changes a person's password after checking the current one; every session of
+    /// theirs ends. Returns the person at their new session epoch (to keep the session
+    /// that made the change). Errors: `Invalid` (wrong current password, or the new one
+    /// breaks the rules).
+    pub async fn change_password(
+        &self,
+        name: &str,
+        current: &str,
+        new: &str,
+    ) -> ServiceResult<Person> {
         if self.sign_in(name, current).await?.is_none() {
             return Err(ServiceError::Invalid(
                 "the current password is wrong".into(),
@@ -170,7 +193,10 @@ impl Graft {
         check_password(new)?;
         let hash = hash_password(new)?;
         q::update_user_password(self.pool(), name, &hash).await?;
-        Ok(())
+        q::select_user_by_name(self.pool(), name)
+            .await?
+            .map(Person::from)
+            .ok_or_else(|| ServiceError::Invalid(format!("no user named {name:?}")))
     }
 
     /// Sets a person's password without the current one (`graft user add` of an existing
@@ -199,14 +225,19 @@ impl Graft {
     /// An agent's working set with each entry's last use and calls (SPEC §6).
     pub async fn working_set_view(&self, agent_id: i64) -> ServiceResult<Vec<EntryView>> {
         let entries = self.working_set(agent_id).await?;
-        let usage = q::select_agent_usage(self.pool(), agent_id).await?;
+        let usage: std::collections::HashMap<i64, (i64, i64)> =
+            q::select_agent_usage(self.pool(), agent_id)
+                .await?
+                .into_iter()
+                .map(|(tool, at, calls)| (tool, (at, calls)))
+                .collect();
         Ok(entries
             .into_iter()
             .map(|entry| {
-                let u = usage.iter().find(|(t, _, _)| *t == entry.tool.id);
+                let u = usage.get(&entry.tool.id);
                 EntryView {
-                    last_used_at: u.map(|u| u.1),
-                    calls: u.map(|u| u.2).unwrap_or(0),
+                    last_used_at: u.map(|u| u.0),
+                    calls: u.map(|u| u.1).unwrap_or(0),
                     entry,
                 }
             })

@@ -601,3 +601,101 @@ async fn an_uploaded_openapi_document_is_imported_all_or_nothing() {
     );
     app.stop().await;
 }
+
+#[tokio::test]
+async fn posts_from_another_origin_and_planted_errors_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_in(dir.path()).await;
+    let (id, _) = agent(&app, "alpha").await;
+    app.graft.add_user("ops", PASSWORD).await.unwrap();
+    let mut b = Browser::new(&app);
+    b.sign_in("ops", PASSWORD).await;
+    let cookie = b.cookie.clone().unwrap();
+    let form = [
+        ("agent", "alpha"),
+        ("name", "alpha"),
+        ("cap", "99"),
+        ("window", "21"),
+    ];
+    let post = |headers: Vec<(&'static str, String)>| {
+        let mut r = b
+            .http
+            .post(format!("{}/api/edit_agent", b.base))
+            .header("cookie", cookie.clone())
+            .form(&form);
+        for (k, v) in headers {
+            r = r.header(k, v);
+        }
+        r.send()
+    };
+    // a page on another port of the same host is the same site, but not this origin
+    let r = post(vec![("origin", "http://127.0.0.1:8099".into())])
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    let r = post(vec![("sec-fetch-site", "same-site".into())])
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    assert_eq!(app.graft.agent(id).await.unwrap().cap, 20, "nothing saved");
+    // the console's own pages
+    let r = post(vec![
+        ("origin", format!("http://{}", app.addr)),
+        ("sec-fetch-site", "same-origin".into()),
+    ])
+    .await
+    .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(app.graft.agent(id).await.unwrap().cap, 99);
+
+    // an error in a link from elsewhere is dropped; other parameters stay
+    let r = b
+        .http
+        .get(format!(
+            "{}/login?next=%2Fagents&__path=%2Fapi%2Flogin&__err=eyJSZWZ1c2VkIjoiaGkifQ",
+            b.base
+        ))
+        .header("sec-fetch-site", "cross-site")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 303);
+    assert_eq!(r.headers()["location"], "/login?next=%2Fagents");
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_password_change_or_removal_ends_the_persons_other_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_in(dir.path()).await;
+    app.graft.add_user("ops", PASSWORD).await.unwrap();
+    let mut laptop = Browser::new(&app);
+    let mut phone = Browser::new(&app);
+    laptop.sign_in("ops", PASSWORD).await;
+    phone.sign_in("ops", PASSWORD).await;
+    assert_eq!(phone.get("/agents").await.status(), 200);
+    let r = laptop
+        .call(
+            "change_password",
+            &[
+                ("current", PASSWORD),
+                ("new", "a new password"),
+                ("confirm", "a new password"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(
+        laptop.get("/agents").await.status(),
+        200,
+        "the session that changed it stays"
+    );
+    assert_eq!(phone.get("/agents").await.status(), 303, "the others end");
+
+    // removed, then added again under the same name: the old cookie is still void
+    app.graft.remove_user("ops").await.unwrap();
+    assert_eq!(laptop.get("/agents").await.status(), 303);
+    app.graft.add_user("ops", PASSWORD).await.unwrap();
+    assert_eq!(laptop.get("/agents").await.status(), 303);
+    app.stop().await;
+}
