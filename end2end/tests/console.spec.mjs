@@ -63,6 +63,7 @@ test('edit the cap: 0 and 501 are refused at the field, 30 is saved', async ({ p
   await goto(page, testInfo, `/agents/${name}`);
   await form.getByLabel(/^Cap/).fill('30');
   await form.getByRole('button', { name: 'Save' }).click();
+  await expect(page.locator('#settings [role="status"]')).toContainText('Saved');
   await expect(page.locator('#settings .field-error')).toHaveCount(0);
   await goto(page, testInfo, '/agents');
   await expect(page.locator(`tr[data-agent="${name}"] td`).nth(2)).toHaveText('0 / 30');

@@ -434,12 +434,7 @@ async fn with_status<T>(
     let result = body.await;
     // a plain form post (no JavaScript) is redirected back to its page with the error in
     // the URL: its 302 stays
-    let form_post = use_context::<http::request::Parts>().is_some_and(|p| {
-        p.headers
-            .get(http::header::ACCEPT)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.contains("text/html"))
-    });
+    let form_post = is_form_post();
     if let (Err(e), Some(res), false) = (
         &result,
         use_context::<leptos_axum::ResponseOptions>(),
@@ -448,6 +443,47 @@ async fn with_status<T>(
         res.set_status(e.status());
     }
     result
+}
+
+/// Whether this request is a plain form post (no JavaScript: the browser asks for HTML).
+#[cfg(feature = "ssr")]
+fn is_form_post() -> bool {
+    use_context::<http::request::Parts>().is_some_and(|p| {
+        p.headers
+            .get(http::header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("text/html"))
+    })
+}
+
+/// After a plain form post that succeeded, goes back to the page it came from with
+/// `saved=<what>` so the page can say so (a hydrated page reads the action's value).
+#[cfg(feature = "ssr")]
+fn back_saying_saved(what: &str) {
+    if !is_form_post() {
+        return;
+    }
+    let Some(referer) = use_context::<http::request::Parts>().and_then(|p| {
+        p.headers
+            .get(http::header::REFERER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|r| url::Url::parse(r).ok())
+    }) else {
+        return;
+    };
+    let kept: Vec<(String, String)> = referer
+        .query_pairs()
+        .filter(|(k, _)| !matches!(k.as_ref(), "saved" | "__err" | "__path"))
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    let query = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(kept)
+        .append_pair("saved", what)
+        .finish();
+    let target = format!("{}?{query}", referer.path());
+    if is_local_path(&target) {
+        leptos_axum::redirect(&target);
+    }
 }
 
 /// Parses a whole number typed in a field. Errors: a field error naming the field.
@@ -582,6 +618,7 @@ pub async fn change_password(current: String, new: String, confirm: String) -> C
                 crate::server::console::start_session(&session, &renewed)
                     .await
                     .map_err(|_| ConsoleError::Internal)?;
+                back_saying_saved("password");
                 Ok(())
             }
             Err(ServiceError::Invalid(m)) => Err(ConsoleError::field("current", m)),
@@ -683,7 +720,9 @@ pub async fn edit_agent(
             .await
             .map_err(name_taken)?;
         if a.name != agent {
-            leptos_axum::redirect(&format!("/agents/{}", segment(&a.name)));
+            leptos_axum::redirect(&format!("/agents/{}?saved=agent", segment(&a.name)));
+        } else {
+            back_saying_saved("agent");
         }
         Ok(())
     })
@@ -996,7 +1035,10 @@ pub async fn add_vendor(slug: String, name: String, base_url: String) -> Console
             .add_vendor(slug.trim(), Some(name.as_str()), base_url.trim())
             .await
         {
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                back_saying_saved("vendor");
+                Ok(())
+            }
             Err(ServiceError::Conflict(m)) => Err(ConsoleError::field("slug", m)),
             Err(e) => Err(e.into()),
         }
@@ -1023,6 +1065,7 @@ pub async fn add_connection(
             .add_connection(&vendor, label.trim(), &kind, name, secret)
             .await?;
         tracing::info!(connection = c.id, vendor = %c.vendor, by = %person.name, "connection added in the console");
+        back_saying_saved("connection");
         Ok(())
     })
     .await

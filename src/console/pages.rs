@@ -17,6 +17,12 @@ where
     Signal::derive(move || action.value().get().and_then(|r| r.err()))
 }
 
+/// Whether the page was reached after a plain form post saved `what` (`?saved=what`).
+fn saved_by_post(what: &'static str) -> Memo<bool> {
+    let query = use_query_map();
+    Memo::new(move |_| query.read().get("saved").as_deref() == Some(what))
+}
+
 /// Client-side limits of tools per request (CLIENTS.md): a warning, not a refusal.
 fn cap_warning(cap: i64) -> Option<&'static str> {
     if cap > 128 {
@@ -59,7 +65,8 @@ pub fn AccountPage() -> impl IntoView {
     let change = ServerAction::<ChangePassword>::new();
     let me = Resource::new(|| (), |_| whoami());
     let err = error_of(change);
-    let saved = move || matches!(change.value().get(), Some(Ok(())));
+    let posted = saved_by_post("password");
+    let saved = move || matches!(change.value().get(), Some(Ok(()))) || posted.get();
     view! {
         <Frame title="Account">
             <h1>"Account"</h1>
@@ -99,9 +106,12 @@ pub fn AgentsPage() -> impl IntoView {
     let data = Resource::new(move || edit.version().get(), |_| agents());
     let add_err = error_of(add);
     let edit_err = error_of(edit);
+    let posted = saved_by_post("agent");
+    let saved = move || matches!(edit.value().get(), Some(Ok(()))) || posted.get();
     view! {
         <Frame title="Agents">
             <h1>"Agents"</h1>
+            {move || saved().then(|| view! { <p class="ok" role="status">"Saved. The rule reads caps and idle windows at the next sweep."</p> })}
             <Suspense fallback=|| view! { <p>"Loading…"</p> }>
                 {move || Suspend::new(async move {
                     match data.await {
@@ -294,7 +304,8 @@ pub fn AgentPage() -> impl IntoView {
     ];
     let action_err = Signal::derive(move || errs.iter().find_map(|e| e.get()));
     let edit_err = error_of(edit);
-    let saved = move || matches!(edit.value().get(), Some(Ok(())));
+    let posted = saved_by_post("agent");
+    let saved = move || matches!(edit.value().get(), Some(Ok(()))) || posted.get();
     view! {
         <Frame title=untrack(name)>
             <Suspense fallback=|| view! { <p>"Loading…"</p> }>
@@ -769,6 +780,8 @@ pub fn VendorsPage() -> impl IntoView {
     );
     let add_err = error_of(add);
     let conn_err = error_of(add_conn);
+    let conn_posted = saved_by_post("connection");
+    let vendor_posted = saved_by_post("vendor");
     let revoke_err = error_of(revoke);
     let (importing, set_importing) = signal(false);
     view! {
@@ -805,7 +818,7 @@ pub fn VendorsPage() -> impl IntoView {
                             {connections_table(d.connections.clone(), now, revoke)}
                             <h3>"Add a connection"</h3>
                             <FormError err=conn_err/>
-                            {move || matches!(add_conn.value().get(), Some(Ok(()))).then(|| view! { <p class="ok" role="status">"Connection added; its secret is sealed."</p> })}
+                            {move || (matches!(add_conn.value().get(), Some(Ok(()))) || conn_posted.get()).then(|| view! { <p class="ok" role="status">"Connection added; its secret is sealed."</p> })}
                             <ActionForm action=add_conn attr:class="grid-form">
                                 <label>"Vendor"<select name="vendor">{slugs.iter().map(|s| view! { <option value=s.clone()>{s.clone()}</option> }).collect_view()}</select></label>
                                 <label>"Label"<input name="label" required placeholder="production"/></label>
@@ -830,6 +843,7 @@ pub fn VendorsPage() -> impl IntoView {
             <section class="card">
                 <h2>"New vendor"</h2>
                 <FormError err=add_err/>
+                {move || (matches!(add.value().get(), Some(Ok(()))) || vendor_posted.get()).then(|| view! { <p class="ok" role="status">"Vendor created."</p> })}
                 <ActionForm action=add attr:class="grid-form" attr:novalidate=true>
                     <label>"Slug"<input name="slug" placeholder="stripe"/></label>
                     <FieldError err=add_err field="slug"/>

@@ -353,6 +353,23 @@ async fn the_agent_form_checks_each_field_and_saves_nothing_on_error() {
         "{page}"
     );
 
+    // a plain form post that saves comes back saying so
+    let r = b
+        .post_form(
+            "edit_agent",
+            "/agents/alpha?page=2",
+            &[
+                ("agent", "alpha"),
+                ("name", "alpha"),
+                ("cap", "25"),
+                ("window", "21"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status(), 302);
+    assert_eq!(r.headers()["location"], "/agents/alpha?page=2&saved=agent");
+    assert_eq!(app.graft.agent(id).await.unwrap().cap, 25);
+
     let r = b
         .call(
             "edit_agent",
