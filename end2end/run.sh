@@ -62,6 +62,7 @@ paths:
       responses: {"201": {description: the new widget}}
 YAML
 export E2E_SPEC="$WORK/widgets.yaml"
+export E2E_SPECS_DIR=${GRAFT_SPECS_DIR:-$REPO/../shared/specs}
 
 DATA="$WORK/data"
 g() { "$GRAFT_BIN" --data-dir "$DATA" "$@"; }

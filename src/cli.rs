@@ -9,6 +9,17 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// `println!` that ends the program quietly when standard output is closed (`graft agent
+/// list | head`) instead of panicking on the broken pipe.
+macro_rules! println {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if writeln!(std::io::stdout(), $($arg)*).is_err() {
+            std::process::exit(0);
+        }
+    }};
+}
+
 /// Graft: a tool server for AI agents — one shared toolbox of vendor API tools, a
 /// working set per agent, over MCP.
 #[derive(Debug, Parser)]

@@ -1,6 +1,7 @@
 // The console's scenarios (issue 5), run hydrated and with JavaScript disabled.
 import { test, expect, unique, shot, goto, ready, signIn, createAgent, connectAgent } from './fixtures.mjs';
 import fs from 'node:fs';
+import path from 'node:path';
 
 test('sign in, see the agents list, sign out', async ({ page }, testInfo) => {
   await page.goto('/agents');
@@ -199,4 +200,25 @@ test('the toolbox search and a tool page', async ({ page }, testInfo) => {
   await page.setViewportSize({ width: 390, height: 844 });
   await goto(page, testInfo, '/agents');
   await shot(page, testInfo, 'agents-phone');
+});
+
+test('an upload shows the bytes sent, then the summary', async ({ page }, testInfo) => {
+  test.skip(testInfo.project.name !== 'hydrated', 'the progress needs JavaScript; without it the browser shows its own');
+  await signIn(page, testInfo);
+  await goto(page, testInfo, '/vendors');
+  // a slow uplink (1 MiB/s), so a 1.8 MB document takes a while to send
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Network.enable');
+  await cdp.send('Network.emulateNetworkConditions', {
+    offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 1024 * 1024,
+  });
+  const upload = page.locator('form[action="/vendors/import"]');
+  await upload.getByLabel('Vendor slug').fill('twilio');
+  await upload.getByLabel('Document').setInputFiles(path.join(process.env.E2E_SPECS_DIR, 'twilio_api_v2010.json'));
+  await upload.getByRole('button', { name: 'Import' }).click();
+  await expect(page.locator('p.upload')).toContainText(/Uploading… \d+%/);
+  await expect(page.locator('p.upload progress')).toHaveAttribute('value', /\d+/);
+  await shot(page, testInfo, 'upload-progress');
+  await expect(page.locator('#import-summary')).toContainText(/Imported \d+ tools for twilio/, { timeout: 30_000 });
+  await shot(page, testInfo, 'upload-summary');
 });

@@ -784,6 +784,8 @@ pub fn VendorsPage() -> impl IntoView {
     let vendor_posted = saved_by_post("vendor");
     let revoke_err = error_of(revoke);
     let (importing, set_importing) = signal(false);
+    // bytes sent / total of the upload (hydrated only)
+    let (sent, set_sent) = signal::<Option<(f64, f64)>>(None);
     view! {
         <Frame title="Vendors">
             <h1>"Vendors"</h1>
@@ -857,17 +859,86 @@ pub fn VendorsPage() -> impl IntoView {
                 <h2>"Import an OpenAPI document"</h2>
                 <p class="muted">"OpenAPI 3.0, 3.1 or Swagger 2.0, JSON or YAML, up to 32 MiB. Every operation becomes a tool of the vendor (a new vendor is created with the document's server URL, or the base URL given). All or nothing: a failure imports none."</p>
                 <form method="post" action="/vendors/import" enctype="multipart/form-data" class="grid-form"
-                      on:submit=move |_| set_importing.set(true)>
+                      on:submit=move |ev| {
+                          set_importing.set(true);
+                          upload_with_progress(ev, set_sent);
+                      }>
                     <label>"Vendor slug"<input name="vendor" required placeholder="stripe"/></label>
                     <label>"Base URL (optional)"<input name="base_url" placeholder="from the document"/></label>
                     <label>"Document"<input type="file" name="document" accept=".json,.yaml,.yml,application/json,application/yaml" required/></label>
                     <button type="submit">"Import"</button>
                 </form>
-                {move || importing.get().then(|| view! { <p role="status">"Uploading and importing… "<progress></progress></p> })}
+                {move || importing.get().then(|| view! {
+                    <p role="status" class="upload">
+                        {move || match sent.get() {
+                            Some((done, total)) if done < total => format!("Uploading… {}% ", (done * 100.0 / total) as u32),
+                            Some(_) => "Uploaded; importing… ".to_string(),
+                            None => "Uploading and importing… ".to_string(),
+                        }}
+                        <progress max="100" value=move || sent.get().map(|(d, t)| (d * 100.0 / t.max(1.0)).round().to_string())></progress>
+                    </p>
+                })}
             </section>
         </Frame>
     }
 }
+
+/// When hydrated, sends the upload form with `XMLHttpRequest` so the page can show the
+/// bytes sent, then goes where the server redirected (the summary). Without JavaScript, or
+/// when anything here is unavailable, the form posts as usual.
+#[cfg(feature = "hydrate")]
+fn upload_with_progress(ev: leptos::ev::SubmitEvent, progress: WriteSignal<Option<(f64, f64)>>) {
+    use wasm_bindgen::closure::Closure;
+    use wasm_bindgen::JsCast;
+    let Some(form) = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::HtmlFormElement>().ok())
+    else {
+        return;
+    };
+    let (Ok(data), Ok(xhr)) = (
+        web_sys::FormData::new_with_form(&form),
+        web_sys::XmlHttpRequest::new(),
+    ) else {
+        return;
+    };
+    if xhr.open("POST", "/vendors/import").is_err()
+        || xhr.set_request_header("x-graft-upload", "1").is_err()
+    {
+        return;
+    }
+    ev.prevent_default();
+    let on_progress =
+        Closure::<dyn FnMut(web_sys::ProgressEvent)>::new(move |e: web_sys::ProgressEvent| {
+            if e.length_computable() {
+                progress.set(Some((e.loaded(), e.total())));
+            }
+        });
+    if let Ok(upload) = xhr.upload() {
+        upload.set_onprogress(Some(on_progress.as_ref().unchecked_ref()));
+    }
+    on_progress.forget();
+    let done = xhr.clone();
+    let on_end = Closure::<dyn FnMut()>::new(move || {
+        // the summary's address, sent as text; signed out (a redirect to /login that the
+        // request followed) or anything else: the plain page
+        let text = done.response_text().ok().flatten().unwrap_or_default();
+        let target = if done.status().unwrap_or(0) == 200 && text.starts_with("/vendors?import=") {
+            text
+        } else {
+            "/vendors".to_string()
+        };
+        if let Some(w) = web_sys::window() {
+            let _ = w.location().assign(&target);
+        }
+    });
+    xhr.set_onloadend(Some(on_end.as_ref().unchecked_ref()));
+    on_end.forget();
+    let _ = xhr.send_with_opt_form_data(Some(&data));
+}
+
+#[cfg(not(feature = "hydrate"))]
+fn upload_with_progress(_: leptos::ev::SubmitEvent, _: WriteSignal<Option<(f64, f64)>>) {}
 
 fn import_summary(s: ImportSummary) -> impl IntoView {
     match s.error {

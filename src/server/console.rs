@@ -26,6 +26,8 @@ const PERSON_KEY: &str = "person";
 const SESSION_IDLE_DAYS: i64 = 7;
 /// How long a one-time value waits to be shown.
 const FLASH_TTL: Duration = Duration::from_secs(600);
+/// The header the hydrated upload form sends to get the summary's address as text.
+pub const UPLOAD_HEADER: &str = "x-graft-upload";
 /// Largest OpenAPI upload (Stripe's document is about 7 MiB).
 pub const MAX_UPLOAD_BYTES: usize = 32 * 1024 * 1024;
 
@@ -266,8 +268,12 @@ pub async fn skill() -> impl IntoResponse {
 pub async fn import_upload(
     State(state): State<ConsoleState>,
     session: Session,
+    headers: http::HeaderMap,
     mut form: Multipart,
 ) -> Response {
+    // the hydrated page sends the form itself (to show the bytes sent) and asks for the
+    // summary's address as text, since a request from a script follows redirects itself
+    let as_text = headers.contains_key(UPLOAD_HEADER);
     let Some(person) = person_of(&state.graft, &session).await else {
         return Redirect::to("/login").into_response();
     };
@@ -278,7 +284,9 @@ pub async fn import_upload(
                 let name = field.name().unwrap_or_default().to_string();
                 let bytes = match field.bytes().await {
                     Ok(b) => b,
-                    Err(e) => return summary_page(&state, &person, &vendor, Err(e.body_text())),
+                    Err(e) => {
+                        return summary_page(&state, &person, &vendor, as_text, Err(e.body_text()))
+                    }
                 };
                 match name.as_str() {
                     "vendor" => vendor = String::from_utf8_lossy(&bytes).trim().to_string(),
@@ -288,7 +296,7 @@ pub async fn import_upload(
                 }
             }
             Ok(None) => break,
-            Err(e) => return summary_page(&state, &person, &vendor, Err(e.body_text())),
+            Err(e) => return summary_page(&state, &person, &vendor, as_text, Err(e.body_text())),
         }
     }
     let text = match document.as_deref().map(std::str::from_utf8) {
@@ -298,6 +306,7 @@ pub async fn import_upload(
                 &state,
                 &person,
                 &vendor,
+                as_text,
                 Err("choose an OpenAPI document to upload".into()),
             )
         }
@@ -306,6 +315,7 @@ pub async fn import_upload(
                 &state,
                 &person,
                 &vendor,
+                as_text,
                 Err("the document is not UTF-8 text (JSON or YAML)".into()),
             )
         }
@@ -318,7 +328,7 @@ pub async fn import_upload(
     match result {
         Ok(r) => {
             tracing::info!(vendor = %r.vendor, imported = r.imported, by = %person.name, "OpenAPI import in the console");
-            summary_page(&state, &person, &vendor, Ok(r))
+            summary_page(&state, &person, &vendor, as_text, Ok(r))
         }
         Err(crate::service::ServiceError::Internal(e)) => {
             tracing::error!(error = ?e, "import failed");
@@ -326,10 +336,11 @@ pub async fn import_upload(
                 &state,
                 &person,
                 &vendor,
+                as_text,
                 Err("internal error; see the server log".into()),
             )
         }
-        Err(e) => summary_page(&state, &person, &vendor, Err(e.to_string())),
+        Err(e) => summary_page(&state, &person, &vendor, as_text, Err(e.to_string())),
     }
 }
 
@@ -337,6 +348,7 @@ fn summary_page(
     state: &ConsoleState,
     person: &Person,
     vendor: &str,
+    as_text: bool,
     result: Result<crate::service::ImportReport, String>,
 ) -> Response {
     let summary = match result {
@@ -358,5 +370,10 @@ fn summary_page(
         },
     };
     let id = state.flash.put(&person.name, Flash::Import(summary));
-    Redirect::to(&format!("/vendors?import={id}")).into_response()
+    let target = format!("/vendors?import={id}");
+    if as_text {
+        ([(header::CONTENT_TYPE, "text/plain")], target).into_response()
+    } else {
+        Redirect::to(&target).into_response()
+    }
 }
