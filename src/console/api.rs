@@ -805,7 +805,11 @@ pub async fn agent(name: String, page: i64) -> ConsoleResult<AgentData> {
                 .map(|e| EntryItem {
                     vendor: e.entry.tool.vendor,
                     name: e.entry.tool.name,
-                    description: e.entry.tool.description,
+                    // the full text is on the tool's page
+                    description: crate::domain::openapi::truncate_chars(
+                        &e.entry.tool.description,
+                        200,
+                    ),
                     promoted_by: promoted_by_in_words(&e.entry.promoted_by).into(),
                     promoted_at: e.entry.promoted_at,
                     last_used_at: e.last_used_at,

@@ -159,7 +159,10 @@ impl Application {
                 console_state_for_gate,
                 console::gate,
             ))
-            .layer(session_layer);
+            .layer(session_layer)
+            // pages and the browser bundle (the debug wasm is ~12 MB, ~3 MB gzipped); not
+            // /mcp, whose event streams must not be buffered
+            .layer(tower_http::compression::CompressionLayer::new());
 
         let router = Router::new()
             .route("/healthz", get(healthz))
