@@ -213,6 +213,13 @@ test('an upload shows the bytes sent, then the summary', async ({ page }, testIn
     offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: 1024 * 1024,
   });
   const upload = page.locator('form[action="/vendors/import"]');
+  // too big: refused in the page, nothing sent
+  await upload.getByLabel('Vendor slug').fill('huge');
+  await upload.getByLabel('Document').setInputFiles({
+    name: 'huge.json', mimeType: 'application/json', buffer: Buffer.alloc(33 * 1024 * 1024, 'a'),
+  });
+  await upload.getByRole('button', { name: 'Import' }).click();
+  await expect(page.getByRole('alert')).toContainText('Graft imports documents up to 32 MiB');
   await upload.getByLabel('Vendor slug').fill('twilio');
   await upload.getByLabel('Document').setInputFiles(path.join(process.env.E2E_SPECS_DIR, 'twilio_api_v2010.json'));
   await upload.getByRole('button', { name: 'Import' }).click();

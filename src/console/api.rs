@@ -365,6 +365,9 @@ pub struct ApprovalsData {
     pub approvals: Vec<ApprovalItem>,
 }
 
+/// Largest OpenAPI document the console imports (Stripe's is about 4 MB).
+pub const MAX_UPLOAD_BYTES: usize = 32 * 1024 * 1024;
+
 /// The harnesses a New agent form offers, `(value, label)` (CLIENTS.md).
 pub const HARNESSES: &[(&str, &str)] = &[
     ("claude-code", "Claude Code"),
@@ -559,15 +562,55 @@ pub async fn login(name: String, password: String, next: Option<String>) -> Cons
     .await
 }
 
-/// Whether `next` is a path on this server that is safe to redirect to: it starts with one
-/// `/`, and holds only visible ASCII without `\` (browsers drop tabs and newlines from
-/// URLs, so `/<TAB>/evil.example` would become `//evil.example`).
+/// Whether `next` is a path on this server that is safe to redirect to. The path is plain
+/// (`/`, letters, digits, `_`, `-`, `.`; no empty, `.` or `..` segment, so nothing a
+/// browser or router could turn into `//host`; browsers also drop tabs and newlines, which
+/// made `/<TAB>/evil.example` one), and the query is visible ASCII without `\` and
+/// without Leptos's error parameters (`__err`, `__path`, in any encoding), so a link
+/// cannot carry a message through the sign-in.
 pub fn is_local_path(next: &str) -> bool {
-    let b = next.as_bytes();
-    b.first() == Some(&b'/')
-        && !matches!(b.get(1), Some(b'/') | Some(b'\\'))
-        && b.iter().all(|c| c.is_ascii_graphic() && *c != b'\\')
-        && b.len() <= 2048
+    if next.len() > 2048 {
+        return false;
+    }
+    let (path, query) = next.split_once('?').unwrap_or((next, ""));
+    let Some(rest) = path.strip_prefix('/') else {
+        return false;
+    };
+    let segments: Vec<&str> = rest.split('/').collect();
+    let last = segments.len() - 1;
+    let path_ok = rest
+        .bytes()
+        .all(|c| c.is_ascii_alphanumeric() || b"/_-.".contains(&c))
+        && segments
+            .iter()
+            .enumerate()
+            .all(|(i, s)| !matches!(*s, "." | "..") && (!s.is_empty() || i == last));
+    let query_ok = query.bytes().all(|c| c.is_ascii_graphic() && c != b'\\')
+        && query.split('&').all(|pair| {
+            let key = percent_decoded(pair.split('=').next().unwrap_or(""));
+            key != "__err" && key != "__path"
+        });
+    path_ok && query_ok
+}
+
+/// `%XX` and `+` decoded (to read query keys as a browser would), lossy.
+fn percent_decoded(s: &str) -> String {
+    let b = s.as_bytes();
+    let hex = |c: &u8| (*c as char).to_digit(16);
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            if let (Some(h), Some(l)) = (b.get(i + 1).and_then(hex), b.get(i + 2).and_then(hex)) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(if b[i] == b'+' { b' ' } else { b[i] });
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Signs out: deletes the session and goes to `/login`.
@@ -1138,7 +1181,14 @@ mod tests {
 
     #[test]
     fn only_plain_local_paths_are_followed_after_sign_in() {
-        for ok in ["/agents", "/agents/alpha?page=2", "/tools?q=list%20users"] {
+        for ok in [
+            "/",
+            "/agents",
+            "/agents/",
+            "/agents/alpha.1?page=2",
+            "/tools?q=list%20users",
+            "/tools/petstore/add_pet",
+        ] {
             assert!(is_local_path(ok), "{ok}");
         }
         for bad in [
@@ -1151,6 +1201,14 @@ mod tests {
             "/ /x",
             "https://evil.example/",
             "/é",
+            "/.//example.com",
+            "/..//example.com",
+            "/%2e//example.com",
+            "/a//b",
+            "/agents/x?__err=abc",
+            "/agents/x?a=1&%5F%5Ferr=abc",
+            "/agents/x?__er%72=abc",
+            "/agents/x?__path=%2Fapi",
         ] {
             assert!(!is_local_path(bad), "{bad:?}");
         }

@@ -786,6 +786,7 @@ pub fn VendorsPage() -> impl IntoView {
     let (importing, set_importing) = signal(false);
     // bytes sent / total of the upload (hydrated only)
     let (sent, set_sent) = signal::<Option<(f64, f64)>>(None);
+    let (refused, set_refused) = signal::<Option<String>>(None);
     view! {
         <Frame title="Vendors">
             <h1>"Vendors"</h1>
@@ -860,14 +861,16 @@ pub fn VendorsPage() -> impl IntoView {
                 <p class="muted">"OpenAPI 3.0, 3.1 or Swagger 2.0, JSON or YAML, up to 32 MiB. Every operation becomes a tool of the vendor (a new vendor is created with the document's server URL, or the base URL given). All or nothing: a failure imports none."</p>
                 <form method="post" action="/vendors/import" enctype="multipart/form-data" class="grid-form"
                       on:submit=move |ev| {
-                          set_importing.set(true);
-                          upload_with_progress(ev, set_sent);
+                          let refused = upload_with_progress(ev, set_sent);
+                          set_importing.set(refused.is_none());
+                          set_refused.set(refused);
                       }>
                     <label>"Vendor slug"<input name="vendor" required placeholder="stripe"/></label>
                     <label>"Base URL (optional)"<input name="base_url" placeholder="from the document"/></label>
                     <label>"Document"<input type="file" name="document" accept=".json,.yaml,.yml,application/json,application/yaml" required/></label>
                     <button type="submit">"Import"</button>
                 </form>
+                {move || refused.get().map(|m| view! { <p class="error" role="alert">{m}</p> })}
                 {move || importing.get().then(|| view! {
                     <p role="status" class="upload">
                         {move || match sent.get() {
@@ -887,25 +890,38 @@ pub fn VendorsPage() -> impl IntoView {
 /// bytes sent, then goes where the server redirected (the summary). Without JavaScript, or
 /// when anything here is unavailable, the form posts as usual.
 #[cfg(feature = "hydrate")]
-fn upload_with_progress(ev: leptos::ev::SubmitEvent, progress: WriteSignal<Option<(f64, f64)>>) {
+fn upload_with_progress(
+    ev: leptos::ev::SubmitEvent,
+    progress: WriteSignal<Option<(f64, f64)>>,
+) -> Option<String> {
     use wasm_bindgen::closure::Closure;
     use wasm_bindgen::JsCast;
     let Some(form) = ev
         .target()
         .and_then(|t| t.dyn_into::<web_sys::HtmlFormElement>().ok())
     else {
-        return;
+        return None;
     };
     let (Ok(data), Ok(xhr)) = (
         web_sys::FormData::new_with_form(&form),
         web_sys::XmlHttpRequest::new(),
     ) else {
-        return;
+        return None;
     };
+    if let Ok(file) = data.get("document").dyn_into::<web_sys::File>() {
+        if file.size() > MAX_UPLOAD_BYTES as f64 {
+            ev.prevent_default();
+            return Some(format!(
+                "The document is {:.1} MiB; Graft imports documents up to {} MiB.",
+                file.size() / 1_048_576.0,
+                MAX_UPLOAD_BYTES >> 20
+            ));
+        }
+    }
     if xhr.open("POST", "/vendors/import").is_err()
         || xhr.set_request_header("x-graft-upload", "1").is_err()
     {
-        return;
+        return None;
     }
     ev.prevent_default();
     let on_progress =
@@ -935,10 +951,16 @@ fn upload_with_progress(ev: leptos::ev::SubmitEvent, progress: WriteSignal<Optio
     xhr.set_onloadend(Some(on_end.as_ref().unchecked_ref()));
     on_end.forget();
     let _ = xhr.send_with_opt_form_data(Some(&data));
+    None
 }
 
 #[cfg(not(feature = "hydrate"))]
-fn upload_with_progress(_: leptos::ev::SubmitEvent, _: WriteSignal<Option<(f64, f64)>>) {}
+fn upload_with_progress(
+    _: leptos::ev::SubmitEvent,
+    _: WriteSignal<Option<(f64, f64)>>,
+) -> Option<String> {
+    None
+}
 
 fn import_summary(s: ImportSummary) -> impl IntoView {
     match s.error {

@@ -5,7 +5,7 @@
 //! without JavaScript), the Graft skill at `/skill/SKILL.md`, and one-time values (a new
 //! token, an import summary) handed from a POST to the page it redirects to.
 
-use crate::console::api::ImportSummary;
+use crate::console::api::{ImportSummary, MAX_UPLOAD_BYTES};
 use crate::service::people::Person;
 use crate::service::Graft;
 use axum::extract::{Multipart, Request, State};
@@ -28,8 +28,9 @@ const SESSION_IDLE_DAYS: i64 = 7;
 const FLASH_TTL: Duration = Duration::from_secs(600);
 /// The header the hydrated upload form sends to get the summary's address as text.
 pub const UPLOAD_HEADER: &str = "x-graft-upload";
-/// Largest OpenAPI upload (Stripe's document is about 7 MiB).
-pub const MAX_UPLOAD_BYTES: usize = 32 * 1024 * 1024;
+/// Largest request to `/vendors/import`: twice the largest document, so a document a
+/// little too big is read whole and answered with a summary rather than a reset.
+pub const MAX_UPLOAD_REQUEST: usize = 2 * MAX_UPLOAD_BYTES;
 
 /// What the console's server functions read: the service, one-time values, the public
 /// URL agents connect to, and when the next sweep runs.
@@ -187,7 +188,10 @@ pub async fn gate(
         if !from_own_pages(&req, public_origin) {
             return (StatusCode::FORBIDDEN, "cross-origin request refused").into_response();
         }
-    } else if let Some(query) = req.uri().query().filter(|q| q.contains("__err=")) {
+    } else if let Some(query) = req.uri().query().filter(|q| {
+        // decoded as Leptos reads them: `%5F%5Ferr` is `__err`
+        url::form_urlencoded::parse(q.as_bytes()).any(|(k, _)| k == "__err" || k == "__path")
+    }) {
         let site = req
             .headers()
             .get("sec-fetch-site")
@@ -298,6 +302,21 @@ pub async fn import_upload(
             Ok(None) => break,
             Err(e) => return summary_page(&state, &person, &vendor, as_text, Err(e.body_text())),
         }
+    }
+    if document
+        .as_ref()
+        .is_some_and(|d| d.len() > MAX_UPLOAD_BYTES)
+    {
+        return summary_page(
+            &state,
+            &person,
+            &vendor,
+            as_text,
+            Err(format!(
+                "the document is larger than {} MiB",
+                MAX_UPLOAD_BYTES >> 20
+            )),
+        );
     }
     let text = match document.as_deref().map(std::str::from_utf8) {
         Some(Ok(t)) if !t.trim().is_empty() => t.to_string(),

@@ -146,7 +146,7 @@ impl Application {
             .route(
                 "/vendors/import",
                 axum::routing::post(console::import_upload).layer(
-                    axum::extract::DefaultBodyLimit::max(console::MAX_UPLOAD_BYTES),
+                    axum::extract::DefaultBodyLimit::max(console::MAX_UPLOAD_REQUEST),
                 ),
             )
             .route("/", get(console::home))

@@ -616,6 +616,23 @@ async fn an_uploaded_openapi_document_is_imported_all_or_nothing() {
         1,
         "no vendor created"
     );
+
+    // a document over 32 MiB is read and refused with a summary, not a reset
+    let big = format!(
+        "{{\"openapi\": \"3.0.0\", \"x\": \"{}\"}}",
+        "a".repeat(33 << 20)
+    );
+    let r = upload("huge", big).await.unwrap();
+    assert_eq!(r.status(), 303);
+    let loc = r.headers()["location"].to_str().unwrap().to_string();
+    let id = loc.strip_prefix("/vendors?import=").unwrap().to_string();
+    let d: Value = b
+        .call("vendors", &[("import", id.as_str())])
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(d["import"]["error"], "the document is larger than 32 MiB");
     app.stop().await;
 }
 
@@ -678,6 +695,34 @@ async fn posts_from_another_origin_and_planted_errors_are_refused() {
         .unwrap();
     assert_eq!(r.status(), 303);
     assert_eq!(r.headers()["location"], "/login?next=%2Fagents");
+    // in any encoding Leptos would decode
+    let r = b
+        .http
+        .get(format!(
+            "{}/login?__path=%2Fapi%2Flogin&%5F%5Ferr=eyJSZWZ1c2VkIjoiaGkifQ",
+            b.base
+        ))
+        .header("sec-fetch-site", "cross-site")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["location"], "/login");
+    // nor through the sign-in's `next`
+    let r = b
+        .post_form(
+            "login",
+            "/login",
+            &[
+                ("name", "ops"),
+                ("password", PASSWORD),
+                (
+                    "next",
+                    "/agents?__path=%2Fapi%2Flogin&__err=eyJSZWZ1c2VkIjoiaGkifQ",
+                ),
+            ],
+        )
+        .await;
+    assert_eq!(r.headers()["location"], "/agents");
     app.stop().await;
 }
 
