@@ -887,33 +887,28 @@ pub async fn agent(name: String, page: i64) -> ConsoleResult<AgentData> {
 /// reaches that agent only). `tool` is `vendor__name`.
 #[server(prefix = "/api", endpoint = "promote")]
 pub async fn promote(agent: String, tool: String) -> ConsoleResult<()> {
-    with_status(async move {
-        let (state, person) = signed_in().await?;
-        let a = state.graft.agent_by_name(&agent).await?;
-        let (vendor, name) = split_tool(&tool)?;
-        state
-            .graft
-            .promote_tool(&Actor::Person(person.name), a.id, vendor, name)
-            .await?;
-        Ok(())
-    })
-    .await
+    with_status(move_tool(agent, tool, true)).await
 }
 
 /// Demotes a tool for an agent as this person (history cause `console`).
 #[server(prefix = "/api", endpoint = "demote")]
 pub async fn demote(agent: String, tool: String) -> ConsoleResult<()> {
-    with_status(async move {
-        let (state, person) = signed_in().await?;
-        let a = state.graft.agent_by_name(&agent).await?;
-        let (vendor, name) = split_tool(&tool)?;
-        state
-            .graft
-            .demote_tool(&Actor::Person(person.name), a.id, vendor, name)
-            .await?;
-        Ok(())
-    })
-    .await
+    with_status(move_tool(agent, tool, false)).await
+}
+
+/// Promotes (or demotes) `tool` (`vendor__name`) for `agent` as the signed-in person.
+#[cfg(feature = "ssr")]
+async fn move_tool(agent: String, tool: String, promote: bool) -> ConsoleResult<()> {
+    let (state, person) = signed_in().await?;
+    let a = state.graft.agent_by_name(&agent).await?;
+    let (vendor, name) = split_tool(&tool)?;
+    let actor = Actor::Person(person.name);
+    if promote {
+        state.graft.promote_tool(&actor, a.id, vendor, name).await?;
+    } else {
+        state.graft.demote_tool(&actor, a.id, vendor, name).await?;
+    }
+    Ok(())
 }
 
 #[cfg(feature = "ssr")]
