@@ -547,9 +547,17 @@ pub async fn login(name: String, password: String, next: Option<String>) -> Cons
         let session: tower_sessions::Session = leptos_axum::extract()
             .await
             .map_err(|_| ConsoleError::Internal)?;
+        if let Some(wait) = state.sign_ins.blocked(&name) {
+            return Err(ConsoleError::Refused(format!(
+                "Too many failed sign-ins for this name; try again in {} s.",
+                wait.as_secs().max(1)
+            )));
+        }
         let Some(person) = state.graft.sign_in(&name, &password).await? else {
+            state.sign_ins.failed(&name);
             return Err(ConsoleError::Refused("Wrong name or password.".into()));
         };
+        state.sign_ins.succeeded(&name);
         crate::server::console::start_session(&session, &person)
             .await
             .map_err(|_| ConsoleError::Internal)?;

@@ -44,6 +44,54 @@ pub struct ConsoleState {
     pub public_url: String,
     /// When the sweeper runs next (ms since the epoch, the service's clock).
     pub next_sweep: Arc<AtomicI64>,
+    /// Failed sign-ins by name, to slow down password guessing.
+    pub sign_ins: Arc<SignInThrottle>,
+}
+
+/// Failed sign-ins allowed per name before it is refused for [`THROTTLE_WINDOW`].
+const MAX_FAILURES: u32 = 5;
+/// How long failures are remembered, and how long a name is refused after too many.
+const THROTTLE_WINDOW: Duration = Duration::from_secs(60);
+
+/// Failed sign-ins per name (in memory): after [`MAX_FAILURES`] within a minute, that
+/// name is refused for a minute, so guessing costs time; a success clears the count.
+#[derive(Default)]
+pub struct SignInThrottle {
+    failures: Mutex<HashMap<String, (u32, Instant)>>,
+}
+
+impl SignInThrottle {
+    /// How long `name` is still refused, if it is.
+    pub fn blocked(&self, name: &str) -> Option<Duration> {
+        let failures = self.failures.lock().expect("throttle lock");
+        let (count, last) = failures.get(&name.trim().to_lowercase())?;
+        let since = last.elapsed();
+        (*count >= MAX_FAILURES && since < THROTTLE_WINDOW).then(|| THROTTLE_WINDOW - since)
+    }
+
+    /// Counts a failed sign-in for `name`.
+    pub fn failed(&self, name: &str) {
+        let mut failures = self.failures.lock().expect("throttle lock");
+        if failures.len() > 10_000 {
+            failures.retain(|_, (_, last)| last.elapsed() < THROTTLE_WINDOW);
+        }
+        let entry = failures
+            .entry(name.trim().to_lowercase())
+            .or_insert((0, Instant::now()));
+        if entry.1.elapsed() >= THROTTLE_WINDOW {
+            entry.0 = 0;
+        }
+        entry.0 += 1;
+        entry.1 = Instant::now();
+    }
+
+    /// Clears `name`'s failures after a sign-in.
+    pub fn succeeded(&self, name: &str) {
+        self.failures
+            .lock()
+            .expect("throttle lock")
+            .remove(&name.trim().to_lowercase());
+    }
 }
 
 impl ConsoleState {

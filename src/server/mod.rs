@@ -114,6 +114,7 @@ impl Application {
             flash: Arc::new(console::FlashStore::default()),
             public_url: settings.public_url(),
             next_sweep: next_sweep.clone(),
+            sign_ins: Arc::new(console::SignInThrottle::default()),
         };
         let secure = settings
             .public_url

@@ -761,3 +761,39 @@ async fn a_password_change_or_removal_ends_the_persons_other_sessions() {
     assert_eq!(laptop.get("/agents").await.status(), 303);
     app.stop().await;
 }
+
+#[tokio::test]
+async fn repeated_wrong_passwords_hold_the_name_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_in(dir.path()).await;
+    app.graft.add_user("ops", PASSWORD).await.unwrap();
+    app.graft.add_user("eve", PASSWORD).await.unwrap();
+    let mut b = Browser::new(&app);
+    for _ in 0..5 {
+        let e: Value = b
+            .call("login", &[("name", "ops"), ("password", "guess guess")])
+            .await
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(e["Refused"], "Wrong name or password.");
+    }
+    // even the right password waits now, for that name only
+    let e: Value = b
+        .call("login", &[("name", "OPS"), ("password", PASSWORD)])
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        e["Refused"]
+            .as_str()
+            .unwrap()
+            .starts_with("Too many failed sign-ins"),
+        "{e}"
+    );
+    assert_eq!(b.get("/agents").await.status(), 303);
+    b.sign_in("eve", PASSWORD).await;
+    assert_eq!(b.get("/agents").await.status(), 200);
+    app.stop().await;
+}
