@@ -797,15 +797,20 @@ pub async fn rotate_token(agent: String) -> ConsoleResult<()> {
     .await
 }
 
-/// The token kept for this person under `reveal`, taken (a second read finds nothing),
-/// with the client snippets. `None` once shown or expired (10 minutes).
+/// The token of `agent` kept for this person under `reveal`, taken (a second read finds
+/// nothing), with the client snippets. `None` once shown, expired (10 minutes), or kept
+/// for another agent. Errors: `Refused` for an unknown agent (the page answers 404).
 #[server(prefix = "/api", endpoint = "take_token")]
-pub async fn take_token(reveal: String) -> ConsoleResult<Option<TokenReveal>> {
+pub async fn take_token(agent: String, reveal: String) -> ConsoleResult<Option<TokenReveal>> {
     with_status(async move {
         let (state, person) = signed_in().await?;
+        let wanted = state.graft.agent_by_name(&agent).await?.name;
         let Some(Flash::Token(agent, token)) = state.flash.take(&person.name, &reveal) else {
             return Ok(None);
         };
+        if agent != wanted {
+            return Ok(None);
+        }
         let url = format!("{}/mcp", state.public_url.trim_end_matches('/'));
         Ok(Some(TokenReveal {
             snippets: crate::console::snippets::all(&agent, &url, &token),

@@ -213,11 +213,11 @@ fn agents_table(
 pub fn TokenPage() -> impl IntoView {
     let query = use_query_map();
     let params = use_params_map();
-    let reveal = Resource::new(
-        move || query.read().get("reveal").unwrap_or_default(),
-        take_token,
-    );
     let name = move || params.read().get("name").unwrap_or_default();
+    let reveal = Resource::new(
+        move || (name(), query.read().get("reveal").unwrap_or_default()),
+        |(agent, reveal)| take_token(agent, reveal),
+    );
     view! {
         <Frame title="Agent token">
             <Suspense fallback=|| view! { <p>"Loading…"</p> }>

@@ -511,7 +511,10 @@ async fn a_new_agents_token_is_shown_once_and_works() {
     assert!(page.contains("/skill/SKILL.md"));
     // once only: a second look finds nothing
     let again: Value = b
-        .call("take_token", &[("reveal", reveal.as_str())])
+        .call(
+            "take_token",
+            &[("agent", "hermes-1"), ("reveal", reveal.as_str())],
+        )
         .await
         .json()
         .await
@@ -531,14 +534,20 @@ async fn a_new_agents_token_is_shown_once_and_works() {
     let mut eve = Browser::new(&app);
     eve.sign_in("eve", PASSWORD).await;
     let v: Value = eve
-        .call("take_token", &[("reveal", reveal.as_str())])
+        .call(
+            "take_token",
+            &[("agent", "hermes-1"), ("reveal", reveal.as_str())],
+        )
         .await
         .json()
         .await
         .unwrap();
     assert_eq!(v, Value::Null);
     let v: Value = b
-        .call("take_token", &[("reveal", reveal.as_str())])
+        .call(
+            "take_token",
+            &[("agent", "hermes-1"), ("reveal", reveal.as_str())],
+        )
         .await
         .json()
         .await
@@ -550,6 +559,8 @@ async fn a_new_agents_token_is_shown_once_and_works() {
         "the old token stops working"
     );
     assert_eq!(raw_initialize(&app, &new_token).await.status(), 200);
+    // a token page of an agent that does not exist is not found
+    assert_eq!(b.get("/agents/nobody/token?reveal=x").await.status(), 404);
     app.stop().await;
 }
 
