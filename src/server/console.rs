@@ -217,6 +217,61 @@ fn from_own_pages(req: &Request, public_origin: &str) -> bool {
         || origin == format!("https://{host}")
 }
 
+/// Whether `next` is a path on this server that is safe to redirect to. The path is plain
+/// (`/`, letters, digits, `_`, `-`, `.`; no empty, `.` or `..` segment, so nothing a
+/// browser or router could turn into `//host`; browsers also drop tabs and newlines, which
+/// made `/<TAB>/evil.example` one), and the query is visible ASCII without `\` and
+/// without Leptos's error parameters (`__err`, `__path`, in any encoding), so a link
+/// cannot carry a message through the sign-in.
+pub fn is_local_path(next: &str) -> bool {
+    if next.len() > 2048 {
+        return false;
+    }
+    let (path, query) = next.split_once('?').unwrap_or((next, ""));
+    let Some(rest) = path.strip_prefix('/') else {
+        return false;
+    };
+    let segments: Vec<&str> = rest.split('/').collect();
+    let last = segments.len() - 1;
+    let path_ok = rest
+        .bytes()
+        .all(|c| c.is_ascii_alphanumeric() || b"/_-.".contains(&c))
+        && segments
+            .iter()
+            .enumerate()
+            .all(|(i, s)| !matches!(*s, "." | "..") && (!s.is_empty() || i == last));
+    let query_ok =
+        query.bytes().all(|c| c.is_ascii_graphic() && c != b'\\') && !carries_form_error(query);
+    path_ok && query_ok
+}
+
+/// Leptos's no-JavaScript error parameters in a page's query.
+const FORM_ERROR_KEYS: [&str; 2] = ["__err", "__path"];
+
+/// Whether a query carries Leptos's error parameters, read decoded as Leptos reads them
+/// (`%5F%5Ferr` is `__err`).
+fn carries_form_error(query: &str) -> bool {
+    url::form_urlencoded::parse(query.as_bytes())
+        .any(|(k, _)| FORM_ERROR_KEYS.contains(&k.as_ref()))
+}
+
+/// A query's pairs, decoded, without the keys in `drop`.
+pub fn query_without(query: &str, drop: &[&str]) -> Vec<(String, String)> {
+    url::form_urlencoded::parse(query.as_bytes())
+        .filter(|(k, _)| !drop.contains(&k.as_ref()))
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect()
+}
+
+/// Whether a request asks for HTML: a browser's navigation or plain form post (a script
+/// of the hydrated console asks for JSON).
+pub fn accepts_html(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("text/html"))
+}
+
 /// The gate in front of every console page and server function (SPEC §8: console pages
 /// require login; state changes need the session): a POST from another origin gets 403;
 /// signed out, a page goes to `/login?next=…`, a plain form post to `/login`, and a
@@ -236,20 +291,14 @@ pub async fn gate(
         if !from_own_pages(&req, public_origin) {
             return (StatusCode::FORBIDDEN, "cross-origin request refused").into_response();
         }
-    } else if let Some(query) = req.uri().query().filter(|q| {
-        // decoded as Leptos reads them: `%5F%5Ferr` is `__err`
-        url::form_urlencoded::parse(q.as_bytes()).any(|(k, _)| k == "__err" || k == "__path")
-    }) {
+    } else if let Some(query) = req.uri().query().filter(|q| carries_form_error(q)) {
         let site = req
             .headers()
             .get("sec-fetch-site")
             .and_then(|v| v.to_str().ok())
             .unwrap_or("same-origin");
         if site != "same-origin" {
-            let kept: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
-                .filter(|(k, _)| k != "__err" && k != "__path")
-                .map(|(k, v)| (k.into_owned(), v.into_owned()))
-                .collect();
+            let kept = query_without(query, &FORM_ERROR_KEYS);
             let mut target = req.uri().path().to_string();
             if !kept.is_empty() {
                 target.push('?');
@@ -275,11 +324,6 @@ pub async fn gate(
         return res;
     }
     let path = req.uri().path();
-    let accepts_html = req
-        .headers()
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.contains("text/html"));
     if req.method() == http::Method::GET {
         let target = req
             .uri()
@@ -290,7 +334,7 @@ pub async fn gate(
         return Redirect::to(&format!("/login?next={next}")).into_response();
     }
     // a plain form post (no JavaScript) goes to the sign-in page; a script gets 401
-    if accepts_html || !path.starts_with("/api/") {
+    if accepts_html(req.headers()) || !path.starts_with("/api/") {
         return Redirect::to("/login").into_response();
     }
     (
@@ -442,5 +486,45 @@ fn summary_page(
         ([(header::CONTENT_TYPE, "text/plain")], target).into_response()
     } else {
         Redirect::to(&target).into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_plain_local_paths_are_followed_after_sign_in() {
+        for ok in [
+            "/",
+            "/agents",
+            "/agents/",
+            "/agents/alpha.1?page=2",
+            "/tools?q=list%20users",
+            "/tools/petstore/add_pet",
+        ] {
+            assert!(is_local_path(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "agents",
+            "//evil.example/",
+            "/\\evil.example",
+            "/\t/evil.example",
+            "/\n/x",
+            "/ /x",
+            "https://evil.example/",
+            "/é",
+            "/.//example.com",
+            "/..//example.com",
+            "/%2e//example.com",
+            "/a//b",
+            "/agents/x?__err=abc",
+            "/agents/x?a=1&%5F%5Ferr=abc",
+            "/agents/x?__er%72=abc",
+            "/agents/x?__path=%2Fapi",
+        ] {
+            assert!(!is_local_path(bad), "{bad:?}");
+        }
     }
 }
