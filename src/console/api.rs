@@ -517,17 +517,14 @@ fn approval_item(a: crate::db::runs::ApprovalRow) -> ApprovalItem {
     }
 }
 
-/// Percent-encodes one path segment (agent names are `[A-Za-z0-9._-]`, kept as is).
+/// Percent-encodes one path segment of a console link (UTF-8; agent names, vendor slugs
+/// and tool names are `[A-Za-z0-9._-]` and stay as they are).
 pub fn segment(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                c.to_string()
-            } else {
-                format!("%{:02X}", c as u32 & 0xff)
-            }
-        })
-        .collect()
+    const KEEP: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'_')
+        .remove(b'.');
+    percent_encoding::utf8_percent_encode(s, KEEP).to_string()
 }
 
 // ---------------------------------------------------------------- sign-in
@@ -1130,6 +1127,13 @@ pub async fn decide(agent: String, tool: String, decision: String) -> ConsoleRes
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn link_segments_are_percent_encoded_utf8() {
+        assert_eq!(segment("hermes-1.a_b"), "hermes-1.a_b");
+        assert_eq!(segment("a b/c?"), "a%20b%2Fc%3F");
+        assert_eq!(segment("é"), "%C3%A9");
+    }
 
     #[test]
     fn causes_read_as_the_spec_words_them() {
