@@ -365,7 +365,7 @@ pub async fn import_upload(
     State(state): State<ConsoleState>,
     session: Session,
     headers: http::HeaderMap,
-    mut form: Multipart,
+    form: Multipart,
 ) -> Response {
     // the hydrated page sends the form itself (to show the bytes sent) and asks for the
     // summary's address as text, since a request from a script follows redirects itself
@@ -373,85 +373,58 @@ pub async fn import_upload(
     let Some(person) = person_of(&state.graft, &session).await else {
         return Redirect::to("/login").into_response();
     };
-    let (mut vendor, mut base_url, mut document) = (String::new(), String::new(), None);
-    loop {
-        match form.next_field().await {
-            Ok(Some(field)) => {
-                let name = field.name().unwrap_or_default().to_string();
-                let bytes = match field.bytes().await {
-                    Ok(b) => b,
-                    Err(e) => {
-                        return summary_page(&state, &person, &vendor, as_text, Err(e.body_text()))
-                    }
-                };
-                match name.as_str() {
-                    "vendor" => vendor = String::from_utf8_lossy(&bytes).trim().to_string(),
-                    "base_url" => base_url = String::from_utf8_lossy(&bytes).trim().to_string(),
-                    "document" => document = Some(bytes),
-                    _ => {}
-                }
-            }
-            Ok(None) => break,
-            Err(e) => return summary_page(&state, &person, &vendor, as_text, Err(e.body_text())),
+    let mut vendor = String::new();
+    let result = read_and_import(&state.graft, &person, form, &mut vendor).await;
+    summary_page(&state, &person, &vendor, as_text, result)
+}
+
+/// Reads the upload form (`vendor` into `vendor`, `base_url`, `document`) and imports the
+/// document. Errors: why nothing was imported, in words for the summary.
+async fn read_and_import(
+    graft: &Graft,
+    person: &Person,
+    mut form: Multipart,
+    vendor: &mut String,
+) -> Result<crate::service::ImportReport, String> {
+    let (mut base_url, mut document) = (String::new(), None);
+    while let Some(field) = form.next_field().await.map_err(|e| e.body_text())? {
+        let name = field.name().unwrap_or_default().to_string();
+        let bytes = field.bytes().await.map_err(|e| e.body_text())?;
+        match name.as_str() {
+            "vendor" => *vendor = String::from_utf8_lossy(&bytes).trim().to_string(),
+            "base_url" => base_url = String::from_utf8_lossy(&bytes).trim().to_string(),
+            "document" => document = Some(bytes),
+            _ => {}
         }
     }
     if document
         .as_ref()
         .is_some_and(|d| d.len() > MAX_UPLOAD_BYTES)
     {
-        return summary_page(
-            &state,
-            &person,
-            &vendor,
-            as_text,
-            Err(format!(
-                "the document is larger than {} MiB",
-                MAX_UPLOAD_BYTES >> 20
-            )),
-        );
+        return Err(format!(
+            "the document is larger than {} MiB",
+            MAX_UPLOAD_BYTES >> 20
+        ));
     }
     let text = match document.as_deref().map(std::str::from_utf8) {
-        Some(Ok(t)) if !t.trim().is_empty() => t.to_string(),
-        Some(Ok(_)) | None => {
-            return summary_page(
-                &state,
-                &person,
-                &vendor,
-                as_text,
-                Err("choose an OpenAPI document to upload".into()),
-            )
-        }
-        Some(Err(_)) => {
-            return summary_page(
-                &state,
-                &person,
-                &vendor,
-                as_text,
-                Err("the document is not UTF-8 text (JSON or YAML)".into()),
-            )
-        }
+        Some(Ok(t)) if !t.trim().is_empty() => t,
+        Some(Ok(_)) | None => return Err("choose an OpenAPI document to upload".into()),
+        Some(Err(_)) => return Err("the document is not UTF-8 text (JSON or YAML)".into()),
     };
     let base = Some(base_url.as_str()).filter(|b| !b.is_empty());
-    let result = state
-        .graft
-        .import_openapi(&vendor, &text, base, &mut |_, _| {})
-        .await;
-    match result {
+    match graft
+        .import_openapi(vendor, text, base, &mut |_, _| {})
+        .await
+    {
         Ok(r) => {
             tracing::info!(vendor = %r.vendor, imported = r.imported, by = %person.name, "OpenAPI import in the console");
-            summary_page(&state, &person, &vendor, as_text, Ok(r))
+            Ok(r)
         }
         Err(crate::service::ServiceError::Internal(e)) => {
             tracing::error!(error = ?e, "import failed");
-            summary_page(
-                &state,
-                &person,
-                &vendor,
-                as_text,
-                Err("internal error; see the server log".into()),
-            )
+            Err("internal error; see the server log".into())
         }
-        Err(e) => summary_page(&state, &person, &vendor, as_text, Err(e.to_string())),
+        Err(e) => Err(e.to_string()),
     }
 }
 
