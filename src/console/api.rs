@@ -421,13 +421,19 @@ pub fn promoted_by_in_words(by: &str) -> &'static str {
 #[cfg(feature = "ssr")]
 async fn signed_in() -> ConsoleResult<(ConsoleState, crate::service::people::Person)> {
     let state = use_context::<ConsoleState>().ok_or(ConsoleError::Internal)?;
-    let session: tower_sessions::Session = leptos_axum::extract()
-        .await
-        .map_err(|_| ConsoleError::SignedOut)?;
+    let session = session().await.map_err(|_| ConsoleError::SignedOut)?;
     let person = person_of(&state.graft, &session)
         .await
         .ok_or(ConsoleError::SignedOut)?;
     Ok((state, person))
+}
+
+/// This request's session (the session layer puts it on every console request).
+#[cfg(feature = "ssr")]
+async fn session() -> ConsoleResult<tower_sessions::Session> {
+    leptos_axum::extract()
+        .await
+        .map_err(|_| ConsoleError::Internal)
 }
 
 /// Runs a server function's body and gives its error an HTTP status that says what it is
@@ -536,9 +542,7 @@ pub fn segment(s: &str) -> String {
 pub async fn login(name: String, password: String, next: Option<String>) -> ConsoleResult<()> {
     with_status(async move {
         let state = use_context::<ConsoleState>().ok_or(ConsoleError::Internal)?;
-        let session: tower_sessions::Session = leptos_axum::extract()
-            .await
-            .map_err(|_| ConsoleError::Internal)?;
+        let session = session().await?;
         if let Some(wait) = state.sign_ins.blocked(&name) {
             return Err(ConsoleError::Refused(format!(
                 "Too many failed sign-ins for this name; try again in {} s.",
@@ -566,9 +570,7 @@ pub async fn login(name: String, password: String, next: Option<String>) -> Cons
 #[server(prefix = "/api", endpoint = "logout")]
 pub async fn logout() -> ConsoleResult<()> {
     with_status(async move {
-        let session: tower_sessions::Session = leptos_axum::extract()
-            .await
-            .map_err(|_| ConsoleError::Internal)?;
+        let session = session().await?;
         session.flush().await.map_err(|_| ConsoleError::Internal)?;
         leptos_axum::redirect("/login");
         Ok(())
@@ -604,9 +606,7 @@ pub async fn change_password(current: String, new: String, confirm: String) -> C
         {
             Ok(renewed) => {
                 // the person's other sessions ended; this one carries on at the new epoch
-                let session: tower_sessions::Session = leptos_axum::extract()
-                    .await
-                    .map_err(|_| ConsoleError::Internal)?;
+                let session = session().await?;
                 crate::server::console::start_session(&session, &renewed)
                     .await
                     .map_err(|_| ConsoleError::Internal)?;
