@@ -120,6 +120,32 @@ pub fn LoadError(err: ConsoleError) -> impl IntoView {
     }
 }
 
+/// A part of a page that waits for `data`: `waiting` until it is there, then `show` of its
+/// value, or the error ([`LoadError`]: 404 for something not there, a way to sign in).
+pub fn loaded<T, V>(
+    data: Resource<Result<T, ConsoleError>>,
+    waiting: &'static str,
+    show: impl Fn(T) -> V + Clone + Send + Sync + 'static,
+) -> impl IntoView
+where
+    T: Clone + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static,
+    V: IntoView + 'static,
+{
+    view! {
+        <Suspense fallback=move || view! { <p>{waiting}</p> }>
+            {move || {
+                let show = show.clone();
+                Suspend::new(async move {
+                    match data.await {
+                        Ok(value) => show(value).into_any(),
+                        Err(e) => view! { <LoadError err=e/> }.into_any(),
+                    }
+                })
+            }}
+        </Suspense>
+    }
+}
+
 /// The working-set size over time as a step chart (SVG, 600 × 140), from `(ms, size)`
 /// points, up to `now`, with the cap as a dashed line when it is in range.
 #[component]

@@ -70,14 +70,7 @@ pub fn AccountPage() -> impl IntoView {
     view! {
         <Frame title="Account">
             <h1>"Account"</h1>
-            <Suspense fallback=|| view! { <p>"Loading…"</p> }>
-                {move || Suspend::new(async move {
-                    match me.await {
-                        Ok(name) => view! { <p>"Signed in as "<strong>{name}</strong>"."</p> }.into_any(),
-                        Err(e) => view! { <LoadError err=e/> }.into_any(),
-                    }
-                })}
-            </Suspense>
+            {loaded(me, "Loading…", |name| view! { <p>"Signed in as "<strong>{name}</strong>"."</p> })}
             <section class="card">
                 <h2>"Change password"</h2>
                 <FormError err/>
@@ -112,14 +105,7 @@ pub fn AgentsPage() -> impl IntoView {
         <Frame title="Agents">
             <h1>"Agents"</h1>
             {move || saved().then(|| view! { <p class="ok" role="status">"Saved. The rule reads caps and idle windows at the next sweep."</p> })}
-            <Suspense fallback=|| view! { <p>"Loading…"</p> }>
-                {move || Suspend::new(async move {
-                    match data.await {
-                        Ok(d) => agents_table(d, edit, edit_err).into_any(),
-                        Err(e) => view! { <LoadError err=e/> }.into_any(),
-                    }
-                })}
-            </Suspense>
+            {loaded(data, "Loading…", move |d| agents_table(d, edit, edit_err))}
             <section class="card" id="new-agent">
                 <h2>"New agent"</h2>
                 <FormError err=add_err/>
@@ -220,19 +206,14 @@ pub fn TokenPage() -> impl IntoView {
     );
     view! {
         <Frame title="Agent token">
-            <Suspense fallback=|| view! { <p>"Loading…"</p> }>
-                {move || Suspend::new(async move {
-                    match reveal.await {
-                        Ok(Some(r)) => token_view(r).into_any(),
-                        Ok(None) => view! {
-                            <h1>"Token"</h1>
-                            <p>"This token was shown already (or waited more than 10 minutes). Graft keeps only its hash; rotate the token on "
-                                <a href=format!("/agents/{}", segment(&name()))>"the agent's page"</a>" to get a new one."</p>
-                        }.into_any(),
-                        Err(e) => view! { <LoadError err=e/> }.into_any(),
-                    }
-                })}
-            </Suspense>
+            {loaded(reveal, "Loading…", move |r| match r {
+                Some(r) => token_view(r).into_any(),
+                None => view! {
+                    <h1>"Token"</h1>
+                    <p>"This token was shown already (or waited more than 10 minutes). Graft keeps only its hash; rotate the token on "
+                        <a href=format!("/agents/{}", segment(&name()))>"the agent's page"</a>" to get a new one."</p>
+                }.into_any(),
+            })}
         </Frame>
     }
 }
@@ -438,13 +419,9 @@ fn promote_hits(
     promote_action: ServerAction<Promote>,
 ) -> impl IntoView {
     view! {
-        <Suspense fallback=|| view! { <p>"Searching…"</p> }>
-            {move || {
-                let agent = agent.clone();
-                Suspend::new(async move {
-                    match hits.await {
-                        Ok(s) if s.hits.is_empty() => view! { <p class="muted">{if s.total == 0 { "Search by vendor, name or description." } else { "" }}</p> }.into_any(),
-                        Ok(s) => view! {
+        {loaded(hits, "Searching…", move |s| match s {
+                        s if s.hits.is_empty() => view! { <p class="muted">{if s.total == 0 { "Search by vendor, name or description." } else { "" }}</p> }.into_any(),
+                        s => view! {
                             <p class="muted">{format!("{} of {} matches", s.hits.len(), s.total)}</p>
                             <ul class="hits">
                                 {s.hits.into_iter().map(|h| {
@@ -472,11 +449,7 @@ fn promote_hits(
                                 }).collect_view()}
                             </ul>
                         }.into_any(),
-                        Err(e) => view! { <LoadError err=e/> }.into_any(),
-                    }
-                })
-            }}
-        </Suspense>
+        })}
     }
 }
 
@@ -611,23 +584,16 @@ pub fn ApprovalsPage() -> impl IntoView {
             <h1>"Approvals"</h1>
             <p class="muted">"A tool that writes asks once per agent, on its first call. A grant stands across versions and demotions; a revoked grant is a denial (the agent's calls are refused) until approved again."</p>
             <FormError err/>
-            <Suspense fallback=|| view! { <p>"Loading…"</p> }>
-                {move || Suspend::new(async move {
-                    match data.await {
-                        Ok(d) => {
-                            let (agent, tool) = wanted();
-                            let asked = d.approvals.iter().find(|x| x.agent == agent && format!("{}__{}", x.vendor, x.name) == tool).cloned();
-                            view! {
-                                {asked.map(|x| view! {
-                                    <p class="warning" role="note">{format!("{} asks to run {}__{} ({}).", x.agent, x.vendor, x.name, x.state)}</p>
-                                })}
-                                {approvals_table(d.approvals, d.now, decide_action, true)}
-                            }.into_any()
-                        }
-                        Err(e) => view! { <LoadError err=e/> }.into_any(),
-                    }
-                })}
-            </Suspense>
+            {loaded(data, "Loading…", move |d| {
+                let (agent, tool) = wanted();
+                let asked = d.approvals.iter().find(|x| x.agent == agent && format!("{}__{}", x.vendor, x.name) == tool).cloned();
+                view! {
+                    {asked.map(|x| view! {
+                        <p class="warning" role="note">{format!("{} asks to run {}__{} ({}).", x.agent, x.vendor, x.name, x.state)}</p>
+                    })}
+                    {approvals_table(d.approvals, d.now, decide_action, true)}
+                }
+            })}
         </Frame>
     }
 }
@@ -647,17 +613,15 @@ pub fn ToolboxPage() -> impl IntoView {
                 <label>"Search by vendor, name or description"<input type="search" name="q" value=untrack(q) placeholder="e.g. create invoice"/></label>
                 <button type="submit">"Search"</button>
             </form>
-            <Suspense fallback=|| view! { <p>"Searching…"</p> }>
-                {move || Suspend::new(async move {
-                    match hits.await {
-                        Ok(s) if s.hits.is_empty() => view! {
+            {loaded(hits, "Searching…", move |s| match s {
+                        s if s.hits.is_empty() => view! {
                             <p class="muted">{if q().trim().is_empty() {
                                 format!("{} tools in the toolbox. Search them above.", s.toolbox)
                             } else {
                                 "Nothing matches. An agent can author a tool with acquire.".to_string()
                             }}</p>
                         }.into_any(),
-                        Ok(s) => view! {
+                        s => view! {
                             <p class="muted">{format!("{} of {} matches", s.hits.len(), s.total)}</p>
                             <div class="table-wrap"><table>
                                 <thead><tr><th>"Tool"</th><th>"Hints"</th><th>"Description"</th></tr></thead>
@@ -670,10 +634,7 @@ pub fn ToolboxPage() -> impl IntoView {
                                 }).collect_view()}</tbody>
                             </table></div>
                         }.into_any(),
-                        Err(e) => view! { <LoadError err=e/> }.into_any(),
-                    }
-                })}
-            </Suspense>
+            })}
         </Frame>
     }
 }
@@ -692,14 +653,7 @@ pub fn ToolPage() -> impl IntoView {
     let data = Resource::new(key, |(v, n)| tool(v, n));
     view! {
         <Frame title={ let (v, n) = untrack(key); format!("{v}__{n}") }>
-            <Suspense fallback=|| view! { <p>"Loading…"</p> }>
-                {move || Suspend::new(async move {
-                    match data.await {
-                        Ok(t) => tool_view(t).into_any(),
-                        Err(e) => view! { <LoadError err=e/> }.into_any(),
-                    }
-                })}
-            </Suspense>
+            {loaded(data, "Loading…", tool_view)}
         </Frame>
     }
 }
@@ -790,59 +744,53 @@ pub fn VendorsPage() -> impl IntoView {
     view! {
         <Frame title="Vendors">
             <h1>"Vendors"</h1>
-            <Suspense fallback=|| view! { <p>"Loading…"</p> }>
-                {move || Suspend::new(async move {
-                    let d = match data.await {
-                        Ok(d) => d,
-                        Err(e) => return view! { <LoadError err=e/> }.into_any(),
-                    };
-                    let now = d.now;
-                    let slugs: Vec<String> = d.vendors.iter().map(|v| v.slug.clone()).collect();
-                    view! {
-                        {d.import.clone().map(import_summary)}
-                        {if d.vendors.is_empty() {
-                            view! { <p class="muted">"No vendors yet."</p> }.into_any()
-                        } else {
-                            view! { <div class="table-wrap"><table>
-                                <thead><tr><th>"Slug"</th><th>"Name"</th><th>"Base URL"</th><th>"OpenAPI document"</th></tr></thead>
-                                <tbody>{d.vendors.iter().cloned().map(|v| view! {
-                                    <tr data-vendor=v.slug.clone()>
-                                        <td><code>{v.slug.clone()}</code></td>
-                                        <td>{v.name}</td>
-                                        <td><code>{v.base_url}</code></td>
-                                        <td>{if v.has_document { "stored" } else { "—" }}</td>
-                                    </tr>
-                                }).collect_view()}</tbody>
-                            </table></div> }.into_any()
-                        }}
-                        <section class="card">
-                            <h2>"Connections"</h2>
-                            <FormError err=revoke_err/>
-                            {connections_table(d.connections.clone(), now, revoke)}
-                            <h3>"Add a connection"</h3>
-                            <FormError err=conn_err/>
-                            {move || (matches!(add_conn.value().get(), Some(Ok(()))) || conn_posted.get()).then(|| view! { <p class="ok" role="status">"Connection added; its secret is sealed."</p> })}
-                            <ActionForm action=add_conn attr:class="grid-form">
-                                <label>"Vendor"<select name="vendor">{slugs.iter().map(|s| view! { <option value=s.clone()>{s.clone()}</option> }).collect_view()}</select></label>
-                                <label>"Label"<input name="label" required placeholder="production"/></label>
-                                <label>"Kind"
-                                    <select name="kind">
-                                        <option value="bearer">"bearer (Authorization: Bearer)"</option>
-                                        <option value="header">"header (e.g. X-Api-Key)"</option>
-                                        <option value="query">"query parameter"</option>
-                                        <option value="basic">"basic (user:password)"</option>
-                                        <option value="none">"none"</option>
-                                    </select>
-                                </label>
-                                <label>"Header or parameter name"<input name="name" placeholder="only for header and query"/></label>
-                                <label>"Secret (write-only)"<input type="password" name="secret" autocomplete="off"/></label>
-                                <button type="submit">"Add connection"</button>
-                            </ActionForm>
-                            <p class="muted">"The secret is encrypted at rest and never shown again, here or to agents."</p>
-                        </section>
-                    }.into_any()
-                })}
-            </Suspense>
+            {loaded(data, "Loading…", move |d| {
+                let now = d.now;
+                let slugs: Vec<String> = d.vendors.iter().map(|v| v.slug.clone()).collect();
+                view! {
+                    {d.import.clone().map(import_summary)}
+                    {if d.vendors.is_empty() {
+                        view! { <p class="muted">"No vendors yet."</p> }.into_any()
+                    } else {
+                        view! { <div class="table-wrap"><table>
+                            <thead><tr><th>"Slug"</th><th>"Name"</th><th>"Base URL"</th><th>"OpenAPI document"</th></tr></thead>
+                            <tbody>{d.vendors.iter().cloned().map(|v| view! {
+                                <tr data-vendor=v.slug.clone()>
+                                    <td><code>{v.slug.clone()}</code></td>
+                                    <td>{v.name}</td>
+                                    <td><code>{v.base_url}</code></td>
+                                    <td>{if v.has_document { "stored" } else { "—" }}</td>
+                                </tr>
+                            }).collect_view()}</tbody>
+                        </table></div> }.into_any()
+                    }}
+                    <section class="card">
+                        <h2>"Connections"</h2>
+                        <FormError err=revoke_err/>
+                        {connections_table(d.connections.clone(), now, revoke)}
+                        <h3>"Add a connection"</h3>
+                        <FormError err=conn_err/>
+                        {move || (matches!(add_conn.value().get(), Some(Ok(()))) || conn_posted.get()).then(|| view! { <p class="ok" role="status">"Connection added; its secret is sealed."</p> })}
+                        <ActionForm action=add_conn attr:class="grid-form">
+                            <label>"Vendor"<select name="vendor">{slugs.iter().map(|s| view! { <option value=s.clone()>{s.clone()}</option> }).collect_view()}</select></label>
+                            <label>"Label"<input name="label" required placeholder="production"/></label>
+                            <label>"Kind"
+                                <select name="kind">
+                                    <option value="bearer">"bearer (Authorization: Bearer)"</option>
+                                    <option value="header">"header (e.g. X-Api-Key)"</option>
+                                    <option value="query">"query parameter"</option>
+                                    <option value="basic">"basic (user:password)"</option>
+                                    <option value="none">"none"</option>
+                                </select>
+                            </label>
+                            <label>"Header or parameter name"<input name="name" placeholder="only for header and query"/></label>
+                            <label>"Secret (write-only)"<input type="password" name="secret" autocomplete="off"/></label>
+                            <button type="submit">"Add connection"</button>
+                        </ActionForm>
+                        <p class="muted">"The secret is encrypted at rest and never shown again, here or to agents."</p>
+                    </section>
+                }
+            })}
             <section class="card">
                 <h2>"New vendor"</h2>
                 <FormError err=add_err/>
