@@ -92,14 +92,6 @@ pub async fn select_agent_usage(pool: &Pool, agent_id: i64) -> DbResult<Vec<(i64
         .await
 }
 
-/// Number of history rows of an agent.
-pub async fn count_history(pool: &Pool, agent_id: i64) -> DbResult<i64> {
-    sqlx::query_scalar("SELECT COUNT(*) FROM history WHERE agent_id = $1")
-        .bind(agent_id)
-        .fetch_one(pool)
-        .await
-}
-
 /// `(at, +1 | -1)` of an agent's history, oldest first: the working-set size over time.
 pub async fn select_history_steps(pool: &Pool, agent_id: i64) -> DbResult<Vec<(i64, i64)>> {
     sqlx::query_as(

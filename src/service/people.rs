@@ -282,7 +282,7 @@ impl Graft {
 
     /// Number of history rows of an agent (for paging).
     pub async fn history_count(&self, agent_id: i64) -> ServiceResult<i64> {
-        Ok(q::count_history(self.pool(), agent_id).await?)
+        Ok(db::count_history(self.pool(), agent_id).await?)
     }
 
     /// The working-set size after each promotion and demotion, `(at ms, size)`, oldest
