@@ -777,9 +777,8 @@ pub async fn agent(name: String, page: i64) -> ConsoleResult<AgentData> {
         let pages = ((history_total + PER_PAGE - 1) / PER_PAGE).max(1);
         let page = page.clamp(1, pages);
         let history = g.history(a.id, PER_PAGE, (page - 1) * PER_PAGE).await?;
-        let preview = g
-            .sweep_preview(a.id, state.next_sweep_at().max(now))
-            .await?;
+        let preview =
+            crate::service::Graft::sweep_preview(&a, &entries, state.next_sweep_at().max(now));
         let approvals = g
             .approvals()
             .await?

@@ -244,15 +244,14 @@ impl Graft {
             .collect())
     }
 
-    /// What the next sweep would demote for one agent as of `now` (ms): `(vendor__name,
-    /// cause)` pairs, idle first (SPEC §5; the same plan the sweep runs).
-    pub async fn sweep_preview(
-        &self,
-        agent_id: i64,
+    /// What the next sweep would demote for `agent` as of `now` (ms), given its working
+    /// set as [`Graft::working_set_view`] reads it: `(vendor__name, cause)` pairs, idle
+    /// first (SPEC §5; the same plan the sweep runs).
+    pub fn sweep_preview(
+        agent: &db::AgentRow,
+        view: &[EntryView],
         now: i64,
-    ) -> ServiceResult<Vec<(String, String)>> {
-        let agent = self.agent(agent_id).await?;
-        let view = self.working_set_view(agent_id).await?;
+    ) -> Vec<(String, String)> {
         let entries: Vec<SweepEntry> = view
             .iter()
             .map(|e| SweepEntry {
@@ -265,7 +264,7 @@ impl Graft {
             cap: agent.cap,
             idle_window_days: agent.idle_window_days,
         };
-        Ok(plan_agent(rule, &entries, now)
+        plan_agent(rule, &entries, now)
             .iter()
             .filter_map(|d| {
                 view.iter()
@@ -277,7 +276,7 @@ impl Graft {
                         )
                     })
             })
-            .collect())
+            .collect()
     }
 
     /// Number of history rows of an agent (for paging).
