@@ -153,15 +153,14 @@ impl Application {
             .route("/", get(console::home))
             .route("/skill/SKILL.md", get(console::skill))
             .with_state(console_state.clone());
-        let console_state_for_gate = console_state;
         let console = pages
             .merge(uploads)
             .layer(axum::middleware::from_fn_with_state(
-                console_state_for_gate,
+                console_state,
                 console::gate,
             ))
             .layer(session_layer)
-            // pages and the browser bundle (the debug wasm is ~12 MB, ~3 MB gzipped); not
+            // pages and the browser bundle (the debug wasm is ~12 MB, ~2 MB gzipped); not
             // /mcp, whose event streams must not be buffered
             .layer(tower_http::compression::CompressionLayer::new());
 
