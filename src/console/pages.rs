@@ -17,10 +17,15 @@ where
     Signal::derive(move || action.value().get().and_then(|r| r.err()))
 }
 
-/// Whether the page was reached after a plain form post saved `what` (`?saved=what`).
-fn saved_by_post(what: &'static str) -> Memo<bool> {
+/// Whether `action` saved: its last value is Ok (hydrated), or the page was reached after
+/// a plain form post that saved `what` (`?saved=what`).
+fn saved<S>(action: ServerAction<S>, what: &'static str) -> Signal<bool>
+where
+    S: leptos::server_fn::ServerFn<Output = (), Error = ConsoleError> + Clone + Send + Sync + 'static,
+{
     let query = use_query_map();
-    Memo::new(move |_| query.read().get("saved").as_deref() == Some(what))
+    let posted = Memo::new(move |_| query.read().get("saved").as_deref() == Some(what));
+    Signal::derive(move || matches!(action.value().get(), Some(Ok(()))) || posted.get())
 }
 
 /// Client-side limits of tools per request (CLIENTS.md): a warning, not a refusal.
@@ -65,8 +70,7 @@ pub fn AccountPage() -> impl IntoView {
     let change = ServerAction::<ChangePassword>::new();
     let me = Resource::new(|| (), |_| whoami());
     let err = error_of(change);
-    let posted = saved_by_post("password");
-    let saved = move || matches!(change.value().get(), Some(Ok(()))) || posted.get();
+    let saved = saved(change, "password");
     view! {
         <Frame title="Account">
             <h1>"Account"</h1>
@@ -74,7 +78,7 @@ pub fn AccountPage() -> impl IntoView {
             <section class="card">
                 <h2>"Change password"</h2>
                 <FormError err/>
-                {move || saved().then(|| view! { <p class="ok" role="status">"Password changed."</p> })}
+                {move || saved.get().then(|| view! { <p class="ok" role="status">"Password changed."</p> })}
                 <ActionForm action=change attr:class="stack">
                     <label>"Current password"<input type="password" name="current" autocomplete="current-password"/></label>
                     <FieldError err field="current"/>
@@ -99,12 +103,11 @@ pub fn AgentsPage() -> impl IntoView {
     let data = Resource::new(move || edit.version().get(), |_| agents());
     let add_err = error_of(add);
     let edit_err = error_of(edit);
-    let posted = saved_by_post("agent");
-    let saved = move || matches!(edit.value().get(), Some(Ok(()))) || posted.get();
+    let saved = saved(edit, "agent");
     view! {
         <Frame title="Agents">
             <h1>"Agents"</h1>
-            {move || saved().then(|| view! { <p class="ok" role="status">"Saved. The rule reads caps and idle windows at the next sweep."</p> })}
+            {move || saved.get().then(|| view! { <p class="ok" role="status">"Saved. The rule reads caps and idle windows at the next sweep."</p> })}
             {loaded(data, "Loading…", move |d| agents_table(d, edit, edit_err))}
             <section class="card" id="new-agent">
                 <h2>"New agent"</h2>
@@ -285,8 +288,7 @@ pub fn AgentPage() -> impl IntoView {
     ];
     let action_err = Signal::derive(move || errs.iter().find_map(|e| e.get()));
     let edit_err = error_of(edit);
-    let posted = saved_by_post("agent");
-    let saved = move || matches!(edit.value().get(), Some(Ok(()))) || posted.get();
+    let saved = saved(edit, "agent");
     view! {
         <Frame title=untrack(name)>
             <Suspense fallback=|| view! { <p>"Loading…"</p> }>
@@ -326,7 +328,7 @@ pub fn AgentPage() -> impl IntoView {
                         <section class="card" id="settings">
                             <h2>"Name, cap and idle window"</h2>
                             <FormError err=edit_err/>
-                            {move || saved().then(|| view! { <p class="ok" role="status">"Saved. The rule reads these at the next sweep."</p> })}
+                            {move || saved.get().then(|| view! { <p class="ok" role="status">"Saved. The rule reads these at the next sweep."</p> })}
                             <ActionForm action=edit attr:class="grid-form" attr:novalidate=true>
                                 <input type="hidden" name="agent" value=n_hidden/>
                                 <label>"Name"<input name="name" value=n_name/></label>
@@ -734,8 +736,8 @@ pub fn VendorsPage() -> impl IntoView {
     );
     let add_err = error_of(add);
     let conn_err = error_of(add_conn);
-    let conn_posted = saved_by_post("connection");
-    let vendor_posted = saved_by_post("vendor");
+    let conn_saved = saved(add_conn, "connection");
+    let vendor_saved = saved(add, "vendor");
     let revoke_err = error_of(revoke);
     let (importing, set_importing) = signal(false);
     // bytes sent / total of the upload (hydrated only)
@@ -770,7 +772,7 @@ pub fn VendorsPage() -> impl IntoView {
                         {connections_table(d.connections.clone(), now, revoke)}
                         <h3>"Add a connection"</h3>
                         <FormError err=conn_err/>
-                        {move || (matches!(add_conn.value().get(), Some(Ok(()))) || conn_posted.get()).then(|| view! { <p class="ok" role="status">"Connection added; its secret is sealed."</p> })}
+                        {move || conn_saved.get().then(|| view! { <p class="ok" role="status">"Connection added; its secret is sealed."</p> })}
                         <ActionForm action=add_conn attr:class="grid-form">
                             <label>"Vendor"<select name="vendor">{slugs.iter().map(|s| view! { <option value=s.clone()>{s.clone()}</option> }).collect_view()}</select></label>
                             <label>"Label"<input name="label" required placeholder="production"/></label>
@@ -794,7 +796,7 @@ pub fn VendorsPage() -> impl IntoView {
             <section class="card">
                 <h2>"New vendor"</h2>
                 <FormError err=add_err/>
-                {move || (matches!(add.value().get(), Some(Ok(()))) || vendor_posted.get()).then(|| view! { <p class="ok" role="status">"Vendor created."</p> })}
+                {move || vendor_saved.get().then(|| view! { <p class="ok" role="status">"Vendor created."</p> })}
                 <ActionForm action=add attr:class="grid-form" attr:novalidate=true>
                     <label>"Slug"<input name="slug" placeholder="stripe"/></label>
                     <FieldError err=add_err field="slug"/>
