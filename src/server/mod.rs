@@ -13,6 +13,7 @@ use auth::SessionBindings;
 use axum::extract::State;
 use axum::response::IntoResponse;
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use axum::{Json, Router};
 use leptos::prelude::LeptosOptions;
 use leptos_axum::{generate_route_list, LeptosRoutes};
@@ -241,7 +242,17 @@ impl Application {
             tokio::time::sleep(FLUSH_GRACE).await;
             mcp_token.cancel();
         };
-        axum::serve(self.listener, self.router)
+        // TCP_NODELAY on every accepted socket: without it the last small write of a
+        // response (the end of a body) waits for the client's delayed ACK, ~40 ms on
+        // Linux, on every request of a kept-alive connection (Nagle's algorithm, RFC 896
+        // meeting RFC 1122 §4.2.3.2's delayed ACKs). Answers are small and latency is
+        // what an agent pays, so segments go out at once.
+        let listener = self.listener.tap_io(|tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!(error = %e, "could not set TCP_NODELAY on an accepted socket");
+            }
+        });
+        axum::serve(listener, self.router)
             .with_graceful_shutdown(signal)
             .await
     }

@@ -4,6 +4,7 @@ mod authoring;
 mod console;
 mod helpers;
 mod import;
+mod latency;
 mod run;
 mod sweep;
 mod vendor;
