@@ -455,6 +455,30 @@ fn without_password(url: &str) -> String {
 }
 
 /// The person at the command line (history and approvals record `person:<user>`).
+/// Computes the embeddings the toolbox lacks (after an import, or with a new model),
+/// with a progress bar on a terminal. Nothing to do without a model.
+async fn embed_with_bar(graft: &Graft) -> anyhow::Result<()> {
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} texts ({eta})")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_message("embedding the toolbox for semantic search");
+    let n = graft
+        .embed_toolbox(&mut |done, total| {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        })
+        .await;
+    bar.finish_and_clear();
+    let n = n?;
+    if n > 0 {
+        tracing::info!(texts = n, "embedded the toolbox for semantic search");
+    }
+    Ok(())
+}
+
 fn person() -> crate::service::Actor {
     let user = std::env::var("USER")
         .ok()
@@ -497,6 +521,18 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command.unwrap_or(Command::Serve { addr: None }) {
         Command::Serve { .. } => {
             graft.check_secret_key().await?;
+            let status = graft.search_status();
+            match &status.model {
+                Some(model) => {
+                    tracing::info!(%model, "search ranks by words and meaning (sentence embeddings)")
+                }
+                None => tracing::warn!(
+                    model_dir = %settings.default_model_dir().display(),
+                    "search is lexical-only: no embedding model (run scripts/get-model.sh, or set GRAFT_EMBEDDING_MODEL)"
+                ),
+            }
+            // embeddings a new model or another process's import lack, before serving
+            embed_with_bar(&graft).await?;
             if let Some(password) = graft.ensure_admin().await? {
                 tracing::warn!(
                     "created the console user admin with password {password} (shown this once; change it on the Account page)"
@@ -622,6 +658,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             );
             if let Some(t) = text {
                 let n = graft.store_document(&v.slug, &t).await?;
+                embed_with_bar(&graft).await?;
                 println!("Stored its OpenAPI document ({n} operations) without importing them: agents acquire the ones they need.");
             }
         }
@@ -654,6 +691,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 .await;
             bar.finish_and_clear();
             let report = report?;
+            embed_with_bar(&graft).await?;
             println!(
                 "Imported {} tools for vendor {} from {} operations: {} renamed, {} skipped.",
                 report.imported,
@@ -817,17 +855,19 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Tool(ToolCommand::Search { query, limit }) => {
             let found = graft.search_tools(None, &query, limit).await?;
+            if graft.search_status().model.is_none() {
+                eprintln!(
+                    "(search matches words only: no embedding model; see scripts/get-model.sh)"
+                );
+            }
             if found.hits.is_empty() {
                 println!("No tool matches {query:?}.");
             }
             for h in &found.hits {
                 let ro = if h.read_only_hint { " (read-only)" } else { "" };
                 println!(
-                    "{}__{}{}  {}",
-                    h.vendor,
-                    h.name,
-                    ro,
-                    h.description.lines().next().unwrap_or("")
+                    "{:.2}  {}__{}{}  {}",
+                    h.score, h.vendor, h.name, ro, h.description
                 );
             }
             if found.total > found.hits.len() {

@@ -34,6 +34,10 @@ pub struct Settings {
     /// `GRAFT_CONNECT_TIMEOUT` (default 5s) and `GRAFT_REQUEST_TIMEOUT` (default 30s)
     /// of vendor calls; `GRAFT_RESPONSE_CAP` bytes given to the agent (default 1 MiB).
     pub limits: crate::proxy::ProxyLimits,
+    /// `GRAFT_EMBEDDING_MODEL`: the directory of the sentence-embedding model for
+    /// semantic search; default `<data_dir>/models/all-MiniLM-L6-v2` (where
+    /// `scripts/get-model.sh` puts it). Without one, search is lexical-only.
+    pub embedding_model: Option<PathBuf>,
 }
 
 /// Reads a comma-separated list variable.
@@ -111,7 +115,11 @@ impl Settings {
         if sweep_interval.is_zero() {
             return Err("GRAFT_SWEEP_INTERVAL must be at least 1s".into());
         }
+        let embedding_model = std::env::var_os("GRAFT_EMBEDDING_MODEL")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from);
         Ok(Self {
+            embedding_model,
             sweep_interval,
             secret_key: std::env::var("GRAFT_SECRET_KEY").ok(),
             limits,
@@ -150,7 +158,36 @@ impl Settings {
             public_url: self.public_url(),
             key,
             limits: self.limits,
+            model: self.model()?,
         })
+    }
+
+    /// The directory of the default embedding model in the data directory.
+    pub fn default_model_dir(&self) -> PathBuf {
+        self.data_dir
+            .join("models")
+            .join(crate::semantic::DEFAULT_MODEL)
+    }
+
+    /// The embedding model (SPEC §3.4): `GRAFT_EMBEDDING_MODEL`, which must be a model
+    /// directory, else the default directory when it exists, else none (lexical-only
+    /// search). The weights load on first use. Errors: `GRAFT_EMBEDDING_MODEL` names no
+    /// usable model.
+    pub fn model(&self) -> Result<Option<std::sync::Arc<crate::semantic::Model>>, String> {
+        match &self.embedding_model {
+            Some(dir) => crate::semantic::Model::open(dir)
+                .map(|m| Some(std::sync::Arc::new(m)))
+                .map_err(|e| format!("GRAFT_EMBEDDING_MODEL {}: {e}", dir.display())),
+            None => {
+                let dir = self.default_model_dir();
+                if !dir.join("config.json").is_file() {
+                    return Ok(None);
+                }
+                crate::semantic::Model::open(&dir)
+                    .map(|m| Some(std::sync::Arc::new(m)))
+                    .map_err(|e| format!("the embedding model in {}: {e}", dir.display()))
+            }
+        }
     }
 
     /// Creates the data directory when the database is a SQLite file in it.

@@ -20,6 +20,8 @@ pub mod mcp;
 #[cfg(feature = "ssr")]
 pub mod proxy;
 #[cfg(feature = "ssr")]
+pub mod semantic;
+#[cfg(feature = "ssr")]
 pub mod server;
 #[cfg(feature = "ssr")]
 pub mod service;

@@ -231,8 +231,10 @@ pub struct HitItem {
     pub vendor: String,
     /// Tool name.
     pub name: String,
-    /// Description (300 characters at most).
+    /// The first sentence of its description (160 characters at most).
     pub description: String,
+    /// Relevance, 0–1, two decimals.
+    pub score: String,
     /// Whether the agent asked about has it promoted.
     pub promoted: bool,
     /// readOnlyHint.
@@ -250,6 +252,9 @@ pub struct SearchData {
     pub total: usize,
     /// Tools in the toolbox.
     pub toolbox: i64,
+    /// Whether search ranks by meaning too (an embedding model is loaded); else words
+    /// only.
+    pub semantic: bool,
 }
 
 /// A version of a tool.
@@ -880,11 +885,13 @@ pub async fn search_tools(query: String, agent: Option<String>) -> ConsoleResult
         let (state, _) = signed_in().await?;
         let g = &state.graft;
         let toolbox = g.toolbox_size().await?;
+        let semantic = g.search_status().model.is_some();
         if query.trim().is_empty() {
             return Ok(SearchData {
                 hits: vec![],
                 total: 0,
                 toolbox,
+                semantic,
             });
         }
         let agent_id = match agent.filter(|a| !a.is_empty()) {
@@ -901,6 +908,7 @@ pub async fn search_tools(query: String, agent: Option<String>) -> ConsoleResult
                     vendor: h.vendor,
                     name: h.name,
                     description: h.description,
+                    score: format!("{:.2}", h.score),
                     promoted: h.promoted,
                     read_only: h.read_only_hint,
                     destructive: h.destructive_hint,
@@ -908,6 +916,7 @@ pub async fn search_tools(query: String, agent: Option<String>) -> ConsoleResult
                 .collect(),
             total: r.total,
             toolbox,
+            semantic,
         })
     })
     .await

@@ -21,7 +21,11 @@ where
 /// a plain form post that saved `what` (`?saved=what`).
 fn saved<S>(action: ServerAction<S>, what: &'static str) -> Signal<bool>
 where
-    S: leptos::server_fn::ServerFn<Output = (), Error = ConsoleError> + Clone + Send + Sync + 'static,
+    S: leptos::server_fn::ServerFn<Output = (), Error = ConsoleError>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
 {
     let query = use_query_map();
     let posted = Memo::new(move |_| query.read().get("saved").as_deref() == Some(what));
@@ -612,10 +616,14 @@ pub fn ToolboxPage() -> impl IntoView {
         <Frame title="Toolbox">
             <h1>"Toolbox"</h1>
             <form method="get" class="search" role="search">
-                <label>"Search by vendor, name or description"<input type="search" name="q" value=untrack(q) placeholder="e.g. create invoice"/></label>
+                <label>"Search by what a tool does (the action and the object, the vendor if known)"<input type="search" name="q" value=untrack(q) placeholder="e.g. refund a payment"/></label>
                 <button type="submit">"Search"</button>
             </form>
-            {loaded(hits, "Searching…", move |s| match s {
+            {loaded(hits, "Searching…", move |s| view! {
+                {(!s.semantic).then(|| view! {
+                    <p class="warning" role="note">"Search matches words only: no embedding model is installed, so phrasings that use other words than a tool's may miss. Run "<code>"scripts/get-model.sh"</code>" and restart Graft to rank by meaning too."</p>
+                })}
+                {match s {
                         s if s.hits.is_empty() => view! {
                             <p class="muted">{if q().trim().is_empty() {
                                 format!("{} tools in the toolbox. Search them above.", s.toolbox)
@@ -624,18 +632,20 @@ pub fn ToolboxPage() -> impl IntoView {
                             }}</p>
                         }.into_any(),
                         s => view! {
-                            <p class="muted">{format!("{} of {} matches", s.hits.len(), s.total)}</p>
+                            <p class="muted">{format!("{} of {} matches, best first", s.hits.len(), s.total)}</p>
                             <div class="table-wrap"><table>
-                                <thead><tr><th>"Tool"</th><th>"Hints"</th><th>"Description"</th></tr></thead>
+                                <thead><tr><th>"Tool"</th><th>"Hints"</th><th>"Description"</th><th>"Score"</th></tr></thead>
                                 <tbody>{s.hits.into_iter().map(|h| view! {
                                     <tr>
                                         <td><a href=format!("/tools/{}/{}", segment(&h.vendor), segment(&h.name))><code>{format!("{}__{}", h.vendor, h.name)}</code></a></td>
                                         <td>{hint_badges(h.read_only, h.destructive)}</td>
                                         <td class="desc">{h.description}</td>
+                                        <td>{h.score}</td>
                                     </tr>
                                 }).collect_view()}</tbody>
                             </table></div>
                         }.into_any(),
+                }}
             })}
         </Frame>
     }

@@ -65,8 +65,10 @@ Graft serves you a small list of promoted tools (your working set) over a shared
 of vendor API tools. Tools you stop using leave the list on their own; nothing is lost.
 
 ## The calls
-- `find_tool {query}` searches the whole toolbox, demoted tools included. Each hit gives
-  `vendor`, `name`, whether it is promoted, and its readOnlyHint / destructiveHint.
+- `find_tool {query}` searches the whole toolbox, demoted tools included, ranked by what
+  you mean. Say the action and the object, and the vendor if you know it ("create a
+  GitHub issue", "refund a payment"). Each hit gives `vendor`, `name`, a one-sentence
+  description, whether it is promoted, its readOnlyHint / destructiveHint and a score.
 - `promote {vendor, name}` puts a tool in your list (your harness re-reads the list);
   `demote {vendor, name}` takes it out. Neither asks anyone.
 - `run_tool {vendor, name, input}` runs a tool without promoting it, exactly as calling it

@@ -300,6 +300,8 @@ pub struct NewVersion<'a> {
     pub hints: [bool; 4],
     /// `agent:<id>`, `console:<user>` or `import`.
     pub authored_by: &'a str,
+    /// The version's search text (JSON of `domain::search::SearchText`).
+    pub search_text: String,
 }
 
 /// Inserts a tool and its version 1; returns the tool id. Errors: the name is taken.
@@ -334,8 +336,8 @@ pub async fn insert_tool_version(
 ) -> DbResult<()> {
     sqlx::query(
         "INSERT INTO tool_versions (tool_id, version, title, description, input_schema, output_schema, method, \
-         path_template, binding, read_only_hint, destructive_hint, idempotent_hint, open_world_hint, authored_by, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+         path_template, binding, read_only_hint, destructive_hint, idempotent_hint, open_world_hint, authored_by, created_at, search_text) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
     )
     .bind(tool_id)
     .bind(version)
@@ -352,6 +354,7 @@ pub async fn insert_tool_version(
     .bind(v.hints[3])
     .bind(v.authored_by)
     .bind(now)
+    .bind(&v.search_text)
     .execute(conn)
     .await?;
     Ok(())
@@ -379,15 +382,97 @@ pub async fn select_tool(pool: &Pool, vendor: &str, name: &str) -> DbResult<Opti
 
 /// `(tool id, vendor, name, description, read-only, destructive)` of every tool's current
 /// version, for search.
-pub async fn select_search_docs(
-    pool: &Pool,
-) -> DbResult<Vec<(i64, String, String, String, bool, bool)>> {
+pub async fn select_search_docs(pool: &Pool) -> DbResult<Vec<SearchDocRow>> {
     sqlx::query_as(
-        "SELECT t.id, vd.slug, t.name, v.description, v.read_only_hint, v.destructive_hint FROM tools t JOIN vendors vd ON vd.id = t.vendor_id \
-         JOIN tool_versions v ON v.tool_id = t.id AND v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id)",
+        "SELECT t.id, vd.slug AS vendor, vd.display_name AS vendor_name, t.name, v.read_only_hint, v.destructive_hint, v.search_text \
+         FROM tools t JOIN vendors vd ON vd.id = t.vendor_id \
+         JOIN tool_versions v ON v.tool_id = t.id AND v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id) \
+         ORDER BY t.id",
     )
     .fetch_all(pool)
     .await
+}
+
+/// A tool's current version as the search index reads it.
+#[derive(Debug, Clone, FromRow, PartialEq)]
+pub struct SearchDocRow {
+    /// Tool id.
+    pub id: i64,
+    /// Vendor slug.
+    pub vendor: String,
+    /// Vendor display name.
+    pub vendor_name: String,
+    /// Tool name.
+    pub name: String,
+    /// readOnlyHint.
+    pub read_only_hint: bool,
+    /// destructiveHint.
+    pub destructive_hint: bool,
+    /// Search text JSON (NULL before it was computed).
+    pub search_text: Option<String>,
+}
+
+/// Versions without search text (made before it existed): `(version id, tool name,
+/// operation key, title, description, method, path template, input schema)`.
+pub async fn select_versions_without_search_text(
+    pool: &Pool,
+) -> DbResult<
+    Vec<(
+        i64,
+        String,
+        Option<String>,
+        Option<String>,
+        String,
+        String,
+        String,
+        String,
+    )>,
+> {
+    sqlx::query_as(
+        "SELECT v.id, t.name, t.operation_id, v.title, v.description, v.method, v.path_template, v.input_schema \
+         FROM tool_versions v JOIN tools t ON t.id = v.tool_id WHERE v.search_text IS NULL",
+    )
+    .fetch_all(pool)
+    .await
+}
+
+/// Sets a version's search text.
+pub async fn update_version_search_text(
+    conn: &mut Conn,
+    version_id: i64,
+    text: &str,
+) -> DbResult<()> {
+    sqlx::query("UPDATE tool_versions SET search_text = $1 WHERE id = $2")
+        .bind(text)
+        .bind(version_id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Every stored embedding of `model`: `(text hash, vector bytes)`.
+pub async fn select_embeddings(pool: &Pool, model: &str) -> DbResult<Vec<(String, Vec<u8>)>> {
+    sqlx::query_as("SELECT text_hash, vector FROM embeddings WHERE model = $1")
+        .bind(model)
+        .fetch_all(pool)
+        .await
+}
+
+/// Stores embeddings of `model` (`(text hash, vector bytes)`); one already stored stays.
+pub async fn insert_embeddings(
+    conn: &mut Conn,
+    model: &str,
+    rows: &[(String, Vec<u8>)],
+) -> DbResult<()> {
+    for chunk in rows.chunks(200) {
+        let mut qb = sqlx::QueryBuilder::new("INSERT INTO embeddings (model, text_hash, vector) ");
+        qb.push_values(chunk, |mut b, (hash, vector)| {
+            b.push_bind(model).push_bind(hash).push_bind(vector);
+        });
+        qb.push(" ON CONFLICT (model, text_hash) DO NOTHING");
+        qb.build().execute(&mut *conn).await?;
+    }
+    Ok(())
 }
 
 /// Number of tools in the toolbox.

@@ -256,6 +256,7 @@ pub fn draft(vendor: &VendorSlug, spec: &ToolSpec) -> Result<ToolDraft, String> 
         path_template: spec.path.clone(),
         binding,
         hints: Hints::from_method(&method),
+        tags: Vec::new(),
     })
 }
 

@@ -287,6 +287,66 @@ pub fn list_operations(doc: &Value) -> Vec<OperationSummary> {
         .collect()
 }
 
+/// Every operation of a stored document with its search text (SPEC §3.4: acquirable
+/// operations are ranked as tools are). Parameter names come from the operation's and
+/// its path item's `parameters` and the top-level properties of a JSON request body.
+pub fn search_operations(
+    doc: &Value,
+) -> Vec<(OperationSummary, crate::domain::search::SearchText)> {
+    operations(doc)
+        .into_iter()
+        .map(|(m, p, item, op)| {
+            let key = operation_key(op, &m, &p);
+            let mut props = Map::new();
+            for list in [item.get("parameters"), op.get("parameters")] {
+                for param in list.and_then(Value::as_array).into_iter().flatten() {
+                    if let Some(name) = deref(doc, param).get("name").and_then(Value::as_str) {
+                        props.insert(name.to_string(), Value::Null);
+                    }
+                }
+            }
+            let body = op
+                .get("requestBody")
+                .map(|b| deref(doc, b))
+                .and_then(|b| b.get("content"))
+                .and_then(Value::as_object)
+                .and_then(|c| c.values().next())
+                .and_then(|m| m.get("schema"))
+                .map(|s| deref(doc, s));
+            if let Some(body_props) = body
+                .and_then(|s| s.get("properties"))
+                .and_then(Value::as_object)
+            {
+                for name in body_props.keys() {
+                    props.insert(name.clone(), Value::Null);
+                }
+            }
+            let schema = json!({"properties": props});
+            let summary = op.get("summary").and_then(Value::as_str);
+            let description = op.get("description").and_then(Value::as_str).unwrap_or("");
+            let text = crate::domain::search::enrich::enrich_version(
+                &key,
+                op.get("operationId").and_then(Value::as_str),
+                summary,
+                description,
+                &m,
+                &p,
+                &string_list(op.get("tags")),
+                Some(&schema),
+            );
+            let summary =
+                summary_of(op).unwrap_or_else(|| format!("{} {p}", m.to_ascii_uppercase()));
+            (
+                OperationSummary {
+                    operation_id: key,
+                    summary,
+                },
+                text,
+            )
+        })
+        .collect()
+}
+
 fn summary_of(op: &Value) -> Option<String> {
     let s = op
         .get("summary")
@@ -776,6 +836,7 @@ impl OpCtx<'_> {
             path_template: path.to_string(),
             binding,
             hints: Hints::from_method(&upper),
+            tags: string_list(op.get("tags")),
         })
     }
 

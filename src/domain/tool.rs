@@ -99,6 +99,8 @@ pub struct ToolDraft {
     pub binding: Binding,
     /// MCP annotations.
     pub hints: Hints,
+    /// The operation's OpenAPI tags (for search; empty for authored tools).
+    pub tags: Vec<String>,
 }
 
 #[cfg(test)]

@@ -51,11 +51,11 @@ pub fn tools() -> Vec<Tool> {
     vec![
         Tool::new(
             "find_tool",
-            "Search Graft's toolbox of vendor API tools, promoted or not, by vendor, name and description (every word must occur, case-insensitively). Each hit gives the vendor and name that promote, demote and the other calls take, whether it is promoted for you now, and its readOnlyHint and destructiveHint.",
+            "Search Graft's toolbox of vendor API tools, promoted or not, ranked by how well each fits what you mean. Say the action and the object, and the vendor if you know it: \"create a GitHub issue\", \"refund a payment\", \"post a message to a Slack channel\". Hits come best first, each with the vendor and name that promote, demote and run_tool take, a one-sentence description, whether it is promoted for you now, its readOnlyHint and destructiveHint, and a score from 0 to 1. When nothing fits, the answer says so and points at acquire.",
             schema(json!({
                 "type": "object",
                 "properties": {
-                    "query": {"type": "string", "description": "Words to look for, e.g. \"stripe customer\"."},
+                    "query": {"type": "string", "description": "What you want to do: the action and the object, the vendor if known, e.g. \"list open pull requests on GitHub\"."},
                     "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10, "description": "Most hits to return (1 to 50, default 10)."}
                 },
                 "required": ["query"],
@@ -317,11 +317,8 @@ async fn find_tool(
             (false, false) => "",
         };
         text.push_str(&format!(
-            "- {}__{}{}: {}\n",
-            h.vendor,
-            h.name,
-            flags,
-            h.description.lines().next().unwrap_or("")
+            "- {}__{}{} ({:.2}): {}\n",
+            h.vendor, h.name, flags, h.score, h.description
         ));
     }
     Ok(tool_ok(

@@ -418,6 +418,14 @@ async fn read_and_import(
     {
         Ok(r) => {
             tracing::info!(vendor = %r.vendor, imported = r.imported, by = %person.name, "OpenAPI import in the console");
+            // the new tools' embeddings, without holding the page (a search meanwhile
+            // computes what it needs itself)
+            let g = graft.clone();
+            tokio::spawn(async move {
+                if let Err(e) = g.embed_toolbox(&mut |_, _| {}).await {
+                    tracing::warn!(error = ?e, "embedding the imported tools failed");
+                }
+            });
             Ok(r)
         }
         Err(crate::service::ServiceError::Internal(e)) => {

@@ -7,16 +7,11 @@ use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self, authoring as q};
 use crate::domain::authoring::{self, ToolSpec};
 use crate::domain::names::VendorSlug;
-use crate::domain::openapi::{self, OperationSummary};
-use crate::domain::search::query_words;
+use crate::domain::openapi;
 use crate::domain::tool::{Hints, ToolDraft};
 use crate::domain::{Cause, PromotedBy};
 use serde::Serialize;
 use serde_json::Value;
-use std::sync::Arc;
-
-/// Operations of stored documents that are not tools yet: `(vendor slug, operation)`.
-pub type StoredOperations = Arc<Vec<(String, OperationSummary)>>;
 
 /// Hints a person sets (`None` keeps the current value).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -38,18 +33,6 @@ pub struct Published {
     pub version: i64,
     /// The author's working-set size.
     pub size: i64,
-}
-
-/// An operation of a stored document that is not (yet) a tool.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Acquirable {
-    /// Vendor slug.
-    pub vendor: String,
-    /// Operation key (`operationId`, or `METHOD /path`).
-    pub operation_id: String,
-    /// Summary.
-    pub summary: String,
 }
 
 /// Everything known about a tool, for `graft tool show` and the console.
@@ -219,7 +202,7 @@ impl Graft {
         .await?;
         let size = db::count_working_set(&mut tx, agent_id).await?;
         tx.commit().await?;
-        self.invalidate_search();
+        self.toolbox_changed().await;
         self.changed(&[agent_id]).await;
         Ok(Published { version: 1, size })
     }
@@ -322,7 +305,7 @@ impl Graft {
         let next = q::select_max_version(&mut tx, tool.id).await? + 1;
         db::insert_tool_version(&mut tx, tool.id, next, &nv, self.now()).await?;
         tx.commit().await?;
-        self.invalidate_search();
+        self.toolbox_changed().await;
         Ok(next)
     }
 
@@ -371,6 +354,7 @@ impl Graft {
             binding: serde_json::from_str(&tool.binding)
                 .map_err(|e| ServiceError::Internal(e.into()))?,
             hints: Hints::from_method(&tool.method),
+            tags: Vec::new(),
         };
         let h = Hints {
             read_only_hint: change.read_only.unwrap_or(tool.read_only_hint),
@@ -435,64 +419,7 @@ impl Graft {
         let n = openapi::list_operations(&doc).len();
         let mut conn = self.pool().acquire().await?;
         db::update_vendor_document(&mut conn, v.id, &doc.to_string(), None).await?;
-        self.invalidate_search();
+        self.toolbox_changed().await;
         Ok(n)
-    }
-
-    /// Up to `limit` operations of stored documents that are not tools yet and match
-    /// every word of `query` (in the operation key or summary), by vendor.
-    pub async fn acquirable(&self, query: &str, limit: usize) -> ServiceResult<Vec<Acquirable>> {
-        let ops = self.stored_operations().await?;
-        let words = query_words(query);
-        if words.is_empty() {
-            return Ok(Vec::new());
-        }
-        Ok(ops
-            .iter()
-            .filter(|(_, o)| {
-                let hay = format!("{} {}", o.operation_id, o.summary).to_lowercase();
-                words.iter().all(|w| hay.contains(w.as_str()))
-            })
-            .take(limit)
-            .map(|(v, o)| Acquirable {
-                vendor: v.clone(),
-                operation_id: o.operation_id.clone(),
-                summary: o.summary.clone(),
-            })
-            .collect())
-    }
-
-    /// Operations of every stored document that are not tools yet (cached until the
-    /// toolbox changes).
-    async fn stored_operations(&self) -> ServiceResult<StoredOperations> {
-        if let Some(c) = self.inner.stored_ops.read().expect("cache lock").clone() {
-            return Ok(c);
-        }
-        let mut out = Vec::new();
-        for v in db::select_vendors(self.pool()).await? {
-            if !v.has_document {
-                continue;
-            }
-            let Some(text) = q::select_vendor_document(self.pool(), v.id).await? else {
-                continue;
-            };
-            let Ok(doc) = serde_json::from_str::<Value>(&text) else {
-                continue;
-            };
-            let imported: std::collections::HashSet<String> =
-                db::select_tool_names(self.pool(), v.id)
-                    .await?
-                    .into_iter()
-                    .filter_map(|(_, o)| o)
-                    .collect();
-            for o in openapi::list_operations(&doc) {
-                if !imported.contains(&o.operation_id) {
-                    out.push((v.slug.clone(), o));
-                }
-            }
-        }
-        let c = Arc::new(out);
-        *self.inner.stored_ops.write().expect("cache lock") = Some(c.clone());
-        Ok(c)
     }
 }

@@ -8,12 +8,13 @@ pub mod error;
 pub mod hub;
 pub mod people;
 pub mod run;
+pub mod search;
 pub mod secrets;
 pub mod sweep;
 
 use crate::db::{self, AgentRow, EntryRow, Pool, VendorRow};
 use crate::domain::names::{ToolName, VendorSlug};
-use crate::domain::search::{SearchDoc, SearchIndex};
+use crate::domain::search::SearchIndex;
 use crate::domain::{self, openapi, Cause, PromotedBy};
 use crate::proxy::{Proxy, ProxyLimits};
 use chrono::{DateTime, Utc};
@@ -21,6 +22,7 @@ pub use error::{unique_or, ServiceError, ServiceResult};
 use hub::ChangeHub;
 use rand::RngCore;
 pub use run::RunAnswer;
+pub use search::{Acquirable, SearchResult, SearchStatus, ToolHit};
 use secrets::SecretKey;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -99,33 +101,6 @@ pub struct SetSize {
     pub changed: bool,
 }
 
-/// One search hit (SPEC §3.4 `find_tool`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolHit {
-    /// Vendor slug.
-    pub vendor: String,
-    /// Tool name.
-    pub name: String,
-    /// Description (cut to 300 characters).
-    pub description: String,
-    /// Whether it is in the asking agent's working set.
-    pub promoted: bool,
-    /// The current version's readOnlyHint.
-    pub read_only_hint: bool,
-    /// The current version's destructiveHint.
-    pub destructive_hint: bool,
-}
-
-/// A search's answer: the first `limit` hits and how many matched in all.
-#[derive(Debug, Clone, Serialize)]
-pub struct SearchResult {
-    /// Ranked hits.
-    pub hits: Vec<ToolHit>,
-    /// All matches.
-    pub total: usize,
-}
-
 /// What an OpenAPI import did.
 #[derive(Debug, Clone, Serialize)]
 pub struct ImportReport {
@@ -163,6 +138,9 @@ fn ms(t: DateTime<Utc>) -> i64 {
     t.timestamp_millis()
 }
 
+/// The `change_events.agent_id` of a toolbox change (agent ids start at 1).
+pub const TOOLBOX_CHANGE: i64 = 0;
+
 /// How often `last_seen_at` is written at most, per agent (ms).
 const LAST_SEEN_RESOLUTION_MS: i64 = 60_000;
 
@@ -186,8 +164,13 @@ struct Inner {
     public_url: String,
     /// This process's random id in `change_events`.
     origin: String,
-    /// Operations of stored documents that are not tools yet; `None` after a change.
-    stored_ops: RwLock<Option<authoring::StoredOperations>>,
+    /// The index over operations of stored documents that are not tools yet; `None`
+    /// after a change.
+    stored_ops: RwLock<Option<Arc<search::StoredIndex>>>,
+    /// Held while an index is built, so concurrent searches build it once.
+    index_build: tokio::sync::Mutex<()>,
+    /// The sentence-embedding model; `None`: search is lexical-only.
+    model: Option<Arc<crate::semantic::Model>>,
     /// Compiled input-schema validators by (tool id, version): versions are immutable.
     validators: Mutex<HashMap<(i64, i64), Arc<jsonschema::Validator>>>,
 }
@@ -209,6 +192,8 @@ pub struct ServiceConfig {
     pub key: SecretKey,
     /// Proxy timeouts and response cap.
     pub limits: ProxyLimits,
+    /// The sentence-embedding model for semantic search (`None`: lexical-only).
+    pub model: Option<Arc<crate::semantic::Model>>,
 }
 
 impl ServiceConfig {
@@ -218,7 +203,14 @@ impl ServiceConfig {
             public_url: public_url.trim_end_matches('/').to_string(),
             key: SecretKey::generate(),
             limits: ProxyLimits::default(),
+            model: None,
         }
+    }
+
+    /// The same with a sentence-embedding model.
+    pub fn with_model(mut self, model: Option<Arc<crate::semantic::Model>>) -> Self {
+        self.model = model;
+        self
     }
 }
 
@@ -231,7 +223,15 @@ impl Graft {
         config: ServiceConfig,
     ) -> anyhow::Result<Self> {
         let pool = db::connect(database_url).await?;
-        Self::with_pool(pool, clock, config)
+        let graft = Self::with_pool(pool, clock, config)?;
+        let filled = graft.backfill_search_text().await?;
+        if filled > 0 {
+            tracing::info!(
+                versions = filled,
+                "computed the search text of older tool versions"
+            );
+        }
+        Ok(graft)
     }
 
     /// Wraps an open pool. Errors: the HTTP client cannot be built.
@@ -248,6 +248,8 @@ impl Graft {
                 clock,
                 search: RwLock::new(None),
                 stored_ops: RwLock::new(None),
+                index_build: tokio::sync::Mutex::new(()),
+                model: config.model,
                 key: config.key,
                 proxy,
                 public_url: config.public_url.trim_end_matches('/').to_string(),
@@ -302,7 +304,14 @@ impl Graft {
     /// than an hour are forgotten.
     pub async fn forward_foreign_changes(&self, after: i64) -> ServiceResult<i64> {
         let events = db::select_change_events(&self.inner.pool, after, &self.inner.origin).await?;
-        let mut agents: Vec<i64> = events.iter().map(|e| e.1).collect();
+        if events.iter().any(|e| e.1 == TOOLBOX_CHANGE) {
+            self.invalidate_search();
+        }
+        let mut agents: Vec<i64> = events
+            .iter()
+            .map(|e| e.1)
+            .filter(|a| *a != TOOLBOX_CHANGE)
+            .collect();
         agents.sort_unstable();
         agents.dedup();
         for a in agents {
@@ -556,7 +565,7 @@ impl Graft {
         )
         .await?;
         tx.commit().await?;
-        self.invalidate_search();
+        self.toolbox_changed().await;
         Ok(ImportReport {
             vendor: slug.to_string(),
             operations: plan.total_operations,
@@ -572,79 +581,26 @@ impl Graft {
 
     // ------------------------------------------------------------ toolbox search
 
+    /// The toolbox changed (an import, a new version, a stored document): this
+    /// process's indexes are rebuilt at the next search, and other processes hear of it
+    /// through `change_events` (agent [`TOOLBOX_CHANGE`]).
+    async fn toolbox_changed(&self) {
+        self.invalidate_search();
+        if let Err(e) = db::insert_change_events(
+            &self.inner.pool,
+            &[TOOLBOX_CHANGE],
+            &self.inner.origin,
+            self.now(),
+        )
+        .await
+        {
+            tracing::warn!(error = ?e, "cannot record a toolbox change for other processes");
+        }
+    }
+
     fn invalidate_search(&self) {
         *self.inner.search.write().expect("search lock") = None;
         *self.inner.stored_ops.write().expect("cache lock") = None;
-    }
-
-    /// The search index over the current toolbox (built on first use after a change).
-    pub async fn search_index(&self) -> ServiceResult<Arc<SearchIndex>> {
-        if let Some(idx) = self.inner.search.read().expect("search lock").clone() {
-            return Ok(idx);
-        }
-        let docs = db::select_search_docs(&self.inner.pool)
-            .await?
-            .into_iter()
-            .map(
-                |(tool_id, vendor, name, description, read_only_hint, destructive_hint)| {
-                    SearchDoc {
-                        tool_id,
-                        vendor,
-                        name,
-                        description,
-                        read_only_hint,
-                        destructive_hint,
-                    }
-                },
-            )
-            .collect();
-        let idx = Arc::new(SearchIndex::build(docs));
-        *self.inner.search.write().expect("search lock") = Some(idx.clone());
-        Ok(idx)
-    }
-
-    /// Searches the toolbox (SPEC §3.4): promoted and demoted tools alike; `promoted`
-    /// is relative to `agent_id` when given. `limit` 1..=50.
-    /// Errors: `Invalid` for an empty query or a limit out of range.
-    pub async fn search_tools(
-        &self,
-        agent_id: Option<i64>,
-        query: &str,
-        limit: usize,
-    ) -> ServiceResult<SearchResult> {
-        if query.trim().is_empty() {
-            return Err(ServiceError::Invalid(
-                "query is empty: give one or more words to look for".into(),
-            ));
-        }
-        if !(1..=50).contains(&limit) {
-            return Err(ServiceError::Invalid(format!(
-                "limit must be between 1 and 50 (got {limit})"
-            )));
-        }
-        let idx = self.search_index().await?;
-        let hits = idx.search(query);
-        let promoted: HashSet<i64> = match agent_id {
-            Some(a) => db::select_working_set_ids(&self.inner.pool, a)
-                .await?
-                .into_iter()
-                .collect(),
-            None => HashSet::new(),
-        };
-        let total = hits.len();
-        let mut out = Vec::with_capacity(limit.min(total));
-        for h in hits.into_iter().take(limit) {
-            let d = &idx.docs()[h.doc];
-            out.push(ToolHit {
-                vendor: d.vendor.clone(),
-                name: d.name.clone(),
-                description: openapi::truncate_chars(&d.description, 300),
-                promoted: promoted.contains(&d.tool_id),
-                read_only_hint: d.read_only_hint,
-                destructive_hint: d.destructive_hint,
-            });
-        }
-        Ok(SearchResult { hits: out, total })
     }
 
     // ------------------------------------------------------------ working sets
@@ -822,6 +778,8 @@ pub(crate) fn version_row<'a>(
             hints.open_world_hint,
         ],
         authored_by,
+        search_text: serde_json::to_string(&domain::search::enrich::enrich_draft(d))
+            .unwrap_or_default(),
     }
 }
 

@@ -64,6 +64,7 @@ pub fn settings(dir: &Path) -> Settings {
         secret_key: None,
         sweep_interval: Duration::from_secs(3600),
         limits: graft::proxy::ProxyLimits::default(),
+        embedding_model: None,
     }
 }
 
@@ -311,4 +312,43 @@ pub async fn raw_tools_list(app: &TestApp, token: &str, session: &str) -> reqwes
         .send()
         .await
         .unwrap()
+}
+
+/// The embedding model for search tests, loaded once per test binary: the directory in
+/// `GRAFT_TEST_MODEL`, else `$GRAFT_CACHE/models/<default model>` (default cache
+/// `~/.cache/graft`), fetched there by `scripts/get-model.sh` when missing (CI does the
+/// same before the tests). Panics when it cannot be had: a search test never passes
+/// without the model it is about.
+pub fn test_model() -> Arc<graft::semantic::Model> {
+    static MODEL: std::sync::OnceLock<Arc<graft::semantic::Model>> = std::sync::OnceLock::new();
+    MODEL
+        .get_or_init(|| {
+            let dir = std::env::var_os("GRAFT_TEST_MODEL")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| {
+                    let cache = std::env::var_os("GRAFT_CACHE")
+                        .map(PathBuf::from)
+                        .unwrap_or_else(|| {
+                            PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| ".".into()))
+                                .join(".cache/graft")
+                        });
+                    cache.join("models").join(graft::semantic::DEFAULT_MODEL)
+                });
+            if !dir.join("config.json").is_file() {
+                let status = std::process::Command::new("bash")
+                    .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/get-model.sh"))
+                    .arg(&dir)
+                    .status()
+                    .expect("run scripts/get-model.sh");
+                assert!(
+                    status.success(),
+                    "scripts/get-model.sh {} failed",
+                    dir.display()
+                );
+            }
+            let model = graft::semantic::Model::open(&dir)
+                .unwrap_or_else(|e| panic!("the embedding model in {}: {e:#}", dir.display()));
+            Arc::new(model)
+        })
+        .clone()
 }

@@ -67,7 +67,12 @@ async fn sequential_calls_on_one_kept_alive_connection_do_not_stall() {
         .unwrap();
     let (id, token) = agent(&app, "alpha").await;
     app.graft
-        .promote_tool(&graft::service::Actor::Person("ops".into()), id, "echo", "get_item")
+        .promote_tool(
+            &graft::service::Actor::Person("ops".into()),
+            id,
+            "echo",
+            "get_item",
+        )
         .await
         .unwrap();
     // one connection, reused for every request (as http.client or a keep-alive agent does)
@@ -81,17 +86,33 @@ async fn sequential_calls_on_one_kept_alive_connection_do_not_stall() {
     let (h, _) = rpc(&http, &url, &token, None, "2025-11-25", json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "keepalive", "version": "0"}}})).await;
     let sid = h["mcp-session-id"].to_str().unwrap().to_string();
-    rpc(&http, &url, &token, Some(&sid), "2025-11-25", json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
-    let call = |i: u64| json!({"jsonrpc": "2.0", "id": i, "method": "tools/call",
-        "params": {"name": "echo__get_item", "arguments": {"id": i}}});
+    rpc(
+        &http,
+        &url,
+        &token,
+        Some(&sid),
+        "2025-11-25",
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    let call = |i: u64| {
+        json!({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+        "params": {"name": "echo__get_item", "arguments": {"id": i}}})
+    };
     // 2026-07-28: stateless, the protocol fields in `_meta`
-    let modern = |i: u64| json!({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+    let modern = |i: u64| {
+        json!({"jsonrpc": "2.0", "id": i, "method": "tools/call",
         "params": {"name": "echo__get_item", "arguments": {"id": i}, "_meta": {
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
             "io.modelcontextprotocol/clientInfo": {"name": "keepalive", "version": "0"},
-            "io.modelcontextprotocol/clientCapabilities": {}}}});
+            "io.modelcontextprotocol/clientCapabilities": {}}}})
+    };
     for (era, session, make) in [
-        ("2025-11-25", Some(sid.as_str()), &call as &dyn Fn(u64) -> Value),
+        (
+            "2025-11-25",
+            Some(sid.as_str()),
+            &call as &dyn Fn(u64) -> Value,
+        ),
         ("2026-07-28", None, &modern),
     ] {
         // warm up (the first call opens the vendor's connection)
@@ -102,7 +123,10 @@ async fn sequential_calls_on_one_kept_alive_connection_do_not_stall() {
             let result = &answer["result"];
             assert_eq!(result["isError"], json!(false), "{era}: {answer}");
             assert!(
-                result["content"][0]["text"].as_str().unwrap().contains(&format!("/items/{}", i + 2)),
+                result["content"][0]["text"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&format!("/items/{}", i + 2)),
                 "{era}: {answer}"
             );
         }

@@ -6,6 +6,7 @@ mod helpers;
 mod import;
 mod latency;
 mod run;
+mod search;
 mod sweep;
 mod vendor;
 

@@ -1,115 +1,452 @@
-//! Toolbox search (SPEC §3.4, shared by `find_tool`, `graft tool search` and the console).
+//! Toolbox search (SPEC §3.4, issue 10): one ranking for `find_tool`, `graft tool search`,
+//! the console's Toolbox and the acquirable operations of stored documents.
 //!
-//! A tool matches when every word of the query occurs, case-insensitively, in its
-//! vendor, name or description; `_`, `-`, `/` and `.` separate words in names. Hits are
-//! ranked exact name (0) > every word in the name (1) > every word in the vendor or the
-//! name, some only in the vendor (2) > a word only in the description (3); ties by vendor,
-//! then name. (A vendor word counts below a name word, so "pet" finds `get_pet_by_id`
-//! before every other petstore tool.)
+//! A document is a tool version's (or an operation's) [`SearchText`], computed once by
+//! [`enrich`]. Two rankers score it against a query:
+//! - **lexical**: BM25F (Robertson & Zaragoza, "The Probabilistic Relevance Framework:
+//!   BM25 and Beyond", 2009, §3.5) over stemmed terms, with a weight per field (name and
+//!   summary above tags and path, above the description); a query word that is not in the
+//!   toolbox is tried through a few abbreviations and synonyms agents use ("repo",
+//!   "rename") and through shared prefixes. Its score is normalised to 0–1 as the share
+//!   of the query's information (idf) that the document matches, saturated per term, so
+//!   it means the same for every query and toolbox size;
+//! - **semantic**: the cosine between sentence embeddings of the query and of the
+//!   document (computed elsewhere, by the service's model), mapped to 0–1.
 //!
-//! Speed: a query word has no whitespace, so it can only occur inside one
-//! whitespace-separated token of a tool's text. The index keeps the distinct lower-cased
-//! tokens once, in one buffer, with a posting list per token (which tools have it, and
-//! whether in the vendor/name part); a word is found with one SIMD substring search
-//! (`memchr::memmem`) over the token buffer, a fraction of the text's size.
+//! The fused score is a weighted sum of the two ([`SearchParams`]; weights tuned on the
+//! development set in `benches/search_devset.json`: reciprocal-rank fusion of a weak and
+//! a strong ranker scored below the strong one alone). A vendor named in the query (its
+//! slug or display name) ranks that vendor's tools first. A document is a hit when its
+//! fused score clears [`SearchParams::threshold`]; none clearing it is "nothing matches".
+//! Ties go to the higher lexical score, then the shorter name, then the order of the
+//! documents as given: never to a vendor's alphabetical place.
 
-use memchr::memmem;
+pub mod enrich;
+pub mod text;
 
-/// One toolbox entry as the index sees it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+pub use enrich::{enrich, EnrichInput, SearchText};
+use std::collections::{BTreeMap, HashMap};
+use text::{words, Analyzer};
+
+/// Number of BM25F fields.
+pub const FIELDS: usize = 7;
+
+/// The fields of a document, in [`SearchParams::field_weights`] order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    /// Tool name and operationId words.
+    Name = 0,
+    /// Summary.
+    Summary,
+    /// Tags.
+    Tags,
+    /// Path words.
+    Path,
+    /// Verbs implied by the method.
+    Verbs,
+    /// Parameter names.
+    Params,
+    /// Description.
+    Description,
+}
+
+/// One searchable entry: a tool's current version, or an operation of a stored document.
+#[derive(Debug, Clone, PartialEq)]
 pub struct SearchDoc {
-    /// Database id of the tool.
-    pub tool_id: i64,
+    /// The caller's key (a tool id, or a position in a list of operations).
+    pub key: i64,
     /// Vendor slug.
     pub vendor: String,
-    /// Tool name within the vendor.
+    /// Vendor display name (`GitHub`), for recognising the vendor in a query.
+    pub vendor_name: String,
+    /// Tool name, or the operation key of a stored operation.
     pub name: String,
-    /// The current version's description.
-    pub description: String,
-    /// The current version's readOnlyHint.
+    /// The enriched text.
+    pub text: SearchText,
+    /// readOnlyHint.
     pub read_only_hint: bool,
-    /// The current version's destructiveHint.
+    /// destructiveHint.
     pub destructive_hint: bool,
 }
 
-/// A ranked hit: the document's position in [`SearchIndex::docs`] and its rank tier.
+/// Ranking knobs. [`SearchParams::default`] holds the values tuned on the development
+/// set (issue 10); the quality bench overrides them to compare rankers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchParams {
+    /// BM25 term-frequency saturation `k1`.
+    pub k1: f32,
+    /// BM25 length normalisation `b` (same for every field).
+    pub b: f32,
+    /// Weight of each [`Field`].
+    pub field_weights: [f32; FIELDS],
+    /// Credit (0–1) for a match through a synonym, abbreviation or shared prefix.
+    pub expansion_weight: f32,
+    /// How much the lexical score rewards a document whose name and summary the query
+    /// covers (0: not at all; the score is multiplied by `1 - w + w × covered share`),
+    /// so "list pull requests" prefers "List pull requests" over "List commits on a
+    /// pull request".
+    pub coverage_weight: f32,
+    /// Share of the lexical score in the fused score (the rest is semantic).
+    pub lexical_weight: f32,
+    /// Cosine at or below which the semantic score is 0.
+    pub cosine_floor: f32,
+    /// Cosine at or above which the semantic score is 1.
+    pub cosine_ceiling: f32,
+    /// Added to the ranking key of a named vendor's tools.
+    pub vendor_boost: f32,
+    /// Least fused score of a hit (with a query embedding).
+    pub threshold: f32,
+    /// Least lexical score of a hit when there is no query embedding.
+    pub lexical_threshold: f32,
+}
+
+impl Default for SearchParams {
+    fn default() -> Self {
+        // tuned on benches/search_devset.json (147 queries, 10,764 tools) with the
+        // static model: see the closing note of issue 10 for the grid
+        Self {
+            k1: 0.8,
+            b: 0.5,
+            //            name summary tags path verbs params description
+            field_weights: [3.0, 2.5, 1.0, 1.5, 1.0, 0.4, 0.8],
+            expansion_weight: 0.6,
+            coverage_weight: 0.3,
+            lexical_weight: 0.7,
+            cosine_floor: 0.2,
+            cosine_ceiling: 0.8,
+            vendor_boost: 0.5,
+            threshold: 0.25,
+            lexical_threshold: 0.15,
+        }
+    }
+}
+
+/// Which rankers a search uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// BM25F only (also what happens without a query embedding).
+    Lexical,
+    /// Embeddings only.
+    Semantic,
+    /// Both, fused.
+    Fused,
+}
+
+/// A search's answer: the best hits, best first, and how many cleared the threshold.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Ranked {
+    /// At most the `limit` asked for.
+    pub hits: Vec<Hit>,
+    /// Every document that cleared the threshold.
+    pub total: usize,
+}
+
+/// A ranked hit.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hit {
     /// Index into [`SearchIndex::docs`].
     pub doc: usize,
-    /// 0 exact name, 1 every word in the name, 2 every word in the vendor or name, 3 a
-    /// word only in the description.
-    pub tier: u8,
+    /// The score shown to agents, 0–1.
+    pub score: f32,
+    /// Lexical score, 0–1.
+    pub lexical: f32,
+    /// Semantic score, 0–1 (0 without embeddings).
+    pub semantic: f32,
+    /// Whether the query named this document's vendor.
+    pub vendor_named: bool,
 }
 
-/// An immutable search index over a toolbox snapshot.
+/// Groups of words agents use for the same thing in API requests (abbreviations and
+/// near-synonyms); a query word in a group also looks for the others, at
+/// [`SearchParams::expansion_weight`].
+const SYNONYMS: &[&[&str]] = &[
+    &["repo", "repository"],
+    &["ref", "reference"],
+    &["org", "organization", "organisation"],
+    &["msg", "message"],
+    &["config", "configuration", "settings"],
+    &["auth", "authentication", "authorization"],
+    &["env", "environment"],
+    &["app", "application"],
+    &["info", "information", "details"],
+    &["stats", "statistics", "metrics"],
+    &["doc", "document"],
+    &["img", "image", "picture", "photo"],
+    &["mail", "email"],
+    &["dm", "direct"],
+    &["pr", "pull"],
+    &["sms", "text"],
+    &["rename", "update"],
+    &["modify", "update"],
+    &["alter", "update"],
+    &["erase", "delete"],
+    &["destroy", "delete"],
+    &["retrieve", "get"],
+    &["lookup", "get"],
+    &["view", "get"],
+    &["browse", "list"],
+    &["enumerate", "list"],
+    &["subscribe", "subscription"],
+    &["unsubscribe", "subscription"],
+    &["charge", "payment"],
+    &["pay", "payment"],
+    &["bill", "invoice"],
+    &["signup", "register"],
+    &["login", "signin"],
+    &["logout", "signout"],
+    &["upload", "file"],
+    &["download", "file"],
+    // what agents say for the API's verbs (a query word looks for the others)
+    &["notify", "message", "send", "post"],
+    &["tell", "message", "send"],
+    &["ping", "message"],
+    &["invite", "add", "member"],
+    &["kick", "remove", "member"],
+    &["ban", "remove", "member"],
+    &["close", "update", "state"],
+    &["complete", "update", "status"],
+    &["finish", "update", "status"],
+    &["resolve", "update", "status"],
+    &["reopen", "update", "state"],
+    &["schedule", "create", "event"],
+    &["reschedule", "update", "event"],
+    &["book", "create", "booking"],
+    &["provision", "create", "instance"],
+    &["spin", "create", "instance"],
+    &["boot", "start", "instance"],
+    &["vm", "instance", "machine"],
+    &["server", "instance"],
+    &["turn", "update"],
+    &["enable", "update"],
+    &["disable", "update"],
+    &["ticket", "issue"],
+    &["bug", "issue"],
+    &["reimburse", "refund"],
+    &["meeting", "event"],
+    &["standup", "meeting", "event"],
+    &["appointment", "event", "booking"],
+    &["calendar", "event"],
+    &["share", "permission", "collaboration"],
+    &["grant", "permission", "access"],
+    &["forum", "topic", "post"],
+    &["presence", "status"],
+    &["transcribe", "transcription"],
+    &["translate", "translation"],
+    &["tweet", "post"],
+    &["dm", "message"],
+    &["chat", "message"],
+];
+
+/// Query words of conversation, not of the task ("let the team know", "what did people
+/// say"): dropped from queries (documents keep theirs).
+const QUERY_FILLER: &[&str] = &[
+    "actually",
+    "anybody",
+    "anyone",
+    "basically",
+    "everybody",
+    "everyone",
+    "hey",
+    "kind",
+    "know",
+    "let",
+    "lets",
+    "like",
+    "maybe",
+    "ok",
+    "okay",
+    "people",
+    "really",
+    "right",
+    "said",
+    "say",
+    "somebody",
+    "someone",
+    "sort",
+    "stuff",
+    "thanks",
+    "thing",
+    "things",
+    "whether",
+    "whose",
+    "yet",
+];
+
+/// A vendor's display name without the words that do not name it ("GitHub v3 REST
+/// API" → "GitHub"); the display name itself when nothing would be left.
+pub fn vendor_label(display: &str) -> String {
+    let kept: Vec<&str> = display
+        .split(|c: char| c.is_whitespace() || c == '-' || c == '_')
+        .filter(|w| !w.is_empty())
+        .filter(|w| !GENERIC_VENDOR_WORDS.contains(&w.to_lowercase().as_str()))
+        .collect();
+    if kept.is_empty() {
+        display.to_string()
+    } else {
+        kept.join(" ")
+    }
+}
+
+/// Words of a vendor's display name that do not name the vendor.
+const GENERIC_VENDOR_WORDS: &[&str] = &[
+    "api",
+    "apis",
+    "rest",
+    "restful",
+    "openapi",
+    "swagger",
+    "service",
+    "services",
+    "the",
+    "web",
+    "http",
+    "v1",
+    "v2",
+    "v3",
+    "v4",
+    "v5",
+    "platform",
+    "public",
+    "reference",
+    "spec",
+];
+
+/// Per document and field, a term count (saturates at 255).
+type FieldCounts = [u8; FIELDS];
+
+/// An immutable index over a snapshot of documents (and, optionally, their embeddings).
 #[derive(Debug, Default)]
 pub struct SearchIndex {
     docs: Vec<SearchDoc>,
-    /// Distinct lower-cased tokens, each followed by `\n`.
-    vocab: Vec<u8>,
-    /// Start offset of each token in `vocab`.
-    vocab_starts: Vec<usize>,
-    /// Per token: `(doc, level)`, one entry per doc with its highest level: 3 the name,
-    /// 2 the vendor, 1 the description.
-    postings: Vec<Vec<(u32, u8)>>,
+    analyzer: Analyzer,
+    /// Term → id.
+    terms: HashMap<String, u32>,
+    /// Terms in order, for prefix lookups.
+    sorted_terms: BTreeMap<String, u32>,
+    /// Per term: the documents that have it, with per-field counts.
+    postings: Vec<Vec<(u32, FieldCounts)>>,
+    /// Per document: field lengths in terms.
+    lengths: Vec<[u16; FIELDS]>,
+    /// Average field lengths (≥ 1).
+    average: [f32; FIELDS],
+    /// Vendor slug → the word sequences that name it in a query.
+    vendor_names: Vec<(String, Vec<Vec<String>>)>,
+    /// Per document: the distinct terms of its name and summary (for coverage).
+    heads: Vec<Vec<u32>>,
+    /// Row-major `docs.len() × dim` unit vectors (a zero row: no embedding).
+    embeddings: Vec<f32>,
+    dim: usize,
 }
 
-/// Splits a query into lower-cased words (whitespace separated; empty words dropped).
-/// `-` and `/` separate words too, as in names ("find-pets" finds `find_pets_by_status`).
-pub fn query_words(query: &str) -> Vec<String> {
-    query
-        .split(|c: char| c.is_whitespace() || c == '-' || c == '/')
-        .filter(|w| !w.is_empty())
-        .map(|w| w.to_lowercase())
-        .collect()
+/// A query after analysis.
+struct Analyzed {
+    /// Per query term: its idf and its (term id, credit) alternatives.
+    terms: Vec<(f32, Vec<(u32, f32)>)>,
+    /// Every term id a query term reaches (sorted), for coverage.
+    reached: Vec<u32>,
+    /// Vendors named.
+    vendors: Vec<String>,
 }
 
 impl SearchIndex {
-    /// Builds the index; documents are sorted by (vendor, name) so ties are resolved by
-    /// position.
-    pub fn build(mut docs: Vec<SearchDoc>) -> Self {
-        docs.sort_by(|a, b| (&a.vendor, &a.name).cmp(&(&b.vendor, &b.name)));
-        let mut ids: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-        let mut idx = Self::default();
+    /// Builds the index. `embeddings`, when given, is `(dim, rows)` with one row of `dim`
+    /// values per document, in `docs` order, each a unit vector or all zeros (no
+    /// embedding). Documents keep their order (it is the last tie-break).
+    /// Panics: never; a row count that does not match drops the embeddings.
+    pub fn build(docs: Vec<SearchDoc>, embeddings: Option<(usize, Vec<f32>)>) -> Self {
+        let analyzer = Analyzer::default();
+        let mut idx = Self {
+            analyzer,
+            ..Self::default()
+        };
+        let mut totals = [0f64; FIELDS];
+        let mut vendors: BTreeMap<String, String> = BTreeMap::new();
+        let compounds = Compounds::of(&docs);
         for (d, doc) in docs.iter().enumerate() {
-            // levels: 3 the name (raw, and its words: `_`, `-`, `/`, `.` separate words in
-            // names), 2 the vendor (and the qualified MCP name), 1 the description
-            let name_part = format!(
-                "{} {}",
-                doc.name,
-                doc.name.replace(['_', '-', '/', '.'], " ")
-            )
-            .to_lowercase();
-            let vendor_part = format!("{} {}__{}", doc.vendor, doc.vendor, doc.name).to_lowercase();
-            let description = doc.description.to_lowercase();
-            for (text, level) in [
-                (name_part.as_str(), 3u8),
-                (vendor_part.as_str(), 2),
-                (description.as_str(), 1),
-            ] {
-                for token in text.split_whitespace() {
-                    let id = *ids.entry(token.to_string()).or_insert_with(|| {
-                        idx.vocab_starts.push(idx.vocab.len());
-                        idx.vocab.extend_from_slice(token.as_bytes());
-                        idx.vocab.push(b'\n');
-                        idx.postings.push(Vec::new());
-                        idx.postings.len() - 1
-                    });
-                    let list = &mut idx.postings[id];
-                    match list.last_mut() {
-                        // the higher levels come first
-                        Some(last) if last.0 == d as u32 => {}
-                        _ => list.push((d as u32, level)),
+            vendors
+                .entry(doc.vendor.clone())
+                .or_insert_with(|| doc.vendor_name.clone());
+            let t = &doc.text;
+            let fields = [
+                &t.name,
+                &t.summary,
+                &t.tags,
+                &t.path,
+                &t.verbs,
+                &t.params,
+                &t.description,
+            ];
+            let mut counts: HashMap<u32, FieldCounts> = HashMap::new();
+            let mut lengths = [0u16; FIELDS];
+            let mut head: Vec<u32> = Vec::new();
+            for (f, text) in fields.iter().enumerate() {
+                let terms = idx.analyzer.terms(&compounds.split(text));
+                lengths[f] = terms.len().min(u16::MAX as usize) as u16;
+                totals[f] += terms.len() as f64;
+                for term in terms {
+                    let id = idx.term_id(term);
+                    let c = counts.entry(id).or_insert([0; FIELDS]);
+                    c[f] = c[f].saturating_add(1);
+                    if (f == Field::Name as usize || f == Field::Summary as usize)
+                        && !head.contains(&id)
+                    {
+                        head.push(id);
                     }
                 }
+            }
+            for (id, c) in counts {
+                idx.postings[id as usize].push((d as u32, c));
+            }
+            idx.lengths.push(lengths);
+            idx.heads.push(head);
+        }
+        let n = docs.len().max(1) as f64;
+        for (average, total) in idx.average.iter_mut().zip(totals) {
+            *average = ((total / n) as f32).max(1.0);
+        }
+        for list in &mut idx.postings {
+            list.sort_unstable_by_key(|p| p.0);
+        }
+        idx.vendor_names = vendors
+            .into_iter()
+            .map(|(slug, display)| {
+                let mut names = vec![slug.split('-').map(str::to_string).collect::<Vec<_>>()];
+                let display: Vec<String> = words(&display)
+                    .into_iter()
+                    .filter(|w| !GENERIC_VENDOR_WORDS.contains(&w.as_str()))
+                    .collect();
+                if !display.is_empty() && !names.contains(&display) {
+                    names.push(display);
+                }
+                let joined = slug.replace('-', "");
+                if slug.contains('-') && joined.len() >= 4 {
+                    names.push(vec![joined]);
+                }
+                (slug, names)
+            })
+            .collect();
+        if let Some((dim, rows)) = embeddings {
+            if dim > 0 && rows.len() == dim * docs.len() {
+                idx.embeddings = rows;
+                idx.dim = dim;
             }
         }
         idx.docs = docs;
         idx
     }
 
-    /// The indexed documents, sorted by (vendor, name).
+    fn term_id(&mut self, term: String) -> u32 {
+        if let Some(&id) = self.terms.get(&term) {
+            return id;
+        }
+        let id = self.postings.len() as u32;
+        self.postings.push(Vec::new());
+        self.sorted_terms.insert(term.clone(), id);
+        self.terms.insert(term, id);
+        id
+    }
+
+    /// The indexed documents, in the order given to [`SearchIndex::build`].
     pub fn docs(&self) -> &[SearchDoc] {
         &self.docs
     }
@@ -124,200 +461,586 @@ impl SearchIndex {
         self.docs.is_empty()
     }
 
-    /// For one word: per doc, 0 no match, 1 description only, 2 vendor/name.
-    fn match_word(&self, word: &str, out: &mut [u8]) {
-        let finder = memmem::Finder::new(word.as_bytes());
-        let mut at = 0;
-        while let Some(found) = finder.find(&self.vocab[at..]) {
-            let pos = at + found;
-            let token = match self.vocab_starts.binary_search(&pos) {
-                Ok(i) => i,
-                Err(i) => i - 1,
-            };
-            for &(doc, level) in &self.postings[token] {
-                let slot = &mut out[doc as usize];
-                if *slot < level {
-                    *slot = level;
+    /// Whether the index holds embeddings (the semantic ranker can run).
+    pub fn has_embeddings(&self) -> bool {
+        self.dim > 0
+    }
+
+    /// Dimension of the embeddings (0 without).
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn idf(&self, df: usize) -> f32 {
+        let n = self.docs.len() as f32;
+        (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln()
+    }
+
+    /// The vendors a query names, and the query's words without them (when other words
+    /// remain).
+    fn vendors_in(&self, query_words: &[String]) -> (Vec<String>, Vec<String>) {
+        let mut named = Vec::new();
+        let mut keep = vec![true; query_words.len()];
+        for (slug, names) in &self.vendor_names {
+            for name in names {
+                if name.is_empty() || name.len() > query_words.len() {
+                    continue;
+                }
+                for start in 0..=query_words.len() - name.len() {
+                    if query_words[start..start + name.len()] == name[..] {
+                        if !named.contains(slug) {
+                            named.push(slug.clone());
+                        }
+                        keep[start..start + name.len()]
+                            .iter_mut()
+                            .for_each(|k| *k = false);
+                    }
                 }
             }
-            at = self
-                .vocab_starts
-                .get(token + 1)
-                .copied()
-                .unwrap_or(self.vocab.len());
+        }
+        let rest: Vec<String> = query_words
+            .iter()
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|(w, _)| w.clone())
+            .collect();
+        let content = rest.iter().any(|w| !text::is_stop_word(w));
+        if content {
+            (named, rest)
+        } else {
+            (named, query_words.to_vec())
         }
     }
 
-    /// Searches; returns every hit ranked (tier, vendor, name). An empty query gives
-    /// no hits.
-    pub fn search(&self, query: &str) -> Vec<Hit> {
-        let words = query_words(query);
-        if words.is_empty() || self.docs.is_empty() {
-            return Vec::new();
+    fn analyze(&self, query: &str, params: &SearchParams) -> Analyzed {
+        let all = words(query);
+        let (vendors, rest) = self.vendors_in(&all);
+        let max_idf = self.idf(1);
+        let mut seen: Vec<String> = Vec::new();
+        let mut terms = Vec::new();
+        for word in rest
+            .iter()
+            .filter(|w| !text::is_stop_word(w) && !QUERY_FILLER.contains(&w.as_str()))
+        {
+            let stem = self.analyzer.stem(word);
+            if seen.contains(&stem) {
+                continue;
+            }
+            seen.push(stem.clone());
+            let mut alternatives: Vec<(u32, f32)> = Vec::new();
+            let exact = self.terms.get(&stem).copied();
+            if let Some(id) = exact {
+                alternatives.push((id, 1.0));
+            }
+            for group in SYNONYMS.iter().filter(|g| g.contains(&word.as_str())) {
+                for other in group.iter().filter(|o| **o != word.as_str()) {
+                    if let Some(&id) = self.terms.get(&self.analyzer.stem(other)) {
+                        if !alternatives.iter().any(|a| a.0 == id) {
+                            alternatives.push((id, params.expansion_weight));
+                        }
+                    }
+                }
+            }
+            if exact.is_none() {
+                for id in self.prefix_relatives(&stem) {
+                    if !alternatives.iter().any(|a| a.0 == id) {
+                        alternatives.push((id, params.expansion_weight * 0.8));
+                    }
+                }
+            }
+            // the query term's information: its own idf, else its best stand-in's, else
+            // that of the rarest term (an unknown word is not free to miss)
+            let idf = match exact {
+                Some(id) => self.idf(self.postings[id as usize].len()),
+                None => alternatives
+                    .iter()
+                    .map(|(id, _)| self.idf(self.postings[*id as usize].len()))
+                    .fold(None, |m: Option<f32>, x| Some(m.map_or(x, |m| m.max(x))))
+                    .unwrap_or(max_idf),
+            };
+            terms.push((idf, alternatives));
         }
-        // weakest[d]: the lowest level at which some word matched (0: a word did not)
-        let n = self.docs.len();
-        let mut weakest = vec![3u8; n];
-        let mut scratch = vec![0u8; n];
-        for w in &words {
-            scratch.iter_mut().for_each(|x| *x = 0);
-            self.match_word(w, &mut scratch);
-            for d in 0..n {
-                weakest[d] = weakest[d].min(scratch[d]);
+        let mut reached: Vec<u32> = terms
+            .iter()
+            .flat_map(|(_, alts)| alts.iter().map(|a| a.0))
+            .collect();
+        reached.sort_unstable();
+        reached.dedup();
+        Analyzed {
+            terms,
+            reached,
+            vendors,
+        }
+    }
+
+    /// Vocabulary terms related to an unknown stem by a shared prefix: terms that start
+    /// with it (stem ≥ 4 characters), and terms of ≥ 3 characters it starts with that
+    /// cover at least half of it ("refer" → "ref").
+    fn prefix_relatives(&self, stem: &str) -> Vec<u32> {
+        let mut out = Vec::new();
+        if stem.len() >= 4 {
+            for (term, &id) in self.sorted_terms.range(stem.to_string()..) {
+                if !term.starts_with(stem) || out.len() >= 8 {
+                    break;
+                }
+                out.push(id);
             }
         }
-        let exact_joined = words.join("_");
-        let is_qualified = |doc: &SearchDoc| {
-            exact_joined.len() == doc.vendor.len() + 2 + doc.name.len()
-                && exact_joined.starts_with(doc.vendor.as_str())
-                && exact_joined[doc.vendor.len()..].starts_with("__")
-                && exact_joined.ends_with(doc.name.as_str())
+        for cut in (3..stem.len()).rev() {
+            if !stem.is_char_boundary(cut) || cut * 2 < stem.len() {
+                continue;
+            }
+            if let Some(&id) = self.terms.get(&stem[..cut]) {
+                out.push(id);
+                break;
+            }
+        }
+        out
+    }
+
+    /// Lexical scores (0–1) of every document for an analysed query.
+    fn lexical_scores(&self, q: &Analyzed, params: &SearchParams) -> Vec<f32> {
+        let n = self.docs.len();
+        let mut scores = vec![0f32; n];
+        let total_idf: f32 = q.terms.iter().map(|t| t.0).sum();
+        if total_idf <= 0.0 {
+            return scores;
+        }
+        let mut best = vec![0f32; n];
+        let mut touched: Vec<u32> = Vec::new();
+        for (idf, alternatives) in &q.terms {
+            for &(term, credit) in alternatives {
+                for &(d, counts) in &self.postings[term as usize] {
+                    let lengths = &self.lengths[d as usize];
+                    let mut tf = 0f32;
+                    for f in 0..FIELDS {
+                        if counts[f] > 0 {
+                            let norm =
+                                1.0 - params.b + params.b * lengths[f] as f32 / self.average[f];
+                            tf += params.field_weights[f] * counts[f] as f32 / norm;
+                        }
+                    }
+                    let saturated = credit * tf / (params.k1 + tf);
+                    let slot = &mut best[d as usize];
+                    if *slot == 0.0 {
+                        touched.push(d);
+                    }
+                    if saturated > *slot {
+                        *slot = saturated;
+                    }
+                }
+            }
+            for &d in &touched {
+                scores[d as usize] += idf * best[d as usize];
+                best[d as usize] = 0.0;
+            }
+            touched.clear();
+        }
+        let w = params.coverage_weight.clamp(0.0, 1.0);
+        for (d, s) in scores.iter_mut().enumerate() {
+            if *s == 0.0 {
+                continue;
+            }
+            let head = &self.heads[d];
+            let covered = if head.is_empty() {
+                0.0
+            } else {
+                head.iter()
+                    .filter(|t| q.reached.binary_search(t).is_ok())
+                    .count() as f32
+                    / head.len() as f32
+            };
+            *s = *s / total_idf * (1.0 - w + w * covered);
+        }
+        scores
+    }
+
+    /// Ranks the documents for `query`. `embedding` is the query's unit vector from the
+    /// same model as the documents' (ignored when the index has none or its length
+    /// differs). Returns the best `limit` hits that clear the threshold, best first, and
+    /// how many cleared it in all.
+    pub fn search(
+        &self,
+        query: &str,
+        embedding: Option<&[f32]>,
+        mode: Mode,
+        params: &SearchParams,
+        limit: usize,
+    ) -> Ranked {
+        if self.docs.is_empty() || words(query).is_empty() || limit == 0 {
+            return Ranked::default();
+        }
+        let q = self.analyze(query, params);
+        let embedding = embedding.filter(|e| self.dim > 0 && e.len() == self.dim);
+        let mode = match (mode, embedding) {
+            (_, None) => Mode::Lexical,
+            (m, Some(_)) => m,
         };
-        let mut hits: Vec<Hit> = (0..n)
-            .filter(|&d| weakest[d] > 0)
-            .map(|d| {
-                let doc = &self.docs[d];
-                let exact = doc.name == exact_joined || is_qualified(doc);
-                // 0 exact name, 1 every word in the name, 2 every word in the vendor or
-                // name, 3 a word only in the description
-                let tier = if exact { 0 } else { 4 - weakest[d] };
-                Hit { doc: d, tier }
+        let lexical = if mode == Mode::Semantic {
+            vec![0f32; self.docs.len()]
+        } else {
+            self.lexical_scores(&q, params)
+        };
+        let semantic: Vec<f32> = match embedding {
+            Some(e) if mode != Mode::Lexical => {
+                let span = (params.cosine_ceiling - params.cosine_floor).max(1e-3);
+                self.embeddings
+                    .chunks_exact(self.dim)
+                    .map(|row| {
+                        let cos: f32 = row.iter().zip(e).map(|(a, b)| a * b).sum();
+                        ((cos - params.cosine_floor) / span).clamp(0.0, 1.0)
+                    })
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        let (weight, threshold) = match mode {
+            Mode::Lexical => (1.0, params.lexical_threshold),
+            Mode::Semantic => (0.0, params.threshold),
+            Mode::Fused => (params.lexical_weight, params.threshold),
+        };
+        let mut hits: Vec<Hit> = (0..self.docs.len())
+            .filter_map(|d| {
+                let l = lexical[d];
+                let s = semantic.get(d).copied().unwrap_or(0.0);
+                let score = weight * l + (1.0 - weight) * s;
+                (score >= threshold && score > 0.0).then(|| Hit {
+                    doc: d,
+                    score,
+                    lexical: l,
+                    semantic: s,
+                    vendor_named: q.vendors.contains(&self.docs[d].vendor),
+                })
             })
             .collect();
-        // docs are sorted by (vendor, name): a stable sort by tier keeps that order within a tier
-        hits.sort_by_key(|h| h.tier);
-        hits
+        let key = |h: &Hit| {
+            h.score
+                + if h.vendor_named {
+                    params.vendor_boost
+                } else {
+                    0.0
+                }
+        };
+        let order = |a: &Hit, b: &Hit| {
+            key(b)
+                .total_cmp(&key(a))
+                .then(b.lexical.total_cmp(&a.lexical))
+                .then(
+                    self.docs[a.doc]
+                        .name
+                        .len()
+                        .cmp(&self.docs[b.doc].name.len()),
+                )
+                .then(a.doc.cmp(&b.doc))
+        };
+        let total = hits.len();
+        if hits.len() > limit {
+            hits.select_nth_unstable_by(limit - 1, order);
+            hits.truncate(limit);
+        }
+        hits.sort_by(order);
+        for h in &mut hits {
+            h.score = h.score.clamp(0.0, 1.0);
+        }
+        Ranked { hits, total }
+    }
+}
+
+/// Splits compound words of API names and text ("worklog", "freebusy", "username")
+/// into their parts when both parts occur as words of their own in the documents, so a
+/// query's "work log" meets them; the compound itself stays too.
+struct Compounds {
+    words: std::collections::HashSet<String>,
+}
+
+impl Compounds {
+    /// The words of every document (lower case, identifiers split).
+    fn of(docs: &[SearchDoc]) -> Self {
+        let mut words = std::collections::HashSet::new();
+        for d in docs {
+            let t = &d.text;
+            for text in [
+                &t.name,
+                &t.summary,
+                &t.tags,
+                &t.path,
+                &t.params,
+                &t.description,
+            ] {
+                for w in text::words(text) {
+                    if w.len() >= 3 && w.chars().all(|c| c.is_ascii_lowercase()) {
+                        words.insert(w);
+                    }
+                }
+            }
+        }
+        Self { words }
+    }
+
+    /// `text` with each compound word followed by its parts.
+    fn split(&self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len() + 16);
+        for w in text::words(text) {
+            out.push_str(&w);
+            out.push(' ');
+            if w.len() >= 7 && w.chars().all(|c| c.is_ascii_lowercase()) {
+                if let Some((a, b)) = (3..=w.len() - 3)
+                    .map(|i| w.split_at(i))
+                    .find(|(a, b)| self.words.contains(*a) && self.words.contains(*b))
+                {
+                    out.push_str(a);
+                    out.push(' ');
+                    out.push_str(b);
+                    out.push(' ');
+                }
+            }
+        }
+        out
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
-    fn doc(id: i64, vendor: &str, name: &str, description: &str) -> SearchDoc {
+    fn doc(
+        key: i64,
+        vendor: &str,
+        name: &str,
+        method: &str,
+        path: &str,
+        summary: &str,
+    ) -> SearchDoc {
+        let schema = json!({"type": "object", "properties": {}});
         SearchDoc {
-            tool_id: id,
+            key,
             vendor: vendor.into(),
+            vendor_name: vendor.into(),
             name: name.into(),
-            description: description.into(),
-            read_only_hint: false,
-            destructive_hint: false,
+            text: enrich(&EnrichInput {
+                name,
+                operation_id: None,
+                method,
+                path,
+                summary: Some(summary),
+                description: "",
+                tags: &[],
+                input_schema: Some(&schema),
+            }),
+            read_only_hint: method == "GET",
+            destructive_hint: method == "DELETE",
         }
     }
 
-    fn index() -> SearchIndex {
-        SearchIndex::build(vec![
-            doc(1, "stripe", "get_customers", "List all customers"),
-            doc(2, "stripe", "post_customers", "Create a customer"),
+    fn toolbox() -> Vec<SearchDoc> {
+        vec![
+            doc(
+                1,
+                "asana",
+                "create_webhook",
+                "POST",
+                "/webhooks",
+                "Establish a webhook",
+            ),
+            doc(
+                2,
+                "vercel",
+                "create_webhook",
+                "POST",
+                "/v1/webhooks",
+                "Creates a webhook",
+            ),
             doc(
                 3,
-                "petstore",
-                "find_pets_by_status",
-                "Finds Pets by status. Multiple status values",
+                "github",
+                "repos_create_webhook",
+                "POST",
+                "/repos/{owner}/{repo}/hooks",
+                "Create a repository webhook",
             ),
-            doc(4, "github", "customers", "Exact name"),
+            doc(
+                4,
+                "github",
+                "repos_update",
+                "PATCH",
+                "/repos/{owner}/{repo}",
+                "Update a repository",
+            ),
             doc(
                 5,
-                "slack",
-                "chat_post_message",
-                "Sends a message to a channel about customers",
+                "github",
+                "git_create_ref",
+                "POST",
+                "/repos/{owner}/{repo}/git/refs",
+                "Create a reference",
             ),
-        ])
+            doc(
+                6,
+                "sendgrid",
+                "mail_send",
+                "POST",
+                "/v3/mail/send",
+                "Send an email",
+            ),
+            doc(
+                7,
+                "stripe",
+                "post_refunds",
+                "POST",
+                "/v1/refunds",
+                "Create a refund",
+            ),
+            doc(
+                8,
+                "petstore",
+                "delete_pet",
+                "DELETE",
+                "/pet/{petId}",
+                "Deletes a pet",
+            ),
+            doc(
+                9,
+                "petstore",
+                "find_pets_by_status",
+                "GET",
+                "/pet/findByStatus",
+                "Finds Pets by status",
+            ),
+        ]
     }
 
-    fn names(idx: &SearchIndex, q: &str) -> Vec<(String, u8)> {
-        idx.search(q)
+    fn names(idx: &SearchIndex, q: &str) -> Vec<String> {
+        idx.search(q, None, Mode::Lexical, &SearchParams::default(), 50)
+            .hits
             .iter()
-            .map(|h| {
-                (
-                    format!("{}__{}", idx.docs()[h.doc].vendor, idx.docs()[h.doc].name),
-                    h.tier,
-                )
-            })
+            .map(|h| format!("{}__{}", idx.docs()[h.doc].vendor, idx.docs()[h.doc].name))
             .collect()
     }
 
     #[test]
-    fn every_word_must_occur_case_insensitively() {
-        let idx = index();
+    fn plurals_verb_forms_and_case_meet() {
+        let idx = SearchIndex::build(toolbox(), None);
         assert_eq!(
-            names(&idx, "PETS STATUS"),
-            vec![("petstore__find_pets_by_status".into(), 1)]
-        );
-        assert!(names(&idx, "pets customer").is_empty());
-        assert!(idx.search("   ").is_empty());
-    }
-
-    #[test]
-    fn ranking_exact_then_name_then_description_ties_by_vendor_name() {
-        let idx = index();
-        assert_eq!(
-            names(&idx, "customers"),
-            vec![
-                ("github__customers".into(), 0),
-                ("stripe__get_customers".into(), 1),
-                ("stripe__post_customers".into(), 1),
-                ("slack__chat_post_message".into(), 3),
-            ]
-        );
-    }
-
-    #[test]
-    fn a_word_in_the_name_ranks_above_one_only_in_the_vendor() {
-        let idx = SearchIndex::build(vec![
-            doc(1, "petstore", "create_user", "Create a user"),
-            doc(2, "petstore", "get_pet_by_id", "Find a pet"),
-            doc(3, "petstore", "get_inventory", "Inventories by status"),
-        ]);
-        assert_eq!(
-            names(&idx, "pet"),
-            vec![
-                ("petstore__get_pet_by_id".into(), 1),
-                ("petstore__create_user".into(), 2),
-                ("petstore__get_inventory".into(), 2),
-            ]
-        );
-        assert_eq!(
-            names(&idx, "get pet")[0],
-            ("petstore__get_pet_by_id".into(), 1)
-        );
-        assert_eq!(
-            names(&idx, "get pet")[1],
-            ("petstore__get_inventory".into(), 2)
-        );
-    }
-
-    #[test]
-    fn vendor_and_separated_name_words_match() {
-        let idx = index();
-        assert_eq!(names(&idx, "slack post message").len(), 1);
-        assert_eq!(
-            names(&idx, "stripe__get_customers"),
-            vec![("stripe__get_customers".into(), 0)]
-        );
-        assert_eq!(
-            names(&idx, "get customers")[0],
-            ("stripe__get_customers".into(), 0)
-        );
-    }
-
-    #[test]
-    fn dashes_and_slashes_separate_query_words() {
-        let idx = index();
-        assert_eq!(
-            names(&idx, "find-pets")[0].0,
+            names(&idx, "PETS STATUS")[0],
             "petstore__find_pets_by_status"
         );
+        assert_eq!(names(&idx, "deleting pets")[0], "petstore__delete_pet");
+        assert_eq!(names(&idx, "remove a pet")[0], "petstore__delete_pet");
+    }
+
+    #[test]
+    fn not_every_word_must_occur() {
+        let idx = SearchIndex::build(toolbox(), None);
         assert_eq!(
-            names(&idx, "pets/status")[0].0,
-            "petstore__find_pets_by_status"
+            names(&idx, "issue a refund to a customer for an order")[0],
+            "stripe__post_refunds"
         );
     }
 
     #[test]
-    fn a_word_spanning_two_fields_does_not_match() {
-        let idx = SearchIndex::build(vec![doc(1, "ab", "cd", "ef")]);
-        assert!(idx.search("cdef").is_empty());
-        assert!(idx.search("b c").len() == 1);
+    fn a_named_vendor_ranks_first_and_ties_never_go_by_vendor_name() {
+        let idx = SearchIndex::build(toolbox(), None);
+        let hits = names(&idx, "create a github webhook");
+        assert_eq!(hits[0], "github__repos_create_webhook");
+        // without the vendor, the closer name and summary win, not the alphabet
+        let hits = names(&idx, "create webhook");
+        assert!(hits[..3].iter().all(|h| h.ends_with("webhook")), "{hits:?}");
+        assert!(hits[..2].contains(&"vercel__create_webhook".to_string()));
+        assert_ne!(hits[0], "asana__create_webhook", "{hits:?}");
+    }
+
+    #[test]
+    fn abbreviations_synonyms_and_prefixes_reach_the_documents_words() {
+        let idx = SearchIndex::build(toolbox(), None);
+        assert_eq!(names(&idx, "rename a repo")[0], "github__repos_update");
+        assert_eq!(
+            names(&idx, "create a git reference")[0],
+            "github__git_create_ref"
+        );
+        assert_eq!(names(&idx, "send an e-mail")[0], "sendgrid__mail_send");
+    }
+
+    #[test]
+    fn field_weights_put_a_name_match_above_a_description_match() {
+        let mut docs = toolbox();
+        docs.push(SearchDoc {
+            text: SearchText {
+                description: "Also mentions a refund somewhere in passing among many other words"
+                    .into(),
+                ..docs[7].text.clone()
+            },
+            key: 10,
+            name: "pet_misc".into(),
+            ..docs[7].clone()
+        });
+        let idx = SearchIndex::build(docs, None);
+        let all = SearchParams {
+            lexical_threshold: 0.0,
+            ..SearchParams::default()
+        };
+        let hits = idx.search("refund", None, Mode::Lexical, &all, 50).hits;
+        assert_eq!(idx.docs()[hits[0].doc].name, "post_refunds");
+        assert_eq!(idx.docs()[hits[1].doc].name, "pet_misc");
+        assert!(hits[0].score > 2.0 * hits[1].score, "{hits:?}");
+    }
+
+    #[test]
+    fn nonsense_clears_no_threshold_and_scores_stay_in_0_1() {
+        let idx = SearchIndex::build(toolbox(), None);
+        assert!(names(&idx, "xqzv flombert").is_empty());
+        assert!(names(&idx, "bake sourdough bread").is_empty());
+        assert!(names(&idx, "the of and").is_empty());
+        for h in idx
+            .search(
+                "create webhook",
+                None,
+                Mode::Lexical,
+                &SearchParams::default(),
+                50,
+            )
+            .hits
+        {
+            assert!((0.0..=1.0).contains(&h.score));
+        }
+    }
+
+    #[test]
+    fn the_order_is_deterministic() {
+        let a = SearchIndex::build(toolbox(), None);
+        let b = SearchIndex::build(toolbox(), None);
+        assert_eq!(names(&a, "create"), names(&b, "create"));
+    }
+
+    #[test]
+    fn embeddings_rank_by_cosine_and_fuse_with_words() {
+        // three documents on two axes: the query points at doc 2 semantically
+        let docs = toolbox()[..3].to_vec();
+        let rows = vec![1.0, 0.0, 0.8, 0.6, 0.6, 0.8];
+        let idx = SearchIndex::build(docs, Some((2, rows)));
+        assert!(idx.has_embeddings());
+        let p = SearchParams {
+            lexical_weight: 0.5,
+            ..SearchParams::default()
+        };
+        let q = [0.0, 1.0];
+        let sem = idx
+            .search("unrelated words", Some(&q), Mode::Semantic, &p, 50)
+            .hits;
+        assert_eq!(sem.iter().map(|h| h.doc).collect::<Vec<_>>(), [2, 1]);
+        assert!(sem.iter().all(|h| h.lexical == 0.0));
+        let lex = idx
+            .search("create webhook", Some(&q), Mode::Lexical, &p, 50)
+            .hits;
+        let fused = idx
+            .search("create webhook", Some(&q), Mode::Fused, &p, 50)
+            .hits;
+        assert_ne!(lex[0].doc, 2, "words alone prefer a shorter document");
+        assert_eq!(fused[0].doc, 2, "meaning tips the balance: {fused:?}");
+        // a query embedding of another length is ignored: lexical ranking
+        let lex = idx
+            .search("create webhook", Some(&[1.0]), Mode::Fused, &p, 50)
+            .hits;
+        assert!(lex.iter().all(|h| h.semantic == 0.0));
     }
 }

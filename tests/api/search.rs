@@ -1,0 +1,221 @@
+//! find_tool ranks what an agent means (issue 10), through a real MCP client, on a
+//! toolbox of several shared specs: lexical-only without a model, words and meaning with
+//! the embedding model (fetched once into a cache by `scripts/get-model.sh`).
+
+use super::helpers::*;
+use graft::service::{Graft, ServiceConfig, SystemClock};
+use rmcp::model::ProtocolVersion;
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+const SPECS: &[(&str, &str)] = &[
+    ("petstore_openapi.yaml", "petstore"),
+    ("stripe_spec3_2023-09.yaml", "stripe"),
+    ("slack_web_openapi_v2.json", "slack"),
+    ("twilio_api_v2010.json", "twilio"),
+    ("discord_openapi.json", "discord"),
+];
+
+async fn import_specs(graft: &Graft) {
+    for (file, slug) in SPECS {
+        let text = std::fs::read_to_string(specs_dir().join(file)).unwrap();
+        graft
+            .import_openapi(slug, &text, Some("http://127.0.0.1:9"), &mut |_, _| {})
+            .await
+            .unwrap();
+    }
+}
+
+/// `vendor__name` of each hit.
+fn hit_names(s: &Value) -> Vec<String> {
+    s["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            format!(
+                "{}__{}",
+                h["vendor"].as_str().unwrap(),
+                h["name"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+fn rank_of(s: &Value, tool: &str) -> Option<usize> {
+    hit_names(s).iter().position(|n| n == tool)
+}
+
+async fn spawn_with_model(
+    dir: &std::path::Path,
+    model: Option<Arc<graft::semantic::Model>>,
+) -> TestApp {
+    let s = settings(dir);
+    let graft = Graft::open(
+        &s.database_url,
+        Arc::new(SystemClock),
+        ServiceConfig::ephemeral("http://127.0.0.1:3000").with_model(model),
+    )
+    .await
+    .unwrap();
+    import_specs(&graft).await;
+    graft.embed_toolbox(&mut |_, _| {}).await.unwrap();
+    spawn_app_with_graft(s, graft).await
+}
+
+#[tokio::test]
+async fn lexical_only_ranks_and_answers_nothing_matches_with_acquire() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_with_model(dir.path(), None).await;
+    assert_eq!(app.graft.search_status().mode, "lexical");
+    let (_, token) = agent(&app, "alpha").await;
+    let (c, _) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
+
+    // not every word occurs in the tool, plurals and verb forms meet
+    let r = call(
+        &c,
+        "find_tool",
+        json!({"query": "create a refund for a customer's order"}),
+    )
+    .await;
+    let s = r.structured_content.unwrap();
+    let rank = rank_of(&s, "stripe__post_refunds");
+    assert!(rank.is_some_and(|r| r < 5), "{:?}", hit_names(&s));
+    // hits: best first, a score in 0–1, one plain sentence of at most 160 characters
+    let hits = s["hits"].as_array().unwrap();
+    assert!(hits.len() <= 10);
+    let scores: Vec<f64> = hits.iter().map(|h| h["score"].as_f64().unwrap()).collect();
+    assert!(scores.iter().all(|x| (0.0..=1.0).contains(x)), "{scores:?}");
+    for h in hits {
+        let d = h["description"].as_str().unwrap();
+        assert!(
+            d.chars().count() <= 160 && !d.contains('<') && !d.contains("**"),
+            "{d}"
+        );
+        assert!(
+            h.get("readOnlyHint").is_some()
+                && h.get("destructiveHint").is_some()
+                && h.get("promoted").is_some()
+        );
+    }
+    // a vendor named in the query comes first
+    let r = call(
+        &c,
+        "find_tool",
+        json!({"query": "send a message with Twilio"}),
+    )
+    .await;
+    let s = r.structured_content.unwrap();
+    assert!(
+        hit_names(&s)[..3].iter().all(|n| n.starts_with("twilio__")),
+        "{:?}",
+        hit_names(&s)
+    );
+
+    // nonsense: nothing matches, and the answer points at acquire
+    let r = call(&c, "find_tool", json!({"query": "xqzv flombert"})).await;
+    let s = r.structured_content.unwrap();
+    assert_eq!(s["hits"], json!([]));
+    assert!(s["message"].as_str().unwrap().contains("acquire"), "{s}");
+    assert_eq!(s["vendors"].as_array().unwrap().len(), SPECS.len());
+    c.cancel().await.unwrap();
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_toolbox_change_by_another_process_reaches_the_servers_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_in(dir.path()).await;
+    let (_, token) = agent(&app, "alpha").await;
+    let (c, _) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
+    let r = call(&c, "find_tool", json!({"query": "pets by status"})).await;
+    assert_eq!(r.structured_content.unwrap()["hits"], json!([]));
+    // `graft import-openapi` in another shell, while the server runs
+    let cli = open_graft(&db_url(dir.path()), Arc::new(SystemClock)).await;
+    let text = std::fs::read_to_string(specs_dir().join("petstore_openapi.yaml")).unwrap();
+    cli.import_openapi(
+        "petstore",
+        &text,
+        Some("http://127.0.0.1:9"),
+        &mut |_, _| {},
+    )
+    .await
+    .unwrap();
+    let mut found = Vec::new();
+    for _ in 0..40 {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        let r = call(&c, "find_tool", json!({"query": "pets by status"})).await;
+        found = hit_names(&r.structured_content.unwrap());
+        if !found.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(
+        found.first().map(String::as_str),
+        Some("petstore__find_pets_by_status")
+    );
+    c.cancel().await.unwrap();
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn with_the_model_natural_phrasings_find_their_operation() {
+    let model = test_model();
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_with_model(dir.path(), Some(model.clone())).await;
+    assert_eq!(app.graft.search_status().mode, "semantic");
+    assert_eq!(app.graft.search_status().model.as_deref(), Some(model.id()));
+    let (_, token) = agent(&app, "alpha").await;
+    let c = modern_client(&app, &token).await;
+    for (query, tool) in [
+        ("post a message in a channel", "slack__chat_post_message"),
+        (
+            "refund a charge for a customer",
+            "stripe__post_charges_charge_refunds",
+        ),
+        ("upload a picture of a pet", "petstore__upload_file"),
+    ] {
+        let r = call(&c, "find_tool", json!({"query": query})).await;
+        let s = r.structured_content.unwrap();
+        let rank = rank_of(&s, tool);
+        assert!(
+            rank.is_some_and(|r| r < 5),
+            "{query}: {tool} not in the top 5 of {:?}",
+            hit_names(&s)
+        );
+    }
+    // meaning, not only words: "buy" is "purchase" (words alone rank an update first)
+    let r = call(&c, "find_tool", json!({"query": "buy a phone number"})).await;
+    let s = r.structured_content.unwrap();
+    assert_eq!(
+        rank_of(&s, "twilio__create_incoming_phone_number"),
+        Some(0),
+        "{:?}",
+        hit_names(&s)
+    );
+    // nonsense still answers nothing matches, with the acquire pointer
+    let r = call(
+        &c,
+        "find_tool",
+        json!({"query": "bake sourdough bread at home"}),
+    )
+    .await;
+    let s = r.structured_content.unwrap();
+    assert_eq!(s["hits"], json!([]), "{s}");
+    assert!(s["message"].as_str().unwrap().contains("acquire"));
+    // embeddings were stored once: a second service on the same database computes none
+    let again = open_graft_with_model(&db_url(dir.path()), Some(model)).await;
+    assert_eq!(again.embed_toolbox(&mut |_, _| {}).await.unwrap(), 0);
+    c.cancel().await.unwrap();
+    app.stop().await;
+}
+
+async fn open_graft_with_model(url: &str, model: Option<Arc<graft::semantic::Model>>) -> Graft {
+    Graft::open(
+        url,
+        Arc::new(SystemClock),
+        ServiceConfig::ephemeral("http://127.0.0.1:3000").with_model(model),
+    )
+    .await
+    .unwrap()
+}
