@@ -506,6 +506,33 @@ pub async fn select_working_set(pool: &Pool, agent_id: i64) -> DbResult<Vec<Entr
     sqlx::query_as(&sql).bind(agent_id).fetch_all(pool).await
 }
 
+/// An agent's working set as `(tool id, current version)`, ordered by vendor and name.
+pub async fn select_working_set_versions(pool: &Pool, agent_id: i64) -> DbResult<Vec<(i64, i64)>> {
+    sqlx::query_as(
+        "SELECT t.id, (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id) FROM working_set ws \
+         JOIN tools t ON t.id = ws.tool_id JOIN vendors vd ON vd.id = t.vendor_id \
+         WHERE ws.agent_id = $1 ORDER BY vd.slug, t.name",
+    )
+    .bind(agent_id)
+    .fetch_all(pool)
+    .await
+}
+
+/// Tools with their current version, by id.
+pub async fn select_tools_by_ids(pool: &Pool, ids: &[i64]) -> DbResult<Vec<ToolRow>> {
+    let mut out = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(500) {
+        let mut qb = sqlx::QueryBuilder::new(format!("{TOOL_SELECT} WHERE t.id IN ("));
+        let mut list = qb.separated(", ");
+        for id in chunk {
+            list.push_bind(*id);
+        }
+        qb.push(")");
+        out.extend(qb.build_query_as::<ToolRow>().fetch_all(pool).await?);
+    }
+    Ok(out)
+}
+
 /// Ids of the tools in an agent's working set.
 pub async fn select_working_set_ids(pool: &Pool, agent_id: i64) -> DbResult<Vec<i64>> {
     sqlx::query_scalar("SELECT tool_id FROM working_set WHERE agent_id = $1")

@@ -246,6 +246,38 @@ pub async fn insert_tool_call(pool: &Pool, c: &NewCall<'_>, now: i64) -> DbResul
     Ok(())
 }
 
+/// Records a call (run it in one transaction): its `tool_calls` row and, when it
+/// reached the vendor (`used`), its `tool_usage` (`last_used_at` = now, `calls` + 1).
+pub async fn record_call(conn: &mut Conn, c: &NewCall<'_>, used: bool, now: i64) -> DbResult<()> {
+    sqlx::query(
+        "INSERT INTO tool_calls (agent_id, tool_id, version, dry_run, status, http_status, duration_ms, at, error_code) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    )
+    .bind(c.agent_id)
+    .bind(c.tool_id)
+    .bind(c.version)
+    .bind(c.dry_run)
+    .bind(c.status)
+    .bind(c.http_status)
+    .bind(c.duration_ms)
+    .bind(now)
+    .bind(c.error_code)
+    .execute(&mut *conn)
+    .await?;
+    if used {
+        sqlx::query(
+            "INSERT INTO tool_usage (agent_id, tool_id, last_used_at, calls) VALUES ($1, $2, $3, 1) \
+             ON CONFLICT (agent_id, tool_id) DO UPDATE SET last_used_at = excluded.last_used_at, calls = tool_usage.calls + 1",
+        )
+        .bind(c.agent_id)
+        .bind(c.tool_id)
+        .bind(now)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
 /// Counts a call that reached the vendor: `last_used_at` = now, `calls` + 1.
 pub async fn upsert_tool_usage(pool: &Pool, agent_id: i64, tool_id: i64, now: i64) -> DbResult<()> {
     sqlx::query(

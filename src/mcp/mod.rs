@@ -84,13 +84,74 @@ impl InFlight {
     }
 }
 
-/// The MCP server handler: Graft's service, the server's shutdown signal and the
-/// in-flight call counter.
+/// Tool definitions as `tools/list` serves them (issue 15: a list of 500 tools was
+/// rebuilt from the database and every schema parsed again on each request). A
+/// definition is built once per (tool, version) — versions never change — and each
+/// agent's list is kept until the service's cache epoch moves (any change anywhere).
+#[derive(Debug, Default)]
+pub struct ToolDefs {
+    by_version: std::sync::Mutex<std::collections::HashMap<(i64, i64), Tool>>,
+    lists: std::sync::RwLock<std::collections::HashMap<i64, AgentList>>,
+}
+
+/// An agent's list with the cache epoch it was built at.
+type AgentList = (u64, Arc<Vec<Tool>>);
+
+/// Most definitions (and agent lists) kept; past it the map starts over.
+const DEFS: usize = 8192;
+
+impl ToolDefs {
+    fn list(&self, agent_id: i64, epoch: u64) -> Option<Arc<Vec<Tool>>> {
+        self.lists
+            .read()
+            .expect("defs lock")
+            .get(&agent_id)
+            .filter(|(e, _)| *e == epoch)
+            .map(|(_, l)| l.clone())
+    }
+
+    fn put_list(&self, agent_id: i64, epoch: u64, list: Arc<Vec<Tool>>) {
+        let mut lists = self.lists.write().expect("defs lock");
+        if lists.len() >= DEFS {
+            lists.clear();
+        }
+        lists.insert(agent_id, (epoch, list));
+    }
+}
+
+/// An MCP tool definition of a tool's current version (SPEC §3.3).
+fn definition(t: crate::db::ToolRow) -> Tool {
+    let schema = match serde_json::from_str::<Value>(&t.input_schema) {
+        Ok(Value::Object(m)) => m,
+        _ => object(json!({"type": "object"})),
+    };
+    let mut tool = Tool::new(format!("{}__{}", t.vendor, t.name), t.description, schema)
+        .with_annotations(annotations(
+            t.read_only_hint,
+            t.destructive_hint,
+            t.idempotent_hint,
+            t.open_world_hint,
+        ));
+    if let Some(title) = t.title {
+        tool = tool.with_title(title);
+    }
+    if let Some(out) = t
+        .output_schema
+        .and_then(|s| serde_json::from_str::<Value>(&s).ok())
+    {
+        tool = tool.with_raw_output_schema(Arc::new(object(out)));
+    }
+    tool
+}
+
+/// The MCP server handler: Graft's service, the server's shutdown signal, the
+/// in-flight call counter and the tool definitions.
 #[derive(Clone)]
 pub struct GraftMcp {
     graft: Graft,
     shutdown: CancellationToken,
     inflight: Arc<InFlight>,
+    defs: Arc<ToolDefs>,
 }
 
 impl GraftMcp {
@@ -101,6 +162,7 @@ impl GraftMcp {
             graft,
             shutdown,
             inflight,
+            defs: Arc::new(ToolDefs::default()),
         }
     }
 }
@@ -166,6 +228,54 @@ pub fn tool_error(code: &str, message: &str, extra: Value) -> CallToolResult {
     let mut r = CallToolResult::error(vec![ContentBlock::text(format!("{code}: {message}"))]);
     r.structured_content = Some(json!({ "error": error }));
     r
+}
+
+impl GraftMcp {
+    /// The agent's working set as tool definitions, in `tools/list` order.
+    async fn working_set_tools(&self, agent_id: i64) -> Result<Arc<Vec<Tool>>, ErrorData> {
+        let epoch = self.graft.cache_epoch();
+        if let Some(list) = self.defs.list(agent_id, epoch) {
+            return Ok(list);
+        }
+        let versions = self
+            .graft
+            .working_set_versions(agent_id)
+            .await
+            .map_err(internal)?;
+        let missing: Vec<i64> = {
+            let defs = self.defs.by_version.lock().expect("defs lock");
+            versions
+                .iter()
+                .filter(|k| !defs.contains_key(k))
+                .map(|(id, _)| *id)
+                .collect()
+        };
+        let mut fresh: std::collections::HashMap<i64, Tool> = std::collections::HashMap::new();
+        if !missing.is_empty() {
+            let rows = self.graft.tools_by_ids(&missing).await.map_err(internal)?;
+            let mut defs = self.defs.by_version.lock().expect("defs lock");
+            if defs.len() + rows.len() > DEFS {
+                defs.clear();
+            }
+            for row in rows {
+                let key = (row.id, row.version);
+                let tool = definition(row);
+                fresh.insert(key.0, tool.clone());
+                defs.insert(key, tool);
+            }
+        }
+        let list: Vec<Tool> = {
+            let defs = self.defs.by_version.lock().expect("defs lock");
+            versions
+                .iter()
+                // a version published between the two reads: the newer definition
+                .filter_map(|k| defs.get(k).or_else(|| fresh.get(&k.0)).cloned())
+                .collect()
+        };
+        let list = Arc::new(list);
+        self.defs.put_list(agent_id, epoch, list.clone());
+        Ok(list)
+    }
 }
 
 impl ServerHandler for GraftMcp {
@@ -273,33 +383,7 @@ impl ServerHandler for GraftMcp {
     ) -> Result<ListToolsResult, ErrorData> {
         let agent = agent_of(&context.extensions)?;
         let mut tools = meta::tools();
-        let entries = self.graft.working_set(agent.id).await.map_err(internal)?;
-        for e in entries {
-            let t = e.tool;
-            let schema: Value =
-                serde_json::from_str(&t.input_schema).unwrap_or_else(|_| json!({"type": "object"}));
-            let mut tool = Tool::new(
-                format!("{}__{}", t.vendor, t.name),
-                t.description,
-                object(schema),
-            )
-            .with_annotations(annotations(
-                t.read_only_hint,
-                t.destructive_hint,
-                t.idempotent_hint,
-                t.open_world_hint,
-            ));
-            if let Some(title) = t.title {
-                tool = tool.with_title(title);
-            }
-            if let Some(out) = t
-                .output_schema
-                .and_then(|s| serde_json::from_str::<Value>(&s).ok())
-            {
-                tool = tool.with_raw_output_schema(Arc::new(object(out)));
-            }
-            tools.push(tool);
-        }
+        tools.extend(self.working_set_tools(agent.id).await?.iter().cloned());
         Ok(ListToolsResult::with_all_items(tools)
             .with_ttl_ms(0)
             .with_cache_scope(CacheScope::Private))
@@ -326,15 +410,13 @@ impl ServerHandler for GraftMcp {
                 None,
             ));
         };
-        match self.graft.tool(vendor, tool).await {
+        match self.graft.tool_for_call(vendor, tool).await {
             Ok(row) => {
                 let promoted = self
                     .graft
-                    .working_set(agent.id)
+                    .is_promoted(agent.id, row.id)
                     .await
-                    .map_err(internal)?
-                    .iter()
-                    .any(|e| e.tool.id == row.id);
+                    .map_err(internal)?;
                 if !promoted {
                     let hint = if meta::offered("run_tool") {
                         ", or call it once through run_tool"
@@ -351,7 +433,7 @@ impl ServerHandler for GraftMcp {
                 let input = Value::Object(args);
                 let answer = self
                     .graft
-                    .run_tool(agent.id, vendor, tool, input, false)
+                    .run_tool_row(agent.id, &row, input, false)
                     .await
                     .map_err(internal)?;
                 Ok(meta::run_result(answer).into())

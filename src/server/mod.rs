@@ -342,13 +342,20 @@ fn origin_of(url: &str) -> Option<String> {
     (!host.is_empty()).then(|| format!("{scheme}://{host}"))
 }
 
-/// `GET /healthz`: 200 `{"status":"ok","tools":N,"search":{"mode":"semantic"|"lexical",
-/// "model":ID|null}}` when the database answers, else 503.
+/// `GET /healthz`: 200 `{"status":"ok","tools":N,"streams":N,"search":{"mode":
+/// "semantic"|"lexical","model":ID|null}}` when the database answers, else 503.
+/// `streams` counts the open change channels (2025-era sessions' notifiers and 2026-era
+/// listen streams).
 async fn healthz(State(graft): State<Graft>) -> impl IntoResponse {
     match graft.toolbox_size().await {
         Ok(n) => (
             http::StatusCode::OK,
-            Json(json!({"status": "ok", "tools": n, "search": graft.search_status()})),
+            Json(json!({
+                "status": "ok",
+                "tools": n,
+                "streams": graft.hub().channels(),
+                "search": graft.search_status()
+            })),
         ),
         Err(e) => {
             tracing::error!(error = ?e, "health check failed");

@@ -139,6 +139,7 @@ impl Graft {
         let row = runs::select_connection(self.pool(), id)
             .await?
             .ok_or_else(|| ServiceError::Internal(anyhow::anyhow!("connection vanished")))?;
+        self.state_changed().await;
         Ok(row.into())
     }
 
@@ -172,6 +173,7 @@ impl Graft {
             }
         }
         runs::update_tool_connection(self.pool(), tool.id, connection).await?;
+        self.state_changed().await;
         Ok(())
     }
 

@@ -26,6 +26,15 @@ impl ChangeHub {
             .subscribe()
     }
 
+    /// How many channels are subscribed now (open GET-stream notifiers of 2025-era
+    /// sessions and 2026-era listen streams), for `/healthz`. Forgets agents whose
+    /// channels all closed.
+    pub fn channels(&self) -> usize {
+        let mut agents = self.agents.lock().expect("hub lock");
+        agents.retain(|_, tx| tx.receiver_count() > 0);
+        agents.values().map(broadcast::Sender::receiver_count).sum()
+    }
+
     /// Tells every channel of `agent_id` that its working set changed (one notice per
     /// call: callers call once per change batch). Returns how many channels were told.
     pub fn notify(&self, agent_id: i64) -> usize {
@@ -56,5 +65,10 @@ mod tests {
         assert!(a2.try_recv().is_ok());
         assert!(b.try_recv().is_err());
         assert_eq!(hub.notify(3), 0);
+        assert_eq!(hub.channels(), 3);
+        drop((a1, a2));
+        assert_eq!(hub.channels(), 1);
+        drop(b);
+        assert_eq!(hub.channels(), 0);
     }
 }

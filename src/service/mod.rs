@@ -5,6 +5,7 @@
 pub mod access;
 pub mod authoring;
 pub mod error;
+pub(crate) mod hot;
 pub mod hub;
 pub mod people;
 pub mod run;
@@ -140,9 +141,39 @@ fn ms(t: DateTime<Utc>) -> i64 {
 
 /// The `change_events.agent_id` of a toolbox change (agent ids start at 1).
 pub const TOOLBOX_CHANGE: i64 = 0;
+/// The `change_events.agent_id` of another change other processes must hear of (an
+/// agent's settings or token, a connection, a vendor): they drop what they cached.
+pub const STATE_CHANGE: i64 = -1;
 
 /// How often `last_seen_at` is written at most, per agent (ms).
 const LAST_SEEN_RESOLUTION_MS: i64 = 60_000;
+
+/// A write transaction holding this process's write lock until it ends (see
+/// `Graft::write_tx`); derefs to the transaction.
+pub(crate) struct WriteTx {
+    tx: sqlx::Transaction<'static, sqlx::Sqlite>,
+    _guard: tokio::sync::OwnedMutexGuard<()>,
+}
+
+impl WriteTx {
+    /// Commits (and releases the lock).
+    pub async fn commit(self) -> Result<(), sqlx::Error> {
+        self.tx.commit().await
+    }
+}
+
+impl std::ops::Deref for WriteTx {
+    type Target = sqlx::Transaction<'static, sqlx::Sqlite>;
+    fn deref(&self) -> &Self::Target {
+        &self.tx
+    }
+}
+
+impl std::ops::DerefMut for WriteTx {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.tx
+    }
+}
 
 /// Graft's service: cheap to clone (an `Arc` inside).
 #[derive(Clone, Debug)]
@@ -171,6 +202,10 @@ struct Inner {
     index_build: tokio::sync::Mutex<()>,
     /// The sentence-embedding model; `None`: search is lexical-only.
     model: Option<Arc<crate::semantic::Model>>,
+    /// What tool calls read, kept in memory until something changes.
+    hot: hot::HotCache,
+    /// Held by this process's writers (see `Graft::write_tx`).
+    write_lock: Arc<tokio::sync::Mutex<()>>,
     /// Compiled input-schema validators by (tool id, version): versions are immutable.
     validators: Mutex<HashMap<(i64, i64), Arc<jsonschema::Validator>>>,
 }
@@ -250,6 +285,8 @@ impl Graft {
                 stored_ops: RwLock::new(None),
                 index_build: tokio::sync::Mutex::new(()),
                 model: config.model,
+                hot: hot::HotCache::default(),
+                write_lock: Arc::new(tokio::sync::Mutex::new(())),
                 key: config.key,
                 proxy,
                 public_url: config.public_url.trim_end_matches('/').to_string(),
@@ -275,14 +312,20 @@ impl Graft {
 
     /// A write transaction: `BEGIN IMMEDIATE`, so two writers queue on SQLite's lock
     /// (within busy_timeout) instead of failing when a read lock cannot be upgraded.
-    async fn write_tx(&self) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, sqlx::Error> {
-        self.inner.pool.begin_with("BEGIN IMMEDIATE").await
+    /// Writers of this process first queue on an async lock: SQLite's own wait for a
+    /// busy database sleeps in steps of up to 100 ms, which put ~60 ms on the slowest
+    /// calls when eight sessions recorded their calls at once (issue 15).
+    async fn write_tx(&self) -> Result<WriteTx, sqlx::Error> {
+        let guard = self.inner.write_lock.clone().lock_owned().await;
+        let tx = self.inner.pool.begin_with("BEGIN IMMEDIATE").await?;
+        Ok(WriteTx { tx, _guard: guard })
     }
 
     /// Tells every channel of these agents that their working sets changed: this
     /// process's through the hub, other processes' (the CLI, another server) through
     /// `change_events`, which servers poll (SPEC §3.5). One call per change batch.
     async fn changed(&self, agents: &[i64]) {
+        self.inner.hot.bump();
         for a in agents {
             self.inner.hub.notify(*a);
         }
@@ -304,14 +347,13 @@ impl Graft {
     /// than an hour are forgotten.
     pub async fn forward_foreign_changes(&self, after: i64) -> ServiceResult<i64> {
         let events = db::select_change_events(&self.inner.pool, after, &self.inner.origin).await?;
+        if !events.is_empty() {
+            self.inner.hot.bump();
+        }
         if events.iter().any(|e| e.1 == TOOLBOX_CHANGE) {
             self.invalidate_search();
         }
-        let mut agents: Vec<i64> = events
-            .iter()
-            .map(|e| e.1)
-            .filter(|a| *a != TOOLBOX_CHANGE)
-            .collect();
+        let mut agents: Vec<i64> = events.iter().map(|e| e.1).filter(|a| *a > 0).collect();
         agents.sort_unstable();
         agents.dedup();
         for a in agents {
@@ -373,6 +415,7 @@ impl Graft {
         let agent = db::select_agent(&self.inner.pool, id)
             .await?
             .ok_or_else(|| ServiceError::Internal(anyhow::anyhow!("agent vanished")))?;
+        self.state_changed().await;
         Ok((agent, token))
     }
 
@@ -401,19 +444,75 @@ impl Graft {
     /// The agent a bearer token belongs to, or `None`. Records `last_seen_at` (at most
     /// once a minute per agent).
     pub async fn authenticate(&self, token: &str) -> ServiceResult<Option<AgentRow>> {
-        let Some(agent) =
-            db::select_agent_by_token_hash(&self.inner.pool, &hash_token(token)).await?
-        else {
+        let hash = hash_token(token);
+        let hot = &self.inner.hot;
+        let epoch = hot.epoch();
+        let agent = match hot.agent(&hash, epoch) {
+            Some(a) => a,
+            None => {
+                let a = db::select_agent_by_token_hash(&self.inner.pool, &hash).await?;
+                hot.put_agent(hash, epoch, a.clone());
+                a
+            }
+        };
+        let Some(agent) = agent else {
             return Ok(None);
         };
         let now = self.now();
-        if agent
-            .last_seen_at
-            .is_none_or(|t| now - t >= LAST_SEEN_RESOLUTION_MS)
-        {
+        if hot.seen_due(&agent, now, LAST_SEEN_RESOLUTION_MS) {
             db::update_agent_last_seen(&self.inner.pool, agent.id, now).await?;
         }
         Ok(Some(agent))
+    }
+
+    /// A tool by vendor and name for a call: from memory while nothing changed.
+    /// Errors: `ToolNotFound`.
+    pub async fn tool_for_call(&self, vendor: &str, name: &str) -> ServiceResult<Arc<db::ToolRow>> {
+        let hot = &self.inner.hot;
+        let epoch = hot.epoch();
+        if let Some(t) = hot.tool(vendor, name, epoch) {
+            return Ok(t);
+        }
+        let t = Arc::new(self.tool(vendor, name).await?);
+        hot.put_tool(epoch, t.clone());
+        Ok(t)
+    }
+
+    /// Whether a tool is in an agent's working set (from memory while nothing changed).
+    pub async fn is_promoted(&self, agent_id: i64, tool_id: i64) -> ServiceResult<bool> {
+        let hot = &self.inner.hot;
+        let epoch = hot.epoch();
+        let set = match hot.set(agent_id, epoch) {
+            Some(s) => s,
+            None => {
+                let ids: HashSet<i64> = db::select_working_set_ids(&self.inner.pool, agent_id)
+                    .await?
+                    .into_iter()
+                    .collect();
+                let s = Arc::new(ids);
+                hot.put_set(agent_id, epoch, s.clone());
+                s
+            }
+        };
+        Ok(set.contains(&tool_id))
+    }
+
+    /// The cache epoch: it changes whenever anything a call or a tool list reads
+    /// changed (here, or in another process within a second); adapters key their own
+    /// caches by it.
+    pub fn cache_epoch(&self) -> u64 {
+        self.inner.hot.epoch()
+    }
+
+    /// An agent's working set as `(tool id, current version)`, in `tools/list` order
+    /// (vendor, name): a light read (no definitions).
+    pub async fn working_set_versions(&self, agent_id: i64) -> ServiceResult<Vec<(i64, i64)>> {
+        Ok(db::select_working_set_versions(&self.inner.pool, agent_id).await?)
+    }
+
+    /// Tools with their current version, by id (any order; unknown ids are left out).
+    pub async fn tools_by_ids(&self, ids: &[i64]) -> ServiceResult<Vec<db::ToolRow>> {
+        Ok(db::select_tools_by_ids(&self.inner.pool, ids).await?)
     }
 
     /// The agent with an id. Errors: `AgentNotFound`.
@@ -585,6 +684,7 @@ impl Graft {
     /// process's indexes are rebuilt at the next search, and other processes hear of it
     /// through `change_events` (agent [`TOOLBOX_CHANGE`]).
     async fn toolbox_changed(&self) {
+        self.inner.hot.bump();
         self.invalidate_search();
         if let Err(e) = db::insert_change_events(
             &self.inner.pool,
@@ -595,6 +695,23 @@ impl Graft {
         .await
         {
             tracing::warn!(error = ?e, "cannot record a toolbox change for other processes");
+        }
+    }
+
+    /// Something that tool calls read changed (an agent's settings or token, a
+    /// connection, a vendor): this process's caches are dropped, and other processes
+    /// drop theirs through `change_events` (agent [`STATE_CHANGE`]).
+    async fn state_changed(&self) {
+        self.inner.hot.bump();
+        if let Err(e) = db::insert_change_events(
+            &self.inner.pool,
+            &[STATE_CHANGE],
+            &self.inner.origin,
+            self.now(),
+        )
+        .await
+        {
+            tracing::warn!(error = ?e, "cannot record a change for other processes");
         }
     }
 

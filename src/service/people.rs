@@ -219,6 +219,7 @@ impl Graft {
                 "no agent with id {agent_id}"
             )));
         }
+        self.state_changed().await;
         Ok(token)
     }
 

@@ -171,6 +171,26 @@ impl Graft {
         Ok(())
     }
 
+    /// A tool's credential and vendor URL for a call, from memory while nothing changed.
+    async fn call_setting(
+        &self,
+        tool: &db::ToolRow,
+    ) -> ServiceResult<std::sync::Arc<super::hot::CallSetting>> {
+        let hot = &self.inner.hot;
+        let epoch = hot.epoch();
+        if let Some(s) = hot.setting(tool.id, epoch) {
+            return Ok(s);
+        }
+        let credential = self.credential_for(tool.id).await?;
+        let base_url = self.vendor(&tool.vendor).await?.base_url;
+        let s = std::sync::Arc::new(super::hot::CallSetting {
+            credential,
+            base_url,
+        });
+        hot.put_setting(tool.id, epoch, s.clone());
+        Ok(s)
+    }
+
     /// The credential a tool's calls use (SPEC §4.5): its default connection, else the
     /// vendor's only active one, else none. `Err(answer)` for a revoked or ambiguous one.
     async fn credential_for(&self, tool_id: i64) -> ServiceResult<Result<Credential, RunAnswer>> {
@@ -285,9 +305,20 @@ impl Graft {
         input: Value,
         dry_run: bool,
     ) -> ServiceResult<RunAnswer> {
+        let tool = self.tool_for_call(vendor, name).await?;
+        self.run_tool_row(agent_id, &tool, input, dry_run).await
+    }
+
+    /// [`Graft::run_tool`] for a tool already resolved (with [`Graft::tool_for_call`]).
+    pub async fn run_tool_row(
+        &self,
+        agent_id: i64,
+        tool: &db::ToolRow,
+        input: Value,
+        dry_run: bool,
+    ) -> ServiceResult<RunAnswer> {
         let started = Instant::now();
-        let tool = self.tool(vendor, name).await?;
-        let (answer, http_status) = self.run_steps(agent_id, &tool, input, dry_run).await?;
+        let (answer, http_status) = self.run_steps(agent_id, tool, input, dry_run).await?;
         let call = runs::NewCall {
             agent_id,
             tool_id: tool.id,
@@ -302,7 +333,10 @@ impl Graft {
             duration_ms: started.elapsed().as_millis() as i64,
             error_code: answer.code(),
         };
-        runs::insert_tool_call(self.pool(), &call, self.now()).await?;
+        // the call log and, when the vendor was reached, the tool's usage: one transaction
+        let mut tx = self.write_tx().await?;
+        runs::record_call(&mut tx, &call, http_status.is_some(), self.now()).await?;
+        tx.commit().await?;
         match &answer {
             RunAnswer::Ok { .. } => {
                 tracing::info!(agent = agent_id, tool = %format!("{}__{}", tool.vendor, tool.name), version = tool.version, dry_run, http_status = ?call.http_status, ms = call.duration_ms, "tool call")
@@ -360,26 +394,27 @@ impl Graft {
             ));
         };
         // 2. connection and request
-        let credential = match self.credential_for(tool.id).await? {
+        let setting = self.call_setting(tool).await?;
+        let credential = match &setting.credential {
             Ok(c) => c,
-            Err(answer) => return Ok((answer, None)),
+            Err(answer) => return Ok((answer.clone(), None)),
         };
         let binding: Binding =
             serde_json::from_str(&tool.binding).map_err(|e| ServiceError::Internal(e.into()))?;
-        let vendor = self.vendor(&tool.vendor).await?;
+        let base_url = &setting.base_url;
         let op = Operation {
             method: &tool.method,
             path_template: &tool.path_template,
             binding: &binding,
         };
-        let planned = match request::build(&vendor.base_url, op, &input, &credential) {
+        let planned = match request::build(base_url, op, &input, credential) {
             Ok(p) => p,
             Err(msg) => return Ok((RunAnswer::err("invalid_input", msg, json!({})), None)),
         };
         // 3. dry run: reads go on, everything else stops here with a redacted preview
         let method = tool.method.to_ascii_uppercase();
         if dry_run && !matches!(method.as_str(), "GET" | "HEAD") {
-            let preview = request::build(&vendor.base_url, op, &input, &credential.redacted())
+            let preview = request::build(base_url, op, &input, &credential.redacted())
                 .map_err(|e| ServiceError::Internal(anyhow::anyhow!(e)))?
                 .preview();
             let structured = json!({"dryRun": true, "request": preview});
@@ -439,7 +474,6 @@ impl Graft {
             Ok(r) => r,
             Err(msg) => return Ok((RunAnswer::err("vendor_unreachable", msg, json!({})), None)),
         };
-        runs::upsert_tool_usage(self.pool(), agent_id, tool.id, self.now()).await?;
         let (mut text, value) = render_body(&response.body, &secrets);
         if response.truncated {
             text.push_str(&format!(

@@ -219,6 +219,7 @@ impl Graft {
                     format!("an agent named {new_name:?} exists already")
                 })
             })?;
+        self.state_changed().await;
         self.agent(a.id).await
     }
 
@@ -260,6 +261,7 @@ impl Graft {
         agents.sort_unstable();
         agents.dedup();
         self.changed(&agents).await;
+        self.state_changed().await;
         let info = runs::select_connection(self.pool(), id)
             .await?
             .expect("revoked row exists")
