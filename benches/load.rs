@@ -16,84 +16,23 @@
 //! `GRAFT_BENCH_SMOKE=1` (small and short, for CI), `GRAFT_LOAD_RATE` (calls/s),
 //! `GRAFT_LOAD_SECONDS`, `GRAFT_LOAD_STREAMS`, `GRAFT_SOAK_SECONDS`.
 
-use axum::extract::Path as UrlPath;
-use axum::routing::get;
-use graft::service::{Actor, Graft, ServiceConfig, SystemClock};
+#[path = "support/mod.rs"]
+mod support;
+
+use graft::service::Actor;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-const ECHO_API: &str = r#"{
-  "openapi": "3.0.0", "info": {"title": "Echo", "version": "1"},
-  "paths": {"/items/{id}": {"get": {"operationId": "get_item", "summary": "Get an item",
-      "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "integer"}}]}}}
-}"#;
+use support::{env_usize, open_graft, rss_mb, spawn_graft, start_vendor, ECHO_API};
 
 const AGENTS: usize = 20;
-
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn rss_mb(pid: u32) -> f64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(f64::NAN, |kb| kb / 1024.0)
-}
-
-fn specs_dir() -> PathBuf {
-    std::env::var_os("GRAFT_SPECS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/specs"))
-}
-
-async fn start_vendor() -> String {
-    let app =
-        axum::Router::new().route(
-            "/items/{id}",
-            get(|UrlPath(id): UrlPath<u64>| async move {
-                axum::Json(json!({"id": id, "name": "item"}))
-            }),
-        );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let listener = axum::serve::ListenerExt::tap_io(listener, |t| {
-        let _ = t.set_nodelay(true);
-    });
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    format!("http://{addr}")
-}
 
 /// The echo vendor with its tool promoted for `AGENTS` agents, and a toolbox of
 /// `tools` tools. Returns the agents' tokens.
 async fn setup(data: &Path, vendor: &str, tools: i64) -> Vec<String> {
-    let url = format!("sqlite://{}?mode=rwc", data.join("graft.db").display());
-    let graft = Graft::open(
-        &url,
-        Arc::new(SystemClock),
-        ServiceConfig::ephemeral("http://127.0.0.1:3000"),
-    )
-    .await
-    .unwrap();
+    let graft = open_graft(data).await;
     graft
         .import_openapi("echo", ECHO_API, Some(vendor), &mut |_, _| {})
         .await
@@ -110,67 +49,8 @@ async fn setup(data: &Path, vendor: &str, tools: i64) -> Vec<String> {
             .unwrap();
         tokens.push(token);
     }
-    let mut docs: Vec<PathBuf> = std::fs::read_dir(specs_dir())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            matches!(
-                p.extension().and_then(|e| e.to_str()),
-                Some("json" | "yaml")
-            )
-        })
-        .collect();
-    docs.sort();
-    let mut copy = 0;
-    while graft.toolbox_size().await.unwrap() < tools {
-        for p in &docs {
-            let text = std::fs::read_to_string(p).unwrap();
-            let _ = graft
-                .import_openapi(
-                    &format!("v{copy}-{}", docs.iter().position(|d| d == p).unwrap()),
-                    &text,
-                    Some("https://vendor.invalid"),
-                    &mut |_, _| {},
-                )
-                .await;
-            if graft.toolbox_size().await.unwrap() >= tools {
-                break;
-            }
-        }
-        copy += 1;
-    }
+    support::fill_toolbox(&graft, tools).await;
     tokens
-}
-
-fn spawn_graft(data: &Path) -> (Proc, String) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_graft"))
-        .args(["--data-dir", &data.display().to_string(), "serve", "--addr"])
-        .arg(format!("127.0.0.1:{port}"))
-        .env("RUST_LOG", "warn,graft=info")
-        .env("GRAFT_SWEEP_INTERVAL", "1h")
-        .env(
-            "GRAFT_EMBEDDING_MODEL",
-            std::env::var("GRAFT_EMBEDDING_MODEL").unwrap_or_default(),
-        )
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start graft serve");
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    loop {
-        let line = lines.next().expect("graft exited").unwrap();
-        if line.contains("serving MCP at") {
-            break;
-        }
-    }
-    std::thread::spawn(move || for _ in lines {});
-    (Proc(child), format!("http://127.0.0.1:{port}"))
 }
 
 fn headers(req: reqwest::RequestBuilder, token: &str) -> reqwest::RequestBuilder {
@@ -277,16 +157,8 @@ async fn streams_open(base: &str) -> u64 {
     v["streams"].as_u64().unwrap_or(u64::MAX)
 }
 
-fn pct(v: &mut [f64], p: f64) -> f64 {
-    v.sort_by(f64::total_cmp);
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v[((v.len() - 1) as f64 * p).round() as usize]
-}
-
 fn main() {
-    let smoke = std::env::var("GRAFT_BENCH_SMOKE").is_ok_and(|v| v == "1");
+    let smoke = support::smoke();
     let rate = env_usize("GRAFT_LOAD_RATE", if smoke { 50 } else { 500 });
     let seconds = env_usize("GRAFT_LOAD_SECONDS", if smoke { 2 } else { 60 });
     let streams = env_usize("GRAFT_LOAD_STREAMS", if smoke { 40 } else { 1000 });
@@ -385,9 +257,9 @@ fn main() {
             total as f64 / elapsed,
             errors.load(Ordering::Relaxed),
             first_error.lock().unwrap().as_ref().map(|e| format!(" (first: {e})")).unwrap_or_default(),
-            pct(&mut latencies, 0.5),
-            pct(&mut latencies, 0.99),
-            pct(&mut latencies, 1.0),
+            support::pct(&latencies, 0.5),
+            support::pct(&latencies, 0.99),
+            support::pct(&latencies, 1.0),
         );
 
         // the clients leave: sessions ended, streams dropped

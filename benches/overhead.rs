@@ -20,56 +20,17 @@
 //! `@modelcontextprotocol/sdk` folder), `ANCHOR_ZOD` (zod's entry file), `ANCHOR_NODE`
 //! (a Node ≥ 18), `GRAFT_BENCH_ROUNDS`, `GRAFT_BENCH_CALLS`.
 
-use axum::extract::Path as UrlPath;
-use axum::routing::get;
-use graft::service::{Actor, Graft, ServiceConfig, SystemClock};
+#[path = "support/mod.rs"]
+mod support;
+
+use graft::service::Actor;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-const ECHO_API: &str = r#"{
-  "openapi": "3.0.0", "info": {"title": "Echo", "version": "1"},
-  "paths": {
-    "/items/{id}": {"get": {"operationId": "get_item", "summary": "Get an item",
-      "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "integer"}}]}},
-    "/items": {"post": {"operationId": "create_item", "summary": "Create an item",
-      "requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {"name": {"type": "string"}}}}}}}}
-  }
-}"#;
-
-/// A child process killed on drop.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn specs_dir() -> PathBuf {
-    std::env::var_os("GRAFT_SPECS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/specs"))
-}
+use support::{env_usize, open_graft, spawn_graft, start_vendor, Proc, ECHO_API};
 
 /// Percentiles and rate of one series.
 struct Series {
@@ -81,12 +42,7 @@ struct Series {
 
 impl Series {
     fn pct(&self, p: f64) -> f64 {
-        let mut s = self.samples.clone();
-        s.sort_by(f64::total_cmp);
-        if s.is_empty() {
-            return f64::NAN;
-        }
-        s[((s.len() - 1) as f64 * p).round() as usize]
+        support::pct(&self.samples, p)
     }
 }
 
@@ -217,34 +173,11 @@ impl Mcp {
     }
 }
 
-async fn start_vendor() -> String {
-    let app = axum::Router::new().route(
-        "/items/{id}",
-        get(|UrlPath(id): UrlPath<u64>| async move {
-            axum::Json(json!({"id": id, "name": format!("item {id}"), "price": 42}))
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let listener = axum::serve::ListenerExt::tap_io(listener, |t| {
-        let _ = t.set_nodelay(true);
-    });
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    format!("http://{addr}")
-}
-
 /// Graft's data: the echo vendor, an agent with its tool promoted, a second agent with
 /// 500 promoted tools, and a toolbox of ≥ 10,000 tools (the shared specs imported under
 /// several vendor names). Returns the two tokens.
 async fn setup_graft(data: &Path, vendor: &str, big: bool) -> (String, String) {
-    let url = format!("sqlite://{}?mode=rwc", data.join("graft.db").display());
-    let graft = Graft::open(
-        &url,
-        Arc::new(SystemClock),
-        ServiceConfig::ephemeral("http://127.0.0.1:3000"),
-    )
-    .await
-    .unwrap();
+    let graft = open_graft(data).await;
     for slug in ["echo", "echo2"] {
         graft
             .import_openapi(slug, ECHO_API, Some(vendor), &mut |_, _| {})
@@ -276,45 +209,7 @@ async fn setup_graft(data: &Path, vendor: &str, big: bool) -> (String, String) {
         .await
         .unwrap();
     if big {
-        let specs = specs_dir();
-        let mut docs = Vec::new();
-        for f in std::fs::read_dir(&specs).unwrap().flatten() {
-            let p = f.path();
-            if matches!(
-                p.extension().and_then(|e| e.to_str()),
-                Some("json" | "yaml")
-            ) {
-                docs.push(p);
-            }
-        }
-        docs.sort();
-        let mut copy = 0;
-        while graft.toolbox_size().await.unwrap() < 10_000 {
-            for p in &docs {
-                let text = std::fs::read_to_string(p).unwrap();
-                let stem = p
-                    .file_stem()
-                    .unwrap()
-                    .to_string_lossy()
-                    .to_ascii_lowercase();
-                let slug: String = stem
-                    .chars()
-                    .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-                    .take(20)
-                    .collect::<String>()
-                    .trim_matches('-')
-                    .to_string();
-                let _ = graft
-                    .import_openapi(
-                        &format!("{slug}-{copy}"),
-                        &text,
-                        Some("https://vendor.invalid"),
-                        &mut |_, _| {},
-                    )
-                    .await;
-            }
-            copy += 1;
-        }
+        support::fill_toolbox(&graft, 10_000).await;
         let tools: Vec<(String, String)> = sqlx::query_as(
             "SELECT v.slug, t.name FROM tools t JOIN vendors v ON v.id = t.vendor_id ORDER BY t.id LIMIT 500",
         )
@@ -329,32 +224,6 @@ async fn setup_graft(data: &Path, vendor: &str, big: bool) -> (String, String) {
         }
     }
     (token, token_b)
-}
-
-fn spawn_graft(data: &Path) -> (Proc, String) {
-    let port = free_port();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_graft"))
-        .args(["--data-dir", &data.display().to_string(), "serve", "--addr"])
-        .arg(format!("127.0.0.1:{port}"))
-        .env("RUST_LOG", "warn,graft=info")
-        .env("GRAFT_SWEEP_INTERVAL", "1h")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start graft serve");
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = BufReader::new(stderr).lines();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let line = lines.next().expect("graft exited").unwrap();
-        if line.contains("serving MCP at") {
-            break;
-        }
-        assert!(Instant::now() < deadline, "graft did not start");
-    }
-    // drain the log so the pipe never fills
-    std::thread::spawn(move || for _ in lines {});
-    (Proc(child), format!("http://127.0.0.1:{port}/mcp"))
 }
 
 /// The TypeScript SDK server, when Node and the SDK are available.
@@ -439,7 +308,7 @@ async fn concurrent(clients: Vec<Arc<Mcp>>, tool: &'static str, n: usize) -> (Ve
 }
 
 fn main() {
-    let smoke = std::env::var("GRAFT_BENCH_SMOKE").is_ok_and(|v| v == "1");
+    let smoke = support::smoke();
     let rounds = env_usize("GRAFT_BENCH_ROUNDS", if smoke { 1 } else { 5 });
     let calls = env_usize("GRAFT_BENCH_CALLS", if smoke { 5 } else { 200 });
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -450,7 +319,8 @@ fn main() {
     let data = tempfile::tempdir().unwrap();
     let vendor = rt.block_on(start_vendor());
     let (token, wide_token) = rt.block_on(setup_graft(data.path(), &vendor, true));
-    let (graft_proc, graft_url) = spawn_graft(data.path());
+    let (graft_proc, graft_base) = spawn_graft(data.path());
+    let graft_url = format!("{graft_base}/mcp");
     eprintln!("graft serve: pid {}", graft_proc.0.id());
     let anchor = spawn_anchor(&vendor);
     // GRAFT_BENCH_ONLY=words: only the series whose name contains them (profiling)

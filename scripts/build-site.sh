@@ -2,7 +2,12 @@
 # Builds the console's browser bundle into target/site: the hydrate build of the crate
 # for wasm32, wasm-bindgen (the CLI of exactly the version in Cargo.lock), the CSS and
 # public/ files. Installs the wasm32 target and the wasm-bindgen CLI when missing.
+#   scripts/build-site.sh            debug bundle (~12 MB wasm, quick to build)
+#   scripts/build-site.sh --release  the `wasm-release` profile (opt-level z, LTO): for
+#                                    production; several times smaller, slower to build
 set -euo pipefail
+profile=debug
+if [ "${1:-}" = --release ]; then profile=wasm-release; fi
 cd "$(dirname "$0")/.."
 target_dir="${CARGO_TARGET_DIR:-target}"
 rustup target list --installed | grep -q '^wasm32-unknown-unknown$' || rustup target add wasm32-unknown-unknown
@@ -11,10 +16,14 @@ if ! wasm-bindgen --version 2>/dev/null | grep -q " $version\$"; then
   echo "installing wasm-bindgen-cli $version (matches Cargo.lock)"
   cargo install wasm-bindgen-cli --version "$version" --force
 fi
-cargo build --lib --target wasm32-unknown-unknown --no-default-features --features hydrate
+if [ "$profile" = debug ]; then
+  cargo build --lib --target wasm32-unknown-unknown --no-default-features --features hydrate
+else
+  cargo build --lib --target wasm32-unknown-unknown --no-default-features --features hydrate --profile "$profile"
+fi
 mkdir -p target/site/pkg
 wasm-bindgen --target web --out-dir target/site/pkg --out-name graft \
-  "$target_dir/wasm32-unknown-unknown/debug/graft.wasm"
+  "$target_dir/wasm32-unknown-unknown/$profile/graft.wasm"
 cp style/main.css target/site/pkg/graft.css
 cp -r public/. target/site/
-echo "console bundle in target/site"
+echo "console bundle ($profile) in target/site: $(du -h target/site/pkg/graft_bg.wasm | cut -f1) of wasm"

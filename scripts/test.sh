@@ -6,7 +6,8 @@
 #   - Debian Chromium, Playwright and the MCP TypeScript SDK from npm (end2end),
 #   - the wasm-bindgen CLI of the version in Cargo.lock (scripts/build-site.sh),
 # then: clippy, the console bundle, the Python SDK test, the conformance suite, the
-# console's browser tests, and the Rust unit and integration tests (cargo test, last).
+# console's browser tests, the Rust unit and integration tests (cargo test), and short
+# smoke runs of the benchmarks (debug build: they must run; scripts/bench.sh measures).
 # Tools and caches go under $GRAFT_CACHE (default ~/.cache/graft); CARGO_TARGET_DIR is
 # honoured.
 set -euo pipefail
@@ -76,3 +77,7 @@ cargo test
 
 step "benchmarks, smoke runs (debug build; they must run, numbers are not checked)"
 GRAFT_BENCH_SMOKE=1 GRAFT_EMBEDDING_MODEL="$GRAFT_TEST_MODEL" cargo test --bench search_quality
+GRAFT_BENCH_SMOKE=1 ANCHOR_NODE="$PWD/tests/conformance/node_modules/node/bin/node" \
+  cargo test --bench overhead
+GRAFT_BENCH_SMOKE=1 cargo test --bench load
+GRAFT_BENCH_SMOKE=1 cargo test --bench console

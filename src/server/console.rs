@@ -470,6 +470,69 @@ fn summary_page(
     }
 }
 
+/// Revalidation for the console's bundle and stylesheet under `/pkg/` (RFC 9111 §5.2.2.4
+/// `no-cache`, RFC 9110 §8.8.3 ETag and §13.1.2 `If-None-Match`): every answer for a file
+/// there carries `Cache-Control: no-cache` and a weak ETag made of the file's length and
+/// modification time (as nginx makes them), and a GET whose `If-None-Match` names the
+/// current ETag gets 304 Not Modified without a body. A rebuilt bundle reaches the
+/// browser on its next load (never a stale bundle next to new pages, which would not
+/// hydrate); an unchanged one costs a round trip, not megabytes. Paths outside
+/// `site_root/pkg` or missing files pass through to the file handler (404).
+pub async fn pkg_revalidate(
+    State(site_root): State<Arc<std::path::PathBuf>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let Some(rel) = req.uri().path().strip_prefix("/pkg/") else {
+        return next.run(req).await;
+    };
+    let safe = !rel.is_empty()
+        && std::path::Path::new(rel)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+    let etag = safe
+        .then(|| std::fs::metadata(site_root.join("pkg").join(rel)).ok())
+        .flatten()
+        .filter(|m| m.is_file())
+        .map(|m| {
+            let mtime = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            format!("W/\"{:x}-{:x}\"", m.len(), mtime)
+        });
+    let Some(etag) = etag else {
+        return next.run(req).await;
+    };
+    let matches = req
+        .headers()
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|t| {
+            let t = t.trim();
+            t == "*" || t.trim_start_matches("W/") == etag.trim_start_matches("W/")
+        });
+    let mut res = if matches && matches!(*req.method(), http::Method::GET | http::Method::HEAD) {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        next.run(req).await
+    };
+    if res.status().is_success() || res.status() == StatusCode::NOT_MODIFIED {
+        let h = res.headers_mut();
+        h.insert(
+            header::CACHE_CONTROL,
+            http::HeaderValue::from_static("no-cache"),
+        );
+        if let Ok(v) = http::HeaderValue::from_str(&etag) {
+            h.insert(header::ETAG, v);
+        }
+    }
+    res
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

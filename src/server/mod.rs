@@ -160,6 +160,10 @@ impl Application {
                 console_state,
                 console::gate,
             ))
+            .layer(axum::middleware::from_fn_with_state(
+                Arc::new(settings.site_root.clone()),
+                console::pkg_revalidate,
+            ))
             .layer(session_layer)
             // pages and the browser bundle (the debug wasm is ~12 MB, ~2 MB gzipped); not
             // /mcp, whose event streams must not be buffered

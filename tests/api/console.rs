@@ -808,3 +808,61 @@ async fn repeated_wrong_passwords_hold_the_name_back() {
     assert_eq!(b.get("/agents").await.status(), 200);
     app.stop().await;
 }
+
+/// The bundle under `/pkg/` is revalidated, never served stale (issue 15 item 6): an
+/// ETag and `Cache-Control: no-cache`; the same ETag in `If-None-Match` gets 304 without
+/// a body; a rebuilt file gets a new ETag and its new bytes; no path escapes `pkg/`.
+#[tokio::test]
+async fn the_bundle_is_revalidated_by_etag() {
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().join("site/pkg");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(pkg.join("graft.css"), "body { color: red }").unwrap();
+    std::fs::write(dir.path().join("site/secret.txt"), "outside pkg").unwrap();
+    let app = spawn_app_in(dir.path()).await;
+    let http = reqwest::Client::new();
+    let url = format!("http://{}/pkg/graft.css", app.addr);
+
+    let first = http.get(&url).send().await.unwrap();
+    assert_eq!(first.status(), 200);
+    assert_eq!(first.headers()["cache-control"], "no-cache");
+    let etag = first.headers()["etag"].to_str().unwrap().to_string();
+    assert_eq!(first.text().await.unwrap(), "body { color: red }");
+
+    let again = http
+        .get(&url)
+        .header("if-none-match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 304);
+    assert_eq!(again.headers()["etag"].to_str().unwrap(), etag);
+    assert!(again.bytes().await.unwrap().is_empty());
+
+    // a rebuild: other bytes, another length and time
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    std::fs::write(pkg.join("graft.css"), "body { color: blue; margin: 0 }").unwrap();
+    let rebuilt = http
+        .get(&url)
+        .header("if-none-match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rebuilt.status(), 200);
+    assert_ne!(rebuilt.headers()["etag"].to_str().unwrap(), etag);
+    assert_eq!(
+        rebuilt.text().await.unwrap(),
+        "body { color: blue; margin: 0 }"
+    );
+
+    for escape in ["/pkg/../secret.txt", "/pkg/%2e%2e/secret.txt"] {
+        let r = http
+            .get(format!("http://{}{escape}", app.addr))
+            .send()
+            .await
+            .unwrap();
+        let body = r.text().await.unwrap();
+        assert!(!body.contains("outside pkg"), "{escape} escaped pkg/");
+    }
+    app.stop().await;
+}
