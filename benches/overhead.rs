@@ -250,7 +250,7 @@ fn spawn_anchor(vendor: &str) -> Option<(Proc, String)> {
         return None;
     }
     let node = std::env::var("ANCHOR_NODE").unwrap_or_else(|_| "node".into());
-    let mut child = Command::new(node)
+    let mut child = Command::new(&node)
         .arg(root.join("benches/anchor/server.mjs"))
         .env("VENDOR_URL", vendor)
         .env("ANCHOR_SDK", &sdk)
@@ -258,6 +258,7 @@ fn spawn_anchor(vendor: &str) -> Option<(Proc, String)> {
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
+        .map_err(|e| eprintln!("(cannot start {node}: {e}: the anchor is left out)"))
         .ok()?;
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
@@ -353,6 +354,12 @@ fn main() {
             legacy.call("find_tool", json!({"query": "list customers"})).await;
             wide.rpc("tools/list", json!({})).await;
         }
+        let listed = wide.rpc("tools/list", json!({})).await;
+        println!(
+            "tools/list of the 500-tool working set: {} tools, {:.0} KiB of JSON",
+            listed["result"]["tools"].as_array().map_or(0, Vec::len),
+            listed.to_string().len() as f64 / 1024.0
+        );
 
         let mut series: Vec<Series> = Vec::new();
         let mut add = |name: &str, samples: Vec<f64>, rate: Option<f64>| {

@@ -700,11 +700,16 @@ pub async fn select_last_change_event(pool: &Pool) -> DbResult<i64> {
         .await
 }
 
-/// Forgets change events older than `before` (ms).
+/// Forgets change events older than `before` (ms), except the newest: `id` is SQLite's
+/// rowid (no AUTOINCREMENT), so the next id is the largest present plus one, and an
+/// emptied table would hand out ids again that other processes' cursors have passed
+/// (they would never see those changes).
 pub async fn delete_change_events_before(pool: &Pool, before: i64) -> DbResult<()> {
-    sqlx::query("DELETE FROM change_events WHERE at < $1")
-        .bind(before)
-        .execute(pool)
-        .await?;
+    sqlx::query(
+        "DELETE FROM change_events WHERE at < $1 AND id < (SELECT MAX(id) FROM change_events)",
+    )
+    .bind(before)
+    .execute(pool)
+    .await?;
     Ok(())
 }

@@ -242,14 +242,24 @@ impl GraftMcp {
             .working_set_versions(agent_id)
             .await
             .map_err(internal)?;
+        // the definitions this list needs, taken out of the shared map at once: another
+        // build may clear that map while this one waits for the database
+        let mut have: std::collections::HashMap<(i64, i64), Tool> =
+            std::collections::HashMap::with_capacity(versions.len());
         let missing: Vec<i64> = {
             let defs = self.defs.by_version.lock().expect("defs lock");
             versions
                 .iter()
-                .filter(|k| !defs.contains_key(k))
-                .map(|(id, _)| *id)
+                .filter_map(|k| match defs.get(k) {
+                    Some(t) => {
+                        have.insert(*k, t.clone());
+                        None
+                    }
+                    None => Some(k.0),
+                })
                 .collect()
         };
+        // by tool id: a version published between the two reads gives the newer one
         let mut fresh: std::collections::HashMap<i64, Tool> = std::collections::HashMap::new();
         if !missing.is_empty() {
             let rows = self.graft.tools_by_ids(&missing).await.map_err(internal)?;
@@ -264,14 +274,10 @@ impl GraftMcp {
                 defs.insert(key, tool);
             }
         }
-        let list: Vec<Tool> = {
-            let defs = self.defs.by_version.lock().expect("defs lock");
-            versions
-                .iter()
-                // a version published between the two reads: the newer definition
-                .filter_map(|k| defs.get(k).or_else(|| fresh.get(&k.0)).cloned())
-                .collect()
-        };
+        let list: Vec<Tool> = versions
+            .iter()
+            .filter_map(|k| have.remove(k).or_else(|| fresh.remove(&k.0)))
+            .collect();
         let list = Arc::new(list);
         self.defs.put_list(agent_id, epoch, list.clone());
         Ok(list)

@@ -265,21 +265,26 @@ impl Application {
 /// Forwards working-set changes made by other processes (the CLI, another server) to
 /// this server's MCP channels, polling `change_events` every second.
 async fn forward_changes(graft: Graft, shutdown: CancellationToken) {
-    let mut cursor = match graft.change_cursor().await {
-        Ok(c) => c,
-        Err(e) => {
-            tracing::error!(error = ?e, "cannot read change events; other processes' changes will not be announced");
-            return;
-        }
-    };
+    // None until the cursor could be read (a database briefly unavailable at start must
+    // not stop this process from hearing the others for good)
+    let mut cursor: Option<i64> = None;
     let mut ticks = tokio::time::interval(std::time::Duration::from_secs(1));
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => break,
-            _ = ticks.tick() => match graft.forward_foreign_changes(cursor).await {
-                Ok(c) => cursor = c,
-                Err(e) => tracing::warn!(error = ?e, "reading change events failed"),
-            },
+            _ = ticks.tick() => {
+                let Some(c) = cursor else {
+                    match graft.change_cursor().await {
+                        Ok(c) => cursor = Some(c),
+                        Err(e) => tracing::warn!(error = ?e, "cannot read change events yet; retrying"),
+                    }
+                    continue;
+                };
+                match graft.forward_foreign_changes(c).await {
+                    Ok(c) => cursor = Some(c),
+                    Err(e) => tracing::warn!(error = ?e, "reading change events failed"),
+                }
+            }
         }
     }
 }

@@ -295,6 +295,45 @@ async fn changes_made_by_another_process_reach_the_agent() {
     app.stop().await;
 }
 
+/// A token rotated by another process stops working here within a poll, also after old
+/// change events were forgotten: the newest event is kept, so ids never start over below
+/// this server's cursor (they did: an emptied table gave id 1 again, never seen).
+#[tokio::test]
+async fn a_token_rotated_by_another_process_stops_working_after_old_events_are_forgotten() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_with_petstore(dir.path()).await;
+    let (id, token) = agent(&app, "alpha").await;
+    assert_eq!(raw_initialize(&app, &token).await.status(), 200);
+    // the other process's events are two hours old
+    let clock = std::sync::Arc::new(FakeClock::default());
+    clock.set(chrono::Utc::now().timestamp_millis() - 2 * 3_600_000);
+    let cli = open_graft(&db_url(dir.path()), clock).await;
+    let person = graft::service::Actor::Person("ops".into());
+    cli.promote_tool(&person, id, "petstore", "add_pet")
+        .await
+        .unwrap();
+    let before = cli.change_cursor().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await; // the server's cursor passes it
+    graft::db::delete_change_events_before(cli.pool(), chrono::Utc::now().timestamp_millis())
+        .await
+        .unwrap();
+    cli.rotate_token(id).await.unwrap();
+    assert!(cli.change_cursor().await.unwrap() > before, "ids go on");
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let status = raw_initialize(&app, &token).await.status();
+        if status == 401 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the old token still works here: {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    app.stop().await;
+}
+
 #[tokio::test]
 async fn meta_tool_errors_are_tool_results() {
     let dir = tempfile::tempdir().unwrap();
