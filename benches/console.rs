@@ -23,13 +23,7 @@ use support::{env_usize, open_graft, pct, smoke, spawn_graft};
 async fn setup(data: &std::path::Path, tools: usize, history: usize, agents: usize) {
     let graft = open_graft(data).await;
     support::fill_toolbox(&graft, tools as i64 + 100).await;
-    let names: Vec<(String, String)> = sqlx::query_as(
-        "SELECT v.slug, t.name FROM tools t JOIN vendors v ON v.id = t.vendor_id ORDER BY t.id LIMIT $1",
-    )
-    .bind(tools as i64)
-    .fetch_all(graft.pool())
-    .await
-    .unwrap();
+    let names = support::first_tools(&graft, tools).await;
     let person = Actor::Person("bench".into());
     let (wide, _) = graft
         .add_agent("wide", None, Some(500), None)

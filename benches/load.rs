@@ -321,6 +321,10 @@ fn main() {
             calls / 5,
             samples.iter().map(|(m, r)| format!("{m}:{r:.1}")).collect::<Vec<_>>().join(" ")
         );
+        // what must hold whatever the machine's speed (the smoke run in CI checks these)
+        assert_eq!(errors.load(Ordering::Relaxed), 0, "calls failed under load");
+        assert_eq!(soak_errors, 0, "calls failed in the soak");
+        assert_eq!(open, 0, "streams left open after the clients left");
     });
     drop(proc_);
 }

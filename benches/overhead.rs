@@ -36,8 +36,9 @@ use support::{env_usize, open_graft, spawn_graft, start_vendor, Proc, ECHO_API};
 struct Series {
     name: String,
     samples: Vec<f64>,
-    /// Calls per second when measured as a rate (concurrent runs), else 1/mean.
-    rate: Option<f64>,
+    /// Calls per second of each round when measured as a rate (concurrent runs); empty:
+    /// 1/mean of the samples.
+    rates: Vec<f64>,
 }
 
 impl Series {
@@ -176,7 +177,7 @@ impl Mcp {
 /// Graft's data: the echo vendor, an agent with its tool promoted, a second agent with
 /// 500 promoted tools, and a toolbox of ≥ 10,000 tools (the shared specs imported under
 /// several vendor names). Returns the two tokens.
-async fn setup_graft(data: &Path, vendor: &str, big: bool) -> (String, String) {
+async fn setup_graft(data: &Path, vendor: &str) -> (String, String) {
     let graft = open_graft(data).await;
     for slug in ["echo", "echo2"] {
         graft
@@ -208,20 +209,13 @@ async fn setup_graft(data: &Path, vendor: &str, big: bool) -> (String, String) {
         .add_agent("wide", None, Some(500), None)
         .await
         .unwrap();
-    if big {
-        support::fill_toolbox(&graft, 10_000).await;
-        let tools: Vec<(String, String)> = sqlx::query_as(
-            "SELECT v.slug, t.name FROM tools t JOIN vendors v ON v.id = t.vendor_id ORDER BY t.id LIMIT 500",
-        )
-        .fetch_all(graft.pool())
-        .await
-        .unwrap();
-        for (v, n) in tools {
-            graft
-                .promote_tool(&Actor::Person("bench".into()), b.id, &v, &n)
-                .await
-                .unwrap();
-        }
+    support::fill_toolbox(&graft, 10_000).await;
+    let tools = support::first_tools(&graft, 500).await;
+    for (v, n) in tools {
+        graft
+            .promote_tool(&Actor::Person("bench".into()), b.id, &v, &n)
+            .await
+            .unwrap();
     }
     (token, token_b)
 }
@@ -319,7 +313,7 @@ fn main() {
         .unwrap();
     let data = tempfile::tempdir().unwrap();
     let vendor = rt.block_on(start_vendor());
-    let (token, wide_token) = rt.block_on(setup_graft(data.path(), &vendor, true));
+    let (token, wide_token) = rt.block_on(setup_graft(data.path(), &vendor));
     let (graft_proc, graft_base) = spawn_graft(data.path());
     let graft_url = format!("{graft_base}/mcp");
     eprintln!("graft serve: pid {}", graft_proc.0.id());
@@ -333,7 +327,7 @@ fn main() {
         let mut legacy = Mcp::new(&graft_url, Some(&token), "2025-11-25");
         legacy.open().await;
         let modern = Mcp::new(&graft_url, Some(&token), "2026-07-28");
-        let mut ts = match &anchor {
+        let ts = match &anchor {
             Some((_, url)) => {
                 let mut m = Mcp::new(url, None, "2025-11-25");
                 m.open().await;
@@ -366,11 +360,13 @@ fn main() {
             match series.iter_mut().find(|s| s.name == name) {
                 Some(s) => {
                     s.samples.extend(samples);
-                    if let (Some(r), Some(old)) = (rate, s.rate.as_mut()) {
-                        *old = (*old + r) / 2.0;
-                    }
+                    s.rates.extend(rate);
                 }
-                None => series.push(Series { name: name.to_string(), samples, rate }),
+                None => series.push(Series {
+                    name: name.to_string(),
+                    samples,
+                    rates: rate.into_iter().collect(),
+                }),
             }
         };
         let queries = ["list customers", "create an invoice", "send a message to a channel", "delete a file", "refund a payment"];
@@ -448,9 +444,6 @@ fn main() {
             add("Graft promote → list_changed on the GET stream", notice, None);
             }
         }
-        if let Some(t) = ts.as_mut() {
-            t.session = None;
-        }
 
         let floor = series
             .iter()
@@ -461,9 +454,11 @@ fn main() {
             "", "p50 ms", "p90 ms", "p99 ms", "calls/s", "p50/GET"
         );
         for s in &series {
-            let rate = s.rate.unwrap_or_else(|| {
+            let rate = if s.rates.is_empty() {
                 1e3 / (s.samples.iter().sum::<f64>() / s.samples.len().max(1) as f64)
-            });
+            } else {
+                s.rates.iter().sum::<f64>() / s.rates.len() as f64
+            };
             println!(
                 "{:<50} {:>8.3} {:>8.3} {:>8.3} {:>9.0} {:>8.1}×",
                 s.name,

@@ -7,7 +7,7 @@
 //! (`scripts/bench-corpus.sh` fetches it; `GRAFT_BENCH_CORPUS` names its `api/` folder),
 //! imported through the same service call as `graft import-openapi`, with embeddings
 //! from the model in `GRAFT_EMBEDDING_MODEL` (default `~/.cache/graft/models/
-//! all-MiniLM-L6-v2`; `scripts/get-model.sh` fetches it). The imported database is kept
+//! minilm-static-256`; `scripts/get-model.sh DIR` makes it). The imported database is kept
 //! under `~/.cache/graft/bench/` keyed by the set and the model, so later runs start at
 //! once; the first run reports the import time (target ≤ 90 s for 10,000 operations).
 //!
@@ -96,7 +96,11 @@ fn main() {
     let corpus = std::env::var_os("GRAFT_BENCH_CORPUS").map(PathBuf::from);
     let model_dir = std::env::var_os("GRAFT_EMBEDDING_MODEL")
         .map(PathBuf::from)
-        .unwrap_or_else(|| cache_dir().join("models/all-MiniLM-L6-v2"));
+        .unwrap_or_else(|| {
+            cache_dir()
+                .join("models")
+                .join(graft::semantic::DEFAULT_MODEL)
+        });
     let model = match graft::semantic::Model::open(&model_dir) {
         Ok(m) => Some(Arc::new(m)),
         Err(e) => {

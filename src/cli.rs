@@ -249,7 +249,7 @@ pub enum VendorCommand {
 /// `graft tool …`
 #[derive(Debug, Subcommand)]
 pub enum ToolCommand {
-    /// Search the toolbox as find_tool does.
+    /// Search the toolbox as find_tool does: one line per hit, `VENDOR__NAME  SCORE  DESCRIPTION`, best first.
     Search {
         /// Words to look for.
         query: String,
@@ -865,9 +865,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             for h in &found.hits {
                 let ro = if h.read_only_hint { " (read-only)" } else { "" };
+                // the name first: scripts take the first word of each line
                 println!(
-                    "{:.2}  {}__{}{}  {}",
-                    h.score, h.vendor, h.name, ro, h.description
+                    "{}__{}{}  {:.2}  {}",
+                    h.vendor, h.name, ro, h.score, h.description
                 );
             }
             if found.total > found.hits.len() {

@@ -116,10 +116,19 @@ pub fn spec_docs() -> Vec<PathBuf> {
 
 /// Imports the shared documents again and again (vendors `v{copy}-{i}`, base URL
 /// `https://vendor.invalid`) until the toolbox holds at least `tools` tools.
+/// Panics when there are no documents or a whole pass adds no tool (instead of looping).
 pub async fn fill_toolbox(graft: &Graft, tools: i64) {
     let docs = spec_docs();
+    assert!(
+        !docs.is_empty(),
+        "no OpenAPI documents: set GRAFT_SPECS_DIR"
+    );
     let mut copy = 0;
-    while graft.toolbox_size().await.unwrap() < tools {
+    loop {
+        let before = graft.toolbox_size().await.unwrap();
+        if before >= tools {
+            return;
+        }
         for (i, p) in docs.iter().enumerate() {
             let text = std::fs::read_to_string(p).unwrap();
             let _ = graft
@@ -134,8 +143,23 @@ pub async fn fill_toolbox(graft: &Graft, tools: i64) {
                 return;
             }
         }
+        assert!(
+            graft.toolbox_size().await.unwrap() > before,
+            "a pass over the documents of GRAFT_SPECS_DIR added no tool"
+        );
         copy += 1;
     }
+}
+
+/// The first `n` tools of the toolbox as `(vendor slug, tool name)`, oldest first.
+pub async fn first_tools(graft: &Graft, n: usize) -> Vec<(String, String)> {
+    sqlx::query_as(
+        "SELECT v.slug, t.name FROM tools t JOIN vendors v ON v.id = t.vendor_id ORDER BY t.id LIMIT $1",
+    )
+    .bind(n as i64)
+    .fetch_all(graft.pool())
+    .await
+    .unwrap()
 }
 
 /// Starts `graft serve` (the binary cargo built with this bench's profile: release
