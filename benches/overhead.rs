@@ -6,7 +6,9 @@
 //!   (a 2025-11-25 session; 2026-07-28 stateless), 1 session sequential and 8 at once;
 //! - the same through the official TypeScript SDK server (`benches/anchor/server.mjs`,
 //!   what a user would write instead), when Node and the SDK are here;
-//! - Graft's `find_tool` over 10,000+ tools, `tools/list` of a 500-tool working set,
+//! - Graft's `find_tool` over 10,000+ tools, `tools/list` of a 500-tool working set
+//!   next to a GET of the very same bytes from a static axum server read and parsed the
+//!   same way (the transfer-and-parse floor of a body that size),
 //!   `promote` + the `list_changed` notice on the session's GET stream, and a
 //!   `run_tool` dry run.
 //!
@@ -349,11 +351,14 @@ fn main() {
             wide.rpc("tools/list", json!({})).await;
         }
         let listed = wide.rpc("tools/list", json!({})).await;
+        let listed_text = listed.to_string();
         println!(
             "tools/list of the 500-tool working set: {} tools, {:.0} KiB of JSON",
             listed["result"]["tools"].as_array().map_or(0, Vec::len),
-            listed.to_string().len() as f64 / 1024.0
+            listed_text.len() as f64 / 1024.0
         );
+        let same_bytes = serve_static(listed_text).await;
+        let same_size = reqwest::Client::builder().pool_max_idle_per_host(1).build().unwrap();
 
         let mut series: Vec<Series> = Vec::new();
         let mut add = |name: &str, samples: Vec<f64>, rate: Option<f64>| {
@@ -428,6 +433,16 @@ fn main() {
             if run("tools/list") {
             let s = sequential(calls / 4 + 1, |_| wide.rpc("tools/list", json!({})).map_unit()).await;
             add("Graft tools/list (500-tool working set)", s, None);
+            let s = sequential(calls / 4 + 1, |_| {
+                let req = same_size.get(&same_bytes);
+                async move {
+                    let text = req.send().await.unwrap().text().await.unwrap();
+                    let v: Value = serde_json::from_str(&text).unwrap();
+                    assert!(v["result"]["tools"].is_array());
+                }
+            })
+            .await;
+            add("static GET of the same tools/list bytes, parsed", s, None);
             }
             if run("dry run") {
             let s = sequential(calls / 2 + 1, |i| {
@@ -475,6 +490,23 @@ fn main() {
 
 /// `n` promotions (each followed by a demotion) on a 2025 session with its GET stream
 /// open: (promote call latency, time until the stream carried list_changed), ms.
+/// Serves `body` as `application/json` at `/` from an axum server on port 0 (with
+/// TCP_NODELAY, as Graft); returns its URL.
+async fn serve_static(body: String) -> String {
+    let body: &'static str = Box::leak(body.into_boxed_str());
+    let app = axum::Router::new().route(
+        "/",
+        axum::routing::get(move || async move { ([("content-type", "application/json")], body) }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let listener = axum::serve::ListenerExt::tap_io(listener, |t| {
+        let _ = t.set_nodelay(true);
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}/")
+}
+
 async fn promote_and_notice(url: &str, token: &str, n: usize) -> (Vec<f64>, Vec<f64>) {
     use futures::StreamExt;
     let mut s = Mcp::new(url, Some(token), "2025-11-25");

@@ -46,6 +46,11 @@ components:
   securitySchemes: {bearer: {type: http, scheme: bearer}}
 security: [{bearer: []}]
 paths:
+  /catalog:
+    get:
+      operationId: getCatalog
+      summary: Get the whole widget catalog
+      responses: {"200": {description: the catalog}}
   /widgets:
     get:
       operationId: listWidgets
@@ -62,6 +67,7 @@ paths:
       responses: {"201": {description: the new widget}}
 YAML
 export E2E_SPEC="$WORK/widgets.yaml"
+export E2E_VENDOR_URL="http://127.0.0.1:$VENDOR_PORT"
 export E2E_SPECS_DIR=${GRAFT_SPECS_DIR:-$REPO/../shared/specs}
 
 DATA="$WORK/data"

@@ -286,6 +286,34 @@ pub enum ToolCommand {
         #[arg(long)]
         open_world: Option<bool>,
     },
+    /// Publish a new version of a tool as a person (agents may publish only tools they
+    /// authored): give any field to change. A change of what the call does (method,
+    /// path, where inputs go, body encoding) sets the tool's approvals back to pending.
+    Publish {
+        /// VENDOR__NAME.
+        tool: String,
+        /// New description.
+        #[arg(long)]
+        description: Option<String>,
+        /// New HTTP method.
+        #[arg(long)]
+        method: Option<String>,
+        /// New path template (after the vendor's base URL), e.g. /v1/items/{id}.
+        #[arg(long)]
+        path: Option<String>,
+        /// A file holding the new input schema (JSON).
+        #[arg(long, value_name = "FILE")]
+        input_schema: Option<std::path::PathBuf>,
+        /// Input properties sent as query parameters (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        query: Option<Vec<String>>,
+        /// Input properties sent as headers (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        headers: Option<Vec<String>>,
+        /// Body encoding: json or form.
+        #[arg(long)]
+        body_encoding: Option<String>,
+    },
     /// Set the connection a tool's calls use (default: the vendor's only active one).
     Connection {
         /// VENDOR__NAME.
@@ -714,6 +742,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     println!("  {op}: {reason}");
                 }
             }
+            if !report.withheld.is_empty() {
+                println!("Parameters not offered to agents (Graft or the connection sets them):");
+                for (op, param) in &report.withheld {
+                    println!("  {op}: {param}");
+                }
+            }
         }
         Command::Connection(ConnectionCommand::Add {
             vendor,
@@ -787,8 +821,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     .decided_by
                     .map(|by| format!(" by {by} {}", format_time(a.decided_at)))
                     .unwrap_or_default();
+                let version = a.version.map(|v| format!(" v{v}")).unwrap_or_default();
+                let changed = a
+                    .changed
+                    .map(|c| format!(" (approved before; a new version changed: {c})"))
+                    .unwrap_or_default();
                 println!(
-                    "{:<8} {:<20} {}__{}  asked {}{decided}",
+                    "{:<8} {:<20} {}__{}{version}  asked {}{decided}{changed}",
                     a.state,
                     a.agent,
                     a.vendor,
@@ -836,6 +875,40 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             };
             let v = graft.set_hints(&person(), vendor, name, change).await?;
             println!("Published {tool} version {v} with the new hints.");
+        }
+        Command::Tool(ToolCommand::Publish {
+            tool,
+            description,
+            method,
+            path,
+            input_schema,
+            query,
+            headers,
+            body_encoding,
+        }) => {
+            let (vendor, name) = split_tool(&tool)?;
+            let input_schema = match input_schema {
+                Some(file) => {
+                    let text = std::fs::read_to_string(&file)
+                        .with_context(|| format!("cannot read {}", file.display()))?;
+                    Some(
+                        serde_json::from_str(&text)
+                            .with_context(|| format!("{} is not JSON", file.display()))?,
+                    )
+                }
+                None => None,
+            };
+            let change = crate::service::authoring::VersionChange {
+                description,
+                method,
+                path,
+                input_schema,
+                query,
+                headers,
+                body_encoding,
+            };
+            let p = graft.publish(&person(), None, vendor, name, change).await?;
+            println!("Published {tool} version {}.", p.version);
         }
         Command::Tool(ToolCommand::Connection { tool, connection }) => {
             let (vendor, name) = split_tool(&tool)?;

@@ -32,7 +32,8 @@ pub struct Settings {
     /// `secret.key` in the data directory.
     pub secret_key: Option<String>,
     /// `GRAFT_CONNECT_TIMEOUT` (default 5s) and `GRAFT_REQUEST_TIMEOUT` (default 30s)
-    /// of vendor calls; `GRAFT_RESPONSE_CAP` bytes given to the agent (default 1 MiB).
+    /// of vendor calls; `GRAFT_RESPONSE_CAP` bytes read from the vendor (default 1 MiB);
+    /// `GRAFT_RESULT_BUDGET` bytes of one tool result (default 512 KiB).
     pub limits: crate::proxy::ProxyLimits,
     /// `GRAFT_EMBEDDING_MODEL`: the directory of the sentence-embedding model for
     /// semantic search; default `<data_dir>/models/all-MiniLM-L6-v2` (where
@@ -107,6 +108,16 @@ impl Settings {
             limits.response_cap = v
                 .parse()
                 .map_err(|_| format!("GRAFT_RESPONSE_CAP {v:?} is not a number of bytes"))?;
+        }
+        if let Ok(v) = std::env::var("GRAFT_RESULT_BUDGET") {
+            limits.result_budget = v.parse().ok().filter(|n| *n >= 1024).ok_or_else(|| {
+                format!("GRAFT_RESULT_BUDGET {v:?} is not a number of bytes (at least 1024)")
+            })?;
+        }
+        if let Ok(v) = std::env::var("GRAFT_SCHEMA_BUDGET") {
+            limits.schema_budget = v.parse().ok().filter(|n| *n >= 1024).ok_or_else(|| {
+                format!("GRAFT_SCHEMA_BUDGET {v:?} is not a number of bytes (at least 1024)")
+            })?;
         }
         let sweep_interval = match std::env::var("GRAFT_SWEEP_INTERVAL") {
             Ok(v) => parse_duration(&v)?,

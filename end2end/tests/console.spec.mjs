@@ -157,7 +157,7 @@ test('revoke a connection: the tools it serves are demoted with that cause', asy
     name: 'gadgets.yaml', mimeType: 'application/yaml', buffer: fs.readFileSync(process.env.E2E_SPEC),
   });
   await upload.getByRole('button', { name: 'Import' }).click();
-  await expect(page.locator('#import-summary')).toContainText(`Imported 2 tools for ${vendor} from 2 operations`);
+  await expect(page.locator('#import-summary')).toContainText(`Imported 3 tools for ${vendor} from 3 operations`);
   await ready(page, testInfo);
   await shot(page, testInfo, 'import-summary');
   const add = page.locator('form[action="/api/add_connection"]');

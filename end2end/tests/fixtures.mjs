@@ -18,7 +18,9 @@ export const test = base.extend({
       // which Chromium logs as a failed resource; the page shows the refusal, and the
       // tests check it there. Anything else (a 500, a hydration panic) fails the test.
       const url = m.location()?.url ?? '';
-      const refused = /status of 4\d\d/.test(m.text()) && url.startsWith(`${process.env.GRAFT_URL}/api/`);
+      // The same for /mcp: a web agent's request without a token is answered 401.
+      const refused = /status of 4\d\d/.test(m.text())
+        && (url.startsWith(`${process.env.GRAFT_URL}/api/`) || url === `${process.env.GRAFT_URL}/mcp`);
       if (!refused) errors.push(`console: ${m.text()} (${url})`);
     });
     page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));

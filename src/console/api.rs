@@ -182,6 +182,12 @@ pub struct ApprovalItem {
     pub decided_at: Option<i64>,
     /// Who decided (`person:<name>`).
     pub decided_by: Option<String>,
+    /// The tool version asked for or decided on.
+    #[serde(default)]
+    pub version: Option<i64>,
+    /// What a newer version changed, when a grant went back to pending.
+    #[serde(default)]
+    pub changed: Option<String>,
 }
 
 /// The Agent page.
@@ -346,6 +352,10 @@ pub struct ImportSummary {
     pub renamed: Vec<(String, String)>,
     /// `(operation, reason)` left out.
     pub skipped: Vec<(String, String)>,
+    /// `(operation, "header Authorization")`: declared parameters not offered to agents
+    /// (Graft or the connection sets them).
+    #[serde(default)]
+    pub withheld: Vec<(String, String)>,
     /// Or why nothing was imported.
     pub error: Option<String>,
 }
@@ -525,6 +535,8 @@ fn approval_item(a: crate::db::runs::ApprovalRow) -> ApprovalItem {
         requested_at: a.requested_at,
         decided_at: a.decided_at,
         decided_by: a.decided_by,
+        version: a.version,
+        changed: a.changed,
     }
 }
 

@@ -541,7 +541,11 @@ fn approvals_table(
                         view! {
                             <tr data-state=x.state.clone() data-tool=tool.clone() data-agent=x.agent.clone()>
                                 {show_agent.then(|| view! { <td><a href=agent_href>{x.agent.clone()}</a></td> })}
-                                <td><code>{tool.clone()}</code></td>
+                                <td>
+                                    <code>{tool.clone()}</code>
+                                    {x.version.map(|v| view! { " " <span class="version" title="the version asked for or decided on">{format!("version {v}")}</span> })}
+                                    {x.changed.clone().map(|c| view! { <div class="changed muted">{format!("Approved before; a new version changed: {c}")}</div> })}
+                                </td>
                                 <td class=format!("state {}", x.state)>{x.state.clone()}</td>
                                 <td data-label="Asked"><When at=x.requested_at now/></td>
                                 <td>{x.decided_at.map(|t| view! { <When at=t now/>" by "{x.decided_by.clone().unwrap_or_default().trim_start_matches("person:").replace(':', " ")} })}</td>
@@ -940,6 +944,9 @@ fn import_summary(s: ImportSummary) -> impl IntoView {
                 </ul></details> })}
                 {(!s.skipped.is_empty()).then(|| view! { <details><summary>"Skipped"</summary><ul>
                     {s.skipped.into_iter().map(|(o, r)| view! { <li><code>{o}</code>": "{r}</li> }).collect_view()}
+                </ul></details> })}
+                {(!s.withheld.is_empty()).then(|| view! { <details><summary>"Parameters not offered to agents (Graft or the connection sets them)"</summary><ul>
+                    {s.withheld.into_iter().map(|(o, p)| view! { <li><code>{o}</code>": "{p}</li> }).collect_view()}
                 </ul></details> })}
                 <p><a href=format!("/tools?q={}", s.vendor)>"See its tools"</a></p>
             </section>

@@ -67,6 +67,17 @@ pub struct NoteRow {
     pub created_at: i64,
 }
 
+/// Records that a person (`who`, `person:<name>`) set a tool's hints: they survive later
+/// publishes (issue 12.15).
+pub async fn update_hints_by(conn: &mut Conn, tool_id: i64, who: &str) -> DbResult<()> {
+    sqlx::query("UPDATE tools SET hints_by = $1 WHERE id = $2")
+        .bind(who)
+        .bind(tool_id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 /// Adds a note.
 pub async fn insert_note(
     pool: &Pool,

@@ -133,10 +133,14 @@ pub struct ApprovalRow {
     pub decided_at: Option<i64>,
     /// Who decided.
     pub decided_by: Option<String>,
+    /// The tool version asked for or decided on (none for rows older than versions).
+    pub version: Option<i64>,
+    /// Why a granted approval went back to pending: what a new version changed.
+    pub changed: Option<String>,
 }
 
 const APPROVAL_SELECT: &str = "SELECT a.agent_id, ag.name AS agent, a.tool_id, v.slug AS vendor, t.name, a.state, \
-     a.requested_at, a.decided_at, a.decided_by FROM approvals a JOIN agents ag ON ag.id = a.agent_id \
+     a.requested_at, a.decided_at, a.decided_by, a.version, a.changed FROM approvals a JOIN agents ag ON ag.id = a.agent_id \
      JOIN tools t ON t.id = a.tool_id JOIN vendors v ON v.id = t.vendor_id";
 
 /// The approval of one agent for one tool.
@@ -163,43 +167,71 @@ pub async fn select_approvals(pool: &Pool) -> DbResult<Vec<ApprovalRow>> {
     .await
 }
 
-/// Records a pending request unless a row exists.
+/// Records a pending request for tool version `version` unless a row exists (a pending
+/// row reset by a new version takes the version asked for now).
 pub async fn insert_pending_approval(
     pool: &Pool,
     agent_id: i64,
     tool_id: i64,
+    version: i64,
     now: i64,
 ) -> DbResult<()> {
     sqlx::query(
-        "INSERT INTO approvals (agent_id, tool_id, state, requested_at) VALUES ($1, $2, 'pending', $3) \
-         ON CONFLICT (agent_id, tool_id) DO NOTHING",
+        "INSERT INTO approvals (agent_id, tool_id, state, requested_at, version) VALUES ($1, $2, 'pending', $3, $4) \
+         ON CONFLICT (agent_id, tool_id) DO UPDATE SET version = excluded.version WHERE approvals.state = 'pending'",
     )
     .bind(agent_id)
     .bind(tool_id)
     .bind(now)
+    .bind(version)
     .execute(pool)
     .await?;
     Ok(())
 }
 
-/// Sets an approval's decision (creating the row when the person decides first).
+/// A new version of a tool changed what its calls do (`changed` says what): every
+/// granted approval of it goes back to pending (issue 12.15). Returns the agents whose
+/// approval was reset.
+pub async fn reset_approvals(
+    conn: &mut Conn,
+    tool_id: i64,
+    changed: &str,
+    now: i64,
+) -> DbResult<Vec<i64>> {
+    sqlx::query_scalar(
+        "UPDATE approvals SET state = 'pending', changed = $2, requested_at = $3, decided_at = NULL, decided_by = NULL \
+         WHERE tool_id = $1 AND state = 'granted' RETURNING agent_id",
+    )
+    .bind(tool_id)
+    .bind(changed)
+    .bind(now)
+    .fetch_all(conn)
+    .await
+}
+
+/// Sets an approval's decision on tool version `version` (creating the row when the
+/// person decides first); clears what a reset said changed.
+#[allow(clippy::too_many_arguments)]
 pub async fn upsert_approval_decision(
     pool: &Pool,
     agent_id: i64,
     tool_id: i64,
+    version: i64,
     state: &str,
     by: &str,
     now: i64,
 ) -> DbResult<()> {
     sqlx::query(
-        "INSERT INTO approvals (agent_id, tool_id, state, requested_at, decided_at, decided_by) VALUES ($1, $2, $3, $4, $4, $5) \
-         ON CONFLICT (agent_id, tool_id) DO UPDATE SET state = excluded.state, decided_at = excluded.decided_at, decided_by = excluded.decided_by",
+        "INSERT INTO approvals (agent_id, tool_id, state, requested_at, decided_at, decided_by, version) VALUES ($1, $2, $3, $4, $4, $5, $6) \
+         ON CONFLICT (agent_id, tool_id) DO UPDATE SET state = excluded.state, decided_at = excluded.decided_at, decided_by = excluded.decided_by, \
+         version = excluded.version, changed = NULL",
     )
     .bind(agent_id)
     .bind(tool_id)
     .bind(state)
     .bind(now)
     .bind(by)
+    .bind(version)
     .execute(pool)
     .await?;
     Ok(())

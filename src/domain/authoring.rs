@@ -223,7 +223,7 @@ pub fn draft(vendor: &VendorSlug, spec: &ToolSpec) -> Result<ToolDraft, String> 
             ));
         }
         if h.is_empty()
-            || h.to_ascii_lowercase().starts_with("proxy-")
+            || crate::domain::tool::is_owned_header(h)
             || RESERVED_HEADERS.contains(&h.to_ascii_lowercase().as_str())
             || !h
                 .chars()

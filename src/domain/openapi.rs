@@ -24,7 +24,7 @@ const OPERATION_METHODS: &[&str] = &[
     "get", "put", "post", "delete", "options", "head", "patch", "trace",
 ];
 /// Header parameters Graft fills itself and never asks of the agent.
-const FIXED_HEADERS: &[&str] = &["accept", "content-type", "authorization", "content-length"];
+const FIXED_HEADERS: &[&str] = &["accept", "content-type"];
 /// Parameter names taken as the credential when the document declares any security.
 const CREDENTIAL_NAMES: &[&str] = &[
     "token",
@@ -582,8 +582,12 @@ impl OpCtx<'_> {
         let mut s = schema::inline(self.doc, &raw);
         if let (Some(d), Value::Object(m)) = (p.get("description").and_then(Value::as_str), &mut s)
         {
-            m.entry("description")
-                .or_insert_with(|| Value::String(truncate_chars(d.trim(), 1000)));
+            m.entry("description").or_insert_with(|| {
+                Value::String(truncate_chars(
+                    &crate::domain::markup::html_to_markdown(d.trim()),
+                    1000,
+                ))
+            });
         }
         s
     }
@@ -634,7 +638,7 @@ impl OpCtx<'_> {
             let is_required =
                 p.get("required").and_then(Value::as_bool).unwrap_or(false) || location == "path";
             match location {
-                "path" | "query" | "header" => {
+                "path" | "query" | "header" | "cookie" => {
                     if location == "header"
                         && FIXED_HEADERS.contains(&name.to_ascii_lowercase().as_str())
                     {
@@ -646,14 +650,29 @@ impl OpCtx<'_> {
                             .push((location.to_string(), name.to_string()));
                         continue;
                     }
-                    let prop = unique_property(&props, property_name(name));
-                    props.insert(prop.clone(), self.parameter_schema(p));
-                    if is_required {
-                        required.push(prop.clone());
+                    if location == "header" && crate::domain::tool::is_owned_header(name) {
+                        // Graft or the connection sets it: not offered, and an input of
+                        // that name is refused rather than sent anywhere else
+                        binding
+                            .withheld
+                            .push((location.to_string(), name.to_string()));
+                        continue;
                     }
+                    let prop = unique_property(&props, property_name(name));
+                    let param_schema = self.parameter_schema(p);
+                    // required with a default: optional for the agent, the default sent
+                    match param_schema.get("default") {
+                        Some(d) if is_required && !d.is_null() => {
+                            binding.defaults.insert(prop.clone(), d.clone());
+                        }
+                        _ if is_required => required.push(prop.clone()),
+                        _ => {}
+                    }
+                    props.insert(prop.clone(), param_schema);
                     match location {
                         "path" => binding.path.insert(name.to_string(), prop),
                         "query" => binding.query.insert(prop, name.to_string()),
+                        "cookie" => binding.cookies.insert(prop, name.to_string()),
                         _ => binding.headers.insert(prop, name.to_string()),
                     };
                 }
@@ -672,7 +691,7 @@ impl OpCtx<'_> {
                         form_required.push(Value::String(name.to_string()));
                     }
                 }
-                _ => {} // cookie parameters are not sent
+                _ => {} // an unknown location: nothing is offered or sent
             }
         }
         if !form_fields.is_empty() {
@@ -739,6 +758,7 @@ impl OpCtx<'_> {
         }
 
         if let Some((s, body_required, enc)) = body_schema {
+            let s = schema::for_request(&s);
             let mergeable = schema::is_plain_object(&s)
                 && s.get("properties")
                     .and_then(Value::as_object)
@@ -770,13 +790,30 @@ impl OpCtx<'_> {
                     .flatten()
                 {
                     props.insert(k.clone(), v.clone());
-                    if body_req.contains(k) {
-                        required.push(k.clone());
+                    match v.get("default") {
+                        Some(d) if body_req.contains(k) && !d.is_null() => {
+                            binding.defaults.insert(k.clone(), d.clone());
+                        }
+                        _ if body_req.contains(k) => required.push(k.clone()),
+                        _ => {}
                     }
                 }
                 binding.body = Some(enc);
             } else {
                 let prop = unique_property(&props, "body".into());
+                let mut s = s;
+                if let Value::Object(m) = &mut s {
+                    let union = ["oneOf", "anyOf"].into_iter().find(|k| m.contains_key(*k));
+                    let lead = match union {
+                        Some(k) => format!("The whole request body: one of several shapes ({k}), pick one and send it here."),
+                        None => "The whole request body.".to_string(),
+                    };
+                    let text = match m.get("description").and_then(Value::as_str) {
+                        Some(d) if !d.trim().is_empty() => format!("{lead} {}", d.trim()),
+                        _ => lead,
+                    };
+                    m.insert("description".into(), Value::String(text));
+                }
                 props.insert(prop.clone(), s);
                 if body_required {
                     required.push(prop.clone());
@@ -830,7 +867,10 @@ impl OpCtx<'_> {
             name: String::new(),
             operation_id: None,
             title: summary.map(|s| truncate_chars(s, 120)),
-            description: truncate_chars(&description, MAX_DESCRIPTION),
+            description: truncate_chars(
+                &crate::domain::markup::html_to_markdown(&description),
+                MAX_DESCRIPTION,
+            ),
             input_schema,
             method: upper.clone(),
             path_template: path.to_string(),

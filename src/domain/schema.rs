@@ -276,6 +276,405 @@ pub fn is_plain_object(schema: &Value) -> bool {
             .any(|k| m.contains_key(*k))
 }
 
+/// An inlined request-body schema made fit for an agent's input (issue 12.1, 12.2):
+/// every `allOf` of object parts merged into one object ([`merge_all_of`]), then every
+/// `readOnly` property dropped from `properties` and `required` ([`drop_read_only`]).
+pub fn for_request(schema: &Value) -> Value {
+    drop_read_only(&merge_all_of(schema))
+}
+
+/// Merges `allOf` whose parts are all object schemas (`type: object`, `properties` or
+/// an `allOf` of those; `$ref`s already inlined) into one object schema: the union of
+/// the parts' `properties` (a property two parts define differently keeps both as its
+/// own `allOf`) and of their `required`; the schema's own keywords win over the parts'
+/// (`description`, `title`); parts' `additionalProperties` are dropped, since each part
+/// would otherwise refuse the others' properties. Applied at every depth (properties,
+/// items, unions' branches). An `allOf` with a part of another kind (a string, a union)
+/// is left as it is: JSON Schema 2020-12 §10.2.1.1 semantics stay exact there.
+pub fn merge_all_of(schema: &Value) -> Value {
+    let Value::Object(m) = schema else {
+        return schema.clone();
+    };
+    let mut out = Map::new();
+    for (k, v) in m {
+        let cleaned = if NAME_MAPS.contains(&k.as_str()) {
+            match v {
+                Value::Object(props) => Value::Object(
+                    props
+                        .iter()
+                        .map(|(name, sub)| (name.clone(), merge_all_of(sub)))
+                        .collect(),
+                ),
+                other => other.clone(),
+            }
+        } else if SUB_SCHEMA.contains(&k.as_str()) || SUB_SCHEMAS.contains(&k.as_str()) {
+            match v {
+                Value::Array(a) => Value::Array(a.iter().map(merge_all_of).collect()),
+                other => merge_all_of(other),
+            }
+        } else {
+            v.clone()
+        };
+        out.insert(k.clone(), cleaned);
+    }
+    let Some(Value::Array(parts)) = out.get("allOf") else {
+        return Value::Object(out);
+    };
+    let objectish = |p: &Value| {
+        p.as_object().is_some_and(|pm| {
+            let typed = match pm.get("type") {
+                Some(Value::String(t)) => t == "object",
+                Some(_) => false,
+                None => true,
+            };
+            typed
+                && !["oneOf", "anyOf", "allOf", "not", "if", "$ref"]
+                    .iter()
+                    .any(|k| pm.contains_key(*k))
+        })
+    };
+    let own_type_ok = match out.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(_) => false,
+        None => true,
+    };
+    if parts.is_empty() || !own_type_ok || !parts.iter().all(objectish) {
+        return Value::Object(out);
+    }
+    let parts = parts.clone();
+    out.remove("allOf");
+    let mut props: Map<String, Value> = match out.remove("properties") {
+        Some(Value::Object(p)) => p,
+        _ => Map::new(),
+    };
+    let mut required: Vec<Value> = match out.remove("required") {
+        Some(Value::Array(r)) => r,
+        _ => Vec::new(),
+    };
+    for part in &parts {
+        let pm = part.as_object().expect("checked objectish");
+        if let Some(Value::Object(pp)) = pm.get("properties") {
+            for (name, sub) in pp {
+                match props.get(name) {
+                    None => {
+                        props.insert(name.clone(), sub.clone());
+                    }
+                    Some(existing) if existing == sub => {}
+                    Some(existing) => {
+                        let both = serde_json::json!({"allOf": [existing.clone(), sub.clone()]});
+                        props.insert(name.clone(), both);
+                    }
+                }
+            }
+        }
+        if let Some(Value::Array(r)) = pm.get("required") {
+            for name in r {
+                if !required.contains(name) {
+                    required.push(name.clone());
+                }
+            }
+        }
+        for (k, v) in pm {
+            if matches!(
+                k.as_str(),
+                "properties" | "required" | "type" | "additionalProperties"
+            ) {
+                continue;
+            }
+            out.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
+    out.insert("type".into(), Value::String("object".into()));
+    out.insert("properties".into(), Value::Object(props));
+    if !required.is_empty() {
+        out.insert("required".into(), Value::Array(required));
+    }
+    Value::Object(out)
+}
+
+/// Drops every property marked `readOnly: true` (server-set, like `id`: OpenAPI 3.x
+/// "SHOULD NOT be sent as part of the request") from `properties` and `required`, at
+/// every depth; `writeOnly` properties stay.
+pub fn drop_read_only(schema: &Value) -> Value {
+    let Value::Object(m) = schema else {
+        return schema.clone();
+    };
+    let is_read_only = |v: &Value| v.get("readOnly") == Some(&Value::Bool(true));
+    let mut dropped: Vec<String> = Vec::new();
+    let mut out = Map::new();
+    for (k, v) in m {
+        let cleaned = if k == "properties" {
+            match v {
+                Value::Object(props) => Value::Object(
+                    props
+                        .iter()
+                        .filter(|(name, sub)| {
+                            let ro = is_read_only(sub);
+                            if ro {
+                                dropped.push((*name).clone());
+                            }
+                            !ro
+                        })
+                        .map(|(name, sub)| (name.clone(), drop_read_only(sub)))
+                        .collect(),
+                ),
+                other => other.clone(),
+            }
+        } else if NAME_MAPS.contains(&k.as_str()) {
+            match v {
+                Value::Object(props) => Value::Object(
+                    props
+                        .iter()
+                        .map(|(name, sub)| (name.clone(), drop_read_only(sub)))
+                        .collect(),
+                ),
+                other => other.clone(),
+            }
+        } else if SUB_SCHEMA.contains(&k.as_str()) || SUB_SCHEMAS.contains(&k.as_str()) {
+            match v {
+                Value::Array(a) => Value::Array(a.iter().map(drop_read_only).collect()),
+                other => drop_read_only(other),
+            }
+        } else {
+            v.clone()
+        };
+        out.insert(k.clone(), cleaned);
+    }
+    if !dropped.is_empty() {
+        if let Some(Value::Array(r)) = out.get_mut("required") {
+            r.retain(|n| n.as_str().is_none_or(|n| !dropped.iter().any(|d| d == n)));
+            if r.is_empty() {
+                out.remove("required");
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+/// The schema a client is served, within `budget` bytes of JSON (issue 12.13): an input
+/// schema of hundreds of kilobytes is more than a client accepts in one message and more
+/// than a model can read. Calls are still validated against the full schema (its errors
+/// name the nested shape by JSON pointer) and the console shows it in full.
+///
+/// Steps, each only while the schema is over budget: (1) properties whose names start
+/// with `$` (a schema describing schemas, as Kubernetes' `JSONSchemaProps`, has `$ref`
+/// and `$schema` properties that clients take for references) are dropped at every
+/// depth, always; (2) `examples`, `default`s of objects and descriptions longer than 200
+/// characters below the top level go; (3) objects and unions nested deeper than `d`
+/// levels become `{type: object}` (or no type for a union) with a one-line description,
+/// for `d` from the deepest level up to 1; (4) the top level's optional properties go,
+/// the description of the root saying how many. `required` properties always stay.
+pub fn fit(schema: &Value, budget: usize) -> Value {
+    let mut s = drop_dollar_properties(schema);
+    let size = |v: &Value| serde_json::to_string(v).map_or(usize::MAX, |t| t.len());
+    if size(&s) <= budget {
+        return s;
+    }
+    strip_deep_extras(&mut s, 0);
+    if size(&s) <= budget {
+        return s;
+    }
+    let deepest = depth(&s);
+    for d in (1..deepest).rev() {
+        let mut cut = s.clone();
+        collapse_below(&mut cut, 0, d);
+        if size(&cut) <= budget || d == 1 {
+            s = cut;
+            if size(&s) <= budget {
+                return s;
+            }
+            break;
+        }
+    }
+    // the top level alone is too big: keep the required properties
+    if let Value::Object(root) = &mut s {
+        let required: Vec<String> = root
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(Value::Object(props)) = root.get_mut("properties") {
+            let before = props.len();
+            props.retain(|k, _| required.contains(k));
+            let dropped = before - props.len();
+            if dropped > 0 {
+                let note = format!(
+                    "{dropped} optional properties are not listed here (the schema is too large to serve); they are still accepted, and the console's tool page shows them."
+                );
+                let text = match root.get("description").and_then(Value::as_str) {
+                    Some(d) => format!("{d} {note}"),
+                    None => note,
+                };
+                root.insert("description".into(), Value::String(text));
+            }
+        }
+    }
+    s
+}
+
+fn drop_dollar_properties(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, sub)| {
+                    let cleaned = if NAME_MAPS.contains(&k.as_str()) {
+                        match sub {
+                            Value::Object(props) => Value::Object(
+                                props
+                                    .iter()
+                                    .filter(|(name, _)| !name.starts_with('$'))
+                                    .map(|(name, p)| (name.clone(), drop_dollar_properties(p)))
+                                    .collect(),
+                            ),
+                            other => other.clone(),
+                        }
+                    } else if k == "required" {
+                        match sub {
+                            Value::Array(a) => Value::Array(
+                                a.iter()
+                                    .filter(|n| n.as_str().is_none_or(|n| !n.starts_with('$')))
+                                    .cloned()
+                                    .collect(),
+                            ),
+                            other => other.clone(),
+                        }
+                    } else {
+                        drop_dollar_properties(sub)
+                    };
+                    (k.clone(), cleaned)
+                })
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(drop_dollar_properties).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The sub-schemas of a schema object, mutable: properties' values, items, unions.
+fn children_mut(m: &mut Map<String, Value>) -> Vec<&mut Value> {
+    let mut out = Vec::new();
+    for (k, v) in m.iter_mut() {
+        if NAME_MAPS.contains(&k.as_str()) {
+            if let Value::Object(props) = v {
+                out.extend(props.values_mut());
+            }
+        } else if SUB_SCHEMA.contains(&k.as_str()) || SUB_SCHEMAS.contains(&k.as_str()) {
+            match v {
+                Value::Array(a) => out.extend(a.iter_mut()),
+                other => out.push(other),
+            }
+        }
+    }
+    out
+}
+
+/// How many schema levels deep `v` goes (a leaf is 1).
+fn depth(v: &Value) -> usize {
+    let Value::Object(m) = v else { return 0 };
+    let mut deepest = 0;
+    for (k, sub) in m {
+        if NAME_MAPS.contains(&k.as_str()) {
+            if let Value::Object(props) = sub {
+                deepest = deepest.max(props.values().map(depth).max().unwrap_or(0));
+            }
+        } else if SUB_SCHEMA.contains(&k.as_str()) || SUB_SCHEMAS.contains(&k.as_str()) {
+            deepest = deepest.max(match sub {
+                Value::Array(a) => a.iter().map(depth).max().unwrap_or(0),
+                other => depth(other),
+            });
+        }
+    }
+    deepest + 1
+}
+
+fn strip_deep_extras(v: &mut Value, level: usize) {
+    let Value::Object(m) = v else { return };
+    m.remove("examples");
+    if level > 0 {
+        if m.get("default")
+            .is_some_and(|d| d.is_object() || d.is_array())
+        {
+            m.remove("default");
+        }
+        if let Some(Value::String(d)) = m.get_mut("description") {
+            if d.chars().count() > 200 {
+                *d = first_sentence(d);
+            }
+        }
+    }
+    for child in children_mut(m) {
+        strip_deep_extras(child, level + 1);
+    }
+}
+
+/// The first sentence (or 200 characters) of a description, on one line.
+fn first_sentence(d: &str) -> String {
+    let line = d.split_whitespace().collect::<Vec<_>>().join(" ");
+    let end = line
+        .find(". ")
+        .map(|i| i + 1)
+        .unwrap_or(line.len())
+        .min(line.char_indices().nth(200).map_or(line.len(), |(i, _)| i));
+    line[..end].to_string()
+}
+
+/// Replaces every sub-schema deeper than `keep` levels that has structure of its own
+/// (properties, items of objects, unions) with a one-line stand-in.
+fn collapse_below(v: &mut Value, level: usize, keep: usize) {
+    let Value::Object(m) = v else { return };
+    if level >= keep {
+        let structured = ["properties", "oneOf", "anyOf", "allOf", "patternProperties"]
+            .iter()
+            .any(|k| m.contains_key(*k))
+            || m.get("items").is_some_and(|i| depth(i) > 1);
+        if structured {
+            let what = if m.contains_key("properties") {
+                let n = m
+                    .get("properties")
+                    .and_then(Value::as_object)
+                    .map_or(0, Map::len);
+                format!("an object with {n} properties")
+            } else if m.contains_key("items") {
+                "a list of structured items".to_string()
+            } else {
+                "one of several shapes".to_string()
+            };
+            let lead = m
+                .get("description")
+                .and_then(Value::as_str)
+                .map(first_sentence)
+                .filter(|s| !s.is_empty())
+                .map(|s| format!("{s} "))
+                .unwrap_or_default();
+            let mut stand_in = Map::new();
+            match m.get("type") {
+                Some(t) => {
+                    stand_in.insert("type".into(), t.clone());
+                }
+                None if m.contains_key("properties") => {
+                    stand_in.insert("type".into(), Value::String("object".into()));
+                }
+                None => {}
+            }
+            stand_in.insert(
+                "description".into(),
+                Value::String(format!(
+                    "{lead}({what}; its shape is not shown to keep the tool small: an invalid value is answered with the exact path and rule, and the console's tool page shows it)"
+                )),
+            );
+            *m = stand_in;
+            return;
+        }
+    }
+    for child in children_mut(m) {
+        collapse_below(child, level + 1, keep);
+    }
+}
+
 /// Whether `v` (any JSON value) holds a `$ref` or an `x-` keyword anywhere outside
 /// property-name maps. Used by tests and by authoring checks.
 pub fn has_ref_or_extension(v: &Value) -> bool {
@@ -389,6 +788,110 @@ mod tests {
     fn unresolved_refs_are_cut() {
         let out = inline(&json!({}), &json!({"$ref": "other.json#/X"}));
         assert!(!has_ref_or_extension(&out));
+    }
+
+    #[test]
+    fn all_of_object_parts_merge_and_read_only_properties_go() {
+        let doc = json!({"components": {"schemas": {
+            "Base": {"type": "object", "required": ["id", "name"], "properties": {
+                "id": {"type": "string", "readOnly": true},
+                "name": {"type": "string"}
+            }},
+            "Secret": {"type": "object", "properties": {"password": {"type": "string", "writeOnly": true}}}
+        }}});
+        let body = json!({
+            "description": "A user.",
+            "allOf": [
+                {"$ref": "#/components/schemas/Base"},
+                {"$ref": "#/components/schemas/Secret"},
+                {"type": "object", "required": ["email"], "additionalProperties": false,
+                 "properties": {"email": {"type": "string"},
+                                "address": {"allOf": [
+                                    {"properties": {"city": {"type": "string"}}, "required": ["city"]},
+                                    {"properties": {"zip": {"type": "string"}, "created": {"type": "string", "readOnly": true}}}
+                                ]}}}
+            ]
+        });
+        let s = for_request(&inline(&doc, &body));
+        assert_eq!(s["type"], "object");
+        assert_eq!(s["description"], "A user.");
+        assert!(s.get("allOf").is_none() && s.get("additionalProperties").is_none());
+        let mut props: Vec<&str> = s["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        props.sort();
+        assert_eq!(props, ["address", "email", "name", "password"]);
+        assert_eq!(s["required"], json!(["name", "email"]));
+        assert_eq!(
+            s["properties"]["address"],
+            json!({"type": "object", "properties": {"city": {"type": "string"}, "zip": {"type": "string"}}, "required": ["city"]})
+        );
+        // a flat object validates; the read-only id is no longer required
+        let v = jsonschema::validator_for(&s).unwrap();
+        assert!(v.is_valid(
+            &json!({"name": "a", "email": "a@b", "password": "x", "address": {"city": "c"}})
+        ));
+        assert!(!v.is_valid(&json!({"email": "a@b"})));
+    }
+
+    #[test]
+    fn served_schemas_fit_their_budget_and_keep_what_is_required() {
+        // a deep, wide schema: 40 top properties, each an object 4 levels deep
+        fn deep(level: usize) -> Value {
+            if level == 0 {
+                return json!({"type": "string", "description": "x".repeat(300), "examples": ["a"]});
+            }
+            let props: Map<String, Value> =
+                (0..5).map(|i| (format!("p{i}"), deep(level - 1))).collect();
+            json!({"type": "object", "description": "A nested part. More words here.", "properties": props})
+        }
+        let props: Map<String, Value> = (0..40).map(|i| (format!("f{i}"), deep(4))).collect();
+        let mut big = json!({"type": "object", "properties": props, "required": ["f0", "f7"]});
+        big["properties"]["$ref"] = json!({"type": "string"});
+        let full = serde_json::to_string(&big).unwrap().len();
+        assert!(full > 500_000, "{full}");
+        let small = fit(&big, 16 * 1024);
+        let text = serde_json::to_string(&small).unwrap();
+        assert!(text.len() <= 16 * 1024, "{}", text.len());
+        assert!(!text.contains("$ref"));
+        assert_eq!(small["required"], json!(["f0", "f7"]));
+        assert!(small["properties"]["f0"]["type"] == "object");
+        assert!(small["properties"]["f39"].is_object(), "top level kept");
+        assert!(text.contains("its shape is not shown"));
+        // the served schema still accepts what the full one accepts
+        let v = jsonschema::validator_for(&small).unwrap();
+        assert!(v.is_valid(&json!({"f0": {"p0": {"p1": {"p2": {"p3": "deep"}}}}, "f7": {}})));
+        // a small schema is served as it is
+        let tiny = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+        assert_eq!(fit(&tiny, 16 * 1024), tiny);
+        // a huge flat top level keeps its required properties
+        let wide: Map<String, Value> = (0..3000)
+            .map(|i| {
+                (
+                    format!("field_{i}"),
+                    json!({"type": "string", "description": "A field of the form."}),
+                )
+            })
+            .collect();
+        let wide = json!({"type": "object", "properties": wide, "required": ["field_1"]});
+        let small = fit(&wide, 16 * 1024);
+        assert!(serde_json::to_string(&small).unwrap().len() <= 16 * 1024);
+        assert!(small["properties"]["field_1"].is_object());
+        assert!(small["description"]
+            .as_str()
+            .unwrap()
+            .contains("optional properties are not listed"));
+    }
+
+    #[test]
+    fn unions_and_mixed_all_of_stay() {
+        let body = json!({"allOf": [{"type": "string"}, {"minLength": 2}]});
+        assert_eq!(merge_all_of(&body), body);
+        let union = json!({"oneOf": [{"type": "object", "properties": {"a": {"type": "string"}}}, {"type": "string"}]});
+        assert_eq!(for_request(&union), union);
     }
 
     #[test]

@@ -76,6 +76,52 @@ pub struct Binding {
     /// filled from the connection, never asked of the agent. Pairs of (`in`, name).
     #[serde(default)]
     pub credential_params: Vec<(String, String)>,
+    /// Input property → the value sent when the agent leaves it out: parameters and
+    /// body properties the document marks required *and* gives a `default` (served as
+    /// optional, OpenAPI 3.1 §4.8.12.1 "default … the value the server will use").
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub defaults: BTreeMap<String, Value>,
+    /// Input property → cookie name (OpenAPI `in: cookie`), sent in one `Cookie` header
+    /// (RFC 6265 §4.2).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub cookies: BTreeMap<String, String>,
+    /// Parameters the document declares that are not offered to the agent, as (`in`,
+    /// name): headers Graft or the connection owns ([`is_owned_header`]). An input of the
+    /// same name is refused, never sent elsewhere (issue 12.4).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub withheld: Vec<(String, String)>,
+}
+
+/// Request headers Graft or the vendor connection owns: never offered as a tool input,
+/// never taken from one (issue 12.4): credentials (`Authorization`, `Cookie`,
+/// `Proxy-*`), message framing (RFC 9110 §7, RFC 9112 §6), MCP's own headers, and
+/// method overrides (which would turn a read into a write behind the approval gate).
+pub const OWNED_HEADERS: &[&str] = &[
+    "authorization",
+    "cookie",
+    "host",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "keep-alive",
+    "te",
+    "trailer",
+    "upgrade",
+    "expect",
+    "mcp-session-id",
+    "mcp-protocol-version",
+    "mcp-method",
+    "last-event-id",
+    "x-http-method-override",
+    "x-http-method",
+    "x-method-override",
+];
+
+/// Whether `name` is a header Graft owns ([`OWNED_HEADERS`] or any `Proxy-*`), ASCII
+/// case-insensitively.
+pub fn is_owned_header(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.starts_with("proxy-") || OWNED_HEADERS.contains(&lower.as_str())
 }
 
 /// A tool version before it is stored: what an import or an author produces.

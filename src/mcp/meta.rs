@@ -39,9 +39,9 @@ fn vendor_name_schema(verb: &str) -> JsonObject {
         "type": "object",
         "properties": {
             "vendor": {"type": "string", "description": format!("The vendor of the tool to {verb} (from find_tool).")},
-            "name": {"type": "string", "description": format!("The tool's name within its vendor (from find_tool), without the vendor prefix.")}
+            "name": {"type": "string", "description": format!("The tool's name within its vendor (from find_tool); or, without vendor, the full <vendor>__<name> as your tool list shows it.")}
         },
-        "required": ["vendor", "name"],
+        "required": ["name"],
         "additionalProperties": false
     }))
 }
@@ -85,11 +85,11 @@ pub fn tools() -> Vec<Tool> {
                 "type": "object",
                 "properties": {
                     "vendor": {"type": "string", "description": "The tool's vendor (from find_tool)."},
-                    "name": {"type": "string", "description": "The tool's name within its vendor (from find_tool)."},
+                    "name": {"type": "string", "description": "The tool's name within its vendor (from find_tool); or, without vendor, the full <vendor>__<name>."},
                     "input": {"type": "object", "description": "The tool's input, as its input schema describes."},
                     "dryRun": {"type": "boolean", "default": false, "description": "Preview a write instead of sending it (reads still run)."}
                 },
-                "required": ["vendor", "name"],
+                "required": ["name"],
                 "additionalProperties": false
             })),
         )
@@ -108,8 +108,8 @@ pub fn tools() -> Vec<Tool> {
         .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(false).open_world(false)),
         Tool::new(
             "publish",
-            "Publish a new version of a tool: give {vendor, name} and any field to change (description, method, path, inputSchema, query, headers, bodyEncoding). Versions are kept forever; calls use the newest. Promotes the tool for you if it is not.",
-            schema(json!({"type": "object", "properties": definition_properties(), "required": ["vendor", "name"], "additionalProperties": false})),
+            "Publish a new version of a tool: give {vendor, name} (or name as <vendor>__<name>) and any field to change (description, method, path, inputSchema, query, headers, bodyEncoding). Versions are kept forever; calls use the newest. Promotes the tool for you if it is not.",
+            schema(json!({"type": "object", "properties": definition_properties(), "required": ["name"], "additionalProperties": false})),
         )
         .with_title("Publish a new version")
         .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(false).open_world(false)),
@@ -134,8 +134,22 @@ fn definition_properties() -> Value {
 /// The MCP result of a run (SPEC §4.7).
 pub fn run_result(answer: RunAnswer) -> CallToolResult {
     match answer {
-        RunAnswer::Ok { text, structured } => {
-            let mut r = CallToolResult::success(vec![rmcp::model::ContentBlock::text(text)]);
+        RunAnswer::Ok {
+            text,
+            structured,
+            media,
+        } => {
+            use crate::service::answer::Media;
+            use rmcp::model::{ContentBlock, ResourceContents};
+            let mut content = vec![ContentBlock::text(text)];
+            match media {
+                Some(Media::Image { mime, data }) => content.push(ContentBlock::image(data, mime)),
+                Some(Media::Blob { mime, data, uri }) => content.push(ContentBlock::resource(
+                    ResourceContents::blob(data, uri).with_mime_type(mime),
+                )),
+                None => {}
+            }
+            let mut r = CallToolResult::success(content);
             r.structured_content = structured;
             r
         }
@@ -157,7 +171,7 @@ struct FindToolArgs {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RunToolArgs {
-    vendor: String,
+    vendor: Option<String>,
     name: String,
     #[serde(default)]
     input: Option<Value>,
@@ -169,7 +183,7 @@ struct RunToolArgs {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[allow(dead_code)] // the hint fields are read only to tell the agent they were ignored
 struct DefinitionArgs {
-    vendor: String,
+    vendor: Option<String>,
     name: Option<String>,
     description: Option<String>,
     method: Option<String>,
@@ -202,8 +216,27 @@ const HINTS_NOTE: &str = " The hints you sent were ignored: an authored tool's h
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct VendorNameArgs {
-    vendor: String,
+    vendor: Option<String>,
     name: String,
+}
+
+/// The `(vendor, name)` a meta-tool call means: `vendor` and `name` as given, or a
+/// qualified `<vendor>__<name>` (as tools/list shows it) in `name` when `vendor` is
+/// absent or the same vendor. Errors (`invalid_input`): no vendor at all, or a qualified
+/// name of another vendor than `vendor`.
+fn tool_ref(vendor: Option<String>, name: String) -> Result<(String, String), CallToolResult> {
+    let bad = |message: String| tool_error("invalid_input", &message, json!({}));
+    match (vendor, crate::domain::names::split_qualified(&name)) {
+        (Some(v), Some((qv, qn))) if qv == v => Ok((v, qn.to_string())),
+        (Some(v), Some((qv, _))) => Err(bad(format!(
+            "name {name:?} is a tool of vendor {qv:?}, but vendor is {v:?}: give the name within its vendor, or leave vendor out"
+        ))),
+        (Some(v), None) => Ok((v, name)),
+        (None, Some((qv, qn))) => Ok((qv.to_string(), qn.to_string())),
+        (None, None) => Err(bad(format!(
+            "which vendor's {name:?}? Give vendor and name, or name as <vendor>__<name> as your tool list shows it"
+        ))),
+    }
 }
 
 fn parse<T: for<'de> Deserialize<'de>>(args: JsonObject) -> Result<T, CallToolResult> {
@@ -350,8 +383,15 @@ async fn acquire(
     agent_id: i64,
     args: JsonObject,
 ) -> Result<CallToolResult, CallToolResult> {
-    let a: DefinitionArgs = parse(args)?;
+    let mut a: DefinitionArgs = parse(args)?;
     let note = if a.sent_hints() { HINTS_NOTE } else { "" };
+    let Some(vendor) = a.vendor.take() else {
+        return Err(tool_error(
+            "invalid_input",
+            "acquire needs vendor: the vendor whose API the new tool calls",
+            json!({}),
+        ));
+    };
     if let Some(op) = &a.operation_id {
         let explicit = a.description.is_some()
             || a.method.is_some()
@@ -366,10 +406,10 @@ async fn acquire(
         }
         {
             let (name, p) = graft
-                .acquire_operation(actor, agent_id, &a.vendor, op, a.name.as_deref())
+                .acquire_operation(actor, agent_id, &vendor, op, a.name.as_deref())
                 .await
                 .map_err(service_error)?;
-            return Ok(published(&a.vendor, &name, p, "Acquired", note));
+            return Ok(published(&vendor, &name, p, "Acquired", note));
         }
     }
     let missing: Vec<&str> = [
@@ -403,10 +443,10 @@ async fn acquire(
     };
     let name = spec.name.clone();
     let p = graft
-        .acquire(actor, agent_id, &a.vendor, spec)
+        .acquire(actor, agent_id, &vendor, spec)
         .await
         .map_err(service_error)?;
-    Ok(published(&a.vendor, &name, p, "Acquired", note))
+    Ok(published(&vendor, &name, p, "Acquired", note))
 }
 
 async fn publish(
@@ -424,6 +464,7 @@ async fn publish(
             json!({}),
         ));
     };
+    let (vendor, name) = tool_ref(a.vendor.clone(), name)?;
     if a.operation_id.is_some() {
         return Err(tool_error(
             "invalid_input",
@@ -441,10 +482,10 @@ async fn publish(
         body_encoding: a.body_encoding,
     };
     let p = graft
-        .publish(actor, agent_id, &a.vendor, &name, change)
+        .publish(actor, Some(agent_id), &vendor, &name, change)
         .await
         .map_err(service_error)?;
-    Ok(published(&a.vendor, &name, p, "Published", note))
+    Ok(published(&vendor, &name, p, "Published", note))
 }
 
 async fn run_tool(
@@ -453,6 +494,7 @@ async fn run_tool(
     args: JsonObject,
 ) -> Result<CallToolResult, CallToolResult> {
     let a: RunToolArgs = parse(args)?;
+    let (vendor, name) = tool_ref(a.vendor, a.name)?;
     let input = a.input.unwrap_or_else(|| json!({}));
     if !input.is_object() {
         return Err(tool_error(
@@ -462,7 +504,7 @@ async fn run_tool(
         ));
     }
     let answer = graft
-        .run_tool(agent_id, &a.vendor, &a.name, input, a.dry_run)
+        .run_tool(agent_id, &vendor, &name, input, a.dry_run)
         .await
         .map_err(service_error)?;
     Ok(run_result(answer))
@@ -476,10 +518,11 @@ async fn promote_or_demote(
     args: JsonObject,
 ) -> Result<CallToolResult, CallToolResult> {
     let a: VendorNameArgs = parse(args)?;
-    let qualified = format!("{}__{}", a.vendor, a.name);
+    let (vendor, name) = tool_ref(a.vendor, a.name)?;
+    let qualified = format!("{vendor}__{name}");
     if verb == "promote" {
         let s = graft
-            .promote_tool(actor, agent_id, &a.vendor, &a.name)
+            .promote_tool(actor, agent_id, &vendor, &name)
             .await
             .map_err(service_error)?;
         let mut text = if s.changed {
@@ -501,7 +544,7 @@ async fn promote_or_demote(
         Ok(tool_ok(text, json!({"size": s.size, "cap": s.cap})))
     } else {
         let s = graft
-            .demote_tool(actor, agent_id, &a.vendor, &a.name)
+            .demote_tool(actor, agent_id, &vendor, &name)
             .await
             .map_err(service_error)?;
         let text = format!(

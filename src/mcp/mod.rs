@@ -120,8 +120,11 @@ impl ToolDefs {
 }
 
 /// An MCP tool definition of a tool's current version (SPEC §3.3).
-fn definition(t: crate::db::ToolRow) -> Tool {
-    let schema = match serde_json::from_str::<Value>(&t.input_schema) {
+fn definition(t: crate::db::ToolRow, schema_budget: usize) -> Tool {
+    // served within its budget (issue 12.13); calls validate against the full schema
+    let schema = match serde_json::from_str::<Value>(&t.input_schema)
+        .map(|s| crate::domain::schema::fit(&s, schema_budget))
+    {
         Ok(Value::Object(m)) => m,
         _ => object(json!({"type": "object"})),
     };
@@ -269,7 +272,7 @@ impl GraftMcp {
             }
             for row in rows {
                 let key = (row.id, row.version);
-                let tool = definition(row);
+                let tool = definition(row, self.graft.limits().schema_budget);
                 fresh.insert(key.0, tool.clone());
                 defs.insert(key, tool);
             }

@@ -15,8 +15,16 @@ pub struct ProxyLimits {
     pub connect_timeout: Duration,
     /// Total timeout of one call (default 30 s).
     pub total_timeout: Duration,
-    /// Most response bytes given to the agent (default 1 MiB).
+    /// Most response bytes read from the vendor, after decompression (default 1 MiB).
     pub response_cap: usize,
+    /// Most bytes of one tool result as sent (text + structuredContent + base64 data,
+    /// JSON-escaped; default 512 KiB): below the 1 MiB per-message limit of the Python
+    /// SDK (issue 12.6).
+    pub result_budget: usize,
+    /// Most bytes of one input schema as served in tools/list (default 16 KiB; issue
+    /// 12.13): larger schemas are served folded (`domain::schema::fit`), calls are
+    /// validated against the full one.
+    pub schema_budget: usize,
 }
 
 impl Default for ProxyLimits {
@@ -25,6 +33,8 @@ impl Default for ProxyLimits {
             connect_timeout: Duration::from_secs(5),
             total_timeout: Duration::from_secs(30),
             response_cap: 1 << 20,
+            result_budget: 512 << 10,
+            schema_budget: 16 << 10,
         }
     }
 }

@@ -226,6 +226,33 @@ fn query_pairs(name: &str, v: &Value, out: &mut Vec<(String, String)>) {
     }
 }
 
+/// Bytes a cookie value may hold as they are (RFC 6265 §4.1.1 `cookie-octet`); the
+/// rest is percent-encoded.
+const COOKIE_OCTET: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b',')
+    .add(b';')
+    .add(b'\\')
+    .add(b'%');
+
+/// A cookie parameter's value (OpenAPI `style: form`: arrays joined by `,`, which is
+/// then encoded), or why it is refused.
+fn cookie_value(name: &str, v: &Value) -> Result<String, String> {
+    let text = match v {
+        Value::Array(a) => a
+            .iter()
+            .filter_map(scalar_text)
+            .collect::<Vec<_>>()
+            .join(","),
+        Value::Object(_) => {
+            return Err(format!("cookie {name:?} must be a string, number or list"))
+        }
+        other => scalar_text(other).unwrap_or_default(),
+    };
+    Ok(percent_encoding::utf8_percent_encode(&text, COOKIE_OCTET).to_string())
+}
+
 fn header_value(name: &str, v: &Value) -> Result<String, String> {
     let text = match v {
         Value::Array(a) => a
@@ -261,6 +288,18 @@ pub fn build(
         .map_err(|e| format!("vendor base URL {base_url:?} is invalid: {e}"))?;
     let method = op.method.to_ascii_uppercase();
     let b = op.binding;
+    // required inputs with a default the agent left out: the default is sent
+    let with_defaults;
+    let input = if b.defaults.keys().any(|k| !input.contains_key(k)) {
+        let mut m = input.clone();
+        for (k, v) in &b.defaults {
+            m.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        with_defaults = m;
+        &with_defaults
+    } else {
+        input
+    };
     let mut used: std::collections::HashSet<&str> = std::collections::HashSet::new();
 
     // path
@@ -311,6 +350,16 @@ pub fn build(
         used.insert(prop);
     }
 
+    let mut cookies: Vec<(String, String)> = Vec::new();
+    for (prop, wire) in &b.cookies {
+        if let Some(v) = input.get(prop) {
+            if !v.is_null() {
+                cookies.push((wire.clone(), cookie_value(wire, v)?));
+            }
+        }
+        used.insert(prop);
+    }
+
     // the rest: body, or query for methods without a body
     let has_body = !matches!(method.as_str(), "GET" | "HEAD" | "DELETE" | "OPTIONS");
     let remaining: Map<String, Value> = input
@@ -318,6 +367,24 @@ pub fn build(
         .filter(|(k, _)| !used.contains(k.as_str()))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
+    // a parameter Graft owns never falls through to the query or the body under the
+    // agent's name: not one the document declared and Graft withholds, nor a
+    // credential-shaped name on its way into a URL
+    for k in remaining.keys() {
+        let withheld = b
+            .withheld
+            .iter()
+            .any(|(_, name)| name.eq_ignore_ascii_case(k));
+        let credential_in_url = !has_body
+            && ["authorization", "proxy-authorization", "cookie"]
+                .iter()
+                .any(|n| n.eq_ignore_ascii_case(k));
+        if withheld || credential_in_url {
+            return Err(format!(
+                "{k:?} is set by Graft or the vendor connection, not by the tool's input: leave it out"
+            ));
+        }
+    }
     let mut body = None;
     let encoding = b.body.unwrap_or_default();
     if has_body && (b.body.is_some() || !remaining.is_empty()) {
@@ -409,11 +476,19 @@ pub fn build(
                 "query" if !query.iter().any(|(k, _)| k == name) => {
                     query.push((name.clone(), secret.to_string()))
                 }
+                "cookie" if !cookies.iter().any(|(k, _)| k == name) => cookies.push((
+                    name.clone(),
+                    cookie_value(name, &Value::String(secret.to_string()))?,
+                )),
                 _ => {}
             }
         }
     }
 
+    if !cookies.is_empty() {
+        let pairs: Vec<String> = cookies.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        headers.push(("Cookie".into(), pairs.join("; ")));
+    }
     if !query.is_empty() {
         let mut ser = url::form_urlencoded::Serializer::new(String::new());
         for (k, v) in &query {

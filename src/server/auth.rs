@@ -105,7 +105,9 @@ fn unauthorized(invalid_token: bool, message: &str) -> Response {
 }
 
 /// The token of an `Authorization: Bearer <token>` header: `None` when absent,
-/// `Some(Err(()))` when present but not one bearer token (RFC 6750 §2.1 syntax).
+/// `Some(Err(()))` when present but not one bearer token (RFC 6750 §2.1 syntax; the
+/// scheme is case-insensitive and followed by one or more spaces, RFC 9110 §11.4
+/// `credentials = auth-scheme [ 1*SP token68 ]`).
 pub fn bearer_token(value: Option<&HeaderValue>) -> Option<Result<&str, ()>> {
     let v = value?;
     let Ok(text) = v.to_str() else {
@@ -114,6 +116,7 @@ pub fn bearer_token(value: Option<&HeaderValue>) -> Option<Result<&str, ()>> {
     let Some((scheme, token)) = text.split_once(' ') else {
         return Some(Err(()));
     };
+    let token = token.trim_start_matches(' ');
     let token_ok = !token.is_empty()
         && token
             .chars()
@@ -207,6 +210,10 @@ mod tests {
         assert_eq!(bearer_token(None), None);
         assert_eq!(bearer_token(Some(&h("Bearer abc"))), Some(Ok("abc")));
         assert_eq!(bearer_token(Some(&h("bearer abc"))), Some(Ok("abc")));
+        assert_eq!(bearer_token(Some(&h("Bearer  abc"))), Some(Ok("abc")));
+        assert_eq!(bearer_token(Some(&h("Bearer   abc"))), Some(Ok("abc")));
+        assert_eq!(bearer_token(Some(&h("Bearer  "))), Some(Err(())));
+        assert_eq!(bearer_token(Some(&h("Bearer abc def"))), Some(Err(())));
         assert_eq!(bearer_token(Some(&h("Bearer Bearer abc"))), Some(Err(())));
         assert_eq!(bearer_token(Some(&h("Basic abc"))), Some(Err(())));
         assert_eq!(bearer_token(Some(&h("Bearer "))), Some(Err(())));

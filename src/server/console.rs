@@ -450,6 +450,7 @@ fn summary_page(
             imported: r.imported,
             renamed: r.renamed,
             skipped: r.skipped,
+            withheld: r.withheld,
             error: None,
         },
         Err(e) => ImportSummary {
@@ -458,6 +459,7 @@ fn summary_page(
             imported: 0,
             renamed: vec![],
             skipped: vec![],
+            withheld: vec![],
             error: Some(e),
         },
     };

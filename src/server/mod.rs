@@ -78,6 +78,7 @@ impl Application {
         let mut config = StreamableHttpServerConfig::default()
             .with_legacy_session_mode(true)
             .with_json_response(true)
+            .with_max_request_body_bytes(MAX_MCP_BODY)
             .with_allowed_hosts(hosts)
             .with_cancellation_token(mcp_token.clone());
         // loopback pages (any port) and configured origins; any other Origin gets 403
@@ -86,20 +87,22 @@ impl Application {
         if let Some(origin) = settings.public_url.as_deref().and_then(origin_of) {
             origins.push(origin);
         }
-        config = config.with_allowed_origins(origins);
+        config = config.with_allowed_origins(origins.clone());
         let handler = GraftMcp::new(graft.clone(), shutdown.clone(), inflight.clone());
         let mcp = StreamableHttpService::new(move || Ok(handler.clone()), sessions.clone(), config);
         let auth_state = auth::AuthState {
             graft: graft.clone(),
             bindings: Arc::new(SessionBindings::new(sessions)),
         };
-        let mcp_router =
-            Router::new()
-                .nest_service("/mcp", mcp)
-                .layer(axum::middleware::from_fn_with_state(
-                    auth_state,
-                    auth::bearer_auth,
-                ));
+        let mcp_router = Router::new()
+            .nest_service("/mcp", mcp)
+            .layer(axum::middleware::from_fn(jsonrpc_errors))
+            .layer(axum::middleware::from_fn_with_state(
+                auth_state,
+                auth::bearer_auth,
+            ))
+            // outside the auth layer: a browser's preflight carries no credentials
+            .layer(mcp_cors(Arc::new(origins)));
 
         let leptos_options = LeptosOptions::builder()
             .output_name("graft")
@@ -337,6 +340,154 @@ async fn shutdown_signal() {
     }
 }
 
+/// Most bytes of one JSON-RPC message posted to `/mcp` (rmcp's default, set
+/// explicitly; an `acquire` with a large input schema fits many times over).
+pub const MAX_MCP_BODY: usize = 4 << 20;
+
+/// A JSON-RPC error answer (JSON-RPC 2.0 §5, `id: null` since the request's id could
+/// not be read) with HTTP status `status`.
+fn jsonrpc_error(status: http::StatusCode, code: i64, message: &str) -> axum::response::Response {
+    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
+    (status, Json(body)).into_response()
+}
+
+/// Posts to `/mcp` that are not one JSON-RPC message get a JSON-RPC error with HTTP 400
+/// in both eras (MCP 2025-11-25 basic/transports: "the body MUST be a single JSON-RPC
+/// request, notification, or response"), where rmcp would answer 415 "fail to
+/// deserialize": malformed JSON → -32700 parse error; an array (a batch, removed from
+/// the protocol in 2025-06-18), another JSON value or an object that is no JSON-RPC
+/// message → -32600 invalid request. A body over [`MAX_MCP_BODY`] gets 413.
+async fn jsonrpc_errors(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use http::StatusCode;
+    let is_json = req
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| {
+            ct.split(';')
+                .next()
+                .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+        });
+    if req.method() != http::Method::POST || !is_json {
+        return next.run(req).await;
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = match axum::body::to_bytes(body, MAX_MCP_BODY).await {
+        Ok(b) => b,
+        Err(_) => {
+            return jsonrpc_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                -32600,
+                &format!("Invalid Request: the message is over {MAX_MCP_BODY} bytes"),
+            )
+        }
+    };
+    if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
+        return jsonrpc_error(
+            StatusCode::BAD_REQUEST,
+            -32700,
+            &format!("Parse error: the body is not JSON ({e})"),
+        );
+    }
+    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => {}
+        Some(b'[') => {
+            return jsonrpc_error(
+                StatusCode::BAD_REQUEST,
+                -32600,
+                "Invalid Request: JSON-RPC batches are not supported (removed in MCP 2025-06-18); send one message per request",
+            )
+        }
+        _ => {
+            return jsonrpc_error(
+                StatusCode::BAD_REQUEST,
+                -32600,
+                "Invalid Request: the body must be one JSON-RPC message (a JSON object)",
+            )
+        }
+    }
+    let resp = next
+        .run(axum::extract::Request::from_parts(
+            parts,
+            axum::body::Body::from(bytes),
+        ))
+        .await;
+    if resp.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        // a JSON object rmcp could not read as a JSON-RPC message
+        let why = axum::body::to_bytes(resp.into_body(), 4096)
+            .await
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        let why = why
+            .trim_start_matches("fail to deserialize request body")
+            .trim();
+        return jsonrpc_error(
+            StatusCode::BAD_REQUEST,
+            -32600,
+            &format!(
+                "Invalid Request: not a JSON-RPC 2.0 request, notification or response ({why})"
+            ),
+        );
+    }
+    resp
+}
+
+/// CORS for browser-based MCP clients (the MCP Inspector, web agents) on `/mcp`
+/// (Fetch standard §3.2, as tower-http implements it): preflights from an allowed origin
+/// (a loopback page on any port, `allowed_origins`, the public URL's origin) are answered
+/// without auth; methods GET, POST, DELETE, OPTIONS; the request headers MCP clients send;
+/// `Mcp-Session-Id` and `WWW-Authenticate` exposed to the page. Other origins get no CORS
+/// headers (and rmcp answers their requests 403).
+fn mcp_cors(origins: Arc<Vec<String>>) -> tower_http::cors::CorsLayer {
+    use http::{HeaderName, Method};
+    use tower_http::cors::{AllowOrigin, CorsLayer};
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::predicate(move |origin, _| {
+            origin
+                .to_str()
+                .is_ok_and(|o| origin_allowed(o, origins.as_slice()))
+        }))
+        .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
+        .allow_headers([
+            http::header::AUTHORIZATION,
+            http::header::CONTENT_TYPE,
+            http::header::ACCEPT,
+            HeaderName::from_static("mcp-protocol-version"),
+            HeaderName::from_static("mcp-session-id"),
+            HeaderName::from_static("last-event-id"),
+            HeaderName::from_static("mcp-method"),
+        ])
+        .expose_headers([
+            HeaderName::from_static("mcp-session-id"),
+            http::header::WWW_AUTHENTICATE,
+        ])
+        .max_age(std::time::Duration::from_secs(600))
+}
+
+/// Whether a browser `Origin` is one of `allowed`: exact (ASCII case-insensitive), or
+/// a `scheme://host:*` pattern that matches that host on any port (or without one).
+pub fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
+    allowed
+        .iter()
+        .any(|pattern| match pattern.strip_suffix(":*") {
+            Some(prefix) => {
+                origin.eq_ignore_ascii_case(prefix)
+                    || origin.get(..prefix.len()).is_some_and(|head| {
+                        head.eq_ignore_ascii_case(prefix)
+                            && origin[prefix.len()..]
+                                .strip_prefix(':')
+                                .is_some_and(|port| {
+                                    !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit())
+                                })
+                    })
+            }
+            None => origin.eq_ignore_ascii_case(pattern),
+        })
+}
+
 /// The host (with port when given) of a URL.
 fn host_of(url: &str) -> Option<String> {
     let rest = url.split_once("://")?.1;
@@ -372,6 +523,38 @@ async fn healthz(State(graft): State<Graft>) -> impl IntoResponse {
                 http::StatusCode::SERVICE_UNAVAILABLE,
                 Json(json!({"status": "unavailable"})),
             )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::origin_allowed;
+
+    #[test]
+    fn origins_match_exactly_or_on_any_port() {
+        let allowed: Vec<String> = ["http://localhost:*", "https://agents.example.com"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        for ok in [
+            "http://localhost:6274",
+            "http://localhost",
+            "HTTP://LOCALHOST:1",
+            "https://agents.example.com",
+        ] {
+            assert!(origin_allowed(ok, &allowed), "{ok}");
+        }
+        for bad in [
+            "http://localhost.evil.com",
+            "http://localhost:80x",
+            "http://localhost:",
+            "https://localhost:6274",
+            "https://agents.example.com:444",
+            "https://agents.example.com.evil",
+            "null",
+        ] {
+            assert!(!origin_allowed(bad, &allowed), "{bad}");
         }
     }
 }

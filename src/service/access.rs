@@ -205,6 +205,7 @@ impl Graft {
             self.pool(),
             a.id,
             t.id,
+            t.version,
             state,
             &format!("person:{person}"),
             self.now(),

@@ -85,6 +85,43 @@ pub struct VersionChange {
     pub body_encoding: Option<String>,
 }
 
+/// What a new version changes in what a call does (issue 12.15), in words, or `None`:
+/// the method, the path template, where inputs go (query, headers, cookies, defaults),
+/// the body encoding or fixed headers, or a read becoming a write. A new description or
+/// schema alone changes nothing here.
+pub fn call_change(old: &db::ToolRow, new: &ToolDraft, hints: Hints) -> Option<String> {
+    let mut what: Vec<String> = Vec::new();
+    if !old.method.eq_ignore_ascii_case(&new.method) {
+        what.push(format!("method {} → {}", old.method, new.method));
+    }
+    if old.path_template != new.path_template {
+        what.push(format!(
+            "path {} → {}",
+            old.path_template, new.path_template
+        ));
+    }
+    let ob: crate::domain::tool::Binding = serde_json::from_str(&old.binding).unwrap_or_default();
+    let nb = &new.binding;
+    if ob.path != nb.path
+        || ob.query != nb.query
+        || ob.headers != nb.headers
+        || ob.cookies != nb.cookies
+    {
+        what.push("where the inputs go (path, query, headers, cookies)".into());
+    }
+    if ob.body != nb.body || ob.body_property != nb.body_property {
+        what.push("the body encoding".into());
+    }
+    if ob.fixed_headers != nb.fixed_headers || ob.defaults != nb.defaults {
+        what.push("the headers or default values Graft sends".into());
+    }
+    let was_write = super::run::writes(&old.method, old.read_only_hint);
+    if !was_write && super::run::writes(&new.method, hints.read_only_hint) {
+        what.push("a read became a write".into());
+    }
+    (!what.is_empty()).then(|| what.join("; "))
+}
+
 fn author_of(actor: &Actor) -> String {
     actor.label()
 }
@@ -207,20 +244,34 @@ impl Graft {
         Ok(Published { version: 1, size })
     }
 
-    /// Publishes version n+1 of a tool (`publish`): the current version with `change`
-    /// applied, checked like `acquire`; promoted for the author when it is not; every
+    /// Publishes version n+1 of a tool (`publish`, `graft tool publish`): the current
+    /// version with `change` applied, checked like `acquire`; an agent may publish only
+    /// tools it authored (else `Forbidden`), and the tool is promoted for it (`agent_id`);
+    /// a person's hints survive; every
     /// agent that has it promoted gets list_changed (its definition changed). Versions
     /// are immutable; calls use the newest from now on.
     /// Errors: `ToolNotFound`, `Invalid`.
     pub async fn publish(
         &self,
         actor: &Actor,
-        agent_id: i64,
+        agent_id: Option<i64>,
         vendor: &str,
         name: &str,
         change: VersionChange,
     ) -> ServiceResult<Published> {
         let tool = self.tool(vendor, name).await?;
+        if matches!(actor, Actor::Agent(_)) && tool.first_author != actor.label() {
+            let whose = if tool.first_author == "import" {
+                "imported from the vendor's OpenAPI document".to_string()
+            } else if tool.first_author.starts_with("agent:") {
+                "written by another agent".to_string()
+            } else {
+                "written by a person".to_string()
+            };
+            return Err(ServiceError::Forbidden(format!(
+                "{vendor}__{name} was {whose}: agents publish new versions only of tools they authored. For a variant, acquire a tool of your own; to change this one, ask a person (console, or graft tool publish)"
+            )));
+        }
         if change == VersionChange::default() {
             return Err(ServiceError::Invalid(
                 "nothing to publish: give at least one field to change (description, method, path, inputSchema, query, headers, bodyEncoding)".into(),
@@ -265,12 +316,36 @@ impl Graft {
             d.binding.headers = binding.headers.clone();
             d.binding.fixed_headers = binding.fixed_headers.clone();
             d.binding.credential_params = binding.credential_params.clone();
+            d.binding.cookies = binding.cookies.clone();
+            d.binding.withheld = binding.withheld.clone();
+            d.binding.defaults = binding
+                .defaults
+                .iter()
+                .filter(|(p, _)| d.input_schema["properties"].get(p.as_str()).is_some())
+                .map(|(p, v)| (p.clone(), v.clone()))
+                .collect();
             d.binding.body_property = binding
                 .body_property
                 .clone()
                 .filter(|p| d.input_schema["properties"].get(p).is_some());
         }
-        let version = self.insert_version(actor, &tool, &d, d.hints).await?;
+        // hints a person set survive the publish; otherwise they follow the method
+        let hints = if tool.hints_by.is_some() {
+            Hints {
+                read_only_hint: tool.read_only_hint,
+                destructive_hint: tool.destructive_hint,
+                idempotent_hint: tool.idempotent_hint,
+                open_world_hint: tool.open_world_hint,
+            }
+        } else {
+            d.hints
+        };
+        let version = self.insert_version(actor, &tool, &d, hints, false).await?;
+        let Some(agent_id) = agent_id else {
+            // a person's publish promotes nothing
+            self.notify_holders(tool.id, None).await?;
+            return Ok(Published { version, size: 0 });
+        };
         let mut tx = self.write_tx().await?;
         let now = self.now();
         super::promote_in(
@@ -289,22 +364,45 @@ impl Graft {
         Ok(Published { version, size })
     }
 
+    /// Inserts the next version of `tool`. When it changes what a call does
+    /// ([`call_change`]), or an agent wrote it, every granted approval of the tool goes
+    /// back to pending, saying why (issue 12.15). `person_hints`: the hints `h` are a
+    /// person's, and survive later publishes.
     async fn insert_version(
         &self,
         actor: &Actor,
         tool: &db::ToolRow,
         d: &ToolDraft,
         h: Hints,
+        person_hints: bool,
     ) -> ServiceResult<i64> {
         let binding =
             serde_json::to_value(&d.binding).map_err(|e| ServiceError::Internal(e.into()))?;
         let author = author_of(actor);
         let mut nv = super::version_row(d, &binding, h, &author);
         nv.title = nv.title.or(tool.title.as_deref());
+        let now = self.now();
         let mut tx = self.write_tx().await?;
         let next = q::select_max_version(&mut tx, tool.id).await? + 1;
-        db::insert_tool_version(&mut tx, tool.id, next, &nv, self.now()).await?;
+        db::insert_tool_version(&mut tx, tool.id, next, &nv, now).await?;
+        let change = call_change(tool, d, h);
+        let reset = match (actor, change) {
+            (Actor::Agent(_), Some(c)) => Some(format!("an agent wrote version {next}: {c}")),
+            (Actor::Agent(_), None) => Some(format!("an agent wrote version {next}")),
+            (_, Some(c)) => Some(c),
+            (_, None) => None,
+        };
+        let reset_agents = match &reset {
+            Some(why) => crate::db::runs::reset_approvals(&mut tx, tool.id, why, now).await?,
+            None => Vec::new(),
+        };
+        if person_hints {
+            q::update_hints_by(&mut tx, tool.id, &author).await?;
+        }
         tx.commit().await?;
+        if !reset_agents.is_empty() {
+            tracing::info!(tool = %format!("{}__{}", tool.vendor, tool.name), version = next, agents = reset_agents.len(), why = ?reset, "approvals back to pending");
+        }
         self.toolbox_changed().await;
         Ok(next)
     }
@@ -362,7 +460,7 @@ impl Graft {
             idempotent_hint: change.idempotent.unwrap_or(tool.idempotent_hint),
             open_world_hint: change.open_world.unwrap_or(tool.open_world_hint),
         };
-        let v = self.insert_version(actor, &tool, &d, h).await?;
+        let v = self.insert_version(actor, &tool, &d, h, true).await?;
         self.notify_holders(tool.id, None).await?;
         Ok(v)
     }

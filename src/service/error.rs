@@ -28,6 +28,10 @@ pub enum ServiceError {
     /// A unique name is taken (`conflict`).
     #[error("{0}")]
     Conflict(String),
+    /// The actor may not do this (`not_permitted`): an agent publishing a tool it did
+    /// not author (issue 12.15).
+    #[error("{0}")]
+    Forbidden(String),
     /// A fault of Graft's own (database, I/O). Shown as "internal error".
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
@@ -44,6 +48,7 @@ impl ServiceError {
             Self::Invalid(_) => "invalid_input",
             Self::ToolExists(_) => "tool_exists",
             Self::Conflict(_) => "conflict",
+            Self::Forbidden(_) => "not_permitted",
             Self::Internal(_) => "internal_error",
         }
     }

@@ -3,6 +3,7 @@
 //! one transaction, then tells the change hub once per batch (SPEC §2, §3.5).
 
 pub mod access;
+pub mod answer;
 pub mod authoring;
 pub mod error;
 pub(crate) mod hot;
@@ -115,6 +116,9 @@ pub struct ImportReport {
     pub renamed: Vec<(String, String)>,
     /// `(operation, reason)` of operations left out.
     pub skipped: Vec<(String, String)>,
+    /// `(operation, "header Authorization")` of declared parameters not offered to
+    /// agents: headers Graft or the connection sets (issue 12.4).
+    pub withheld: Vec<(String, String)>,
 }
 
 /// Hashes an agent token for storage: SHA-256, hex. Tokens carry 256 random bits, so a
@@ -250,6 +254,11 @@ impl ServiceConfig {
 }
 
 impl Graft {
+    /// The limits in force: timeouts, response cap, result and schema budgets.
+    pub fn limits(&self) -> ProxyLimits {
+        self.inner.proxy.limits()
+    }
+
     /// Opens the database at `database_url` (migrating it) with `clock` and `config`.
     /// Errors: the database cannot be opened or migrated; the HTTP client cannot be built.
     pub async fn open(
@@ -665,10 +674,22 @@ impl Graft {
         .await?;
         tx.commit().await?;
         self.toolbox_changed().await;
+        let withheld = plan
+            .tools
+            .iter()
+            .flat_map(|t| {
+                let op = t.operation_id.clone().unwrap_or_default();
+                t.binding
+                    .withheld
+                    .iter()
+                    .map(move |(location, name)| (op.clone(), format!("{location} {name}")))
+            })
+            .collect();
         Ok(ImportReport {
             vendor: slug.to_string(),
             operations: plan.total_operations,
             imported: plan.tools.len(),
+            withheld,
             renamed: plan.renamed,
             skipped: plan
                 .skipped

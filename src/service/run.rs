@@ -17,6 +17,8 @@ pub enum RunAnswer {
         text: String,
         /// Structured content.
         structured: Option<Value>,
+        /// An image or a blob, when the vendor answered binary content.
+        media: Option<super::answer::Media>,
     },
     /// A tool error (`isError`) with `structuredContent.error = {code, message, ..details}`.
     Err {
@@ -111,15 +113,6 @@ fn redact(text: &str, secrets: &[String]) -> String {
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     }
     out
-}
-
-/// A body as the agent sees it: JSON pretty-printed, else text; secrets redacted.
-fn render_body(bytes: &[u8], secrets: &[String]) -> (String, Option<Value>) {
-    let text = redact(&String::from_utf8_lossy(bytes), secrets);
-    match serde_json::from_str::<Value>(&text) {
-        Ok(v) => (serde_json::to_string_pretty(&v).unwrap_or(text), Some(v)),
-        Err(_) => (text, None),
-    }
 }
 
 impl Graft {
@@ -426,12 +419,13 @@ impl Graft {
                 RunAnswer::Ok {
                     text,
                     structured: Some(structured),
+                    media: None,
                 },
                 None,
             ));
         }
-        // 4. approval of writes
-        if writes(&method, tool.read_only_hint) {
+        // 4. approval of writes, and of every tool or version an agent authored
+        if tool.gated() {
             let approval = runs::select_approval(self.pool(), agent_id, tool.id).await?;
             match approval.as_ref().map(|a| a.state.as_str()) {
                 Some("granted") => {}
@@ -446,22 +440,52 @@ impl Graft {
                     ))
                 }
                 _ => {
-                    runs::insert_pending_approval(self.pool(), agent_id, tool.id, self.now())
-                        .await?;
+                    runs::insert_pending_approval(
+                        self.pool(),
+                        agent_id,
+                        tool.id,
+                        tool.version,
+                        self.now(),
+                    )
+                    .await?;
                     let agent = self.agent(agent_id).await?;
                     let url = format!(
                         "{}/approvals?agent={}&tool={qualified}",
                         self.inner.public_url, agent.name
                     );
+                    let why = if writes(&method, tool.read_only_hint) {
+                        format!("which changes data at {}", tool.vendor)
+                    } else {
+                        "which an agent wrote".to_string()
+                    };
+                    let changed = approval
+                        .as_ref()
+                        .and_then(|a| a.changed.as_deref())
+                        .map(|c| {
+                            format!(
+                                " It was approved before, but version {} changed it: {c}.",
+                                tool.version
+                            )
+                        })
+                        .unwrap_or_default();
                     let tell = format!(
-                        "Graft needs a person's approval before {} can run {qualified} ({method} {}), which changes data at {}. Please approve it at {url} (or run: graft approve {} {qualified}), then tell me to try again.",
-                        agent.name, tool.path_template, tool.vendor, agent.name
+                        "Graft needs a person's approval before {} can run {qualified} version {} ({method} {}), {why}.{changed} Please approve it at {url} (or run: graft approve {} {qualified}), then tell me to try again.",
+                        agent.name, tool.version, tool.path_template, agent.name
                     );
+                    let mut details = json!({"approvalUrl": url, "tellUser": tell, "tool": qualified, "version": tool.version});
+                    if let Some(c) = approval.as_ref().and_then(|a| a.changed.clone()) {
+                        details["changed"] = Value::String(c);
+                    }
+                    let lead = if writes(&method, tool.read_only_hint) {
+                        format!("{qualified} writes, and its first use needs a person's approval")
+                    } else {
+                        format!("{qualified} version {} was written by an agent, and its first use needs a person's approval", tool.version)
+                    };
                     return Ok((
                         RunAnswer::err(
                             "approval_required",
-                            format!("{qualified} writes, and its first use needs a person's approval; nothing was sent. Tell your user: {tell}"),
-                            json!({"approvalUrl": url, "tellUser": tell, "tool": qualified}),
+                            format!("{lead}; nothing was sent.{changed} Tell your user: {tell}"),
+                            details,
                         ),
                         None,
                     ));
@@ -474,30 +498,50 @@ impl Graft {
             Ok(r) => r,
             Err(msg) => return Ok((RunAnswer::err("vendor_unreachable", msg, json!({})), None)),
         };
-        let (mut text, value) = render_body(&response.body, &secrets);
-        if response.truncated {
-            text.push_str(&format!(
-                "\n[response cut at {} bytes]",
-                self.inner.proxy.limits().response_cap
-            ));
-        }
+        let limits = self.inner.proxy.limits();
+        let mut uri = planned.url.clone();
+        uri.set_query(None);
+        let rendered = super::answer::render(
+            &response.body,
+            response.content_type.as_deref(),
+            response.truncated,
+            &limits,
+            &|t| redact(t, &secrets),
+            &secrets,
+            uri.as_str(),
+        );
+        let super::answer::Rendered {
+            mut text,
+            structured: value,
+            media,
+            ..
+        } = rendered;
         let status = response.status;
         if (200..300).contains(&status) {
-            let structured = if response.truncated {
-                None
-            } else {
-                value.filter(Value::is_object)
-            };
+            let structured = value.filter(Value::is_object);
             if text.is_empty() {
-                text = format!("HTTP {status} (no body)");
+                // 204/205 or an empty 2xx body: a success the agent can read
+                let reason = http::StatusCode::from_u16(status)
+                    .ok()
+                    .and_then(|s| s.canonical_reason())
+                    .unwrap_or("");
+                text = if matches!(status, 204 | 205) {
+                    format!("HTTP {status} {reason}").trim_end().to_string()
+                } else {
+                    format!("HTTP {status} {reason} (empty body)").replace("  ", " ")
+                };
             }
-            Ok((RunAnswer::Ok { text, structured }, Some(status)))
+            Ok((
+                RunAnswer::Ok {
+                    text,
+                    structured,
+                    media,
+                },
+                Some(status),
+            ))
         } else {
-            let body = if response.truncated {
-                Value::String(text.clone())
-            } else {
-                value.unwrap_or(Value::String(text.clone()))
-            };
+            // the body as JSON when it is JSON and within the budget, else its text
+            let body = value.unwrap_or(Value::String(text.clone()));
             Ok((
                 RunAnswer::err(
                     "vendor_error",

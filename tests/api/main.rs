@@ -2,6 +2,7 @@
 
 mod authoring;
 mod console;
+mod documents;
 mod helpers;
 mod import;
 mod latency;
@@ -421,6 +422,46 @@ async fn meta_tool_errors_are_tool_results() {
     }
     let r = call(&a, "petstore__get_pet_by_id", json!({"petId": 1})).await;
     assert_eq!(error_code(&r).as_deref(), Some("not_promoted"));
+
+    // the names agents copy from tools/list: <vendor>__<name> in `name`, vendor absent
+    let r = call(&a, "promote", json!({"name": "petstore__get_pet_by_id"})).await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    assert_eq!(r.structured_content, Some(json!({"size": 2, "cap": 20})));
+    let r = call(
+        &a,
+        "promote",
+        json!({"vendor": "petstore", "name": "petstore__get_pet_by_id"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "the same vendor twice is fine");
+    for bad in [
+        json!({"vendor": "github", "name": "petstore__get_pet_by_id"}),
+        json!({"name": "get_pet_by_id"}),
+    ] {
+        let r = call(&a, "promote", bad.clone()).await;
+        assert_eq!(error_code(&r).as_deref(), Some("invalid_input"), "{bad}");
+    }
+    let r = call(
+        &a,
+        "run_tool",
+        json!({"name": "petstore__get_pet_by_id", "input": {"petId": 1}}),
+    )
+    .await;
+    // resolved and sent: the test vendor's address does not answer
+    assert_eq!(
+        error_code(&r).as_deref(),
+        Some("vendor_unreachable"),
+        "{r:?}"
+    );
+    let r = call(
+        &a,
+        "publish",
+        json!({"name": "petstore__nope", "description": "x"}),
+    )
+    .await;
+    assert_eq!(error_code(&r).as_deref(), Some("tool_not_found"), "{r:?}");
+    let r = call(&a, "demote", json!({"name": "petstore__get_pet_by_id"})).await;
+    assert_eq!(r.structured_content, Some(json!({"size": 1, "cap": 20})));
     a.cancel().await.unwrap();
     app.stop().await;
 }
@@ -489,6 +530,178 @@ async fn bearer_tokens_are_required_and_checked() {
         .await
         .unwrap();
     assert_eq!(r["status"], "ok");
+    app.stop().await;
+}
+
+/// Posts `body` to /mcp as a client of each era would: inside `session` (2025-11-25),
+/// or stateless with the 2026-07-28 protocol version header when `None`.
+async fn raw_post(
+    app: &TestApp,
+    token: &str,
+    session: Option<&str>,
+    body: &'static str,
+) -> reqwest::Response {
+    let mut r = reqwest::Client::new()
+        .post(app.mcp_url())
+        .header("authorization", format!("Bearer {token}"))
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json");
+    r = match session {
+        Some(sid) => r
+            .header("mcp-session-id", sid)
+            .header("mcp-protocol-version", "2025-11-25"),
+        None => {
+            let method = serde_json::from_str::<Value>(body)
+                .ok()
+                .and_then(|v| v["method"].as_str().map(str::to_string));
+            let r = r.header("mcp-protocol-version", "2026-07-28");
+            match method {
+                Some(m) => r.header("mcp-method", m),
+                None => r,
+            }
+        }
+    };
+    r.body(body).send().await.unwrap()
+}
+
+#[tokio::test]
+async fn bodies_that_are_not_one_message_get_json_rpc_errors_in_both_eras() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_in(dir.path()).await;
+    let (_, token) = agent(&app, "alpha").await;
+    let r = raw_initialize(&app, &token).await;
+    let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    drop(r);
+    for session in [Some(sid.as_str()), None] {
+        for (body, code) in [
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tools/list""#, -32700),
+            ("not json", -32700),
+            (
+                r#"[{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}]"#,
+                -32600,
+            ),
+            ("42", -32600),
+            (r#"{"hello":"world"}"#, -32600),
+        ] {
+            let r = raw_post(&app, &token, session, body).await;
+            assert_eq!(r.status(), 400, "{session:?} {body}");
+            let v: Value = r.json().await.unwrap();
+            assert_eq!(v["jsonrpc"], "2.0");
+            assert_eq!(v["id"], Value::Null);
+            assert_eq!(v["error"]["code"], code, "{session:?} {body}: {v}");
+        }
+        // the session and the endpoint go on working
+        let list = match session {
+            Some(_) => r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#,
+            None => {
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"0"}}}}"#
+            }
+        };
+        let r = raw_post(&app, &token, session, list).await;
+        assert_eq!(r.status(), 200, "{session:?}");
+    }
+    // no token: still 401 first
+    let r = reqwest::Client::new()
+        .post(app.mcp_url())
+        .header("content-type", "application/json")
+        .body("[]")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn browser_clients_get_cors_on_allowed_origins_and_bearer_spacing_is_lenient() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = settings(dir.path());
+    s.allowed_origins = vec!["https://agents.example.com".into()];
+    let app = spawn_app_with(s).await;
+    let (_, token) = agent(&app, "alpha").await;
+    let http = reqwest::Client::new();
+    let preflight = |origin: &'static str| {
+        http.request(reqwest::Method::OPTIONS, app.mcp_url())
+            .header("origin", origin)
+            .header("access-control-request-method", "POST")
+            .header(
+                "access-control-request-headers",
+                "authorization,content-type,mcp-protocol-version,mcp-session-id",
+            )
+            .send()
+    };
+    for origin in ["http://localhost:6274", "https://agents.example.com"] {
+        let r = preflight(origin).await.unwrap();
+        assert!(r.status().is_success(), "{origin}: {}", r.status());
+        let h = r.headers();
+        assert_eq!(h["access-control-allow-origin"], origin);
+        let methods = h["access-control-allow-methods"]
+            .to_str()
+            .unwrap()
+            .to_string();
+        for m in ["GET", "POST", "DELETE", "OPTIONS"] {
+            assert!(methods.contains(m), "{methods}");
+        }
+        let allowed = h["access-control-allow-headers"]
+            .to_str()
+            .unwrap()
+            .to_lowercase();
+        for name in [
+            "authorization",
+            "content-type",
+            "accept",
+            "mcp-protocol-version",
+            "mcp-session-id",
+            "last-event-id",
+            "mcp-method",
+        ] {
+            assert!(allowed.contains(name), "{allowed}");
+        }
+    }
+    let r = preflight("https://evil.example").await.unwrap();
+    assert!(!r.headers().contains_key("access-control-allow-origin"));
+
+    // the real request from an allowed page: the session id and the challenge are readable
+    let r = raw_initialize_with(&app, &token, Some(("origin", "http://localhost:6274"))).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(
+        r.headers()["access-control-allow-origin"],
+        "http://localhost:6274"
+    );
+    let exposed = r.headers()["access-control-expose-headers"]
+        .to_str()
+        .unwrap()
+        .to_lowercase();
+    assert!(exposed.contains("mcp-session-id") && exposed.contains("www-authenticate"));
+    let r = http
+        .post(app.mcp_url())
+        .header("origin", "http://127.0.0.1:6274")
+        .header("content-type", "application/json")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    assert_eq!(
+        r.headers()["access-control-allow-origin"],
+        "http://127.0.0.1:6274"
+    );
+    // another origin: no CORS headers, and 403 as before
+    let r = raw_initialize_with(&app, &token, Some(("origin", "https://evil.example"))).await;
+    assert_eq!(r.status(), 403);
+    assert!(!r.headers().contains_key("access-control-allow-origin"));
+
+    // RFC 9110 §11.4: one or more spaces after the scheme
+    let r = http
+        .post(app.mcp_url())
+        .header("authorization", format!("Bearer  {token}"))
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
     app.stop().await;
 }
 

@@ -90,6 +90,23 @@ async fn status(State(v): State<Vendor>, uri: Uri, Path(code): Path<u16>) -> Res
         .into_response()
 }
 
+/// Answers `code` with an empty body (204, 205, or an empty 200).
+async fn empty(
+    State(v): State<Vendor>,
+    method: Method,
+    uri: Uri,
+    Path(code): Path<u16>,
+) -> Response {
+    v.seen.lock().unwrap().push(Seen {
+        method: method.to_string(),
+        path: uri.path().into(),
+        query: uri.query().map(str::to_string),
+        headers: HeaderMap::new(),
+        body: String::new(),
+    });
+    StatusCode::from_u16(code).unwrap().into_response()
+}
+
 async fn delay(Path(secs): Path<u64>) -> Response {
     tokio::time::sleep(Duration::from_secs(secs)).await;
     Json(json!({"slept": secs})).into_response()
@@ -114,6 +131,7 @@ pub async fn start(redirect_to: Option<String>) -> Vendor {
     let app = Router::new()
         .route("/status/{code}", get(status))
         .route("/delay/{secs}", get(delay))
+        .route("/empty/{code}", any(empty))
         .route("/big", get(big))
         .route(
             "/redirect",

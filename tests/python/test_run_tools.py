@@ -643,3 +643,43 @@ async def test_no_secret_anywhere(world: World) -> None:
         problems.append(f"{p.name} holds {found} in plaintext" if found else "")
     problems = [p for p in problems if p]
     assert not problems, "\n\n".join(problems)
+
+
+# --------------------------------------------------------------------------- binary, compressed, large
+
+
+async def test_binary_compressed_and_oversized_answers_keep_the_session(world: World) -> None:
+    """Issue 12.5/12.6: images as image content, other binary as an embedded blob,
+    compressed answers decoded, and an echo near 1 MiB cut to the result budget, after
+    which the SDK's session goes on working (it refuses events over 1 MiB)."""
+    w = world
+    async with legacy_session(w.graft.url, w.graft.tokens["alpha"]) as (s, _init, _wire):
+        r = await run(w, s, "httpbin", "get_image_png", {})
+        assert r.is_error is not True, text(r)
+        images = [c for c in r.content if isinstance(c, types.ImageContent)]
+        assert len(images) == 1 and images[0].mime_type == "image/png", r.content
+        assert base64.b64decode(images[0].data).startswith(b"\x89PNG\r\n\x1a\n")
+        assert "image/png" in text(r)
+
+        # (httpbin's /bytes fails on this Werkzeug; /range answers octet-stream as well)
+        r = await run(w, s, "httpbin", "get_range_numbytes", {"numbytes": 2048})
+        blobs = [c.resource for c in r.content if isinstance(c, types.EmbeddedResource)]
+        assert len(blobs) == 1 and blobs[0].mime_type == "application/octet-stream", r.content
+        assert base64.b64decode(blobs[0].blob) == (b"abcdefghijklmnopqrstuvwxyz" * 79)[:2048]
+
+        for name, flag in (("get_gzip", "gzipped"), ("get_brotli", "brotli"), ("get_deflate", "deflated")):
+            assert ok(await run(w, s, "httpbin", name, {}))[flag] is True, name
+
+        big = {"blob": "x" * 700_000}
+        error(await run(w, s, "httpbin", "post_anything", big), "approval_required")
+        assert "Approved" in w.cli("approve", "alpha", "httpbin__post_anything")
+        r = await run(w, s, "httpbin", "post_anything", big)
+        assert r.is_error is not True, text(r)[:500]
+        assert r.structured_content is None
+        assert "characters not shown" in text(r) and len(text(r)) <= 512 * 1024
+        # the session goes on
+        assert ok(await run(w, s, "httpbin", "get_uuid", {}))["uuid"]
+    async with modern_client(w.graft.url, w.graft.tokens["alpha"]) as (c, _wire):
+        r = w.record(await c.call_tool("run_tool", {"name": "httpbin__post_anything", "input": big}))
+        assert r.is_error is not True and "characters not shown" in text(r)
+        assert ok(await run(w, c, "httpbin", "get_uuid", {}))["uuid"]

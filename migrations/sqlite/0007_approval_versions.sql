@@ -1,0 +1,7 @@
+-- Approvals and versions (issue 12.15). An approval records the tool version it was
+-- decided for, and why a granted approval went back to pending (a new version that
+-- changes what the call does, or any version an agent authored). A tool's hints set by a
+-- person survive later publishes: `hints_by` names that person.
+ALTER TABLE approvals ADD COLUMN version INTEGER NULL;
+ALTER TABLE approvals ADD COLUMN changed TEXT NULL;
+ALTER TABLE tools ADD COLUMN hints_by TEXT NULL;

@@ -1,0 +1,409 @@
+//! A vendor's answer as an MCP tool result (SPEC §4.6; MCP 2025-11-25 server/tools,
+//! "Tool Result": text, image and embedded-resource content).
+//!
+//! - Text (`text/*`, JSON, XML, YAML, form, `+json`/`+xml` types, or no type and valid
+//!   UTF-8) is decoded by its declared `charset` (WHATWG Encoding labels, via
+//!   encoding_rs; UTF-8 when none), every secret redacted, JSON pretty-printed and, when
+//!   an object, also given as `structuredContent`.
+//! - Images (`image/*` other than SVG) become image content (base64 + mimeType); other
+//!   binary bodies an embedded blob resource. A binary body cut at the response cap, over
+//!   the result budget, or holding the connection's secret is not passed on: a note says
+//!   its type and size.
+//! - The whole result (text + structuredContent + base64 data, measured as JSON-escaped
+//!   bytes) stays within a budget (`GRAFT_RESULT_BUDGET`, default 512 KiB) so that a
+//!   client's per-message limit (the Python SDK's 1 MiB per event) is never hit: first
+//!   structuredContent is dropped (the text holds the same JSON), then the text is cut at
+//!   a character boundary with a note saying how much was cut. Never invalid JSON.
+
+use base64::Engine;
+use serde_json::Value;
+
+/// Binary content of an answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Media {
+    /// MCP image content: base64 `data` of MIME type `mime`.
+    Image {
+        /// `image/png`, …
+        mime: String,
+        /// Base64 (RFC 4648 §4, padded).
+        data: String,
+    },
+    /// MCP embedded resource with a blob: base64 `data` of MIME type `mime` at `uri`.
+    Blob {
+        /// `application/pdf`, `application/octet-stream`, …
+        mime: String,
+        /// Base64 (RFC 4648 §4, padded).
+        data: String,
+        /// Where the answer came from (the request URL without its query).
+        uri: String,
+    },
+}
+
+impl Media {
+    fn data_len(&self) -> usize {
+        match self {
+            Media::Image { data, .. } | Media::Blob { data, .. } => data.len(),
+        }
+    }
+}
+
+/// What a body becomes for the agent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rendered {
+    /// Text for the model (the body, or a line about binary content).
+    pub text: String,
+    /// The body as JSON when it is JSON (an object for a 2xx answer's structuredContent).
+    pub structured: Option<Value>,
+    /// Binary content, when the body is binary and fits.
+    pub media: Option<Media>,
+    /// Whether the text was cut to the budget (structuredContent then never given).
+    pub cut: bool,
+}
+
+/// The MIME essence (`type/subtype`, lower case) and the `charset` parameter of a
+/// `Content-Type` value (RFC 9110 §8.3.1).
+pub fn media_type(content_type: Option<&str>) -> (Option<String>, Option<String>) {
+    let Some(ct) = content_type else {
+        return (None, None);
+    };
+    let mut parts = ct.split(';');
+    let essence = parts
+        .next()
+        .map(|e| e.trim().to_ascii_lowercase())
+        .filter(|e| !e.is_empty());
+    let charset = parts.find_map(|p| {
+        let (k, v) = p.split_once('=')?;
+        k.trim()
+            .eq_ignore_ascii_case("charset")
+            .then(|| v.trim().trim_matches('"').to_string())
+    });
+    (essence, charset)
+}
+
+/// Whether a MIME essence names text an agent reads as text.
+pub fn is_textual(essence: &str) -> bool {
+    essence.starts_with("text/")
+        || essence.ends_with("+json")
+        || essence.ends_with("+xml")
+        || matches!(
+            essence,
+            "application/json"
+                | "application/xml"
+                | "application/javascript"
+                | "application/ecmascript"
+                | "application/x-www-form-urlencoded"
+                | "application/yaml"
+                | "application/x-yaml"
+                | "application/x-ndjson"
+                | "application/jsonl"
+                | "application/graphql"
+                | "application/sql"
+                | "application/csv"
+        )
+}
+
+/// Decodes `bytes` by the `charset` label (WHATWG Encoding Standard labels: `utf-8`,
+/// `iso-8859-1`, `shift_jis`, …; a BOM wins); unknown or absent labels decode as UTF-8,
+/// invalid sequences as U+FFFD.
+pub fn decode_text(bytes: &[u8], charset: Option<&str>) -> String {
+    let encoding = charset
+        .and_then(|c| encoding_rs::Encoding::for_label(c.as_bytes()))
+        .unwrap_or(encoding_rs::UTF_8);
+    encoding.decode(bytes).0.into_owned()
+}
+
+/// Bytes `s` takes as a JSON string's contents (serde_json's escaping: `"` `\` and
+/// `\b\f\n\r\t` take 2, other controls 6, everything else its UTF-8 length).
+pub fn escaped_len(s: &str) -> usize {
+    s.bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | 0x08 | 0x0c | b'\n' | b'\r' | b'\t' => 2,
+            0..=0x1f => 6,
+            _ => 1,
+        })
+        .sum()
+}
+
+/// `text` cut so that its escaped length is at most `budget` bytes, at a character
+/// boundary, with a note of how many characters were cut; unchanged when it fits.
+pub fn cut_text(text: &str, budget: usize) -> (String, bool) {
+    if escaped_len(text) <= budget {
+        return (text.to_string(), false);
+    }
+    let total = text.chars().count();
+    // room for the notes (their length is small and escapes nothing but `\n`)
+    let room = budget.saturating_sub(300);
+    let mut used = 0;
+    let mut end = 0;
+    let mut shown = 0;
+    for (i, c) in text.char_indices() {
+        let mut buf = [0u8; 4];
+        let w = escaped_len(c.encode_utf8(&mut buf));
+        if used + w > room {
+            break;
+        }
+        used += w;
+        end = i + c.len_utf8();
+        shown += 1;
+    }
+    let note = format!(
+        "\n[cut: {} of {total} characters not shown; the answer is over Graft's result budget of {budget} bytes (GRAFT_RESULT_BUDGET)]",
+        total - shown
+    );
+    (format!("{}{note}", &text[..end]), true)
+}
+
+fn contains_secret(body: &[u8], secrets: &[String]) -> bool {
+    secrets
+        .iter()
+        .filter(|s| s.len() >= 3)
+        .any(|s| memchr::memmem::find(body, s.as_bytes()).is_some())
+}
+
+/// How many bytes in words (`12,345 bytes`).
+fn bytes_in_words(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    format!("{out} bytes")
+}
+
+/// Renders a vendor body (see the module doc). `redact` replaces secrets in text;
+/// `truncated` says the body was cut at `limits.response_cap`; the result stays within
+/// `limits.result_budget`; `uri` names a blob.
+pub fn render(
+    body: &[u8],
+    content_type: Option<&str>,
+    truncated: bool,
+    limits: &crate::proxy::ProxyLimits,
+    redact: &dyn Fn(&str) -> String,
+    secrets: &[String],
+    uri: &str,
+) -> Rendered {
+    let (cap, budget) = (limits.response_cap, limits.result_budget);
+    let (essence, charset) = media_type(content_type);
+    let textual = match essence.as_deref() {
+        Some(e) => {
+            is_textual(e)
+                // a JSON body under a binary label is still JSON
+                || (!e.starts_with("image/")
+                    && !truncated
+                    && serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok())
+        }
+        None => std::str::from_utf8(body).is_ok() || truncated,
+    };
+    if textual {
+        let mut text = redact(&decode_text(body, charset.as_deref()));
+        let mut structured = None;
+        if !truncated {
+            if let Ok(v) = serde_json::from_str::<Value>(&text) {
+                text = serde_json::to_string_pretty(&v).unwrap_or(text);
+                structured = Some(v);
+            }
+        } else {
+            text.push_str(&format!("\n[response cut at {cap} bytes]"));
+        }
+        let text_len = escaped_len(&text);
+        if text_len > budget {
+            let (mut text, cut) = cut_text(&text, budget);
+            if truncated {
+                text.push_str(&format!(
+                    " [the vendor's answer was also over the response cap of {cap} bytes]"
+                ));
+            }
+            return Rendered {
+                text,
+                structured: None,
+                media: None,
+                cut,
+            };
+        }
+        if let Some(v) = &structured {
+            // the pretty text is longer than the compact JSON: a cheap upper bound first
+            if text_len * 2 > budget
+                && text_len + serde_json::to_string(v).map_or(usize::MAX, |s| s.len()) > budget
+            {
+                structured = None;
+            }
+        }
+        return Rendered {
+            text,
+            structured,
+            media: None,
+            cut: false,
+        };
+    }
+    let mime = essence.unwrap_or_else(|| "application/octet-stream".to_string());
+    let size = bytes_in_words(body.len());
+    let withheld = |why: &str| Rendered {
+        text: format!("The answer is {mime}, {size}{why}; it is not shown."),
+        structured: None,
+        media: None,
+        cut: false,
+    };
+    if truncated {
+        return withheld(&format!(
+            " or more (over the response cap of {})",
+            bytes_in_words(cap)
+        ));
+    }
+    if contains_secret(body, secrets) {
+        return withheld(", and it contains the connection's secret");
+    }
+    let encoded_len = body.len().div_ceil(3) * 4;
+    let text = format!("The answer is {mime}, {size}.");
+    if encoded_len + escaped_len(&text) > budget {
+        return withheld(&format!(
+            ", over Graft's result budget of {budget} bytes in base64 (GRAFT_RESULT_BUDGET)"
+        ));
+    }
+    let data = base64::engine::general_purpose::STANDARD.encode(body);
+    let media = if mime.starts_with("image/") {
+        Media::Image { mime, data }
+    } else {
+        Media::Blob {
+            mime,
+            data,
+            uri: uri.to_string(),
+        }
+    };
+    debug_assert!(media.data_len() == encoded_len);
+    Rendered {
+        text,
+        structured: None,
+        media: Some(media),
+        cut: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn plain(s: &str) -> String {
+        s.to_string()
+    }
+
+    fn limits(cap: usize, budget: usize) -> crate::proxy::ProxyLimits {
+        crate::proxy::ProxyLimits {
+            response_cap: cap,
+            result_budget: budget,
+            ..Default::default()
+        }
+    }
+
+    fn r(body: &[u8], ct: Option<&str>, budget: usize) -> Rendered {
+        render(
+            body,
+            ct,
+            false,
+            &limits(1 << 20, budget),
+            &plain,
+            &[],
+            "http://v/x",
+        )
+    }
+
+    #[test]
+    fn json_text_images_and_blobs() {
+        let a = r(br#"{"a":1}"#, Some("application/json; charset=utf-8"), 1000);
+        assert_eq!(a.structured, Some(json!({"a": 1})));
+        assert!(a.text.contains("\"a\": 1"));
+        let png = [0x89u8, b'P', b'N', b'G', 0, 1, 2, 3];
+        let a = r(&png, Some("image/png"), 1000);
+        assert!(
+            matches!(&a.media, Some(Media::Image { mime, data }) if mime == "image/png" && data == "iVBORwABAgM=")
+        );
+        assert!(a.text.contains("image/png, 8 bytes"), "{}", a.text);
+        let a = r(b"%PDF-1.7\x00\xff", Some("application/pdf"), 1000);
+        assert!(
+            matches!(&a.media, Some(Media::Blob { mime, uri, .. }) if mime == "application/pdf" && uri == "http://v/x")
+        );
+        // SVG is text; JSON under a binary label is JSON
+        assert!(r(b"<svg/>", Some("image/svg+xml"), 1000).media.is_none());
+        let a = r(br#"{"b":2}"#, Some("application/octet-stream"), 1000);
+        assert_eq!(a.structured, Some(json!({"b": 2})));
+        // no type: UTF-8 is text, anything else is a blob
+        assert!(r(b"hello", None, 1000).media.is_none());
+        assert!(r(&[0xff, 0xfe, 0x00], None, 1000).media.is_some());
+    }
+
+    #[test]
+    fn charsets_are_honoured() {
+        let latin1 = b"caf\xe9";
+        assert_eq!(
+            r(latin1, Some("text/plain; charset=ISO-8859-1"), 100).text,
+            "café"
+        );
+        assert_eq!(
+            r(latin1, Some("text/plain; charset=\"latin1\""), 100).text,
+            "café"
+        );
+        let sjis = b"\x83\x65\x83\x58\x83\x67"; // テスト
+        assert_eq!(
+            r(sjis, Some("text/plain;charset=Shift_JIS"), 100).text,
+            "テスト"
+        );
+        assert_eq!(r("é".as_bytes(), Some("text/plain"), 100).text, "é");
+    }
+
+    #[test]
+    fn the_budget_drops_structured_content_then_cuts_at_a_character() {
+        let big = json!({"items": (0..200).map(|i| format!("élément {i}")).collect::<Vec<_>>()});
+        let body = serde_json::to_vec(&big).unwrap();
+        let full = r(&body, Some("application/json"), 1 << 20);
+        assert!(full.structured.is_some());
+        let text_only = escaped_len(&full.text) + 10;
+        let a = r(&body, Some("application/json"), text_only);
+        assert_eq!((a.structured.is_none(), a.cut), (true, false));
+        assert_eq!(a.text, full.text);
+        let a = r(&body, Some("application/json"), 1000);
+        assert!(a.cut && a.structured.is_none());
+        assert!(escaped_len(&a.text) <= 1000, "{}", escaped_len(&a.text));
+        assert!(a.text.contains("characters not shown"), "{}", a.text);
+        // quotes and controls count as escaped
+        let (t, cut) = cut_text(&"\"\n".repeat(1000), 500);
+        assert!(cut && escaped_len(&t) <= 500);
+        let image = vec![7u8; 3000];
+        let a = r(&image, Some("image/png"), 1000);
+        assert!(
+            a.media.is_none() && a.text.contains("result budget"),
+            "{}",
+            a.text
+        );
+    }
+
+    #[test]
+    fn binary_with_the_secret_or_cut_is_withheld() {
+        let a = render(
+            b"\x00\x01s3cr3t-value\x02",
+            Some("application/octet-stream"),
+            false,
+            &limits(100, 1000),
+            &plain,
+            &["s3cr3t-value".to_string()],
+            "u",
+        );
+        assert!(a.media.is_none() && a.text.contains("secret"), "{}", a.text);
+        let a = render(
+            &[0u8; 100],
+            Some("image/png"),
+            true,
+            &limits(100, 1000),
+            &plain,
+            &[],
+            "u",
+        );
+        assert!(
+            a.media.is_none() && a.text.contains("response cap"),
+            "{}",
+            a.text
+        );
+    }
+}
