@@ -1126,8 +1126,15 @@ pub async fn approvals() -> ConsoleResult<ApprovalsData> {
 /// Decides one agent's use of one write tool (SPEC §4.4): `grant`, `deny`, or `revoke`
 /// (a granted one becomes denied; granting again restores it).
 #[server(prefix = "/api", endpoint = "decide")]
-pub async fn decide(agent: String, tool: String, decision: String) -> ConsoleResult<()> {
+pub async fn decide(
+    agent: String,
+    tool: String,
+    decision: String,
+    version: Option<String>,
+) -> ConsoleResult<()> {
     with_status(async move {
+        // the version the row showed: approving a newer one needs another look
+        let seen = version.as_deref().and_then(|v| v.parse::<i64>().ok());
         let (state, person) = signed_in().await?;
         let (vendor, name) = split_tool(&tool)?;
         let grant = match decision.as_str() {
@@ -1137,7 +1144,14 @@ pub async fn decide(agent: String, tool: String, decision: String) -> ConsoleRes
         };
         state
             .graft
-            .decide_approval(&Actor::Person(person.name), &agent, vendor, name, grant)
+            .decide_approval_seen(
+                &Actor::Person(person.name),
+                &agent,
+                vendor,
+                name,
+                grant,
+                seen,
+            )
             .await?;
         Ok(())
     })

@@ -552,10 +552,12 @@ fn approvals_table(
                                 <td class="actions">
                                     {buttons.into_iter().map(|(decision, label)| {
                                         let (agent, tool) = (x.agent.clone(), tool.clone());
+                                        let version = x.version.map(|v| v.to_string());
                                         view! {
                                             <ActionForm action=decide_action attr:class="inline">
                                                 <input type="hidden" name="agent" value=agent/>
                                                 <input type="hidden" name="tool" value=tool/>
+                                                {version.map(|v| view! { <input type="hidden" name="version" value=v/> })}
                                                 <input type="hidden" name="decision" value=decision/>
                                                 <button type="submit">{label}</button>
                                             </ActionForm>

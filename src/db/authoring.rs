@@ -67,10 +67,21 @@ pub struct NoteRow {
     pub created_at: i64,
 }
 
-/// Records that a person (`who`, `person:<name>`) set a tool's hints: they survive later
-/// publishes (issue 12.15).
-pub async fn update_hints_by(conn: &mut Conn, tool_id: i64, who: &str) -> DbResult<()> {
+/// Records who (`person:<name>`, or `None` to forget) set a tool's hints: they survive
+/// later publishes that keep the method (issue 12.15).
+pub async fn update_hints_by(conn: &mut Conn, tool_id: i64, who: Option<&str>) -> DbResult<()> {
     sqlx::query("UPDATE tools SET hints_by = $1 WHERE id = $2")
+        .bind(who)
+        .bind(tool_id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Records who marked a tool read-only (`None`: nobody, or an agent wrote a version
+/// since): an agent-written tool a person marked read-only runs without approval.
+pub async fn update_read_only_by(conn: &mut Conn, tool_id: i64, who: Option<&str>) -> DbResult<()> {
+    sqlx::query("UPDATE tools SET read_only_by = $1 WHERE id = $2")
         .bind(who)
         .bind(tool_id)
         .execute(conn)

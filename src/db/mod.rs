@@ -277,6 +277,8 @@ pub struct ToolRow {
     pub first_author: String,
     /// The person whose hints the tool carries (they survive publishes), if any.
     pub hints_by: Option<String>,
+    /// The person who marked the tool read-only, since the last version an agent wrote.
+    pub read_only_by: Option<String>,
 }
 
 impl ToolRow {
@@ -284,14 +286,15 @@ impl ToolRow {
     /// (by method and readOnlyHint); and, whatever the method, a definition an agent
     /// wrote (a tool an agent described with `acquire`, or a version an agent published;
     /// not version 1 of an operation taken as the vendor's document describes it) until
-    /// a person's hints mark it read-only after the last version an agent wrote.
+    /// a person marks it read-only (`graft tool hints … --read-only true`) after the last
+    /// version an agent wrote.
     pub fn gated(&self) -> bool {
         let by_agent = |who: &str| who.starts_with("agent:");
         let agent_tool = by_agent(&self.first_author) && self.operation_id.is_none();
         let agent_version =
             by_agent(&self.authored_by) && !(self.version == 1 && self.operation_id.is_some());
         let person_vouched =
-            self.hints_by.is_some() && self.read_only_hint && !by_agent(&self.authored_by);
+            self.read_only_by.is_some() && self.read_only_hint && !by_agent(&self.authored_by);
         crate::service::run::writes(&self.method, self.read_only_hint)
             || ((agent_tool || agent_version) && !person_vouched)
     }
@@ -299,7 +302,7 @@ impl ToolRow {
 
 const TOOL_SELECT: &str = "SELECT t.id, vd.slug AS vendor, t.name, t.operation_id, v.version, v.title, v.description, \
      v.input_schema, v.output_schema, v.method, v.path_template, v.binding, v.read_only_hint, v.destructive_hint, \
-     v.idempotent_hint, v.open_world_hint, v.authored_by, t.hints_by, \
+     v.idempotent_hint, v.open_world_hint, v.authored_by, t.hints_by, t.read_only_by, \
      (SELECT f.authored_by FROM tool_versions f WHERE f.tool_id = t.id AND f.version = 1) AS first_author \
      FROM tools t JOIN vendors vd ON vd.id = t.vendor_id \
      JOIN tool_versions v ON v.tool_id = t.id AND v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id)";

@@ -189,22 +189,25 @@ pub async fn insert_pending_approval(
     Ok(())
 }
 
-/// A new version of a tool changed what its calls do (`changed` says what): every
-/// granted approval of it goes back to pending (issue 12.15). Returns the agents whose
-/// approval was reset.
+/// A new version `version` of a tool changed what its calls do (`changed` says what):
+/// every granted or pending approval of it is now a pending request for that version
+/// (issue 12.15), so a person never approves a version they were not shown; denials
+/// stand. Returns the agents whose approval was reset.
 pub async fn reset_approvals(
     conn: &mut Conn,
     tool_id: i64,
+    version: i64,
     changed: &str,
     now: i64,
 ) -> DbResult<Vec<i64>> {
     sqlx::query_scalar(
-        "UPDATE approvals SET state = 'pending', changed = $2, requested_at = $3, decided_at = NULL, decided_by = NULL \
-         WHERE tool_id = $1 AND state = 'granted' RETURNING agent_id",
+        "UPDATE approvals SET state = 'pending', changed = $2, requested_at = $3, decided_at = NULL, decided_by = NULL, \
+         version = $4 WHERE tool_id = $1 AND state IN ('granted', 'pending') RETURNING agent_id",
     )
     .bind(tool_id)
     .bind(changed)
     .bind(now)
+    .bind(version)
     .fetch_all(conn)
     .await
 }

@@ -244,6 +244,8 @@ pub fn draft(vendor: &VendorSlug, spec: &ToolSpec) -> Result<ToolDraft, String> 
     {
         None | Some("json") => has_body.then_some(BodyEncoding::Json),
         Some("form") => has_body.then_some(BodyEncoding::Form),
+        // a person re-publishing an imported multipart operation keeps its encoding
+        Some("multipart") => has_body.then_some(BodyEncoding::Multipart),
         Some(other) => return Err(format!("bodyEncoding {other:?} is not json or form")),
     };
     Ok(ToolDraft {

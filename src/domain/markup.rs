@@ -45,10 +45,43 @@ const TAGS: &[&str] = &[
     "ul",
 ];
 
-/// Whether `text` holds an HTML element of [`TAGS`] (`<p>`, `</a>`, `<br/>`, `<a href`):
-/// a placeholder like `<token>` or a comparison like `a < b` is not HTML.
+/// Whether `text` holds an HTML element of [`TAGS`] (`<p>`, `</a>`, `<br/>`, `<a href`)
+/// outside Markdown code: a placeholder like `<token>`, a comparison like `a < b` or a
+/// tag inside backticks is not HTML.
 pub fn has_html(text: &str) -> bool {
+    tag_count(text) > 0
+}
+
+/// `text` without Markdown code (fenced blocks and backtick spans).
+fn without_code(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_fence = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if in_fence {
+            continue;
+        }
+        let mut in_span = false;
+        for c in line.chars() {
+            if c == '`' {
+                in_span = !in_span;
+            } else if !in_span {
+                out.push(c);
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// How many HTML elements of [`TAGS`] open or close in `text` outside Markdown code.
+fn tag_count(text: &str) -> usize {
+    let text = without_code(text);
     let bytes = text.as_bytes();
+    let mut count = 0;
     let mut i = 0;
     while let Some(off) = memchr::memchr(b'<', &bytes[i..]) {
         let mut j = i + off + 1;
@@ -62,19 +95,44 @@ pub fn has_html(text: &str) -> bool {
         let name = text[start..j].to_ascii_lowercase();
         let ends = matches!(bytes.get(j), Some(b'>' | b' ' | b'/' | b'\n' | b'\t'));
         if ends && TAGS.contains(&name.as_str()) {
-            return true;
+            count += 1;
         }
         i = i + off + 1;
     }
-    false
+    count
+}
+
+/// Whether `text` is written in HTML rather than Markdown with a stray tag: it starts
+/// with an element, or holds several and no Markdown of its own (fences, links, lists,
+/// headings, emphasis).
+fn is_html_text(text: &str) -> bool {
+    let n = tag_count(text);
+    if n == 0 {
+        return false;
+    }
+    let t = text.trim_start();
+    let first = &t[..t.find('>').map_or(t.len(), |i| i + 1)];
+    let starts_with_tag = t.starts_with('<') && tag_count(first) > 0;
+    let markdown = ["```", "](", "\n- ", "\n* ", "\n#", "**", "\n1. "]
+        .iter()
+        .any(|m| text.contains(m));
+    starts_with_tag || (n >= 3 && !markdown)
 }
 
 /// `text` with its HTML turned into Markdown (paragraphs, line breaks, links, lists,
-/// code, emphasis; entities decoded; runs of blank lines collapsed), or unchanged when
-/// it has no HTML ([`has_html`]) or cannot be converted.
+/// code, emphasis; entities decoded; runs of blank lines collapsed) when it is written
+/// in HTML; Markdown with a stray `<br>` keeps its Markdown and gets a line break; any
+/// other text is unchanged, as is text that cannot be converted.
 pub fn html_to_markdown(text: &str) -> String {
-    if !has_html(text) {
-        return text.to_string();
+    if !is_html_text(text) {
+        if tag_count(text) == 0 {
+            return text.to_string();
+        }
+        let mut out = text.to_string();
+        for br in ["<br>", "<br/>", "<br />", "<BR>", "<BR/>", "<BR />"] {
+            out = out.replace(br, "\n");
+        }
+        return out;
     }
     let converter = htmd::HtmlToMarkdown::builder()
         .skip_tags(vec!["script", "style"])
@@ -127,5 +185,20 @@ mod tests {
         assert!(!md.contains("\n\n\n"), "{md}");
         let plain = "Get a pet.\n\nReturns <id> too.";
         assert_eq!(html_to_markdown(plain), plain);
+        // Markdown with one stray tag keeps its Markdown (and the placeholders)
+        let md = "Lists the repo's `team_slug` values.<br>Send <token> in the header.\n\n- first_item\n- second_item\n\n```\ncurl -H 'X: <value>' https://x\n```\nSee [the docs](https://x.test/a_b).";
+        let out = html_to_markdown(md);
+        assert!(
+            out.contains("`team_slug`") && out.contains("<token>") && out.contains("- first_item"),
+            "{out}"
+        );
+        assert!(
+            out.contains("[the docs](https://x.test/a_b)") && out.contains("<value>"),
+            "{out}"
+        );
+        assert!(!out.contains("<br>"), "{out}");
+        // a tag inside backticks is code, not HTML
+        let code = "Pass e.g. `<b>` or `<i>` as the marker.";
+        assert_eq!(html_to_markdown(code), code);
     }
 }

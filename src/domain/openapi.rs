@@ -458,9 +458,76 @@ fn media_type_choice(types: &[String]) -> Option<BodyEncoding> {
             .starts_with("application/x-www-form-urlencoded")
     }) {
         Some(BodyEncoding::Form)
+    } else if types
+        .iter()
+        .any(|t| t.to_ascii_lowercase().starts_with("multipart/form-data"))
+    {
+        Some(BodyEncoding::Multipart)
     } else {
         None
     }
+}
+
+/// The `Content-Type` Graft fixes for a body encoding; none for multipart, whose
+/// boundary the HTTP client writes.
+fn fixed_content_type(enc: BodyEncoding) -> Option<&'static str> {
+    match enc {
+        BodyEncoding::Json => Some("application/json"),
+        BodyEncoding::Form => Some("application/x-www-form-urlencoded"),
+        BodyEncoding::Multipart => None,
+    }
+}
+
+/// Whether a (request body property) schema is a file: `type: string` with `format:
+/// binary` (OpenAPI 3.0, Swagger 2.0's `type: file`) or a `contentMediaType` without a
+/// `contentEncoding` (OpenAPI 3.1).
+fn is_file_schema(v: &Value) -> bool {
+    v.get("type").and_then(Value::as_str) == Some("string")
+        && (v.get("format").and_then(Value::as_str) == Some("binary")
+            || (v.get("contentMediaType").is_some() && v.get("contentEncoding").is_none()))
+}
+
+/// A multipart body's schema as the agent fills it (issue 12.7): each file part becomes
+/// a base64 string (`contentEncoding: base64`) with an optional `<part>_filename`
+/// sibling; the parts that are files are recorded in `file_parts`. Errors: a body that
+/// is not an object, or a list of files.
+fn multipart_schema(s: &Value, file_parts: &mut Vec<String>) -> Result<Value, String> {
+    let Some(props) = s.get("properties").and_then(Value::as_object) else {
+        return Err("a multipart/form-data body that is not an object is not supported".into());
+    };
+    let mut out = s.clone();
+    let mut new_props = Map::new();
+    for (name, v) in props {
+        if v.get("items").is_some_and(is_file_schema) {
+            return Err(format!(
+                "multipart part {name:?} is a list of files, which is not supported"
+            ));
+        }
+        if is_file_schema(v) {
+            let lead = v
+                .get("description")
+                .and_then(Value::as_str)
+                .map(|d| format!("{} ", d.trim()))
+                .unwrap_or_default();
+            new_props.insert(
+                name.clone(),
+                json!({"type": "string", "contentEncoding": "base64",
+                       "description": format!("{lead}The file's contents, base64-encoded (RFC 4648).")}),
+            );
+            let fname = crate::domain::tool::filename_property(name);
+            if !props.contains_key(&fname) {
+                new_props.insert(
+                    fname,
+                    json!({"type": "string", "description": format!("The file name sent with {name} (optional).")}),
+                );
+            }
+            file_parts.push(name.clone());
+        } else {
+            new_props.insert(name.clone(), v.clone());
+        }
+    }
+    out["properties"] = Value::Object(new_props);
+    Ok(out)
 }
 
 /// Plans the import of `doc` for `vendor`.
@@ -683,10 +750,13 @@ impl OpCtx<'_> {
                     body_schema = Some((s, is_required, enc));
                 }
                 "formData" => {
+                    let mut field = self.parameter_schema(p);
                     if p.get("type").and_then(Value::as_str) == Some("file") {
-                        return Err("file uploads (multipart/form-data) are not supported".into());
+                        // Swagger 2.0's file: a binary string, sent as a multipart file
+                        field["type"] = json!("string");
+                        field["format"] = json!("binary");
                     }
-                    form_fields.insert(name.to_string(), self.parameter_schema(p));
+                    form_fields.insert(name.to_string(), field);
                     if is_required {
                         form_required.push(Value::String(name.to_string()));
                     }
@@ -696,13 +766,19 @@ impl OpCtx<'_> {
         }
         if !form_fields.is_empty() {
             let consumes = self.consumes(op);
-            if consumes.iter().any(|c| c.starts_with("multipart/"))
-                && media_type_choice(&consumes).is_none()
+            let has_file = form_fields.values().any(is_file_schema);
+            let enc = if has_file
+                || (consumes.iter().any(|c| c.starts_with("multipart/"))
+                    && !consumes
+                        .iter()
+                        .any(|c| c.starts_with("application/x-www-form-urlencoded")))
             {
-                return Err("multipart/form-data bodies are not supported".into());
-            }
+                BodyEncoding::Multipart
+            } else {
+                BodyEncoding::Form
+            };
             let s = json!({"type": "object", "properties": form_fields, "required": form_required});
-            body_schema = Some((s, !form_required.is_empty(), BodyEncoding::Form));
+            body_schema = Some((s, !form_required.is_empty(), enc));
         }
         if let Some(rb) = op.get("requestBody") {
             let rb = deref(self.doc, rb);
@@ -724,12 +800,7 @@ impl OpCtx<'_> {
                         .unwrap_or(json!({}));
                     let s = schema::inline(self.doc, &raw);
                     body_schema = Some((s, rb_required, enc));
-                    if !no_body_method {
-                        let ct = if enc == BodyEncoding::Json {
-                            "application/json"
-                        } else {
-                            "application/x-www-form-urlencoded"
-                        };
+                    if let Some(ct) = fixed_content_type(enc).filter(|_| !no_body_method) {
                         binding
                             .fixed_headers
                             .insert("Content-Type".into(), ct.into());
@@ -738,19 +809,14 @@ impl OpCtx<'_> {
                 None if types.is_empty() => {}
                 None if rb_required && !no_body_method => {
                     return Err(format!(
-                        "request body media type {} is not supported (JSON and form bodies are)",
+                        "request body media type {} is not supported (JSON, form and multipart bodies are)",
                         types.join(", ")
                     ));
                 }
                 None => {}
             }
         } else if let Some((_, _, enc)) = &body_schema {
-            if !no_body_method {
-                let ct = if *enc == BodyEncoding::Json {
-                    "application/json"
-                } else {
-                    "application/x-www-form-urlencoded"
-                };
+            if let Some(ct) = fixed_content_type(*enc).filter(|_| !no_body_method) {
                 binding
                     .fixed_headers
                     .insert("Content-Type".into(), ct.into());
@@ -758,7 +824,15 @@ impl OpCtx<'_> {
         }
 
         if let Some((s, body_required, enc)) = body_schema {
-            let s = schema::for_request(&s);
+            let mut s = schema::for_request(&s);
+            if enc == BodyEncoding::Multipart {
+                if no_body_method {
+                    return Err(format!(
+                        "{upper} with a multipart/form-data body is not supported"
+                    ));
+                }
+                s = multipart_schema(&s, &mut binding.file_parts)?;
+            }
             let mergeable = schema::is_plain_object(&s)
                 && s.get("properties")
                     .and_then(Value::as_object)

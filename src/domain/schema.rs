@@ -463,7 +463,9 @@ pub fn drop_read_only(schema: &Value) -> Value {
 /// characters below the top level go; (3) objects and unions nested deeper than `d`
 /// levels become `{type: object}` (or no type for a union) with a one-line description,
 /// for `d` from the deepest level up to 1; (4) the top level's optional properties go,
-/// the description of the root saying how many. `required` properties always stay.
+/// the description of the root saying how many; (5) the required properties lose their
+/// descriptions, then everything but their type. `required` properties always stay,
+/// even when their names and types alone are over the budget.
 pub fn fit(schema: &Value, budget: usize) -> Value {
     let mut s = drop_dollar_properties(schema);
     let size = |v: &Value| serde_json::to_string(v).map_or(usize::MAX, |t| t.len());
@@ -510,6 +512,24 @@ pub fn fit(schema: &Value, budget: usize) -> Value {
                     None => note,
                 };
                 root.insert("description".into(), Value::String(text));
+            }
+        }
+    }
+    // still over: the required properties lose their descriptions, then all but their
+    // type (the names and types are what a call cannot do without)
+    for strip in [false, true] {
+        if size(&s) <= budget {
+            break;
+        }
+        if let Some(Value::Object(props)) = s.get_mut("properties") {
+            for p in props.values_mut() {
+                if let Value::Object(m) = p {
+                    if strip {
+                        m.retain(|k, _| k == "type");
+                    } else {
+                        m.remove("description");
+                    }
+                }
             }
         }
     }
@@ -884,6 +904,20 @@ mod tests {
             .as_str()
             .unwrap()
             .contains("optional properties are not listed"));
+        // 400 required properties with descriptions: names and types stay (when even
+        // they are over the budget they are served anyway: a call needs them)
+        let many: Map<String, Value> = (0..400)
+            .map(|i| (format!("f{i}"), json!({"type": "string", "description": "A required field of the big form, described at length here."})))
+            .collect();
+        let names: Vec<String> = many.keys().cloned().collect();
+        let many = json!({"type": "object", "properties": many, "required": names});
+        let small = fit(&many, 16 * 1024);
+        assert!(
+            serde_json::to_string(&small).unwrap().len() <= 16 * 1024,
+            "{}",
+            serde_json::to_string(&small).unwrap().len()
+        );
+        assert_eq!(small["properties"].as_object().unwrap().len(), 400);
     }
 
     #[test]

@@ -46,6 +46,9 @@ pub enum BodyEncoding {
     Json,
     /// `application/x-www-form-urlencoded`, nested objects as `a[b]=c` (Stripe, Twilio, Slack).
     Form,
+    /// `multipart/form-data` (RFC 7578): file parts (`Binding::file_parts`) from base64
+    /// inputs, other inputs as text fields (issue 12.7).
+    Multipart,
 }
 
 /// Where a tool's inputs go in the HTTP request (SPEC §4.2). Maps are
@@ -90,6 +93,15 @@ pub struct Binding {
     /// same name is refused, never sent elsewhere (issue 12.4).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub withheld: Vec<(String, String)>,
+    /// Multipart bodies: the parts that are files. Each is a base64 input of that name
+    /// (`contentEncoding: base64`), with an optional `<name>_filename` input.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub file_parts: Vec<String>,
+}
+
+/// The input property that names the file sent as multipart file part `part`.
+pub fn filename_property(part: &str) -> String {
+    format!("{part}_filename")
 }
 
 /// Request headers Graft or the vendor connection owns: never offered as a tool input,
@@ -118,10 +130,20 @@ pub const OWNED_HEADERS: &[&str] = &[
 ];
 
 /// Whether `name` is a header Graft owns ([`OWNED_HEADERS`] or any `Proxy-*`), ASCII
-/// case-insensitively.
+/// case-insensitively and with `_` read as `-` (CGI and WSGI servers map both to the
+/// same variable), surrounding whitespace ignored; and any name that is not a valid
+/// header name (RFC 9110 §5.1 `token`), which could not be sent as declared.
 pub fn is_owned_header(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    lower.starts_with("proxy-") || OWNED_HEADERS.contains(&lower.as_str())
+    let lower = name.trim().to_ascii_lowercase().replace('_', "-");
+    !is_header_token(name) || lower.starts_with("proxy-") || OWNED_HEADERS.contains(&lower.as_str())
+}
+
+/// Whether `name` is an RFC 9110 §5.6.2 `token` (a valid header field name).
+pub fn is_header_token(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 /// A tool version before it is stored: what an import or an author produces.

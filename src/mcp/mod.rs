@@ -233,6 +233,52 @@ pub fn tool_error(code: &str, message: &str, extra: Value) -> CallToolResult {
     r
 }
 
+/// Holds a tool result within `budget` bytes of JSON (issue 12.6): vendor answers are
+/// rendered within it already (`service::answer`), but an error or a dry run repeats
+/// what the agent sent, which can be as large as its request. Over the budget, a
+/// success's structuredContent is dropped and an error's keeps only `code` and a
+/// message cut to 2,000 characters; then the text is cut at a character with a note.
+pub fn within_budget(mut r: CallToolResult, budget: usize) -> CallToolResult {
+    let size = |r: &CallToolResult| serde_json::to_string(r).map_or(usize::MAX, |s| s.len());
+    if size(&r) <= budget {
+        return r;
+    }
+    r.structured_content = match r.structured_content.take() {
+        Some(s) if r.is_error == Some(true) => {
+            let code = s.pointer("/error/code").cloned().unwrap_or(Value::Null);
+            let message = s
+                .pointer("/error/message")
+                .and_then(Value::as_str)
+                .map(|m| crate::domain::openapi::truncate_chars(m, 2000))
+                .unwrap_or_default();
+            Some(
+                json!({"error": {"code": code, "message": message, "cut": "the rest of this error was over Graft's result budget"}}),
+            )
+        }
+        _ => None,
+    };
+    let fixed = {
+        let mut probe = r.clone();
+        probe.content.retain(|c| c.as_text().is_none());
+        size(&probe)
+    };
+    let room = budget.saturating_sub(fixed + 64);
+    let texts: Vec<String> = r
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect();
+    let mut content: Vec<ContentBlock> = r
+        .content
+        .into_iter()
+        .filter(|c| c.as_text().is_none())
+        .collect();
+    let (text, _) = crate::service::answer::cut_text(&texts.join("\n"), room);
+    content.insert(0, ContentBlock::text(text));
+    r.content = content;
+    r
+}
+
 impl GraftMcp {
     /// The agent's working set as tool definitions, in `tools/list` order.
     async fn working_set_tools(&self, agent_id: i64) -> Result<Arc<Vec<Tool>>, ErrorData> {
@@ -408,10 +454,10 @@ impl ServerHandler for GraftMcp {
         let actor = Actor::Agent(agent.id);
         let args = request.arguments.clone().unwrap_or_default();
         let name = request.name.as_ref();
+        let budget = self.graft.limits().result_budget;
         if meta::offered(name) {
-            return Ok(meta::call(&self.graft, &actor, agent.id, name, args)
-                .await
-                .into());
+            let r = meta::call(&self.graft, &actor, agent.id, name, args).await;
+            return Ok(within_budget(r, budget).into());
         }
         let Some((vendor, tool)) = crate::domain::names::split_qualified(name) else {
             return Err(ErrorData::invalid_params(
@@ -432,11 +478,11 @@ impl ServerHandler for GraftMcp {
                     } else {
                         ""
                     };
-                    return Ok(tool_error(
+                    return Ok(within_budget(tool_error(
                         "not_promoted",
                         &format!("{name} is in the toolbox but not in your working set: call promote {{vendor: \"{vendor}\", name: \"{tool}\"}}{hint}"),
                         json!({"vendor": vendor, "name": tool}),
-                    )
+                    ), budget)
                     .into());
                 }
                 let input = Value::Object(args);
@@ -445,7 +491,7 @@ impl ServerHandler for GraftMcp {
                     .run_tool_row(agent.id, &row, input, false)
                     .await
                     .map_err(internal)?;
-                Ok(meta::run_result(answer).into())
+                Ok(within_budget(meta::run_result(answer), budget).into())
             }
             Err(crate::service::ServiceError::ToolNotFound(_)) => Err(ErrorData::invalid_params(
                 format!("Unknown tool: {name}"),

@@ -101,6 +101,22 @@ impl Proxy {
         if let Some(b) = &req.body {
             builder = builder.body(b.clone());
         }
+        if let Some(parts) = &req.multipart {
+            let mut form = reqwest::multipart::Form::new();
+            for p in parts {
+                let part = match &p.filename {
+                    Some(f) => reqwest::multipart::Part::bytes(p.data.clone())
+                        .file_name(f.clone())
+                        .mime_str("application/octet-stream")
+                        .map_err(|e| format!("cannot build the multipart body: {e}"))?,
+                    None => reqwest::multipart::Part::text(
+                        String::from_utf8_lossy(&p.data).into_owned(),
+                    ),
+                };
+                form = form.part(p.name.clone(), part);
+            }
+            builder = builder.multipart(form);
+        }
         let where_ = format!(
             "{}://{}{}",
             req.url.scheme(),

@@ -122,8 +122,23 @@ pub struct PlannedRequest {
     pub url: Url,
     /// Headers in order (names as sent).
     pub headers: Vec<(String, String)>,
-    /// Body bytes, when the method carries one.
+    /// Body bytes, when the method carries one (not for multipart).
     pub body: Option<Vec<u8>>,
+    /// A `multipart/form-data` body's parts (RFC 7578), sent by the HTTP client, which
+    /// writes the boundary and its `Content-Type`.
+    pub multipart: Option<Vec<Part>>,
+}
+
+/// One part of a multipart body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Part {
+    /// The part's name (`Content-Disposition: form-data; name=…`).
+    pub name: String,
+    /// A file part's file name (the part's name when the agent gave none); `None` for
+    /// a field.
+    pub filename: Option<String>,
+    /// The part's bytes (a field's UTF-8 text, or a file's decoded contents).
+    pub data: Vec<u8>,
 }
 
 impl PlannedRequest {
@@ -135,10 +150,21 @@ impl PlannedRequest {
             .iter()
             .map(|(k, v)| (k.clone(), Value::String(v.clone())))
             .collect();
-        let body = self.body.as_ref().map(|b| {
+        let mut body = self.body.as_ref().map(|b| {
             serde_json::from_slice::<Value>(b)
                 .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(b).into_owned()))
         });
+        if let Some(parts) = &self.multipart {
+            // the parts without a file's bytes
+            let shown: Vec<Value> = parts
+                .iter()
+                .map(|p| match &p.filename {
+                    Some(f) => serde_json::json!({"name": p.name, "filename": f, "bytes": p.data.len()}),
+                    None => serde_json::json!({"name": p.name, "value": String::from_utf8_lossy(&p.data)}),
+                })
+                .collect();
+            body = Some(serde_json::json!({"multipart/form-data": shown}));
+        }
         let url = self.url.as_str().replace("%3Credacted%3E", REDACTED);
         serde_json::json!({"method": self.method, "url": url, "headers": headers, "body": body})
     }
@@ -370,15 +396,11 @@ pub fn build(
     // a parameter Graft owns never falls through to the query or the body under the
     // agent's name: not one the document declared and Graft withholds, nor a
     // credential-shaped name on its way into a URL
+    let norm = |s: &str| s.trim().to_ascii_lowercase().replace('_', "-");
     for k in remaining.keys() {
-        let withheld = b
-            .withheld
-            .iter()
-            .any(|(_, name)| name.eq_ignore_ascii_case(k));
+        let withheld = b.withheld.iter().any(|(_, name)| norm(name) == norm(k));
         let credential_in_url = !has_body
-            && ["authorization", "proxy-authorization", "cookie"]
-                .iter()
-                .any(|n| n.eq_ignore_ascii_case(k));
+            && ["authorization", "proxy-authorization", "cookie"].contains(&norm(k).as_str());
         if withheld || credential_in_url {
             return Err(format!(
                 "{k:?} is set by Graft or the vendor connection, not by the tool's input: leave it out"
@@ -386,8 +408,15 @@ pub fn build(
         }
     }
     let mut body = None;
+    let mut multipart = None;
     let encoding = b.body.unwrap_or_default();
-    if has_body && (b.body.is_some() || !remaining.is_empty()) {
+    if has_body && encoding == BodyEncoding::Multipart {
+        let payload = match &b.body_property {
+            Some(p) => remaining.get(p).cloned().unwrap_or(Value::Null),
+            None => Value::Object(remaining.clone()),
+        };
+        multipart = Some(multipart_parts(&payload, b)?);
+    } else if has_body && (b.body.is_some() || !remaining.is_empty()) {
         let payload = match &b.body_property {
             Some(p) => remaining.get(p).cloned().unwrap_or(Value::Null),
             None => Value::Object(remaining.clone()),
@@ -403,6 +432,7 @@ pub fn build(
                     )
                 }
             }
+            BodyEncoding::Multipart => unreachable!("multipart bodies are built above"),
             BodyEncoding::Form => {
                 let mut pairs = Vec::new();
                 if let Value::Object(m) = &payload {
@@ -510,7 +540,73 @@ pub fn build(
         url,
         headers,
         body,
+        multipart,
     })
+}
+
+/// The parts of a multipart body from the agent's input object: each file part decoded
+/// from base64 (standard or URL-safe alphabet), named by its `<part>_filename` input or
+/// else by the part's name; lists of scalars as repeated parts; objects as JSON text;
+/// `null` left out. Errors (`invalid_input`): a file part that is not base64 text.
+fn multipart_parts(payload: &Value, b: &Binding) -> Result<Vec<Part>, String> {
+    use base64::Engine;
+    let Value::Object(m) = payload else {
+        return Ok(Vec::new());
+    };
+    let filename_inputs: Vec<String> = b
+        .file_parts
+        .iter()
+        .map(|p| crate::domain::tool::filename_property(p))
+        .collect();
+    let mut parts = Vec::new();
+    for (k, v) in m {
+        if v.is_null() || filename_inputs.contains(k) {
+            continue;
+        }
+        if b.file_parts.contains(k) {
+            let text = v
+                .as_str()
+                .ok_or_else(|| format!("{k:?} must be the file's contents as a base64 string"))?;
+            let compact: String = text.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+            let data = base64::engine::general_purpose::STANDARD
+                .decode(&compact)
+                .or_else(|_| base64::engine::general_purpose::URL_SAFE.decode(&compact))
+                .or_else(|_| base64::engine::general_purpose::STANDARD_NO_PAD.decode(&compact))
+                .map_err(|e| format!("{k:?} is not base64 (RFC 4648): {e}"))?;
+            let filename = m
+                .get(&crate::domain::tool::filename_property(k))
+                .and_then(Value::as_str)
+                .filter(|f| !f.is_empty())
+                .unwrap_or(k)
+                .to_string();
+            if filename.chars().any(|c| c.is_control() || c == '"') {
+                return Err(format!(
+                    "the file name of {k:?} may not hold quotes or control characters"
+                ));
+            }
+            parts.push(Part {
+                name: k.clone(),
+                filename: Some(filename),
+                data,
+            });
+            continue;
+        }
+        let texts: Vec<String> = match v {
+            Value::Array(items) if items.iter().all(|i| !i.is_object() && !i.is_array()) => {
+                items.iter().filter_map(scalar_text).collect()
+            }
+            Value::Object(_) | Value::Array(_) => vec![v.to_string()],
+            other => vec![scalar_text(other).unwrap_or_default()],
+        };
+        for t in texts {
+            parts.push(Part {
+                name: k.clone(),
+                filename: None,
+                data: t.into_bytes(),
+            });
+        }
+    }
+    Ok(parts)
 }
 
 #[cfg(test)]

@@ -193,6 +193,22 @@ impl Graft {
         name: &str,
         grant: bool,
     ) -> ServiceResult<ApprovalRow> {
+        self.decide_approval_seen(actor, agent, vendor, name, grant, None)
+            .await
+    }
+
+    /// [`Graft::decide_approval`] on the tool version the person was shown (`seen`, the
+    /// version the console's row named): refused with `Conflict` when a newer version
+    /// exists, so nobody approves a definition they did not see (issue 12.15).
+    pub async fn decide_approval_seen(
+        &self,
+        actor: &Actor,
+        agent: &str,
+        vendor: &str,
+        name: &str,
+        grant: bool,
+        seen: Option<i64>,
+    ) -> ServiceResult<ApprovalRow> {
         let Actor::Person(person) = actor else {
             return Err(ServiceError::Invalid(
                 "only a person can decide an approval".into(),
@@ -200,6 +216,12 @@ impl Graft {
         };
         let a = self.agent_by_name(agent).await?;
         let t = self.tool(vendor, name).await?;
+        if let Some(v) = seen.filter(|v| *v != t.version && grant) {
+            return Err(ServiceError::Conflict(format!(
+                "{vendor}__{name} is at version {} now, not version {v} that you were shown: look at it again before approving",
+                t.version
+            )));
+        }
         let state = if grant { "granted" } else { "denied" };
         runs::upsert_approval_decision(
             self.pool(),

@@ -153,6 +153,41 @@ pub fn cut_text(text: &str, budget: usize) -> (String, bool) {
     (format!("{}{note}", &text[..end]), true)
 }
 
+/// `body` with every exact occurrence of a secret replaced by `<redacted>`.
+fn redact_bytes(body: &[u8], secrets: &[String]) -> Vec<u8> {
+    let mut out = body.to_vec();
+    for s in secrets.iter().filter(|s| s.len() >= 3) {
+        let finder = memchr::memmem::Finder::new(s.as_bytes());
+        if finder.find(&out).is_none() {
+            continue;
+        }
+        let mut next = Vec::with_capacity(out.len());
+        let mut i = 0;
+        while let Some(at) = finder.find(&out[i..]) {
+            next.extend_from_slice(&out[i..i + at]);
+            next.extend_from_slice(crate::proxy::request::REDACTED.as_bytes());
+            i += at + s.len();
+        }
+        next.extend_from_slice(&out[i..]);
+        out = next;
+    }
+    out
+}
+
+/// `v` with `redact` applied to every string and object key.
+fn redact_value(v: Value, redact: &dyn Fn(&str) -> String) -> Value {
+    match v {
+        Value::String(s) => Value::String(redact(&s)),
+        Value::Array(a) => Value::Array(a.into_iter().map(|x| redact_value(x, redact)).collect()),
+        Value::Object(m) => Value::Object(
+            m.into_iter()
+                .map(|(k, x)| (redact(&k), redact_value(x, redact)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
 fn contains_secret(body: &[u8], secrets: &[String]) -> bool {
     secrets
         .iter()
@@ -198,10 +233,15 @@ pub fn render(
         None => std::str::from_utf8(body).is_ok() || truncated,
     };
     if textual {
-        let mut text = redact(&decode_text(body, charset.as_deref()));
+        // secrets go at every layer: in the raw bytes (before a declared charset could
+        // disguise them), in the decoded text (URL and JSON encodings), and in the
+        // parsed JSON's strings (`\u0026`-style escapes)
+        let raw = redact_bytes(body, secrets);
+        let mut text = redact(&decode_text(&raw, charset.as_deref()));
         let mut structured = None;
         if !truncated {
             if let Ok(v) = serde_json::from_str::<Value>(&text) {
+                let v = redact_value(v, redact);
                 text = serde_json::to_string_pretty(&v).unwrap_or(text);
                 structured = Some(v);
             }
@@ -374,6 +414,44 @@ mod tests {
         let a = r(&image, Some("image/png"), 1000);
         assert!(
             a.media.is_none() && a.text.contains("result budget"),
+            "{}",
+            a.text
+        );
+    }
+
+    #[test]
+    fn secrets_are_redacted_behind_json_escapes_and_charsets() {
+        let secret = "s3cr3t&key<>".to_string();
+        let redact = |t: &str| t.replace("s3cr3t&key<>", "<redacted>");
+        let l = limits(1 << 20, 1 << 20);
+        let body = br#"{"seen":"s3cr3t\u0026key\u003c\u003e"}"#;
+        let a = render(
+            body,
+            Some("application/json"),
+            false,
+            &l,
+            &redact,
+            std::slice::from_ref(&secret),
+            "u",
+        );
+        assert_eq!(a.structured, Some(json!({"seen": "<redacted>"})));
+        assert!(!a.text.contains("s3cr3t"), "{}", a.text);
+        let a = render(
+            b"key=s3cr3t&key<>",
+            Some("text/plain; charset=utf-16le"),
+            false,
+            &l,
+            &redact,
+            &[secret],
+            "u",
+        );
+        let back: Vec<u8> = a
+            .text
+            .encode_utf16()
+            .flat_map(|u| u.to_le_bytes())
+            .collect();
+        assert!(
+            !String::from_utf8_lossy(&back).contains("s3cr3t"),
             "{}",
             a.text
         );

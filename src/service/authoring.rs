@@ -85,6 +85,17 @@ pub struct VersionChange {
     pub body_encoding: Option<String>,
 }
 
+/// What a new version does to the hints a person set (issue 12.15).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PersonHints {
+    /// They stay (a publish that keeps the method).
+    Keep,
+    /// They are forgotten (the method changed; hints follow it again).
+    Forget,
+    /// A person sets them now; `read_only` when they said whether the tool only reads.
+    Set { read_only: Option<bool> },
+}
+
 /// What a new version changes in what a call does (issue 12.15), in words, or `None`:
 /// the method, the path template, where inputs go (query, headers, cookies, defaults),
 /// the body encoding or fixed headers, or a read becoming a write. A new description or
@@ -299,6 +310,7 @@ impl Graft {
                 binding.body.map(|b| match b {
                     crate::domain::tool::BodyEncoding::Json => "json".to_string(),
                     crate::domain::tool::BodyEncoding::Form => "form".to_string(),
+                    crate::domain::tool::BodyEncoding::Multipart => "multipart".to_string(),
                 })
             }),
             operation_id: tool.operation_id.clone(),
@@ -318,6 +330,7 @@ impl Graft {
             d.binding.credential_params = binding.credential_params.clone();
             d.binding.cookies = binding.cookies.clone();
             d.binding.withheld = binding.withheld.clone();
+            d.binding.file_parts = binding.file_parts.clone();
             d.binding.defaults = binding
                 .defaults
                 .iter()
@@ -329,18 +342,21 @@ impl Graft {
                 .clone()
                 .filter(|p| d.input_schema["properties"].get(p).is_some());
         }
-        // hints a person set survive the publish; otherwise they follow the method
-        let hints = if tool.hints_by.is_some() {
-            Hints {
+        // hints a person set survive a publish that keeps the method; a new method's
+        // hints follow the method and the person's are forgotten
+        let keep = tool.hints_by.is_some() && tool.method.eq_ignore_ascii_case(&d.method);
+        let (hints, person) = if keep {
+            let h = Hints {
                 read_only_hint: tool.read_only_hint,
                 destructive_hint: tool.destructive_hint,
                 idempotent_hint: tool.idempotent_hint,
                 open_world_hint: tool.open_world_hint,
-            }
+            };
+            (h, PersonHints::Keep)
         } else {
-            d.hints
+            (d.hints, PersonHints::Forget)
         };
-        let version = self.insert_version(actor, &tool, &d, hints, false).await?;
+        let version = self.insert_version(actor, &tool, &d, hints, person).await?;
         let Some(agent_id) = agent_id else {
             // a person's publish promotes nothing
             self.notify_holders(tool.id, None).await?;
@@ -365,16 +381,17 @@ impl Graft {
     }
 
     /// Inserts the next version of `tool`. When it changes what a call does
-    /// ([`call_change`]), or an agent wrote it, every granted approval of the tool goes
-    /// back to pending, saying why (issue 12.15). `person_hints`: the hints `h` are a
-    /// person's, and survive later publishes.
+    /// ([`call_change`]), or an agent wrote it, every granted or pending approval of the
+    /// tool becomes a pending request for this version, saying why (issue 12.15); an
+    /// agent's version also ends a person's read-only marking. `person`: what becomes
+    /// of a person's hints.
     async fn insert_version(
         &self,
         actor: &Actor,
         tool: &db::ToolRow,
         d: &ToolDraft,
         h: Hints,
-        person_hints: bool,
+        person: PersonHints,
     ) -> ServiceResult<i64> {
         let binding =
             serde_json::to_value(&d.binding).map_err(|e| ServiceError::Internal(e.into()))?;
@@ -393,11 +410,24 @@ impl Graft {
             (_, None) => None,
         };
         let reset_agents = match &reset {
-            Some(why) => crate::db::runs::reset_approvals(&mut tx, tool.id, why, now).await?,
+            Some(why) => crate::db::runs::reset_approvals(&mut tx, tool.id, next, why, now).await?,
             None => Vec::new(),
         };
-        if person_hints {
-            q::update_hints_by(&mut tx, tool.id, &author).await?;
+        match person {
+            PersonHints::Keep => {}
+            PersonHints::Forget => {
+                q::update_hints_by(&mut tx, tool.id, None).await?;
+                q::update_read_only_by(&mut tx, tool.id, None).await?;
+            }
+            PersonHints::Set { read_only } => {
+                q::update_hints_by(&mut tx, tool.id, Some(&author)).await?;
+                if let Some(ro) = read_only {
+                    q::update_read_only_by(&mut tx, tool.id, ro.then_some(author.as_str())).await?;
+                }
+            }
+        }
+        if matches!(actor, Actor::Agent(_)) {
+            q::update_read_only_by(&mut tx, tool.id, None).await?;
         }
         tx.commit().await?;
         if !reset_agents.is_empty() {
@@ -460,7 +490,17 @@ impl Graft {
             idempotent_hint: change.idempotent.unwrap_or(tool.idempotent_hint),
             open_world_hint: change.open_world.unwrap_or(tool.open_world_hint),
         };
-        let v = self.insert_version(actor, &tool, &d, h, true).await?;
+        let v = self
+            .insert_version(
+                actor,
+                &tool,
+                &d,
+                h,
+                PersonHints::Set {
+                    read_only: change.read_only,
+                },
+            )
+            .await?;
         self.notify_holders(tool.id, None).await?;
         Ok(v)
     }

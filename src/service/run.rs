@@ -335,7 +335,7 @@ impl Graft {
                 tracing::info!(agent = agent_id, tool = %format!("{}__{}", tool.vendor, tool.name), version = tool.version, dry_run, http_status = ?call.http_status, ms = call.duration_ms, "tool call")
             }
             RunAnswer::Err { code, message, .. } => {
-                tracing::warn!(agent = agent_id, tool = %format!("{}__{}", tool.vendor, tool.name), version = tool.version, dry_run, http_status = ?call.http_status, ms = call.duration_ms, code, reason = %message, "tool call failed")
+                tracing::warn!(agent = agent_id, tool = %format!("{}__{}", tool.vendor, tool.name), version = tool.version, dry_run, http_status = ?call.http_status, ms = call.duration_ms, code, reason = %crate::domain::openapi::truncate_chars(message, 500), "tool call failed")
             }
         }
         Ok(answer)

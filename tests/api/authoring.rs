@@ -590,6 +590,70 @@ async fn no_agent_can_change_what_another_agent_was_approved_to_run() {
         ("pending", Some(3), Some("method POST → PUT"))
     );
 
+    // setting another hint is no vouching: alpha's new GET tool still asks
+    let mut t2 = item_tool();
+    t2["name"] = json!("peek");
+    assert_eq!(call(&a, "acquire", t2).await.is_error, Some(false));
+    app.graft
+        .set_hints(
+            &ops,
+            "acme",
+            "peek",
+            HintChange {
+                open_world: Some(false),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let peek = json!({"name": "acme__peek", "input": {"id": "1"}});
+    let r = call(&a, "run_tool", peek.clone()).await;
+    assert_eq!(code(&r).as_deref(), Some("approval_required"), "{r:?}");
+    // a pending request follows the newest version; a person approves what they saw
+    let r = call(
+        &a,
+        "publish",
+        json!({"name": "acme__peek", "method": "DELETE", "path": "/danger/{id}"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    let t = app.graft.tool("acme", "peek").await.unwrap();
+    assert!(
+        !t.read_only_hint && t.destructive_hint,
+        "a new method's hints follow it"
+    );
+    let row = app
+        .graft
+        .approvals()
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|x| x.agent == "alpha" && x.name == "peek")
+        .unwrap();
+    assert_eq!((row.state.as_str(), row.version), ("pending", Some(3)));
+    assert!(row.changed.unwrap().contains("method GET → DELETE"));
+    let stale = app
+        .graft
+        .decide_approval_seen(&ops, "alpha", "acme", "peek", true, Some(2))
+        .await;
+    assert!(
+        matches!(stale, Err(graft::service::ServiceError::Conflict(_))),
+        "{stale:?}"
+    );
+    assert_eq!(
+        v.requests()
+            .iter()
+            .filter(|r| r.path.contains("danger"))
+            .count(),
+        0
+    );
+    app.graft
+        .decide_approval_seen(&ops, "alpha", "acme", "peek", true, Some(3))
+        .await
+        .unwrap();
+    assert_eq!(call(&a, "run_tool", peek).await.is_error, Some(false));
+    assert_eq!(v.last().path, "/anything/danger/1");
+
     // method-override headers can never be an authored input
     let mut t = item_tool();
     t["name"] = json!("get_item_2");

@@ -51,7 +51,7 @@ async fn shapes() -> Shapes {
         .import_openapi("shapes", SHAPES, Some(&vendor.url()), &mut |_, _| {})
         .await
         .unwrap();
-    assert_eq!(report.imported, 6, "{report:?}");
+    assert_eq!(report.imported, 7, "{report:?}");
     assert_eq!(
         report.withheld,
         vec![
@@ -60,6 +60,8 @@ async fn shapes() -> Shapes {
                 "whoAmI".to_string(),
                 "header X-HTTP-Method-Override".to_string()
             ),
+            ("whoAmI".to_string(), "header X_HTTP_Method".to_string()),
+            ("whoAmI".to_string(), "header Cookie ".to_string()),
         ]
     );
     let (_, token) = agent(&app, "alpha").await;
@@ -68,6 +70,7 @@ async fn shapes() -> Shapes {
         "create_note",
         "draw_shape",
         "delete_with_status",
+        "upload_file",
     ] {
         app.graft
             .decide_approval(&Actor::Person("ops".into()), "alpha", "shapes", tool, true)
@@ -252,6 +255,100 @@ async fn header_and_cookie_parameters_go_where_declared_and_owned_headers_are_no
         assert_eq!(r.is_error, Some(true), "{bad}");
         assert!(text(&r).contains("set by Graft"), "{}", text(&r));
     }
+    assert_eq!(s.vendor.count(), before);
+
+    // an error that repeats a huge input stays within the result budget
+    let huge = "x".repeat(700_000);
+    let r = run(&c, "who_am_i", json!({"theme": [huge]})).await;
+    assert_eq!(r.is_error, Some(true));
+    let sent = serde_json::to_string(&r).unwrap().len();
+    assert!(sent <= 512 * 1024, "{sent} bytes");
+    assert_eq!(
+        r.structured_content.unwrap()["error"]["code"],
+        "invalid_input"
+    );
+    c.cancel().await.unwrap();
+    s.app.stop().await;
+}
+
+#[tokio::test]
+async fn multipart_uploads_send_files_from_base64_and_dry_runs_show_no_bytes() {
+    use base64::Engine;
+    let s = shapes().await;
+    let (c, _) = legacy_client(&s.app, &s.token, ProtocolVersion::V_2025_11_25).await;
+    let schema = served_schema(&c, "upload_file").await;
+    assert_eq!(
+        schema["properties"]["file"]["contentEncoding"], "base64",
+        "{schema}"
+    );
+    assert!(schema["properties"]["file_filename"].is_object());
+    assert_eq!(names(&schema["required"]), set(&["file", "title"]));
+
+    let bytes: Vec<u8> = (0u8..=255).chain(*b"end").collect();
+    let encoded = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    let input =
+        json!({"file": encoded, "file_filename": "report.pdf", "title": "Q3", "tags": ["a", "b"]});
+    let r = run(&c, "upload_file", input.clone()).await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    let parts = r.structured_content.as_ref().unwrap()["parts"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let file = parts.iter().find(|p| p["name"] == "file").unwrap();
+    assert_eq!(file["filename"], "report.pdf");
+    assert_eq!(file["contentType"], "application/octet-stream");
+    assert_eq!(file["bytes"], json!(bytes));
+    let fields: Vec<(String, String)> = parts
+        .iter()
+        .filter(|p| p["filename"].is_null())
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap().to_string(),
+                p["text"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        fields,
+        vec![
+            ("tags".to_string(), "a".to_string()),
+            ("tags".to_string(), "b".to_string()),
+            ("title".to_string(), "Q3".to_string())
+        ]
+    );
+    let ct = s.vendor.last().headers["content-type"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(ct.starts_with("multipart/form-data; boundary="), "{ct}");
+
+    // a dry run previews the parts without the bytes
+    let before = s.vendor.count();
+    let r = call(
+        &c,
+        "run_tool",
+        json!({"vendor": "shapes", "name": "upload_file", "input": input, "dryRun": true}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    let preview = &r.structured_content.as_ref().unwrap()["request"]["body"]["multipart/form-data"];
+    assert_eq!(
+        preview[0],
+        json!({"name": "file", "filename": "report.pdf", "bytes": 259}),
+        "{preview}"
+    );
+    assert!(!r.structured_content.unwrap().to_string().contains(&encoded));
+    assert_eq!(s.vendor.count(), before, "a dry run sends nothing");
+
+    // not base64: invalid_input, nothing sent
+    let r = run(
+        &c,
+        "upload_file",
+        json!({"file": "not base64!", "title": "x"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("base64"), "{}", text(&r));
     assert_eq!(s.vendor.count(), before);
     c.cancel().await.unwrap();
     s.app.stop().await;

@@ -198,3 +198,126 @@ async fn malformed_documents_change_nothing() {
         "no vendor half-created"
     );
 }
+
+/// Issue 12: how many operations of the shared documents are served better now, counted
+/// from the documents themselves (printed for the closing note; run with --nocapture),
+/// and what every planned tool must hold afterwards.
+#[test]
+fn shared_documents_gain_better_schemas() {
+    use graft::domain::markup::has_html;
+    use graft::domain::schema::{fit, for_request, inline};
+    use graft::domain::tool::is_owned_header;
+    let (mut ops, mut all_of, mut read_only, mut defaults, mut withheld, mut html, mut folded) =
+        (0, 0, 0, 0, 0, 0, 0);
+    for (file, vendor) in DOCS {
+        let text = std::fs::read_to_string(specs_dir().join(file)).unwrap();
+        let doc = graft::domain::openapi::parse_document(&text).unwrap();
+        for (_, item) in doc["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap() {
+                if !["get", "put", "post", "delete", "patch", "head", "options"]
+                    .contains(&method.as_str())
+                {
+                    continue;
+                }
+                ops += 1;
+                let deref = |v: &Value| match v.get("$ref").and_then(Value::as_str) {
+                    Some(r) => graft::domain::schema::resolve_pointer(&doc, r)
+                        .cloned()
+                        .unwrap_or(Value::Null),
+                    None => v.clone(),
+                };
+                let body = op
+                    .get("requestBody")
+                    .map(deref)
+                    .and_then(|rb| rb.pointer("/content/application~1json/schema").cloned());
+                if let Some(raw) = body {
+                    let inlined = inline(&doc, &raw);
+                    let merged = graft::domain::schema::merge_all_of(&inlined);
+                    if merged != inlined {
+                        all_of += 1;
+                    }
+                    if graft::domain::schema::drop_read_only(&merged) != merged {
+                        read_only += 1;
+                    }
+                    let served = for_request(&inlined);
+                    assert!(
+                        !served.to_string().contains("\"readOnly\":true"),
+                        "{vendor} {method}: a readOnly property is still served"
+                    );
+                }
+                let params = item
+                    .get("parameters")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .chain(op.get("parameters").and_then(Value::as_array))
+                    .flatten()
+                    .map(deref);
+                let mut has_default = false;
+                for p in params {
+                    let required = p["required"].as_bool().unwrap_or(false);
+                    let default = p.pointer("/schema/default").or_else(|| p.get("default"));
+                    has_default |= required && default.is_some_and(|d| !d.is_null());
+                    if p["in"] == "header" && is_owned_header(p["name"].as_str().unwrap_or("")) {
+                        withheld += 1;
+                    }
+                }
+                defaults += usize::from(has_default);
+                let description = format!(
+                    "{} {}",
+                    op["summary"].as_str().unwrap_or(""),
+                    op["description"].as_str().unwrap_or("")
+                );
+                html += usize::from(has_html(&description));
+            }
+        }
+        // every planned tool: served schemas within the budget, with no `$` property
+        let plan = graft::domain::openapi::plan_import(
+            &doc,
+            &VendorSlug::parse(vendor).unwrap(),
+            &|_| false,
+            &HashSet::new(),
+            &mut |_, _| {},
+        )
+        .unwrap();
+        for t in &plan.tools {
+            let size = t.input_schema.to_string().len();
+            let served = fit(&t.input_schema, 16 * 1024);
+            let text = served.to_string();
+            if size > 16 * 1024 {
+                folded += 1;
+                assert!(
+                    text.len() <= 16 * 1024,
+                    "{vendor}__{}: {} bytes served",
+                    t.name,
+                    text.len()
+                );
+            }
+            assert!(
+                !text.contains("\"$ref\""),
+                "{vendor}__{}: $ref served",
+                t.name
+            );
+            assert!(
+                !has_html(&t.description),
+                "{vendor}__{}: HTML description",
+                t.name
+            );
+            assert!(
+                t.binding.headers.values().all(|h| !is_owned_header(h)),
+                "{vendor}__{}: an owned header is an input",
+                t.name
+            );
+        }
+    }
+    println!(
+        "shared documents: {ops} operations; allOf merged in {all_of}, readOnly dropped in {read_only}, \
+         required-with-default made optional in {defaults}, owned header parameters withheld: {withheld}, \
+         HTML descriptions served as Markdown: {html}, input schemas folded to 16 KiB: {folded}"
+    );
+    // (the shared documents have allOf bodies; none marks a request property readOnly
+    // nor gives a required parameter a default: the fixture in tests/fixtures does)
+    assert!(
+        all_of > 0 && html > 0 && folded > 0,
+        "the shared documents have allOf bodies, HTML and huge schemas"
+    );
+}

@@ -107,6 +107,36 @@ async fn empty(
     StatusCode::from_u16(code).unwrap().into_response()
 }
 
+/// Echoes a multipart/form-data body: each part's name, file name, content type, size
+/// and (for fields) text.
+async fn files(
+    State(v): State<Vendor>,
+    uri: Uri,
+    headers: HeaderMap,
+    mut form: axum::extract::Multipart,
+) -> Response {
+    let mut parts = Vec::new();
+    while let Ok(Some(field)) = form.next_field().await {
+        let name = field.name().unwrap_or("").to_string();
+        let filename = field.file_name().map(str::to_string);
+        let content_type = field.content_type().map(str::to_string);
+        let data = field.bytes().await.unwrap_or_default();
+        parts.push(json!({
+            "name": name, "filename": filename, "contentType": content_type, "size": data.len(),
+            "text": filename.is_none().then(|| String::from_utf8_lossy(&data).into_owned()),
+            "bytes": filename.is_some().then(|| data.to_vec()),
+        }));
+    }
+    v.seen.lock().unwrap().push(Seen {
+        method: "POST".into(),
+        path: uri.path().into(),
+        query: uri.query().map(str::to_string),
+        headers,
+        body: String::new(),
+    });
+    Json(json!({"parts": parts})).into_response()
+}
+
 async fn delay(Path(secs): Path<u64>) -> Response {
     tokio::time::sleep(Duration::from_secs(secs)).await;
     Json(json!({"slept": secs})).into_response()
@@ -132,6 +162,7 @@ pub async fn start(redirect_to: Option<String>) -> Vendor {
         .route("/status/{code}", get(status))
         .route("/delay/{secs}", get(delay))
         .route("/empty/{code}", any(empty))
+        .route("/files", axum::routing::post(files))
         .route("/big", get(big))
         .route(
             "/redirect",
