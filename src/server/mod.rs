@@ -102,7 +102,11 @@ impl Application {
                 auth::bearer_auth,
             ))
             // outside the auth layer: a browser's preflight carries no credentials
-            .layer(mcp_cors(Arc::new(origins)));
+            .layer(mcp_cors(Arc::new(origins.clone())))
+            .layer(axum::middleware::from_fn_with_state(
+                Arc::new(origins),
+                foreign_origins,
+            ));
 
         let leptos_options = LeptosOptions::builder()
             .output_name("graft")
@@ -465,6 +469,37 @@ fn mcp_cors(origins: Arc<Vec<String>>) -> tower_http::cors::CorsLayer {
             http::header::WWW_AUTHENTICATE,
         ])
         .max_age(std::time::Duration::from_secs(600))
+}
+
+/// Requests to `/mcp` from a browser page on an origin that is not allowed: 403 before
+/// anything else (auth included), and a preflight's answer carries no CORS header at
+/// all (tower-http's layer still names the allowed methods and headers).
+async fn foreign_origins(
+    State(allowed): State<Arc<Vec<String>>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let foreign = req
+        .headers()
+        .get(http::header::ORIGIN)
+        .is_some_and(|o| !o.to_str().is_ok_and(|o| origin_allowed(o, &allowed)));
+    if !foreign {
+        return next.run(req).await;
+    }
+    if req.method() != http::Method::OPTIONS {
+        return (http::StatusCode::FORBIDDEN, "Forbidden: Origin not allowed").into_response();
+    }
+    let mut resp = next.run(req).await;
+    let cors: Vec<http::HeaderName> = resp
+        .headers()
+        .keys()
+        .filter(|k| k.as_str().starts_with("access-control-"))
+        .cloned()
+        .collect();
+    for k in cors {
+        resp.headers_mut().remove(k);
+    }
+    resp
 }
 
 /// Whether a browser `Origin` is one of `allowed`: exact (ASCII case-insensitive), or

@@ -51,7 +51,7 @@ async fn shapes() -> Shapes {
         .import_openapi("shapes", SHAPES, Some(&vendor.url()), &mut |_, _| {})
         .await
         .unwrap();
-    assert_eq!(report.imported, 7, "{report:?}");
+    assert_eq!(report.imported, 10, "{report:?}");
     assert_eq!(
         report.withheld,
         vec![
@@ -350,6 +350,35 @@ async fn multipart_uploads_send_files_from_base64_and_dry_runs_show_no_bytes() {
     assert_eq!(r.is_error, Some(true));
     assert!(text(&r).contains("base64"), "{}", text(&r));
     assert_eq!(s.vendor.count(), before);
+    c.cancel().await.unwrap();
+    s.app.stop().await;
+}
+
+#[tokio::test]
+async fn images_compressed_and_latin1_answers_arrive_as_they_were_meant() {
+    use base64::Engine;
+    let s = shapes().await;
+    let (c, _) = legacy_client(&s.app, &s.token, ProtocolVersion::V_2025_11_25).await;
+    let r = run(&c, "get_png", json!({})).await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    let image = r
+        .content
+        .iter()
+        .find_map(|c| c.as_image().cloned())
+        .expect("image content");
+    assert_eq!(image.mime_type, "image/png");
+    assert_eq!(
+        base64::engine::general_purpose::STANDARD
+            .decode(&image.data)
+            .unwrap(),
+        vendor::PNG
+    );
+    let r = run(&c, "get_gz", json!({})).await;
+    let answer = r.structured_content.expect("JSON after decompression");
+    assert_eq!(answer["zipped"], true);
+    assert!(answer["acceptEncoding"].as_str().unwrap().contains("gzip"));
+    let r = run(&c, "get_latin1", json!({})).await;
+    assert_eq!(text(&r), "café crème");
     c.cancel().await.unwrap();
     s.app.stop().await;
 }

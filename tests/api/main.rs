@@ -659,7 +659,22 @@ async fn browser_clients_get_cors_on_allowed_origins_and_bearer_spacing_is_lenie
         }
     }
     let r = preflight("https://evil.example").await.unwrap();
-    assert!(!r.headers().contains_key("access-control-allow-origin"));
+    let cors: Vec<_> = r
+        .headers()
+        .keys()
+        .filter(|k| k.as_str().starts_with("access-control-"))
+        .collect();
+    assert!(cors.is_empty(), "{cors:?}");
+    // a disallowed page's request: 403 before auth
+    let r = http
+        .post(app.mcp_url())
+        .header("origin", "https://evil.example")
+        .header("content-type", "application/json")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
 
     // the real request from an allowed page: the session id and the challenge are readable
     let r = raw_initialize_with(&app, &token, Some(("origin", "http://localhost:6274"))).await;

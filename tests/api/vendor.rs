@@ -150,6 +150,9 @@ async fn big() -> Response {
         .into_response()
 }
 
+/// The 8-byte PNG signature and an IHDR chunk's start: enough for a client to see a PNG.
+pub const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01";
+
 /// Starts an echo vendor. `redirect_to` is where `/redirect` sends clients (another origin).
 pub async fn start(redirect_to: Option<String>) -> Vendor {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -163,6 +166,32 @@ pub async fn start(redirect_to: Option<String>) -> Vendor {
         .route("/delay/{secs}", get(delay))
         .route("/empty/{code}", any(empty))
         .route("/files", axum::routing::post(files))
+        // binary, compressed and non-UTF-8 answers
+        .route(
+            "/png",
+            get(|| async { ([("content-type", "image/png")], PNG.to_vec()) }),
+        )
+        .route(
+            "/gz",
+            get(|headers: HeaderMap| async move {
+                let asked = headers
+                    .get("accept-encoding")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("")
+                    .to_string();
+                Json(json!({"zipped": true, "acceptEncoding": asked, "pad": "z".repeat(4096)}))
+            })
+            .layer(tower_http::compression::CompressionLayer::new()),
+        )
+        .route(
+            "/latin1",
+            get(|| async {
+                (
+                    [("content-type", "text/plain; charset=ISO-8859-1")],
+                    b"caf\xe9 cr\xe8me".to_vec(),
+                )
+            }),
+        )
         .route("/big", get(big))
         .route(
             "/redirect",
