@@ -86,6 +86,10 @@ pub enum Command {
         agent: String,
         /// The tool as VENDOR__NAME.
         tool: String,
+        /// The version you looked at (`graft approval list` shows it): refused when a
+        /// newer version exists.
+        #[arg(long)]
+        version: Option<i64>,
     },
     /// Manage the people who sign in to the console.
     #[command(subcommand)]
@@ -836,10 +840,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 );
             }
         }
-        Command::Approve { agent, tool } => {
+        Command::Approve {
+            agent,
+            tool,
+            version,
+        } => {
             let (vendor, name) = split_tool(&tool)?;
             graft
-                .decide_approval(&person(), &agent, vendor, name, true)
+                .decide_approval_seen(&person(), &agent, vendor, name, true, version)
                 .await?;
             println!("Approved: {agent} may run {tool}.");
         }

@@ -1134,7 +1134,12 @@ pub async fn decide(
 ) -> ConsoleResult<()> {
     with_status(async move {
         // the version the row showed: approving a newer one needs another look
-        let seen = version.as_deref().and_then(|v| v.parse::<i64>().ok());
+        let seen = match version.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
+            Some(v) => Some(v.parse::<i64>().map_err(|_| {
+                ConsoleError::Refused(format!("version {v:?} is not a version number"))
+            })?),
+            None => None,
+        };
         let (state, person) = signed_in().await?;
         let (vendor, name) = split_tool(&tool)?;
         let grant = match decision.as_str() {

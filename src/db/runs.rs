@@ -212,6 +212,43 @@ pub async fn reset_approvals(
     .await
 }
 
+/// A new version `version` of a tool that changes nothing in its calls: the tool's
+/// granted and pending approvals now stand for (or ask about) that version.
+pub async fn carry_approvals(conn: &mut Conn, tool_id: i64, version: i64) -> DbResult<()> {
+    sqlx::query(
+        "UPDATE approvals SET version = $2 WHERE tool_id = $1 AND state IN ('granted', 'pending')",
+    )
+    .bind(tool_id)
+    .bind(version)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// A grant found at call time for another version than the current one (a decision
+/// that raced a publish): it becomes a pending request for `version`, saying why.
+pub async fn repend_approval(
+    pool: &Pool,
+    agent_id: i64,
+    tool_id: i64,
+    version: i64,
+    changed: &str,
+    now: i64,
+) -> DbResult<()> {
+    sqlx::query(
+        "UPDATE approvals SET state = 'pending', version = $3, changed = $4, requested_at = $5, decided_at = NULL, decided_by = NULL \
+         WHERE agent_id = $1 AND tool_id = $2",
+    )
+    .bind(agent_id)
+    .bind(tool_id)
+    .bind(version)
+    .bind(changed)
+    .bind(now)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
 /// Sets an approval's decision on tool version `version` (creating the row when the
 /// person decides first); clears what a reset said changed.
 #[allow(clippy::too_many_arguments)]

@@ -461,7 +461,10 @@ impl ServerHandler for GraftMcp {
         }
         let Some((vendor, tool)) = crate::domain::names::split_qualified(name) else {
             return Err(ErrorData::invalid_params(
-                format!("Unknown tool: {name}"),
+                format!(
+                    "Unknown tool: {}",
+                    crate::domain::openapi::truncate_chars(name, 200)
+                ),
                 None,
             ));
         };
@@ -494,7 +497,10 @@ impl ServerHandler for GraftMcp {
                 Ok(within_budget(meta::run_result(answer), budget).into())
             }
             Err(crate::service::ServiceError::ToolNotFound(_)) => Err(ErrorData::invalid_params(
-                format!("Unknown tool: {name}"),
+                format!(
+                    "Unknown tool: {}",
+                    crate::domain::openapi::truncate_chars(name, 200)
+                ),
                 None,
             )),
             Err(e) => Err(internal(e)),

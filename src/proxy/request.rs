@@ -474,7 +474,11 @@ pub fn build(
     // the credential, then any parameter the document declared for it; an input of the
     // same name never travels beside it
     match credential {
-        Credential::Header { name, .. } => headers.retain(|(k, _)| !k.eq_ignore_ascii_case(name)),
+        Credential::Header { name, .. } => {
+            // `_` and `-` read alike (CGI/WSGI servers map both to HTTP_X_KEY)
+            let norm = |s: &str| s.trim().to_ascii_lowercase().replace('_', "-");
+            headers.retain(|(k, _)| norm(k) != norm(name))
+        }
         Credential::Query { name, .. } => query.retain(|(k, _)| k != name),
         Credential::Bearer(_) | Credential::Basic { .. } => {
             headers.retain(|(k, _)| !k.eq_ignore_ascii_case("authorization"))
@@ -715,6 +719,36 @@ mod tests {
         assert!(r
             .headers
             .contains(&("Authorization".into(), "Bearer xoxb".into())));
+    }
+
+    #[test]
+    fn the_credential_header_spelled_with_underscores_never_travels_beside_it() {
+        let b = Binding {
+            headers: BTreeMap::from([("X_Key".to_string(), "X_Key".to_string())]),
+            ..Default::default()
+        };
+        let op = Operation {
+            method: "GET",
+            path_template: "/me",
+            binding: &b,
+        };
+        let credential = Credential::Header {
+            name: "X-Key".into(),
+            value: "real".into(),
+        };
+        let r = build(
+            "http://v.test",
+            op,
+            &input(json!({"X_Key": "forged"})),
+            &credential,
+        )
+        .unwrap();
+        let sent: Vec<&(String, String)> = r
+            .headers
+            .iter()
+            .filter(|(k, _)| k.to_ascii_lowercase().replace('_', "-") == "x-key")
+            .collect();
+        assert_eq!(sent, vec![&("X-Key".to_string(), "real".to_string())]);
     }
 
     #[test]

@@ -188,11 +188,17 @@ fn redact_value(v: Value, redact: &dyn Fn(&str) -> String) -> Value {
     }
 }
 
+/// Whether `body` holds a secret as its UTF-8, UTF-16LE or UTF-16BE bytes, or base64.
 fn contains_secret(body: &[u8], secrets: &[String]) -> bool {
-    secrets
-        .iter()
-        .filter(|s| s.len() >= 3)
-        .any(|s| memchr::memmem::find(body, s.as_bytes()).is_some())
+    use base64::Engine;
+    secrets.iter().filter(|s| s.len() >= 3).any(|s| {
+        let le: Vec<u8> = s.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let be: Vec<u8> = s.encode_utf16().flat_map(u16::to_be_bytes).collect();
+        let b64 = base64::engine::general_purpose::STANDARD.encode(s);
+        [s.as_bytes(), &le, &be, b64.trim_end_matches('=').as_bytes()]
+            .iter()
+            .any(|form| memchr::memmem::find(body, form).is_some())
+    })
 }
 
 /// How many bytes in words (`12,345 bytes`).
@@ -236,7 +242,11 @@ pub fn render(
         // secrets go at every layer: in the raw bytes (before a declared charset could
         // disguise them), in the decoded text (URL and JSON encodings), and in the
         // parsed JSON's strings (`\u0026`-style escapes)
-        let raw = redact_bytes(body, secrets);
+        let raw = match std::str::from_utf8(body) {
+            // URL, JSON and HTML encodings too, before a declared charset could scramble them
+            Ok(text) => redact(text).into_bytes(),
+            Err(_) => redact_bytes(body, secrets),
+        };
         let mut text = redact(&decode_text(&raw, charset.as_deref()));
         let mut structured = None;
         if !truncated {

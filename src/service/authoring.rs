@@ -411,7 +411,10 @@ impl Graft {
         };
         let reset_agents = match &reset {
             Some(why) => crate::db::runs::reset_approvals(&mut tx, tool.id, next, why, now).await?,
-            None => Vec::new(),
+            None => {
+                crate::db::runs::carry_approvals(&mut tx, tool.id, next).await?;
+                Vec::new()
+            }
         };
         match person {
             PersonHints::Keep => {}

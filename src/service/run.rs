@@ -60,14 +60,21 @@ pub fn writes(method: &str, read_only_hint: bool) -> bool {
 }
 
 /// The end of an occurrence of `secret` at `text[i..]`, matching each byte of the secret
-/// as itself, as `%XX` (either case), as `+` for a space, or as `\` + itself (JSON's
-/// `\/`): so a vendor that echoes the credential in any URL or JSON encoding of it is
-/// still caught.
+/// as itself, as `%XX` (either case), as `+` for a space, as `\` + itself (JSON's `\/`),
+/// as a JSON `\u00XX` escape, or as an HTML character reference (`&amp;`, `&#38;`,
+/// `&#x26;`): so a vendor that echoes the credential in any URL, JSON or HTML encoding
+/// of it is still caught.
 fn encoded_match(text: &[u8], i: usize, secret: &[u8]) -> Option<usize> {
     let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
     let mut j = i;
     for &b in secret {
         let t = *text.get(j)?;
+        if t == b'&' {
+            if let Some(n) = html_reference(&text[j..], b) {
+                j += n;
+                continue;
+            }
+        }
         if t == b || (t == b'+' && b == b' ') {
             j += 1;
         } else if t == b'%'
@@ -80,11 +87,42 @@ fn encoded_match(text: &[u8], i: usize, secret: &[u8]) -> Option<usize> {
             j += 3;
         } else if t == b'\\' && text.get(j + 1) == Some(&b) {
             j += 2;
+        } else if t == b'\\'
+            && text.get(j + 1) == Some(&b'u')
+            && text.len() >= j + 6
+            && std::str::from_utf8(&text[j + 2..j + 6])
+                .ok()
+                .and_then(|h| u32::from_str_radix(h, 16).ok())
+                == Some(u32::from(b))
+        {
+            j += 6;
         } else {
             return None;
         }
     }
     Some(j)
+}
+
+/// The length of an HTML character reference at the start of `text` that stands for
+/// the ASCII byte `b` (`&amp;` `&lt;` `&gt;` `&quot;` `&apos;`, `&#NN;`, `&#xHH;`).
+fn html_reference(text: &[u8], b: u8) -> Option<usize> {
+    let end = text.iter().take(10).position(|&c| c == b';')?;
+    let name = std::str::from_utf8(&text[1..end]).ok()?;
+    let value = match name {
+        "amp" => u32::from(b'&'),
+        "lt" => u32::from(b'<'),
+        "gt" => u32::from(b'>'),
+        "quot" => u32::from(b'"'),
+        "apos" => u32::from(b'\''),
+        _ => match name.strip_prefix('#') {
+            Some(n) => match n.strip_prefix(['x', 'X']) {
+                Some(h) => u32::from_str_radix(h, 16).ok()?,
+                None => n.parse().ok()?,
+            },
+            None => return None,
+        },
+    };
+    (value == u32::from(b)).then_some(end + 1)
 }
 
 /// Replaces every secret in `text`, raw or in any URL/JSON encoding, with `<redacted>`.
@@ -97,7 +135,11 @@ fn redact(text: &str, secrets: &[String]) -> String {
         let mut i = 0;
         while i < bytes.len() {
             let first = bytes[i];
-            let may_start = first == secret[0] || first == b'%' || first == b'+' || first == b'\\';
+            let may_start = first == secret[0]
+                || first == b'%'
+                || first == b'+'
+                || first == b'\\'
+                || first == b'&';
             match may_start.then(|| encoded_match(bytes, i, secret)).flatten() {
                 Some(end) => {
                     result.extend_from_slice(request::REDACTED.as_bytes());
@@ -426,7 +468,29 @@ impl Graft {
         }
         // 4. approval of writes, and of every tool or version an agent authored
         if tool.gated() {
-            let approval = runs::select_approval(self.pool(), agent_id, tool.id).await?;
+            let mut approval = runs::select_approval(self.pool(), agent_id, tool.id).await?;
+            // a grant stands for the version it was given on (a new version that changes
+            // nothing carries it forward); one for another version raced a publish
+            if let Some(a) = approval
+                .as_mut()
+                .filter(|a| a.state == "granted" && a.version.is_some_and(|v| v != tool.version))
+            {
+                let why = format!(
+                    "the approval was given for version {}",
+                    a.version.unwrap_or_default()
+                );
+                runs::repend_approval(
+                    self.pool(),
+                    agent_id,
+                    tool.id,
+                    tool.version,
+                    &why,
+                    self.now(),
+                )
+                .await?;
+                a.state = "pending".into();
+                a.changed = Some(why);
+            }
             match approval.as_ref().map(|a| a.state.as_str()) {
                 Some("granted") => {}
                 Some("denied") => {
@@ -463,7 +527,7 @@ impl Graft {
                         .and_then(|a| a.changed.as_deref())
                         .map(|c| {
                             format!(
-                                " It was approved before, but version {} changed it: {c}.",
+                                " Version {} is new since the last decision: {c}.",
                                 tool.version
                             )
                         })
@@ -574,5 +638,16 @@ mod tests {
             redact("x a b/c+d y a+b%2Fc%2Bd", &s),
             "x <redacted> y <redacted>"
         );
+        // JSON \u escapes (NDJSON, cut bodies) and HTML character references
+        let s = vec!["s3cr3t&key<>".to_string()];
+        assert_eq!(
+            redact(r#"{"a":"s3cr3t\u0026key\u003c\u003E"}"#, &s),
+            r#"{"a":"<redacted>"}"#
+        );
+        assert_eq!(
+            redact("<p>s3cr3t&amp;key&lt;&#62;</p> s3cr3t&#x26;key&lt;&gt;", &s),
+            "<p><redacted></p> <redacted>"
+        );
+        assert_eq!(redact("s3cr3t&ampkey", &s), "s3cr3t&ampkey");
     }
 }
