@@ -519,7 +519,7 @@ fn approvals_table(
     show_agent: bool,
 ) -> impl IntoView {
     if list.is_empty() {
-        return view! { <p class="muted">"No approvals yet: a tool that writes asks here on its first call."</p> }.into_any();
+        return view! { <p class="muted">"No approvals yet: a tool that writes, or one an agent wrote, asks here on its first call."</p> }.into_any();
     }
     view! {
         <div class="table-wrap">
@@ -594,7 +594,7 @@ pub fn ApprovalsPage() -> impl IntoView {
     view! {
         <Frame title="Approvals">
             <h1>"Approvals"</h1>
-            <p class="muted">"A tool that writes asks once per agent, on its first call. A grant stands across versions and demotions; a revoked grant is a denial (the agent's calls are refused) until approved again."</p>
+            <p class="muted">"A tool that writes, or one an agent wrote, asks once per agent on its first call. A grant is for the version shown: it stands across demotions and across new versions that change nothing in the call; a version that changes what the call does, or that an agent wrote, asks again and says what changed. A revoked grant is a denial (the agent's calls are refused) until approved again."</p>
             <FormError err/>
             {loaded(data, "Loading…", move |d| {
                 let (agent, tool) = wanted();
