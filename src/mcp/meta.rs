@@ -396,11 +396,14 @@ async fn acquire(
         let explicit = a.description.is_some()
             || a.method.is_some()
             || a.path.is_some()
-            || a.input_schema.is_some();
+            || a.input_schema.is_some()
+            || a.query.is_some()
+            || a.headers.is_some()
+            || a.body_encoding.is_some();
         if explicit {
             return Err(tool_error(
                 "invalid_input",
-                "give either {vendor, operationId} (the operation as the document describes it) or a definition (name, description, method, path, inputSchema), not both",
+                "give either {vendor, operationId} (the operation as the document describes it, optionally with name) or a definition (name, description, method, path, inputSchema, query, headers, bodyEncoding), not both",
                 json!({}),
             ));
         }

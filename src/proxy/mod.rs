@@ -157,6 +157,8 @@ fn describe(e: &reqwest::Error, where_: &str) -> String {
         format!("the vendor at {where_} did not answer in time")
     } else if e.is_connect() {
         format!("cannot connect to the vendor at {where_}")
+    } else if e.is_decode() {
+        format!("the answer of the vendor at {where_} could not be decoded (a broken Content-Encoding: gzip, br or deflate)")
     } else {
         format!("the request to the vendor at {where_} failed")
     }

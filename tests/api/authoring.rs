@@ -200,6 +200,16 @@ async fn a_stored_document_offers_operations_to_acquire() {
     );
     assert!(s["message"].as_str().unwrap().contains("acquire"));
 
+    // a document's operation is taken as the document describes it: other fields are
+    // refused, not ignored
+    let r = call(
+        &c,
+        "acquire",
+        json!({"vendor": "zoo", "operationId": "findPetsByStatus", "query": ["status"]}),
+    )
+    .await;
+    assert_eq!(code(&r).as_deref(), Some("invalid_input"), "{r:?}");
+
     let r = call(
         &c,
         "acquire",

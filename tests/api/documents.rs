@@ -51,7 +51,7 @@ async fn shapes() -> Shapes {
         .import_openapi("shapes", SHAPES, Some(&vendor.url()), &mut |_, _| {})
         .await
         .unwrap();
-    assert_eq!(report.imported, 10, "{report:?}");
+    assert_eq!(report.imported, 11, "{report:?}");
     assert_eq!(
         report.withheld,
         vec![
@@ -379,6 +379,10 @@ async fn images_compressed_and_latin1_answers_arrive_as_they_were_meant() {
     assert!(answer["acceptEncoding"].as_str().unwrap().contains("gzip"));
     let r = run(&c, "get_latin1", json!({})).await;
     assert_eq!(text(&r), "café crème");
+    // a broken encoding is named as such
+    let r = run(&c, "get_bad_gz", json!({})).await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("could not be decoded"), "{}", text(&r));
     c.cancel().await.unwrap();
     s.app.stop().await;
 }

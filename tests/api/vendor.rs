@@ -184,6 +184,18 @@ pub async fn start(redirect_to: Option<String>) -> Vendor {
             .layer(tower_http::compression::CompressionLayer::new()),
         )
         .route(
+            "/badgz",
+            get(|| async {
+                (
+                    [
+                        ("content-type", "application/json"),
+                        ("content-encoding", "gzip"),
+                    ],
+                    b"this is not gzip at all".to_vec(),
+                )
+            }),
+        )
+        .route(
             "/latin1",
             get(|| async {
                 (
