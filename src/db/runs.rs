@@ -298,26 +298,6 @@ pub struct NewCall<'a> {
     pub error_code: Option<&'a str>,
 }
 
-/// Appends to the call log.
-pub async fn insert_tool_call(pool: &Pool, c: &NewCall<'_>, now: i64) -> DbResult<()> {
-    sqlx::query(
-        "INSERT INTO tool_calls (agent_id, tool_id, version, dry_run, status, http_status, duration_ms, at, error_code) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-    )
-    .bind(c.agent_id)
-    .bind(c.tool_id)
-    .bind(c.version)
-    .bind(c.dry_run)
-    .bind(c.status)
-    .bind(c.http_status)
-    .bind(c.duration_ms)
-    .bind(now)
-    .bind(c.error_code)
-    .execute(pool)
-    .await?;
-    Ok(())
-}
-
 /// Records a call (run it in one transaction): its `tool_calls` row and, when it
 /// reached the vendor (`used`), its `tool_usage` (`last_used_at` = now, `calls` + 1).
 pub async fn record_call(conn: &mut Conn, c: &NewCall<'_>, used: bool, now: i64) -> DbResult<()> {

@@ -14,26 +14,9 @@ use super::schema;
 use super::tool::{Binding, BodyEncoding, Hints, ToolDraft, METHODS};
 use serde_json::Value;
 
-/// Headers an authored tool may not take from its input: Graft or the connection sets
-/// them.
-const RESERVED_HEADERS: &[&str] = &[
-    "authorization",
-    "cookie",
-    "host",
-    "content-length",
-    "content-type",
-    "accept",
-    "proxy-authorization",
-    "proxy-authenticate",
-    "proxy-connection",
-    "transfer-encoding",
-    "connection",
-    "keep-alive",
-    "te",
-    "trailer",
-    "upgrade",
-    "expect",
-];
+/// Headers an authored tool may not take from its input besides those Graft owns
+/// ([`crate::domain::tool::is_owned_header`]): Graft sets them from the definition.
+const RESERVED_HEADERS: &[&str] = &["content-type", "accept"];
 /// Largest input schema an agent may send (bytes of JSON).
 pub const MAX_SCHEMA_BYTES: usize = 256 * 1024;
 /// Largest input schema served after inlining (bytes of JSON).

@@ -295,28 +295,7 @@ pub fn merge_all_of(schema: &Value) -> Value {
     let Value::Object(m) = schema else {
         return schema.clone();
     };
-    let mut out = Map::new();
-    for (k, v) in m {
-        let cleaned = if NAME_MAPS.contains(&k.as_str()) {
-            match v {
-                Value::Object(props) => Value::Object(
-                    props
-                        .iter()
-                        .map(|(name, sub)| (name.clone(), merge_all_of(sub)))
-                        .collect(),
-                ),
-                other => other.clone(),
-            }
-        } else if SUB_SCHEMA.contains(&k.as_str()) || SUB_SCHEMAS.contains(&k.as_str()) {
-            match v {
-                Value::Array(a) => Value::Array(a.iter().map(merge_all_of).collect()),
-                other => merge_all_of(other),
-            }
-        } else {
-            v.clone()
-        };
-        out.insert(k.clone(), cleaned);
-    }
+    let mut out = map_subschemas(m, &merge_all_of);
     let Some(Value::Array(parts)) = out.get("allOf") else {
         return Value::Object(out);
     };
@@ -392,6 +371,35 @@ pub fn merge_all_of(schema: &Value) -> Value {
     Value::Object(out)
 }
 
+/// `m` with `f` applied to each of its sub-schemas (the values of `properties` and the
+/// other name maps, `items` and the other single sub-schemas, the members of unions);
+/// every other keyword as it is.
+fn map_subschemas(m: &Map<String, Value>, f: &dyn Fn(&Value) -> Value) -> Map<String, Value> {
+    m.iter()
+        .map(|(k, v)| {
+            let mapped = if NAME_MAPS.contains(&k.as_str()) {
+                match v {
+                    Value::Object(props) => Value::Object(
+                        props
+                            .iter()
+                            .map(|(name, sub)| (name.clone(), f(sub)))
+                            .collect(),
+                    ),
+                    other => other.clone(),
+                }
+            } else if SUB_SCHEMA.contains(&k.as_str()) || SUB_SCHEMAS.contains(&k.as_str()) {
+                match v {
+                    Value::Array(a) => Value::Array(a.iter().map(f).collect()),
+                    other => f(other),
+                }
+            } else {
+                v.clone()
+            };
+            (k.clone(), mapped)
+        })
+        .collect()
+}
+
 /// Drops every property marked `readOnly: true` (server-set, like `id`: OpenAPI 3.x
 /// "SHOULD NOT be sent as part of the request") from `properties` and `required`, at
 /// every depth; `writeOnly` properties stay.
@@ -401,45 +409,17 @@ pub fn drop_read_only(schema: &Value) -> Value {
     };
     let is_read_only = |v: &Value| v.get("readOnly") == Some(&Value::Bool(true));
     let mut dropped: Vec<String> = Vec::new();
-    let mut out = Map::new();
-    for (k, v) in m {
-        let cleaned = if k == "properties" {
-            match v {
-                Value::Object(props) => Value::Object(
-                    props
-                        .iter()
-                        .filter(|(name, sub)| {
-                            let ro = is_read_only(sub);
-                            if ro {
-                                dropped.push((*name).clone());
-                            }
-                            !ro
-                        })
-                        .map(|(name, sub)| (name.clone(), drop_read_only(sub)))
-                        .collect(),
-                ),
-                other => other.clone(),
+    let mut kept = m.clone();
+    if let Some(Value::Object(props)) = kept.get_mut("properties") {
+        props.retain(|name, sub| {
+            let ro = is_read_only(sub);
+            if ro {
+                dropped.push(name.clone());
             }
-        } else if NAME_MAPS.contains(&k.as_str()) {
-            match v {
-                Value::Object(props) => Value::Object(
-                    props
-                        .iter()
-                        .map(|(name, sub)| (name.clone(), drop_read_only(sub)))
-                        .collect(),
-                ),
-                other => other.clone(),
-            }
-        } else if SUB_SCHEMA.contains(&k.as_str()) || SUB_SCHEMAS.contains(&k.as_str()) {
-            match v {
-                Value::Array(a) => Value::Array(a.iter().map(drop_read_only).collect()),
-                other => drop_read_only(other),
-            }
-        } else {
-            v.clone()
-        };
-        out.insert(k.clone(), cleaned);
+            !ro
+        });
     }
+    let mut out = map_subschemas(&kept, &drop_read_only);
     if !dropped.is_empty() {
         if let Some(Value::Array(r)) = out.get_mut("required") {
             r.retain(|n| n.as_str().is_none_or(|n| !dropped.iter().any(|d| d == n)));

@@ -134,8 +134,14 @@ pub const OWNED_HEADERS: &[&str] = &[
 /// same variable), surrounding whitespace ignored; and any name that is not a valid
 /// header name (RFC 9110 §5.1 `token`), which could not be sent as declared.
 pub fn is_owned_header(name: &str) -> bool {
-    let lower = name.trim().to_ascii_lowercase().replace('_', "-");
+    let lower = header_key(name);
     !is_header_token(name) || lower.starts_with("proxy-") || OWNED_HEADERS.contains(&lower.as_str())
+}
+
+/// A header name as servers compare it: trimmed, lower case, `_` read as `-` (CGI and
+/// WSGI servers map both to the same `HTTP_*` variable).
+pub fn header_key(name: &str) -> String {
+    name.trim().to_ascii_lowercase().replace('_', "-")
 }
 
 /// Whether `name` is an RFC 9110 §5.6.2 `token` (a valid header field name).

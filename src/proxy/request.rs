@@ -396,7 +396,7 @@ pub fn build(
     // a parameter Graft owns never falls through to the query or the body under the
     // agent's name: not one the document declared and Graft withholds, nor a
     // credential-shaped name on its way into a URL
-    let norm = |s: &str| s.trim().to_ascii_lowercase().replace('_', "-");
+    let norm = crate::domain::tool::header_key;
     for k in remaining.keys() {
         let withheld = b.withheld.iter().any(|(_, name)| norm(name) == norm(k));
         let credential_in_url = !has_body
@@ -476,8 +476,8 @@ pub fn build(
     match credential {
         Credential::Header { name, .. } => {
             // `_` and `-` read alike (CGI/WSGI servers map both to HTTP_X_KEY)
-            let norm = |s: &str| s.trim().to_ascii_lowercase().replace('_', "-");
-            headers.retain(|(k, _)| norm(k) != norm(name))
+            let key = crate::domain::tool::header_key(name);
+            headers.retain(|(k, _)| crate::domain::tool::header_key(k) != key)
         }
         Credential::Query { name, .. } => query.retain(|(k, _)| k != name),
         Credential::Bearer(_) | Credential::Basic { .. } => {

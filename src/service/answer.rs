@@ -242,12 +242,21 @@ pub fn render(
         // secrets go at every layer: in the raw bytes (before a declared charset could
         // disguise them), in the decoded text (URL and JSON encodings), and in the
         // parsed JSON's strings (`\u0026`-style escapes)
-        let raw = match std::str::from_utf8(body) {
-            // URL, JSON and HTML encodings too, before a declared charset could scramble them
-            Ok(text) => redact(text).into_bytes(),
-            Err(_) => redact_bytes(body, secrets),
+        let utf8 = charset
+            .as_deref()
+            .and_then(|c| encoding_rs::Encoding::for_label(c.as_bytes()))
+            .is_none_or(|e| e == encoding_rs::UTF_8);
+        let mut text = match std::str::from_utf8(body) {
+            // UTF-8 read as UTF-8: one pass of the encoding-aware redaction is enough
+            Ok(t) if utf8 => decode_text(redact(t).as_bytes(), None),
+            // URL, JSON and HTML encodings too, before a declared charset could scramble
+            // them; then again in the decoded text
+            Ok(t) => redact(&decode_text(redact(t).as_bytes(), charset.as_deref())),
+            Err(_) => redact(&decode_text(
+                &redact_bytes(body, secrets),
+                charset.as_deref(),
+            )),
         };
-        let mut text = redact(&decode_text(&raw, charset.as_deref()));
         let mut structured = None;
         if !truncated {
             if let Ok(v) = serde_json::from_str::<Value>(&text) {

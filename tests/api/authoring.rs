@@ -5,16 +5,8 @@ use super::helpers::*;
 use super::vendor;
 use graft::service::authoring::HintChange;
 use graft::service::Actor;
-use rmcp::model::{CallToolResult, ProtocolVersion};
+use rmcp::model::ProtocolVersion;
 use serde_json::{json, Value};
-
-fn code(r: &CallToolResult) -> Option<String> {
-    r.structured_content
-        .as_ref()?
-        .pointer("/error/code")?
-        .as_str()
-        .map(str::to_string)
-}
 
 fn item_tool() -> Value {
     json!({

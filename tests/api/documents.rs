@@ -12,14 +12,6 @@ use std::collections::BTreeSet;
 
 const SHAPES: &str = include_str!("../fixtures/shapes_api.yaml");
 
-fn text(r: &CallToolResult) -> String {
-    r.content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 fn names(v: &Value) -> BTreeSet<String> {
     match v {
         Value::Object(m) => m.keys().cloned().collect(),

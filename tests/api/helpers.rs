@@ -352,3 +352,21 @@ pub fn test_model() -> Arc<graft::semantic::Model> {
         })
         .clone()
 }
+
+/// `structuredContent.error.code` of a tool error (SPEC §3.4), when there is one.
+pub fn code(r: &CallToolResult) -> Option<String> {
+    r.structured_content
+        .as_ref()?
+        .pointer("/error/code")?
+        .as_str()
+        .map(str::to_string)
+}
+
+/// The text content of a tool result, its blocks joined by newlines.
+pub fn text(r: &CallToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}

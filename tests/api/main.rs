@@ -26,14 +26,6 @@ const META: [&str; 6] = [
     "publish",
 ];
 
-fn error_code(r: &rmcp::model::CallToolResult) -> Option<String> {
-    r.structured_content
-        .as_ref()?
-        .pointer("/error/code")?
-        .as_str()
-        .map(str::to_string)
-}
-
 async fn legacy_flow(version: ProtocolVersion) {
     let dir = tempfile::tempdir().unwrap();
     let app = spawn_app_with_petstore(dir.path()).await;
@@ -344,7 +336,7 @@ async fn meta_tool_errors_are_tool_results() {
 
     let r = call(&a, "promote", json!({"vendor": "petstore", "name": "nope"})).await;
     assert_eq!(
-        (r.is_error, error_code(&r).as_deref()),
+        (r.is_error, code(&r).as_deref()),
         (Some(true), Some("tool_not_found"))
     );
     let r = call(
@@ -354,15 +346,15 @@ async fn meta_tool_errors_are_tool_results() {
     )
     .await;
     assert_eq!(
-        (r.is_error, error_code(&r).as_deref()),
+        (r.is_error, code(&r).as_deref()),
         (Some(true), Some("not_promoted"))
     );
     let r = call(&a, "find_tool", json!({"query": "  "})).await;
-    assert_eq!(error_code(&r).as_deref(), Some("invalid_input"));
+    assert_eq!(code(&r).as_deref(), Some("invalid_input"));
     let r = call(&a, "find_tool", json!({"query": "pet", "limit": 51})).await;
-    assert_eq!(error_code(&r).as_deref(), Some("invalid_input"));
+    assert_eq!(code(&r).as_deref(), Some("invalid_input"));
     let r = call(&a, "promote", json!({"vendor": "petstore"})).await;
-    assert_eq!(error_code(&r).as_deref(), Some("invalid_input"));
+    assert_eq!(code(&r).as_deref(), Some("invalid_input"));
 
     let r = call(&a, "find_tool", json!({"query": "weather forecast"})).await;
     let s = r.structured_content.unwrap();
@@ -421,7 +413,7 @@ async fn meta_tool_errors_are_tool_results() {
         other => panic!("unexpected {other:?}"),
     }
     let r = call(&a, "petstore__get_pet_by_id", json!({"petId": 1})).await;
-    assert_eq!(error_code(&r).as_deref(), Some("not_promoted"));
+    assert_eq!(code(&r).as_deref(), Some("not_promoted"));
 
     // the names agents copy from tools/list: <vendor>__<name> in `name`, vendor absent
     let r = call(&a, "promote", json!({"name": "petstore__get_pet_by_id"})).await;
@@ -439,7 +431,7 @@ async fn meta_tool_errors_are_tool_results() {
         json!({"name": "get_pet_by_id"}),
     ] {
         let r = call(&a, "promote", bad.clone()).await;
-        assert_eq!(error_code(&r).as_deref(), Some("invalid_input"), "{bad}");
+        assert_eq!(code(&r).as_deref(), Some("invalid_input"), "{bad}");
     }
     let r = call(
         &a,
@@ -448,18 +440,14 @@ async fn meta_tool_errors_are_tool_results() {
     )
     .await;
     // resolved and sent: the test vendor's address does not answer
-    assert_eq!(
-        error_code(&r).as_deref(),
-        Some("vendor_unreachable"),
-        "{r:?}"
-    );
+    assert_eq!(code(&r).as_deref(), Some("vendor_unreachable"), "{r:?}");
     let r = call(
         &a,
         "publish",
         json!({"name": "petstore__nope", "description": "x"}),
     )
     .await;
-    assert_eq!(error_code(&r).as_deref(), Some("tool_not_found"), "{r:?}");
+    assert_eq!(code(&r).as_deref(), Some("tool_not_found"), "{r:?}");
     let r = call(&a, "demote", json!({"name": "petstore__get_pet_by_id"})).await;
     assert_eq!(r.structured_content, Some(json!({"size": 1, "cap": 20})));
     a.cancel().await.unwrap();

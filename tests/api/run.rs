@@ -11,22 +11,6 @@ const SECRET: &str = "s3cret-Pa55+word/x";
 const ACCOUNT: &str = "AC0123456789abcdef0123456789abcdef";
 const ADDRESS: &str = "AD0123456789abcdef0123456789abcdef";
 
-fn code(r: &CallToolResult) -> Option<String> {
-    r.structured_content
-        .as_ref()?
-        .pointer("/error/code")?
-        .as_str()
-        .map(str::to_string)
-}
-
-fn text(r: &CallToolResult) -> String {
-    r.content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 fn assert_no_secret(r: &CallToolResult) {
     let all = format!(
         "{}{}",
