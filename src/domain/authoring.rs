@@ -56,8 +56,11 @@ fn check_path(path: &str) -> Result<(), String> {
     {
         return bad("no query, fragment, '%', '\\' or spaces");
     }
-    if path.split('/').any(|seg| seg == "." || seg == "..") {
-        return bad("no '.' or '..' segments");
+    if path.split('/').any(|seg| {
+        let bare = seg.split(';').next().unwrap_or("");
+        bare == "." || bare == ".."
+    }) {
+        return bad("no '.' or '..' segments (nor '..;…', read as '..' by some servers)");
     }
     let mut open = false;
     for c in path.chars() {
@@ -148,14 +151,13 @@ pub fn draft(vendor: &VendorSlug, spec: &ToolSpec) -> Result<ToolDraft, String> 
             MAX_INLINED_BYTES / 1024
         ));
     }
-    if jsonschema::meta::validate(&spec.input_schema).is_err()
-        || jsonschema::validator_for(&inlined).is_err()
-    {
-        let why = jsonschema::meta::validate(&spec.input_schema)
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_else(|| "it does not compile".into());
-        return Err(format!("inputSchema is not a valid JSON Schema: {why}"));
+    if let Err(e) = jsonschema::meta::validate(&spec.input_schema) {
+        return Err(format!("inputSchema is not a valid JSON Schema: {e}"));
+    }
+    if let Err(e) = schema::linear_validator(&inlined) {
+        return Err(format!(
+            "inputSchema does not compile: {e} (patterns may not use backreferences or lookaround, which Graft cannot match in linear time)"
+        ));
     }
     if inlined.get("type").and_then(Value::as_str) != Some("object") {
         return Err("inputSchema must have \"type\": \"object\" at its root".into());

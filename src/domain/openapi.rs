@@ -918,7 +918,7 @@ impl OpCtx<'_> {
         if !required.is_empty() {
             input_schema["required"] = json!(required);
         }
-        if let Err(e) = jsonschema::validator_for(&input_schema) {
+        if let Err(e) = schema::validator(&input_schema) {
             return Err(format!("its input schema is not valid JSON Schema: {e}"));
         }
         let summary = op

@@ -10,6 +10,12 @@ pub const MAX_REF_DEPTH: usize = 6;
 /// Most schema objects one inlining may produce: `$ref`s past this budget are cut, so a
 /// small schema of references to references cannot grow without bound.
 pub const MAX_NODES: usize = 10_000;
+/// Most bytes (about: string lengths, names and 8 per other JSON value) of non-schema
+/// values (`default`, `enum`, `examples`, descriptions, …) one inlining may copy. A big
+/// value referenced many times through `$defs` would otherwise be copied without bound
+/// (a 250 KB schema grew a process to 7 GB); past this budget such values are dropped and
+/// [`inlines_within_budget`] says no.
+pub const MAX_COPY_BYTES: usize = 8 * 1024 * 1024;
 
 /// Keywords whose value is a map from names to schemas: its keys are names, not
 /// keywords, so an `x-` name there is kept.
@@ -49,6 +55,45 @@ const DROPPED: &[&str] = &[
     "$comment",
 ];
 
+/// Backtracking steps one `pattern` match may take (fancy-regex) before it fails the
+/// input: only patterns with backreferences or lookaround backtrack at all (the others run
+/// on the `regex` crate's linear-time engine), and only those of imported vendor schemas
+/// can reach it, since authored ones must compile on the linear engine
+/// ([`linear_validator`]).
+pub const BACKTRACK_LIMIT: usize = 20_000;
+/// Bytes one compiled pattern (and its lazy DFA cache) may take.
+const PATTERN_SIZE_LIMIT: usize = 1 << 20;
+
+/// The validator Graft checks tool inputs with (JSON Schema 2020-12, or the draft named
+/// by `$schema`): `pattern`s run with a [`BACKTRACK_LIMIT`], so that no input can keep a
+/// CPU busy for long. Errors: the schema does not compile (the message says why).
+pub fn validator(schema: &Value) -> Result<jsonschema::Validator, String> {
+    jsonschema::options()
+        .with_pattern_options(
+            jsonschema::PatternOptions::fancy_regex()
+                .backtrack_limit(BACKTRACK_LIMIT)
+                .size_limit(PATTERN_SIZE_LIMIT)
+                .dfa_size_limit(PATTERN_SIZE_LIMIT),
+        )
+        .build(schema)
+        .map_err(|e| e.to_string())
+}
+
+/// The validator for a schema an agent or a person authored (SPEC §3.5): every `pattern`
+/// must compile on the `regex` crate's engine, whose matching time is linear in the
+/// input, so backreferences and lookaround are refused. Errors: the schema does not
+/// compile that way (the message names the pattern).
+pub fn linear_validator(schema: &Value) -> Result<jsonschema::Validator, String> {
+    jsonschema::options()
+        .with_pattern_options(
+            jsonschema::PatternOptions::regex()
+                .size_limit(PATTERN_SIZE_LIMIT)
+                .dfa_size_limit(PATTERN_SIZE_LIMIT),
+        )
+        .build(schema)
+        .map_err(|e| e.to_string())
+}
+
 /// Resolves a local JSON pointer reference (`#/components/schemas/Pet`) in `root`.
 pub fn resolve_pointer<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
     let pointer = reference.strip_prefix('#')?;
@@ -65,21 +110,16 @@ pub fn resolve_pointer<'a>(root: &'a Value, reference: &str) -> Option<&'a Value
 /// one that does not resolve locally becomes `{}` with a description saying why.
 /// Sibling keywords beside a `$ref` (OpenAPI 3.1) override the target's.
 pub fn inline(root: &Value, schema: &Value) -> Value {
-    let mut ctx = Ctx {
-        stack: Vec::new(),
-        budget: MAX_NODES,
-    };
-    inline_at(root, schema, &mut ctx)
+    inline_at(root, schema, &mut Ctx::new())
 }
 
-/// Whether an inlining of `schema` stays within [`MAX_NODES`] (nothing was cut for size).
+/// Whether an inlining of `schema` stays within [`MAX_NODES`] and [`MAX_COPY_BYTES`]
+/// (nothing was cut or dropped for size). The work it does is bounded by the same
+/// budgets, so it answers quickly for any input.
 pub fn inlines_within_budget(root: &Value, schema: &Value) -> bool {
-    let mut ctx = Ctx {
-        stack: Vec::new(),
-        budget: MAX_NODES,
-    };
+    let mut ctx = Ctx::new();
     inline_at(root, schema, &mut ctx);
-    ctx.budget > 0
+    !ctx.exceeded
 }
 
 struct Ctx {
@@ -87,9 +127,55 @@ struct Ctx {
     stack: Vec<String>,
     /// Schema objects still allowed.
     budget: usize,
+    /// Bytes of copied values still allowed.
+    copy_budget: usize,
+    /// Whether something was cut or dropped because a budget ran out.
+    exceeded: bool,
+}
+
+impl Ctx {
+    fn new() -> Self {
+        Ctx {
+            stack: Vec::new(),
+            budget: MAX_NODES,
+            copy_budget: MAX_COPY_BYTES,
+            exceeded: false,
+        }
+    }
+}
+
+/// About how many bytes `v` takes (string lengths, key lengths, 8 per other value),
+/// counted only up to `limit`: the walk stops as soon as it passes it.
+fn weight(v: &Value, limit: usize) -> usize {
+    let mut total = 0usize;
+    let mut todo = vec![v];
+    while let Some(v) = todo.pop() {
+        total += match v {
+            Value::String(s) => s.len() + 2,
+            Value::Array(a) => {
+                todo.extend(a.iter());
+                8
+            }
+            Value::Object(m) => {
+                for (k, x) in m {
+                    total += k.len() + 2;
+                    todo.push(x);
+                }
+                8
+            }
+            _ => 8,
+        };
+        if total > limit {
+            break;
+        }
+    }
+    total
 }
 
 fn inline_at(root: &Value, schema: &Value, stack: &mut Ctx) -> Value {
+    if stack.budget == 0 {
+        stack.exceeded = true;
+    }
     stack.budget = stack.budget.saturating_sub(1);
     let Value::Object(obj) = schema else {
         // booleans are valid schemas; anything else is not a schema: allow anything
@@ -104,7 +190,8 @@ fn inline_at(root: &Value, schema: &Value, stack: &mut Ctx) -> Value {
             Some(cut(&format!("{reference} (recursive; cut)")))
         } else if stack.stack.len() >= MAX_REF_DEPTH {
             Some(cut(&format!("{reference} (nested too deep; cut)")))
-        } else if stack.budget == 0 {
+        } else if stack.budget == 0 || stack.copy_budget == 0 {
+            stack.exceeded = true;
             Some(cut(&format!("{reference} (schema too large; cut)")))
         } else if let Some(t) = resolve_pointer(root, reference) {
             stack.stack.push(reference.clone());
@@ -175,6 +262,13 @@ fn clean_keyword(root: &Value, k: &str, v: &Value, stack: &mut Ctx) -> Option<Va
             a.iter().map(|s| inline_at(root, s, stack)).collect(),
         ));
     }
+    let w = weight(v, stack.copy_budget);
+    if w > stack.copy_budget {
+        stack.copy_budget = 0;
+        stack.exceeded = true;
+        return None;
+    }
+    stack.copy_budget -= w;
     Some(v.clone())
 }
 
@@ -782,6 +876,58 @@ mod tests {
             &json!({}),
             &json!({"type": "object"})
         ));
+    }
+
+    #[test]
+    fn big_values_referenced_many_times_stay_within_a_budget() {
+        // a 100 KB `default` reached through 4 levels of 8 references each: 4,096 copies
+        // (400 MB) if inlined naively; the security review's 250 KB schema reached 7 GB
+        let big: Vec<u32> = (0..20_000).collect();
+        let mut defs = serde_json::Map::new();
+        defs.insert("Big".into(), json!({"type": "array", "default": big}));
+        for i in 0..4 {
+            let next = if i == 3 {
+                "Big".to_string()
+            } else {
+                format!("D{}", i + 1)
+            };
+            let props: serde_json::Map<String, Value> = (0..8)
+                .map(|j| (format!("p{j}"), json!({"$ref": format!("#/$defs/{next}")})))
+                .collect();
+            defs.insert(
+                format!("D{i}"),
+                json!({"type": "object", "properties": props}),
+            );
+        }
+        let schema = json!({"$defs": defs, "type": "object", "properties": {"root": {"$ref": "#/$defs/D0"}}});
+        assert!(!inlines_within_budget(&schema, &schema));
+        let out = inline(&schema, &schema);
+        let size = out.to_string().len();
+        assert!(size <= 2 * MAX_COPY_BYTES, "{size}");
+        // the same shape with a small default is fine
+        let small = serde_json::to_string(&schema)
+            .unwrap()
+            .replace(&serde_json::to_string(&big).unwrap(), "[1,2,3]");
+        let small: Value = serde_json::from_str(&small).unwrap();
+        assert!(inlines_within_budget(&small, &small));
+    }
+
+    #[test]
+    fn patterns_are_bounded() {
+        let backref = json!({"type": "string", "pattern": "^((a|aa)+)\\1$"});
+        assert!(
+            linear_validator(&backref).is_err(),
+            "refused for authored tools"
+        );
+        assert!(
+            linear_validator(&json!({"type": "string", "pattern": "^[a-z]+(-[a-z]+)*$"})).is_ok()
+        );
+        // an imported schema keeps it, and a hostile input stops at the backtrack limit
+        let v = validator(&backref).unwrap();
+        let input = json!(format!("{}b", "a".repeat(50_000)));
+        let errors: Vec<String> = v.iter_errors(&input).map(|e| e.to_string()).collect();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(v.is_valid(&json!("aaaa")));
     }
 
     #[test]

@@ -3,10 +3,18 @@
 
 use super::{Graft, ServiceError, ServiceResult};
 use crate::db::{self, runs};
+use crate::domain::schema;
 use crate::domain::tool::Binding;
 use crate::proxy::request::{self, Credential, Operation};
 use serde_json::{json, Map, Value};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How long checking one input against a tool's schema may take before the call is
+/// refused as invalid input (the work runs on the blocking pool, never on an async
+/// worker).
+pub const VALIDATION_BUDGET: Duration = Duration::from_secs(2);
+/// Violations reported for one input at most.
+const MAX_VIOLATIONS: usize = 50;
 
 /// The answer of a run, in MCP terms (the adapter turns it into a `CallToolResult`).
 #[derive(Debug, Clone, PartialEq)]
@@ -293,8 +301,13 @@ impl Graft {
     }
 
     /// Validates `input` against a tool version's input schema (JSON Schema 2020-12 /
-    /// draft-07 by `$schema`); returns each violation as `{pointer, message}`.
-    fn violations(
+    /// draft-07 by `$schema`, patterns bounded as [`schema::validator`] says); returns
+    /// each violation as `{pointer, message}`.
+    ///
+    /// Compiling and validating run on tokio's blocking pool, so that a slow schema or
+    /// input never holds an async worker (other agents' calls, `/healthz`, the console);
+    /// past [`VALIDATION_BUDGET`] the input is refused with one violation saying so.
+    async fn violations(
         &self,
         tool_id: i64,
         version: i64,
@@ -302,29 +315,54 @@ impl Graft {
         input: &Value,
     ) -> ServiceResult<Vec<Value>> {
         let key = (tool_id, version);
-        let mut cache = self.inner.validators.lock().expect("validator cache");
-        if !cache.contains_key(&key) {
-            let schema: Value =
-                serde_json::from_str(schema_text).map_err(|e| ServiceError::Internal(e.into()))?;
-            let v = jsonschema::validator_for(&schema).map_err(|e| {
-                ServiceError::Internal(anyhow::anyhow!(
-                    "stored schema of tool {tool_id} v{version} is invalid: {e}"
-                ))
-            })?;
-            if cache.len() > 1024 {
-                cache.clear();
+        let cached = self
+            .inner
+            .validators
+            .lock()
+            .expect("validator cache")
+            .get(&key)
+            .cloned();
+        let schema_text = schema_text.to_owned();
+        let input = input.clone();
+        let work = tokio::task::spawn_blocking(move || {
+            let validator = match cached {
+                Some(v) => v,
+                None => {
+                    let schema: Value = serde_json::from_str(&schema_text)
+                        .map_err(|e| ServiceError::Internal(e.into()))?;
+                    let v = schema::validator(&schema).map_err(|e| {
+                        ServiceError::Internal(anyhow::anyhow!(
+                            "stored schema of tool {tool_id} v{version} is invalid: {e}"
+                        ))
+                    })?;
+                    std::sync::Arc::new(v)
+                }
+            };
+            let found: Vec<Value> = validator
+                .iter_errors(&input)
+                .take(MAX_VIOLATIONS)
+                .map(|e| {
+                    let pointer = e.instance_path().to_string();
+                    json!({"pointer": if pointer.is_empty() { "/".to_string() } else { pointer }, "message": e.to_string()})
+                })
+                .collect();
+            Ok::<_, ServiceError>((validator, found))
+        });
+        let (validator, found) = match tokio::time::timeout(VALIDATION_BUDGET, work).await {
+            Ok(done) => done.map_err(|e| ServiceError::Internal(e.into()))??,
+            Err(_) => {
+                return Ok(vec![json!({"pointer": "/", "message": format!(
+                    "the input took longer than {} s to validate against this tool's schema; send shorter strings",
+                    VALIDATION_BUDGET.as_secs()
+                )})])
             }
-            cache.insert(key, std::sync::Arc::new(v));
+        };
+        let mut cache = self.inner.validators.lock().expect("validator cache");
+        if cache.len() > 1024 {
+            cache.clear();
         }
-        let validator = cache[&key].clone();
-        drop(cache);
-        Ok(validator
-            .iter_errors(input)
-            .map(|e| {
-                let pointer = e.instance_path().to_string();
-                json!({"pointer": if pointer.is_empty() { "/".to_string() } else { pointer }, "message": e.to_string()})
-            })
-            .collect())
+        cache.insert(key, validator);
+        Ok(found)
     }
 
     /// Runs a tool for an agent (SPEC §4), whether or not it is promoted: the caller
@@ -396,7 +434,9 @@ impl Graft {
             Value::Null => Value::Object(Map::new()),
             v => v,
         };
-        let violations = self.violations(tool.id, tool.version, &tool.input_schema, &input)?;
+        let violations = self
+            .violations(tool.id, tool.version, &tool.input_schema, &input)
+            .await?;
         if !violations.is_empty() {
             let list = violations
                 .iter()
@@ -649,5 +689,11 @@ mod tests {
             "<p><redacted></p> <redacted>"
         );
         assert_eq!(redact("s3cr3t&ampkey", &s), "s3cr3t&ampkey");
+        // .NET's and Go's encoders write `+` as `\u002B`
+        let s = vec!["ab+cd/ef==".to_string()];
+        assert_eq!(
+            redact(r#"{"t":"ab\u002Bcd\/ef\u003d="}"#, &s),
+            r#"{"t":"<redacted>"}"#
+        );
     }
 }

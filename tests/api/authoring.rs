@@ -238,6 +238,29 @@ async fn a_stored_document_offers_operations_to_acquire() {
     app.stop().await;
 }
 
+/// The security review's shape: a schema well under the size limit whose `$defs` hold a
+/// big `default` reached through definitions that refer to each other many times.
+fn fan_out_schema() -> Value {
+    let big: Vec<u32> = (0..10_000).collect();
+    let mut defs = serde_json::Map::new();
+    defs.insert("Big".into(), json!({"type": "array", "default": big}));
+    for i in 0..5 {
+        let next = if i == 4 {
+            "Big".to_string()
+        } else {
+            format!("D{}", i + 1)
+        };
+        let props: serde_json::Map<String, Value> = (0..8)
+            .map(|j| (format!("p{j}"), json!({"$ref": format!("#/$defs/{next}")})))
+            .collect();
+        defs.insert(
+            format!("D{i}"),
+            json!({"type": "object", "properties": props}),
+        );
+    }
+    json!({"$defs": defs, "type": "object", "properties": {"root": {"$ref": "#/$defs/D0"}}})
+}
+
 #[tokio::test]
 async fn each_invalid_acquire_has_its_error_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -291,6 +314,20 @@ async fn each_invalid_acquire_has_its_error_and_writes_nothing() {
             "JSON Schema",
         ),
         (with("query", json!(["nope"])), "invalid_input", "query"),
+        (
+            // a backreference can only be matched by backtracking (SPEC §3.5: refused)
+            with(
+                "inputSchema",
+                json!({"type": "object", "properties": {"id": {"type": "string", "pattern": "^((a|aa)+)\\1$"}}}),
+            ),
+            "invalid_input",
+            "linear time",
+        ),
+        (
+            with("inputSchema", fan_out_schema()),
+            "invalid_input",
+            "too large",
+        ),
         (
             json!({"vendor": "acme", "name": "x"}),
             "invalid_input",
