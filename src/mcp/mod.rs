@@ -412,7 +412,15 @@ impl ServerHandler for GraftMcp {
     /// A 2026-era `subscriptions/listen` stream: forward this agent's list changes.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         let agent = agent_of(&context.request_context().extensions)?;
-        let mut rx = self.graft.hub().subscribe(agent.id);
+        let Some(mut rx) = self.graft.hub().try_subscribe(agent.id) else {
+            return Err(ErrorData::invalid_request(
+                format!(
+                    "this agent already has {} open change streams (the most allowed): close one before listening again",
+                    crate::service::hub::MAX_CHANNELS_PER_AGENT
+                ),
+                None,
+            ));
+        };
         loop {
             tokio::select! {
                 _ = context.cancelled() => return Ok(()),

@@ -39,18 +39,27 @@ pub struct AuthState {
 
 /// Which agent opened each live 2025-era MCP session.
 pub struct SessionBindings {
-    owners: Mutex<HashMap<String, i64>>,
+    /// Session id → (agent id, order of opening).
+    owners: Mutex<HashMap<String, (i64, u64)>>,
+    opened: std::sync::atomic::AtomicU64,
     sessions: Arc<LocalSessionManager>,
 }
 
 /// Prune bindings of ended sessions once the map holds this many.
 const PRUNE_AT: usize = 256;
 
+/// Open 2025-era sessions one agent may hold (README "Limits"). Opening one more closes
+/// that agent's oldest session, whose client then gets 404 and initializes again (MCP
+/// 2025-11-25, Transports: Session Management); each session costs a task and buffers,
+/// so without a cap one token could open sessions until memory runs out.
+pub const MAX_SESSIONS_PER_AGENT: usize = 32;
+
 impl SessionBindings {
     /// Bindings checked against rmcp's session manager when pruning.
     pub fn new(sessions: Arc<LocalSessionManager>) -> Self {
         Self {
             owners: Mutex::new(HashMap::new()),
+            opened: std::sync::atomic::AtomicU64::new(0),
             sessions,
         }
     }
@@ -60,28 +69,71 @@ impl SessionBindings {
             .lock()
             .expect("bindings lock")
             .get(session_id)
-            .copied()
+            .map(|(agent, _)| *agent)
     }
 
+    /// Sessions of `agent_id` that are bound, oldest first.
+    fn sessions_of(&self, agent_id: i64) -> Vec<String> {
+        let owners = self.owners.lock().expect("bindings lock");
+        let mut mine: Vec<(&String, u64)> = owners
+            .iter()
+            .filter(|(_, (a, _))| *a == agent_id)
+            .map(|(sid, (_, n))| (sid, *n))
+            .collect();
+        mine.sort_by_key(|(_, n)| *n);
+        mine.into_iter().map(|(sid, _)| sid.clone()).collect()
+    }
+
+    /// Forgets bindings of sessions rmcp no longer holds (ended or expired).
+    async fn prune(&self) {
+        let live: std::collections::HashSet<String> = self
+            .sessions
+            .sessions
+            .read()
+            .await
+            .keys()
+            .map(|k| k.to_string())
+            .collect();
+        self.owners
+            .lock()
+            .expect("bindings lock")
+            .retain(|sid, _| live.contains(sid));
+    }
+
+    /// Records that `agent_id` opened `session_id`; past [`MAX_SESSIONS_PER_AGENT`]
+    /// closes that agent's oldest sessions.
     async fn bind(&self, session_id: String, agent_id: i64) {
+        use rmcp::transport::streamable_http_server::session::SessionManager;
+        let n = self
+            .opened
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let len = {
             let mut owners = self.owners.lock().expect("bindings lock");
-            owners.insert(session_id, agent_id);
+            owners.insert(session_id, (agent_id, n));
             owners.len()
         };
         if len >= PRUNE_AT && len.is_power_of_two() {
-            let live: Vec<String> = self
-                .sessions
-                .sessions
-                .read()
-                .await
-                .keys()
-                .map(|k| k.to_string())
-                .collect();
-            self.owners
-                .lock()
-                .expect("bindings lock")
-                .retain(|sid, _| live.contains(sid));
+            self.prune().await;
+        }
+        if self.sessions_of(agent_id).len() > MAX_SESSIONS_PER_AGENT {
+            self.prune().await;
+            let mine = self.sessions_of(agent_id);
+            let excess = mine.len().saturating_sub(MAX_SESSIONS_PER_AGENT);
+            for sid in &mine[..excess] {
+                self.owners.lock().expect("bindings lock").remove(sid);
+                let id: rmcp::transport::streamable_http_server::session::SessionId =
+                    Arc::from(sid.as_str());
+                if let Err(e) = self.sessions.close_session(&id).await {
+                    tracing::warn!(error = %e, "closing an agent's oldest session failed");
+                }
+            }
+            if excess > 0 {
+                tracing::info!(
+                    agent_id,
+                    closed = excess,
+                    "an agent opened more sessions than allowed: closed its oldest"
+                );
+            }
         }
     }
 }

@@ -10,6 +10,11 @@ use tokio::sync::broadcast;
 /// Capacity of each agent's channel; a slow channel that lags still gets one notice.
 const CAPACITY: usize = 16;
 
+/// Open change channels one agent may hold (README "Limits"): its 2025-era sessions'
+/// GET-stream notifiers (at most `MAX_SESSIONS_PER_AGENT` of them) and its 2026-era
+/// listen streams together. A listen stream past it is refused.
+pub const MAX_CHANNELS_PER_AGENT: usize = 64;
+
 /// Fans working-set changes out to the channels of one agent.
 #[derive(Debug, Default)]
 pub struct ChangeHub {
@@ -24,6 +29,16 @@ impl ChangeHub {
             .entry(agent_id)
             .or_insert_with(|| broadcast::channel(CAPACITY).0)
             .subscribe()
+    }
+
+    /// A receiver of `agent_id`'s changes unless that agent already holds
+    /// [`MAX_CHANNELS_PER_AGENT`] channels.
+    pub fn try_subscribe(&self, agent_id: i64) -> Option<broadcast::Receiver<()>> {
+        let mut agents = self.agents.lock().expect("hub lock");
+        let tx = agents
+            .entry(agent_id)
+            .or_insert_with(|| broadcast::channel(CAPACITY).0);
+        (tx.receiver_count() < MAX_CHANNELS_PER_AGENT).then(|| tx.subscribe())
     }
 
     /// How many channels are subscribed now (open GET-stream notifiers of 2025-era
@@ -70,5 +85,20 @@ mod tests {
         assert_eq!(hub.channels(), 1);
         drop(b);
         assert_eq!(hub.channels(), 0);
+    }
+
+    #[test]
+    fn each_agent_has_a_channel_cap() {
+        let hub = ChangeHub::default();
+        let mine: Vec<_> = (0..MAX_CHANNELS_PER_AGENT)
+            .map(|_| hub.try_subscribe(1).expect("within the cap"))
+            .collect();
+        assert!(hub.try_subscribe(1).is_none());
+        assert!(
+            hub.try_subscribe(2).is_some(),
+            "another agent is not affected"
+        );
+        drop(mine);
+        assert!(hub.try_subscribe(1).is_some());
     }
 }

@@ -742,6 +742,35 @@ async fn sessions_belong_to_their_agent_and_origins_are_checked() {
 }
 
 #[tokio::test]
+async fn one_agent_cannot_open_sessions_without_bound() {
+    use graft::server::auth::MAX_SESSIONS_PER_AGENT;
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_in(dir.path()).await;
+    let (_, token_a) = agent(&app, "alpha").await;
+    let (_, token_b) = agent(&app, "beta").await;
+    let sid_of =
+        |r: &reqwest::Response| r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    let b = sid_of(&raw_initialize(&app, &token_b).await);
+    let mut mine = Vec::new();
+    for _ in 0..MAX_SESSIONS_PER_AGENT + 5 {
+        let r = raw_initialize(&app, &token_a).await;
+        assert_eq!(r.status(), 200);
+        mine.push(sid_of(&r));
+    }
+    for (i, sid) in mine.iter().enumerate() {
+        let status = raw_tools_list(&app, &token_a, sid).await.status();
+        let expected = if i < 5 { 404 } else { 200 };
+        assert_eq!(status, expected, "session {i} of {}", mine.len());
+    }
+    assert_eq!(
+        raw_tools_list(&app, &token_b, &b).await.status(),
+        200,
+        "another agent's session is not touched"
+    );
+    app.stop().await;
+}
+
+#[tokio::test]
 async fn restart_keeps_working_sets_and_forgets_sessions() {
     let dir = tempfile::tempdir().unwrap();
     let app = spawn_app_with_petstore(dir.path()).await;
