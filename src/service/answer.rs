@@ -239,6 +239,15 @@ pub fn render(
         None => std::str::from_utf8(body).is_ok() || truncated,
     };
     if textual {
+        // a body cut at the cap may end inside a secret, whose first characters no
+        // redaction would recognise: drop as many trailing bytes as the longest encoding
+        // of a secret takes (6 per byte, as `\u00XX`), so no prefix of one is left
+        let body = if truncated {
+            let longest = secrets.iter().map(String::len).max().unwrap_or(0);
+            &body[..body.len().saturating_sub(6 * longest)]
+        } else {
+            body
+        };
         // secrets go at every layer: in the raw bytes (before a declared charset could
         // disguise them), in the decoded text (URL and JSON encodings), and in the
         // parsed JSON's strings (`\u0026`-style escapes)
@@ -474,6 +483,33 @@ mod tests {
             "{}",
             a.text
         );
+    }
+
+    #[test]
+    fn a_body_cut_inside_a_secret_keeps_no_part_of_it() {
+        let secret = "sk_live_0123456789abcdef".to_string();
+        let redact = |t: &str| t.replace(secret.as_str(), "<redacted>");
+        for keep in 1..secret.len() {
+            for encoded in [secret.clone(), secret.replace('_', "\\u005F")] {
+                // the vendor's answer ends `keep` characters into the secret at the cap
+                let body = format!("{{\"echo\": \"{}", &encoded[..keep.min(encoded.len())]);
+                let a = render(
+                    body.as_bytes(),
+                    Some("application/json"),
+                    true,
+                    &limits(body.len(), 1 << 20),
+                    &redact,
+                    std::slice::from_ref(&secret),
+                    "u",
+                );
+                let shown = a.text.split("\n[response cut").next().unwrap();
+                assert!(
+                    !shown.contains("sk_") && !shown.contains("sk\\u"),
+                    "{keep}: {}",
+                    a.text
+                );
+            }
+        }
     }
 
     #[test]
