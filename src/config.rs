@@ -201,8 +201,28 @@ impl Settings {
         }
     }
 
-    /// Creates the data directory when the database is a SQLite file in it.
+    /// Creates the data directory (mode 0700 on Unix: it holds the database and the
+    /// key file) when the database is a SQLite file in it; an existing directory that
+    /// others may read or enter is narrowed to 0700, with a log line.
+    /// Errors: the directory cannot be created or its mode set.
     pub fn ensure_data_dir(&self) -> std::io::Result<()> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+            if !self.data_dir.exists() {
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(&self.data_dir)?;
+            }
+            let mode = std::fs::metadata(&self.data_dir)?.permissions().mode();
+            if mode & 0o077 != 0 {
+                std::fs::set_permissions(&self.data_dir, std::fs::Permissions::from_mode(0o700))?;
+                tracing::info!(dir = %self.data_dir.display(), "narrowed the data directory to mode 0700 (owner only)");
+            }
+            Ok(())
+        }
+        #[cfg(not(unix))]
         std::fs::create_dir_all(&self.data_dir)
     }
 }

@@ -560,14 +560,13 @@ pub async fn login(name: String, password: String, next: Option<String>) -> Cons
     with_status(async move {
         let state = use_context::<ConsoleState>().ok_or(ConsoleError::Internal)?;
         let session = session().await?;
-        if let Some(wait) = state.sign_ins.blocked(&name) {
+        if let Err(wait) = state.sign_ins.attempt(&name) {
             return Err(ConsoleError::Refused(format!(
                 "Too many failed sign-ins for this name; try again in {} s.",
                 wait.as_secs().max(1)
             )));
         }
         let Some(person) = state.graft.sign_in(&name, &password).await? else {
-            state.sign_ins.failed(&name);
             return Err(ConsoleError::Refused("Wrong name or password.".into()));
         };
         state.sign_ins.succeeded(&name);

@@ -35,7 +35,17 @@ pub async fn connect(url: &str) -> Result<Pool, sqlx::Error> {
                 .into(),
         ));
     }
-    let options = SqliteConnectOptions::from_str(url)?
+    let options = SqliteConnectOptions::from_str(url)?;
+    owner_only(options.get_filename()).map_err(|e| {
+        sqlx::Error::Configuration(
+            format!(
+                "cannot restrict {} to its owner: {e}",
+                options.get_filename().display()
+            )
+            .into(),
+        )
+    })?;
+    let options = options
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
         .synchronous(SqliteSynchronous::Normal)
@@ -47,6 +57,44 @@ pub async fn connect(url: &str) -> Result<Pool, sqlx::Error> {
         .await?;
     sqlx::migrate!("migrations/sqlite").run(&pool).await?;
     Ok(pool)
+}
+
+/// Makes the database file at `path` readable by its owner only (0600 on Unix), creating
+/// it empty when missing so that SQLite never creates it with the umask's mode; SQLite
+/// gives its `-wal` and `-shm` files the database file's mode, and existing ones are
+/// narrowed too. In-memory databases (sqlx names them `file:sqlx-in-memory-N`) are left
+/// alone.
+/// Errors: the file cannot be created or its mode set.
+fn owner_only(path: &std::path::Path) -> std::io::Result<()> {
+    let name = path.to_string_lossy();
+    if name.is_empty() || name == ":memory:" || name.starts_with("file:") {
+        return Ok(());
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        if !path.exists() {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(path)
+            {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+        }
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let p = std::path::PathBuf::from(format!("{}{suffix}", path.display()));
+            if let Ok(meta) = std::fs::metadata(&p) {
+                if meta.permissions().mode() & 0o077 != 0 {
+                    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600))?;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Whether `e` is a unique-constraint violation.

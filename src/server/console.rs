@@ -61,16 +61,12 @@ pub struct SignInThrottle {
 }
 
 impl SignInThrottle {
-    /// How long `name` is still refused, if it is.
-    pub fn blocked(&self, name: &str) -> Option<Duration> {
-        let failures = self.failures.lock().expect("throttle lock");
-        let (count, last) = failures.get(&name.trim().to_lowercase())?;
-        let since = last.elapsed();
-        (*count >= MAX_FAILURES && since < THROTTLE_WINDOW).then(|| THROTTLE_WINDOW - since)
-    }
-
-    /// Counts a failed sign-in for `name`.
-    pub fn failed(&self, name: &str) {
+    /// Counts a sign-in attempt for `name` *before* its password is checked, so that
+    /// concurrent guesses cannot all slip through before the first failure is counted;
+    /// a success then clears the count ([`SignInThrottle::succeeded`]).
+    /// Errors: how long `name` is still refused, when it already had [`MAX_FAILURES`]
+    /// attempts within [`THROTTLE_WINDOW`].
+    pub fn attempt(&self, name: &str) -> Result<(), Duration> {
         let mut failures = self.failures.lock().expect("throttle lock");
         if failures.len() > 10_000 {
             failures.retain(|_, (_, last)| last.elapsed() < THROTTLE_WINDOW);
@@ -78,11 +74,16 @@ impl SignInThrottle {
         let entry = failures
             .entry(name.trim().to_lowercase())
             .or_insert((0, Instant::now()));
-        if entry.1.elapsed() >= THROTTLE_WINDOW {
+        let since = entry.1.elapsed();
+        if since >= THROTTLE_WINDOW {
             entry.0 = 0;
+        }
+        if entry.0 >= MAX_FAILURES {
+            return Err(THROTTLE_WINDOW - since);
         }
         entry.0 += 1;
         entry.1 = Instant::now();
+        Ok(())
     }
 
     /// Clears `name`'s failures after a sign-in.
@@ -143,9 +144,9 @@ impl FlashStore {
 pub fn session_layer(
     graft: &Graft,
     secure: bool,
-) -> (SessionManagerLayer<SqliteStore>, SqliteStore) {
+) -> (SessionManagerLayer<HashedStore>, SqliteStore) {
     let store = SqliteStore::new(graft.pool().clone());
-    let layer = SessionManagerLayer::new(store.clone())
+    let layer = SessionManagerLayer::new(HashedStore(store.clone()))
         .with_name("graft_session")
         .with_http_only(true)
         .with_same_site(SameSite::Lax)
@@ -154,6 +155,70 @@ pub fn session_layer(
             tower_sessions::cookie::time::Duration::days(SESSION_IDLE_DAYS),
         ));
     (layer, store)
+}
+
+/// The sqlx session store keyed by a SHA-256 of each session id rather than the id
+/// itself, so that a copy of the database (a backup, a stolen file) holds no cookie
+/// value that would sign its reader in; the cookie still carries the 128-bit random id
+/// (tower-sessions' `Id`), as it would with the plain store.
+#[derive(Debug, Clone)]
+pub struct HashedStore(SqliteStore);
+
+/// The id a session is stored under: the first 128 bits of SHA-256 over the id's bytes.
+fn stored_id(id: &tower_sessions::session::Id) -> tower_sessions::session::Id {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(id.0.to_le_bytes());
+    let mut first = [0u8; 16];
+    first.copy_from_slice(&digest[..16]);
+    tower_sessions::session::Id(i128::from_le_bytes(first))
+}
+
+#[async_trait::async_trait]
+impl tower_sessions::session_store::SessionStore for HashedStore {
+    async fn create(
+        &self,
+        record: &mut tower_sessions::session::Record,
+    ) -> tower_sessions::session_store::Result<()> {
+        loop {
+            let mut stored = record.clone();
+            stored.id = stored_id(&record.id);
+            let asked = stored.id;
+            self.0.create(&mut stored).await?;
+            if stored.id == asked {
+                return Ok(());
+            }
+            // the hash was taken (the inner store then picked an id of its own, whose
+            // preimage nobody knows): drop that row and draw a new id
+            self.0.delete(&stored.id).await?;
+            record.id = tower_sessions::session::Id::default();
+        }
+    }
+
+    async fn save(
+        &self,
+        record: &tower_sessions::session::Record,
+    ) -> tower_sessions::session_store::Result<()> {
+        let mut stored = record.clone();
+        stored.id = stored_id(&record.id);
+        self.0.save(&stored).await
+    }
+
+    async fn load(
+        &self,
+        id: &tower_sessions::session::Id,
+    ) -> tower_sessions::session_store::Result<Option<tower_sessions::session::Record>> {
+        Ok(self.0.load(&stored_id(id)).await?.map(|mut r| {
+            r.id = *id;
+            r
+        }))
+    }
+
+    async fn delete(
+        &self,
+        id: &tower_sessions::session::Id,
+    ) -> tower_sessions::session_store::Result<()> {
+        self.0.delete(&stored_id(id)).await
+    }
 }
 
 /// What a session keeps: the person's id and the session epoch signed in at.

@@ -182,6 +182,19 @@ async fn sign_in_sets_a_safe_cookie_and_sign_out_ends_the_session() {
     assert_eq!(r.headers()["cache-control"], "no-store");
     assert!(r.text().await.unwrap().contains("<h1>Approvals</h1>"));
 
+    // the database keeps a hash of the session id, never the cookie's value
+    let value = b.cookie.clone().unwrap();
+    let value = value.strip_prefix("graft_session=").unwrap();
+    let stored: Vec<String> = sqlx::query_scalar("SELECT id FROM tower_sessions")
+        .fetch_all(app.graft.pool())
+        .await
+        .unwrap();
+    assert_eq!(stored.len(), 1, "{stored:?}");
+    assert!(
+        !stored.iter().any(|id| id == value),
+        "{stored:?} vs {value}"
+    );
+
     // only local paths are followed after sign-in
     let r = b
         .post_form(
@@ -807,6 +820,68 @@ async fn repeated_wrong_passwords_hold_the_name_back() {
     b.sign_in("eve", PASSWORD).await;
     assert_eq!(b.get("/agents").await.status(), 200);
     app.stop().await;
+}
+
+#[tokio::test]
+async fn concurrent_wrong_passwords_are_all_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_in(dir.path()).await;
+    app.graft.add_user("ops", PASSWORD).await.unwrap();
+    let mut tries = tokio::task::JoinSet::new();
+    for i in 0..60 {
+        let mut b = Browser::new(&app);
+        tries.spawn(async move {
+            let guess = format!("guess number {i}");
+            let e: Value = b
+                .call("login", &[("name", "ops"), ("password", guess.as_str())])
+                .await
+                .json()
+                .await
+                .unwrap();
+            e["Refused"].as_str().unwrap_or_default().to_string()
+        });
+    }
+    let answers = tries.join_all().await;
+    let checked = answers
+        .iter()
+        .filter(|a| *a == "Wrong name or password.")
+        .count();
+    let held = answers
+        .iter()
+        .filter(|a| a.starts_with("Too many failed sign-ins"))
+        .count();
+    assert_eq!((checked, held), (5, 55), "{answers:?}");
+    app.stop().await;
+}
+
+/// The database, its WAL and the data directory are for their owner only (a copy of
+/// them must not be readable by other users of the machine).
+#[cfg(unix)]
+#[tokio::test]
+async fn the_data_directory_and_database_are_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let s = settings(&data);
+    s.ensure_data_dir().unwrap();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&data), 0o700);
+    // an existing database left readable by others is narrowed at the next start
+    let db = data.join("graft.db");
+    let pool = graft::db::connect(&db_url(&data)).await.unwrap();
+    sqlx::query("CREATE TABLE t (x)")
+        .execute(&pool)
+        .await
+        .unwrap();
+    assert_eq!(mode(&db), 0o600);
+    assert_eq!(mode(&data.join("graft.db-wal")), 0o600);
+    pool.close().await;
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
+    s.ensure_data_dir().unwrap();
+    let pool = graft::db::connect(&db_url(&data)).await.unwrap();
+    assert_eq!((mode(&data), mode(&db)), (0o700, 0o600));
+    pool.close().await;
 }
 
 /// The bundle under `/pkg/` is revalidated, never served stale (issue 15 item 6): an
