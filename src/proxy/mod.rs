@@ -8,6 +8,9 @@ use futures::StreamExt;
 use request::PlannedRequest;
 use std::time::Duration;
 
+/// Redirects one vendor call follows at most.
+pub const MAX_REDIRECTS: usize = 5;
+
 /// Proxy limits (SPEC §4.6).
 #[derive(Debug, Clone, Copy)]
 pub struct ProxyLimits {
@@ -64,19 +67,11 @@ impl Proxy {
     pub fn new(limits: ProxyLimits) -> Result<Self, String> {
         // rustls with the ring provider (no C toolchain needed); ignore "already installed"
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let policy = reqwest::redirect::Policy::custom(|attempt| {
-            let first = attempt.previous().first().cloned();
-            let same_origin = first.is_some_and(|f| f.origin() == attempt.url().origin());
-            if same_origin && attempt.previous().len() < 5 {
-                attempt.follow()
-            } else {
-                attempt.stop()
-            }
-        });
         let client = reqwest::Client::builder()
             .connect_timeout(limits.connect_timeout)
             .timeout(limits.total_timeout)
-            .redirect(policy)
+            // redirects are followed by `send`, which checks each hop against the base
+            .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
             .user_agent(concat!("graft/", env!("CARGO_PKG_VERSION")))
             .build()
@@ -89,41 +84,62 @@ impl Proxy {
         self.limits
     }
 
-    /// Sends the request. Errors: a sentence for `vendor_unreachable` (connect failure,
-    /// timeout, broken response), without the URL's query (which may hold a credential).
+    /// Sends the request, following at most [`MAX_REDIRECTS`] redirects while each one
+    /// stays on the vendor's origin and under its base path
+    /// ([`request::under_base_path`]); a redirect anywhere else is not followed and is
+    /// the answer. 301/302 of a method other than GET/HEAD, and 303, continue as a GET
+    /// without body (RFC 9110 §15.4, as browsers and reqwest do); 307/308 repeat the
+    /// request. Errors: a sentence for `vendor_unreachable` (connect failure, timeout,
+    /// broken response), without the URL's query (which may hold a credential).
     pub async fn send(&self, req: &PlannedRequest) -> Result<VendorResponse, String> {
-        let method = reqwest::Method::from_bytes(req.method.as_bytes())
+        let mut method = reqwest::Method::from_bytes(req.method.as_bytes())
             .map_err(|_| format!("invalid method {}", req.method))?;
-        let mut builder = self.client.request(method, req.url.clone());
-        for (k, v) in &req.headers {
-            builder = builder.header(k.as_str(), v.as_str());
-        }
-        if let Some(b) = &req.body {
-            builder = builder.body(b.clone());
-        }
-        if let Some(parts) = &req.multipart {
-            let mut form = reqwest::multipart::Form::new();
-            for p in parts {
-                let part = match &p.filename {
-                    Some(f) => reqwest::multipart::Part::bytes(p.data.clone())
-                        .file_name(f.clone())
-                        .mime_str("application/octet-stream")
-                        .map_err(|e| format!("cannot build the multipart body: {e}"))?,
-                    None => reqwest::multipart::Part::text(
-                        String::from_utf8_lossy(&p.data).into_owned(),
-                    ),
-                };
-                form = form.part(p.name.clone(), part);
-            }
-            builder = builder.multipart(form);
-        }
+        let mut url = req.url.clone();
+        let mut with_body = true;
         let where_ = format!(
             "{}://{}{}",
             req.url.scheme(),
             req.url.host_str().unwrap_or(""),
             req.url.port().map(|p| format!(":{p}")).unwrap_or_default()
         );
-        let resp = builder.send().await.map_err(|e| describe(&e, &where_))?;
+        let mut hops = 0;
+        let resp = loop {
+            let builder = self.build(req, method.clone(), url.clone(), with_body)?;
+            let resp = builder.send().await.map_err(|e| describe(&e, &where_))?;
+            let status = resp.status().as_u16();
+            if !matches!(status, 301 | 302 | 303 | 307 | 308) || hops == MAX_REDIRECTS {
+                break resp;
+            }
+            let Some(next) = resp
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|l| l.to_str().ok())
+                .and_then(|l| url.join(l).ok())
+            else {
+                break resp;
+            };
+            if !request::same_origin(&next, &req.base)
+                || !request::under_base_path(&next, &req.base)
+            {
+                tracing::info!(
+                    status,
+                    "a vendor redirect leaves the vendor's base URL: not followed"
+                );
+                break resp;
+            }
+            if status == 303
+                || (matches!(status, 301 | 302)
+                    && method != reqwest::Method::GET
+                    && method != reqwest::Method::HEAD)
+            {
+                if method != reqwest::Method::HEAD {
+                    method = reqwest::Method::GET;
+                }
+                with_body = false;
+            }
+            url = next;
+            hops += 1;
+        };
         let status = resp.status().as_u16();
         let content_type = resp
             .headers()
@@ -149,6 +165,52 @@ impl Proxy {
             body,
             truncated,
         })
+    }
+}
+
+impl Proxy {
+    /// One hop of `req`: its headers (without body headers when `with_body` is false),
+    /// and its body or multipart parts when `with_body`.
+    fn build(
+        &self,
+        req: &PlannedRequest,
+        method: reqwest::Method,
+        url: url::Url,
+        with_body: bool,
+    ) -> Result<reqwest::RequestBuilder, String> {
+        let mut builder = self.client.request(method, url);
+        for (k, v) in &req.headers {
+            if !with_body
+                && (k.eq_ignore_ascii_case("content-type")
+                    || k.eq_ignore_ascii_case("content-length"))
+            {
+                continue;
+            }
+            builder = builder.header(k.as_str(), v.as_str());
+        }
+        if !with_body {
+            return Ok(builder);
+        }
+        if let Some(b) = &req.body {
+            builder = builder.body(b.clone());
+        }
+        if let Some(parts) = &req.multipart {
+            let mut form = reqwest::multipart::Form::new();
+            for p in parts {
+                let part = match &p.filename {
+                    Some(f) => reqwest::multipart::Part::bytes(p.data.clone())
+                        .file_name(f.clone())
+                        .mime_str("application/octet-stream")
+                        .map_err(|e| format!("cannot build the multipart body: {e}"))?,
+                    None => reqwest::multipart::Part::text(
+                        String::from_utf8_lossy(&p.data).into_owned(),
+                    ),
+                };
+                form = form.part(p.name.clone(), part);
+            }
+            builder = builder.multipart(form);
+        }
+        Ok(builder)
     }
 }
 

@@ -113,9 +113,41 @@ impl Credential {
     }
 }
 
+/// Whether `url` is on `base`'s origin (scheme, host and port, RFC 6454 §4).
+pub fn same_origin(url: &Url, base: &Url) -> bool {
+    url.scheme() == base.scheme()
+        && url.host_str() == base.host_str()
+        && url.port_or_known_default() == base.port_or_known_default()
+}
+
+/// Whether `url`'s path is `base`'s path or below it, segment-wise (`/v1` holds `/v1`
+/// and `/v1/x`, not `/v10`), with no dot segment in any spelling (`..`, `%2e%2e`,
+/// `..;x` as some servers read it) left to climb out.
+pub fn under_base_path(url: &Url, base: &Url) -> bool {
+    let root = base.path().trim_end_matches('/');
+    let path = url.path();
+    let below = root.is_empty()
+        || path == root
+        || path
+            .strip_prefix(root)
+            .is_some_and(|rest| rest.starts_with('/'));
+    below && !path.split('/').any(is_dot_segment)
+}
+
+/// Whether a path segment is `.` or `..` as a server may read it: percent-encoded dots
+/// count, and so does anything after a `;` (matrix parameters, `..;x`).
+pub fn is_dot_segment(segment: &str) -> bool {
+    let bare = segment.split(';').next().unwrap_or("").to_ascii_lowercase();
+    let bare = bare.replace("%2e", ".");
+    bare == "." || bare == ".."
+}
+
 /// A request ready to send (or to preview).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlannedRequest {
+    /// The vendor's base URL: the request and every redirect it follows stay on its
+    /// origin and under its path.
+    pub base: Url,
     /// Upper-case method.
     pub method: String,
     /// Absolute URL on the vendor's origin.
@@ -530,16 +562,14 @@ pub fn build(
         }
         url.set_query(Some(&ser.finish()));
     }
-    if url.scheme() != base.scheme()
-        || url.host_str() != base.host_str()
-        || url.port_or_known_default() != base.port_or_known_default()
-    {
+    if !same_origin(&url, &base) {
         return Err("the request would leave the vendor's origin".into());
     }
-    if !url.path().starts_with(base.path().trim_end_matches('/')) {
+    if !under_base_path(&url, &base) {
         return Err("the request would leave the vendor's base path".into());
     }
     Ok(PlannedRequest {
+        base: base.clone(),
         method,
         url,
         headers,

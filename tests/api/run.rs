@@ -543,6 +543,100 @@ async fn vendor_errors_timeouts_redirects_and_big_responses() {
     s.app.stop().await;
 }
 
+/// Redirects are followed only while they stay under the vendor's base URL (origin and
+/// base path, checked on every hop), so a credential never goes to another path of the
+/// same host (security review 6h).
+#[tokio::test]
+async fn redirects_stay_under_the_vendors_base_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = vendor::start(None).await;
+    let app = spawn_app_in(dir.path()).await;
+    let doc = r#"{
+      "openapi": "3.0.0", "info": {"title": "Scoped", "version": "1"},
+      "paths": {
+        "/hop-in": {"get": {"operationId": "hop_in"}},
+        "/hop-out": {"get": {"operationId": "hop_out"}},
+        "/hop-dots": {"get": {"operationId": "hop_dots"}},
+        "/hop-post": {"post": {"operationId": "hop_post", "requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {"a": {"type": "integer"}}}}}}}}
+      }
+    }"#;
+    let base = format!("{}/anything", v.url());
+    app.graft
+        .import_openapi("scoped", doc, Some(&base), &mut |_, _| {})
+        .await
+        .unwrap();
+    app.graft
+        .add_connection("scoped", "main", "bearer", None, Some(SECRET))
+        .await
+        .unwrap();
+    let (_, token) = agent(&app, "alpha").await;
+    let (client, _) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
+    let run = |name: &'static str| {
+        let client = &client;
+        async move {
+            call(
+                client,
+                "run_tool",
+                json!({"vendor": "scoped", "name": name, "input": {}}),
+            )
+            .await
+        }
+    };
+    let r = run("hop_in").await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    assert_eq!(v.last().path, "/anything/landed");
+    assert!(v.last().headers["authorization"]
+        .to_str()
+        .unwrap()
+        .contains(SECRET));
+    for name in ["hop_out", "hop_dots"] {
+        let before = v.count();
+        let r = run(name).await;
+        assert_eq!(
+            code(&r).as_deref(),
+            Some("vendor_error"),
+            "{name}: {}",
+            text(&r)
+        );
+        assert_eq!(r.structured_content.unwrap()["error"]["status"], 302);
+        assert_eq!(v.count(), before, "{name}: nothing sent outside /anything");
+    }
+    // a 303 after a write continues as a GET without the body
+    grant_tool(&app, "alpha", "scoped", "hop_post").await;
+    let r = call(
+        &client,
+        "run_tool",
+        json!({"vendor": "scoped", "name": "hop_post", "input": {"a": 1}}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let landed = v.last();
+    assert_eq!(
+        (
+            landed.method.as_str(),
+            landed.path.as_str(),
+            landed.body.as_str()
+        ),
+        ("GET", "/anything/landed", "")
+    );
+    assert!(landed.headers.get("content-type").is_none());
+    client.cancel().await.unwrap();
+    app.stop().await;
+}
+
+async fn grant_tool(app: &TestApp, agent: &str, vendor: &str, name: &str) {
+    app.graft
+        .decide_approval(
+            &graft::service::Actor::Person("ops".into()),
+            agent,
+            vendor,
+            name,
+            true,
+        )
+        .await
+        .unwrap();
+}
+
 #[tokio::test]
 async fn revoked_connections_answer_connection_revoked_and_secrets_stay_sealed() {
     let s = setup().await;

@@ -211,6 +211,36 @@ pub async fn start(redirect_to: Option<String>) -> Vendor {
                 (StatusCode::FOUND, [("location", target.clone())]).into_response()
             }),
         )
+        // redirects on the vendor's own origin: below `/anything` (a vendor whose base
+        // path is `/anything` may follow it) and out of it
+        .route(
+            "/anything/hop-in",
+            get(|| async {
+                (StatusCode::FOUND, [("location", "/anything/landed")]).into_response()
+            }),
+        )
+        .route(
+            "/anything/hop-out",
+            get(|| async {
+                (StatusCode::FOUND, [("location", "/outside/landed")]).into_response()
+            }),
+        )
+        .route(
+            "/anything/hop-dots",
+            get(|| async {
+                (
+                    StatusCode::FOUND,
+                    [("location", "/anything/..;/outside/landed")],
+                )
+                    .into_response()
+            }),
+        )
+        .route(
+            "/anything/hop-post",
+            axum::routing::post(|| async {
+                (StatusCode::SEE_OTHER, [("location", "/anything/landed")]).into_response()
+            }),
+        )
         .fallback(any(echo))
         .with_state(v.clone());
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
