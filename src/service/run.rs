@@ -68,47 +68,44 @@ pub fn writes(method: &str, read_only_hint: bool) -> bool {
 }
 
 /// The end of an occurrence of `secret` at `text[i..]`, matching each byte of the secret
-/// as itself, as `%XX` (either case), as `+` for a space, as `\` + itself (JSON's `\/`),
-/// as a JSON `\u00XX` escape, or as an HTML character reference (`&amp;`, `&#38;`,
-/// `&#x26;`): so a vendor that echoes the credential in any URL, JSON or HTML encoding
-/// of it is still caught.
+/// as itself, as `%XX` (either case), as `+` for a space, as `\` + itself (JSON's `\"`,
+/// `\\`, `\/`), as a JSON `\u00XX` escape, or as an HTML character reference (`&amp;`,
+/// `&#38;`, `&#x26;`): so a vendor that echoes the credential in any URL, JSON or HTML
+/// encoding of it is still caught. Where two spellings fit at one place (a `%` that is
+/// itself or starts `%25`, a `u` that is itself or starts `\u0075`) each is tried.
 fn encoded_match(text: &[u8], i: usize, secret: &[u8]) -> Option<usize> {
-    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
-    let mut j = i;
-    for &b in secret {
-        let t = *text.get(j)?;
-        if t == b'&' {
-            if let Some(n) = html_reference(&text[j..], b) {
-                j += n;
-                continue;
-            }
-        }
-        if t == b || (t == b'+' && b == b' ') {
-            j += 1;
-        } else if t == b'%'
-            && text.len() > j + 2
-            && hex(text[j + 1])
-                .zip(hex(text[j + 2]))
-                .map(|(h, l)| h * 16 + l)
-                == Some(b)
-        {
-            j += 3;
-        } else if t == b'\\' && text.get(j + 1) == Some(&b) {
-            j += 2;
-        } else if t == b'\\'
-            && text.get(j + 1) == Some(&b'u')
-            && text.len() >= j + 6
-            && std::str::from_utf8(&text[j + 2..j + 6])
-                .ok()
-                .and_then(|h| u32::from_str_radix(h, 16).ok())
-                == Some(u32::from(b))
-        {
-            j += 6;
-        } else {
-            return None;
-        }
+    let Some((&b, rest)) = secret.split_first() else {
+        return Some(i);
+    };
+    let t = *text.get(i)?;
+    let hex = |at: usize| (*text.get(at)? as char).to_digit(16);
+    let mut spellings: [Option<usize>; 5] = [None; 5];
+    if t == b || (t == b'+' && b == b' ') {
+        spellings[0] = Some(1);
     }
-    Some(j)
+    if t == b'%' && hex(i + 1).zip(hex(i + 2)).map(|(h, l)| h * 16 + l) == Some(u32::from(b)) {
+        spellings[1] = Some(3);
+    }
+    if t == b'\\' && matches!(b, b'"' | b'\\' | b'/') && text.get(i + 1) == Some(&b) {
+        spellings[2] = Some(2);
+    }
+    if t == b'\\'
+        && text.get(i + 1) == Some(&b'u')
+        && text.len() >= i + 6
+        && std::str::from_utf8(&text[i + 2..i + 6])
+            .ok()
+            .and_then(|h| u32::from_str_radix(h, 16).ok())
+            == Some(u32::from(b))
+    {
+        spellings[3] = Some(6);
+    }
+    if t == b'&' {
+        spellings[4] = html_reference(&text[i..], b);
+    }
+    spellings
+        .into_iter()
+        .flatten()
+        .find_map(|n| encoded_match(text, i + n, rest))
 }
 
 /// The length of an HTML character reference at the start of `text` that stands for
@@ -695,5 +692,57 @@ mod tests {
             redact(r#"{"t":"ab\u002Bcd\/ef\u003d="}"#, &s),
             r#"{"t":"<redacted>"}"#
         );
+    }
+
+    /// One byte of a secret as a vendor might write it back: raw, percent-encoded (either
+    /// hex case; `+` for a space), JSON-escaped (`\/`, `\u00XX`), or as an HTML
+    /// character reference (named, decimal, hex).
+    fn encode_byte(b: u8, how: u8) -> String {
+        let c = b as char;
+        match how % 8 {
+            0 => c.to_string(),
+            1 => format!("%{b:02X}"),
+            2 => format!("%{b:02x}"),
+            3 => format!("\\u{:04x}", b),
+            4 => format!("\\u{:04X}", b),
+            5 if b == b' ' => "+".into(),
+            5 if matches!(c, '/' | '"' | '\\') => format!("\\{c}"),
+            6 => format!("&#{b};"),
+            7 => format!("&#x{b:x};"),
+            _ => match c {
+                '&' => "&amp;".into(),
+                '<' => "&lt;".into(),
+                '>' => "&gt;".into(),
+                '"' => "&quot;".into(),
+                _ => c.to_string(),
+            },
+        }
+    }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Any secret (printable ASCII), each byte in any of the encodings above, inside
+            /// any text, is gone after redaction (issue 13.2).
+            #[test]
+            fn redaction_removes_every_encoding_of_a_secret(
+                secret in "[ -~]{3,40}",
+                hows in proptest::collection::vec(0u8..8, 40),
+                before in "\\PC{0,40}",
+                after in "\\PC{0,40}",
+            ) {
+                let encoded: String = secret
+                    .bytes()
+                    .zip(hows.iter())
+                    .map(|(b, h)| encode_byte(b, *h))
+                    .collect();
+                let text = format!("{before}{encoded}{after}");
+                let out = redact(&text, std::slice::from_ref(&secret));
+                prop_assert!(!out.contains(&encoded), "{text:?} -> {out:?}");
+                prop_assert!(out.contains(request::REDACTED), "{text:?} -> {out:?}");
+            }
+        }
     }
 }
