@@ -267,4 +267,47 @@ mod tests {
         );
         assert_eq!(split_qualified("find_tool"), None);
     }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Names made for any list of operations are valid, pairwise different, and the
+            /// same when the same document is imported again (issue 13.2).
+            #[test]
+            fn shortened_names_are_unique_valid_and_stable(
+                vendor in "[a-z][a-z0-9-]{0,20}[a-z0-9]",
+                ops in proptest::collection::vec(
+                    proptest::prop_oneof![
+                        "[a-zA-Z][a-zA-Z0-9_./{}-]{0,120}",
+                        // long operations that differ only at their end: shortening collides
+                        "[a-z]{1,3}".prop_map(|t| format!("{}{t}", "getTheVeryLongResourceName".repeat(4))),
+                        // different spellings of one snake case: getPet, get_pet, get-pet
+                        proptest::sample::select(vec!["getPet", "get_pet", "get-pet", "GET /pet", "get.pet"]).prop_map(str::to_string),
+                    ],
+                    1..40,
+                ),
+            ) {
+                let slug = VendorSlug::parse(&vendor).unwrap();
+                let name_all = || {
+                    let mut taken: std::collections::HashSet<String> = std::collections::HashSet::new();
+                    ops.iter()
+                        .map(|op| {
+                            let (name, _) = tool_name_for(&slug, op, &|n| taken.contains(n));
+                            taken.insert(name.as_str().to_string());
+                            name.as_str().to_string()
+                        })
+                        .collect::<Vec<_>>()
+                };
+                let first = name_all();
+                let unique: std::collections::HashSet<&String> = first.iter().collect();
+                prop_assert_eq!(unique.len(), first.len(), "{:?}", first);
+                for n in &first {
+                    prop_assert!(ToolName::parse(&slug, n).is_ok(), "{n:?} for {vendor}");
+                }
+                prop_assert_eq!(first, name_all());
+            }
+        }
+    }
 }

@@ -186,4 +186,45 @@ mod tests {
         assert_eq!(kept.len(), 2);
         assert!(plan_agent(rule(2, 21), &kept, NOW).is_empty());
     }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// For any set, rule and time (issue 13.2): the sweep never demotes for idleness
+            /// an entry whose idle clock is inside the window, never demotes by the cap an
+            /// entry called since its promotion, demotes each entry at most once, and leaves
+            /// no more than the cap unless every entry left was called since its promotion.
+            #[test]
+            fn the_plan_keeps_what_is_used_and_meets_the_cap(
+                cap in 1i64..=20,
+                window in 1i64..=30,
+                raw in proptest::collection::vec((0i64..60, proptest::option::of(0i64..60)), 0..40),
+            ) {
+                let entries: Vec<SweepEntry> = raw
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (p, u))| e(i as i64, *p, *u))
+                    .collect();
+                let r = rule(cap, window);
+                let plan = plan_agent(r, &entries, NOW);
+                let horizon = NOW - window * DAY_MS;
+                let mut demoted = std::collections::HashSet::new();
+                for d in &plan {
+                    prop_assert!(demoted.insert(d.entry.tool_id), "demoted twice: {d:?}");
+                    match d.cause {
+                        Cause::Idle => prop_assert!(d.entry.idle_clock() < horizon, "{d:?}"),
+                        Cause::Cap => prop_assert!(!d.entry.called_since_promotion(), "{d:?}"),
+                        other => prop_assert!(false, "unexpected cause {other:?}"),
+                    }
+                }
+                let left: Vec<&SweepEntry> = entries.iter().filter(|x| !demoted.contains(&x.tool_id)).collect();
+                prop_assert!(
+                    left.len() as i64 <= cap || left.iter().all(|x| x.called_since_promotion()),
+                    "{} left over a cap of {cap}", left.len()
+                );
+            }
+        }
+    }
 }

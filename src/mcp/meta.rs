@@ -18,9 +18,9 @@ pub const OFFERED: &[&str] = &[
 ];
 
 /// Longest `find_tool` query, in characters and in words.
-const MAX_QUERY_CHARS: usize = 200;
+pub const MAX_QUERY_CHARS: usize = 200;
 /// See [`MAX_QUERY_CHARS`].
-const MAX_QUERY_WORDS: usize = 12;
+pub const MAX_QUERY_WORDS: usize = 12;
 
 /// Whether `name` is an implemented meta-tool.
 pub fn offered(name: &str) -> bool {

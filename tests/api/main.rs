@@ -770,6 +770,74 @@ async fn one_agent_cannot_open_sessions_without_bound() {
     app.stop().await;
 }
 
+/// The limits the README's "Limits" table states, each with the error it names (the
+/// upload's is in console.rs, the session cap's above, the stream cap's in service::hub).
+#[tokio::test]
+async fn stated_limits_answer_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_in(dir.path()).await;
+    app.graft
+        .add_vendor("acme", None, "http://127.0.0.1:9")
+        .await
+        .unwrap();
+    let (_, token) = agent(&app, "alpha").await;
+    // a body over 4 MiB: 413 and a JSON-RPC error naming the size, before it is parsed
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(graft::server::MAX_MCP_BODY)
+    );
+    let r = reqwest::Client::new()
+        .post(app.mcp_url())
+        .bearer_auth(&token)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(big)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 413);
+    let e: Value = r.json().await.unwrap();
+    assert_eq!(e["error"]["code"], -32600);
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("4194304 bytes"),
+        "{e}"
+    );
+
+    let (c, _) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
+    let long = "word ".repeat(graft::mcp::meta::MAX_QUERY_WORDS + 1);
+    let wide = "x".repeat(graft::mcp::meta::MAX_QUERY_CHARS + 1);
+    for args in [
+        json!({"query": long}),
+        json!({"query": wide}),
+        json!({"query": "create issue", "limit": 51}),
+    ] {
+        let r = call(&c, "find_tool", args.clone()).await;
+        assert_eq!(code(&r).as_deref(), Some("invalid_input"), "{args}");
+    }
+    let props: serde_json::Map<String, Value> = (0..6_000)
+        .map(|i| {
+            (
+                format!("field_{i}"),
+                json!({"type": "string", "description": "x".repeat(30)}),
+            )
+        })
+        .collect();
+    let r = call(
+        &c,
+        "acquire",
+        json!({"vendor": "acme", "name": "huge", "description": "d", "method": "POST", "path": "/x",
+               "inputSchema": {"type": "object", "properties": props}}),
+    )
+    .await;
+    assert_eq!(code(&r).as_deref(), Some("invalid_input"));
+    assert!(text(&r).contains("larger than 256 KiB"), "{}", text(&r));
+    c.cancel().await.unwrap();
+    app.stop().await;
+}
+
 #[tokio::test]
 async fn restart_keeps_working_sets_and_forgets_sessions() {
     let dir = tempfile::tempdir().unwrap();
