@@ -73,7 +73,11 @@ fn owner_only(path: &std::path::Path) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-        if !path.exists() {
+        let parent_exists = path
+            .parent()
+            .is_none_or(|d| d.as_os_str().is_empty() || d.is_dir());
+        // a missing directory is SQLite's error to report ("unable to open")
+        if !path.exists() && parent_exists {
             match std::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)

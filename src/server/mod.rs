@@ -31,6 +31,30 @@ const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1", "[::1]"];
 /// Browser origins always accepted on `/mcp`: loopback pages on any port.
 const LOOPBACK_ORIGINS: &[&str] = &["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
 
+/// The console's page routes as the router serves them (leptos paths, e.g.
+/// `/agents/:name`), and `/`: every one of them needs a signed-in person but `/login`.
+/// Tests walk this list so that no route is forgotten (issue 13.4).
+pub fn console_routes() -> Vec<String> {
+    let mut paths: Vec<String> = generate_route_list(App)
+        .iter()
+        .map(|r| r.path().to_string())
+        .collect();
+    paths.push("/".into());
+    paths.sort();
+    paths.dedup();
+    paths
+}
+
+/// The console's server functions' paths (`/api/<name>`), as registered with leptos:
+/// every one but `/api/login` needs a signed-in person.
+pub fn console_server_fns() -> Vec<String> {
+    let mut paths: Vec<String> = leptos::server_fn::axum::server_fn_paths()
+        .map(|(p, _)| p.to_string())
+        .collect();
+    paths.sort();
+    paths
+}
+
 /// A built server bound to its listener, ready to [`Application::run`].
 pub struct Application {
     listener: TcpListener,
@@ -193,6 +217,12 @@ impl Application {
             next_sweep,
             sessions_store,
         })
+    }
+
+    /// The whole router (`/mcp`, `/healthz`, the console), for driving Graft in process
+    /// without a socket (the fuzz targets in `fuzz/` call it with `tower::ServiceExt`).
+    pub fn router(&self) -> Router {
+        self.router.clone()
     }
 
     /// The bound address.

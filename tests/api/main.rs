@@ -5,6 +5,7 @@ mod console;
 mod documents;
 mod helpers;
 mod import;
+mod isolation;
 mod latency;
 mod run;
 mod search;
