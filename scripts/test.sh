@@ -5,9 +5,12 @@
 #   - Node 22 and the official MCP conformance suite from npm (tests/conformance),
 #   - Debian Chromium, Playwright and the MCP TypeScript SDK from npm (end2end),
 #   - the wasm-bindgen CLI of the version in Cargo.lock (scripts/build-site.sh),
+#   - cargo-fuzz (scripts/fuzz.sh),
 # then: clippy, the console bundle, the Python SDK test, the conformance suite, the
-# console's browser tests, the Rust unit and integration tests (cargo test), and short
-# smoke runs of the benchmarks (debug build: they must run; scripts/bench.sh measures).
+# console's browser tests, the Rust unit and integration tests (cargo test, with the
+# crash-safety kills), short smoke runs of the benchmarks (debug build: they must run;
+# scripts/bench.sh measures) and of each fuzz target (60 s; scripts/fuzz.sh runs
+# campaigns).
 # Tools and caches go under $GRAFT_CACHE (default ~/.cache/graft); CARGO_TARGET_DIR is
 # honoured.
 set -euo pipefail
@@ -81,3 +84,6 @@ GRAFT_BENCH_SMOKE=1 ANCHOR_NODE="$PWD/tests/conformance/node_modules/node/bin/no
   cargo test --bench overhead
 GRAFT_BENCH_SMOKE=1 cargo test --bench load
 GRAFT_BENCH_SMOKE=1 cargo test --bench console
+
+step "fuzz targets, 60 s each (cargo fuzz on the stable toolchain; fuzz/README.md)"
+FUZZ_PROFILE=dev scripts/fuzz.sh all 60

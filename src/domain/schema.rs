@@ -42,6 +42,9 @@ const SUB_SCHEMA: &[&str] = &[
 ];
 /// Keywords whose value is an array of schemas.
 const SUB_SCHEMAS: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems"];
+/// Keywords whose value is an instance (data), not a schema: copied as they are, even
+/// when the data holds a `$ref` or `x-` key.
+const DATA: &[&str] = &["default", "enum", "const", "examples"];
 /// OpenAPI keywords that are not JSON Schema and are dropped.
 const DROPPED: &[&str] = &[
     "discriminator",
@@ -261,6 +264,12 @@ fn clean_keyword(root: &Value, k: &str, v: &Value, stack: &mut Ctx) -> Option<Va
         return Some(Value::Array(
             a.iter().map(|s| inline_at(root, s, stack)).collect(),
         ));
+    }
+    if !DATA.contains(&k) && has_ref_or_extension(v) {
+        // a keyword Graft does not know (a typo, a vendor's own) whose value refers into
+        // `$defs`, which are gone once inlined: a dangling reference a strict client
+        // would fail on (found by the schema_acquire fuzz target)
+        return None;
     }
     let w = weight(v, stack.copy_budget);
     if w > stack.copy_budget {
@@ -769,14 +778,19 @@ fn collapse_below(v: &mut Value, level: usize, keep: usize) {
     }
 }
 
-/// Whether `v` (any JSON value) holds a `$ref` or an `x-` keyword anywhere outside
-/// property-name maps. Used by tests and by authoring checks.
+/// Whether `v` (a schema) holds a `$ref` or an `x-` keyword anywhere outside
+/// property-name maps and instance values (`default`, `enum`, `const`, `examples`).
+/// Used by tests, by authoring checks and by inlining (an unknown keyword holding one is
+/// dropped).
 pub fn has_ref_or_extension(v: &Value) -> bool {
     fn walk(v: &Value, names: bool) -> bool {
         match v {
             Value::Object(m) => m.iter().any(|(k, sub)| {
                 if !names && (k == "$ref" || k.starts_with("x-")) {
                     return true;
+                }
+                if !names && DATA.contains(&k.as_str()) {
+                    return false;
                 }
                 walk(sub, !names && NAME_MAPS.contains(&k.as_str()))
             }),
@@ -928,6 +942,22 @@ mod tests {
         let errors: Vec<String> = v.iter_errors(&input).map(|e| e.to_string()).collect();
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert!(v.is_valid(&json!("aaaa")));
+    }
+
+    #[test]
+    fn unknown_keywords_lose_their_dangling_refs() {
+        // found by the schema_acquire fuzz target: `]tems` (a mangled `items`) kept a
+        // `$ref` into `$defs`, which inlining removes
+        let schema = json!({"type": "object", "properties": {"tags": {"type": "array",
+            "]tems": {"$ref": "#/$defs/Tag"}, "default": [{"$ref": "data, not a schema"}]}},
+            "$defs": {"Tag": {"type": "string"}}});
+        let out = inline(&schema, &schema);
+        assert!(!has_ref_or_extension(&out), "{out}");
+        assert_eq!(
+            out["properties"]["tags"]["default"][0]["$ref"],
+            "data, not a schema"
+        );
+        assert!(out["properties"]["tags"].get("]tems").is_none());
     }
 
     #[test]

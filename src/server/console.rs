@@ -410,6 +410,30 @@ pub async fn gate(
         .into_response()
 }
 
+/// A server function's arguments that do not decode (a missing field, a number that is
+/// not one, a body that is not the encoding it claims) are the client's error: leptos
+/// answers them 500 with `{"Transport": "error deserializing server function arguments:
+/// …"}`, which this layer turns into 400 with the same body (found by the http_endpoint
+/// fuzz target). Other answers pass unchanged.
+pub async fn argument_errors(req: Request, next: Next) -> Response {
+    let is_server_fn = req.uri().path().starts_with("/api/");
+    let resp = next.run(req).await;
+    if !is_server_fn || resp.status() != StatusCode::INTERNAL_SERVER_ERROR {
+        return resp;
+    }
+    let (mut parts, body) = resp.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, 64 * 1024).await else {
+        return (StatusCode::INTERNAL_SERVER_ERROR, "Internal").into_response();
+    };
+    let transport = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .is_some_and(|v| v.get("Transport").is_some());
+    if transport {
+        parts.status = StatusCode::BAD_REQUEST;
+    }
+    Response::from_parts(parts, axum::body::Body::from(bytes))
+}
+
 /// `GET /` goes to the Agents page.
 pub async fn home() -> Redirect {
     Redirect::to("/agents")

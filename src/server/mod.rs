@@ -174,7 +174,8 @@ impl Application {
                 },
             )
             .fallback(leptos_axum::file_and_error_handler(shell))
-            .with_state(leptos_options);
+            .with_state(leptos_options)
+            .layer(axum::middleware::from_fn(console::argument_errors));
         let uploads = Router::new()
             .route(
                 "/vendors/import",

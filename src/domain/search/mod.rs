@@ -739,8 +739,18 @@ impl SearchIndex {
             hits.truncate(limit);
         }
         hits.sort_by(order);
+        // the score shown follows the order: when the query names a vendor, its boost is
+        // part of the score, rescaled into 0–1 (a hit of another vendor with more words
+        // in common ranks lower and must not show a higher score; found by the
+        // search_query fuzz target)
+        let named = !q.vendors.is_empty();
         for h in &mut hits {
-            h.score = h.score.clamp(0.0, 1.0);
+            let shown = if named {
+                key(h) / (1.0 + params.vendor_boost.max(0.0))
+            } else {
+                h.score
+            };
+            h.score = shown.clamp(0.0, 1.0);
         }
         Ranked { hits, total }
     }
@@ -983,6 +993,28 @@ mod tests {
         assert_eq!(idx.docs()[hits[0].doc].name, "post_refunds");
         assert_eq!(idx.docs()[hits[1].doc].name, "pet_misc");
         assert!(hits[0].score > 2.0 * hits[1].score, "{hits:?}");
+    }
+
+    #[test]
+    fn shown_scores_never_rise_down_the_list() {
+        let idx = SearchIndex::build(toolbox(), None);
+        // a named vendor ranks its tools first, above others with more words in common
+        for q in [
+            "create a github webhook",
+            "github delete",
+            "webhook asana github",
+            "create webhook",
+        ] {
+            let hits = idx
+                .search(q, None, Mode::Lexical, &SearchParams::default(), 50)
+                .hits;
+            let scores: Vec<f32> = hits.iter().map(|h| h.score).collect();
+            assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{q}: {scores:?}");
+            assert!(
+                scores.iter().all(|s| (0.0..=1.0).contains(s)),
+                "{q}: {scores:?}"
+            );
+        }
     }
 
     #[test]

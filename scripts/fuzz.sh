@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Runs one fuzz target (or `all`, one after the other) for SECONDS (default 60) with
+# cargo fuzz on the stable toolchain (fuzz/README.md). Installs cargo-fuzz when missing.
+# The working corpus starts from fuzz/seeds/TARGET plus the shared vendor documents and
+# the tests' fixtures; it and any crash live under $GRAFT_CACHE/fuzz (default
+# ~/.cache/graft/fuzz). Exits non-zero when a target finds a crash, naming the input.
+#
+#   scripts/fuzz.sh TARGET|all [SECONDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+CACHE=${GRAFT_CACHE:-$HOME/.cache/graft}
+TARGETS=(openapi_import schema_acquire request_build http_endpoint search_query)
+target=${1:?usage: scripts/fuzz.sh TARGET|all [SECONDS]  (targets: ${TARGETS[*]})}
+seconds=${2:-60}
+if [ "$target" = all ]; then
+  for t in "${TARGETS[@]}"; do "$0" "$t" "$seconds"; done
+  exit 0
+fi
+[[ " ${TARGETS[*]} " == *" $target "* ]] || { echo "unknown target $target (${TARGETS[*]})" >&2; exit 2; }
+command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked --quiet
+SPECS=${GRAFT_SPECS_DIR:-$ROOT/../shared/specs}
+export GRAFT_SPECS_DIR=$SPECS
+work="$CACHE/fuzz/$target"
+corpus="$work/corpus"
+artifacts="$work/artifacts/"
+mkdir -p "$corpus" "$artifacts"
+cp -n fuzz/seeds/"$target"/* "$corpus"/ 2>/dev/null || true
+if [ "$target" = openapi_import ]; then
+  # real documents, the small ones whole (libFuzzer's -max_len keeps inputs small)
+  for f in "$SPECS"/petstore_openapi.yaml "$SPECS"/httpbin_0.10.2_local_spec.json tests/fixtures/*.yaml; do
+    [ -f "$f" ] && cp -n "$f" "$corpus"/ || true
+  done
+fi
+# FUZZ_PROFILE=dev builds without optimization (quicker to build, slower to run: the
+# smoke runs of .ci/run); the default is release with debug assertions (campaigns)
+if [ "${FUZZ_PROFILE:-release}" = dev ]; then
+  flags=(--dev -s none --target-dir "$CACHE/fuzz-target")
+else
+  flags=(-O -s none --codegen-units 16 --target-dir "$CACHE/fuzz-target")
+fi
+cd fuzz
+cargo fuzz build "${flags[@]}" "$target"
+echo "==> fuzzing $target for ${seconds}s (corpus $corpus)"
+set +e
+cargo fuzz run "${flags[@]}" "$target" "$corpus" -- \
+  -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=20 -max_len=65536 \
+  -dict="$ROOT/fuzz/dict/$target.dict" -artifact_prefix="$artifacts" -print_final_stats=1 \
+  2>&1 | tee "$work/last.log" | grep -E "^#[0-9]+ *(DONE|INITED)|stat::|ERROR|panicked|SUMMARY|Test unit written|==[0-9]+==" 
+status=${PIPESTATUS[0]}
+set -e
+if [ "$status" -ne 0 ]; then
+  if ls "$artifacts" | grep -q .; then
+    echo "$target found a crash (exit $status): the input is in $artifacts, the trace in $work/last.log" >&2
+  else
+    echo "$target did not run (exit $status): see $work/last.log" >&2
+  fi
+  exit "$status"
+fi
