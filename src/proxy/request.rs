@@ -562,6 +562,18 @@ pub fn build(
         }
         url.set_query(Some(&ser.finish()));
     }
+    // every header as HTTP allows it (RFC 9110 §5.1 names, §5.5 values): refused here with
+    // a sentence rather than by the HTTP client with "the request failed" (a connection
+    // or fixed header stored before names were checked; found by the request_build fuzz
+    // target). The value is never quoted: it may be a secret.
+    for (name, value) in &headers {
+        if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+            return Err(format!("{name:?} is not a valid HTTP header name"));
+        }
+        if http::HeaderValue::from_str(value).is_err() {
+            return Err(format!("the value of header {name:?} is not valid in HTTP"));
+        }
+    }
     if !same_origin(&url, &base) {
         return Err("the request would leave the vendor's origin".into());
     }
@@ -779,6 +791,37 @@ mod tests {
             .filter(|(k, _)| k.to_ascii_lowercase().replace('_', "-") == "x-key")
             .collect();
         assert_eq!(sent, vec![&("X-Key".to_string(), "real".to_string())]);
+    }
+
+    #[test]
+    fn headers_that_http_cannot_carry_are_refused_in_words() {
+        let mut b = Binding::default();
+        b.headers.insert("note".into(), "X-Note".into());
+        let op = Operation {
+            method: "GET",
+            path_template: "/x",
+            binding: &b,
+        };
+        // found by the request_build fuzz target: a connection's header name with '@'
+        let bad_name = Credential::Header {
+            name: "X-@pi-Key".into(),
+            value: "s3cret-value".into(),
+        };
+        let e = build("https://api.test", op, &input(json!({})), &bad_name).unwrap_err();
+        assert!(e.contains("not a valid HTTP header name"), "{e}");
+        let bad_value = Credential::Header {
+            name: "X-Api-Key".into(),
+            value: "s3cret\u{7f}value".into(),
+        };
+        let e = build("https://api.test", op, &input(json!({})), &bad_value).unwrap_err();
+        assert!(e.contains("X-Api-Key") && !e.contains("s3cret"), "{e}");
+        assert!(build(
+            "https://api.test",
+            op,
+            &input(json!({"note": "plain"})),
+            &Credential::None
+        )
+        .is_ok());
     }
 
     #[test]

@@ -77,10 +77,14 @@ impl Graft {
                     "a {kind} connection needs a name: the {kind} that carries the secret (--name on the command line)"
                 )));
             };
-            if !n
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.[]".contains(c))
-            {
+            let valid = match kind {
+                // an HTTP token (RFC 9110 §5.1)
+                "header" => http::HeaderName::from_bytes(n.as_bytes()).is_ok(),
+                _ => n
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.[]".contains(c)),
+            };
+            if !valid {
                 return Err(ServiceError::Invalid(format!(
                     "{n:?} is not a valid {kind} name"
                 )));

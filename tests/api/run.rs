@@ -640,6 +640,19 @@ async fn grant_tool(app: &TestApp, agent: &str, vendor: &str, name: &str) {
 #[tokio::test]
 async fn revoked_connections_answer_connection_revoked_and_secrets_stay_sealed() {
     let s = setup().await;
+    // a header that HTTP cannot carry is refused when the connection is added
+    for name in ["X Api Key", "X-@pi-Key", "x-key[]"] {
+        let e = s
+            .app
+            .graft
+            .add_connection("petstore", "odd", "header", Some(name), Some(SECRET))
+            .await
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("not a valid header name"),
+            "{name}: {e}"
+        );
+    }
     let (client, _) = legacy_client(&s.app, &s.token, ProtocolVersion::V_2025_11_25).await;
     let stored: Vec<Option<String>> =
         sqlx::query_scalar("SELECT secret_ciphertext FROM connections")
