@@ -43,12 +43,22 @@ cd fuzz
 cargo fuzz build "${flags[@]}" "$target"
 echo "==> fuzzing $target for ${seconds}s (corpus $corpus)"
 set +e
-cargo fuzz run "${flags[@]}" "$target" "$corpus" -- \
+# FUZZ_KEEP_GOING=1 (campaigns): a crash is saved and the run goes on (libFuzzer's fork
+# mode), so one campaign collects every crash it meets
+keep=()
+if [ "${FUZZ_KEEP_GOING:-0}" = 1 ]; then
+  keep=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
+fi
+cargo fuzz run "${flags[@]}" "$target" "$corpus" -- "${keep[@]}" \
   -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=20 -max_len=65536 \
   -dict="$ROOT/fuzz/dict/$target.dict" -artifact_prefix="$artifacts" -print_final_stats=1 \
-  2>&1 | tee "$work/last.log" | grep -E "^#[0-9]+ *(DONE|INITED)|stat::|ERROR|panicked|SUMMARY|Test unit written|==[0-9]+==" 
+  2>&1 | tee "$work/last.log" | grep -E "^#[0-9]+ *(DONE|INITED)|stat::|ERROR|panicked|SUMMARY|Test unit written|==[0-9]+==|^INFO: fuzzed for|crashes:"
 status=${PIPESTATUS[0]}
 set -e
+if [ "$status" -eq 0 ] && ls "$artifacts" | grep -q .; then
+  echo "$target saved crash inputs in $artifacts (the trace is in $work/last.log)" >&2
+  status=1
+fi
 if [ "$status" -ne 0 ]; then
   if ls "$artifacts" | grep -q .; then
     echo "$target found a crash (exit $status): the input is in $artifacts, the trace in $work/last.log" >&2

@@ -37,7 +37,7 @@ pub const PROTOCOL_VERSIONS: &[ProtocolVersion] = &[
 ];
 
 /// How often a legacy session's notifier checks that its session still lives.
-const SESSION_PROBE: Duration = Duration::from_secs(30);
+const SESSION_PROBE: Duration = Duration::from_secs(5);
 
 /// Tool calls in flight, so a shutdown lets them finish before it closes the sessions.
 #[derive(Debug, Default)]
@@ -378,7 +378,10 @@ impl ServerHandler for GraftMcp {
             return;
         };
         let peer = context.peer.clone();
-        let mut rx = self.graft.hub().subscribe(agent.id);
+        let Some(mut rx) = self.graft.hub().try_subscribe(agent.id) else {
+            tracing::warn!(agent = %agent.name, "an agent holds the most change streams allowed: this session gets no list_changed");
+            return;
+        };
         let shutdown = self.shutdown.clone();
         tokio::spawn(async move {
             loop {

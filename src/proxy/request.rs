@@ -121,8 +121,10 @@ pub fn same_origin(url: &Url, base: &Url) -> bool {
 }
 
 /// Whether `url`'s path is `base`'s path or below it, segment-wise (`/v1` holds `/v1`
-/// and `/v1/x`, not `/v10`), with no dot segment in any spelling (`..`, `%2e%2e`,
-/// `..;x` as some servers read it) left to climb out.
+/// and `/v1/x`, not `/v10`), with nothing a server could read as climbing out: no dot
+/// segment in any spelling (`..`, `%2e%2e`, `..;x`, and after percent-decoding twice:
+/// `..%2f`, `..%5c`, `..%3b`, `%252e%252e`), no NUL or other control byte, and no
+/// percent-encoding that decodes to something other than UTF-8 (overlong `%C0%AE`).
 pub fn under_base_path(url: &Url, base: &Url) -> bool {
     let root = base.path().trim_end_matches('/');
     let path = url.path();
@@ -131,15 +133,34 @@ pub fn under_base_path(url: &Url, base: &Url) -> bool {
         || path
             .strip_prefix(root)
             .is_some_and(|rest| rest.starts_with('/'));
-    below && !path.split('/').any(is_dot_segment)
+    below && !climbs(path)
 }
 
-/// Whether a path segment is `.` or `..` as a server may read it: percent-encoded dots
-/// count, and so does anything after a `;` (matrix parameters, `..;x`).
-pub fn is_dot_segment(segment: &str) -> bool {
-    let bare = segment.split(';').next().unwrap_or("").to_ascii_lowercase();
-    let bare = bare.replace("%2e", ".");
-    bare == "." || bare == ".."
+/// Whether a URL path holds anything a server could read as a dot segment (see
+/// [`under_base_path`]).
+fn climbs(path: &str) -> bool {
+    let mut text = path.to_string();
+    for _ in 0..3 {
+        // `\` is a separator to some servers, `;` starts matrix parameters
+        if text
+            .split(['/', '\\'])
+            .any(|seg| matches!(seg.split(';').next().unwrap_or(""), "." | ".."))
+        {
+            return true;
+        }
+        if !text.contains('%') {
+            return false;
+        }
+        let decoded: Vec<u8> = percent_encoding::percent_decode_str(&text).collect();
+        match String::from_utf8(decoded) {
+            // a lone `%` (a value's own `%25`, decoded) stays as it is
+            Ok(t) if t == text => return false,
+            Ok(t) if !t.chars().any(char::is_control) => text = t,
+            _ => return true,
+        }
+    }
+    // still changing after three rounds of decoding: nothing legitimate nests that deep
+    true
 }
 
 /// A request ready to send (or to preview).
@@ -791,6 +812,43 @@ mod tests {
             .filter(|(k, _)| k.to_ascii_lowercase().replace('_', "-") == "x-key")
             .collect();
         assert_eq!(sent, vec![&("X-Key".to_string(), "real".to_string())]);
+    }
+
+    #[test]
+    fn no_spelling_of_a_dot_segment_leaves_the_base_path() {
+        let base = Url::parse("https://api.test/api").unwrap();
+        // found by a newcomer's review: each of these was followed with the credential
+        for path in [
+            "/api/..%2foutside",
+            "/api/%2e%2e%2foutside",
+            "/api/..%5coutside",
+            "/api/..%3b/outside",
+            "/api/%C0%AE%C0%AE/outside",
+            "/api/..%00/outside",
+            "/api/x/..%3B",
+            "/api/%252e%252e/outside",
+            "/api/..;/outside",
+            "/api/%2e%2E/outside",
+        ] {
+            let url = Url::parse(&format!("https://api.test{path}")).unwrap();
+            assert!(!under_base_path(&url, &base), "{path}");
+        }
+        for path in [
+            "/api",
+            "/api/x",
+            "/api/100%25",
+            "/api/a%2Fb",
+            "/api/caf%C3%A9",
+            "/api/...x",
+            "/api//x",
+        ] {
+            let url = Url::parse(&format!("https://api.test{path}")).unwrap();
+            assert!(under_base_path(&url, &base), "{path}");
+        }
+        assert!(!under_base_path(
+            &Url::parse("https://api.test/apix").unwrap(),
+            &base
+        ));
     }
 
     #[test]

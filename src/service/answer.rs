@@ -241,10 +241,13 @@ pub fn render(
     if textual {
         // a body cut at the cap may end inside a secret, whose first characters no
         // redaction would recognise: drop as many trailing bytes as the longest encoding
-        // of a secret takes (6 per byte, as `\u00XX`), so no prefix of one is left
+        // of a secret redaction reads takes (an HTML reference with leading zeros, 32 per
+        // byte), so no prefix of one is left
         let body = if truncated {
             let longest = secrets.iter().map(String::len).max().unwrap_or(0);
-            &body[..body.len().saturating_sub(6 * longest)]
+            &body[..body
+                .len()
+                .saturating_sub(super::run::MAX_REFERENCE_LEN * longest)]
         } else {
             body
         };

@@ -212,6 +212,10 @@ struct Inner {
     write_lock: Arc<tokio::sync::Mutex<()>>,
     /// Compiled input-schema validators by (tool id, version): versions are immutable.
     validators: Mutex<HashMap<(i64, i64), Arc<jsonschema::Validator>>>,
+    /// Input validations running at once, process-wide ([`run::validation_slots`]).
+    validation_slots: Arc<tokio::sync::Semaphore>,
+    /// One validation at a time per agent.
+    agent_validations: Mutex<HashMap<i64, Arc<tokio::sync::Semaphore>>>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -301,6 +305,8 @@ impl Graft {
                 public_url: config.public_url.trim_end_matches('/').to_string(),
                 origin: new_token(),
                 validators: Mutex::new(HashMap::new()),
+                validation_slots: Arc::new(tokio::sync::Semaphore::new(run::validation_slots())),
+                agent_validations: Mutex::new(HashMap::new()),
             }),
         })
     }

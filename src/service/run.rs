@@ -7,14 +7,21 @@ use crate::domain::schema;
 use crate::domain::tool::Binding;
 use crate::proxy::request::{self, Credential, Operation};
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long checking one input against a tool's schema may take before the call is
 /// refused as invalid input (the work runs on the blocking pool, never on an async
 /// worker).
 pub const VALIDATION_BUDGET: Duration = Duration::from_secs(2);
-/// Violations reported for one input at most.
-const MAX_VIOLATIONS: usize = 50;
+
+/// Validations running at once in the process (each on a blocking thread): the CPU count,
+/// at least 2. Each agent has one of them at most.
+pub fn validation_slots() -> usize {
+    std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .max(2)
+}
 
 /// The answer of a run, in MCP terms (the adapter turns it into a `CallToolResult`).
 #[derive(Debug, Clone, PartialEq)]
@@ -108,26 +115,102 @@ fn encoded_match(text: &[u8], i: usize, secret: &[u8]) -> Option<usize> {
         .find_map(|n| encoded_match(text, i + n, rest))
 }
 
+/// HTML5 named character references of ASCII punctuation (WHATWG HTML, "Named character
+/// references"), with the byte each stands for.
+const NAMED_REFERENCES: &[(&str, u8)] = &[
+    ("amp", b'&'),
+    ("AMP", b'&'),
+    ("lt", b'<'),
+    ("LT", b'<'),
+    ("gt", b'>'),
+    ("GT", b'>'),
+    ("quot", b'"'),
+    ("QUOT", b'"'),
+    ("apos", b'\''),
+    ("excl", b'!'),
+    ("num", b'#'),
+    ("dollar", b'$'),
+    ("percnt", b'%'),
+    ("lpar", b'('),
+    ("rpar", b')'),
+    ("ast", b'*'),
+    ("midast", b'*'),
+    ("plus", b'+'),
+    ("comma", b','),
+    ("period", b'.'),
+    ("sol", b'/'),
+    ("colon", b':'),
+    ("semi", b';'),
+    ("equals", b'='),
+    ("quest", b'?'),
+    ("commat", b'@'),
+    ("lsqb", b'['),
+    ("lbrack", b'['),
+    ("bsol", b'\\'),
+    ("rsqb", b']'),
+    ("rbrack", b']'),
+    ("Hat", b'^'),
+    ("lowbar", b'_'),
+    ("UnderBar", b'_'),
+    ("grave", b'`'),
+    ("DiacriticalGrave", b'`'),
+    ("lcub", b'{'),
+    ("lbrace", b'{'),
+    ("verbar", b'|'),
+    ("vert", b'|'),
+    ("VerticalLine", b'|'),
+    ("rcub", b'}'),
+    ("rbrace", b'}'),
+    ("tilde", b'~'),
+    ("Tab", b'\t'),
+    ("NewLine", b'\n'),
+];
+
+/// Longest reference [`html_reference`] reads, in bytes.
+pub(crate) const MAX_REFERENCE_LEN: usize = 32;
+
 /// The length of an HTML character reference at the start of `text` that stands for
-/// the ASCII byte `b` (`&amp;` `&lt;` `&gt;` `&quot;` `&apos;`, `&#NN;`, `&#xHH;`).
+/// the ASCII byte `b`: a named one ([`NAMED_REFERENCES`]), or a decimal or hex numeric
+/// one with any number of leading zeros, with or without its `;` (browsers decode
+/// `&#65` too); at most [`MAX_REFERENCE_LEN`] bytes.
 fn html_reference(text: &[u8], b: u8) -> Option<usize> {
-    let end = text.iter().take(10).position(|&c| c == b';')?;
-    let name = std::str::from_utf8(&text[1..end]).ok()?;
-    let value = match name {
-        "amp" => u32::from(b'&'),
-        "lt" => u32::from(b'<'),
-        "gt" => u32::from(b'>'),
-        "quot" => u32::from(b'"'),
-        "apos" => u32::from(b'\''),
-        _ => match name.strip_prefix('#') {
-            Some(n) => match n.strip_prefix(['x', 'X']) {
-                Some(h) => u32::from_str_radix(h, 16).ok()?,
-                None => n.parse().ok()?,
-            },
-            None => return None,
-        },
-    };
-    (value == u32::from(b)).then_some(end + 1)
+    let text = &text[..text.len().min(MAX_REFERENCE_LEN)];
+    if text.get(1) == Some(&b'#') {
+        let (digits_from, radix) = match text.get(2) {
+            Some(b'x' | b'X') => (3, 16),
+            _ => (2, 10),
+        };
+        let digits = text[digits_from..]
+            .iter()
+            .take_while(|c| (**c as char).is_digit(radix))
+            .count();
+        if digits == 0 {
+            return None;
+        }
+        let number = std::str::from_utf8(&text[digits_from..digits_from + digits]).ok()?;
+        let value = u32::from_str_radix(number.trim_start_matches('0'), radix)
+            .or_else(|_| {
+                if number.bytes().all(|c| c == b'0') {
+                    Ok(0)
+                } else {
+                    Err(())
+                }
+            })
+            .ok()?;
+        let end = digits_from + digits;
+        let end = if text.get(end) == Some(&b';') {
+            end + 1
+        } else {
+            end
+        };
+        return (value == u32::from(b)).then_some(end);
+    }
+    let semi = text.iter().position(|&c| c == b';')?;
+    let name = std::str::from_utf8(&text[1..semi]).ok()?;
+    NAMED_REFERENCES
+        .iter()
+        .any(|(n, v)| *n == name && *v == b)
+        .then_some(semi + 1)
 }
 
 /// Replaces every secret in `text`, raw or in any URL/JSON encoding, with `<redacted>`.
@@ -299,18 +382,53 @@ impl Graft {
 
     /// Validates `input` against a tool version's input schema (JSON Schema 2020-12 /
     /// draft-07 by `$schema`, patterns bounded as [`schema::validator`] says); returns
-    /// each violation as `{pointer, message}`.
+    /// the first violation as `{pointer, message}`, or none.
     ///
-    /// Compiling and validating run on tokio's blocking pool, so that a slow schema or
-    /// input never holds an async worker (other agents' calls, `/healthz`, the console);
-    /// past [`VALIDATION_BUDGET`] the input is refused with one violation saying so.
+    /// Bounded in every way an agent could push it: compiling and validating run on
+    /// tokio's blocking pool, so no slow schema or input holds an async worker (other
+    /// agents' calls, `/healthz`, the console); an agent has one validation running at a
+    /// time and the process [`validation_slots`] at most, so validations that outlive
+    /// their answer cannot pile up; the check stops at the first violation (collecting
+    /// every error of a big input against a wide `anyOf` took gigabytes); and past
+    /// [`VALIDATION_BUDGET`] (waiting for a slot included) the input is refused with one
+    /// violation saying so.
     async fn violations(
         &self,
+        agent_id: i64,
         tool_id: i64,
         version: i64,
         schema_text: &str,
         input: &Value,
     ) -> ServiceResult<Vec<Value>> {
+        let too_slow = || {
+            vec![json!({"pointer": "/", "message": format!(
+                "the input took longer than {} s to validate against this tool's schema; send a smaller input",
+                VALIDATION_BUDGET.as_secs()
+            )})]
+        };
+        let deadline = tokio::time::Instant::now() + VALIDATION_BUDGET;
+        let mine = self
+            .inner
+            .agent_validations
+            .lock()
+            .expect("validation slots")
+            .entry(agent_id)
+            .or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(1)))
+            .clone();
+        let slots = async {
+            let mine = mine.acquire_owned().await.ok()?;
+            let any = self
+                .inner
+                .validation_slots
+                .clone()
+                .acquire_owned()
+                .await
+                .ok()?;
+            Some((mine, any))
+        };
+        let Ok(Some(permits)) = tokio::time::timeout_at(deadline, slots).await else {
+            return Ok(too_slow());
+        };
         let key = (tool_id, version);
         let cached = self
             .inner
@@ -322,6 +440,8 @@ impl Graft {
         let schema_text = schema_text.to_owned();
         let input = input.clone();
         let work = tokio::task::spawn_blocking(move || {
+            // the slots are held until the work ends, even when its answer was given up
+            let _permits = permits;
             let validator = match cached {
                 Some(v) => v,
                 None => {
@@ -332,27 +452,23 @@ impl Graft {
                             "stored schema of tool {tool_id} v{version} is invalid: {e}"
                         ))
                     })?;
-                    std::sync::Arc::new(v)
+                    Arc::new(v)
                 }
             };
-            let found: Vec<Value> = validator
-                .iter_errors(&input)
-                .take(MAX_VIOLATIONS)
-                .map(|e| {
+            let found: Vec<Value> = match validator.validate(&input) {
+                Ok(()) => Vec::new(),
+                Err(e) => {
                     let pointer = e.instance_path().to_string();
-                    json!({"pointer": if pointer.is_empty() { "/".to_string() } else { pointer }, "message": e.to_string()})
-                })
-                .collect();
+                    vec![
+                        json!({"pointer": if pointer.is_empty() { "/".to_string() } else { pointer }, "message": e.to_string()}),
+                    ]
+                }
+            };
             Ok::<_, ServiceError>((validator, found))
         });
-        let (validator, found) = match tokio::time::timeout(VALIDATION_BUDGET, work).await {
+        let (validator, found) = match tokio::time::timeout_at(deadline, work).await {
             Ok(done) => done.map_err(|e| ServiceError::Internal(e.into()))??,
-            Err(_) => {
-                return Ok(vec![json!({"pointer": "/", "message": format!(
-                    "the input took longer than {} s to validate against this tool's schema; send shorter strings",
-                    VALIDATION_BUDGET.as_secs()
-                )})])
-            }
+            Err(_) => return Ok(too_slow()),
         };
         let mut cache = self.inner.validators.lock().expect("validator cache");
         if cache.len() > 1024 {
@@ -432,7 +548,7 @@ impl Graft {
             v => v,
         };
         let violations = self
-            .violations(tool.id, tool.version, &tool.input_schema, &input)
+            .violations(agent_id, tool.id, tool.version, &tool.input_schema, &input)
             .await?;
         if !violations.is_empty() {
             let list = violations
@@ -686,6 +802,16 @@ mod tests {
             "<p><redacted></p> <redacted>"
         );
         assert_eq!(redact("s3cr3t&ampkey", &s), "s3cr3t&ampkey");
+        // found by a review: leading zeros, no `;`, HTML5 names
+        assert_eq!(
+            redact(
+                "s3cr3t&#x00000026;key&#0000060&gt; s3cr3t&AMP;key&lt;&#62",
+                &s
+            ),
+            "<redacted> <redacted>"
+        );
+        let s = vec!["ab+c/d=e".to_string()];
+        assert_eq!(redact("ab&plus;c&sol;d&equals;e", &s), "<redacted>");
         // .NET's and Go's encoders write `+` as `\u002B`
         let s = vec!["ab+cd/ef==".to_string()];
         assert_eq!(

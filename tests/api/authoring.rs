@@ -704,3 +704,68 @@ async fn no_agent_can_change_what_another_agent_was_approved_to_run() {
     b.cancel().await.unwrap();
     app.stop().await;
 }
+
+/// Resident memory of this process (the server runs in it), in MiB.
+fn rss_mib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb / 1024)
+}
+
+/// Found by a review: checking a big input against a wide `anyOf` collected every error
+/// of every item (gigabytes), on and on after the 2 s answer. The check now stops at the
+/// first violation, one validation per agent runs at a time, and the answer names it.
+#[tokio::test]
+async fn a_big_input_against_a_wide_union_is_refused_without_eating_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_in(dir.path()).await;
+    app.graft
+        .add_vendor("acme", None, "http://127.0.0.1:9")
+        .await
+        .unwrap();
+    let (_, token) = agent(&app, "alpha").await;
+    let (c, _) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
+    let branches: Vec<Value> = (0..200)
+        .map(|i| json!({"type": "object", "required": [format!("k{i}")]}))
+        .collect();
+    let r = call(
+        &c,
+        "acquire",
+        json!({"vendor": "acme", "name": "wide", "description": "d", "method": "POST", "path": "/wide",
+               "inputSchema": {"type": "object", "properties": {"a": {"type": "array", "items": {"anyOf": branches}}}}}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let items: Vec<Value> = (0..200_000).map(|_| json!({})).collect();
+    let before = rss_mib();
+    let mut calls = tokio::task::JoinSet::new();
+    for _ in 0..4 {
+        let c2 = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25)
+            .await
+            .0;
+        let input = json!({"a": items.clone()});
+        calls.spawn(async move {
+            let r = call(
+                &c2,
+                "run_tool",
+                json!({"vendor": "acme", "name": "wide", "input": input, "dryRun": true}),
+            )
+            .await;
+            (code(&r), text(&r))
+        });
+    }
+    for (code, text) in calls.join_all().await {
+        assert_eq!(code.as_deref(), Some("invalid_input"), "{text}");
+        assert!(
+            text.contains("/a/0") || text.contains("longer than"),
+            "{text}"
+        );
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let grown = rss_mib().saturating_sub(before);
+    assert!(grown < 600, "the process grew by {grown} MiB");
+    app.stop().await;
+}
