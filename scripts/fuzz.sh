@@ -22,7 +22,13 @@ command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked --quiet
 SPECS=${GRAFT_SPECS_DIR:-$ROOT/../shared/specs}
 export GRAFT_SPECS_DIR=$SPECS
 work="$CACHE/fuzz/$target"
-corpus="$work/corpus"
+# campaigns grow a corpus of thousands of inputs; the quick runs of .ci/run (dev build)
+# keep their own, so that replaying a campaign's corpus never eats their minute
+if [ "${FUZZ_PROFILE:-release}" = dev ]; then
+  corpus="$work/smoke-corpus"
+else
+  corpus="$work/corpus"
+fi
 artifacts="$work/artifacts/"
 mkdir -p "$corpus" "$artifacts"
 cp -n fuzz/seeds/"$target"/* "$corpus"/ 2>/dev/null || true
