@@ -55,18 +55,24 @@ keep=()
 if [ "${FUZZ_KEEP_GOING:-0}" = 1 ]; then
   keep=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
 fi
+# only inputs saved by this run count (an earlier run's finding, already reported, stays
+# in $artifacts until someone turns it into a regression test and deletes it)
+stamp="$work/run-started"
+touch "$stamp"
+sleep 1
 cargo fuzz run "${flags[@]}" "$target" "$corpus" -- "${keep[@]}" \
   -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=20 -max_len=65536 \
   -dict="$ROOT/fuzz/dict/$target.dict" -artifact_prefix="$artifacts" -print_final_stats=1 \
   2>&1 | tee "$work/last.log" | grep -E "^#[0-9]+ *(DONE|INITED)|stat::|ERROR|panicked|SUMMARY|Test unit written|==[0-9]+==|^INFO: fuzzed for|crashes:"
 status=${PIPESTATUS[0]}
 set -e
-if [ "$status" -eq 0 ] && ls "$artifacts" | grep -q .; then
+found() { find "$artifacts" -type f -newer "$stamp" | grep -q .; }
+if [ "$status" -eq 0 ] && found; then
   echo "$target saved crash inputs in $artifacts (the trace is in $work/last.log)" >&2
   status=1
 fi
 if [ "$status" -ne 0 ]; then
-  if ls "$artifacts" | grep -q .; then
+  if found; then
     echo "$target found a crash (exit $status): the input is in $artifacts, the trace in $work/last.log" >&2
   else
     echo "$target did not run (exit $status): see $work/last.log" >&2
