@@ -343,9 +343,11 @@ fn main() {
     if let Ok(q) = std::env::var("GRAFT_BENCH_EXPLAIN") {
         // the top 15 for one query, with both scores
         let index = rt.block_on(graft.search_index()).unwrap();
-        let e = model
-            .as_ref()
-            .and_then(|m| m.embed(std::slice::from_ref(&q)).ok()?.pop());
+        let e = model.as_ref().and_then(|m| {
+            m.embed(&[graft::domain::search::embedding_query(&q)])
+                .ok()?
+                .pop()
+        });
         for h in index
             .search(&q, e.as_deref(), Mode::Fused, &params, 15)
             .hits
@@ -378,7 +380,13 @@ fn tune(
     let index = rt.block_on(graft.search_index()).unwrap();
     let embeddings: Vec<Option<Vec<f32>>> = queries
         .iter()
-        .map(|q| model.and_then(|m| m.embed(std::slice::from_ref(&q.text)).ok()?.pop()))
+        .map(|q| {
+            model.and_then(|m| {
+                m.embed(&[graft::domain::search::embedding_query(&q.text)])
+                    .ok()?
+                    .pop()
+            })
+        })
         .collect();
     let eval = |p: &SearchParams, mode: Mode| -> (f64, f64, f64, usize) {
         let mut t = Tally::default();
@@ -461,6 +469,28 @@ fn tune(
         let (r5, nat, mrr, _) = eval(&p, Mode::Lexical);
         let (fr5, fnat, fmrr, _) = eval(&p, Mode::Fused);
         println!("  fields {label}: lexical {r5:.3} {nat:.3} {mrr:.3}; fused {fr5:.3} {fnat:.3} {fmrr:.3}");
+    }
+    for fs in [0.0, 0.2, 0.4, 0.6, 0.8, 1.0] {
+        for t in [0.25, 0.3, 0.35] {
+            let p = SearchParams {
+                floor_share: fs,
+                threshold: t,
+                ..base.clone()
+            };
+            let (r5, nat, mrr, ok) = eval(&p, Mode::Fused);
+            println!("  floor share {fs} threshold {t}: fused {r5:.3} {nat:.3} {mrr:.3} nonsense ok {ok}");
+        }
+    }
+    for pw in [0.0, 0.15, 0.3, 0.5, 1.0] {
+        let p = SearchParams {
+            payload_weight: pw,
+            ..base.clone()
+        };
+        let (r5, nat, mrr, _) = eval(&p, Mode::Fused);
+        let (lr5, lnat, lmrr, _) = eval(&p, Mode::Lexical);
+        println!(
+            "  payload {pw}: fused {r5:.3} {nat:.3} {mrr:.3}; lexical {lr5:.3} {lnat:.3} {lmrr:.3}"
+        );
     }
     for cw in [0.0, 0.15, 0.3, 0.5] {
         for ew in [0.4, 0.6, 0.8] {

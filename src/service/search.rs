@@ -324,7 +324,7 @@ impl Graft {
         let Some(model) = self.inner.model.clone() else {
             return Ok(None);
         };
-        let q = vec![query.to_string()];
+        let q = vec![search::embedding_query(query)];
         let mut v = tokio::task::spawn_blocking(move || model.embed(&q))
             .await
             .map_err(|e| ServiceError::Internal(e.into()))?

@@ -16,8 +16,10 @@
 //! The fused score is a weighted sum of the two ([`SearchParams`]; weights tuned on the
 //! development set in `benches/search_devset.json`: reciprocal-rank fusion of a weak and
 //! a strong ranker scored below the strong one alone). A vendor named in the query (its
-//! slug or display name) ranks that vendor's tools first. A document is a hit when its
-//! fused score clears [`SearchParams::threshold`]; none clearing it is "nothing matches".
+//! slug or display name) ranks that vendor's tools first. When no document's fused score
+//! clears [`SearchParams::threshold`], nothing matches; otherwise the hits are the
+//! documents above a lower floor ([`SearchParams::floor_share`] of the threshold), so a
+//! right answer ranked below a strong first hit is not cut.
 //! Ties go to the higher lexical score, then the shorter name, then the order of the
 //! documents as given: never to a vendor's alphabetical place.
 
@@ -94,10 +96,18 @@ pub struct SearchParams {
     pub cosine_ceiling: f32,
     /// Added to the ranking key of a named vendor's tools.
     pub vendor_boost: f32,
-    /// Least fused score of a hit (with a query embedding).
+    /// Least fused score of the best hit (with a query embedding): when no document
+    /// reaches it, nothing matches.
     pub threshold: f32,
-    /// Least lexical score of a hit when there is no query embedding.
+    /// Least lexical score of the best hit when there is no query embedding.
     pub lexical_threshold: f32,
+    /// Once the best hit clears its threshold, the least score of the other hits, as a
+    /// share of that threshold (a hit far below it is noise, not a lower-ranked answer).
+    pub floor_share: f32,
+    /// Share of its information that a payload word of the query keeps (see
+    /// [`text::query_parts`]: times, numbers, names of channels, a clause about the
+    /// circumstances); 1 treats payload like any other word.
+    pub payload_weight: f32,
 }
 
 impl Default for SearchParams {
@@ -117,6 +127,8 @@ impl Default for SearchParams {
             vendor_boost: 0.5,
             threshold: 0.25,
             lexical_threshold: 0.15,
+            floor_share: 0.4,
+            payload_weight: 0.3,
         }
     }
 }
@@ -132,12 +144,12 @@ pub enum Mode {
     Fused,
 }
 
-/// A search's answer: the best hits, best first, and how many cleared the threshold.
+/// A search's answer: the best hits, best first, and how many cleared the floor.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Ranked {
     /// At most the `limit` asked for.
     pub hits: Vec<Hit>,
-    /// Every document that cleared the threshold.
+    /// Every document that cleared the floor (0 when nothing matches).
     pub total: usize,
 }
 
@@ -271,6 +283,13 @@ const QUERY_FILLER: &[&str] = &[
     "whose",
     "yet",
 ];
+
+/// The text of a query that a sentence-embedding model reads: the query without its
+/// payload ([`text::query_parts`]), so that what the call would carry does not pull the
+/// query's vector towards other tools.
+pub fn embedding_query(query: &str) -> String {
+    text::query_parts(query).core
+}
 
 /// A vendor's display name without the words that do not name it ("GitHub v3 REST
 /// API" → "GitHub"); the display name itself when nothing would be left.
@@ -515,6 +534,7 @@ impl SearchIndex {
     fn analyze(&self, query: &str, params: &SearchParams) -> Analyzed {
         let all = words(query);
         let (vendors, rest) = self.vendors_in(&all);
+        let payload = text::query_parts(query).payload;
         let max_idf = self.idf(1);
         let mut seen: Vec<String> = Vec::new();
         let mut terms = Vec::new();
@@ -558,7 +578,12 @@ impl SearchIndex {
                     .fold(None, |m: Option<f32>, x| Some(m.map_or(x, |m| m.max(x))))
                     .unwrap_or(max_idf),
             };
-            terms.push((idf, alternatives));
+            let share = if payload.contains(word) {
+                params.payload_weight.clamp(0.0, 1.0)
+            } else {
+                1.0
+            };
+            terms.push((idf * share, alternatives));
         }
         let mut reached: Vec<u32> = terms
             .iter()
@@ -657,8 +682,8 @@ impl SearchIndex {
 
     /// Ranks the documents for `query`. `embedding` is the query's unit vector from the
     /// same model as the documents' (ignored when the index has none or its length
-    /// differs). Returns the best `limit` hits that clear the threshold, best first, and
-    /// how many cleared it in all.
+    /// differs). Returns nothing when no document clears the threshold; else the best
+    /// `limit` hits above the floor, best first, and how many cleared it in all.
     pub fn search(
         &self,
         query: &str,
@@ -699,12 +724,13 @@ impl SearchIndex {
             Mode::Semantic => (0.0, params.threshold),
             Mode::Fused => (params.lexical_weight, params.threshold),
         };
+        let floor = threshold * params.floor_share.clamp(0.0, 1.0);
         let mut hits: Vec<Hit> = (0..self.docs.len())
             .filter_map(|d| {
                 let l = lexical[d];
                 let s = semantic.get(d).copied().unwrap_or(0.0);
                 let score = weight * l + (1.0 - weight) * s;
-                (score >= threshold && score > 0.0).then(|| Hit {
+                (score >= floor && score > 0.0).then(|| Hit {
                     doc: d,
                     score,
                     lexical: l,
@@ -733,6 +759,10 @@ impl SearchIndex {
                 )
                 .then(a.doc.cmp(&b.doc))
         };
+        // "nothing matches" is decided on the best hit alone
+        if !hits.iter().any(|h| h.score >= threshold) {
+            return Ranked::default();
+        }
         let total = hits.len();
         if hits.len() > limit {
             hits.select_nth_unstable_by(limit - 1, order);
@@ -1035,6 +1065,53 @@ mod tests {
         {
             assert!((0.0..=1.0).contains(&h.score));
         }
+    }
+
+    #[test]
+    fn nothing_matches_is_decided_on_the_best_hit() {
+        let idx = SearchIndex::build(toolbox(), None);
+        let p = SearchParams::default();
+        let all = idx
+            .search("create webhook", None, Mode::Lexical, &p, 50)
+            .hits;
+        // the best hit clears the threshold; hits below it but above the floor stay
+        assert!(all[0].score >= p.lexical_threshold);
+        let below: Vec<&Hit> = all
+            .iter()
+            .filter(|h| h.score < p.lexical_threshold)
+            .collect();
+        assert!(!below.is_empty(), "{all:?}");
+        for h in &all {
+            assert!(h.score >= p.lexical_threshold * p.floor_share);
+        }
+        // a threshold above the best hit: nothing at all
+        let strict = SearchParams {
+            lexical_threshold: all[0].score + 0.01,
+            ..p.clone()
+        };
+        assert!(idx
+            .search("create webhook", None, Mode::Lexical, &strict, 50)
+            .hits
+            .is_empty());
+    }
+
+    #[test]
+    fn payload_words_weigh_less_than_the_task() {
+        // "refund" names the operation; the clause after "once" is about the order
+        let idx = SearchIndex::build(toolbox(), None);
+        let q = "create a refund once the pet order is delivered";
+        let with = idx.search(q, None, Mode::Lexical, &SearchParams::default(), 5);
+        assert_eq!(idx.docs()[with.hits[0].doc].name, "post_refunds");
+        let flat = SearchParams {
+            payload_weight: 1.0,
+            ..SearchParams::default()
+        };
+        let without = idx.search(q, None, Mode::Lexical, &flat, 5);
+        // counted in full, the payload's words take a share of the score away
+        assert!(
+            with.hits[0].score > without.hits[0].score,
+            "{with:?} {without:?}"
+        );
     }
 
     #[test]

@@ -257,6 +257,180 @@ impl Analyzer {
     }
 }
 
+/// Words of time ("tomorrow", "friday", "nightly"): in a query they say when, not
+/// which operation.
+const TIME_WORDS: &[&str] = &[
+    "afternoon",
+    "annually",
+    "april",
+    "asap",
+    "august",
+    "daily",
+    "december",
+    "evening",
+    "february",
+    "friday",
+    "hourly",
+    "january",
+    "july",
+    "june",
+    "later",
+    "monday",
+    "monthly",
+    "morning",
+    "night",
+    "nightly",
+    "november",
+    "october",
+    "quarterly",
+    "saturday",
+    "september",
+    "soon",
+    "sunday",
+    "thursday",
+    "today",
+    "tomorrow",
+    "tonight",
+    "tuesday",
+    "wednesday",
+    "week",
+    "weekend",
+    "weekly",
+    "yearly",
+    "yesterday",
+];
+
+/// Words that open a clause about the circumstances of a task ("… once CI is green",
+/// "… before maintenance", "… saying it's fixed"): what follows is not the operation.
+const CLAUSE_OPENERS: &[&str] = &[
+    "after", "although", "because", "before", "once", "saying", "though", "unless", "until",
+    "whenever", "while",
+];
+
+/// Determiners and pronouns that make a preceding "that" or "so" open a clause ("that the
+/// deploy finished", "so everyone sees it") rather than point at a thing ("that email").
+const CLAUSE_SUBJECTS: &[&str] = &[
+    "everybody",
+    "everyone",
+    "he",
+    "i",
+    "it",
+    "its",
+    "it's",
+    "my",
+    "our",
+    "she",
+    "that",
+    "the",
+    "their",
+    "there",
+    "they",
+    "this",
+    "we",
+    "you",
+    "your",
+];
+
+/// A query split into the words that name the task and the **payload**: what the call
+/// would carry rather than which operation it is (issue 10: "let the team know in the
+/// channel *that the deploy finished*" is about posting a message; "deploy" must not pull
+/// deployment tools to the top). Payload is, in a query's raw words: numbers, times,
+/// sizes and ids (a word that starts with a digit: `3pm`, `4GB`, `1:1`, `415`; or a
+/// `KEY-123` id), `#channel` and `@handle` words, e-mail addresses, quoted text, words of
+/// time (today, friday, nightly), and a clause opened by a word such as "once", "before",
+/// "saying", or "that"/"so" followed by a determiner or pronoun, to the end of the query.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueryParts {
+    /// The query without its payload (the query itself when nothing else would be left).
+    pub core: String,
+    /// The payload's lower-case words (as [`words`] splits them).
+    pub payload: Vec<String>,
+}
+
+/// Splits a query into [`QueryParts`].
+pub fn query_parts(query: &str) -> QueryParts {
+    let raw: Vec<&str> = query.split_whitespace().collect();
+    let mut keep = vec![true; raw.len()];
+    let mut quoted = false;
+    let bare = |w: &str| {
+        w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+            .to_lowercase()
+    };
+    let mut i = 0;
+    while i < raw.len() {
+        let w = raw[i];
+        let b = bare(w);
+        // quoted text: from a word that opens a quote to the word that closes it
+        let opens = !quoted && w.starts_with(['"', '“']);
+        if quoted || opens {
+            keep[i] = false;
+            let inner = if opens {
+                &w[w.chars().next().map_or(0, char::len_utf8)..]
+            } else {
+                w
+            };
+            quoted = !inner.ends_with(['"', '”']);
+            i += 1;
+            continue;
+        }
+        let next = raw.get(i + 1).map(|n| bare(n)).unwrap_or_default();
+        let clause = i > 0
+            && (CLAUSE_OPENERS.contains(&b.as_str())
+                || ((b == "that" || b == "so") && CLAUSE_SUBJECTS.contains(&next.as_str()))
+                || (b == "now" && next == "that"));
+        if clause {
+            keep[i..].iter_mut().for_each(|k| *k = false);
+            break;
+        }
+        let trimmed =
+            w.trim_matches(|c: char| matches!(c, ',' | '.' | '!' | '?' | ';' | '(' | ')'));
+        let id_like = {
+            // KEY-123
+            let mut parts = trimmed.splitn(2, '-');
+            let (a, z) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+            !a.is_empty()
+                && a.chars().all(|c| c.is_ascii_uppercase())
+                && !z.is_empty()
+                && z.chars().all(|c| c.is_ascii_digit())
+        };
+        let payload = trimmed.starts_with(|c: char| c.is_ascii_digit() || c == '$')
+            || trimmed.starts_with(['#', '@'])
+            || trimmed.contains('@')
+            || id_like
+            || TIME_WORDS.contains(&b.trim_end_matches("'s"))
+            || (b.ends_with("'s") && TIME_WORDS.contains(&&b[..b.len() - 2]));
+        if payload {
+            keep[i] = false;
+        }
+        i += 1;
+    }
+    let core: Vec<&str> = raw
+        .iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(w, _)| *w)
+        .collect();
+    let payload: Vec<String> = raw
+        .iter()
+        .zip(&keep)
+        .filter(|(_, k)| !**k)
+        .flat_map(|(w, _)| words(w))
+        .collect();
+    if core
+        .iter()
+        .all(|w| words(w).iter().all(|x| is_stop_word(x)))
+    {
+        return QueryParts {
+            core: query.trim().to_string(),
+            payload: Vec::new(),
+        };
+    }
+    QueryParts {
+        core: core.join(" "),
+        payload,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -326,5 +500,39 @@ mod tests {
         assert_eq!(a.terms("Creating the webhooks"), ["creat", "webhook"]);
         assert_eq!(a.terms("create a webhook"), ["creat", "webhook"]);
         assert_eq!(a.terms("listPullRequests"), a.terms("list pull request"));
+    }
+
+    #[test]
+    fn payload_is_what_the_call_carries() {
+        let p = query_parts("let the team know in the channel that the deploy finished");
+        assert_eq!(p.core, "let the team know in the channel");
+        assert_eq!(p.payload, ["that", "the", "deploy", "finished"]);
+        let p = query_parts("schedule a video meeting for Thursday at 3pm");
+        assert_eq!(p.core, "schedule a video meeting for at");
+        assert_eq!(p.payload, ["thursday", "3pm"]);
+        let p = query_parts("add Dana to the #launch channel");
+        assert_eq!(p.payload, ["launch"]);
+        let p = query_parts("log 3 hours of work on PROJ-123");
+        assert_eq!(p.core, "log hours of work on");
+        let p = query_parts("merge the pull request once CI is green");
+        assert_eq!(p.core, "merge the pull request");
+        let p = query_parts("post \"build is red, see logs\" to Slack");
+        assert_eq!(p.core, "post to Slack");
+        let p = query_parts("cancel tomorrow's standup");
+        assert_eq!(p.core, "cancel standup");
+        let p = query_parts("find the Slack user whose email is jane@acme.com");
+        assert_eq!(p.payload, ["jane", "acme", "com"]);
+        // "that" pointing at a thing is not a clause; words like s3 and v2 are names
+        assert_eq!(
+            query_parts("mark that email as read").core,
+            "mark that email as read"
+        );
+        assert_eq!(
+            query_parts("list objects in S3 bucket").payload,
+            Vec::<String>::new()
+        );
+        // nothing but payload: the query stays whole
+        let p = query_parts("tomorrow at 3pm");
+        assert_eq!((p.core.as_str(), p.payload.len()), ("tomorrow at 3pm", 0));
     }
 }
