@@ -247,6 +247,12 @@ const SYNONYMS: &[&[&str]] = &[
     &["tweet", "post"],
     &["dm", "message"],
     &["chat", "message"],
+    // workflow and status changes in trackers and inboxes
+    &["move", "transition"],
+    &["mark", "update", "modify"],
+    &["announce", "post", "publish", "tweet"],
+    &["react", "reaction"],
+    &["money", "balance", "funds"],
 ];
 
 /// Query words of conversation, not of the task ("let the team know", "what did people
