@@ -14,7 +14,9 @@
 //! Run: `cargo bench --bench search_quality` (release). `GRAFT_BENCH_SMOKE=1` runs the
 //! shared specs only and the queries they can answer (CI checks that it runs, not the
 //! numbers). `GRAFT_BENCH_TUNE=1` also prints a small grid over the fusion knobs, and
-//! `GRAFT_BENCH_MISSES=1` lists the queries each ranker misses.
+//! `GRAFT_BENCH_MISSES=1` lists the queries each ranker misses; `GRAFT_BENCH_MODES=fused`
+//! (comma-separated: lexical, semantic, fused) runs only those rankers, and
+//! `GRAFT_BENCH_PARAMS=lexical_weight=0.6,cosine_floor=0.3` overrides knobs.
 
 use graft::domain::search::{Mode, SearchParams};
 use graft::service::{Graft, ServiceConfig, SystemClock};
@@ -263,11 +265,12 @@ fn main() {
     }
 
     let misses = std::env::var("GRAFT_BENCH_MISSES").is_ok_and(|v| v == "1");
-    let params = SearchParams::default();
+    let params = overridden(SearchParams::default());
     println!(
         "\n{:<9} {:<9} {:>4}  {:>6}  {:>6}  {:>6}  {:>8}  {:>8}  nonsense answered 'nothing'",
         "ranker", "kind", "n", "R@1", "R@5", "MRR@10", "p50 ms", "p90 ms"
     );
+    let only = std::env::var("GRAFT_BENCH_MODES").unwrap_or_default();
     let modes: &[(&str, Mode)] = if model.is_some() {
         &[
             ("lexical", Mode::Lexical),
@@ -277,7 +280,10 @@ fn main() {
     } else {
         &[("lexical", Mode::Lexical)]
     };
-    for &(name, mode) in modes {
+    for &(name, mode) in modes
+        .iter()
+        .filter(|(n, _)| only.is_empty() || only.split(',').any(|o| o == *n))
+    {
         let mut all = Tally::default();
         let mut natural = Tally::default();
         let mut keyword = Tally::default();
@@ -368,6 +374,36 @@ fn main() {
     if std::env::var("GRAFT_BENCH_TUNE").is_ok_and(|v| v == "1") {
         tune(&rt, &graft, &queries, model.as_deref());
     }
+}
+
+/// The default knobs with `GRAFT_BENCH_PARAMS` applied (`name=value,…` for
+/// lexical_weight, cosine_floor, cosine_ceiling, threshold, lexical_threshold,
+/// floor_share, payload_weight, expansion_weight, coverage_weight, vendor_boost, k1, b).
+fn overridden(mut p: SearchParams) -> SearchParams {
+    let Ok(spec) = std::env::var("GRAFT_BENCH_PARAMS") else {
+        return p;
+    };
+    for pair in spec.split(',').filter(|x| !x.is_empty()) {
+        let (name, value) = pair.split_once('=').expect("name=value");
+        let v: f32 = value.parse().expect("a number");
+        match name.trim() {
+            "lexical_weight" => p.lexical_weight = v,
+            "cosine_floor" => p.cosine_floor = v,
+            "cosine_ceiling" => p.cosine_ceiling = v,
+            "threshold" => p.threshold = v,
+            "lexical_threshold" => p.lexical_threshold = v,
+            "floor_share" => p.floor_share = v,
+            "payload_weight" => p.payload_weight = v,
+            "expansion_weight" => p.expansion_weight = v,
+            "coverage_weight" => p.coverage_weight = v,
+            "vendor_boost" => p.vendor_boost = v,
+            "k1" => p.k1 = v,
+            "b" => p.b = v,
+            other => panic!("GRAFT_BENCH_PARAMS: unknown knob {other}"),
+        }
+    }
+    eprintln!("knobs: {p:?}");
+    p
 }
 
 /// A small grid over the fusion knobs, on precomputed query embeddings.
