@@ -3,11 +3,16 @@ import { test, expect, unique, shot, goto, ready, signIn, createAgent, connectAg
 import fs from 'node:fs';
 import path from 'node:path';
 
-test('sign in, see the agents list, sign out', async ({ page }, testInfo) => {
-  await page.goto('/agents');
-  await expect(page).toHaveURL(/\/login\?next=%2Fagents/);
+test('sign in, land on the home page, see the agents list, sign out', async ({ page }, testInfo) => {
+  await page.goto('/');
+  await expect(page).toHaveURL(/\/login\?next=%2F$/);
   await signIn(page, testInfo);
-  await expect(page.getByRole('heading', { name: 'Agents' })).toBeVisible();
+  // the home page, hydrated or not (the hydrated console once had no page at /)
+  await expect(page.getByRole('heading', { level: 1, name: 'Graft' })).toBeVisible();
+  await expect(page.getByRole('heading', { name: 'Not found' })).toHaveCount(0);
+  await shot(page, testInfo, 'home');
+  await goto(page, testInfo, '/agents');
+  await expect(page.getByRole('heading', { level: 1, name: 'Agents' })).toBeVisible();
   await shot(page, testInfo, 'agents');
   await page.getByRole('button', { name: 'Sign out' }).click();
   await expect(page).toHaveURL(/\/login/);

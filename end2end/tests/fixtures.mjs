@@ -58,7 +58,7 @@ export async function signIn(page, testInfo) {
   await page.getByLabel('Name').fill('admin');
   await page.getByLabel('Password').fill(process.env.GRAFT_ADMIN_PASSWORD);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect(page).toHaveURL(/\/agents$/);
+  await expect(page).toHaveURL(/:\d+\/$/);
   await ready(page, testInfo);
 }
 

@@ -382,6 +382,23 @@ pub struct ApprovalsData {
     pub approvals: Vec<ApprovalItem>,
 }
 
+/// The home page (`/`, issue 14): what is set up yet, and an overview of the agents.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HomeData {
+    /// The server's clock (ms).
+    pub now: i64,
+    /// Vendors in the toolbox.
+    pub vendors: usize,
+    /// Tools in the toolbox.
+    pub tools: i64,
+    /// Connections in use (revoked ones not counted).
+    pub connections: usize,
+    /// Every agent by name, with its working set's size.
+    pub agents: Vec<AgentItem>,
+    /// Approvals waiting for a person.
+    pub pending: usize,
+}
+
 /// Largest OpenAPI document the console imports (Stripe's is about 4 MB).
 pub const MAX_UPLOAD_BYTES: usize = 32 * 1024 * 1024;
 
@@ -553,7 +570,7 @@ pub fn segment(s: &str) -> String {
 // ---------------------------------------------------------------- sign-in
 
 /// Signs a person in: checks the password (argon2), stores the person in a new session
-/// (the id is cycled against fixation) and goes to `next` (a local path) or `/agents`.
+/// (the id is cycled against fixation) and goes to `next` (a local path) or `/`.
 /// Errors: `Refused` for a wrong name or password (one message for both).
 #[server(prefix = "/api", endpoint = "login")]
 pub async fn login(name: String, password: String, next: Option<String>) -> ConsoleResult<()> {
@@ -575,7 +592,7 @@ pub async fn login(name: String, password: String, next: Option<String>) -> Cons
             .map_err(|_| ConsoleError::Internal)?;
         let next = next
             .filter(|n| is_local_path(n))
-            .unwrap_or_else(|| "/agents".into());
+            .unwrap_or_else(|| "/".into());
         leptos_axum::redirect(&next);
         Ok(())
     })
@@ -632,6 +649,37 @@ pub async fn change_password(current: String, new: String, confirm: String) -> C
             Err(ServiceError::Invalid(m)) => Err(ConsoleError::field("current", m)),
             Err(e) => Err(e.into()),
         }
+    })
+    .await
+}
+
+// ---------------------------------------------------------------- home
+
+/// The home page: the three first steps (a vendor imported, a connection added, an
+/// agent created) and an overview (agents and their sets, pending approvals).
+#[server(prefix = "/api", endpoint = "home")]
+pub async fn home() -> ConsoleResult<HomeData> {
+    with_status(async move {
+        let (state, _) = signed_in().await?;
+        let g = &state.graft;
+        Ok(HomeData {
+            now: g.clock_now(),
+            vendors: g.vendors().await?.len(),
+            tools: g.toolbox_size().await?,
+            connections: g
+                .connections()
+                .await?
+                .iter()
+                .filter(|c| c.revoked_at.is_none())
+                .count(),
+            agents: g.list_agents().await?.into_iter().map(agent_item).collect(),
+            pending: g
+                .approvals()
+                .await?
+                .iter()
+                .filter(|a| a.state == "pending")
+                .count(),
+        })
     })
     .await
 }

@@ -14,7 +14,7 @@ pub fn Frame(#[prop(into)] title: String, children: Children) -> impl IntoView {
         <Title text=format!("{title} · Graft")/>
         <header class="top">
             <nav aria-label="Console">
-                <a href="/agents" class="brand">"Graft"</a>
+                <a href="/" class="brand">"Graft"</a>
                 <a href="/agents">"Agents"</a>
                 <a href="/tools">"Toolbox"</a>
                 <a href="/vendors">"Vendors"</a>

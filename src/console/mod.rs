@@ -41,7 +41,7 @@ fn NotFound() -> impl IntoView {
     if let Some(res) = use_context::<leptos_axum::ResponseOptions>() {
         res.set_status(http::StatusCode::NOT_FOUND);
     }
-    view! { <main><h1>"Not found"</h1><p><a href="/agents">"Agents"</a></p></main> }
+    view! { <main><h1>"Not found"</h1><p><a href="/">"Home"</a>" · "<a href="/agents">"Agents"</a></p></main> }
 }
 
 /// The root component: the console's routes.
@@ -53,6 +53,7 @@ pub fn App() -> impl IntoView {
         <Title text="Graft"/>
         <Router>
             <Routes fallback=NotFound>
+                <Route path=path!("/") view=pages::HomePage ssr=SsrMode::Async/>
                 <Route path=path!("/login") view=pages::LoginPage ssr=SsrMode::Async/>
                 <Route path=path!("/agents") view=pages::AgentsPage ssr=SsrMode::Async/>
                 <Route path=path!("/agents/:name") view=pages::AgentPage ssr=SsrMode::Async/>

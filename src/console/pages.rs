@@ -8,6 +8,78 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
+/// `/`: the first steps while something is missing (each links to its form and is
+/// checked off when done), then an overview of the agents and what waits for a person.
+#[component]
+pub fn HomePage() -> impl IntoView {
+    let data = Resource::new(|| (), |_| home());
+    view! {
+        <Frame title="Home">
+            <h1>"Graft"</h1>
+            {loaded(data, "Loading…", home_view)}
+        </Frame>
+    }
+}
+
+fn home_view(d: HomeData) -> impl IntoView {
+    let steps = [
+        (
+            d.vendors > 0,
+            "Import a vendor's OpenAPI document",
+            "/vendors#import",
+            format!("{} vendors, {} tools in the toolbox.", d.vendors, d.tools),
+        ),
+        (
+            d.connections > 0,
+            "Add its connection: the credential Graft calls the vendor with",
+            "/vendors#connections",
+            format!("{} connections.", d.connections),
+        ),
+        (
+            !d.agents.is_empty(),
+            "Create an agent and connect its client",
+            "/agents#new-agent",
+            format!("{} agents.", d.agents.len()),
+        ),
+    ];
+    let all_done = steps.iter().all(|s| s.0);
+    let now = d.now;
+    let pending = d.pending;
+    view! {
+        {(!all_done).then(|| view! {
+            <section class="card" id="first-steps">
+                <h2>"First steps"</h2>
+                <ol class="steps">
+                    {steps.into_iter().map(|(done, label, href, note)| view! {
+                        <li class=if done { "done" } else { "todo" }>
+                            <a href=href>{label}</a>" "
+                            <span class=if done { "ok" } else { "muted" }>{if done { "✓ done. " } else { "To do. " }}{note}</span>
+                        </li>
+                    }).collect_view()}
+                </ol>
+            </section>
+        })}
+        {(pending > 0).then(|| view! {
+            <p class="warning" role="note"><a href="/approvals">{format!("{pending} approvals wait for a decision.")}</a></p>
+        })}
+        {(!d.agents.is_empty()).then(|| view! {
+            <section>
+                <h2>"Agents"</h2>
+                <div class="table-wrap"><table>
+                    <thead><tr><th>"Agent"</th><th>"Working set"</th><th>"Last seen"</th></tr></thead>
+                    <tbody>{d.agents.into_iter().map(|a| view! {
+                        <tr>
+                            <td><a href=format!("/agents/{}", a.name)>{a.name.clone()}</a></td>
+                            <td>{format!("{} of {}", a.size, a.cap)}</td>
+                            <td>{a.last_seen_at.map(|t| relative(now, t)).unwrap_or_else(|| "never".into())}</td>
+                        </tr>
+                    }).collect_view()}</tbody>
+                </table></div>
+            </section>
+        })}
+    }
+}
+
 /// A page's error signal from an action's last value.
 fn error_of<S>(action: ServerAction<S>) -> Signal<Option<ConsoleError>>
 where
@@ -782,7 +854,7 @@ pub fn VendorsPage() -> impl IntoView {
                             }).collect_view()}</tbody>
                         </table></div> }.into_any()
                     }}
-                    <section class="card">
+                    <section class="card" id="connections">
                         <h2>"Connections"</h2>
                         <FormError err=revoke_err/>
                         {connections_table(d.connections.clone(), now, revoke)}
@@ -822,7 +894,7 @@ pub fn VendorsPage() -> impl IntoView {
                     <button type="submit">"Create vendor"</button>
                 </ActionForm>
             </section>
-            <section class="card">
+            <section class="card" id="import">
                 <h2>"Import an OpenAPI document"</h2>
                 <p class="muted">"OpenAPI 3.0, 3.1 or Swagger 2.0, JSON or YAML, up to 32 MiB. Every operation becomes a tool of the vendor (a new vendor is created with the document's server URL, or the base URL given). All or nothing: a failure imports none."</p>
                 <form method="post" action="/vendors/import" enctype="multipart/form-data" class="grid-form"

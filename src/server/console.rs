@@ -434,11 +434,6 @@ pub async fn argument_errors(req: Request, next: Next) -> Response {
     Response::from_parts(parts, axum::body::Body::from(bytes))
 }
 
-/// `GET /` goes to the Agents page.
-pub async fn home() -> Redirect {
-    Redirect::to("/agents")
-}
-
 /// `GET /skill/SKILL.md`: the Graft skill (agentskills.io format).
 pub async fn skill() -> impl IntoResponse {
     (

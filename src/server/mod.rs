@@ -183,7 +183,6 @@ impl Application {
                     axum::extract::DefaultBodyLimit::max(console::MAX_UPLOAD_REQUEST),
                 ),
             )
-            .route("/", get(console::home))
             .route("/skill/SKILL.md", get(console::skill))
             .with_state(console_state.clone());
         let console = pages

@@ -207,7 +207,7 @@ async fn sign_in_sets_a_safe_cookie_and_sign_out_ends_the_session() {
             ],
         )
         .await;
-    assert_eq!(r.headers()["location"], "/agents");
+    assert_eq!(r.headers()["location"], "/");
 
     let r = b.post_form("logout", "/agents", &[]).await;
     assert_eq!(r.headers()["location"], "/login");
@@ -746,7 +746,8 @@ async fn posts_from_another_origin_and_planted_errors_are_refused() {
             ],
         )
         .await;
-    assert_eq!(r.headers()["location"], "/agents");
+    // refused: the person lands on the home page instead
+    assert_eq!(r.headers()["location"], "/");
     app.stop().await;
 }
 
@@ -953,5 +954,60 @@ async fn the_bundle_is_revalidated_by_etag() {
         );
         assert!(!answer.contains("etag"), "{escape} got an ETag: {answer}");
     }
+    app.stop().await;
+}
+
+/// `/` walks a newcomer through the first steps (a vendor, its connection, an agent),
+/// each checked off once done, then shows the agents and what waits for a person
+/// (issue 14.1). Like every page it needs a signed-in person, and sign-in lands there.
+#[tokio::test]
+async fn the_home_page_checks_off_the_first_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_in(dir.path()).await;
+    app.graft.add_user("ops", PASSWORD).await.unwrap();
+    let mut b = Browser::new(&app);
+    let r = b.get("/").await;
+    assert_eq!(r.status(), 303);
+    assert_eq!(r.headers()["location"], "/login?next=%2F");
+    b.sign_in("ops", PASSWORD).await;
+    let page = b.get("/").await.text().await.unwrap();
+    assert!(page.contains("First steps"), "{page}");
+    assert_eq!(page.matches("To do.").count(), 3, "{page}");
+    assert!(page.contains(r#"href="/vendors#import""#));
+
+    let text = std::fs::read_to_string(specs_dir().join("petstore_openapi.yaml")).unwrap();
+    app.graft
+        .import_openapi(
+            "petstore",
+            &text,
+            Some("https://petstore.example"),
+            &mut |_, _| {},
+        )
+        .await
+        .unwrap();
+    let page = b.get("/").await.text().await.unwrap();
+    assert_eq!(page.matches("To do.").count(), 2, "{page}");
+    assert!(page.contains("19 tools in the toolbox"), "{page}");
+
+    app.graft
+        .add_connection(
+            "petstore",
+            "main",
+            "header",
+            Some("api_key"),
+            Some("special-key"),
+        )
+        .await
+        .unwrap();
+    app.graft
+        .add_agent("hermes-laptop", None, Some(5), None)
+        .await
+        .unwrap();
+    let page = b.get("/").await.text().await.unwrap();
+    // every step done: the steps give way to the overview
+    assert!(!page.contains("First steps"), "{page}");
+    assert!(page.contains(r#"href="/agents/hermes-laptop""#), "{page}");
+    assert!(page.contains("0 of 5"), "{page}");
+    assert!(page.contains("never"), "{page}");
     app.stop().await;
 }
