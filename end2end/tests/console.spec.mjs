@@ -139,6 +139,8 @@ test('approve a pending write: the agent retries and succeeds', async ({ page },
   await goto(page, testInfo, '/approvals');
   const row = page.locator(`tr[data-agent="${name}"][data-tool="widgets__create_widget"]`);
   await expect(row).toHaveAttribute('data-state', 'pending');
+  // the nav counts what waits (the other project's agent may be waiting too)
+  await expect(page.locator('nav .count')).toHaveText(/^[1-9]\d*$/);
   await shot(page, testInfo, 'approval-pending');
   await row.getByRole('button', { name: 'Approve' }).click();
   await expect(page.locator(`tr[data-agent="${name}"][data-tool="widgets__create_widget"]`)).toHaveAttribute('data-state', 'granted');

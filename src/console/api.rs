@@ -399,6 +399,15 @@ pub struct HomeData {
     pub pending: usize,
 }
 
+/// What every page's frame shows beside the nav (issue 14.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NavData {
+    /// Approvals waiting for a decision.
+    pub pending: i64,
+    /// Whether the signed-in person still uses the password generated at first start.
+    pub password_generated: bool,
+}
+
 /// Largest OpenAPI document the console imports (Stripe's is about 4 MB).
 pub const MAX_UPLOAD_BYTES: usize = 32 * 1024 * 1024;
 
@@ -654,6 +663,20 @@ pub async fn change_password(current: String, new: String, confirm: String) -> C
 }
 
 // ---------------------------------------------------------------- home
+
+/// The frame's data: pending approvals, and whether the signed-in person should change
+/// the password Graft generated at first start.
+#[server(prefix = "/api", endpoint = "nav")]
+pub async fn nav() -> ConsoleResult<NavData> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        Ok(NavData {
+            pending: state.graft.pending_approvals().await?,
+            password_generated: state.graft.password_is_generated(person.id).await?,
+        })
+    })
+    .await
+}
 
 /// The home page: the three first steps (a vendor imported, a connection added, an
 /// agent created) and an overview (agents and their sets, pending approvals).

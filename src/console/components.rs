@@ -2,7 +2,7 @@
 //! relative with the exact UTC time on hover, errors at a field, and the working-set
 //! chart (a server-rendered SVG).
 
-use super::api::{ConsoleError, Logout};
+use super::api::{nav, ConsoleError, Logout, NavData};
 use leptos::prelude::*;
 use leptos_meta::Title;
 
@@ -10,6 +10,18 @@ use leptos_meta::Title;
 #[component]
 pub fn Frame(#[prop(into)] title: String, children: Children) -> impl IntoView {
     let logout = ServerAction::<Logout>::new();
+    let nav_data = Resource::new(|| (), |_| nav());
+    // the count and the banner, once loaded (nothing while loading or on an error: the
+    // page itself says what went wrong)
+    let nav_view = move |show: fn(NavData) -> AnyView| {
+        view! {
+            <Suspense fallback=|| ()>
+                {move || Suspend::new(async move {
+                    nav_data.await.ok().map(show)
+                })}
+            </Suspense>
+        }
+    };
     view! {
         <Title text=format!("{title} · Graft")/>
         <header class="top">
@@ -18,7 +30,11 @@ pub fn Frame(#[prop(into)] title: String, children: Children) -> impl IntoView {
                 <a href="/agents">"Agents"</a>
                 <a href="/tools">"Toolbox"</a>
                 <a href="/vendors">"Vendors"</a>
-                <a href="/approvals">"Approvals"</a>
+                <a href="/approvals">"Approvals"{nav_view(|d| {
+                    (d.pending > 0)
+                        .then(|| view! { " "<span class="count" title="waiting for a decision">{d.pending}</span> })
+                        .into_any()
+                })}</a>
                 <span class="spacer"></span>
                 <a href="/account">"Account"</a>
                 <ActionForm action=logout attr:class="inline">
@@ -26,6 +42,16 @@ pub fn Frame(#[prop(into)] title: String, children: Children) -> impl IntoView {
                 </ActionForm>
             </nav>
         </header>
+        {nav_view(|d| {
+            d.password_generated
+                .then(|| view! {
+                    <p class="warning banner" role="note">
+                        "You sign in with the password Graft generated at first start. "
+                        <a href="/account">"Change it on the Account page."</a>
+                    </p>
+                })
+                .into_any()
+        })}
         <main>{children()}</main>
     }
 }

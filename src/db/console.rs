@@ -61,11 +61,36 @@ pub async fn count_users(pool: &Pool) -> DbResult<i64> {
         .await
 }
 
+/// Marks a person's password as the one Graft generated at first start (until changed).
+pub async fn mark_password_generated(pool: &Pool, name: &str) -> DbResult<()> {
+    sqlx::query("UPDATE users SET password_generated = 1 WHERE name = $1")
+        .bind(name)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
+/// Whether a person still signs in with the password Graft generated at first start.
+pub async fn select_password_generated(pool: &Pool, user_id: i64) -> DbResult<bool> {
+    let v: Option<i64> = sqlx::query_scalar("SELECT password_generated FROM users WHERE id = $1")
+        .bind(user_id)
+        .fetch_optional(pool)
+        .await?;
+    Ok(v == Some(1))
+}
+
+/// Number of approvals waiting for a person's decision.
+pub async fn count_pending_approvals(pool: &Pool) -> DbResult<i64> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM approvals WHERE state = 'pending'")
+        .fetch_one(pool)
+        .await
+}
+
 /// Replaces a person's password hash and moves to a new session epoch (their sessions end);
-/// whether the person exists.
+/// whether the person exists. The password is no longer the generated one.
 pub async fn update_user_password(pool: &Pool, name: &str, password_hash: &str) -> DbResult<bool> {
     let r = sqlx::query(
-        "UPDATE users SET password_hash = $1, session_epoch = session_epoch + 1 WHERE name = $2",
+        "UPDATE users SET password_hash = $1, session_epoch = session_epoch + 1, password_generated = 0 WHERE name = $2",
     )
     .bind(password_hash)
     .bind(name)

@@ -133,11 +133,25 @@ impl Graft {
         }
         let password = super::random_hex(12);
         match self.add_user("admin", &password).await {
-            Ok(_) => Ok(Some(password)),
+            Ok(_) => {
+                q::mark_password_generated(self.pool(), "admin").await?;
+                Ok(Some(password))
+            }
             // another process created the first person meanwhile
             Err(ServiceError::Conflict(_)) => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// Whether a person still signs in with the password Graft generated at first start
+    /// ([`Graft::ensure_admin`]); a change of password clears it.
+    pub async fn password_is_generated(&self, person_id: i64) -> ServiceResult<bool> {
+        Ok(q::select_password_generated(self.pool(), person_id).await?)
+    }
+
+    /// Approvals waiting for a person's decision (the console's nav shows the count).
+    pub async fn pending_approvals(&self) -> ServiceResult<i64> {
+        Ok(q::count_pending_approvals(self.pool()).await?)
     }
 
     /// The person a name and password belong to, or `None` (same answer, and about the

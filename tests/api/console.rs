@@ -1011,3 +1011,45 @@ async fn the_home_page_checks_off_the_first_steps() {
     assert!(page.contains("never"), "{page}");
     app.stop().await;
 }
+
+/// Every page asks the person who signs in with the password Graft generated at first
+/// start to change it, until they do; the nav counts the approvals that wait (issue 14.1).
+#[tokio::test]
+async fn the_generated_password_is_flagged_until_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_in(dir.path()).await;
+    let generated = app.graft.ensure_admin().await.unwrap().unwrap();
+    app.graft.add_user("ops", PASSWORD).await.unwrap();
+    let banner = "You sign in with the password Graft generated at first start.";
+
+    // a person with a password of their own sees no banner
+    let mut ops = Browser::new(&app);
+    ops.sign_in("ops", PASSWORD).await;
+    let page = ops.get("/agents").await.text().await.unwrap();
+    assert!(!page.contains(banner), "{page}");
+
+    let mut b = Browser::new(&app);
+    b.sign_in("admin", &generated).await;
+    for path in ["/", "/agents", "/vendors", "/account"] {
+        let page = b.get(path).await.text().await.unwrap();
+        assert!(page.contains(banner), "{path}: {page}");
+        assert!(
+            !page.contains(r#"class="count""#),
+            "{path}: nothing pending yet"
+        );
+    }
+    let r = b
+        .call(
+            "change_password",
+            &[
+                ("current", generated.as_str()),
+                ("new", "a password of my own"),
+                ("confirm", "a password of my own"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status(), 200);
+    let page = b.get("/").await.text().await.unwrap();
+    assert!(!page.contains(banner), "{page}");
+    app.stop().await;
+}

@@ -256,6 +256,8 @@ async fn the_first_write_asks_a_person_and_the_approval_stands() {
     assert_eq!(s.vendor.count(), 0, "nothing was sent before the approval");
     let pending = s.app.graft.approvals().await.unwrap();
     assert_eq!((pending.len(), pending[0].state.as_str()), (1, "pending"));
+    // the count the console's nav shows
+    assert_eq!(s.app.graft.pending_approvals().await.unwrap(), 1);
     // asking again does not add a second request
     call(&client, "run_tool", add.clone()).await;
     assert_eq!(s.app.graft.approvals().await.unwrap().len(), 1);

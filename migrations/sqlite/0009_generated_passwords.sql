@@ -1,0 +1,4 @@
+-- Issue 14.1: the console asks a person to change the password Graft generated at first
+-- start until they do. 1 while `password_hash` is that generated password; any change of
+-- password sets it back to 0.
+ALTER TABLE users ADD COLUMN password_generated INTEGER NOT NULL DEFAULT 0;
