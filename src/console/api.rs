@@ -396,7 +396,7 @@ pub struct HomeData {
     /// Every agent by name, with its working set's size.
     pub agents: Vec<AgentItem>,
     /// Approvals waiting for a person.
-    pub pending: usize,
+    pub pending: i64,
 }
 
 /// What every page's frame shows beside the nav (issue 14.1).
@@ -696,12 +696,7 @@ pub async fn home() -> ConsoleResult<HomeData> {
                 .filter(|c| c.revoked_at.is_none())
                 .count(),
             agents: g.list_agents().await?.into_iter().map(agent_item).collect(),
-            pending: g
-                .approvals()
-                .await?
-                .iter()
-                .filter(|a| a.state == "pending")
-                .count(),
+            pending: g.pending_approvals().await?,
         })
     })
     .await

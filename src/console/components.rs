@@ -6,11 +6,18 @@ use super::api::{nav, ConsoleError, Logout, NavData};
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-/// The frame of a signed-in page: navigation, sign-out, then the page.
+/// The frame of a signed-in page: navigation (with the count of pending approvals),
+/// sign-out, the banner asking to change a first-start password, then the page.
+/// `refresh`: a signal that changes when the page did something that may change those
+/// (an approval decided, a password changed), so the hydrated frame loads them again.
 #[component]
-pub fn Frame(#[prop(into)] title: String, children: Children) -> impl IntoView {
+pub fn Frame(
+    #[prop(into)] title: String,
+    #[prop(optional, into)] refresh: Option<Signal<usize>>,
+    children: Children,
+) -> impl IntoView {
     let logout = ServerAction::<Logout>::new();
-    let nav_data = Resource::new(|| (), |_| nav());
+    let nav_data = Resource::new(move || refresh.map(|s| s.get()), |_| nav());
     // the count and the banner, once loaded (nothing while loading or on an error: the
     // page itself says what went wrong)
     let nav_view = move |show: fn(NavData) -> AnyView| {

@@ -21,25 +21,38 @@ pub fn HomePage() -> impl IntoView {
     }
 }
 
+/// `n` and a noun, plural unless `n` is 1 ("1 tool", "3 tools").
+fn count(n: i64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 fn home_view(d: HomeData) -> impl IntoView {
     let steps = [
         (
-            d.vendors > 0,
+            d.tools > 0,
             "Import a vendor's OpenAPI document",
             "/vendors#import",
-            format!("{} vendors, {} tools in the toolbox.", d.vendors, d.tools),
+            format!(
+                "{}, {} in the toolbox.",
+                count(d.vendors as i64, "vendor"),
+                count(d.tools, "tool")
+            ),
         ),
         (
             d.connections > 0,
             "Add its connection: the credential Graft calls the vendor with",
             "/vendors#connections",
-            format!("{} connections.", d.connections),
+            format!("{}.", count(d.connections as i64, "connection")),
         ),
         (
             !d.agents.is_empty(),
             "Create an agent and connect its client",
             "/agents#new-agent",
-            format!("{} agents.", d.agents.len()),
+            format!("{}.", count(d.agents.len() as i64, "agent")),
         ),
     ];
     let all_done = steps.iter().all(|s| s.0);
@@ -60,7 +73,7 @@ fn home_view(d: HomeData) -> impl IntoView {
             </section>
         })}
         {(pending > 0).then(|| view! {
-            <p class="warning" role="note"><a href="/approvals">{format!("{pending} approvals wait for a decision.")}</a></p>
+            <p class="warning" role="note"><a href="/approvals">{format!("{} for a decision.", if pending == 1 { "1 approval waits".to_string() } else { format!("{pending} approvals wait") })}</a></p>
         })}
         {(!d.agents.is_empty()).then(|| view! {
             <section>
@@ -68,10 +81,13 @@ fn home_view(d: HomeData) -> impl IntoView {
                 <div class="table-wrap"><table>
                     <thead><tr><th>"Agent"</th><th>"Working set"</th><th>"Last seen"</th></tr></thead>
                     <tbody>{d.agents.into_iter().map(|a| view! {
-                        <tr>
-                            <td><a href=format!("/agents/{}", a.name)>{a.name.clone()}</a></td>
-                            <td>{format!("{} of {}", a.size, a.cap)}</td>
-                            <td>{a.last_seen_at.map(|t| relative(now, t)).unwrap_or_else(|| "never".into())}</td>
+                        <tr data-agent=a.name.clone()>
+                            <td><a href=format!("/agents/{}", segment(&a.name))>{a.name.clone()}</a></td>
+                            <td class="num" data-label="Working set">{format!("{} of {}", a.size, a.cap)}</td>
+                            <td data-label="Last seen">{match a.last_seen_at {
+                                Some(t) => view! { <When at=t now/> }.into_any(),
+                                None => view! { <span class="muted">"never"</span> }.into_any(),
+                            }}</td>
                         </tr>
                     }).collect_view()}</tbody>
                 </table></div>
@@ -148,7 +164,7 @@ pub fn AccountPage() -> impl IntoView {
     let err = error_of(change);
     let saved = saved(change, "password");
     view! {
-        <Frame title="Account">
+        <Frame title="Account" refresh=change.version()>
             <h1>"Account"</h1>
             {loaded(me, "Loading…", |name| view! { <p>"Signed in as "<strong>{name}</strong>"."</p> })}
             <section class="card">
@@ -366,7 +382,7 @@ pub fn AgentPage() -> impl IntoView {
     let edit_err = error_of(edit);
     let saved = saved(edit, "agent");
     view! {
-        <Frame title=untrack(name)>
+        <Frame title=untrack(name) refresh=decide_action.version()>
             <Suspense fallback=|| view! { <p>"Loading…"</p> }>
                 {move || Suspend::new(async move {
                     let d = match data.await {
@@ -664,7 +680,7 @@ pub fn ApprovalsPage() -> impl IntoView {
     let data = Resource::new(move || decide_action.version().get(), |_| approvals());
     let err = error_of(decide_action);
     view! {
-        <Frame title="Approvals">
+        <Frame title="Approvals" refresh=decide_action.version()>
             <h1>"Approvals"</h1>
             <p class="muted">"A tool that writes, or one an agent wrote, asks once per agent on its first call. A grant is for the version shown: it stands across demotions and across new versions that change nothing in the call; a version that changes what the call does, or that an agent wrote, asks again and says what changed. A revoked grant is a denial (the agent's calls are refused) until approved again."</p>
             <FormError err/>

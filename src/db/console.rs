@@ -18,12 +18,19 @@ pub struct UserRow {
 }
 
 /// Inserts a person; returns the id. Errors: the name is taken (unique).
-pub async fn insert_user(pool: &Pool, name: &str, password_hash: &str, now: i64) -> DbResult<i64> {
+pub async fn insert_user(
+    pool: &Pool,
+    name: &str,
+    password_hash: &str,
+    generated: bool,
+    now: i64,
+) -> DbResult<i64> {
     sqlx::query_scalar(
-        "INSERT INTO users (name, password_hash, created_at) VALUES ($1, $2, $3) RETURNING id",
+        "INSERT INTO users (name, password_hash, password_generated, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
     )
     .bind(name)
     .bind(password_hash)
+    .bind(generated as i64)
     .bind(now)
     .fetch_one(pool)
     .await
@@ -59,15 +66,6 @@ pub async fn count_users(pool: &Pool) -> DbResult<i64> {
     sqlx::query_scalar("SELECT COUNT(*) FROM users")
         .fetch_one(pool)
         .await
-}
-
-/// Marks a person's password as the one Graft generated at first start (until changed).
-pub async fn mark_password_generated(pool: &Pool, name: &str) -> DbResult<()> {
-    sqlx::query("UPDATE users SET password_generated = 1 WHERE name = $1")
-        .bind(name)
-        .execute(pool)
-        .await?;
-    Ok(())
 }
 
 /// Whether a person still signs in with the password Graft generated at first start.

@@ -112,10 +112,21 @@ impl Graft {
     /// Adds a person who can sign in to the console. Errors: `Invalid` (name or password
     /// rules), `Conflict` (name taken).
     pub async fn add_user(&self, name: &str, password: &str) -> ServiceResult<Person> {
+        self.insert_person(name, password, false).await
+    }
+
+    /// Adds a person; `generated`: the password is one Graft made (the console asks to
+    /// change it).
+    async fn insert_person(
+        &self,
+        name: &str,
+        password: &str,
+        generated: bool,
+    ) -> ServiceResult<Person> {
         let name = check_user_name(name)?;
         check_password(password)?;
         let hash = hash_password(password)?;
-        let id = q::insert_user(self.pool(), &name, &hash, self.now())
+        let id = q::insert_user(self.pool(), &name, &hash, generated, self.now())
             .await
             .map_err(|e| {
                 super::error::unique_or(e, ServiceError::Conflict, || {
@@ -132,11 +143,8 @@ impl Graft {
             return Ok(None);
         }
         let password = super::random_hex(12);
-        match self.add_user("admin", &password).await {
-            Ok(_) => {
-                q::mark_password_generated(self.pool(), "admin").await?;
-                Ok(Some(password))
-            }
+        match self.insert_person("admin", &password, true).await {
+            Ok(_) => Ok(Some(password)),
             // another process created the first person meanwhile
             Err(ServiceError::Conflict(_)) => Ok(None),
             Err(e) => Err(e),

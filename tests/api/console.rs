@@ -1051,5 +1051,24 @@ async fn the_generated_password_is_flagged_until_changed() {
     assert_eq!(r.status(), 200);
     let page = b.get("/").await.text().await.unwrap();
     assert!(!page.contains(banner), "{page}");
+
+    // `graft user password` (a reset without the current password) clears it too
+    let other = tempfile::tempdir().unwrap();
+    let fresh = spawn_app_in(other.path()).await;
+    let generated = fresh.graft.ensure_admin().await.unwrap().unwrap();
+    let admin = fresh
+        .graft
+        .sign_in("admin", &generated)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(fresh.graft.password_is_generated(admin.id).await.unwrap());
+    fresh
+        .graft
+        .reset_password("admin", "a password of my own")
+        .await
+        .unwrap();
+    assert!(!fresh.graft.password_is_generated(admin.id).await.unwrap());
+    fresh.stop().await;
     app.stop().await;
 }
