@@ -564,7 +564,7 @@ impl Graft {
             .await
             .map_err(|e| {
                 unique_or(e, ServiceError::Conflict, || {
-                    format!("a vendor {slug:?} exists already")
+                    format!("a vendor {:?} exists already", slug.as_str())
                 })
             })?;
         self.vendor(slug.as_str()).await

@@ -40,6 +40,17 @@ async fn acquire_then_use_in_the_same_turn_then_first_class_and_publish_v2() {
         .add_vendor("acme", Some("Acme"), &format!("{}/anything", v.url()))
         .await
         .unwrap();
+    // a taken slug is refused in words (it once printed `VendorSlug("acme")`)
+    let taken = app
+        .graft
+        .add_vendor("acme", None, "https://acme.example")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        taken.contains(r#"a vendor "acme" exists already"#),
+        "{taken}"
+    );
     let (agent_id, token) = agent(&app, "alpha").await;
     let (c, events) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
 
