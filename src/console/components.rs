@@ -70,6 +70,15 @@ pub fn utc(ms: i64) -> String {
         .unwrap_or_default()
 }
 
+/// `n` and a noun, plural unless `n` is 1 ("1 tool", "3 tools").
+pub fn count(n: i64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// How long ago `at` was from `now` (both ms), in words: "just now", "5 minutes ago",
 /// "3 days ago", or "in 4 minutes" for a time ahead.
 pub fn relative(now: i64, at: i64) -> String {
@@ -89,12 +98,11 @@ pub fn relative(now: i64, at: i64) -> String {
         n if n < 365 * 86_400 => (n / (30 * 86_400), "month"),
         n => (n / (365 * 86_400), "year"),
     };
-    let value = value.max(1);
-    let plural = if value == 1 { "" } else { "s" };
+    let amount = count(value.max(1), unit);
     if ahead {
-        format!("in {value} {unit}{plural}")
+        format!("in {amount}")
     } else {
-        format!("{value} {unit}{plural} ago")
+        format!("{amount} ago")
     }
 }
 

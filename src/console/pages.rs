@@ -21,15 +21,6 @@ pub fn HomePage() -> impl IntoView {
     }
 }
 
-/// `n` and a noun, plural unless `n` is 1 ("1 tool", "3 tools").
-fn count(n: i64, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
-
 fn home_view(d: HomeData) -> impl IntoView {
     let steps = [
         (

@@ -975,16 +975,7 @@ async fn the_home_page_checks_off_the_first_steps() {
     assert_eq!(page.matches("To do.").count(), 3, "{page}");
     assert!(page.contains(r#"href="/vendors#import""#));
 
-    let text = std::fs::read_to_string(specs_dir().join("petstore_openapi.yaml")).unwrap();
-    app.graft
-        .import_openapi(
-            "petstore",
-            &text,
-            Some("https://petstore.example"),
-            &mut |_, _| {},
-        )
-        .await
-        .unwrap();
+    import_petstore(&app.graft, "https://petstore.example").await;
     let page = b.get("/").await.text().await.unwrap();
     assert_eq!(page.matches("To do.").count(), 2, "{page}");
     assert!(page.contains("19 tools in the toolbox"), "{page}");

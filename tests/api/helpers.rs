@@ -127,17 +127,17 @@ pub async fn spawn_app_with_graft(s: Settings, graft: Graft) -> TestApp {
 /// Starts Graft with the petstore document imported (vendor `petstore`).
 pub async fn spawn_app_with_petstore(dir: &Path) -> TestApp {
     let app = spawn_app_in(dir).await;
+    import_petstore(&app.graft, "http://127.0.0.1:9/anything").await;
+    app
+}
+
+/// Imports the shared petstore document as vendor `petstore` (19 tools) at `base_url`.
+pub async fn import_petstore(graft: &Graft, base_url: &str) {
     let text = std::fs::read_to_string(specs_dir().join("petstore_openapi.yaml")).unwrap();
-    app.graft
-        .import_openapi(
-            "petstore",
-            &text,
-            Some("http://127.0.0.1:9/anything"),
-            &mut |_, _| {},
-        )
+    graft
+        .import_openapi("petstore", &text, Some(base_url), &mut |_, _| {})
         .await
         .unwrap();
-    app
 }
 
 /// A clock the test sets (ms since the epoch).

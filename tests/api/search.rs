@@ -132,15 +132,7 @@ async fn a_toolbox_change_by_another_process_reaches_the_servers_search() {
     assert_eq!(r.structured_content.unwrap()["hits"], json!([]));
     // `graft import-openapi` in another shell, while the server runs
     let cli = open_graft(&db_url(dir.path()), Arc::new(SystemClock)).await;
-    let text = std::fs::read_to_string(specs_dir().join("petstore_openapi.yaml")).unwrap();
-    cli.import_openapi(
-        "petstore",
-        &text,
-        Some("http://127.0.0.1:9"),
-        &mut |_, _| {},
-    )
-    .await
-    .unwrap();
+    import_petstore(&cli, "http://127.0.0.1:9").await;
     let mut found = Vec::new();
     for _ in 0..40 {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;

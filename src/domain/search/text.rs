@@ -397,8 +397,7 @@ pub fn query_parts(query: &str) -> QueryParts {
             || trimmed.starts_with(['#', '@'])
             || trimmed.contains('@')
             || id_like
-            || TIME_WORDS.contains(&b.trim_end_matches("'s"))
-            || (b.ends_with("'s") && TIME_WORDS.contains(&&b[..b.len() - 2]));
+            || TIME_WORDS.contains(&b.trim_end_matches("'s"));
         if payload {
             keep[i] = false;
         }
