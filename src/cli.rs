@@ -94,6 +94,25 @@ pub enum Command {
     /// Manage the people who sign in to the console.
     #[command(subcommand)]
     User(UserCommand),
+    /// Show the calls log, newest first: every call of every agent (first-class and
+    /// through run_tool, dry runs and refused ones) with its outcome and redacted input.
+    Calls {
+        /// Only this agent's calls.
+        #[arg(long)]
+        agent: Option<String>,
+        /// Only calls of this tool (VENDOR__NAME).
+        #[arg(long)]
+        tool: Option<String>,
+        /// Only failed calls (refused by Graft or by the vendor).
+        #[arg(long, conflicts_with = "outcome")]
+        failed: bool,
+        /// Only calls with this outcome: ok, failed, approval or dry-run.
+        #[arg(long)]
+        outcome: Option<String>,
+        /// How many calls (1–500).
+        #[arg(long, default_value_t = 20)]
+        limit: i64,
+    },
     /// Refuse an agent the use of a write tool.
     Deny {
         /// Agent name.
@@ -815,6 +834,70 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let (c, demoted) = graft.revoke_connection(&person(), id).await?;
             println!("Revoked connection {} ({}) of {}; demoted {demoted} working-set entries that used it.", c.id, c.label, c.vendor);
         }
+        Command::Calls {
+            agent,
+            tool,
+            failed,
+            outcome,
+            limit,
+        } => {
+            use crate::db::runs::{CallFilter, CallOutcome};
+            let outcome = match (failed, outcome.as_deref()) {
+                (true, _) => Some(CallOutcome::Failed),
+                (false, None) => None,
+                (false, Some(o)) => Some(CallOutcome::parse(o).ok_or_else(|| {
+                    anyhow::anyhow!("{o:?} is not an outcome: ok, failed, approval or dry-run")
+                })?),
+            };
+            if !(1..=500).contains(&limit) {
+                anyhow::bail!("--limit must be between 1 and 500, not {limit}");
+            }
+            let agent_id = match &agent {
+                Some(a) => Some(graft.agent_by_name(a).await?.id),
+                None => None,
+            };
+            let tool_id = match &tool {
+                Some(t) => {
+                    let (vendor, name) = split_tool(t)?;
+                    Some(graft.tool(vendor, name).await?.id)
+                }
+                None => None,
+            };
+            let filter = CallFilter {
+                agent_id,
+                tool_id,
+                outcome,
+                before: None,
+            };
+            let calls = graft.calls(&filter, limit).await?;
+            if calls.is_empty() {
+                println!("No calls match.");
+            }
+            for c in calls {
+                let status = c
+                    .http_status
+                    .map(|s| format!(" HTTP {s}"))
+                    .unwrap_or_default();
+                let at = chrono::DateTime::from_timestamp_millis(c.at)
+                    .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+                    .unwrap_or_default();
+                println!(
+                    "{at}  {:<20} {}__{} v{}  {}{status}  {} ms",
+                    c.agent,
+                    c.vendor,
+                    c.name,
+                    c.version,
+                    c.outcome(),
+                    c.duration_ms
+                );
+                if let Some(m) = &c.message {
+                    println!("    {m}");
+                }
+                if let Some(i) = &c.input {
+                    println!("    input {i}");
+                }
+            }
+        }
         Command::Approval(ApprovalCommand::List) => {
             let all = graft.approvals().await?;
             if all.is_empty() {
@@ -838,6 +921,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     a.name,
                     format_time(Some(a.requested_at))
                 );
+                if let (Some(m), Some(p)) = (&a.request.method, &a.request.path) {
+                    println!("    {m} {p}");
+                }
+                if let Some(i) = &a.request.input {
+                    println!("    input of the call that asked {i}");
+                }
             }
         }
         Command::Approve {

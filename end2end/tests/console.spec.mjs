@@ -142,9 +142,14 @@ test('approve a pending write: the agent retries and succeeds', async ({ page },
   expect(first.isError).toBe(true);
   expect(first.structuredContent.error.code).toBe('approval_required');
 
-  await goto(page, testInfo, '/approvals');
+  // the link the agent hands its user names the row; the row shows what is approved
+  await goto(page, testInfo, `/approvals?agent=${name}&tool=widgets__create_widget`);
+  const banner = page.locator('main > p[role]').filter({ hasText: name });
+  await expect(banner).toHaveText(`${name} asks to run widgets__create_widget: approve or deny it below.`);
   const row = page.locator(`tr[data-agent="${name}"][data-tool="widgets__create_widget"]`);
   await expect(row).toHaveAttribute('data-state', 'pending');
+  await expect(row.locator('.request')).toHaveText('POST /widgets');
+  await expect(row.locator('.asked-input')).toContainText(`"name":"w-${name}"`);
   // the nav counts what waits, and counts one less once this one is decided
   const count = page.locator('nav .count');
   await expect(count).toHaveText(/^[1-9]\d*$/);
@@ -152,6 +157,7 @@ test('approve a pending write: the agent retries and succeeds', async ({ page },
   await shot(page, testInfo, 'approval-pending');
   await row.getByRole('button', { name: 'Approve' }).click();
   await expect(page.locator(`tr[data-agent="${name}"][data-tool="widgets__create_widget"]`)).toHaveAttribute('data-state', 'granted');
+  await expect(banner).toHaveText(`Approved: ${name} may run widgets__create_widget.`);
   if (before === 1) {
     await expect(count).toHaveCount(0);
   } else {
@@ -162,6 +168,21 @@ test('approve a pending write: the agent retries and succeeds', async ({ page },
   expect(retry.isError).toBeFalsy();
   expect(JSON.stringify(retry.structuredContent ?? retry.content)).toContain(`w-${name}`);
   await shot(page, testInfo, 'approval-granted');
+
+  // the agent's page lists both calls, newest first; a link narrows them to failures
+  await goto(page, testInfo, `/agents/${name}`);
+  const calls = page.locator('#calls tbody tr');
+  await expect(calls).toHaveCount(2);
+  await expect(calls.nth(0)).toHaveAttribute('data-outcome', 'ok');
+  await expect(calls.nth(0).locator('.outcome')).toContainText('HTTP 201');
+  await expect(calls.nth(1)).toHaveAttribute('data-outcome', 'waits for approval');
+  await page.locator('#calls nav.filters').getByRole('link', { name: 'Failed' }).click();
+  await expect(page).toHaveURL(/calls=failed/);
+  await ready(page, testInfo);
+  await expect(calls).toHaveCount(1);
+  await expect(calls.nth(0)).toHaveAttribute('data-outcome', 'waits for approval');
+  await page.locator('#calls').scrollIntoViewIfNeeded();
+  await shot(page, testInfo, 'agent-calls');
   await agent.client.close();
 });
 

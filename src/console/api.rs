@@ -188,6 +188,15 @@ pub struct ApprovalItem {
     /// What a newer version changed, when a grant went back to pending.
     #[serde(default)]
     pub changed: Option<String>,
+    /// The request it is for: `METHOD /path/template`.
+    #[serde(default)]
+    pub request: Option<String>,
+    /// The version's description, first sentence.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The input of the newest call that asked (redacted JSON text).
+    #[serde(default)]
+    pub input: Option<String>,
 }
 
 /// The Agent page.
@@ -215,6 +224,43 @@ pub struct AgentData {
     pub approvals: Vec<ApprovalItem>,
     /// Working-set size after each change, `(ms, size)`, oldest first.
     pub sizes: Vec<(i64, i64)>,
+    /// Its newest calls (20 at most), newest first, narrowed to `calls_outcome`.
+    pub calls: Vec<CallItem>,
+    /// The outcome the calls are narrowed to (`ok`, `failed`, `approval`, `dry-run`).
+    pub calls_outcome: Option<String>,
+    /// Whether older calls exist past the last one shown.
+    pub calls_more: bool,
+}
+
+/// One call of the calls log (issue 14.4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallItem {
+    /// Call id (increasing; `before` of the next page).
+    pub id: i64,
+    /// Agent name.
+    pub agent: String,
+    /// `vendor__name`.
+    pub tool: String,
+    /// Vendor slug.
+    pub vendor: String,
+    /// Tool name.
+    pub name: String,
+    /// The version that ran.
+    pub version: i64,
+    /// Whether it succeeded.
+    pub ok: bool,
+    /// The outcome in words (`ok`, `dry run`, `waits for approval`, `vendor error`, …).
+    pub outcome: String,
+    /// The vendor's HTTP status, when it answered.
+    pub http_status: Option<i64>,
+    /// The error told to the agent (redacted).
+    pub message: Option<String>,
+    /// The input, redacted JSON text.
+    pub input: Option<String>,
+    /// Duration (ms).
+    pub duration_ms: i64,
+    /// When (ms).
+    pub at: i64,
 }
 
 /// A token shown once, with the configuration snippets of each client (CLIENTS.md).
@@ -305,6 +351,8 @@ pub struct ToolData {
     pub notes: Vec<(String, String, i64)>,
     /// The connection its calls use: `(label, why)`.
     pub connection: Option<(String, String)>,
+    /// Its newest calls by any agent (20 at most), newest first.
+    pub calls: Vec<CallItem>,
 }
 
 /// A vendor row.
@@ -397,6 +445,16 @@ pub struct HomeData {
     pub agents: Vec<AgentItem>,
     /// Approvals waiting for a person.
     pub pending: i64,
+    /// When the newest sweep that demoted anything ran (ms).
+    pub last_sweep_at: Option<i64>,
+    /// What it demoted: `(agent, vendor__name, cause in words)`.
+    pub last_sweep: Vec<(String, String, String)>,
+    /// Minutes until the next sweep.
+    pub next_sweep_minutes: i64,
+    /// The newest calls of every agent (8 at most), newest first.
+    pub calls: Vec<CallItem>,
+    /// The newest failed calls of every agent (5 at most), newest first.
+    pub failures: Vec<CallItem>,
 }
 
 /// What every page's frame shows beside the nav (issue 14.1).
@@ -563,8 +621,48 @@ fn approval_item(a: crate::db::runs::ApprovalRow) -> ApprovalItem {
         decided_by: a.decided_by,
         version: a.version,
         changed: a.changed,
+        request: a
+            .request
+            .method
+            .zip(a.request.path)
+            .map(|(m, p)| format!("{m} {p}")),
+        description: a.request.description.map(|d| {
+            crate::domain::search::text::first_sentence(
+                &crate::domain::search::text::plain_text(&d),
+                200,
+            )
+        }),
+        input: a.request.input,
     }
 }
+
+/// A calls-log row for the console.
+#[cfg(feature = "ssr")]
+fn call_item(c: crate::db::runs::CallLogRow) -> CallItem {
+    CallItem {
+        id: c.id,
+        outcome: c.outcome().to_string(),
+        ok: c.status == "ok",
+        tool: format!("{}__{}", c.vendor, c.name),
+        agent: c.agent,
+        vendor: c.vendor,
+        name: c.name,
+        version: c.version,
+        http_status: c.http_status,
+        // the first sentence: an approval's message goes on to what the agent should
+        // tell its user
+        message: c
+            .message
+            .map(|m| crate::domain::search::text::first_sentence(&m, 200)),
+        input: c.input,
+        duration_ms: c.duration_ms,
+        at: c.at,
+    }
+}
+
+/// Calls the console shows on one page.
+#[cfg(feature = "ssr")]
+const CALLS_SHOWN: i64 = 20;
 
 /// Percent-encodes one path segment of a console link (UTF-8; agent names, vendor slugs
 /// and tool names are `[A-Za-z0-9._-]` and stay as they are).
@@ -685,8 +783,37 @@ pub async fn home() -> ConsoleResult<HomeData> {
     with_status(async move {
         let (state, _) = signed_in().await?;
         let g = &state.graft;
+        let now = g.clock_now();
+        let swept = g.last_sweep().await?;
+        let last_sweep_at = swept.first().map(|r| r.4);
+        let last_sweep = swept
+            .into_iter()
+            .map(|(agent, vendor, name, cause, _)| {
+                let cause = cause_in_words(&cause).to_string();
+                (agent, format!("{vendor}__{name}"), cause)
+            })
+            .collect();
+        let failed = crate::db::runs::CallFilter {
+            outcome: Some(crate::db::runs::CallOutcome::Failed),
+            ..Default::default()
+        };
         Ok(HomeData {
-            now: g.clock_now(),
+            now,
+            last_sweep_at,
+            last_sweep,
+            next_sweep_minutes: ((state.next_sweep_at() - now).max(0) + 59_999) / 60_000,
+            calls: g
+                .calls(&Default::default(), 8)
+                .await?
+                .into_iter()
+                .map(call_item)
+                .collect(),
+            failures: g
+                .calls(&failed, 5)
+                .await?
+                .into_iter()
+                .map(call_item)
+                .collect(),
             vendors: g.vendors().await?.len(),
             tools: g.toolbox_size().await?,
             connections: g
@@ -845,9 +972,16 @@ pub async fn take_token(agent: String, reveal: String) -> ConsoleResult<Option<T
     .await
 }
 
-/// The Agent page's data; `page` of History counts from 1 (20 rows a page).
+/// The Agent page's data; `page` of History counts from 1 (20 rows a page); its recent
+/// calls are narrowed to `outcome` (`ok`, `failed`, `approval`, `dry-run`; none or empty:
+/// all) and start below call id `before` (the next page).
 #[server(prefix = "/api", endpoint = "agent")]
-pub async fn agent(name: String, page: i64) -> ConsoleResult<AgentData> {
+pub async fn agent(
+    name: String,
+    page: i64,
+    outcome: Option<String>,
+    before: Option<i64>,
+) -> ConsoleResult<AgentData> {
     with_status(async move {
         const PER_PAGE: i64 = 20;
         let (state, _) = signed_in().await?;
@@ -861,6 +995,23 @@ pub async fn agent(name: String, page: i64) -> ConsoleResult<AgentData> {
         let history = g.history(a.id, PER_PAGE, (page - 1) * PER_PAGE).await?;
         let preview =
             crate::service::Graft::sweep_preview(&a, &entries, state.next_sweep_at().max(now));
+        let outcome = match outcome.as_deref().map(str::trim).filter(|o| !o.is_empty()) {
+            None => None,
+            Some(o) => Some(crate::db::runs::CallOutcome::parse(o).ok_or_else(|| {
+                ConsoleError::Refused(format!(
+                    "{o:?} is not an outcome: ok, failed, approval or dry-run"
+                ))
+            })?),
+        };
+        let filter = crate::db::runs::CallFilter {
+            agent_id: Some(a.id),
+            outcome,
+            before,
+            ..Default::default()
+        };
+        let mut calls = g.calls(&filter, CALLS_SHOWN + 1).await?;
+        let calls_more = calls.len() as i64 > CALLS_SHOWN;
+        calls.truncate(CALLS_SHOWN as usize);
         let approvals = g
             .approvals()
             .await?
@@ -913,6 +1064,9 @@ pub async fn agent(name: String, page: i64) -> ConsoleResult<AgentData> {
             next_sweep_minutes: ((state.next_sweep_at() - now).max(0) + 59_999) / 60_000,
             approvals,
             sizes: g.size_over_time(a.id).await?,
+            calls: calls.into_iter().map(call_item).collect(),
+            calls_outcome: outcome.map(|o| o.as_str().to_string()),
+            calls_more,
         })
     })
     .await
@@ -1005,6 +1159,11 @@ pub async fn tool(vendor: String, name: String) -> ConsoleResult<ToolData> {
     with_status(async move {
         let (state, _) = signed_in().await?;
         let d = state.graft.tool_detail(&vendor, &name).await?;
+        let filter = crate::db::runs::CallFilter {
+            tool_id: Some(d.tool.id),
+            ..Default::default()
+        };
+        let calls = state.graft.calls(&filter, CALLS_SHOWN).await?;
         let pretty = |s: &str| {
             serde_json::from_str::<serde_json::Value>(s)
                 .and_then(|v| serde_json::to_string_pretty(&v))
@@ -1049,6 +1208,7 @@ pub async fn tool(vendor: String, name: String) -> ConsoleResult<ToolData> {
                 .map(|n| (n.author.replace(':', " "), n.body, n.created_at))
                 .collect(),
             connection: d.connection,
+            calls: calls.into_iter().map(call_item).collect(),
         })
     })
     .await

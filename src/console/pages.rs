@@ -66,6 +66,29 @@ fn home_view(d: HomeData) -> impl IntoView {
         {(pending > 0).then(|| view! {
             <p class="warning" role="note"><a href="/approvals">{format!("{} for a decision.", if pending == 1 { "1 approval waits".to_string() } else { format!("{pending} approvals wait") })}</a></p>
         })}
+        {all_done.then(|| view! {
+            <section class="card" id="last-sweep">
+                <h2>"Sweep"</h2>
+                {match d.last_sweep_at {
+                    None => view! { <p class="muted">"No sweep has demoted anything yet."</p> }.into_any(),
+                    Some(at) => view! {
+                        <p>"The last sweep that demoted tools ran "<When at now/>{format!(" and demoted {}:", count(d.last_sweep.len() as i64, "tool"))}</p>
+                        <ul>{d.last_sweep.clone().into_iter().map(|(agent, tool, cause)| view! {
+                            <li><a href=format!("/agents/{}#history", segment(&agent))>{agent.clone()}</a>": "<code>{tool}</code>" — "{cause}</li>
+                        }).collect_view()}</ul>
+                    }.into_any(),
+                }}
+                <p class="muted">{format!("The next sweep runs in {} min.", d.next_sweep_minutes)}</p>
+            </section>
+            <section class="card" id="recent-failures">
+                <h2>"Recent failures"</h2>
+                {calls_table(d.failures.clone(), now, CallColumns::Both)}
+            </section>
+            <section class="card" id="recent-calls">
+                <h2>"Recent calls"</h2>
+                {calls_table(d.calls.clone(), now, CallColumns::Both)}
+            </section>
+        })}
         {(!d.agents.is_empty()).then(|| view! {
             <section>
                 <h2>"Agents"</h2>
@@ -346,18 +369,27 @@ pub fn AgentPage() -> impl IntoView {
             .unwrap_or(1)
     };
     let q = move || query.read().get("q").unwrap_or_default();
+    let outcome = move || query.read().get("calls");
+    let before = move || {
+        query
+            .read()
+            .get("before")
+            .and_then(|b| b.parse::<i64>().ok())
+    };
     let data = Resource::new(
         move || {
             (
                 name(),
                 page(),
+                outcome(),
+                before(),
                 edit.version().get()
                     + promote_action.version().get()
                     + demote_action.version().get()
                     + decide_action.version().get(),
             )
         },
-        |(n, p, _)| agent(n, p),
+        |(n, p, o, b, _)| agent(n, p, o, b),
     );
     let hits = Resource::new(
         move || (q(), name(), promote_action.version().get()),
@@ -432,6 +464,12 @@ pub fn AgentPage() -> impl IntoView {
                         <section class="card" id="history">
                             <h2>"History"</h2>
                             {history_table(&d)}
+                        </section>
+                        <section class="card" id="calls">
+                            <h2>"Recent calls"</h2>
+                            {calls_filter(&d)}
+                            {calls_table(d.calls.clone(), now, CallColumns::Tool)}
+                            {calls_pager(&d)}
                         </section>
                         <section class="card">
                             <h2>"Approvals"</h2>
@@ -591,6 +629,101 @@ fn history_table(d: &AgentData) -> impl IntoView {
     .into_any()
 }
 
+/// Links that narrow an agent's calls to one outcome (plain links: they work without
+/// JavaScript).
+fn calls_filter(d: &AgentData) -> impl IntoView {
+    let base = format!("/agents/{}", segment(&d.agent.name));
+    let current = d.calls_outcome.clone().unwrap_or_default();
+    let choices = [
+        ("", "All"),
+        ("failed", "Failed"),
+        ("approval", "Approvals"),
+        ("dry-run", "Dry runs"),
+        ("ok", "Succeeded"),
+    ];
+    view! {
+        <nav class="filters" aria-label="Calls by outcome">
+            {choices.into_iter().map(|(value, label)| {
+                let href = if value.is_empty() { format!("{base}#calls") } else { format!("{base}?calls={value}#calls") };
+                let here = (current == value).then_some("page");
+                view! { <a href=href aria-current=here>{label}</a> }
+            }).collect_view()}
+        </nav>
+    }
+}
+
+/// The link to an agent's older calls, when there are more.
+fn calls_pager(d: &AgentData) -> impl IntoView {
+    let last = d.calls.last().map(|c| c.id)?;
+    if !d.calls_more {
+        return None;
+    }
+    let mut href = format!("/agents/{}?before={last}", segment(&d.agent.name));
+    if let Some(o) = &d.calls_outcome {
+        href.push_str(&format!("&calls={o}"));
+    }
+    href.push_str("#calls");
+    Some(view! { <nav class="pager" aria-label="Calls pages"><a href=href>"Older calls"</a></nav> })
+}
+
+/// Which of agent and tool a calls table names (the page names the other).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CallColumns {
+    /// The tool (an agent's page).
+    Tool,
+    /// The agent (a tool's page).
+    Agent,
+    /// Both (the home page).
+    Both,
+}
+
+/// A table of calls, newest first: when, the agent and/or the tool, its outcome with
+/// the vendor's status and the error, duration, and the redacted input.
+fn calls_table(calls: Vec<CallItem>, now: i64, columns: CallColumns) -> impl IntoView {
+    if calls.is_empty() {
+        return view! { <p class="muted">"No calls yet."</p> }.into_any();
+    }
+    view! {
+        <div class="table-wrap">
+            <table class="calls">
+                <thead><tr>
+                    <th>"When"</th>
+                    {(columns != CallColumns::Tool).then(|| view! { <th>"Agent"</th> })}
+                    {(columns != CallColumns::Agent).then(|| view! { <th>"Tool"</th> })}
+                    <th>"Outcome"</th><th>"Took"</th><th>"Input"</th>
+                </tr></thead>
+                <tbody>
+                    {calls.into_iter().map(|c| {
+                        let tool_href = format!("/tools/{}/{}", segment(&c.vendor), segment(&c.name));
+                        let agent_cell = (columns != CallColumns::Tool).then(|| view! {
+                            <td data-label="Agent"><a href=format!("/agents/{}", segment(&c.agent))>{c.agent.clone()}</a>
+                                {(columns == CallColumns::Agent).then(|| format!(" · v{}", c.version))}</td>
+                        });
+                        let tool_cell = (columns != CallColumns::Agent).then(|| view! {
+                            <td data-label="Tool"><a href=tool_href><code>{c.tool.clone()}</code></a>{format!(" v{}", c.version)}</td>
+                        });
+                        let status = c.http_status.map(|s| format!(" · HTTP {s}")).unwrap_or_default();
+                        view! {
+                            <tr data-outcome=c.outcome.clone()>
+                                <td data-label="When"><When at=c.at now/></td>
+                                {agent_cell}
+                                {tool_cell}
+                                <td data-label="Outcome" class=if c.ok { "outcome ok" } else { "outcome failed" }>
+                                    <strong>{c.outcome.clone()}</strong>{status}
+                                    {c.message.clone().map(|m| view! { <div class="muted message">{m}</div> })}
+                                </td>
+                                <td data-label="Took">{format!("{} ms", c.duration_ms)}</td>
+                                <td data-label="Input">{c.input.clone().map(|i| view! { <code class="input">{i}</code> })}</td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+    .into_any()
+}
+
 fn approvals_table(
     list: Vec<ApprovalItem>,
     now: i64,
@@ -624,6 +757,9 @@ fn approvals_table(
                                     <code>{tool.clone()}</code>
                                     {x.version.map(|v| view! { " " <span class="version" title="the version asked for or decided on">{format!("version {v}")}</span> })}
                                     {x.changed.clone().map(|c| view! { <div class="changed muted">{format!("Approved before; a new version changed: {c}")}</div> })}
+                                    {x.request.clone().map(|r| view! { <div class="request"><code>{r}</code></div> })}
+                                    {x.description.clone().filter(|d| !d.is_empty()).map(|d| view! { <div class="muted">{d}</div> })}
+                                    {x.input.clone().map(|i| view! { <div class="asked-input">"Input of the call that asked: "<code class="input">{i}</code></div> })}
                                 </td>
                                 <td class=format!("state {}", x.state)>{x.state.clone()}</td>
                                 <td data-label="Asked"><When at=x.requested_at now/></td>
@@ -679,8 +815,13 @@ pub fn ApprovalsPage() -> impl IntoView {
                 let (agent, tool) = wanted();
                 let asked = d.approvals.iter().find(|x| x.agent == agent && format!("{}__{}", x.vendor, x.name) == tool).cloned();
                 view! {
-                    {asked.map(|x| view! {
-                        <p class="warning" role="note">{format!("{} asks to run {}__{} ({}).", x.agent, x.vendor, x.name, x.state)}</p>
+                    {asked.map(|x| {
+                        let tool = format!("{}__{}", x.vendor, x.name);
+                        match x.state.as_str() {
+                            "granted" => view! { <p class="ok" role="status">{format!("Approved: {} may run {tool}.", x.agent)}</p> }.into_any(),
+                            "denied" => view! { <p class="warning" role="status">{format!("Denied: {} may not run {tool}.", x.agent)}</p> }.into_any(),
+                            _ => view! { <p class="warning" role="note">{format!("{} asks to run {tool}: approve or deny it below.", x.agent)}</p> }.into_any(),
+                        }
                     })}
                     {approvals_table(d.approvals, d.now, decide_action, true)}
                 }
@@ -784,6 +925,10 @@ fn tool_view(t: ToolData) -> impl IntoView {
                     <li><a href=format!("/agents/{}", segment(&a))>{a.clone()}</a>{format!(" (promoted by {by})")}</li>
                 }).collect_view()}</ul> }.into_any()
             }}
+        </section>
+        <section class="card" id="calls">
+            <h2>"Recent calls"</h2>
+            {calls_table(t.calls.clone(), now, CallColumns::Agent)}
         </section>
         <section class="card">
             <h2>"Notes"</h2>

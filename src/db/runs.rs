@@ -137,6 +137,29 @@ pub struct ApprovalRow {
     pub version: Option<i64>,
     /// Why a granted approval went back to pending: what a new version changed.
     pub changed: Option<String>,
+    /// What the person approves (listings only, [`select_approvals`]): the request of
+    /// the version asked for or decided on, else the current one.
+    #[sqlx(flatten)]
+    pub request: ApprovalRequest,
+}
+
+/// The request an approval is for (issue 14.4): the version's method, path template and
+/// description, and the input of the newest call that asked (redacted as the calls log
+/// keeps it). Empty outside listings.
+#[derive(Debug, Clone, Default, FromRow, PartialEq, Eq)]
+pub struct ApprovalRequest {
+    /// HTTP method (upper case).
+    #[sqlx(default)]
+    pub method: Option<String>,
+    /// Path template, e.g. `/pets/{petId}`.
+    #[sqlx(default)]
+    pub path: Option<String>,
+    /// The version's description.
+    #[sqlx(default)]
+    pub description: Option<String>,
+    /// The input of the newest call that asked for approval.
+    #[sqlx(default)]
+    pub input: Option<String>,
 }
 
 const APPROVAL_SELECT: &str = "SELECT a.agent_id, ag.name AS agent, a.tool_id, v.slug AS vendor, t.name, a.state, \
@@ -158,11 +181,21 @@ pub async fn select_approval(
     .await
 }
 
-/// Every approval, pending first, then newest.
+/// Every approval, pending first, then newest, with the request each is for
+/// ([`ApprovalRequest`]).
 pub async fn select_approvals(pool: &Pool) -> DbResult<Vec<ApprovalRow>> {
-    sqlx::query_as(&format!(
-        "{APPROVAL_SELECT} ORDER BY CASE a.state WHEN 'pending' THEN 0 ELSE 1 END, a.requested_at DESC"
-    ))
+    sqlx::query_as(
+        "SELECT a.agent_id, ag.name AS agent, a.tool_id, v.slug AS vendor, t.name, a.state, \
+         a.requested_at, a.decided_at, a.decided_by, a.version, a.changed, \
+         UPPER(tv.method) AS method, tv.path_template AS path, tv.description, \
+         (SELECT c.input FROM tool_calls c WHERE c.agent_id = a.agent_id AND c.tool_id = a.tool_id \
+          AND c.error_code = 'approval_required' ORDER BY c.id DESC LIMIT 1) AS input \
+         FROM approvals a JOIN agents ag ON ag.id = a.agent_id \
+         JOIN tools t ON t.id = a.tool_id JOIN vendors v ON v.id = t.vendor_id \
+         LEFT JOIN tool_versions tv ON tv.tool_id = a.tool_id AND tv.version = COALESCE(a.version, \
+          (SELECT MAX(x.version) FROM tool_versions x WHERE x.tool_id = a.tool_id)) \
+         ORDER BY CASE a.state WHEN 'pending' THEN 0 ELSE 1 END, a.requested_at DESC",
+    )
     .fetch_all(pool)
     .await
 }
@@ -296,14 +329,18 @@ pub struct NewCall<'a> {
     pub duration_ms: i64,
     /// Error code, when `error`.
     pub error_code: Option<&'a str>,
+    /// The input as the log keeps it (redacted JSON text, at most 4 KB).
+    pub input: Option<&'a str>,
+    /// The error told to the agent (redacted, at most 300 characters), when `error`.
+    pub message: Option<&'a str>,
 }
 
 /// Records a call (run it in one transaction): its `tool_calls` row and, when it
 /// reached the vendor (`used`), its `tool_usage` (`last_used_at` = now, `calls` + 1).
 pub async fn record_call(conn: &mut Conn, c: &NewCall<'_>, used: bool, now: i64) -> DbResult<()> {
     sqlx::query(
-        "INSERT INTO tool_calls (agent_id, tool_id, version, dry_run, status, http_status, duration_ms, at, error_code) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        "INSERT INTO tool_calls (agent_id, tool_id, version, dry_run, status, http_status, duration_ms, at, error_code, input, message) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
     )
     .bind(c.agent_id)
     .bind(c.tool_id)
@@ -314,6 +351,8 @@ pub async fn record_call(conn: &mut Conn, c: &NewCall<'_>, used: bool, now: i64)
     .bind(c.duration_ms)
     .bind(now)
     .bind(c.error_code)
+    .bind(c.input)
+    .bind(c.message)
     .execute(&mut *conn)
     .await?;
     if used {
@@ -382,4 +421,136 @@ pub async fn select_tool_calls(pool: &Pool, agent_id: i64) -> DbResult<Vec<CallR
         .bind(agent_id)
         .fetch_all(pool)
         .await
+}
+
+/// Which calls of the log to read (issue 14.4); every field narrows, none reads all.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallFilter {
+    /// Only this agent's calls.
+    pub agent_id: Option<i64>,
+    /// Only calls of this tool.
+    pub tool_id: Option<i64>,
+    /// Only calls with this outcome.
+    pub outcome: Option<CallOutcome>,
+    /// Only calls older than this call id (the next page of a newest-first list).
+    pub before: Option<i64>,
+}
+
+/// An outcome a calls list can be narrowed to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallOutcome {
+    /// The call succeeded (a dry run included).
+    Ok,
+    /// The call failed: refused by Graft (invalid input, approval, connection) or at
+    /// the vendor (an error status, unreachable).
+    Failed,
+    /// The call waits for a person's approval, or was denied it.
+    Approval,
+    /// Dry runs only.
+    DryRun,
+}
+
+impl CallOutcome {
+    /// The outcome named `ok`, `failed`, `approval` or `dry-run` (`dry_run` too).
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "ok" => Some(Self::Ok),
+            "failed" => Some(Self::Failed),
+            "approval" => Some(Self::Approval),
+            "dry-run" | "dry_run" => Some(Self::DryRun),
+            _ => None,
+        }
+    }
+
+    /// Its name, as [`CallOutcome::parse`] reads it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Failed => "failed",
+            Self::Approval => "approval",
+            Self::DryRun => "dry-run",
+        }
+    }
+}
+
+/// One call of the log with the names of its agent and tool.
+#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+pub struct CallLogRow {
+    /// Call id (increasing).
+    pub id: i64,
+    /// Agent name.
+    pub agent: String,
+    /// Vendor slug.
+    pub vendor: String,
+    /// Tool name.
+    pub name: String,
+    /// The version that ran.
+    pub version: i64,
+    /// Dry run.
+    pub dry_run: bool,
+    /// `ok` / `error`.
+    pub status: String,
+    /// The vendor's HTTP status, when it answered.
+    pub http_status: Option<i64>,
+    /// Error code, when `error`.
+    pub error_code: Option<String>,
+    /// The error told to the agent (redacted), when `error` (none before migration 10).
+    pub message: Option<String>,
+    /// The input as logged (redacted JSON text; none before migration 10).
+    pub input: Option<String>,
+    /// Duration (ms).
+    pub duration_ms: i64,
+    /// When (ms).
+    pub at: i64,
+}
+
+impl CallLogRow {
+    /// The outcome in words a person reads: `ok`, `dry run`, `invalid input`, `waits
+    /// for approval`, `approval denied`, `vendor error`, `vendor unreachable`,
+    /// `connection revoked`, `no default connection`.
+    pub fn outcome(&self) -> &'static str {
+        match (self.status.as_str(), self.error_code.as_deref()) {
+            ("ok", _) if self.dry_run => "dry run",
+            ("ok", _) => "ok",
+            (_, Some("invalid_input")) => "invalid input",
+            (_, Some("approval_required")) => "waits for approval",
+            (_, Some("approval_denied")) => "approval denied",
+            (_, Some("vendor_error")) => "vendor error",
+            (_, Some("vendor_unreachable")) => "vendor unreachable",
+            (_, Some("connection_revoked")) => "connection revoked",
+            (_, Some("connection_ambiguous")) => "no default connection",
+            _ => "failed",
+        }
+    }
+}
+
+/// The newest `limit` calls that `filter` admits, newest first.
+pub async fn select_call_log(
+    pool: &Pool,
+    filter: &CallFilter,
+    limit: i64,
+) -> DbResult<Vec<CallLogRow>> {
+    let outcome = match filter.outcome {
+        None => "",
+        Some(CallOutcome::Ok) => " AND c.status = 'ok'",
+        Some(CallOutcome::Failed) => " AND c.status = 'error'",
+        Some(CallOutcome::Approval) => {
+            " AND c.error_code IN ('approval_required', 'approval_denied')"
+        }
+        Some(CallOutcome::DryRun) => " AND c.dry_run",
+    };
+    sqlx::query_as(&format!(
+        "SELECT c.id, ag.name AS agent, vd.slug AS vendor, t.name, c.version, c.dry_run, c.status, \
+         c.http_status, c.error_code, c.message, c.input, c.duration_ms, c.at FROM tool_calls c \
+         JOIN agents ag ON ag.id = c.agent_id JOIN tools t ON t.id = c.tool_id \
+         JOIN vendors vd ON vd.id = t.vendor_id \
+         WHERE ($1 IS NULL OR c.agent_id = $1) AND ($2 IS NULL OR c.tool_id = $2) \
+         AND ($3 IS NULL OR c.id < $3){outcome} ORDER BY c.id DESC LIMIT $4"
+    ))
+    .bind(filter.agent_id)
+    .bind(filter.tool_id)
+    .bind(filter.before)
+    .bind(limit)
+    .fetch_all(pool)
+    .await
 }

@@ -173,3 +173,21 @@ pub async fn select_tools_using_connection(
     .fetch_all(conn)
     .await
 }
+
+/// What the newest sweep that demoted anything demoted (issue 14.1's overview): `(agent,
+/// vendor slug, tool name, cause, at)` of each of its history rows (causes `idle` and
+/// `cap`; one sweep writes them all at one time), by agent and tool; empty when no sweep
+/// has demoted anything yet.
+pub async fn select_last_sweep(
+    pool: &Pool,
+) -> DbResult<Vec<(String, String, String, String, i64)>> {
+    sqlx::query_as(
+        "SELECT ag.name, vd.slug, t.name, h.cause, h.at FROM history h \
+         JOIN agents ag ON ag.id = h.agent_id JOIN tools t ON t.id = h.tool_id \
+         JOIN vendors vd ON vd.id = t.vendor_id \
+         WHERE h.cause IN ('idle', 'cap') AND h.at = (SELECT MAX(x.at) FROM history x WHERE x.cause IN ('idle', 'cap')) \
+         ORDER BY ag.name, vd.slug, t.name",
+    )
+    .fetch_all(pool)
+    .await
+}

@@ -866,6 +866,24 @@ impl Graft {
         Ok(db::select_history(&self.inner.pool, agent_id, limit, offset).await?)
     }
 
+    /// The calls log (issue 14.4), newest first: at most `limit` (clamped to 1–500) calls
+    /// that `filter` admits, each with its agent's and tool's names, outcome and redacted
+    /// input. Every call of an agent is there, first-class or through `run_tool`, dry
+    /// runs and refused ones included.
+    pub async fn calls(
+        &self,
+        filter: &db::runs::CallFilter,
+        limit: i64,
+    ) -> ServiceResult<Vec<db::runs::CallLogRow>> {
+        Ok(db::runs::select_call_log(&self.inner.pool, filter, limit.clamp(1, 500)).await?)
+    }
+
+    /// What the newest sweep that demoted anything demoted: `(agent, vendor, tool name,
+    /// cause, ms)` rows, all at one time; empty when no sweep has demoted anything.
+    pub async fn last_sweep(&self) -> ServiceResult<Vec<(String, String, String, String, i64)>> {
+        Ok(db::sweep::select_last_sweep(&self.inner.pool).await?)
+    }
+
     /// Number of tools in the toolbox.
     pub async fn toolbox_size(&self) -> ServiceResult<i64> {
         Ok(db::count_tools(&self.inner.pool).await?)

@@ -213,6 +213,103 @@ fn html_reference(text: &[u8], b: u8) -> Option<usize> {
         .then_some(semi + 1)
 }
 
+/// Characters of an error message the calls log keeps.
+const LOGGED_MESSAGE_CHARS: usize = 300;
+/// Characters of one string value of an input the calls log keeps.
+const LOGGED_STRING_CHARS: usize = 200;
+/// Items of one array of an input the calls log keeps.
+const LOGGED_ARRAY_ITEMS: usize = 20;
+/// Bytes of an input the calls log keeps (the JSON text is cut there, ending in `…`).
+const LOGGED_INPUT_BYTES: usize = 4096;
+
+/// Whether an input field's name looks like it holds a secret: one of its words
+/// (camelCase, snake_case, kebab-case split) is a secret word (`password`, `token`,
+/// `secret`, `apiKey`, `authorization`, …).
+fn secret_field(name: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "password",
+        "passwd",
+        "pwd",
+        "passphrase",
+        "secret",
+        "token",
+        "apikey",
+        "auth",
+        "authorization",
+        "credential",
+        "credentials",
+        "cookie",
+        "signature",
+        "otp",
+        "pin",
+        "cvv",
+        "cvc",
+        "ssn",
+        "privatekey",
+        "accesskey",
+        "secretkey",
+    ];
+    let words = crate::domain::search::text::words(name);
+    let joined: String = words.concat();
+    words.iter().any(|w| WORDS.contains(&w.as_str()))
+        || [
+            "apikey",
+            "accesskey",
+            "privatekey",
+            "secretkey",
+            "clientsecret",
+        ]
+        .iter()
+        .any(|k| joined.contains(k))
+}
+
+/// The input of a call as the calls log keeps it (issue 14.4): JSON text where the
+/// value of every field whose name looks secret ([`secret_field`]) and every occurrence
+/// of the connection's `secrets` read `<redacted>`, strings are cut at 200 characters,
+/// arrays at 20 items, and the whole at 4 KB (ending in `…`).
+pub(crate) fn logged_input(input: &Value, secrets: &[String]) -> String {
+    fn trim(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => Value::Object(
+                m.iter()
+                    .map(|(k, v)| {
+                        let v = if secret_field(k) && !v.is_null() {
+                            Value::String(request::REDACTED.into())
+                        } else {
+                            trim(v)
+                        };
+                        (k.clone(), v)
+                    })
+                    .collect(),
+            ),
+            Value::Array(items) => {
+                let mut out: Vec<Value> = items.iter().take(LOGGED_ARRAY_ITEMS).map(trim).collect();
+                if items.len() > LOGGED_ARRAY_ITEMS {
+                    out.push(Value::String(format!(
+                        "… {} more",
+                        items.len() - LOGGED_ARRAY_ITEMS
+                    )));
+                }
+                Value::Array(out)
+            }
+            Value::String(s) if s.chars().count() > LOGGED_STRING_CHARS => Value::String(format!(
+                "{}…",
+                s.chars().take(LOGGED_STRING_CHARS).collect::<String>()
+            )),
+            v => v.clone(),
+        }
+    }
+    let text = redact(&trim(input).to_string(), secrets);
+    if text.len() <= LOGGED_INPUT_BYTES {
+        return text;
+    }
+    let mut end = LOGGED_INPUT_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
 /// Replaces every secret in `text`, raw or in any URL/JSON encoding, with `<redacted>`.
 fn redact(text: &str, secrets: &[String]) -> String {
     let mut out = text.to_string();
@@ -504,7 +601,24 @@ impl Graft {
         dry_run: bool,
     ) -> ServiceResult<RunAnswer> {
         let started = Instant::now();
+        // what the log keeps of the input: redacted before the input is used up
+        let secrets = match self.call_setting(tool).await {
+            Ok(s) => s
+                .credential
+                .as_ref()
+                .map(|c| c.secrets())
+                .unwrap_or_default(),
+            Err(_) => Vec::new(),
+        };
+        let logged = logged_input(&input, &secrets);
         let (answer, http_status) = self.run_steps(agent_id, tool, input, dry_run).await?;
+        let message = match &answer {
+            RunAnswer::Ok { .. } => None,
+            RunAnswer::Err { message, .. } => Some(crate::domain::openapi::truncate_chars(
+                &redact(message, &secrets),
+                LOGGED_MESSAGE_CHARS,
+            )),
+        };
         let call = runs::NewCall {
             agent_id,
             tool_id: tool.id,
@@ -518,6 +632,8 @@ impl Graft {
             http_status: http_status.map(i64::from),
             duration_ms: started.elapsed().as_millis() as i64,
             error_code: answer.code(),
+            input: Some(&logged),
+            message: message.as_deref(),
         };
         // the call log and, when the vendor was reached, the tool's usage: one transaction
         let mut tx = self.write_tx().await?;
@@ -782,6 +898,46 @@ mod tests {
         assert!(writes("POST", true));
         assert!(writes("DELETE", true));
         assert!(!writes("options", true));
+    }
+
+    #[test]
+    fn the_log_keeps_inputs_without_secrets_and_bounded() {
+        for name in [
+            "password",
+            "apiKey",
+            "X-API-Key",
+            "client_secret",
+            "accessToken",
+            "Authorization",
+            "pin",
+        ] {
+            assert!(secret_field(name), "{name} looks secret");
+        }
+        for name in [
+            "name",
+            "author",
+            "keyword",
+            "pinned",
+            "tokenizer_name",
+            "issue_key",
+        ] {
+            assert!(!secret_field(name), "{name} is not a secret");
+        }
+        let input = json!({"user": {"name": "ann", "Password": "pw1"}, "note": "my s3cr3t!", "token": null});
+        assert_eq!(
+            logged_input(&input, &["s3cr3t".to_string()]),
+            r#"{"note":"my <redacted>!","token":null,"user":{"Password":"<redacted>","name":"ann"}}"#
+        );
+        let long = json!({"text": "é".repeat(500), "list": (0..30).collect::<Vec<_>>()});
+        let v: Value = serde_json::from_str(&logged_input(&long, &[])).unwrap();
+        assert_eq!(v["text"].as_str().unwrap().chars().count(), 201);
+        assert_eq!(v["list"].as_array().unwrap().len(), 21);
+        assert_eq!(v["list"][20], "… 10 more");
+        let huge = json!((0..20)
+            .map(|i| (format!("k{i}"), json!("x".repeat(199))))
+            .collect::<Map<_, _>>());
+        let text = logged_input(&huge, &[]);
+        assert!(text.len() <= LOGGED_INPUT_BYTES + '…'.len_utf8() && text.ends_with('…'));
     }
 
     #[test]

@@ -1000,6 +1000,73 @@ async fn the_home_page_checks_off_the_first_steps() {
     assert!(page.contains(r#"href="/agents/hermes-laptop""#), "{page}");
     assert!(page.contains("0 of 5"), "{page}");
     assert!(page.contains("never"), "{page}");
+    assert!(
+        page.contains("No sweep has demoted anything yet."),
+        "{page}"
+    );
+    assert_eq!(page.matches("No calls yet.").count(), 2, "{page}");
+
+    // the overview: the last sweep's demotions, recent calls and failures
+    let g = &app.graft;
+    let hermes = g.agent_by_name("hermes-laptop").await.unwrap();
+    g.promote_tool(
+        &graft::service::Actor::Agent(hermes.id),
+        hermes.id,
+        "petstore",
+        "get_inventory",
+    )
+    .await
+    .unwrap();
+    g.run_tool(
+        hermes.id,
+        "petstore",
+        "add_pet",
+        serde_json::json!({}),
+        false,
+    )
+    .await
+    .unwrap();
+    g.run_tool(
+        hermes.id,
+        "petstore",
+        "add_pet",
+        serde_json::json!({"name": "rex", "photoUrls": []}),
+        true,
+    )
+    .await
+    .unwrap();
+    let later = g.clock_now() + 40 * 86_400_000;
+    let report = g.sweep_once(later, false).await.unwrap();
+    assert_eq!(report.demotions(), 1);
+    let page = b.get("/").await.text().await.unwrap();
+    assert!(
+        page.contains("The last sweep that demoted tools ran"),
+        "{page}"
+    );
+    assert!(page.contains("demoted 1 tool:"), "{page}");
+    let swept = &page[page.find(r#"id="last-sweep""#).unwrap()..];
+    assert!(
+        swept.contains("<code>petstore__get_inventory</code>")
+            && swept.contains("unused past the idle window</li>"),
+        "{page}"
+    );
+    let section = |id: &str| {
+        let start = page.find(&format!(r#"id="{id}""#)).unwrap();
+        page[start..][..page[start..].find("</section>").unwrap()].to_string()
+    };
+    let failures = section("recent-failures");
+    assert_eq!(
+        failures.matches("<tr data-outcome=").count(),
+        1,
+        "{failures}"
+    );
+    assert!(
+        failures.contains(r#"data-outcome="invalid input""#),
+        "{failures}"
+    );
+    let calls = section("recent-calls");
+    assert_eq!(calls.matches("<tr data-outcome=").count(), 2, "{calls}");
+    assert!(calls.contains(r#"href="/agents/hermes-laptop""#), "{calls}");
     app.stop().await;
 }
 
@@ -1061,5 +1128,113 @@ async fn the_generated_password_is_flagged_until_changed() {
         .unwrap();
     assert!(!fresh.graft.password_is_generated(admin.id).await.unwrap());
     fresh.stop().await;
+    app.stop().await;
+}
+
+/// The console shows what agents did (issue 14.4): an agent's recent calls, narrowed by
+/// outcome with plain links; a tool's calls by every agent; an approval row with the
+/// request and the input of the call that asked; the banner of the row an agent's link
+/// names says at once what was decided.
+#[tokio::test]
+async fn the_console_shows_each_call_and_what_an_approval_is_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_with_petstore(dir.path()).await;
+    let (id, _) = agent(&app, "alpha").await;
+    let g = &app.graft;
+    let pet = serde_json::json!({"name": "rex", "photoUrls": ["u"], "api_key": "k-123456"});
+    g.run_tool(id, "petstore", "add_pet", pet.clone(), true)
+        .await
+        .unwrap();
+    g.run_tool(id, "petstore", "add_pet", pet, false)
+        .await
+        .unwrap();
+    g.run_tool(
+        id,
+        "petstore",
+        "get_pet_by_id",
+        serde_json::json!({"petId": "x"}),
+        false,
+    )
+    .await
+    .unwrap();
+    app.graft.add_user("ops", PASSWORD).await.unwrap();
+    let mut b = Browser::new(&app);
+    b.sign_in("ops", PASSWORD).await;
+
+    let page = b.get("/agents/alpha").await.text().await.unwrap();
+    assert!(page.contains("Recent calls"), "{page}");
+    assert_eq!(page.matches("<tr data-outcome=").count(), 3, "{page}");
+    for outcome in ["dry run", "waits for approval", "invalid input"] {
+        assert!(
+            page.contains(&format!(r#"data-outcome="{outcome}""#)),
+            "{outcome}: {page}"
+        );
+    }
+    assert!(
+        page.contains("&lt;redacted&gt;") && !page.contains("k-123456"),
+        "{page}"
+    );
+    assert!(
+        page.contains(r#"href="/agents/alpha?calls=failed#calls""#),
+        "{page}"
+    );
+
+    let failed = b
+        .get("/agents/alpha?calls=failed")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(failed.matches("<tr data-outcome=").count(), 2, "{failed}");
+    assert!(!failed.contains(r#"data-outcome="dry run""#), "{failed}");
+    assert!(
+        failed.contains("/petId"),
+        "the error told to the agent: {failed}"
+    );
+    let bad = b
+        .get("/agents/alpha?calls=sideways")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(bad.contains("not an outcome"), "{bad}");
+
+    let tool = b.get("/tools/petstore/add_pet").await.text().await.unwrap();
+    assert_eq!(tool.matches("<tr data-outcome=").count(), 2, "{tool}");
+    assert!(tool.contains(r#"href="/agents/alpha""#), "{tool}");
+
+    let link = "/approvals?agent=alpha&tool=petstore__add_pet";
+    let approvals = b.get(link).await.text().await.unwrap();
+    assert!(
+        approvals.contains("alpha asks to run petstore__add_pet"),
+        "{approvals}"
+    );
+    assert!(approvals.contains("POST /pet"), "{approvals}");
+    assert!(
+        approvals.contains("Input of the call that asked"),
+        "{approvals}"
+    );
+    assert!(
+        approvals.contains(r#"{"api_key":"&lt;redacted&gt;","name":"rex","photoUrls":["u"]}"#),
+        "{approvals}"
+    );
+    let r = b
+        .call(
+            "decide",
+            &[
+                ("agent", "alpha"),
+                ("tool", "petstore__add_pet"),
+                ("decision", "grant"),
+                ("version", "1"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status(), 200);
+    let approvals = b.get(link).await.text().await.unwrap();
+    assert!(
+        approvals.contains("Approved: alpha may run petstore__add_pet."),
+        "{approvals}"
+    );
+    assert!(!approvals.contains("asks to run"), "{approvals}");
     app.stop().await;
 }

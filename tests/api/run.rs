@@ -778,3 +778,178 @@ async fn concurrent_writes_queue_instead_of_failing() {
     );
     s.app.stop().await;
 }
+
+/// Every call lands in the calls log with its outcome, the vendor's status, the error
+/// told to the agent and its input with secrets redacted: first-class calls and run_tool,
+/// dry runs, refusals by Graft and failures at the vendor (issue 14.4). The approval
+/// listing shows the request a person approves and the input of the call that asked.
+#[tokio::test]
+async fn the_calls_log_keeps_every_call_with_its_outcome_and_redacted_input() {
+    use graft::db::runs::{CallFilter, CallOutcome};
+    let limits = graft::proxy::ProxyLimits {
+        total_timeout: std::time::Duration::from_secs(1),
+        ..Default::default()
+    };
+    let s = setup_with(Some(limits)).await;
+    let (client, _) = legacy_client(&s.app, &s.token, ProtocolVersion::V_2025_11_25).await;
+    let run = |name: &str, input: Value| json!({"vendor": "acme", "name": name, "input": input});
+    // 1. a read through run_tool that succeeds, echoing the connection's secret
+    let r = call(
+        &client,
+        "run_tool",
+        run("list_items", json!({"tag": [SECRET, "b"]})),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    // 2. a first-class call the vendor fails
+    call(
+        &client,
+        "promote",
+        json!({"vendor": "acme", "name": "status"}),
+    )
+    .await;
+    let r = call(&client, "acme__status", json!({"code": 503})).await;
+    assert_eq!(code(&r).as_deref(), Some("vendor_error"));
+    // 3. input the schema refuses
+    let r = call(&client, "run_tool", run("status", json!({"code": "x"}))).await;
+    assert_eq!(code(&r).as_deref(), Some("invalid_input"));
+    // 4. a vendor that does not answer in time
+    let r = call(&client, "run_tool", run("delay", json!({"secs": 3}))).await;
+    assert_eq!(code(&r).as_deref(), Some("vendor_unreachable"));
+    // 5. a write's dry run, then the write itself, which waits for approval
+    let pet = json!({"name": "rex", "photoUrls": ["u"], "password": "hunter22"});
+    let add =
+        |dry: bool| json!({"vendor": "petstore", "name": "add_pet", "input": pet, "dryRun": dry});
+    let r = call(&client, "run_tool", add(true)).await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let r = call(&client, "run_tool", add(false)).await;
+    assert_eq!(code(&r).as_deref(), Some("approval_required"));
+    // not a call: a tool that does not exist runs nothing and logs nothing
+    let r = call(&client, "run_tool", run("nope", json!({}))).await;
+    assert!(r.is_error == Some(true) && code(&r).as_deref() != Some("invalid_input"));
+
+    let g = &s.app.graft;
+    let all = g.calls(&CallFilter::default(), 50).await.unwrap();
+    let seen: Vec<(&str, String, Option<i64>)> = all
+        .iter()
+        .map(|c| {
+            (
+                c.outcome(),
+                format!("{}__{}", c.vendor, c.name),
+                c.http_status,
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("waits for approval", "petstore__add_pet".to_string(), None),
+            ("dry run", "petstore__add_pet".to_string(), None),
+            ("vendor unreachable", "acme__delay".to_string(), None),
+            ("invalid input", "acme__status".to_string(), None),
+            ("vendor error", "acme__status".to_string(), Some(503)),
+            ("ok", "acme__list_items".to_string(), Some(200)),
+        ]
+    );
+    assert!(all.iter().all(|c| c.agent == "alpha" && c.version == 1));
+    for c in &all {
+        let logged = format!("{:?} {:?}", c.input, c.message);
+        assert!(!logged.contains(SECRET), "a secret in the log: {logged}");
+        assert!(
+            !logged.contains("hunter22"),
+            "a password in the log: {logged}"
+        );
+    }
+    let input = |i: usize| serde_json::from_str::<Value>(all[i].input.as_deref().unwrap()).unwrap();
+    assert_eq!(input(5), json!({"tag": ["<redacted>", "b"]}));
+    assert_eq!(input(4), json!({"code": 503}));
+    assert_eq!(
+        input(0),
+        json!({"name": "rex", "photoUrls": ["u"], "password": "<redacted>"})
+    );
+    assert_eq!(all[4].message.as_deref(), Some("acme answered HTTP 503"));
+    assert!(
+        all[3].message.as_deref().unwrap().contains("/code"),
+        "{:?}",
+        all[3].message
+    );
+    assert!(all[5].message.is_none());
+
+    // narrowed by outcome, by tool, by agent, and paged by id
+    let outcomes = |o| {
+        let f = CallFilter {
+            outcome: Some(o),
+            ..Default::default()
+        };
+        async move {
+            g.calls(&f, 50)
+                .await
+                .unwrap()
+                .iter()
+                .map(|c| c.outcome())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(
+        outcomes(CallOutcome::Failed).await,
+        [
+            "waits for approval",
+            "vendor unreachable",
+            "invalid input",
+            "vendor error"
+        ]
+    );
+    assert_eq!(outcomes(CallOutcome::Ok).await, ["dry run", "ok"]);
+    assert_eq!(outcomes(CallOutcome::DryRun).await, ["dry run"]);
+    assert_eq!(
+        outcomes(CallOutcome::Approval).await,
+        ["waits for approval"]
+    );
+    let status = g.tool("acme", "status").await.unwrap();
+    let f = CallFilter {
+        tool_id: Some(status.id),
+        ..Default::default()
+    };
+    assert_eq!(g.calls(&f, 50).await.unwrap().len(), 2);
+    let f = CallFilter {
+        before: Some(all[1].id),
+        ..Default::default()
+    };
+    assert_eq!(g.calls(&f, 2).await.unwrap(), all[2..4].to_vec());
+    let (beta, _) = agent(&s.app, "beta").await;
+    let f = CallFilter {
+        agent_id: Some(beta),
+        ..Default::default()
+    };
+    assert!(g.calls(&f, 50).await.unwrap().is_empty());
+
+    // last used keeps its meaning: only calls that reached the vendor count
+    let usage = |tool: &str| {
+        let tool = tool.to_string();
+        async move {
+            let t = g.tool("acme", &tool).await.unwrap();
+            graft::db::runs::select_tool_usage(g.pool(), s.agent_id, t.id)
+                .await
+                .unwrap()
+                .map(|u| u.1)
+        }
+    };
+    assert_eq!(usage("list_items").await, Some(1));
+    assert_eq!(usage("status").await, Some(1), "the 503 reached the vendor");
+    assert_eq!(usage("delay").await, None);
+
+    // the approval shows what it is for
+    let a = g.approvals().await.unwrap();
+    assert_eq!(a.len(), 1);
+    assert_eq!(
+        (a[0].request.method.as_deref(), a[0].request.path.as_deref()),
+        (Some("POST"), Some("/pet"))
+    );
+    assert!(a[0].request.description.as_deref().unwrap().contains("pet"));
+    assert_eq!(
+        serde_json::from_str::<Value>(a[0].request.input.as_deref().unwrap()).unwrap(),
+        input(0)
+    );
+    client.cancel().await.unwrap();
+    s.app.stop().await;
+}

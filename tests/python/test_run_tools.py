@@ -620,6 +620,32 @@ async def test_delay_past_the_request_timeout_is_vendor_unreachable(world: World
         assert 1.8 < elapsed < 6.0, f"GRAFT_REQUEST_TIMEOUT={TIMEOUT} but the answer took {elapsed:.2f} s"
 
 
+# --------------------------------------------------------------------------- the calls log
+
+
+async def test_graft_calls_lists_each_call_in_words(world: World) -> None:
+    """Issue 14.4: `graft calls` shows every call, refused ones too, newest first, with its
+    outcome, the vendor's status and the input (secrets redacted)."""
+    w = world
+    async with legacy_session(w.graft.url, w.graft.tokens["beta"]) as (s, _init, _wire):
+        error(await run(w, s, "httpbin", "get_status_codes", {"codes": "502"}), "vendor_error")
+        error(await run(w, s, "petstore", "add_pet", {"name": 5}), "invalid_input")
+        ok(await run(w, s, "petstore", "add_pet", {"name": "rex", "photoUrls": [], "password": "hunter22"}, dry_run=True))
+    out = w.cli("calls", "--agent", "beta", "--failed", "--limit", "2")
+    rows = [line for line in out.splitlines() if not line.startswith("    ")]
+    assert len(rows) == 2, out
+    assert re.search(r"\bbeta\s+petstore__add_pet v1  invalid input  \d+ ms$", rows[0]), out
+    assert re.search(r"\bbeta\s+httpbin__get_status_codes v1  vendor error HTTP 502  \d+ ms$", rows[1]), out
+    assert 'input {"codes":"502"}' in out and "httpbin answered HTTP 502" in out, out
+    dry = w.cli("calls", "--agent", "beta", "--outcome", "dry-run")
+    assert "petstore__add_pet v1  dry run" in dry and '"password":"<redacted>"' in dry, dry
+    assert "hunter22" not in dry
+    bad = run_cli("calls", "--outcome", "sideways", data_dir=w.data_dir, check=False)
+    assert bad.returncode != 0 and "not an outcome: ok, failed, approval or dry-run" in bad.stderr, bad
+    bad = run_cli("calls", "--agent", "nobody", data_dir=w.data_dir, check=False)
+    assert bad.returncode != 0 and "no agent named" in bad.stderr, bad
+
+
 # --------------------------------------------------------------------------- secrets
 
 
@@ -628,6 +654,7 @@ async def test_no_secret_anywhere(world: World) -> None:
     w = world
     w.cli("connection", "list")
     w.cli("approval", "list")
+    w.cli("calls", "--limit", "500")
     assert len(w.transcript) >= 13, "the transcript holds the setup's CLI output (and the answers of the tests above)"
     answers = "\n".join(w.transcript)
     log = w.graft.log_text()
