@@ -228,9 +228,23 @@ test('revoke a connection: the tools it serves are demoted with that cause', asy
   await agent.client.close();
 });
 
-test('the toolbox search and a tool page', async ({ page }, testInfo) => {
+test('the toolbox browsed by vendor, searched, and a tool page', async ({ page }, testInfo) => {
   await signIn(page, testInfo);
-  await goto(page, testInfo, '/tools?q=widgets');
+  // without search words: every tool, by name, with what each call does in words
+  await goto(page, testInfo, '/tools');
+  await page.getByRole('combobox', { name: 'Vendor' }).selectOption('widgets');
+  await page.getByRole('button', { name: 'Show' }).click();
+  await expect(page).toHaveURL(/vendor=widgets/);
+  await ready(page, testInfo);
+  await expect(page.locator('tr[data-tool="widgets__create_widget"] .badge')).toHaveText('writes');
+  await expect(page.locator('tr[data-tool="widgets__list_widgets"] .badge')).toHaveText('reads');
+  await expect(page.locator('table.browse tbody tr')).toHaveCount(await page.locator('table.browse tbody tr[data-tool^="widgets__"]').count());
+  await shot(page, testInfo, 'toolbox-browse');
+  await page.getByLabel(/Search by what a tool does/).fill('create a widget');
+  await page.getByRole('button', { name: 'Show' }).click();
+  await expect(page).toHaveURL(/q=create/);
+  await ready(page, testInfo);
+  await expect(page.locator('tbody tr').first()).toHaveAttribute('data-tool', 'widgets__create_widget');
   await page.getByRole('link', { name: 'widgets__create_widget' }).click();
   await expect(page).toHaveURL(/\/tools\/widgets\/create_widget$/);
   await expect(page.getByRole('heading', { name: 'Connection' })).toBeVisible();

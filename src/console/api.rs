@@ -309,6 +309,57 @@ pub struct SearchData {
     pub semantic: bool,
 }
 
+/// A tool as the Toolbox lists it when browsing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BrowseItem {
+    /// Vendor slug.
+    pub vendor: String,
+    /// Tool name.
+    pub name: String,
+    /// The first sentence of its description (160 characters at most), plain text.
+    pub description: String,
+    /// What a call does, in words: `reads`, `writes` or `deletes` ([`does_in_words`]).
+    pub does: String,
+    /// Calls that reached the vendor, every agent's together.
+    pub calls: i64,
+    /// The last such call (ms).
+    pub last_used_at: Option<i64>,
+}
+
+/// The Toolbox browsed without a query (issue 14.2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BrowseData {
+    /// The server's clock (ms).
+    pub now: i64,
+    /// Every vendor: `(slug, display name, tools)`, by slug.
+    pub vendors: Vec<(String, String, i64)>,
+    /// The vendor shown (none: all).
+    pub vendor: Option<String>,
+    /// `name` or `use`.
+    pub sort: String,
+    /// One page of tools.
+    pub tools: Vec<BrowseItem>,
+    /// Tools in all (of the vendor shown).
+    pub total: i64,
+    /// The page shown (from 1).
+    pub page: i64,
+    /// Tools per page.
+    pub per_page: i64,
+}
+
+/// What a tool's call does, in words a person reads (issue 14.2): `deletes` when its
+/// destructiveHint is set, `reads` when it is read-only (readOnlyHint, which import sets
+/// for GET and HEAD), else `writes`.
+pub fn does_in_words(read_only: bool, destructive: bool) -> &'static str {
+    if destructive {
+        "deletes"
+    } else if read_only {
+        "reads"
+    } else {
+        "writes"
+    }
+}
+
 /// A version of a tool.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VersionItem {
@@ -1109,9 +1160,14 @@ fn split_tool(tool: &str) -> ConsoleResult<(&str, &str)> {
 // ---------------------------------------------------------------- toolbox
 
 /// The toolbox search (the same search as `find_tool`); `agent` marks what that agent
-/// has promoted. An empty query answers no hits.
+/// has promoted; `vendor` (a slug) keeps that vendor's hits only, ranked as when the
+/// query names the vendor. An empty query answers no hits.
 #[server(prefix = "/api", endpoint = "search_tools")]
-pub async fn search_tools(query: String, agent: Option<String>) -> ConsoleResult<SearchData> {
+pub async fn search_tools(
+    query: String,
+    agent: Option<String>,
+    vendor: Option<String>,
+) -> ConsoleResult<SearchData> {
     with_status(async move {
         let (state, _) = signed_in().await?;
         let g = &state.graft;
@@ -1129,8 +1185,18 @@ pub async fn search_tools(query: String, agent: Option<String>) -> ConsoleResult
             Some(a) => Some(g.agent_by_name(&a).await?.id),
             None => None,
         };
-        let query: String = query.chars().take(200).collect();
-        let r = g.search_tools(agent_id, &query, 50).await?;
+        let mut query: String = query.chars().take(200).collect();
+        let vendor = vendor.filter(|v| !v.trim().is_empty());
+        if let Some(v) = &vendor {
+            g.vendor(v).await?;
+            // a vendor named in the query ranks its tools first (find_tool's rule)
+            query = format!("{query} {v}");
+        }
+        let mut r = g.search_tools(agent_id, &query, 50).await?;
+        if let Some(v) = &vendor {
+            r.hits.retain(|h| &h.vendor == v);
+            r.total = r.hits.len();
+        }
         Ok(SearchData {
             hits: r
                 .hits
@@ -1153,12 +1219,85 @@ pub async fn search_tools(query: String, agent: Option<String>) -> ConsoleResult
     .await
 }
 
+/// The Toolbox without a query (issue 14.2): page `page` (from 1; 50 tools a page) of
+/// `vendor`'s tools (a slug; none or empty: every vendor), sorted by `sort` (`name`, the
+/// default, or `use`: most calls first). Errors: an unknown vendor or sort.
+#[server(prefix = "/api", endpoint = "browse_tools")]
+pub async fn browse_tools(
+    vendor: Option<String>,
+    sort: Option<String>,
+    page: Option<i64>,
+) -> ConsoleResult<BrowseData> {
+    with_status(async move {
+        const PER_PAGE: i64 = 50;
+        let (state, _) = signed_in().await?;
+        let g = &state.graft;
+        let vendor = vendor.filter(|v| !v.trim().is_empty());
+        let (order, sort) = match sort.as_deref().unwrap_or("name") {
+            "" | "name" => (crate::db::BrowseOrder::Name, "name"),
+            "use" => (crate::db::BrowseOrder::Use, "use"),
+            other => {
+                return Err(ConsoleError::Refused(format!(
+                    "{other:?} is not a sort: name or use"
+                )))
+            }
+        };
+        let page = page.unwrap_or(1).max(1);
+        let (mut rows, total) = g
+            .browse_tools(vendor.as_deref(), order, PER_PAGE, (page - 1) * PER_PAGE)
+            .await?;
+        let pages = ((total + PER_PAGE - 1) / PER_PAGE).max(1);
+        let page = if page > pages {
+            // past the end (the toolbox shrank): the last page
+            let (last, _) = g
+                .browse_tools(vendor.as_deref(), order, PER_PAGE, (pages - 1) * PER_PAGE)
+                .await?;
+            rows = last;
+            pages
+        } else {
+            page
+        };
+        Ok(BrowseData {
+            now: g.clock_now(),
+            vendors: g.vendor_tool_counts().await?,
+            vendor,
+            sort: sort.to_string(),
+            tools: rows
+                .into_iter()
+                .map(|r| BrowseItem {
+                    description: crate::domain::search::text::first_sentence(
+                        &crate::domain::search::text::plain_text(&r.description),
+                        160,
+                    ),
+                    does: does_in_words(r.read_only_hint, r.destructive_hint).to_string(),
+                    vendor: r.vendor,
+                    name: r.name,
+                    calls: r.calls,
+                    last_used_at: r.last_used_at,
+                })
+                .collect(),
+            total,
+            page,
+            per_page: PER_PAGE,
+        })
+    })
+    .await
+}
+
 /// A tool page: versions (newest first), hints, binding, holders, notes, connection.
 #[server(prefix = "/api", endpoint = "tool")]
 pub async fn tool(vendor: String, name: String) -> ConsoleResult<ToolData> {
     with_status(async move {
         let (state, _) = signed_in().await?;
-        let d = state.graft.tool_detail(&vendor, &name).await?;
+        let d = match state.graft.tool_detail(&vendor, &name).await {
+            Err(ServiceError::ToolNotFound(_)) => {
+                // the service's words speak to an agent ("call find_tool")
+                return Err(ConsoleError::Refused(format!(
+                    "There is no tool {vendor}__{name} in the toolbox. Search the Toolbox for the one you mean."
+                )));
+            }
+            other => other?,
+        };
         let filter = crate::db::runs::CallFilter {
             tool_id: Some(d.tool.id),
             ..Default::default()

@@ -393,7 +393,7 @@ pub fn AgentPage() -> impl IntoView {
     );
     let hits = Resource::new(
         move || (q(), name(), promote_action.version().get()),
-        |(q, n, _)| search_tools(q, Some(n)),
+        |(q, n, _)| search_tools(q, Some(n), None),
     );
     let errs = [
         error_of(promote_action),
@@ -554,7 +554,7 @@ fn promote_hits(
                                     view! {
                                         <li data-tool=t1>
                                             <code>{t2}</code>" "
-                                            {hint_badges(h.read_only, h.destructive)}
+                                            {does_badge(does_in_words(h.read_only, h.destructive))}
                                             <span class="desc">{h.description}</span>
                                             {if h.promoted {
                                                 view! { <span class="badge">"promoted"</span> }.into_any()
@@ -576,11 +576,9 @@ fn promote_hits(
     }
 }
 
-fn hint_badges(read_only: bool, destructive: bool) -> impl IntoView {
-    view! {
-        {read_only.then(|| view! { <span class="badge read">"read-only"</span> })}
-        {destructive.then(|| view! { <span class="badge destructive">"destructive"</span> })}
-    }
+/// What a call does (`reads`, `writes`, `deletes`) as a badge.
+fn does_badge(does: &str) -> impl IntoView {
+    view! { <span class=format!("badge {does}")>{does.to_string()}</span> }
 }
 
 fn sweep_preview(preview: &[(String, String)]) -> impl IntoView {
@@ -832,49 +830,142 @@ pub fn ApprovalsPage() -> impl IntoView {
 
 // ---------------------------------------------------------------- toolbox
 
-/// `/tools?q=…`: the same search as find_tool.
+/// `/tools`: the toolbox, browsable without a query (`vendor`, `sort` = `name` | `use`,
+/// `page`), and with `q` the same search as find_tool (narrowed to `vendor` when given).
 #[component]
 pub fn ToolboxPage() -> impl IntoView {
     let query = use_query_map();
-    let q = move || query.read().get("q").unwrap_or_default();
-    let hits = Resource::new(q, |q| search_tools(q, None));
+    let get = move |k: &str| query.read().get(k).unwrap_or_default();
+    let q = move || get("q");
+    let browse = Resource::new(
+        move || (get("vendor"), get("sort"), get("page").parse::<i64>().ok()),
+        |(v, s, p)| browse_tools(Some(v), Some(s), p),
+    );
+    let hits = Resource::new(
+        move || (q(), get("vendor")),
+        |(q, v)| search_tools(q, None, Some(v)),
+    );
     view! {
         <Frame title="Toolbox">
             <h1>"Toolbox"</h1>
-            <form method="get" class="search" role="search">
-                <label>"Search by what a tool does (the action and the object, the vendor if known)"<input type="search" name="q" value=untrack(q) placeholder="e.g. refund a payment"/></label>
-                <button type="submit">"Search"</button>
-            </form>
-            {loaded(hits, "Searching…", move |s| view! {
-                {(!s.semantic).then(|| view! {
-                    <p class="warning" role="note">"Search matches words only: no embedding model is installed, so phrasings that use other words than a tool's may miss. Run "<code>"scripts/get-model.sh"</code>" and restart Graft to rank by meaning too."</p>
-                })}
-                {match s {
-                        s if s.hits.is_empty() => view! {
-                            <p class="muted">{if q().trim().is_empty() {
-                                format!("{} tools in the toolbox. Search them above.", s.toolbox)
-                            } else {
-                                "Nothing matches. An agent can author a tool with acquire.".to_string()
-                            }}</p>
-                        }.into_any(),
-                        s => view! {
-                            <p class="muted">{format!("{} of {} matches, best first", s.hits.len(), s.total)}</p>
-                            <div class="table-wrap"><table>
-                                <thead><tr><th>"Tool"</th><th>"Hints"</th><th>"Description"</th><th>"Score"</th></tr></thead>
-                                <tbody>{s.hits.into_iter().map(|h| view! {
-                                    <tr>
-                                        <td><a href=format!("/tools/{}/{}", segment(&h.vendor), segment(&h.name))><code>{format!("{}__{}", h.vendor, h.name)}</code></a></td>
-                                        <td>{hint_badges(h.read_only, h.destructive)}</td>
-                                        <td class="desc">{h.description}</td>
-                                        <td>{h.score}</td>
-                                    </tr>
-                                }).collect_view()}</tbody>
-                            </table></div>
-                        }.into_any(),
-                }}
+            {loaded(browse, "Loading…", move |b| {
+                let searching = !q().trim().is_empty();
+                view! {
+                    {toolbox_form(&b, untrack(q))}
+                    {if searching {
+                        search_results(hits, untrack(q)).into_any()
+                    } else {
+                        browse_table(b).into_any()
+                    }}
+                }
             })}
         </Frame>
     }
+}
+
+/// The Toolbox's one form (GET, so it works without JavaScript): the words to search,
+/// the vendor, the order.
+fn toolbox_form(b: &BrowseData, q: String) -> impl IntoView {
+    let all: i64 = b.vendors.iter().map(|v| v.2).sum();
+    let chosen = b.vendor.clone().unwrap_or_default();
+    view! {
+        <form method="get" class="search toolbox" role="search">
+            <label class="words">"Search by what a tool does (the action and the object, the vendor if known)"
+                <input type="search" name="q" value=q placeholder="e.g. refund a payment"/></label>
+            <label>"Vendor"
+                <select name="vendor">
+                    <option value="" selected=chosen.is_empty()>{format!("All vendors ({})", count(all, "tool"))}</option>
+                    {b.vendors.iter().cloned().map(|(slug, name, n)| {
+                        let selected = slug == chosen;
+                        let label = if name == slug { format!("{slug} ({n})") } else { format!("{name} — {slug} ({n})") };
+                        view! { <option value=slug selected=selected>{label}</option> }
+                    }).collect_view()}
+                </select>
+            </label>
+            <label>"Order (without search words)"
+                <select name="sort">
+                    <option value="name" selected=b.sort == "name">"By name"</option>
+                    <option value="use" selected=b.sort == "use">"Most used first"</option>
+                </select>
+            </label>
+            <button type="submit">"Show"</button>
+        </form>
+    }
+}
+
+/// One page of the toolbox, with links to the others.
+fn browse_table(b: BrowseData) -> impl IntoView {
+    let now = b.now;
+    if b.tools.is_empty() {
+        return view! {
+            <p class="muted">"No tools yet. "<a href="/vendors#import">"Import a vendor's OpenAPI document"</a>" to fill the toolbox."</p>
+        }
+        .into_any();
+    }
+    let pages = ((b.total + b.per_page - 1) / b.per_page).max(1);
+    let mut base = String::from("/tools?");
+    if let Some(v) = &b.vendor {
+        base.push_str(&format!("vendor={}&", segment(v)));
+    }
+    if b.sort != "name" {
+        base.push_str(&format!("sort={}&", b.sort));
+    }
+    let link = move |p: i64| format!("{base}page={p}");
+    let first = (b.page - 1) * b.per_page + 1;
+    let last = first + b.tools.len() as i64 - 1;
+    view! {
+        <p class="muted">{format!("Tools {first}–{last} of {}, {}.", b.total, if b.sort == "use" { "most used first" } else { "by name" })}</p>
+        <div class="table-wrap"><table class="browse">
+            <thead><tr><th>"Tool"</th><th>"Does"</th><th>"Description"</th><th>"Calls"</th><th>"Last used"</th></tr></thead>
+            <tbody>{b.tools.into_iter().map(|t| view! {
+                <tr data-tool=format!("{}__{}", t.vendor, t.name)>
+                    <td><a href=format!("/tools/{}/{}", segment(&t.vendor), segment(&t.name))><code>{format!("{}__{}", t.vendor, t.name)}</code></a></td>
+                    <td data-label="Does">{does_badge(&t.does)}</td>
+                    <td class="desc">{t.description}</td>
+                    <td class="num" data-label="Calls">{t.calls}</td>
+                    <td data-label="Last used">{match t.last_used_at {
+                        Some(at) => view! { <When at now/> }.into_any(),
+                        None => view! { <span class="muted">"never"</span> }.into_any(),
+                    }}</td>
+                </tr>
+            }).collect_view()}</tbody>
+        </table></div>
+        <nav class="pager" aria-label="Toolbox pages">
+            {(b.page > 1).then(|| view! { <a href=link(b.page - 1) rel="prev">"Previous"</a> })}
+            <span>{format!("Page {} of {pages}", b.page)}</span>
+            {(b.page < pages).then(|| view! { <a href=link(b.page + 1) rel="next">"Next"</a> })}
+        </nav>
+    }
+    .into_any()
+}
+
+/// The search's hits, best first.
+fn search_results(hits: Resource<Result<SearchData, ConsoleError>>, q: String) -> impl IntoView {
+    loaded(hits, "Searching…", move |s| {
+        view! {
+            {(!s.semantic).then(|| view! {
+                <p class="warning" role="note">"Search matches words only: no embedding model is installed, so phrasings that use other words than a tool's may miss. Run "<code>"scripts/get-model.sh"</code>" and restart Graft to rank by meaning too."</p>
+            })}
+            {if s.hits.is_empty() {
+                view! { <p class="muted">{format!("Nothing matches {q:?}. An agent can author a tool with acquire.")}</p> }.into_any()
+            } else {
+                view! {
+                    <p class="muted">{format!("{} of {} matches, best first", s.hits.len(), s.total)}</p>
+                    <div class="table-wrap"><table>
+                        <thead><tr><th>"Tool"</th><th>"Does"</th><th>"Description"</th><th>"Score"</th></tr></thead>
+                        <tbody>{s.hits.into_iter().map(|h| view! {
+                            <tr data-tool=format!("{}__{}", h.vendor, h.name)>
+                                <td><a href=format!("/tools/{}/{}", segment(&h.vendor), segment(&h.name))><code>{format!("{}__{}", h.vendor, h.name)}</code></a></td>
+                                <td data-label="Does">{does_badge(does_in_words(h.read_only, h.destructive))}</td>
+                                <td class="desc">{h.description}</td>
+                                <td>{h.score}</td>
+                            </tr>
+                        }).collect_view()}</tbody>
+                    </table></div>
+                }.into_any()
+            }}
+        }
+    })
 }
 
 /// `/tools/:vendor/:name`: versions, hints, binding, holders, notes, connection.
@@ -899,15 +990,25 @@ pub fn ToolPage() -> impl IntoView {
 fn tool_view(t: ToolData) -> impl IntoView {
     let now = t.now;
     let current = t.versions.first().cloned();
+    let back = format!("/tools?vendor={}", segment(&t.vendor));
     view! {
+        <p class="crumbs"><a href="/tools">"Toolbox"</a>" › "<a href=back>{t.vendor.clone()}</a></p>
         <h1><code>{format!("{}__{}", t.vendor, t.name)}</code></h1>
         {current.map(|v| view! {
             <p>{v.description.clone()}</p>
             <p><span class="method">{v.method.clone()}</span>" "<code>{v.path.clone()}</code>
                {format!(" · version {}", v.version)}
                {t.operation_id.clone().map(|o| format!(" · operation {o}"))}</p>
-            <p>"Hints: "
-                {format!("readOnlyHint {} · destructiveHint {} · idempotentHint {} · openWorldHint {}", v.hints[0], v.hints[1], v.hints[2], v.hints[3])}</p>
+            <p class="hints">{does_badge(does_in_words(v.hints[0], v.hints[1]))}" "
+                {match does_in_words(v.hints[0], v.hints[1]) {
+                    "reads" => "A call reads data and changes nothing.",
+                    "deletes" => "A call deletes or overwrites data at the vendor; an agent's first call needs a person's approval.",
+                    _ => "A call changes data at the vendor; an agent's first call needs a person's approval.",
+                }}
+                {v.hints[2].then_some(" Repeating it with the same input changes nothing more (idempotent).")}
+                <span class="muted" title="the MCP tool annotations agents see">
+                    {format!(" MCP annotations: readOnlyHint {}, destructiveHint {}, idempotentHint {}, openWorldHint {}.", v.hints[0], v.hints[1], v.hints[2], v.hints[3])}
+                </span></p>
         })}
         <section class="card">
             <h2>"Connection"</h2>
@@ -946,10 +1047,8 @@ fn tool_view(t: ToolData) -> impl IntoView {
                 <details open=i == 0>
                     <summary>{format!("Version {} — {} {} — by {} ", v.version, v.method, v.path, v.author)}<When at=v.created_at now/></summary>
                     <p>{v.description}</p>
-                    <h3>"Binding"</h3>
-                    <pre><code>{v.binding}</code></pre>
-                    <h3>"Input schema"</h3>
-                    <pre><code>{v.input_schema}</code></pre>
+                    <details class="raw"><summary>"Input schema (JSON Schema)"</summary><pre><code>{v.input_schema}</code></pre></details>
+                    <details class="raw"><summary>"Binding: where each input goes in the request"</summary><pre><code>{v.binding}</code></pre></details>
                 </details>
             }).collect_view()}
         </section>
@@ -1174,7 +1273,7 @@ fn import_summary(s: ImportSummary) -> impl IntoView {
                 {(!s.withheld.is_empty()).then(|| view! { <details><summary>"Parameters not offered to agents (Graft or the connection sets them)"</summary><ul>
                     {s.withheld.into_iter().map(|(o, p)| view! { <li><code>{o}</code>": "{p}</li> }).collect_view()}
                 </ul></details> })}
-                <p><a href=format!("/tools?q={}", s.vendor)>"See its tools"</a></p>
+                <p><a href=format!("/tools?vendor={}", segment(&s.vendor))>"See its tools"</a></p>
             </section>
         }
         .into_any(),

@@ -724,6 +724,81 @@ pub async fn select_history(
     .await
 }
 
+/// A tool as the console's Toolbox lists it when browsing (issue 14.2): its current
+/// version's method and hints, and its use summed over every agent.
+#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+pub struct BrowseRow {
+    /// Vendor slug.
+    pub vendor: String,
+    /// Tool name.
+    pub name: String,
+    /// Current version's description.
+    pub description: String,
+    /// Current version's HTTP method (as stored).
+    pub method: String,
+    /// readOnlyHint.
+    pub read_only_hint: bool,
+    /// destructiveHint.
+    pub destructive_hint: bool,
+    /// Calls that reached the vendor, every agent's together.
+    pub calls: i64,
+    /// The last such call (ms), by any agent.
+    pub last_used_at: Option<i64>,
+}
+
+/// How the Toolbox orders tools when browsing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BrowseOrder {
+    /// By vendor slug, then name.
+    Name,
+    /// Most calls first, then by vendor slug and name.
+    Use,
+}
+
+/// One page of the toolbox (`limit` tools from `offset`) of one vendor or all, in
+/// `order`, with the number of tools in all.
+pub async fn select_toolbox_page(
+    pool: &Pool,
+    vendor: Option<&str>,
+    order: BrowseOrder,
+    limit: i64,
+    offset: i64,
+) -> DbResult<(Vec<BrowseRow>, i64)> {
+    let order_by = match order {
+        BrowseOrder::Name => "vd.slug, t.name",
+        BrowseOrder::Use => "calls DESC, vd.slug, t.name",
+    };
+    let rows = sqlx::query_as(&format!(
+        "SELECT vd.slug AS vendor, t.name, v.description, v.method, v.read_only_hint, v.destructive_hint, \
+         COALESCE(u.calls, 0) AS calls, u.last_used_at FROM tools t JOIN vendors vd ON vd.id = t.vendor_id \
+         JOIN tool_versions v ON v.tool_id = t.id AND v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id) \
+         LEFT JOIN (SELECT tool_id, SUM(calls) AS calls, MAX(last_used_at) AS last_used_at FROM tool_usage GROUP BY tool_id) u \
+         ON u.tool_id = t.id WHERE ($1 IS NULL OR vd.slug = $1) ORDER BY {order_by} LIMIT $2 OFFSET $3"
+    ))
+    .bind(vendor)
+    .bind(limit)
+    .bind(offset)
+    .fetch_all(pool)
+    .await?;
+    let total = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM tools t JOIN vendors vd ON vd.id = t.vendor_id WHERE ($1 IS NULL OR vd.slug = $1)",
+    )
+    .bind(vendor)
+    .fetch_one(pool)
+    .await?;
+    Ok((rows, total))
+}
+
+/// Every vendor with its number of tools: `(slug, display name, tools)`, by slug.
+pub async fn select_vendor_tool_counts(pool: &Pool) -> DbResult<Vec<(String, String, i64)>> {
+    sqlx::query_as(
+        "SELECT vd.slug, vd.display_name, COUNT(t.id) FROM vendors vd LEFT JOIN tools t ON t.vendor_id = vd.id \
+         GROUP BY vd.id, vd.slug, vd.display_name ORDER BY vd.slug",
+    )
+    .fetch_all(pool)
+    .await
+}
+
 /// Every tool of a vendor with its current version, by name.
 pub async fn select_vendor_tools(pool: &Pool, vendor: &str) -> DbResult<Vec<ToolRow>> {
     sqlx::query_as(&format!("{TOOL_SELECT} WHERE vd.slug = $1 ORDER BY t.name"))

@@ -884,6 +884,35 @@ impl Graft {
         Ok(db::sweep::select_last_sweep(&self.inner.pool).await?)
     }
 
+    /// One page of the toolbox for browsing without a query (issue 14.2): `limit`
+    /// (clamped to 1–200) tools from `offset` of `vendor` (a slug; none: every vendor) in
+    /// `order`, and how many there are in all. Errors: `VendorNotFound` for an unknown
+    /// slug.
+    pub async fn browse_tools(
+        &self,
+        vendor: Option<&str>,
+        order: db::BrowseOrder,
+        limit: i64,
+        offset: i64,
+    ) -> ServiceResult<(Vec<db::BrowseRow>, i64)> {
+        if let Some(v) = vendor {
+            self.vendor(v).await?;
+        }
+        Ok(db::select_toolbox_page(
+            &self.inner.pool,
+            vendor,
+            order,
+            limit.clamp(1, 200),
+            offset.max(0),
+        )
+        .await?)
+    }
+
+    /// Every vendor with its number of tools: `(slug, display name, tools)`, by slug.
+    pub async fn vendor_tool_counts(&self) -> ServiceResult<Vec<(String, String, i64)>> {
+        Ok(db::select_vendor_tool_counts(&self.inner.pool).await?)
+    }
+
     /// Number of tools in the toolbox.
     pub async fn toolbox_size(&self) -> ServiceResult<i64> {
         Ok(db::count_tools(&self.inner.pool).await?)

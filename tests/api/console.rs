@@ -1238,3 +1238,196 @@ async fn the_console_shows_each_call_and_what_an_approval_is_for() {
     assert!(!approvals.contains("asks to run"), "{approvals}");
     app.stop().await;
 }
+
+/// The Toolbox's browse_tools server function's answer.
+async fn browse(b: &mut Browser, form: &[(&str, &str)]) -> Value {
+    b.call("browse_tools", form).await.json().await.unwrap()
+}
+
+/// The Toolbox is browsable without a query (issue 14.2): every tool, 50 a page, of one
+/// vendor or all, by name or by use, each with what its call does in words; with words it
+/// searches as find_tool does, narrowed to the chosen vendor.
+#[tokio::test]
+async fn the_toolbox_pages_through_every_tool_by_vendor_and_by_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_with_petstore(dir.path()).await;
+    let paths: serde_json::Map<String, Value> = (0..60)
+        .map(|i| {
+            let op = serde_json::json!({"get": {"operationId": format!("read_gadget_{i:02}"), "summary": format!("Read gadget {i}")}});
+            (format!("/gadgets/{i}"), op)
+        })
+        .collect();
+    let doc = serde_json::json!({"openapi": "3.0.0", "info": {"title": "Gadgets", "version": "1"},
+        "servers": [{"url": "http://127.0.0.1:9"}], "paths": paths});
+    app.graft
+        .import_openapi("gadgets", &doc.to_string(), None, &mut |_, _| {})
+        .await
+        .unwrap();
+    let (id, _) = agent(&app, "alpha").await;
+    app.graft.add_user("ops", PASSWORD).await.unwrap();
+    let mut b = Browser::new(&app);
+    b.sign_in("ops", PASSWORD).await;
+    let names = |d: &Value| -> Vec<String> {
+        d["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                format!(
+                    "{}__{}",
+                    t["vendor"].as_str().unwrap(),
+                    t["name"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+
+    let first = browse(&mut b, &[]).await;
+    assert_eq!(first["total"], 79, "{first}");
+    assert_eq!(first["page"], 1);
+    assert_eq!(names(&first).len(), 50);
+    assert_eq!(names(&first)[0], "gadgets__read_gadget_00");
+    assert_eq!(
+        first["vendors"],
+        serde_json::json!([
+            ["gadgets", "Gadgets", 60],
+            ["petstore", "Swagger Petstore - OpenAPI 3.0", 19]
+        ])
+    );
+    let second = browse(&mut b, &[("page", "2")]).await;
+    assert_eq!(names(&second).len(), 29);
+    let mut all = names(&first);
+    all.extend(names(&second));
+    let mut sorted = all.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(all, sorted, "by name, every tool once across the pages");
+    let past = browse(&mut b, &[("page", "9")]).await;
+    assert_eq!(past["page"], 2, "a page past the end shows the last");
+
+    let pets = browse(&mut b, &[("vendor", "petstore")]).await;
+    assert_eq!(pets["total"], 19);
+    let does: Vec<(String, String)> = pets["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["name"].as_str().unwrap().to_string(),
+                t["does"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        does.contains(&("add_pet".into(), "writes".into())),
+        "{does:?}"
+    );
+    assert!(
+        does.contains(&("delete_pet".into(), "deletes".into())),
+        "{does:?}"
+    );
+    assert!(
+        does.contains(&("get_inventory".into(), "reads".into())),
+        "{does:?}"
+    );
+
+    // by use: calls that reached the vendor, every agent's together
+    let g = &app.graft;
+    for _ in 0..2 {
+        graft::db::runs::upsert_tool_usage(
+            g.pool(),
+            id,
+            g.tool("petstore", "get_inventory").await.unwrap().id,
+            g.clock_now(),
+        )
+        .await
+        .unwrap();
+    }
+    graft::db::runs::upsert_tool_usage(
+        g.pool(),
+        id,
+        g.tool("gadgets", "read_gadget_42").await.unwrap().id,
+        g.clock_now(),
+    )
+    .await
+    .unwrap();
+    let used = browse(&mut b, &[("sort", "use")]).await;
+    assert_eq!(
+        names(&used)[..2],
+        ["petstore__get_inventory", "gadgets__read_gadget_42"]
+    );
+    assert_eq!(used["tools"][0]["calls"], 2);
+
+    let e: Value = b
+        .call("browse_tools", &[("vendor", "nope")])
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(e.to_string().contains("no vendor"), "{e}");
+    let e: Value = b
+        .call("browse_tools", &[("sort", "size")])
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(e.to_string().contains("not a sort: name or use"), "{e}");
+
+    // the page without JavaScript: the form, the table, the pager links
+    let page = b
+        .get("/tools?vendor=gadgets&sort=use")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains(r#"<option value="gadgets" selected"#),
+        "{page}"
+    );
+    assert!(
+        page.contains("Tools 1–50 of 60, most used first."),
+        "{page}"
+    );
+    assert!(
+        page.contains(r#"href="/tools?vendor=gadgets&amp;sort=use&amp;page=2""#),
+        "{page}"
+    );
+    assert!(
+        page.contains(r#"<span class="badge reads">reads</span>"#),
+        "{page}"
+    );
+    // words search as find_tool does, within the vendor chosen
+    let d: Value = b
+        .call(
+            "search_tools",
+            &[("query", "add a pet"), ("vendor", "petstore")],
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    let hits = d["hits"].as_array().unwrap();
+    assert_eq!(hits[0]["name"], "add_pet", "{d}");
+    assert!(hits.iter().all(|h| h["vendor"] == "petstore"), "{d}");
+    let page = b
+        .get("/tools?q=read+gadget&vendor=petstore")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("Nothing matches"), "{page}");
+
+    // a tool's page says in words what a call does, and leads back to its vendor's tools
+    let page = b.get("/tools/petstore/add_pet").await.text().await.unwrap();
+    assert!(page.contains("A call changes data at the vendor"), "{page}");
+    assert!(page.contains(r#"href="/tools?vendor=petstore""#), "{page}");
+    let r = b.get("/tools/petstore/nope").await;
+    assert_eq!(r.status(), 404);
+    let page = r.text().await.unwrap();
+    assert!(
+        page.contains("There is no tool petstore__nope in the toolbox."),
+        "{page}"
+    );
+    assert!(!page.contains("find_tool"), "{page}");
+    app.stop().await;
+}
