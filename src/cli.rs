@@ -733,24 +733,42 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             );
             bar.set_message(format!("importing {}", file.display()));
             let report = graft
-                .import_openapi(&vendor, &text, base_url.as_deref(), &mut |done, total| {
-                    if total >= 100 {
-                        bar.set_length(total as u64);
-                        bar.set_position(done as u64);
-                    }
-                })
+                .import_openapi_by(
+                    &person(),
+                    &vendor,
+                    &text,
+                    base_url.as_deref(),
+                    &mut |done, total| {
+                        if total >= 100 {
+                            bar.set_length(total as u64);
+                            bar.set_position(done as u64);
+                        }
+                    },
+                )
                 .await;
             bar.finish_and_clear();
             let report = report?;
             embed_with_bar(&graft).await?;
-            println!(
-                "Imported {} tools for vendor {} from {} operations: {} renamed, {} skipped.",
-                report.imported,
-                report.vendor,
-                report.operations,
-                report.renamed.len(),
-                report.skipped.len()
-            );
+            let summary = crate::console::api::ImportSummary::from(report.clone());
+            println!("{}", summary.headline());
+            for (name, what) in &report.updated {
+                println!("  updated {}__{name}: {what}", report.vendor);
+            }
+            for name in &report.retired {
+                println!(
+                    "  retired {}__{name}: its operation left the document",
+                    report.vendor
+                );
+            }
+            for name in &report.restored {
+                println!("  restored {}__{name}", report.vendor);
+            }
+            for name in &report.kept {
+                println!(
+                    "  left alone {}__{name}: an agent wrote its current version",
+                    report.vendor
+                );
+            }
             if !report.renamed.is_empty() {
                 println!(
                     "Renamed (shortened to fit 52 characters, or told apart from another tool):"

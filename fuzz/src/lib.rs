@@ -169,9 +169,13 @@ mod openapi_import_impl {
             return;
         };
         let vendor = VendorSlug::parse("fuzz").unwrap();
-        let Ok(plan) =
-            openapi::plan_import(&doc, &vendor, &|_| false, &HashSet::new(), &mut |_, _| {})
-        else {
+        let Ok(plan) = openapi::plan_import(
+            &doc,
+            &vendor,
+            &|_| false,
+            &std::collections::HashMap::new(),
+            &mut |_, _| {},
+        ) else {
             return;
         };
         let mut names = HashSet::new();

@@ -455,8 +455,117 @@ pub struct ImportSummary {
     /// (Graft or the connection sets them).
     #[serde(default)]
     pub withheld: Vec<(String, String)>,
+    /// `(tool name, what changed)` of tools that got a new version.
+    #[serde(default)]
+    pub updated: Vec<(String, String)>,
+    /// Tools left as they were.
+    #[serde(default)]
+    pub unchanged: usize,
+    /// Tools whose operation came back.
+    #[serde(default)]
+    pub restored: Vec<String>,
+    /// Tools retired: their operation left the document.
+    #[serde(default)]
+    pub retired: Vec<String>,
+    /// Tools left alone because an agent wrote their current version.
+    #[serde(default)]
+    pub kept: Vec<String>,
+    /// Working-set entries demoted because their tool retired.
+    #[serde(default)]
+    pub demoted: usize,
     /// Or why nothing was imported.
     pub error: Option<String>,
+}
+
+impl ImportSummary {
+    /// The summary in one sentence (issue 14.3): what was added, updated, retired,
+    /// restored, left alone and skipped; "nothing changed" when the document describes
+    /// every tool as it is.
+    pub fn headline(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        if self.imported > 0 {
+            let noun = if self.imported == 1 { "tool" } else { "tools" };
+            parts.push(format!("{} new {noun}", self.imported));
+        }
+        if !self.updated.is_empty() {
+            parts.push(format!("{} updated (a new version)", self.updated.len()));
+        }
+        if !self.restored.is_empty() {
+            parts.push(format!("{} restored", self.restored.len()));
+        }
+        if !self.retired.is_empty() {
+            let demoted = match self.demoted {
+                0 => String::new(),
+                n => format!(
+                    ", demoted from {}",
+                    super::components::count(n as i64, "working set")
+                ),
+            };
+            parts.push(format!(
+                "{} retired (gone from the document{demoted})",
+                self.retired.len()
+            ));
+        }
+        if self.unchanged > 0 {
+            parts.push(format!("{} unchanged", self.unchanged));
+        }
+        if !self.kept.is_empty() {
+            parts.push(format!(
+                "{} left alone (an agent wrote their current version)",
+                self.kept.len()
+            ));
+        }
+        if !self.skipped.is_empty() {
+            parts.push(format!("{} operations skipped", self.skipped.len()));
+        }
+        let changed = self.imported + self.updated.len() + self.restored.len() + self.retired.len();
+        let ops = super::components::count(self.operations as i64, "operation");
+        if parts.is_empty() {
+            format!("Vendor {}, {ops}: nothing to import.", self.vendor)
+        } else if changed == 0 {
+            format!(
+                "Nothing changed for vendor {} ({ops}): {}.",
+                self.vendor,
+                parts.join(", ")
+            )
+        } else {
+            format!("Vendor {}, {ops}: {}.", self.vendor, parts.join(", "))
+        }
+    }
+}
+
+#[cfg(feature = "ssr")]
+impl From<crate::service::ImportReport> for ImportSummary {
+    fn from(r: crate::service::ImportReport) -> Self {
+        Self {
+            vendor: r.vendor,
+            operations: r.operations,
+            imported: r.imported,
+            renamed: r.renamed,
+            skipped: r.skipped,
+            withheld: r.withheld,
+            updated: r.updated,
+            unchanged: r.unchanged,
+            restored: r.restored,
+            retired: r.retired,
+            kept: r.kept,
+            demoted: r.demoted,
+            error: None,
+        }
+    }
+}
+
+/// One import in a vendor's import history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportItem {
+    /// Vendor slug.
+    pub vendor: String,
+    /// When (ms).
+    pub at: i64,
+    /// Who, in words (`ops`, `the command line or a test`).
+    pub by: String,
+    /// Its summary in one sentence ([`ImportSummary::headline`]).
+    pub headline: String,
 }
 
 /// The Vendors page.
@@ -470,6 +579,9 @@ pub struct VendorsData {
     pub connections: Vec<ConnectionItem>,
     /// The summary of the import just done, when the page follows one.
     pub import: Option<ImportSummary>,
+    /// The newest imports of every vendor (20 at most), newest first.
+    #[serde(default)]
+    pub imports: Vec<ImportItem>,
 }
 
 /// The Approvals page.
@@ -549,6 +661,9 @@ pub fn cause_in_words(cause: &str) -> &'static str {
         "idle" => "unused past the idle window",
         "cap" => "over the working-set cap",
         "connection_revoked" => "its connection was revoked",
+        "retired" => "its operation left the vendor's document",
+        "vendor_disabled" => "its vendor was disabled",
+        "vendor_removed" => "its vendor was removed",
         "rule" => "the rule",
         _ => "unknown",
     }
@@ -1364,6 +1479,22 @@ pub async fn vendors(import: Option<String>) -> ConsoleResult<VendorsData> {
             Some(Flash::Import(s)) => Some(s),
             _ => None,
         };
+        let mut imports: Vec<ImportItem> = Vec::new();
+        for v in state.graft.vendors().await? {
+            for (by, at, report) in state.graft.imports(&v.slug).await?.into_iter().take(20) {
+                imports.push(ImportItem {
+                    vendor: v.slug.clone(),
+                    at,
+                    by: by
+                        .strip_prefix("person:")
+                        .unwrap_or("the command line")
+                        .to_string(),
+                    headline: ImportSummary::from(report).headline(),
+                });
+            }
+        }
+        imports.sort_by_key(|i| std::cmp::Reverse(i.at));
+        imports.truncate(20);
         Ok(VendorsData {
             now: state.graft.clock_now(),
             vendors: state
@@ -1394,6 +1525,7 @@ pub async fn vendors(import: Option<String>) -> ConsoleResult<VendorsData> {
                 })
                 .collect(),
             import,
+            imports,
         })
     })
     .await

@@ -1105,6 +1105,22 @@ pub fn VendorsPage() -> impl IntoView {
                             }).collect_view()}</tbody>
                         </table></div> }.into_any()
                     }}
+                    {(!d.imports.is_empty()).then(|| view! {
+                        <section class="card" id="imports">
+                            <h2>"Import history"</h2>
+                            <div class="table-wrap"><table class="imports">
+                                <thead><tr><th>"When"</th><th>"Vendor"</th><th>"By"</th><th>"What it did"</th></tr></thead>
+                                <tbody>{d.imports.clone().into_iter().map(|i| view! {
+                                    <tr data-vendor=i.vendor.clone()>
+                                        <td data-label="When"><When at=i.at now/></td>
+                                        <td data-label="Vendor"><a href=format!("/tools?vendor={}", segment(&i.vendor))><code>{i.vendor.clone()}</code></a></td>
+                                        <td data-label="By">{i.by}</td>
+                                        <td data-label="What it did">{i.headline}</td>
+                                    </tr>
+                                }).collect_view()}</tbody>
+                            </table></div>
+                        </section>
+                    })}
                     <section class="card" id="connections">
                         <h2>"Connections"</h2>
                         <FormError err=revoke_err/>
@@ -1263,7 +1279,19 @@ fn import_summary(s: ImportSummary) -> impl IntoView {
         None => view! {
             <section class="card ok-card" role="status" id="import-summary">
                 <h2>"Import done"</h2>
-                <p>{format!("Imported {} tools for {} from {} operations: {} renamed, {} skipped.", s.imported, s.vendor, s.operations, s.renamed.len(), s.skipped.len())}</p>
+                <p class="headline">{s.headline()}</p>
+                {(!s.updated.is_empty()).then(|| view! { <details open><summary>"Updated: a new version, authored by import"</summary><ul>
+                    {s.updated.clone().into_iter().map(|(n, what)| view! { <li><a href=format!("/tools/{}/{}", segment(&s.vendor), segment(&n))><code>{n.clone()}</code></a>": "{what}</li> }).collect_view()}
+                </ul></details> })}
+                {(!s.retired.is_empty()).then(|| view! { <details open><summary>"Retired: no longer in the document (demoted from working sets, kept for history)"</summary><ul>
+                    {s.retired.clone().into_iter().map(|n| view! { <li><code>{n}</code></li> }).collect_view()}
+                </ul></details> })}
+                {(!s.restored.is_empty()).then(|| view! { <details><summary>"Restored: back in the document"</summary><ul>
+                    {s.restored.clone().into_iter().map(|n| view! { <li><code>{n}</code></li> }).collect_view()}
+                </ul></details> })}
+                {(!s.kept.is_empty()).then(|| view! { <details><summary>"Left alone: an agent wrote their current version"</summary><ul>
+                    {s.kept.clone().into_iter().map(|n| view! { <li><code>{n}</code></li> }).collect_view()}
+                </ul></details> })}
                 {(!s.renamed.is_empty()).then(|| view! { <details><summary>"Renamed"</summary><ul>
                     {s.renamed.into_iter().map(|(o, n)| view! { <li><code>{o}</code>" → "<code>{n}</code></li> }).collect_view()}
                 </ul></details> })}

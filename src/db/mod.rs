@@ -331,6 +331,8 @@ pub struct ToolRow {
     pub hints_by: Option<String>,
     /// The person who marked the tool read-only, since the last version an agent wrote.
     pub read_only_by: Option<String>,
+    /// When a re-import retired it (its operation left the document), ms.
+    pub retired_at: Option<i64>,
 }
 
 impl ToolRow {
@@ -354,7 +356,7 @@ impl ToolRow {
 
 const TOOL_SELECT: &str = "SELECT t.id, vd.slug AS vendor, t.name, t.operation_id, v.version, v.title, v.description, \
      v.input_schema, v.output_schema, v.method, v.path_template, v.binding, v.read_only_hint, v.destructive_hint, \
-     v.idempotent_hint, v.open_world_hint, v.authored_by, t.hints_by, t.read_only_by, \
+     v.idempotent_hint, v.open_world_hint, v.authored_by, t.hints_by, t.read_only_by, t.retired_at, \
      (SELECT f.authored_by FROM tool_versions f WHERE f.tool_id = t.id AND f.version = 1) AS first_author \
      FROM tools t JOIN vendors vd ON vd.id = t.vendor_id \
      JOIN tool_versions v ON v.tool_id = t.id AND v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id)";
@@ -467,7 +469,7 @@ pub async fn select_search_docs(pool: &Pool) -> DbResult<Vec<SearchDocRow>> {
         "SELECT t.id, vd.slug AS vendor, vd.display_name AS vendor_name, t.name, v.read_only_hint, v.destructive_hint, v.search_text \
          FROM tools t JOIN vendors vd ON vd.id = t.vendor_id \
          JOIN tool_versions v ON v.tool_id = t.id AND v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id) \
-         ORDER BY t.id",
+         WHERE t.retired_at IS NULL ORDER BY t.id",
     )
     .fetch_all(pool)
     .await
@@ -557,7 +559,7 @@ pub async fn insert_embeddings(
 
 /// Number of tools in the toolbox.
 pub async fn count_tools(pool: &Pool) -> DbResult<i64> {
-    sqlx::query_scalar("SELECT COUNT(*) FROM tools")
+    sqlx::query_scalar("SELECT COUNT(*) FROM tools WHERE retired_at IS NULL")
         .fetch_one(pool)
         .await
 }
@@ -773,7 +775,7 @@ pub async fn select_toolbox_page(
          COALESCE(u.calls, 0) AS calls, u.last_used_at FROM tools t JOIN vendors vd ON vd.id = t.vendor_id \
          JOIN tool_versions v ON v.tool_id = t.id AND v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id) \
          LEFT JOIN (SELECT tool_id, SUM(calls) AS calls, MAX(last_used_at) AS last_used_at FROM tool_usage GROUP BY tool_id) u \
-         ON u.tool_id = t.id WHERE ($1 IS NULL OR vd.slug = $1) ORDER BY {order_by} LIMIT $2 OFFSET $3"
+         ON u.tool_id = t.id WHERE ($1 IS NULL OR vd.slug = $1) AND t.retired_at IS NULL ORDER BY {order_by} LIMIT $2 OFFSET $3"
     ))
     .bind(vendor)
     .bind(limit)
@@ -781,7 +783,7 @@ pub async fn select_toolbox_page(
     .fetch_all(pool)
     .await?;
     let total = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM tools t JOIN vendors vd ON vd.id = t.vendor_id WHERE ($1 IS NULL OR vd.slug = $1)",
+        "SELECT COUNT(*) FROM tools t JOIN vendors vd ON vd.id = t.vendor_id WHERE ($1 IS NULL OR vd.slug = $1) AND t.retired_at IS NULL",
     )
     .bind(vendor)
     .fetch_one(pool)
@@ -792,9 +794,48 @@ pub async fn select_toolbox_page(
 /// Every vendor with its number of tools: `(slug, display name, tools)`, by slug.
 pub async fn select_vendor_tool_counts(pool: &Pool) -> DbResult<Vec<(String, String, i64)>> {
     sqlx::query_as(
-        "SELECT vd.slug, vd.display_name, COUNT(t.id) FROM vendors vd LEFT JOIN tools t ON t.vendor_id = vd.id \
+        "SELECT vd.slug, vd.display_name, COUNT(t.id) FROM vendors vd LEFT JOIN tools t ON t.vendor_id = vd.id AND t.retired_at IS NULL \
          GROUP BY vd.id, vd.slug, vd.display_name ORDER BY vd.slug",
     )
+    .fetch_all(pool)
+    .await
+}
+
+/// Marks a tool retired at `at` (ms), or restores it (`None`).
+pub async fn update_tool_retired(conn: &mut Conn, tool_id: i64, at: Option<i64>) -> DbResult<()> {
+    sqlx::query("UPDATE tools SET retired_at = $2 WHERE id = $1")
+        .bind(tool_id)
+        .bind(at)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Records an import of a vendor's document: who (`person:<name>`, `rule`), when (ms),
+/// and its summary (JSON of the service's import report).
+pub async fn insert_import(
+    conn: &mut Conn,
+    vendor_id: i64,
+    actor: &str,
+    at: i64,
+    summary: &str,
+) -> DbResult<()> {
+    sqlx::query("INSERT INTO imports (vendor_id, actor, at, summary) VALUES ($1, $2, $3, $4)")
+        .bind(vendor_id)
+        .bind(actor)
+        .bind(at)
+        .bind(summary)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// A vendor's imports, newest first: `(actor, ms, summary JSON)`.
+pub async fn select_imports(pool: &Pool, vendor_id: i64) -> DbResult<Vec<(String, i64, String)>> {
+    sqlx::query_as(
+        "SELECT actor, at, summary FROM imports WHERE vendor_id = $1 ORDER BY at DESC, id DESC",
+    )
+    .bind(vendor_id)
     .fetch_all(pool)
     .await
 }

@@ -49,6 +49,12 @@ pub enum Cause {
     Cap,
     /// Its connection was revoked.
     ConnectionRevoked,
+    /// The vendor's re-imported document no longer has its operation (issue 14.3).
+    Retired,
+    /// Its vendor was disabled.
+    VendorDisabled,
+    /// Its vendor was removed.
+    VendorRemoved,
 }
 
 macro_rules! str_enum {
@@ -70,6 +76,7 @@ str_enum!(PromotedBy { Agent => "agent", Publish => "publish", Console => "conso
 str_enum!(Cause {
     Agent => "agent", Publish => "publish", Console => "console", Rule => "rule",
     Idle => "idle", Cap => "cap", ConnectionRevoked => "connection_revoked",
+    Retired => "retired", VendorDisabled => "vendor_disabled", VendorRemoved => "vendor_removed",
 });
 
 impl Cause {
@@ -83,6 +90,9 @@ impl Cause {
             Self::Idle => "unused past the idle window",
             Self::Cap => "over the working-set cap",
             Self::ConnectionRevoked => "its connection was revoked",
+            Self::Retired => "its operation left the vendor's document",
+            Self::VendorDisabled => "its vendor was disabled",
+            Self::VendorRemoved => "its vendor was removed",
         }
     }
 }

@@ -18,7 +18,7 @@ use super::schema;
 use super::tool::{Binding, BodyEncoding, Hints, ToolDraft};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 const OPERATION_METHODS: &[&str] = &[
     "get", "put", "post", "delete", "options", "head", "patch", "trace",
@@ -63,8 +63,11 @@ pub struct Skipped {
 pub struct ImportPlan {
     /// The base URL the document declares (first server / `schemes`+`host`+`basePath`).
     pub base_url: Option<String>,
-    /// One draft per importable operation, in document order.
+    /// One draft per importable operation not yet in the toolbox, in document order.
     pub tools: Vec<ToolDraft>,
+    /// One draft per importable operation already in the toolbox, under its tool's name
+    /// (a re-import compares them with the tools' current versions).
+    pub existing: Vec<ToolDraft>,
     /// `(operation, name)` for each tool whose name is not the plain snake case of its
     /// operation (shortened or told apart from another).
     pub renamed: Vec<(String, String)>,
@@ -533,15 +536,16 @@ fn multipart_schema(s: &Value, file_parts: &mut Vec<String>) -> Result<Value, St
 /// Plans the import of `doc` for `vendor`.
 ///
 /// `taken(name)` says whether a name is already used in this vendor's toolbox;
-/// `imported` holds the operation keys already imported for the vendor (they are
-/// skipped, so importing a document twice adds nothing). `progress(done, total)` is
+/// `imported` maps the operation keys already in the toolbox to their tools' names: those
+/// operations are drafted under that name into [`ImportPlan::existing`], for the caller
+/// to compare (a re-import, issue 14.3). `progress(done, total)` is
 /// called after each operation. Errors: the document is not OpenAPI 2.0/3.x or has no
 /// `paths`.
 pub fn plan_import(
     doc: &Value,
     vendor: &VendorSlug,
     taken: &dyn Fn(&str) -> bool,
-    imported: &HashSet<String>,
+    imported: &HashMap<String, String>,
     progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<ImportPlan, String> {
     let version = spec_version(doc)?;
@@ -558,12 +562,7 @@ pub fn plan_import(
     let mut used: BTreeSet<String> = BTreeSet::new();
     for (i, (method, path, item, op)) in ops.iter().enumerate() {
         let key = operation_key(op, method, path);
-        if imported.contains(&key) {
-            plan.skipped.push(Skipped {
-                operation: key,
-                reason: "already in the toolbox".into(),
-            });
-        } else if method == "trace" {
+        if method == "trace" {
             plan.skipped.push(Skipped {
                 operation: key,
                 reason: "TRACE operations are not imported".into(),
@@ -576,6 +575,11 @@ pub fn plan_import(
                 declares_security,
             };
             match ctx.draft(method, path, item, op) {
+                Ok(mut draft) if imported.contains_key(&key) => {
+                    draft.name = imported[&key].clone();
+                    draft.operation_id = Some(key);
+                    plan.existing.push(draft);
+                }
                 Ok(mut draft) => {
                     let is_taken = |n: &str| used.contains(n) || taken(n);
                     let (name, renamed) = names::tool_name_for(vendor, &key, &is_taken);
@@ -1051,7 +1055,7 @@ mod tests {
 
     fn plan(doc: Value) -> ImportPlan {
         let v = VendorSlug::parse("acme").unwrap();
-        plan_import(&doc, &v, &|_| false, &HashSet::new(), &mut |_, _| {}).unwrap()
+        plan_import(&doc, &v, &|_| false, &HashMap::new(), &mut |_, _| {}).unwrap()
     }
 
     #[test]
@@ -1131,18 +1135,24 @@ mod tests {
     }
 
     #[test]
-    fn reimport_skips_known_operations_and_bad_documents_error() {
+    fn reimport_drafts_known_operations_under_their_names_and_bad_documents_error() {
         let v = VendorSlug::parse("acme").unwrap();
-        let doc = json!({"openapi": "3.0.0", "paths": {"/a": {"get": {"operationId": "a"}}}});
-        let known: HashSet<String> = ["a".to_string()].into();
-        let p = plan_import(&doc, &v, &|_| false, &known, &mut |_, _| {}).unwrap();
-        assert!(p.tools.is_empty());
-        assert_eq!(p.skipped[0].reason, "already in the toolbox");
+        let doc = json!({"openapi": "3.0.0", "paths": {"/a": {"get": {"operationId": "a"}}, "/b": {"get": {"operationId": "b"}}}});
+        let known: HashMap<String, String> = [("a".to_string(), "old_name".to_string())].into();
+        let p = plan_import(&doc, &v, &|n| n == "old_name", &known, &mut |_, _| {}).unwrap();
+        assert_eq!(
+            p.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+            ["b"]
+        );
+        assert_eq!(p.existing.len(), 1);
+        assert_eq!(p.existing[0].name, "old_name");
+        assert_eq!(p.existing[0].operation_id.as_deref(), Some("a"));
+        assert!(p.skipped.is_empty());
         assert!(plan_import(
             &json!({"hello": 1}),
             &v,
             &|_| false,
-            &HashSet::new(),
+            &HashMap::new(),
             &mut |_, _| {}
         )
         .is_err());

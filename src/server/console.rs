@@ -497,7 +497,13 @@ async fn read_and_import(
     };
     let base = Some(base_url.as_str()).filter(|b| !b.is_empty());
     match graft
-        .import_openapi(vendor, text, base, &mut |_, _| {})
+        .import_openapi_by(
+            &crate::service::Actor::Person(person.name.clone()),
+            vendor,
+            text,
+            base,
+            &mut |_, _| {},
+        )
         .await
     {
         Ok(r) => {
@@ -528,15 +534,7 @@ fn summary_page(
     result: Result<crate::service::ImportReport, String>,
 ) -> Response {
     let summary = match result {
-        Ok(r) => ImportSummary {
-            vendor: r.vendor,
-            operations: r.operations,
-            imported: r.imported,
-            renamed: r.renamed,
-            skipped: r.skipped,
-            withheld: r.withheld,
-            error: None,
-        },
+        Ok(r) => ImportSummary::from(r),
         Err(e) => ImportSummary {
             vendor: vendor.to_string(),
             operations: 0,
@@ -544,6 +542,12 @@ fn summary_page(
             renamed: vec![],
             skipped: vec![],
             withheld: vec![],
+            updated: vec![],
+            unchanged: 0,
+            restored: vec![],
+            retired: vec![],
+            kept: vec![],
+            demoted: 0,
             error: Some(e),
         },
     };

@@ -26,7 +26,7 @@ use rand::RngCore;
 pub use run::RunAnswer;
 pub use search::{Acquirable, SearchResult, SearchStatus, ToolHit};
 use secrets::SecretKey;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::collections::HashSet;
@@ -103,8 +103,10 @@ pub struct SetSize {
     pub changed: bool,
 }
 
-/// What an OpenAPI import did.
-#[derive(Debug, Clone, Serialize)]
+/// What an OpenAPI import did (issue 14.3: a re-import of a changed document updates the
+/// vendor's tools).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
 pub struct ImportReport {
     /// Vendor slug.
     pub vendor: String,
@@ -112,6 +114,19 @@ pub struct ImportReport {
     pub operations: usize,
     /// Tools created.
     pub imported: usize,
+    /// `(tool name, what changed)` of tools that got a new version (authored by import).
+    pub updated: Vec<(String, String)>,
+    /// Tools the document describes as their current version does.
+    pub unchanged: usize,
+    /// Tools whose operation came back to the document (they were retired).
+    pub restored: Vec<String>,
+    /// Tools retired: their operation is gone from the document (demoted everywhere,
+    /// kept for history).
+    pub retired: Vec<String>,
+    /// Tools left alone because an agent wrote their current version (acquire, publish).
+    pub kept: Vec<String>,
+    /// Working-set entries demoted because their tool was retired.
+    pub demoted: usize,
     /// `(operation, name)` of tools whose name is not the plain snake case.
     pub renamed: Vec<(String, String)>,
     /// `(operation, reason)` of operations left out.
@@ -488,7 +503,9 @@ impl Graft {
         if let Some(t) = hot.tool(vendor, name, epoch) {
             return Ok(t);
         }
-        let t = Arc::new(self.tool(vendor, name).await?);
+        let t = self.tool(vendor, name).await?;
+        usable(&t)?;
+        let t = Arc::new(t);
         hot.put_tool(epoch, t.clone());
         Ok(t)
     }
@@ -612,17 +629,41 @@ impl Graft {
         base_url: Option<&str>,
         progress: &mut (dyn FnMut(usize, usize) + Send),
     ) -> ServiceResult<ImportReport> {
+        self.import_openapi_by(&Actor::Rule, vendor, text, base_url, progress)
+            .await
+    }
+
+    /// [`Graft::import_openapi`] by `actor` (the person the vendor's import history
+    /// names). Importing a document again updates the vendor's tools (issue 14.3), in
+    /// the same transaction: an operation whose definition changed gets a new version
+    /// authored by `import` (approvals go back to pending when what a call does changed,
+    /// as for any version); a new operation becomes a tool; the tool of an operation gone
+    /// from the document is retired (demoted from every working set with cause
+    /// `retired`, kept for history); a retired tool whose operation is back is restored;
+    /// tools whose current version an agent wrote are left alone. Agents whose working
+    /// set changed get list_changed. The summary is kept in the vendor's import history.
+    pub async fn import_openapi_by(
+        &self,
+        actor: &Actor,
+        vendor: &str,
+        text: &str,
+        base_url: Option<&str>,
+        progress: &mut (dyn FnMut(usize, usize) + Send),
+    ) -> ServiceResult<ImportReport> {
         let doc = openapi::parse_document(text).map_err(ServiceError::Invalid)?;
         openapi::spec_version(&doc).map_err(ServiceError::Invalid)?;
         let slug = VendorSlug::parse(vendor).map_err(ServiceError::Invalid)?;
         let override_url = base_url.map(check_base_url).transpose()?;
         let existing_vendor = db::select_vendor_by_slug(&self.inner.pool, vendor).await?;
-        let existing = match &existing_vendor {
-            Some(v) => db::select_tool_names(&self.inner.pool, v.id).await?,
+        let current: Vec<db::ToolRow> = match &existing_vendor {
+            Some(_) => db::select_vendor_tools(&self.inner.pool, vendor).await?,
             None => Vec::new(),
         };
-        let names: HashSet<String> = existing.iter().map(|(n, _)| n.clone()).collect();
-        let imported: HashSet<String> = existing.iter().filter_map(|(_, o)| o.clone()).collect();
+        let names: HashSet<String> = current.iter().map(|t| t.name.clone()).collect();
+        let imported: HashMap<String, String> = current
+            .iter()
+            .filter_map(|t| Some((t.operation_id.clone()?, t.name.clone())))
+            .collect();
         let plan = openapi::plan_import(&doc, &slug, &|n| names.contains(n), &imported, progress)
             .map_err(ServiceError::Invalid)?;
         let now = self.now();
@@ -671,6 +712,102 @@ impl Graft {
             )
             .await?;
         }
+        let mut report = ImportReport {
+            imported: plan.tools.len(),
+            ..Default::default()
+        };
+        let by_name: HashMap<&str, &db::ToolRow> =
+            current.iter().map(|t| (t.name.as_str(), t)).collect();
+        let mut notify: Vec<i64> = Vec::new();
+        let mut seen: HashSet<&str> = HashSet::new();
+        // an operation still in the document that no longer drafts (now unsupported)
+        // keeps its tool as it is
+        let still_there: HashSet<&str> =
+            plan.skipped.iter().map(|s| s.operation.as_str()).collect();
+        for d in &plan.existing {
+            let Some(old) = by_name.get(d.name.as_str()) else {
+                continue;
+            };
+            seen.insert(old.name.as_str());
+            if old.authored_by != "import" {
+                report.kept.push(old.name.clone());
+                continue;
+            }
+            if old.retired_at.is_some() {
+                db::update_tool_retired(&mut tx, old.id, None).await?;
+                report.restored.push(old.name.clone());
+            }
+            // a person's hints survive a new version that keeps the method
+            let hints = if old.hints_by.is_some() && old.method.eq_ignore_ascii_case(&d.method) {
+                crate::domain::tool::Hints {
+                    read_only_hint: old.read_only_hint,
+                    destructive_hint: old.destructive_hint,
+                    idempotent_hint: old.idempotent_hint,
+                    open_world_hint: old.open_world_hint,
+                }
+            } else {
+                d.hints
+            };
+            let binding =
+                serde_json::to_value(&d.binding).map_err(|e| ServiceError::Internal(e.into()))?;
+            let Some(what) = definition_change(old, d, &binding, hints) else {
+                if old.retired_at.is_none() {
+                    report.unchanged += 1;
+                }
+                continue;
+            };
+            let next = old.version + 1;
+            let nv = version_row(d, &binding, hints, "import");
+            db::insert_tool_version(&mut tx, old.id, next, &nv, now).await?;
+            match authoring::call_change(old, d, hints) {
+                Some(why) => {
+                    db::runs::reset_approvals(&mut tx, old.id, next, &why, now).await?;
+                }
+                None => db::runs::carry_approvals(&mut tx, old.id, next).await?,
+            }
+            notify.extend(
+                db::sweep::select_entries_of_tools(&mut tx, &[old.id])
+                    .await?
+                    .into_iter()
+                    .map(|(a, _)| a),
+            );
+            report.updated.push((old.name.clone(), what));
+        }
+        // operations gone from the document: their imported tools retire
+        let gone: Vec<&db::ToolRow> = current
+            .iter()
+            .filter(|t| {
+                t.operation_id
+                    .as_deref()
+                    .is_some_and(|o| !still_there.contains(o))
+                    && t.retired_at.is_none()
+                    && t.first_author == "import"
+                    && !seen.contains(t.name.as_str())
+            })
+            .collect();
+        for t in &gone {
+            if t.authored_by != "import" {
+                report.kept.push(t.name.clone());
+                continue;
+            }
+            db::update_tool_retired(&mut tx, t.id, Some(now)).await?;
+            report.retired.push(t.name.clone());
+            for (agent_id, tool_id) in db::sweep::select_entries_of_tools(&mut tx, &[t.id]).await? {
+                db::delete_working_set_entry(&mut tx, agent_id, tool_id).await?;
+                db::insert_history(
+                    &mut tx,
+                    agent_id,
+                    tool_id,
+                    "demote",
+                    Cause::Retired.as_str(),
+                    &actor.label(),
+                    now,
+                )
+                .await?;
+                report.demoted += 1;
+                notify.push(agent_id);
+            }
+        }
         db::update_vendor_document(
             &mut tx,
             vendor_id,
@@ -678,8 +815,6 @@ impl Graft {
             override_url.as_deref(),
         )
         .await?;
-        tx.commit().await?;
-        self.toolbox_changed().await;
         let withheld = plan
             .tools
             .iter()
@@ -691,10 +826,9 @@ impl Graft {
                     .map(move |(location, name)| (op.clone(), format!("{location} {name}")))
             })
             .collect();
-        Ok(ImportReport {
+        let report = ImportReport {
             vendor: slug.to_string(),
             operations: plan.total_operations,
-            imported: plan.tools.len(),
             withheld,
             renamed: plan.renamed,
             skipped: plan
@@ -702,7 +836,27 @@ impl Graft {
                 .into_iter()
                 .map(|s| (s.operation, s.reason))
                 .collect(),
-        })
+            ..report
+        };
+        let summary =
+            serde_json::to_string(&report).map_err(|e| ServiceError::Internal(e.into()))?;
+        db::insert_import(&mut tx, vendor_id, &actor.label(), now, &summary).await?;
+        tx.commit().await?;
+        self.toolbox_changed().await;
+        notify.sort_unstable();
+        notify.dedup();
+        self.changed(&notify).await;
+        Ok(report)
+    }
+
+    /// The vendor's imports, newest first: `(who, ms, summary)`. Errors: `VendorNotFound`.
+    pub async fn imports(&self, vendor: &str) -> ServiceResult<Vec<(String, i64, ImportReport)>> {
+        let v = self.vendor(vendor).await?;
+        Ok(db::select_imports(&self.inner.pool, v.id)
+            .await?
+            .into_iter()
+            .map(|(who, at, text)| (who, at, serde_json::from_str(&text).unwrap_or_default()))
+            .collect())
     }
 
     // ------------------------------------------------------------ toolbox search
@@ -797,6 +951,7 @@ impl Graft {
     ) -> ServiceResult<SetSize> {
         let agent = self.agent(agent_id).await?;
         let tool = self.tool(vendor, name).await?;
+        usable(&tool)?;
         let now = self.now();
         let mut tx = self.write_tx().await?;
         let changed = promote_in(&mut tx, agent_id, tool.id, by, cause, actor, now).await?;
@@ -972,6 +1127,68 @@ pub(crate) fn version_row<'a>(
         search_text: serde_json::to_string(&domain::search::enrich::enrich_draft(d))
             .unwrap_or_default(),
     }
+}
+
+/// Refuses a tool that cannot be called or promoted: retired (its operation left the
+/// vendor's document, issue 14.3). Errors: `ToolNotFound` saying so.
+fn usable(t: &db::ToolRow) -> ServiceResult<()> {
+    if t.retired_at.is_some() {
+        return Err(ServiceError::ToolNotFound(format!(
+            "{}__{} was retired: the vendor's OpenAPI document no longer has its operation; call find_tool for another",
+            t.vendor, t.name
+        )));
+    }
+    Ok(())
+}
+
+/// What a re-imported operation changes in its tool's current version, in words (every
+/// field: the call's shape as [`authoring::call_change`] words it, plus the title, the
+/// description, the input schema and the hints), or `None` when nothing differs.
+fn definition_change(
+    old: &db::ToolRow,
+    d: &crate::domain::tool::ToolDraft,
+    binding: &serde_json::Value,
+    hints: crate::domain::tool::Hints,
+) -> Option<String> {
+    let mut what: Vec<String> = Vec::new();
+    if let Some(c) = authoring::call_change(old, d, hints) {
+        what.push(c);
+    } else if serde_json::from_str::<serde_json::Value>(&old.binding)
+        .ok()
+        .as_ref()
+        != Some(binding)
+    {
+        what.push("the binding".into());
+    }
+    if old.title != d.title {
+        what.push("the title".into());
+    }
+    if old.description != d.description {
+        what.push("the description".into());
+    }
+    if serde_json::from_str::<serde_json::Value>(&old.input_schema)
+        .ok()
+        .as_ref()
+        != Some(&d.input_schema)
+    {
+        what.push("the input schema".into());
+    }
+    let old_hints = [
+        old.read_only_hint,
+        old.destructive_hint,
+        old.idempotent_hint,
+        old.open_world_hint,
+    ];
+    let new_hints = [
+        hints.read_only_hint,
+        hints.destructive_hint,
+        hints.idempotent_hint,
+        hints.open_world_hint,
+    ];
+    if old_hints != new_hints {
+        what.push("the hints".into());
+    }
+    (!what.is_empty()).then(|| what.join("; "))
 }
 
 /// Checks a vendor base URL: absolute `http`/`https` with a host, no query or fragment;

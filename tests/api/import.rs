@@ -275,7 +275,7 @@ fn shared_documents_gain_better_schemas() {
             &doc,
             &VendorSlug::parse(vendor).unwrap(),
             &|_| false,
-            &HashSet::new(),
+            &std::collections::HashMap::new(),
             &mut |_, _| {},
         )
         .unwrap();

@@ -7,6 +7,7 @@ mod helpers;
 mod import;
 mod isolation;
 mod latency;
+mod lifecycle;
 mod run;
 mod search;
 mod sweep;

@@ -1,0 +1,204 @@
+//! A vendor's lifecycle (issue 14.3): importing a changed document again updates the
+//! vendor's tools instead of skipping every operation.
+
+use super::helpers::*;
+use graft::service::Actor;
+use rmcp::model::ProtocolVersion;
+use serde_json::{json, Value};
+
+fn petstore() -> Value {
+    let text = std::fs::read_to_string(specs_dir().join("petstore_openapi.yaml")).unwrap();
+    graft::domain::openapi::parse_document(&text).unwrap()
+}
+
+/// A re-import adds new operations, gives changed ones a new version authored by import
+/// (approvals go back to pending when the call changed), retires the tools of operations
+/// gone from the document (demoted with cause `retired`, list_changed to their agents,
+/// out of search, not callable), restores them when they come back, leaves alone a
+/// version a person or agent wrote, and keeps each summary in the import history.
+#[tokio::test]
+async fn a_changed_document_updates_adds_retires_and_restores_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_with_petstore(dir.path()).await;
+    let g = &app.graft;
+    let (id, token) = agent(&app, "alpha").await;
+    let (client, events) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
+    let ops = Actor::Person("ops".into());
+    for name in ["delete_pet", "get_inventory"] {
+        call(
+            &client,
+            "promote",
+            json!({"vendor": "petstore", "name": name}),
+        )
+        .await;
+    }
+    events.wait_for(2).await;
+    // a person's approval of add_pet, and a person's own version of update_user
+    g.decide_approval(&ops, "alpha", "petstore", "add_pet", true)
+        .await
+        .unwrap();
+    g.publish(
+        &ops,
+        None,
+        "petstore",
+        "update_user",
+        graft::service::authoring::VersionChange {
+            description: Some("Update a user (our words).".into()),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+
+    // the same document again: nothing changes
+    let original = petstore().to_string();
+    let r = g
+        .import_openapi_by(&ops, "petstore", &original, None, &mut |_, _| {})
+        .await
+        .unwrap();
+    assert_eq!((r.imported, r.unchanged), (0, 18), "{r:?}");
+    assert_eq!(r.kept, ["update_user"]);
+    assert!(
+        r.updated.is_empty() && r.retired.is_empty() && r.skipped.is_empty(),
+        "{r:?}"
+    );
+
+    // a changed document
+    let mut doc = petstore();
+    let paths = doc["paths"].as_object_mut().unwrap();
+    paths["/pet/{petId}"]
+        .as_object_mut()
+        .unwrap()
+        .remove("delete");
+    paths["/store/inventory"]["get"]["summary"] = json!("Counts the pets by status");
+    let add = paths["/pet"]["post"].clone();
+    paths["/pet"].as_object_mut().unwrap().remove("post");
+    paths.insert("/pets".into(), json!({"post": add}));
+    paths["/user/{username}"]["put"]["summary"] = json!("Update user (the vendor's words)");
+    paths.insert(
+        "/pet/{petId}/vaccinations".into(),
+        json!({"get": {"operationId": "listVaccinations", "summary": "List a pet's vaccinations",
+                       "parameters": [{"name": "petId", "in": "path", "required": true, "schema": {"type": "integer"}}]}}),
+    );
+    let r = g
+        .import_openapi_by(&ops, "petstore", &doc.to_string(), None, &mut |_, _| {})
+        .await
+        .unwrap();
+    assert_eq!(r.imported, 1, "{r:?}");
+    let mut updated = r.updated.clone();
+    updated.sort();
+    assert_eq!(
+        updated,
+        [
+            ("add_pet".to_string(), "path /pet → /pets".to_string()),
+            (
+                "get_inventory".to_string(),
+                "the title; the description".to_string()
+            ),
+        ]
+    );
+    assert_eq!(r.retired, ["delete_pet"]);
+    assert_eq!(r.demoted, 1);
+    assert_eq!(r.kept, ["update_user"], "a person's version is left alone");
+    assert_eq!(r.unchanged, 15);
+
+    // the agent heard of it, and its set lost the retired tool with that cause
+    events.wait_for(3).await;
+    let names = tool_names(&client).await;
+    assert!(
+        !names.contains(&"petstore__delete_pet".to_string()),
+        "{names:?}"
+    );
+    assert!(names.contains(&"petstore__get_inventory".to_string()));
+    let h = g.history(id, 1, 0).await.unwrap();
+    assert_eq!(
+        (
+            h[0].name.as_str(),
+            h[0].action.as_str(),
+            h[0].cause.as_str(),
+            h[0].actor.as_str()
+        ),
+        ("delete_pet", "demote", "retired", "person:ops")
+    );
+    // the new version
+    let inv = g.tool("petstore", "get_inventory").await.unwrap();
+    assert_eq!((inv.version, inv.authored_by.as_str()), (2, "import"));
+    assert!(inv.description.contains("Counts the pets by status"));
+    let add = g.tool("petstore", "add_pet").await.unwrap();
+    assert_eq!((add.version, add.path_template.as_str()), (2, "/pets"));
+    let a = g.approvals().await.unwrap();
+    assert_eq!(
+        (a[0].state.as_str(), a[0].version, a[0].changed.as_deref()),
+        ("pending", Some(2), Some("path /pet → /pets")),
+        "a grant for another call is asked again"
+    );
+    // the retired tool: out of search and the toolbox count, not promotable, not callable,
+    // still on record
+    let found = g.search_tools(None, "delete a pet", 10).await.unwrap();
+    assert!(
+        found.hits.iter().all(|h| h.name != "delete_pet"),
+        "{:?}",
+        found.hits
+    );
+    assert_eq!(g.toolbox_size().await.unwrap(), 19);
+    let r = call(
+        &client,
+        "promote",
+        json!({"vendor": "petstore", "name": "delete_pet"}),
+    )
+    .await;
+    assert_eq!(code(&r).as_deref(), Some("tool_not_found"));
+    assert!(text(&r).contains("retired"), "{}", text(&r));
+    let r = call(
+        &client,
+        "run_tool",
+        json!({"vendor": "petstore", "name": "delete_pet", "input": {"petId": 1}}),
+    )
+    .await;
+    assert!(text(&r).contains("retired"), "{}", text(&r));
+    assert!(g.tool_detail("petstore", "delete_pet").await.is_ok());
+    let found = g
+        .search_tools(None, "list vaccinations of a pet", 5)
+        .await
+        .unwrap();
+    assert_eq!(found.hits[0].name, "list_vaccinations");
+
+    // the first document again: delete_pet is back, the new operation retires
+    let r = g
+        .import_openapi_by(&ops, "petstore", &original, None, &mut |_, _| {})
+        .await
+        .unwrap();
+    assert_eq!(r.restored, ["delete_pet"]);
+    assert_eq!(r.retired, ["list_vaccinations"]);
+    assert_eq!(r.demoted, 0);
+    assert_eq!(
+        g.tool("petstore", "delete_pet").await.unwrap().version,
+        1,
+        "restored as it was"
+    );
+    let r = call(
+        &client,
+        "promote",
+        json!({"vendor": "petstore", "name": "delete_pet"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+
+    // the import history, newest first
+    let history = g.imports("petstore").await.unwrap();
+    assert_eq!(history.len(), 4, "the first import and three more");
+    assert_eq!(history[0].0, "person:ops");
+    assert_eq!(history[0].2.restored, ["delete_pet"]);
+    assert_eq!(history[1].2.retired, ["delete_pet"]);
+    assert_eq!(history[3].0, "rule", "the test helper's import");
+    assert_eq!(history[3].2.imported, 19);
+
+    // a document that does not parse changes nothing
+    assert!(g
+        .import_openapi_by(&ops, "petstore", "{", None, &mut |_, _| {})
+        .await
+        .is_err());
+    assert_eq!(g.imports("petstore").await.unwrap().len(), 4);
+    client.cancel().await.unwrap();
+    app.stop().await;
+}
