@@ -877,7 +877,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let tool_id = match &tool {
                 Some(t) => {
                     let (vendor, name) = split_tool(t)?;
-                    Some(graft.tool(vendor, name).await?.id)
+                    match graft.tool(vendor, name).await {
+                        Ok(t) => Some(t.id),
+                        Err(crate::service::ServiceError::ToolNotFound(_)) => anyhow::bail!(
+                            "no tool {vendor}__{name} in the toolbox: look it up with graft tool search WORDS"
+                        ),
+                        Err(e) => return Err(e.into()),
+                    }
                 }
                 None => None,
             };

@@ -176,8 +176,8 @@ test('approve a pending write: the agent retries and succeeds', async ({ page },
   await expect(calls.nth(0)).toHaveAttribute('data-outcome', 'ok');
   await expect(calls.nth(0).locator('.outcome')).toContainText('HTTP 201');
   await expect(calls.nth(1)).toHaveAttribute('data-outcome', 'waits for approval');
-  await page.locator('#calls nav.filters').getByRole('link', { name: 'Failed' }).click();
-  await expect(page).toHaveURL(/calls=failed/);
+  await page.locator('#calls nav.filters').getByRole('link', { name: 'Approvals' }).click();
+  await expect(page).toHaveURL(/calls=approval/);
   await ready(page, testInfo);
   await expect(calls).toHaveCount(1);
   await expect(calls.nth(0)).toHaveAttribute('data-outcome', 'waits for approval');
@@ -198,7 +198,9 @@ test('revoke a connection: the tools it serves are demoted with that cause', asy
     name: 'gadgets.yaml', mimeType: 'application/yaml', buffer: fs.readFileSync(process.env.E2E_SPEC),
   });
   await upload.getByRole('button', { name: 'Import' }).click();
-  await expect(page.locator('#import-summary')).toContainText(`Imported 3 tools for ${vendor} from 3 operations`);
+  await expect(page.locator('#import-summary')).toContainText(`Vendor ${vendor}, 3 operations: 3 new tools.`);
+  // kept in the import history, not only until the page reloads
+  await expect(page.locator(`#imports tr[data-vendor="${vendor}"]`)).toContainText('3 new tools');
   await ready(page, testInfo);
   await shot(page, testInfo, 'import-summary');
   const add = page.locator('form[action="/api/add_connection"]');
@@ -281,6 +283,6 @@ test('an upload shows the bytes sent, then the summary', async ({ page }, testIn
   await expect(page.locator('p.upload')).toContainText(/Uploading… \d+%/);
   await expect(page.locator('p.upload progress')).toHaveAttribute('value', /\d+/);
   await shot(page, testInfo, 'upload-progress');
-  await expect(page.locator('#import-summary')).toContainText(/Imported \d+ tools for twilio/, { timeout: 30_000 });
+  await expect(page.locator('#import-summary')).toContainText(/Vendor twilio, \d+ operations: \d+ new tools/, { timeout: 30_000 });
   await shot(page, testInfo, 'upload-summary');
 });

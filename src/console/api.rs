@@ -230,6 +230,9 @@ pub struct AgentData {
     pub calls_outcome: Option<String>,
     /// Whether older calls exist past the last one shown.
     pub calls_more: bool,
+    /// The call id the list starts below, when it is not the newest page.
+    #[serde(default)]
+    pub calls_before: Option<i64>,
 }
 
 /// One call of the calls log (issue 14.4).
@@ -348,12 +351,15 @@ pub struct BrowseData {
 }
 
 /// What a tool's call does, in words a person reads (issue 14.2): `deletes` when its
-/// destructiveHint is set, `reads` when it is read-only (readOnlyHint, which import sets
-/// for GET and HEAD), else `writes`.
-pub fn does_in_words(read_only: bool, destructive: bool) -> &'static str {
+/// destructiveHint is set; `writes` by Graft's write rule (SPEC §4.4: a method other
+/// than GET, HEAD or OPTIONS, or readOnlyHint false); else `reads`. Without the method
+/// (a search hit) the hints alone decide.
+pub fn does_in_words(method: Option<&str>, read_only: bool, destructive: bool) -> &'static str {
+    let safe_method = method
+        .is_none_or(|m| matches!(m.to_ascii_uppercase().as_str(), "GET" | "HEAD" | "OPTIONS"));
     if destructive {
         "deletes"
-    } else if read_only {
+    } else if read_only && safe_method {
         "reads"
     } else {
         "writes"
@@ -404,6 +410,13 @@ pub struct ToolData {
     pub connection: Option<(String, String)>,
     /// Its newest calls by any agent (20 at most), newest first.
     pub calls: Vec<CallItem>,
+    /// Whether an agent's first call needs a person's approval (a write, or a
+    /// definition an agent wrote).
+    #[serde(default)]
+    pub gated: bool,
+    /// When a re-import retired it (ms): its operation left the vendor's document.
+    #[serde(default)]
+    pub retired_at: Option<i64>,
 }
 
 /// A vendor row.
@@ -1139,8 +1152,8 @@ pub async fn take_token(agent: String, reveal: String) -> ConsoleResult<Option<T
 }
 
 /// The Agent page's data; `page` of History counts from 1 (20 rows a page); its recent
-/// calls are narrowed to `outcome` (`ok`, `failed`, `approval`, `dry-run`; none or empty:
-/// all) and start below call id `before` (the next page).
+/// calls are narrowed to `outcome` (`ok`, `failed`, `approval`, `dry-run`; none, empty or
+/// anything else: all) and start below call id `before` (the next page).
 #[server(prefix = "/api", endpoint = "agent")]
 pub async fn agent(
     name: String,
@@ -1161,14 +1174,11 @@ pub async fn agent(
         let history = g.history(a.id, PER_PAGE, (page - 1) * PER_PAGE).await?;
         let preview =
             crate::service::Graft::sweep_preview(&a, &entries, state.next_sweep_at().max(now));
-        let outcome = match outcome.as_deref().map(str::trim).filter(|o| !o.is_empty()) {
-            None => None,
-            Some(o) => Some(crate::db::runs::CallOutcome::parse(o).ok_or_else(|| {
-                ConsoleError::Refused(format!(
-                    "{o:?} is not an outcome: ok, failed, approval or dry-run"
-                ))
-            })?),
-        };
+        // an unknown outcome (a stale or mistyped link) shows every call
+        let outcome = outcome
+            .as_deref()
+            .map(str::trim)
+            .and_then(crate::db::runs::CallOutcome::parse);
         let filter = crate::db::runs::CallFilter {
             agent_id: Some(a.id),
             outcome,
@@ -1233,6 +1243,7 @@ pub async fn agent(
             calls: calls.into_iter().map(call_item).collect(),
             calls_outcome: outcome.map(|o| o.as_str().to_string()),
             calls_more,
+            calls_before: before,
         })
     })
     .await
@@ -1336,7 +1347,8 @@ pub async fn search_tools(
 
 /// The Toolbox without a query (issue 14.2): page `page` (from 1; 50 tools a page) of
 /// `vendor`'s tools (a slug; none or empty: every vendor), sorted by `sort` (`name`, the
-/// default, or `use`: most calls first). Errors: an unknown vendor or sort.
+/// default and what any other value gives, or `use`: most calls first). Errors: an
+/// unknown vendor.
 #[server(prefix = "/api", endpoint = "browse_tools")]
 pub async fn browse_tools(
     vendor: Option<String>,
@@ -1348,16 +1360,12 @@ pub async fn browse_tools(
         let (state, _) = signed_in().await?;
         let g = &state.graft;
         let vendor = vendor.filter(|v| !v.trim().is_empty());
-        let (order, sort) = match sort.as_deref().unwrap_or("name") {
-            "" | "name" => (crate::db::BrowseOrder::Name, "name"),
-            "use" => (crate::db::BrowseOrder::Use, "use"),
-            other => {
-                return Err(ConsoleError::Refused(format!(
-                    "{other:?} is not a sort: name or use"
-                )))
-            }
+        // an unknown order (a stale or mistyped link) sorts by name
+        let (order, sort) = match sort.as_deref() {
+            Some("use") => (crate::db::BrowseOrder::Use, "use"),
+            _ => (crate::db::BrowseOrder::Name, "name"),
         };
-        let page = page.unwrap_or(1).max(1);
+        let page = page.unwrap_or(1).clamp(1, i64::MAX / PER_PAGE);
         let (mut rows, total) = g
             .browse_tools(vendor.as_deref(), order, PER_PAGE, (page - 1) * PER_PAGE)
             .await?;
@@ -1384,7 +1392,8 @@ pub async fn browse_tools(
                         &crate::domain::search::text::plain_text(&r.description),
                         160,
                     ),
-                    does: does_in_words(r.read_only_hint, r.destructive_hint).to_string(),
+                    does: does_in_words(Some(&r.method), r.read_only_hint, r.destructive_hint)
+                        .to_string(),
                     vendor: r.vendor,
                     name: r.name,
                     calls: r.calls,
@@ -1418,6 +1427,7 @@ pub async fn tool(vendor: String, name: String) -> ConsoleResult<ToolData> {
             ..Default::default()
         };
         let calls = state.graft.calls(&filter, CALLS_SHOWN).await?;
+        let gated = d.tool.gated();
         let pretty = |s: &str| {
             serde_json::from_str::<serde_json::Value>(s)
                 .and_then(|v| serde_json::to_string_pretty(&v))
@@ -1463,6 +1473,8 @@ pub async fn tool(vendor: String, name: String) -> ConsoleResult<ToolData> {
                 .collect(),
             connection: d.connection,
             calls: calls.into_iter().map(call_item).collect(),
+            gated,
+            retired_at: d.tool.retired_at,
         })
     })
     .await

@@ -82,11 +82,11 @@ fn home_view(d: HomeData) -> impl IntoView {
             </section>
             <section class="card" id="recent-failures">
                 <h2>"Recent failures"</h2>
-                {calls_table(d.failures.clone(), now, CallColumns::Both)}
+                {calls_table(d.failures.clone(), now, CallColumns::Both, "No failed calls.")}
             </section>
             <section class="card" id="recent-calls">
                 <h2>"Recent calls"</h2>
-                {calls_table(d.calls.clone(), now, CallColumns::Both)}
+                {calls_table(d.calls.clone(), now, CallColumns::Both, "No calls yet.")}
             </section>
         })}
         {(!d.agents.is_empty()).then(|| view! {
@@ -468,7 +468,7 @@ pub fn AgentPage() -> impl IntoView {
                         <section class="card" id="calls">
                             <h2>"Recent calls"</h2>
                             {calls_filter(&d)}
-                            {calls_table(d.calls.clone(), now, CallColumns::Tool)}
+                            {calls_table(d.calls.clone(), now, CallColumns::Tool, if d.calls_outcome.is_some() || d.calls_before.is_some() { "No calls match." } else { "No calls yet." })}
                             {calls_pager(&d)}
                         </section>
                         <section class="card">
@@ -554,7 +554,7 @@ fn promote_hits(
                                     view! {
                                         <li data-tool=t1>
                                             <code>{t2}</code>" "
-                                            {does_badge(does_in_words(h.read_only, h.destructive))}
+                                            {does_badge(does_in_words(None, h.read_only, h.destructive))}
                                             <span class="desc">{h.description}</span>
                                             {if h.promoted {
                                                 view! { <span class="badge">"promoted"</span> }.into_any()
@@ -650,18 +650,37 @@ fn calls_filter(d: &AgentData) -> impl IntoView {
     }
 }
 
-/// The link to an agent's older calls, when there are more.
+/// Links to an agent's newest calls (when an older page is shown) and older ones (when
+/// there are more).
 fn calls_pager(d: &AgentData) -> impl IntoView {
-    let last = d.calls.last().map(|c| c.id)?;
-    if !d.calls_more {
-        return None;
-    }
-    let mut href = format!("/agents/{}?before={last}", segment(&d.agent.name));
-    if let Some(o) = &d.calls_outcome {
-        href.push_str(&format!("&calls={o}"));
-    }
-    href.push_str("#calls");
-    Some(view! { <nav class="pager" aria-label="Calls pages"><a href=href>"Older calls"</a></nav> })
+    let base = format!("/agents/{}", segment(&d.agent.name));
+    let filter = d.calls_outcome.as_ref().map(|o| format!("calls={o}"));
+    let link = |before: Option<i64>| {
+        let query: Vec<String> = filter
+            .iter()
+            .cloned()
+            .chain(before.map(|b| format!("before={b}")))
+            .collect();
+        if query.is_empty() {
+            format!("{base}#calls")
+        } else {
+            format!("{base}?{}#calls", query.join("&"))
+        }
+    };
+    let newest = d.calls_before.is_some().then(|| link(None));
+    let older = d
+        .calls
+        .last()
+        .filter(|_| d.calls_more)
+        .map(|c| link(Some(c.id)));
+    (newest.is_some() || older.is_some()).then(|| {
+        view! {
+            <nav class="pager" aria-label="Calls pages">
+                {newest.map(|h| view! { <a href=h>"Newest calls"</a> })}
+                {older.map(|h| view! { <a href=h>"Older calls"</a> })}
+            </nav>
+        }
+    })
 }
 
 /// Which of agent and tool a calls table names (the page names the other).
@@ -677,9 +696,14 @@ enum CallColumns {
 
 /// A table of calls, newest first: when, the agent and/or the tool, its outcome with
 /// the vendor's status and the error, duration, and the redacted input.
-fn calls_table(calls: Vec<CallItem>, now: i64, columns: CallColumns) -> impl IntoView {
+fn calls_table(
+    calls: Vec<CallItem>,
+    now: i64,
+    columns: CallColumns,
+    none: &'static str,
+) -> impl IntoView {
     if calls.is_empty() {
-        return view! { <p class="muted">"No calls yet."</p> }.into_any();
+        return view! { <p class="muted">{none}</p> }.into_any();
     }
     view! {
         <div class="table-wrap">
@@ -706,7 +730,7 @@ fn calls_table(calls: Vec<CallItem>, now: i64, columns: CallColumns) -> impl Int
                                 <td data-label="When"><When at=c.at now/></td>
                                 {agent_cell}
                                 {tool_cell}
-                                <td data-label="Outcome" class=if c.ok { "outcome ok" } else { "outcome failed" }>
+                                <td data-label="Outcome" class=if c.ok { "outcome ok" } else if c.outcome == "waits for approval" { "outcome waiting" } else { "outcome failed" }>
                                     <strong>{c.outcome.clone()}</strong>{status}
                                     {c.message.clone().map(|m| view! { <div class="muted message">{m}</div> })}
                                 </td>
@@ -956,7 +980,7 @@ fn search_results(hits: Resource<Result<SearchData, ConsoleError>>, q: String) -
                         <tbody>{s.hits.into_iter().map(|h| view! {
                             <tr data-tool=format!("{}__{}", h.vendor, h.name)>
                                 <td><a href=format!("/tools/{}/{}", segment(&h.vendor), segment(&h.name))><code>{format!("{}__{}", h.vendor, h.name)}</code></a></td>
-                                <td data-label="Does">{does_badge(does_in_words(h.read_only, h.destructive))}</td>
+                                <td data-label="Does">{does_badge(does_in_words(None, h.read_only, h.destructive))}</td>
                                 <td class="desc">{h.description}</td>
                                 <td>{h.score}</td>
                             </tr>
@@ -994,17 +1018,21 @@ fn tool_view(t: ToolData) -> impl IntoView {
     view! {
         <p class="crumbs"><a href="/tools">"Toolbox"</a>" › "<a href=back>{t.vendor.clone()}</a></p>
         <h1><code>{format!("{}__{}", t.vendor, t.name)}</code></h1>
+        {t.retired_at.map(|at| view! {
+            <p class="warning" role="note">"Retired "<When at now/>": the vendor's OpenAPI document no longer has this operation. Agents cannot promote or call it; it stays here for the record, and comes back if a later import has the operation again."</p>
+        })}
         {current.map(|v| view! {
             <p>{v.description.clone()}</p>
             <p><span class="method">{v.method.clone()}</span>" "<code>{v.path.clone()}</code>
                {format!(" · version {}", v.version)}
                {t.operation_id.clone().map(|o| format!(" · operation {o}"))}</p>
-            <p class="hints">{does_badge(does_in_words(v.hints[0], v.hints[1]))}" "
-                {match does_in_words(v.hints[0], v.hints[1]) {
+            <p class="hints">{does_badge(does_in_words(Some(&v.method), v.hints[0], v.hints[1]))}" "
+                {match does_in_words(Some(&v.method), v.hints[0], v.hints[1]) {
                     "reads" => "A call reads data and changes nothing.",
-                    "deletes" => "A call deletes or overwrites data at the vendor; an agent's first call needs a person's approval.",
-                    _ => "A call changes data at the vendor; an agent's first call needs a person's approval.",
+                    "deletes" => "A call deletes or overwrites data at the vendor.",
+                    _ => "A call changes data at the vendor.",
                 }}
+                {t.gated.then_some(" An agent's first call needs a person's approval.")}
                 {v.hints[2].then_some(" Repeating it with the same input changes nothing more (idempotent).")}
                 <span class="muted" title="the MCP tool annotations agents see">
                     {format!(" MCP annotations: readOnlyHint {}, destructiveHint {}, idempotentHint {}, openWorldHint {}.", v.hints[0], v.hints[1], v.hints[2], v.hints[3])}
@@ -1029,7 +1057,7 @@ fn tool_view(t: ToolData) -> impl IntoView {
         </section>
         <section class="card" id="calls">
             <h2>"Recent calls"</h2>
-            {calls_table(t.calls.clone(), now, CallColumns::Agent)}
+            {calls_table(t.calls.clone(), now, CallColumns::Agent, "No calls yet.")}
         </section>
         <section class="card">
             <h2>"Notes"</h2>

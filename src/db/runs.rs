@@ -189,7 +189,8 @@ pub async fn select_approvals(pool: &Pool) -> DbResult<Vec<ApprovalRow>> {
          a.requested_at, a.decided_at, a.decided_by, a.version, a.changed, \
          UPPER(tv.method) AS method, tv.path_template AS path, tv.description, \
          (SELECT c.input FROM tool_calls c WHERE c.agent_id = a.agent_id AND c.tool_id = a.tool_id \
-          AND c.error_code = 'approval_required' ORDER BY c.id DESC LIMIT 1) AS input \
+          AND c.error_code = 'approval_required' AND c.version = COALESCE(a.version, c.version) \
+          ORDER BY c.id DESC LIMIT 1) AS input \
          FROM approvals a JOIN agents ag ON ag.id = a.agent_id \
          JOIN tools t ON t.id = a.tool_id JOIN vendors v ON v.id = t.vendor_id \
          LEFT JOIN tool_versions tv ON tv.tool_id = a.tool_id AND tv.version = COALESCE(a.version, \
@@ -441,8 +442,9 @@ pub struct CallFilter {
 pub enum CallOutcome {
     /// The call succeeded (a dry run included).
     Ok,
-    /// The call failed: refused by Graft (invalid input, approval, connection) or at
-    /// the vendor (an error status, unreachable).
+    /// The call failed: refused by Graft (invalid input, a denied approval, the
+    /// connection) or at the vendor (an error status, unreachable). A call that waits for
+    /// a person's approval is not a failure (see `Approval`).
     Failed,
     /// The call waits for a person's approval, or was denied it.
     Approval,
@@ -524,33 +526,41 @@ impl CallLogRow {
     }
 }
 
-/// The newest `limit` calls that `filter` admits, newest first.
+/// The newest `limit` calls that `filter` admits, newest first. Only the conditions
+/// given are in the query, so SQLite walks the (agent_id, id) or (tool_id, id) index
+/// instead of the whole log.
 pub async fn select_call_log(
     pool: &Pool,
     filter: &CallFilter,
     limit: i64,
 ) -> DbResult<Vec<CallLogRow>> {
-    let outcome = match filter.outcome {
+    let mut qb = sqlx::QueryBuilder::new(
+        "SELECT c.id, ag.name AS agent, vd.slug AS vendor, t.name, c.version, c.dry_run, c.status, \
+         c.http_status, c.error_code, c.message, c.input, c.duration_ms, c.at FROM tool_calls c \
+         JOIN agents ag ON ag.id = c.agent_id JOIN tools t ON t.id = c.tool_id \
+         JOIN vendors vd ON vd.id = t.vendor_id WHERE 1 = 1",
+    );
+    if let Some(a) = filter.agent_id {
+        qb.push(" AND c.agent_id = ").push_bind(a);
+    }
+    if let Some(t) = filter.tool_id {
+        qb.push(" AND c.tool_id = ").push_bind(t);
+    }
+    if let Some(b) = filter.before {
+        qb.push(" AND c.id < ").push_bind(b);
+    }
+    qb.push(match filter.outcome {
         None => "",
         Some(CallOutcome::Ok) => " AND c.status = 'ok'",
-        Some(CallOutcome::Failed) => " AND c.status = 'error'",
+        // waiting for a person is a step, not a failure: the Approval outcome lists it
+        Some(CallOutcome::Failed) => {
+            " AND c.status = 'error' AND COALESCE(c.error_code, '') <> 'approval_required'"
+        }
         Some(CallOutcome::Approval) => {
             " AND c.error_code IN ('approval_required', 'approval_denied')"
         }
         Some(CallOutcome::DryRun) => " AND c.dry_run",
-    };
-    sqlx::query_as(&format!(
-        "SELECT c.id, ag.name AS agent, vd.slug AS vendor, t.name, c.version, c.dry_run, c.status, \
-         c.http_status, c.error_code, c.message, c.input, c.duration_ms, c.at FROM tool_calls c \
-         JOIN agents ag ON ag.id = c.agent_id JOIN tools t ON t.id = c.tool_id \
-         JOIN vendors vd ON vd.id = t.vendor_id \
-         WHERE ($1 IS NULL OR c.agent_id = $1) AND ($2 IS NULL OR c.tool_id = $2) \
-         AND ($3 IS NULL OR c.id < $3){outcome} ORDER BY c.id DESC LIMIT $4"
-    ))
-    .bind(filter.agent_id)
-    .bind(filter.tool_id)
-    .bind(filter.before)
-    .bind(limit)
-    .fetch_all(pool)
-    .await
+    });
+    qb.push(" ORDER BY c.id DESC LIMIT ").push_bind(limit);
+    qb.build_query_as().fetch_all(pool).await
 }

@@ -248,8 +248,16 @@ fn secret_field(name: &str) -> bool {
         "privatekey",
         "accesskey",
         "secretkey",
+        "session",
+        "sid",
+        "jwt",
+        "bearer",
     ];
     let words = crate::domain::search::text::words(name);
+    // `key` alone (Google's and Trello's API key parameter), not `issue_key`
+    if words.len() == 1 && words[0] == "key" {
+        return true;
+    }
     let joined: String = words.concat();
     words.iter().any(|w| WORDS.contains(&w.as_str()))
         || [
@@ -263,43 +271,45 @@ fn secret_field(name: &str) -> bool {
         .any(|k| joined.contains(k))
 }
 
+/// Adds to `out` every string or number under a field whose name looks secret
+/// ([`secret_field`]), and such a field's whole value as JSON text (`under`: inside such
+/// a field already), so that an error message quoting them can be redacted.
+fn secret_values(v: &Value, under: bool, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, v) in m {
+                let secret = under || secret_field(k);
+                if secret && !under && (v.is_object() || v.is_array()) {
+                    out.push(v.to_string());
+                }
+                secret_values(v, secret, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| secret_values(i, under, out)),
+        Value::String(s) if under => out.push(s.clone()),
+        Value::Number(n) if under => out.push(n.to_string()),
+        _ => {}
+    }
+}
+
 /// The input of a call as the calls log keeps it (issue 14.4): JSON text where the
 /// value of every field whose name looks secret ([`secret_field`]) and every occurrence
-/// of the connection's `secrets` read `<redacted>`, strings are cut at 200 characters,
-/// arrays at 20 items, and the whole at 4 KB (ending in `…`).
+/// of the connection's `secrets` read `<redacted>` (each string is redacted before it is
+/// cut, so a cut secret cannot slip through), strings are cut at 200 characters, arrays
+/// at 20 items, and the whole at 4 KB (ending in `…`).
 pub(crate) fn logged_input(input: &Value, secrets: &[String]) -> String {
-    fn trim(v: &Value) -> Value {
-        match v {
-            Value::Object(m) => Value::Object(
-                m.iter()
-                    .map(|(k, v)| {
-                        let v = if secret_field(k) && !v.is_null() {
-                            Value::String(request::REDACTED.into())
-                        } else {
-                            trim(v)
-                        };
-                        (k.clone(), v)
-                    })
-                    .collect(),
-            ),
-            Value::Array(items) => {
-                let mut out: Vec<Value> = items.iter().take(LOGGED_ARRAY_ITEMS).map(trim).collect();
-                if items.len() > LOGGED_ARRAY_ITEMS {
-                    out.push(Value::String(format!(
-                        "… {} more",
-                        items.len() - LOGGED_ARRAY_ITEMS
-                    )));
-                }
-                Value::Array(out)
-            }
-            Value::String(s) if s.chars().count() > LOGGED_STRING_CHARS => Value::String(format!(
+    let string = |s: &str| -> String {
+        let s = redact(s, secrets);
+        if s.chars().count() > LOGGED_STRING_CHARS {
+            format!(
                 "{}…",
                 s.chars().take(LOGGED_STRING_CHARS).collect::<String>()
-            )),
-            v => v.clone(),
+            )
+        } else {
+            s
         }
-    }
-    let text = redact(&trim(input).to_string(), secrets);
+    };
+    let text = redact(&trim_value(input, &string).to_string(), secrets);
     if text.len() <= LOGGED_INPUT_BYTES {
         return text;
     }
@@ -308,6 +318,41 @@ pub(crate) fn logged_input(input: &Value, secrets: &[String]) -> String {
         end -= 1;
     }
     format!("{}…", &text[..end])
+}
+
+/// [`logged_input`]'s walk: secret-looking fields redacted, strings (values and keys)
+/// through `string`, arrays cut at 20 items.
+fn trim_value(v: &Value, string: &dyn Fn(&str) -> String) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| {
+                    let v = if secret_field(k) && !v.is_null() {
+                        Value::String(request::REDACTED.into())
+                    } else {
+                        trim_value(v, string)
+                    };
+                    (string(k), v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => {
+            let mut out: Vec<Value> = items
+                .iter()
+                .take(LOGGED_ARRAY_ITEMS)
+                .map(|i| trim_value(i, string))
+                .collect();
+            if items.len() > LOGGED_ARRAY_ITEMS {
+                out.push(Value::String(format!(
+                    "… {} more",
+                    items.len() - LOGGED_ARRAY_ITEMS
+                )));
+            }
+            Value::Array(out)
+        }
+        Value::String(s) => Value::String(string(s)),
+        v => v.clone(),
+    }
 }
 
 /// Replaces every secret in `text`, raw or in any URL/JSON encoding, with `<redacted>`.
@@ -611,11 +656,15 @@ impl Graft {
             Err(_) => Vec::new(),
         };
         let logged = logged_input(&input, &secrets);
+        // an error message may quote the input (a violation, a refused path value):
+        // what sits under a secret-looking field is redacted there too
+        let mut hidden = secrets;
+        secret_values(&input, false, &mut hidden);
         let (answer, http_status) = self.run_steps(agent_id, tool, input, dry_run).await?;
         let message = match &answer {
             RunAnswer::Ok { .. } => None,
             RunAnswer::Err { message, .. } => Some(crate::domain::openapi::truncate_chars(
-                &redact(message, &secrets),
+                &redact(message, &hidden),
                 LOGGED_MESSAGE_CHARS,
             )),
         };
@@ -644,7 +693,7 @@ impl Graft {
                 tracing::info!(agent = agent_id, tool = %format!("{}__{}", tool.vendor, tool.name), version = tool.version, dry_run, http_status = ?call.http_status, ms = call.duration_ms, "tool call")
             }
             RunAnswer::Err { code, message, .. } => {
-                tracing::warn!(agent = agent_id, tool = %format!("{}__{}", tool.vendor, tool.name), version = tool.version, dry_run, http_status = ?call.http_status, ms = call.duration_ms, code, reason = %crate::domain::openapi::truncate_chars(message, 500), "tool call failed")
+                tracing::warn!(agent = agent_id, tool = %format!("{}__{}", tool.vendor, tool.name), version = tool.version, dry_run, http_status = ?call.http_status, ms = call.duration_ms, code, reason = %crate::domain::openapi::truncate_chars(&redact(message, &hidden), 500), "tool call failed")
             }
         }
         Ok(answer)
@@ -910,6 +959,9 @@ mod tests {
             "accessToken",
             "Authorization",
             "pin",
+            "key",
+            "sessionId",
+            "jwt",
         ] {
             assert!(secret_field(name), "{name} looks secret");
         }
@@ -920,6 +972,7 @@ mod tests {
             "pinned",
             "tokenizer_name",
             "issue_key",
+            "monkey",
         ] {
             assert!(!secret_field(name), "{name} is not a secret");
         }
@@ -927,6 +980,27 @@ mod tests {
         assert_eq!(
             logged_input(&input, &["s3cr3t".to_string()]),
             r#"{"note":"my <redacted>!","token":null,"user":{"Password":"<redacted>","name":"ann"}}"#
+        );
+        // a long connection secret, and one that crosses the 200-character cut
+        let long_secret = "S".repeat(250);
+        let crossing = format!("{}{}", "x".repeat(190), "SECRET-abcdefghij");
+        let text = logged_input(
+            &json!({"a": format!("zz{long_secret}"), "b": crossing}),
+            &[long_secret.clone(), "SECRET-abcdefghij".into()],
+        );
+        assert!(
+            !text.contains("SSSSSSSSSS") && !text.contains("SECRET"),
+            "{text}"
+        );
+        let mut hidden = Vec::new();
+        secret_values(
+            &json!({"password": {"x": "hunter2-secret"}, "user": {"pin": 1234}}),
+            false,
+            &mut hidden,
+        );
+        assert_eq!(
+            hidden,
+            [r#"{"x":"hunter2-secret"}"#, "hunter2-secret", "1234"]
         );
         let long = json!({"text": "é".repeat(500), "list": (0..30).collect::<Vec<_>>()});
         let v: Value = serde_json::from_str(&logged_input(&long, &[])).unwrap();

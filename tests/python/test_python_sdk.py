@@ -77,7 +77,7 @@ def start_graft(root: Path, agents: tuple[str, ...] = ("A", "B")) -> GraftServer
         "import-openapi", str(PETSTORE), "--vendor", "petstore", "--base-url", "http://127.0.0.1:9/anything",
         data_dir=data_dir,
     )
-    assert "vendor petstore" in out, out
+    assert "Vendor petstore, 19 operations: 19 new tools." in out, out
     tokens = {name: _run("agent", "add", name, data_dir=data_dir).strip().splitlines()[-1].strip() for name in agents}
     for name, token in tokens.items():
         assert token and " " not in token, f"no token for agent {name}: {token!r}"

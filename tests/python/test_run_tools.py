@@ -247,7 +247,7 @@ def setup_world(root: Path, bin_: HttpBin) -> tuple[Path, dict[str, str], list[s
 
     for file, slug, path in SPECS:
         out = cli("import-openapi", str(spec_path(file)), "--vendor", slug, "--base-url", f"{bin_.base}{path}")
-        assert f"vendor {slug}" in out, out
+        assert f"Vendor {slug}," in out and "new tools" in out, out
 
     # the secrets come from the environment or standard input, never the command line
     cli("connection", "add", "petstore", "--label", "main", "--kind", "header", "--name", "api_key",
