@@ -267,6 +267,24 @@ pub enum VendorCommand {
     },
     /// List vendors.
     List,
+    /// Change a vendor: its name, its base URL, or whether it is enabled. Disabling
+    /// demotes its tools from every working set and refuses their calls until enabled.
+    Set {
+        /// The vendor's slug.
+        slug: String,
+        /// New display name.
+        #[arg(long)]
+        name: Option<String>,
+        /// New base URL (absolute http or https).
+        #[arg(long)]
+        base_url: Option<String>,
+        /// Disable the vendor.
+        #[arg(long, conflicts_with = "enable")]
+        disable: bool,
+        /// Enable the vendor again.
+        #[arg(long)]
+        enable: bool,
+    },
 }
 
 /// `graft tool …`
@@ -715,7 +733,56 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Vendor(VendorCommand::List) => {
             for v in graft.vendors().await? {
-                println!("{:<20} {:<30} {}", v.slug, v.display_name, v.base_url);
+                let state = if v.disabled_at.is_some() {
+                    "  (disabled)"
+                } else {
+                    ""
+                };
+                println!(
+                    "{:<20} {:<30} {}{state}",
+                    v.slug, v.display_name, v.base_url
+                );
+            }
+        }
+        Command::Vendor(VendorCommand::Set {
+            slug,
+            name,
+            base_url,
+            disable,
+            enable,
+        }) => {
+            let enabled = match (disable, enable) {
+                (true, _) => Some(false),
+                (_, true) => Some(true),
+                _ => None,
+            };
+            let (v, demoted) = graft
+                .set_vendor(
+                    &person(),
+                    &slug,
+                    name.as_deref(),
+                    base_url.as_deref(),
+                    enabled,
+                )
+                .await?;
+            let state = if v.disabled_at.is_some() {
+                "disabled"
+            } else {
+                "enabled"
+            };
+            println!(
+                "Vendor {}: {} at {}, {state}.",
+                v.slug, v.display_name, v.base_url
+            );
+            if demoted > 0 {
+                println!(
+                    "Demoted its tools from {}.",
+                    if demoted == 1 {
+                        "1 working set entry".to_string()
+                    } else {
+                        format!("{demoted} working-set entries")
+                    }
+                );
             }
         }
         Command::ImportOpenapi {

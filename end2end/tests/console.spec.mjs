@@ -253,6 +253,11 @@ test('the toolbox browsed by vendor, searched, and a tool page', async ({ page }
   await expect(page.getByText('prod')).toBeVisible();
   await expect(page.getByText('Version 1 — POST /widgets')).toBeVisible();
   await shot(page, testInfo, 'tool-page');
+  // the vendor's page: settings, state with a confirmation, import history
+  await goto(page, testInfo, '/vendors/widgets');
+  await expect(page.locator('#imports')).toContainText('new tools');
+  await expect(page.getByRole('button', { name: 'Disable the vendor' })).toBeVisible();
+  await shot(page, testInfo, 'vendor-page');
   // a phone-width view of the agents list stays usable
   await page.setViewportSize({ width: 390, height: 844 });
   await goto(page, testInfo, '/agents');

@@ -430,6 +430,24 @@ pub struct VendorItem {
     pub base_url: String,
     /// Whether an OpenAPI document is stored.
     pub has_document: bool,
+    /// Whether a person disabled it.
+    #[serde(default)]
+    pub disabled: bool,
+}
+
+/// A vendor's page (issue 14.3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VendorData {
+    /// The server's clock (ms).
+    pub now: i64,
+    /// The vendor.
+    pub vendor: VendorItem,
+    /// Its tools (retired ones not counted).
+    pub tools: i64,
+    /// Working-set entries of its tools, every agent's.
+    pub entries: i64,
+    /// Its imports, newest first.
+    pub imports: Vec<ImportItem>,
 }
 
 /// A connection row (never its secret).
@@ -1493,16 +1511,8 @@ pub async fn vendors(import: Option<String>) -> ConsoleResult<VendorsData> {
         };
         let mut imports: Vec<ImportItem> = Vec::new();
         for v in state.graft.vendors().await? {
-            for (by, at, report) in state.graft.imports(&v.slug).await?.into_iter().take(20) {
-                imports.push(ImportItem {
-                    vendor: v.slug.clone(),
-                    at,
-                    by: by
-                        .strip_prefix("person:")
-                        .unwrap_or("the command line")
-                        .to_string(),
-                    headline: ImportSummary::from(report).headline(),
-                });
+            for i in state.graft.imports(&v.slug).await?.into_iter().take(20) {
+                imports.push(import_item(&v.slug, i));
             }
         }
         imports.sort_by_key(|i| std::cmp::Reverse(i.at));
@@ -1514,12 +1524,7 @@ pub async fn vendors(import: Option<String>) -> ConsoleResult<VendorsData> {
                 .vendors()
                 .await?
                 .into_iter()
-                .map(|v| VendorItem {
-                    slug: v.slug,
-                    name: v.display_name,
-                    base_url: v.base_url,
-                    has_document: v.has_document,
-                })
+                .map(vendor_item)
                 .collect(),
             connections: state
                 .graft
@@ -1539,6 +1544,116 @@ pub async fn vendors(import: Option<String>) -> ConsoleResult<VendorsData> {
             import,
             imports,
         })
+    })
+    .await
+}
+
+#[cfg(feature = "ssr")]
+fn vendor_item(v: crate::db::VendorRow) -> VendorItem {
+    VendorItem {
+        slug: v.slug,
+        name: v.display_name,
+        base_url: v.base_url,
+        has_document: v.has_document,
+        disabled: v.disabled_at.is_some(),
+    }
+}
+
+#[cfg(feature = "ssr")]
+fn import_item(
+    vendor: &str,
+    (by, at, report): (String, i64, crate::service::ImportReport),
+) -> ImportItem {
+    ImportItem {
+        vendor: vendor.to_string(),
+        at,
+        by: by
+            .strip_prefix("person:")
+            .unwrap_or("the command line")
+            .to_string(),
+        headline: ImportSummary::from(report).headline(),
+    }
+}
+
+/// A vendor's page: its settings, state, tools and import history.
+#[server(prefix = "/api", endpoint = "vendor")]
+pub async fn vendor(slug: String) -> ConsoleResult<VendorData> {
+    with_status(async move {
+        let (state, _) = signed_in().await?;
+        let g = &state.graft;
+        let v = g.vendor(&slug).await?;
+        let (tools, entries) = g.vendor_counts(v.id).await?;
+        Ok(VendorData {
+            now: g.clock_now(),
+            imports: g
+                .imports(&v.slug)
+                .await?
+                .into_iter()
+                .map(|i| import_item(&v.slug, i))
+                .collect(),
+            vendor: vendor_item(v),
+            tools,
+            entries,
+        })
+    })
+    .await
+}
+
+/// Changes a vendor's name and base URL (both as shown in the form). Errors: at `name`
+/// (empty) or `base_url` (not an absolute http or https URL).
+#[server(prefix = "/api", endpoint = "edit_vendor")]
+pub async fn edit_vendor(slug: String, name: String, base_url: String) -> ConsoleResult<()> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        if name.trim().is_empty() {
+            return Err(ConsoleError::field("name", "give the vendor a name"));
+        }
+        if let Err(e) = crate::service::check_base_url(&base_url) {
+            return Err(ConsoleError::field("base_url", e.to_string()));
+        }
+        state
+            .graft
+            .set_vendor(
+                &Actor::Person(person.name),
+                &slug,
+                Some(&name),
+                Some(&base_url),
+                None,
+            )
+            .await?;
+        back_saying_saved("vendor");
+        Ok(())
+    })
+    .await
+}
+
+/// Disables (`enabled` = `no`) or enables (`yes`) a vendor. Disabling demotes its tools
+/// from every working set, so it must be confirmed: `confirm` = `yes` (a checkbox, which
+/// works without JavaScript). Errors: at `confirm`.
+#[server(prefix = "/api", endpoint = "set_vendor_state")]
+pub async fn set_vendor_state(
+    slug: String,
+    enabled: String,
+    confirm: Option<String>,
+) -> ConsoleResult<()> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        let enabled = match enabled.as_str() {
+            "yes" => true,
+            "no" => false,
+            other => return Err(ConsoleError::Refused(format!("{other:?} is not yes or no"))),
+        };
+        if !enabled && confirm.as_deref() != Some("yes") {
+            return Err(ConsoleError::field(
+                "confirm",
+                "tick the box to confirm: disabling demotes the vendor's tools from every working set",
+            ));
+        }
+        state
+            .graft
+            .set_vendor(&Actor::Person(person.name), &slug, None, None, Some(enabled))
+            .await?;
+        Ok(())
     })
     .await
 }

@@ -70,10 +70,15 @@ pub fn utc(ms: i64) -> String {
         .unwrap_or_default()
 }
 
-/// `n` and a noun, plural unless `n` is 1 ("1 tool", "3 tools").
+/// `n` and a noun, plural unless `n` is 1 ("1 tool", "3 tools", "2 entries").
 pub fn count(n: i64, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
+    } else if let Some(stem) = noun
+        .strip_suffix('y')
+        .filter(|s| !s.ends_with(['a', 'e', 'i', 'o', 'u']))
+    {
+        format!("{n} {stem}ies")
     } else {
         format!("{n} {noun}s")
     }

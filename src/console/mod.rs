@@ -61,6 +61,7 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/tools") view=pages::ToolboxPage ssr=SsrMode::Async/>
                 <Route path=path!("/tools/:vendor/:name") view=pages::ToolPage ssr=SsrMode::Async/>
                 <Route path=path!("/vendors") view=pages::VendorsPage ssr=SsrMode::Async/>
+                <Route path=path!("/vendors/:slug") view=pages::VendorPage ssr=SsrMode::Async/>
                 <Route path=path!("/approvals") view=pages::ApprovalsPage ssr=SsrMode::Async/>
                 <Route path=path!("/account") view=pages::AccountPage ssr=SsrMode::Async/>
             </Routes>

@@ -1122,13 +1122,14 @@ pub fn VendorsPage() -> impl IntoView {
                         view! { <p class="muted">"No vendors yet."</p> }.into_any()
                     } else {
                         view! { <div class="table-wrap"><table>
-                            <thead><tr><th>"Slug"</th><th>"Name"</th><th>"Base URL"</th><th>"OpenAPI document"</th></tr></thead>
+                            <thead><tr><th>"Slug"</th><th>"Name"</th><th>"Base URL"</th><th>"OpenAPI document"</th><th>"State"</th></tr></thead>
                             <tbody>{d.vendors.iter().cloned().map(|v| view! {
                                 <tr data-vendor=v.slug.clone()>
-                                    <td><code>{v.slug.clone()}</code></td>
+                                    <td><a href=format!("/vendors/{}", segment(&v.slug)) title="settings, state and imports"><code>{v.slug.clone()}</code></a></td>
                                     <td>{v.name}</td>
                                     <td><code>{v.base_url}</code></td>
                                     <td>{if v.has_document { "stored" } else { "—" }}</td>
+                                    <td>{if v.disabled { "disabled" } else { "enabled" }}</td>
                                 </tr>
                             }).collect_view()}</tbody>
                         </table></div> }.into_any()
@@ -1215,6 +1216,90 @@ pub fn VendorsPage() -> impl IntoView {
                     </p>
                 })}
             </section>
+        </Frame>
+    }
+}
+
+/// `/vendors/:slug`: a vendor's name and base URL (editable), its state (disable with a
+/// confirmation that works without JavaScript; enable), its tools and import history.
+#[component]
+pub fn VendorPage() -> impl IntoView {
+    let params = use_params_map();
+    let slug = move || params.read().get("slug").unwrap_or_default();
+    let edit = ServerAction::<EditVendor>::new();
+    let set_state = ServerAction::<SetVendorState>::new();
+    let data = Resource::new(
+        move || (slug(), edit.version().get() + set_state.version().get()),
+        |(s, _)| vendor(s),
+    );
+    let edit_err = error_of(edit);
+    let state_err = error_of(set_state);
+    let saved = saved(edit, "vendor");
+    view! {
+        <Frame title=untrack(slug)>
+            {loaded(data, "Loading…", move |d| {
+                let v = d.vendor.clone();
+                let now = d.now;
+                let (s1, s2, s3) = (v.slug.clone(), v.slug.clone(), v.slug.clone());
+                view! {
+                    <p class="crumbs"><a href="/vendors">"Vendors"</a></p>
+                    <h1>{v.name.clone()}" "<code>{v.slug.clone()}</code></h1>
+                    <p class="muted">
+                        {if v.disabled { "Disabled: its tools are out of search and refuse calls. " } else { "" }}
+                        {format!("{} in the toolbox, {} ", count(d.tools, "tool"), count(d.entries, "working-set entry"))}
+                        <a href=format!("/tools?vendor={}", segment(&v.slug))>"See its tools"</a>
+                    </p>
+                    <section class="card" id="settings">
+                        <h2>"Name and base URL"</h2>
+                        <FormError err=edit_err/>
+                        {move || saved.get().then(|| view! { <p class="ok" role="status">"Saved. Calls use the new base URL now."</p> })}
+                        <ActionForm action=edit attr:class="grid-form" attr:novalidate=true>
+                            <input type="hidden" name="slug" value=s1/>
+                            <label>"Name"<input name="name" value=v.name.clone()/></label>
+                            <FieldError err=edit_err field="name"/>
+                            <label>"Base URL (every call of its tools starts with it)"<input name="base_url" value=v.base_url.clone()/></label>
+                            <FieldError err=edit_err field="base_url"/>
+                            <button type="submit">"Save"</button>
+                        </ActionForm>
+                    </section>
+                    <section class="card" id="state">
+                        <h2>"State"</h2>
+                        <FormError err=state_err/>
+                        {if v.disabled {
+                            view! {
+                                <p>"Enabling puts its tools back in search; agents promote them again as they need them."</p>
+                                <ActionForm action=set_state>
+                                    <input type="hidden" name="slug" value=s2/>
+                                    <input type="hidden" name="enabled" value="yes"/>
+                                    <button type="submit">"Enable the vendor"</button>
+                                </ActionForm>
+                            }.into_any()
+                        } else {
+                            view! {
+                                <p>"Disabling takes its tools out of search, refuses their calls, and demotes them from every working set (history says why). Its tools, history and connections stay."</p>
+                                <ActionForm action=set_state>
+                                    <input type="hidden" name="slug" value=s3/>
+                                    <input type="hidden" name="enabled" value="no"/>
+                                    <label class="check"><input type="checkbox" name="confirm" value="yes" required/>
+                                        {format!(" Yes, demote its tools from {}", count(d.entries, "working-set entry"))}</label>
+                                    <FieldError err=state_err field="confirm"/>
+                                    <button type="submit" class="danger">"Disable the vendor"</button>
+                                </ActionForm>
+                            }.into_any()
+                        }}
+                    </section>
+                    <section class="card" id="imports">
+                        <h2>"Import history"</h2>
+                        {if d.imports.is_empty() {
+                            view! { <p class="muted">"No document imported yet. "<a href="/vendors#import">"Import one"</a>"."</p> }.into_any()
+                        } else {
+                            view! { <ul>{d.imports.into_iter().map(|i| view! {
+                                <li><When at=i.at now/>{format!(" by {}: {}", i.by, i.headline)}</li>
+                            }).collect_view()}</ul> }.into_any()
+                        }}
+                    </section>
+                }
+            })}
         </Frame>
     }
 }

@@ -225,10 +225,61 @@ pub struct VendorRow {
     pub has_document: bool,
     /// Creation time (ms).
     pub created_at: i64,
+    /// When a person disabled it (ms): its tools leave search and refuse calls.
+    pub disabled_at: Option<i64>,
+}
+
+/// Changes a vendor's display name and/or base URL (each when given).
+pub async fn update_vendor(
+    conn: &mut Conn,
+    id: i64,
+    display_name: Option<&str>,
+    base_url: Option<&str>,
+) -> DbResult<()> {
+    sqlx::query(
+        "UPDATE vendors SET display_name = COALESCE($2, display_name), base_url = COALESCE($3, base_url) WHERE id = $1",
+    )
+    .bind(id)
+    .bind(display_name)
+    .bind(base_url)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Disables a vendor at `at` (ms) or enables it (`None`).
+pub async fn update_vendor_disabled(conn: &mut Conn, id: i64, at: Option<i64>) -> DbResult<()> {
+    sqlx::query("UPDATE vendors SET disabled_at = $2 WHERE id = $1")
+        .bind(id)
+        .bind(at)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// A vendor's tools (retired ones not counted) and the working-set entries of its tools.
+pub async fn select_vendor_counts(pool: &Pool, vendor_id: i64) -> DbResult<(i64, i64)> {
+    sqlx::query_as(
+        "SELECT (SELECT COUNT(*) FROM tools WHERE vendor_id = $1 AND retired_at IS NULL), \
+         (SELECT COUNT(*) FROM working_set w JOIN tools t ON t.id = w.tool_id WHERE t.vendor_id = $1)",
+    )
+    .bind(vendor_id)
+    .fetch_one(pool)
+    .await
+}
+
+/// `(agent, tool)` of every working-set entry of a vendor's tools.
+pub async fn select_vendor_entries(conn: &mut Conn, vendor_id: i64) -> DbResult<Vec<(i64, i64)>> {
+    sqlx::query_as(
+        "SELECT w.agent_id, w.tool_id FROM working_set w JOIN tools t ON t.id = w.tool_id WHERE t.vendor_id = $1",
+    )
+    .bind(vendor_id)
+    .fetch_all(conn)
+    .await
 }
 
 const VENDOR_COLUMNS: &str =
-    "id, slug, display_name, base_url, (openapi_document IS NOT NULL) AS has_document, created_at";
+    "id, slug, display_name, base_url, (openapi_document IS NOT NULL) AS has_document, created_at, disabled_at";
 
 /// Inserts a vendor; returns its id. Errors: the slug is taken.
 pub async fn insert_vendor(
@@ -333,6 +384,8 @@ pub struct ToolRow {
     pub read_only_by: Option<String>,
     /// When a re-import retired it (its operation left the document), ms.
     pub retired_at: Option<i64>,
+    /// When its vendor was disabled, ms.
+    pub vendor_disabled_at: Option<i64>,
 }
 
 impl ToolRow {
@@ -357,6 +410,7 @@ impl ToolRow {
 const TOOL_SELECT: &str = "SELECT t.id, vd.slug AS vendor, t.name, t.operation_id, v.version, v.title, v.description, \
      v.input_schema, v.output_schema, v.method, v.path_template, v.binding, v.read_only_hint, v.destructive_hint, \
      v.idempotent_hint, v.open_world_hint, v.authored_by, t.hints_by, t.read_only_by, t.retired_at, \
+     vd.disabled_at AS vendor_disabled_at, \
      (SELECT f.authored_by FROM tool_versions f WHERE f.tool_id = t.id AND f.version = 1) AS first_author \
      FROM tools t JOIN vendors vd ON vd.id = t.vendor_id \
      JOIN tool_versions v ON v.tool_id = t.id AND v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id)";
@@ -469,7 +523,7 @@ pub async fn select_search_docs(pool: &Pool) -> DbResult<Vec<SearchDocRow>> {
         "SELECT t.id, vd.slug AS vendor, vd.display_name AS vendor_name, t.name, v.read_only_hint, v.destructive_hint, v.search_text \
          FROM tools t JOIN vendors vd ON vd.id = t.vendor_id \
          JOIN tool_versions v ON v.tool_id = t.id AND v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id) \
-         WHERE t.retired_at IS NULL ORDER BY t.id",
+         WHERE t.retired_at IS NULL AND vd.disabled_at IS NULL ORDER BY t.id",
     )
     .fetch_all(pool)
     .await
@@ -559,7 +613,9 @@ pub async fn insert_embeddings(
 
 /// Number of tools in the toolbox.
 pub async fn count_tools(pool: &Pool) -> DbResult<i64> {
-    sqlx::query_scalar("SELECT COUNT(*) FROM tools WHERE retired_at IS NULL")
+    sqlx::query_scalar(
+        "SELECT COUNT(*) FROM tools t JOIN vendors vd ON vd.id = t.vendor_id WHERE t.retired_at IS NULL AND vd.disabled_at IS NULL",
+    )
         .fetch_one(pool)
         .await
 }
@@ -775,7 +831,7 @@ pub async fn select_toolbox_page(
          COALESCE(u.calls, 0) AS calls, u.last_used_at FROM tools t JOIN vendors vd ON vd.id = t.vendor_id \
          JOIN tool_versions v ON v.tool_id = t.id AND v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id) \
          LEFT JOIN (SELECT tool_id, SUM(calls) AS calls, MAX(last_used_at) AS last_used_at FROM tool_usage GROUP BY tool_id) u \
-         ON u.tool_id = t.id WHERE ($1 IS NULL OR vd.slug = $1) AND t.retired_at IS NULL ORDER BY {order_by} LIMIT $2 OFFSET $3"
+         ON u.tool_id = t.id WHERE ($1 IS NULL OR vd.slug = $1) AND t.retired_at IS NULL AND vd.disabled_at IS NULL ORDER BY {order_by} LIMIT $2 OFFSET $3"
     ))
     .bind(vendor)
     .bind(limit)
@@ -783,7 +839,7 @@ pub async fn select_toolbox_page(
     .fetch_all(pool)
     .await?;
     let total = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM tools t JOIN vendors vd ON vd.id = t.vendor_id WHERE ($1 IS NULL OR vd.slug = $1) AND t.retired_at IS NULL",
+        "SELECT COUNT(*) FROM tools t JOIN vendors vd ON vd.id = t.vendor_id WHERE ($1 IS NULL OR vd.slug = $1) AND t.retired_at IS NULL AND vd.disabled_at IS NULL",
     )
     .bind(vendor)
     .fetch_one(pool)
@@ -795,6 +851,7 @@ pub async fn select_toolbox_page(
 pub async fn select_vendor_tool_counts(pool: &Pool) -> DbResult<Vec<(String, String, i64)>> {
     sqlx::query_as(
         "SELECT vd.slug, vd.display_name, COUNT(t.id) FROM vendors vd LEFT JOIN tools t ON t.vendor_id = vd.id AND t.retired_at IS NULL \
+         WHERE vd.disabled_at IS NULL \
          GROUP BY vd.id, vd.slug, vd.display_name ORDER BY vd.slug",
     )
     .fetch_all(pool)

@@ -587,6 +587,74 @@ impl Graft {
         self.vendor(slug.as_str()).await
     }
 
+    /// Changes a vendor (issue 14.3): its display name and/or base URL (checked as for a
+    /// new vendor), and whether it is `enabled`. Disabling takes its tools out of search
+    /// and refuses their calls and promotions, and demotes them from every working set
+    /// (cause `vendor_disabled`; each agent affected gets list_changed); enabling brings
+    /// the tools back to search (agents promote them again). Returns the vendor and the
+    /// entries demoted. Errors: `VendorNotFound`, `Invalid` (nothing to change, a bad URL
+    /// or an empty name).
+    pub async fn set_vendor(
+        &self,
+        actor: &Actor,
+        slug: &str,
+        display_name: Option<&str>,
+        base_url: Option<&str>,
+        enabled: Option<bool>,
+    ) -> ServiceResult<(VendorRow, usize)> {
+        let v = self.vendor(slug).await?;
+        if display_name.is_none() && base_url.is_none() && enabled.is_none() {
+            return Err(ServiceError::Invalid(
+                "nothing to change: give a name, a base URL, or enable or disable".into(),
+            ));
+        }
+        let name = match display_name.map(str::trim) {
+            Some("") => return Err(ServiceError::Invalid("the name is empty".into())),
+            other => other,
+        };
+        let url = base_url.map(check_base_url).transpose()?;
+        let now = self.now();
+        let mut tx = self.write_tx().await?;
+        db::update_vendor(&mut tx, v.id, name, url.as_deref()).await?;
+        let mut demoted: Vec<(i64, i64)> = Vec::new();
+        match (enabled, v.disabled_at) {
+            (Some(false), None) => {
+                db::update_vendor_disabled(&mut tx, v.id, Some(now)).await?;
+                demoted = db::select_vendor_entries(&mut tx, v.id).await?;
+                for (agent_id, tool_id) in &demoted {
+                    db::delete_working_set_entry(&mut tx, *agent_id, *tool_id).await?;
+                    db::insert_history(
+                        &mut tx,
+                        *agent_id,
+                        *tool_id,
+                        "demote",
+                        Cause::VendorDisabled.as_str(),
+                        &actor.label(),
+                        now,
+                    )
+                    .await?;
+                }
+            }
+            (Some(true), Some(_)) => db::update_vendor_disabled(&mut tx, v.id, None).await?,
+            _ => {}
+        }
+        tx.commit().await?;
+        tracing::info!(vendor = slug, by = %actor.label(), name = ?name, base_url = ?url, enabled = ?enabled, demoted = demoted.len(), "vendor changed");
+        // the base URL is read by calls, the name and the state by search
+        self.state_changed().await;
+        self.toolbox_changed().await;
+        let mut agents: Vec<i64> = demoted.iter().map(|(a, _)| *a).collect();
+        agents.sort_unstable();
+        agents.dedup();
+        self.changed(&agents).await;
+        Ok((self.vendor(slug).await?, demoted.len()))
+    }
+
+    /// A vendor's tools (retired ones not counted) and the working-set entries of them.
+    pub async fn vendor_counts(&self, vendor_id: i64) -> ServiceResult<(i64, i64)> {
+        Ok(db::select_vendor_counts(&self.inner.pool, vendor_id).await?)
+    }
+
     /// The vendor with a slug. Errors: `VendorNotFound` naming the vendors there are.
     pub async fn vendor(&self, slug: &str) -> ServiceResult<VendorRow> {
         match db::select_vendor_by_slug(&self.inner.pool, slug).await? {
@@ -612,7 +680,13 @@ impl Graft {
 
     /// Every vendor slug (the nothing-found answer and `vendor_not_found` list them).
     pub async fn vendor_slugs(&self) -> ServiceResult<Vec<String>> {
-        Ok(self.vendors().await?.into_iter().map(|v| v.slug).collect())
+        Ok(self
+            .vendors()
+            .await?
+            .into_iter()
+            .filter(|v| v.disabled_at.is_none())
+            .map(|v| v.slug)
+            .collect())
     }
 
     /// Imports every operation of an OpenAPI document (`text`: JSON or YAML) as a tool of
@@ -1132,6 +1206,12 @@ pub(crate) fn version_row<'a>(
 /// Refuses a tool that cannot be called or promoted: retired (its operation left the
 /// vendor's document, issue 14.3). Errors: `ToolNotFound` saying so.
 fn usable(t: &db::ToolRow) -> ServiceResult<()> {
+    if t.vendor_disabled_at.is_some() {
+        return Err(ServiceError::ToolNotFound(format!(
+            "{}__{}: its vendor {} is disabled; a person can enable it again",
+            t.vendor, t.name, t.vendor
+        )));
+    }
     if t.retired_at.is_some() {
         return Err(ServiceError::ToolNotFound(format!(
             "{}__{} was retired: the vendor's OpenAPI document no longer has its operation; call find_tool for another",

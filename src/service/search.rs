@@ -249,7 +249,7 @@ impl Graft {
     async fn stored_docs(&self) -> ServiceResult<Vec<SearchDoc>> {
         let mut out = Vec::new();
         for v in db::select_vendors(self.pool()).await? {
-            if !v.has_document {
+            if !v.has_document || v.disabled_at.is_some() {
                 continue;
             }
             let Some(text) = db::authoring::select_vendor_document(self.pool(), v.id).await? else {

@@ -1464,3 +1464,87 @@ async fn the_toolbox_pages_through_every_tool_by_vendor_and_by_use() {
     assert!(!page.contains("find_tool"), "{page}");
     app.stop().await;
 }
+
+/// A vendor's page edits its name and base URL with errors at their fields, and disables
+/// it only when the box is ticked (issue 14.3, 14.5).
+#[tokio::test]
+async fn the_vendor_page_edits_and_disables_only_when_confirmed() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_with_petstore(dir.path()).await;
+    app.graft.add_user("ops", PASSWORD).await.unwrap();
+    let mut b = Browser::new(&app);
+    b.sign_in("ops", PASSWORD).await;
+    let page = b.get("/vendors").await.text().await.unwrap();
+    assert!(page.contains(r#"href="/vendors/petstore""#), "{page}");
+    let page = b.get("/vendors/petstore").await.text().await.unwrap();
+    assert!(page.contains("19 tools in the toolbox"), "{page}");
+    assert!(
+        page.contains("Import history") && page.contains("19 new tools"),
+        "{page}"
+    );
+
+    let e: Value = b
+        .call(
+            "edit_vendor",
+            &[
+                ("slug", "petstore"),
+                ("name", "Pets"),
+                ("base_url", "not a url"),
+            ],
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(e["Field"]["field"], "base_url", "{e}");
+    let r = b
+        .call(
+            "edit_vendor",
+            &[
+                ("slug", "petstore"),
+                ("name", "Pets"),
+                ("base_url", "https://pets.example/v3"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status(), 200);
+    let v = app.graft.vendor("petstore").await.unwrap();
+    assert_eq!(
+        (v.display_name.as_str(), v.base_url.as_str()),
+        ("Pets", "https://pets.example/v3")
+    );
+
+    let e: Value = b
+        .call(
+            "set_vendor_state",
+            &[("slug", "petstore"), ("enabled", "no")],
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(e["Field"]["field"], "confirm", "{e}");
+    assert!(app
+        .graft
+        .vendor("petstore")
+        .await
+        .unwrap()
+        .disabled_at
+        .is_none());
+    let r = b
+        .call(
+            "set_vendor_state",
+            &[("slug", "petstore"), ("enabled", "no"), ("confirm", "yes")],
+        )
+        .await;
+    assert_eq!(r.status(), 200);
+    let page = b.get("/vendors/petstore").await.text().await.unwrap();
+    assert!(
+        page.contains("Disabled: its tools are out of search"),
+        "{page}"
+    );
+    assert!(page.contains("Enable the vendor"), "{page}");
+    let page = b.get("/vendors").await.text().await.unwrap();
+    assert!(page.contains("<td>disabled</td>"), "{page}");
+    app.stop().await;
+}

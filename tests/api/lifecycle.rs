@@ -202,3 +202,114 @@ async fn a_changed_document_updates_adds_retires_and_restores_tools() {
     client.cancel().await.unwrap();
     app.stop().await;
 }
+
+/// A person renames a vendor and moves its base URL (calls follow at once), then
+/// disables it — only when confirmed: its tools leave every working set (cause
+/// `vendor_disabled`, list_changed), search and the toolbox, and refuse calls — and
+/// enables it again (issue 14.3).
+#[tokio::test]
+async fn a_vendor_is_moved_disabled_and_enabled_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_with_petstore(dir.path()).await;
+    let echo = super::vendor::start(None).await;
+    let g = &app.graft;
+    let (id, token) = agent(&app, "alpha").await;
+    let (client, events) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
+    call(
+        &client,
+        "promote",
+        json!({"vendor": "petstore", "name": "get_inventory"}),
+    )
+    .await;
+    events.wait_for(1).await;
+    let ops = Actor::Person("ops".into());
+
+    // refused in words, nothing changed
+    for (name, url, why) in [
+        (Some(" "), None, "the name is empty"),
+        (None, Some("ftp://x"), "http"),
+        (None, None, "nothing to change"),
+    ] {
+        let e = g
+            .set_vendor(&ops, "petstore", name, url, None)
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains(why), "{e}");
+    }
+    let e = g
+        .set_vendor(&ops, "nope", Some("x"), None, None)
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("no vendor"), "{e}");
+
+    let base = format!("{}/anything", echo.url());
+    let (v, demoted) = g
+        .set_vendor(&ops, "petstore", Some("Pet Store"), Some(&base), None)
+        .await
+        .unwrap();
+    assert_eq!(
+        (v.display_name.as_str(), v.base_url.as_str(), demoted),
+        ("Pet Store", base.as_str(), 0)
+    );
+    let r = call(&client, "petstore__get_inventory", json!({})).await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    assert_eq!(
+        echo.last().path,
+        "/anything/store/inventory",
+        "calls use the new base URL at once"
+    );
+
+    let (v, demoted) = g
+        .set_vendor(&ops, "petstore", None, None, Some(false))
+        .await
+        .unwrap();
+    assert!(v.disabled_at.is_some());
+    assert_eq!(demoted, 1);
+    events.wait_for(2).await;
+    assert!(!tool_names(&client)
+        .await
+        .contains(&"petstore__get_inventory".to_string()));
+    let h = g.history(id, 1, 0).await.unwrap();
+    assert_eq!(
+        (h[0].cause.as_str(), h[0].actor.as_str()),
+        ("vendor_disabled", "person:ops")
+    );
+    assert!(g
+        .search_tools(None, "inventory", 10)
+        .await
+        .unwrap()
+        .hits
+        .is_empty());
+    assert_eq!(g.toolbox_size().await.unwrap(), 0);
+    let r = call(
+        &client,
+        "promote",
+        json!({"vendor": "petstore", "name": "get_inventory"}),
+    )
+    .await;
+    assert!(text(&r).contains("disabled"), "{}", text(&r));
+    let r = call(
+        &client,
+        "run_tool",
+        json!({"vendor": "petstore", "name": "get_inventory", "input": {}}),
+    )
+    .await;
+    assert!(text(&r).contains("disabled"), "{}", text(&r));
+
+    g.set_vendor(&ops, "petstore", None, None, Some(true))
+        .await
+        .unwrap();
+    assert_eq!(
+        g.search_tools(None, "inventory", 10).await.unwrap().hits[0].name,
+        "get_inventory"
+    );
+    let r = call(
+        &client,
+        "promote",
+        json!({"vendor": "petstore", "name": "get_inventory"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    client.cancel().await.unwrap();
+    app.stop().await;
+}
