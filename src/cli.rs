@@ -982,7 +982,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     c.duration_ms
                 );
                 if let Some(m) = &c.message {
-                    println!("    {m}");
+                    // the first sentence: an approval's message goes on to what the agent
+                    // should tell its user
+                    println!(
+                        "    {}",
+                        crate::domain::search::text::first_sentence(m, 200)
+                    );
                 }
                 if let Some(i) = &c.input {
                     println!("    input {i}");

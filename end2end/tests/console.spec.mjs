@@ -38,9 +38,22 @@ test('a wrong password is refused', async ({ page }, testInfo) => {
 test('create an agent: its token once, with client configurations', async ({ page, request }, testInfo) => {
   await signIn(page, testInfo);
   const name = unique(testInfo, 'laptop');
-  const token = await createAgent(page, testInfo, name, 'claude-code');
+  const token = await createAgent(page, testInfo, name, 'codex');
   for (const client of ['Claude Code', 'Cursor', 'VS Code', 'Codex CLI', 'Hermes', 'OpenClaw']) {
     await expect(page.locator(`pre[data-client="${client}"]`)).toBeVisible();
+  }
+  // the harness chosen at creation comes first
+  await expect(page.locator('pre[data-client]').first()).toHaveAttribute('data-client', 'Codex CLI');
+  if (testInfo.project.name === 'hydrated') {
+    // a copy button for the token and each snippet (the Clipboard API)
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+    await expect(page.getByRole('button', { name: /^Copy / })).toHaveCount(7);
+    await page.getByRole('button', { name: 'Copy the token' }).click();
+    await expect(page.getByRole('button', { name: 'Copy the token' })).toHaveText('Copied');
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(token);
+  } else {
+    // without JavaScript nothing pretends to copy; the text is selectable
+    await expect(page.getByRole('button', { name: /^Copy / })).toHaveCount(0);
   }
   await expect(page.locator('pre[data-client="Claude Code"]')).toContainText(`Authorization: Bearer ${token}`);
   await expect(page.locator('pre[data-client="OpenClaw"]')).toContainText('"transport": "streamable-http"');

@@ -417,6 +417,9 @@ pub struct ToolData {
     /// When a re-import retired it (ms): its operation left the vendor's document.
     #[serde(default)]
     pub retired_at: Option<i64>,
+    /// Whether its vendor is disabled.
+    #[serde(default)]
+    pub vendor_disabled: bool,
 }
 
 /// A vendor row.
@@ -528,8 +531,8 @@ impl ImportSummary {
             let demoted = match self.demoted {
                 0 => String::new(),
                 n => format!(
-                    ", demoted from {}",
-                    super::components::count(n as i64, "working set")
+                    ", {} demoted",
+                    super::components::count(n as i64, "working-set entry")
                 ),
             };
             parts.push(format!(
@@ -597,6 +600,33 @@ pub struct ImportItem {
     pub by: String,
     /// Its summary in one sentence ([`ImportSummary::headline`]).
     pub headline: String,
+    /// Which tools it updated, retired, restored or left alone, one line each.
+    #[serde(default)]
+    pub details: Vec<String>,
+}
+
+impl ImportSummary {
+    /// Which tools the import updated (and what changed), retired, restored and left
+    /// alone, one line each, for the import history.
+    pub fn details(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .updated
+            .iter()
+            .map(|(n, what)| format!("updated {n}: {what}"))
+            .collect();
+        out.extend(
+            self.retired
+                .iter()
+                .map(|n| format!("retired {n}: its operation left the document")),
+        );
+        out.extend(self.restored.iter().map(|n| format!("restored {n}")));
+        out.extend(
+            self.kept
+                .iter()
+                .map(|n| format!("left alone {n}: an agent wrote its current version")),
+        );
+        out
+    }
 }
 
 /// The Vendors page.
@@ -838,7 +868,11 @@ fn approval_item(a: crate::db::runs::ApprovalRow) -> ApprovalItem {
 fn call_item(c: crate::db::runs::CallLogRow) -> CallItem {
     CallItem {
         id: c.id,
-        outcome: c.outcome().to_string(),
+        outcome: if c.dry_run && c.status != "ok" {
+            format!("{} (dry run)", c.outcome())
+        } else {
+            c.outcome().to_string()
+        },
         ok: c.status == "ok",
         tool: format!("{}__{}", c.vendor, c.name),
         agent: c.agent,
@@ -1151,7 +1185,8 @@ pub async fn rotate_token(agent: String) -> ConsoleResult<()> {
 pub async fn take_token(agent: String, reveal: String) -> ConsoleResult<Option<TokenReveal>> {
     with_status(async move {
         let (state, person) = signed_in().await?;
-        let wanted = state.graft.agent_by_name(&agent).await?.name;
+        let row = state.graft.agent_by_name(&agent).await?;
+        let (wanted, harness) = (row.name, row.harness);
         let Some(Flash::Token(agent, token)) = state.flash.take(&person.name, &reveal) else {
             return Ok(None);
         };
@@ -1159,8 +1194,13 @@ pub async fn take_token(agent: String, reveal: String) -> ConsoleResult<Option<T
             return Ok(None);
         }
         let url = format!("{}/mcp", state.public_url.trim_end_matches('/'));
+        let mut snippets = crate::console::snippets::all(&agent, &url, &token);
+        // the client chosen when the agent was made comes first
+        if let Some(label) = harness.as_deref().map(harness_in_words) {
+            snippets.sort_by_key(|(client, _, _)| *client != label);
+        }
         Ok(Some(TokenReveal {
-            snippets: crate::console::snippets::all(&agent, &url, &token),
+            snippets,
             agent,
             token,
             url,
@@ -1493,6 +1533,7 @@ pub async fn tool(vendor: String, name: String) -> ConsoleResult<ToolData> {
             calls: calls.into_iter().map(call_item).collect(),
             gated,
             retired_at: d.tool.retired_at,
+            vendor_disabled: d.tool.vendor_disabled_at.is_some(),
         })
     })
     .await
@@ -1509,14 +1550,13 @@ pub async fn vendors(import: Option<String>) -> ConsoleResult<VendorsData> {
             Some(Flash::Import(s)) => Some(s),
             _ => None,
         };
-        let mut imports: Vec<ImportItem> = Vec::new();
-        for v in state.graft.vendors().await? {
-            for i in state.graft.imports(&v.slug).await?.into_iter().take(20) {
-                imports.push(import_item(&v.slug, i));
-            }
-        }
-        imports.sort_by_key(|i| std::cmp::Reverse(i.at));
-        imports.truncate(20);
+        let imports: Vec<ImportItem> = state
+            .graft
+            .recent_imports(20)
+            .await?
+            .into_iter()
+            .map(|(v, by, at, report)| import_item(&v, (by, at, report)))
+            .collect();
         Ok(VendorsData {
             now: state.graft.clock_now(),
             vendors: state
@@ -1564,6 +1604,7 @@ fn import_item(
     vendor: &str,
     (by, at, report): (String, i64, crate::service::ImportReport),
 ) -> ImportItem {
+    let summary = ImportSummary::from(report);
     ImportItem {
         vendor: vendor.to_string(),
         at,
@@ -1571,7 +1612,8 @@ fn import_item(
             .strip_prefix("person:")
             .unwrap_or("the command line")
             .to_string(),
-        headline: ImportSummary::from(report).headline(),
+        headline: summary.headline(),
+        details: summary.details(),
     }
 }
 

@@ -327,21 +327,64 @@ pub fn TokenPage() -> impl IntoView {
     }
 }
 
+/// A button that copies `text` to the clipboard (the Clipboard API), shown once the page
+/// is hydrated; without JavaScript the text beside it is selectable as a whole.
+#[component]
+fn CopyButton(text: String, what: &'static str) -> impl IntoView {
+    let (hydrated, set_hydrated) = signal(false);
+    Effect::new(move |_| set_hydrated.set(true));
+    let (copied, set_copied) = signal(false);
+    let text = StoredValue::new(text);
+    move || {
+        hydrated.get().then(|| {
+            view! {
+                <button type="button" class="copy" aria-label=format!("Copy {what}")
+                    on:click=move |_| {
+                        copy_to_clipboard(&text.get_value());
+                        set_copied.set(true);
+                    }>
+                    {move || if copied.get() { "Copied" } else { "Copy" }}
+                </button>
+            }
+        })
+    }
+}
+
+#[cfg(feature = "hydrate")]
+fn copy_to_clipboard(text: &str) {
+    if let Some(w) = web_sys::window() {
+        // the promise settles on its own; a refusal leaves the selectable text
+        let _ = w.navigator().clipboard().write_text(text);
+    }
+}
+
+#[cfg(not(feature = "hydrate"))]
+fn copy_to_clipboard(_: &str) {}
+
 fn token_view(r: TokenReveal) -> impl IntoView {
     view! {
         <h1>"Agent "{r.agent.clone()}</h1>
         <section class="card reveal">
             <h2>"Its token"</h2>
             <p>"Copy it now: Graft stores only a hash, and this page will not show it again."</p>
-            <pre class="token" data-token=r.token.clone()><code>{r.token.clone()}</code></pre>
+            <div class="copyable">
+                <pre class="token" data-token=r.token.clone()><code>{r.token.clone()}</code></pre>
+                <CopyButton text=r.token.clone() what="the token"/>
+            </div>
             <p>"MCP endpoint: "<code>{r.url.clone()}</code></p>
         </section>
         <section class="card">
             <h2>"Connect a client"</h2>
-            {r.snippets.into_iter().map(|(client, place, text)| view! {
-                <h3>{client.clone()}</h3>
-                <p class="muted">{place}</p>
-                <pre data-client=client><code>{text}</code></pre>
+            {r.snippets.into_iter().map(|(client, place, text)| {
+                let what: &'static str = "the configuration";
+                view! {
+                    <h3>{client.clone()}</h3>
+                    <p class="muted">{place}</p>
+                    <div class="copyable">
+                        <pre data-client=client><code>{text.clone()}</code></pre>
+                        <CopyButton text what/>
+                    </div>
+                }
             }).collect_view()}
             <p>"Give the agent the Graft skill too: "<a href="/skill/SKILL.md">"/skill/SKILL.md"</a>
                " (a "<code>"SKILL.md"</code>" folder for Hermes and OpenClaw). It teaches find_tool before acquire, promote, and run_tool as the fallback."</p>
@@ -1018,6 +1061,9 @@ fn tool_view(t: ToolData) -> impl IntoView {
     view! {
         <p class="crumbs"><a href="/tools">"Toolbox"</a>" › "<a href=back>{t.vendor.clone()}</a></p>
         <h1><code>{format!("{}__{}", t.vendor, t.name)}</code></h1>
+        {t.vendor_disabled.then(|| view! {
+            <p class="warning" role="note">"Its vendor is disabled: agents cannot promote or call it until a person enables "<a href=format!("/vendors/{}", segment(&t.vendor))>"the vendor"</a>" again."</p>
+        })}
         {t.retired_at.map(|at| view! {
             <p class="warning" role="note">"Retired "<When at now/>": the vendor's OpenAPI document no longer has this operation. Agents cannot promote or call it; it stays here for the record, and comes back if a later import has the operation again."</p>
         })}
@@ -1144,12 +1190,16 @@ pub fn VendorsPage() -> impl IntoView {
                                         <td data-label="When"><When at=i.at now/></td>
                                         <td data-label="Vendor"><a href=format!("/tools?vendor={}", segment(&i.vendor))><code>{i.vendor.clone()}</code></a></td>
                                         <td data-label="By">{i.by}</td>
-                                        <td data-label="What it did">{i.headline}</td>
+                                        <td data-label="What it did">{i.headline}
+                                            {(!i.details.is_empty()).then(|| view! { <details><summary>"Which tools"</summary><ul>
+                                                {i.details.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}
+                                            </ul></details> }.into_any())}
+                                        </td>
                                     </tr>
                                 }).collect_view()}</tbody>
                             </table></div>
                         </section>
-                    })}
+                    }.into_any())}
                     <section class="card" id="connections">
                         <h2>"Connections"</h2>
                         <FormError err=revoke_err/>
@@ -1192,7 +1242,7 @@ pub fn VendorsPage() -> impl IntoView {
             </section>
             <section class="card" id="import">
                 <h2>"Import an OpenAPI document"</h2>
-                <p class="muted">"OpenAPI 3.0, 3.1 or Swagger 2.0, JSON or YAML, up to 32 MiB. Every operation becomes a tool of the vendor (a new vendor is created with the document's server URL, or the base URL given). All or nothing: a failure imports none."</p>
+                <p class="muted">"OpenAPI 3.0, 3.1 or Swagger 2.0, JSON or YAML, up to 32 MiB. Every operation becomes a tool of the vendor (a new vendor is created with the document's server URL, or the base URL given). A newer document of a vendor updates its tools: changed operations get a new version, new ones are added, and tools whose operation is gone are retired (demoted, kept for the record). All or nothing: a failure changes nothing."</p>
                 <form method="post" action="/vendors/import" enctype="multipart/form-data" class="grid-form"
                       on:submit=move |ev| {
                           let refused = upload_with_progress(ev, set_sent);
@@ -1246,8 +1296,8 @@ pub fn VendorPage() -> impl IntoView {
                     <h1>{v.name.clone()}" "<code>{v.slug.clone()}</code></h1>
                     <p class="muted">
                         {if v.disabled { "Disabled: its tools are out of search and refuse calls. " } else { "" }}
-                        {format!("{} in the toolbox, {} ", count(d.tools, "tool"), count(d.entries, "working-set entry"))}
-                        <a href=format!("/tools?vendor={}", segment(&v.slug))>"See its tools"</a>
+                        {format!("{} in the toolbox, {}. ", count(d.tools, "tool"), count(d.entries, "working-set entry"))}
+                        {(!v.disabled).then(|| view! { <a href=format!("/tools?vendor={}", segment(&v.slug))>"See its tools"</a> })}
                     </p>
                     <section class="card" id="settings">
                         <h2>"Name and base URL"</h2>
@@ -1294,7 +1344,11 @@ pub fn VendorPage() -> impl IntoView {
                             view! { <p class="muted">"No document imported yet. "<a href="/vendors#import">"Import one"</a>"."</p> }.into_any()
                         } else {
                             view! { <ul>{d.imports.into_iter().map(|i| view! {
-                                <li><When at=i.at now/>{format!(" by {}: {}", i.by, i.headline)}</li>
+                                <li><When at=i.at now/>{format!(" by {}: {}", i.by, i.headline)}
+                                    {(!i.details.is_empty()).then(|| view! { <details><summary>"Which tools"</summary><ul>
+                                        {i.details.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}
+                                    </ul></details> })}
+                                </li>
                             }).collect_view()}</ul> }.into_any()
                         }}
                     </section>

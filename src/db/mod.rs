@@ -613,9 +613,7 @@ pub async fn insert_embeddings(
 
 /// Number of tools in the toolbox.
 pub async fn count_tools(pool: &Pool) -> DbResult<i64> {
-    sqlx::query_scalar(
-        "SELECT COUNT(*) FROM tools t JOIN vendors vd ON vd.id = t.vendor_id WHERE t.retired_at IS NULL AND vd.disabled_at IS NULL",
-    )
+    sqlx::query_scalar("SELECT COUNT(*) FROM tools WHERE retired_at IS NULL")
         .fetch_one(pool)
         .await
 }
@@ -858,6 +856,22 @@ pub async fn select_vendor_tool_counts(pool: &Pool) -> DbResult<Vec<(String, Str
     .await
 }
 
+/// A tool with its newest version that import wrote (instead of its current one), when
+/// there is one.
+pub async fn select_last_imported_version(
+    conn: &mut Conn,
+    tool_id: i64,
+) -> DbResult<Option<ToolRow>> {
+    let sql = TOOL_SELECT.replace(
+        "v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id)",
+        "v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id AND authored_by = 'import')",
+    ) + " WHERE t.id = $1";
+    sqlx::query_as(&sql)
+        .bind(tool_id)
+        .fetch_optional(conn)
+        .await
+}
+
 /// Marks a tool retired at `at` (ms), or restores it (`None`).
 pub async fn update_tool_retired(conn: &mut Conn, tool_id: i64, at: Option<i64>) -> DbResult<()> {
     sqlx::query("UPDATE tools SET retired_at = $2 WHERE id = $1")
@@ -885,6 +899,20 @@ pub async fn insert_import(
         .execute(conn)
         .await?;
     Ok(())
+}
+
+/// The newest `limit` imports of every vendor: `(vendor slug, actor, ms, summary JSON)`.
+pub async fn select_recent_imports(
+    pool: &Pool,
+    limit: i64,
+) -> DbResult<Vec<(String, String, i64, String)>> {
+    sqlx::query_as(
+        "SELECT vd.slug, i.actor, i.at, i.summary FROM imports i JOIN vendors vd ON vd.id = i.vendor_id \
+         ORDER BY i.at DESC, i.id DESC LIMIT $1",
+    )
+    .bind(limit)
+    .fetch_all(pool)
+    .await
 }
 
 /// A vendor's imports, newest first: `(actor, ms, summary JSON)`.

@@ -560,8 +560,15 @@ pub fn plan_import(
     };
     let (credentials, declares_security) = credential_params(doc);
     let mut used: BTreeSet<String> = BTreeSet::new();
+    let mut keys: HashSet<String> = HashSet::new();
     for (i, (method, path, item, op)) in ops.iter().enumerate() {
-        let key = operation_key(op, method, path);
+        let mut key = operation_key(op, method, path);
+        if !keys.insert(key.clone()) {
+            // an operationId used twice: the second is known by its method and path, so
+            // that a re-import finds each operation's own tool
+            key = format!("{} {path}", method.to_ascii_uppercase());
+            keys.insert(key.clone());
+        }
         if method == "trace" {
             plan.skipped.push(Skipped {
                 operation: key,
@@ -1148,6 +1155,40 @@ mod tests {
         assert_eq!(p.existing[0].name, "old_name");
         assert_eq!(p.existing[0].operation_id.as_deref(), Some("a"));
         assert!(p.skipped.is_empty());
+        // an operationId used twice: the second is known by method and path, so each
+        // operation finds its own tool again
+        let dup = json!({"openapi": "3.0.0", "paths": {"/a": {"get": {"operationId": "dup"}}, "/b": {"get": {"operationId": "dup"}}}});
+        let first = plan_import(&dup, &v, &|_| false, &HashMap::new(), &mut |_, _| {}).unwrap();
+        let keys: Vec<_> = first
+            .tools
+            .iter()
+            .map(|t| t.operation_id.clone().unwrap())
+            .collect();
+        assert_eq!(keys, ["dup", "GET /b"]);
+        let known: HashMap<String, String> = first
+            .tools
+            .iter()
+            .map(|t| (t.operation_id.clone().unwrap(), t.name.clone()))
+            .collect();
+        let again = plan_import(
+            &dup,
+            &v,
+            &|n| known.values().any(|k| k == n),
+            &known,
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert!(again.tools.is_empty());
+        assert_eq!(
+            again
+                .existing
+                .iter()
+                .map(|t| t.path_template.as_str())
+                .collect::<Vec<_>>(),
+            ["/a", "/b"]
+        );
+        assert_eq!(again.existing[0].name, first.tools[0].name);
+        assert_eq!(again.existing[1].name, first.tools[1].name);
         assert!(plan_import(
             &json!({"hello": 1}),
             &v,

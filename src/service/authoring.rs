@@ -133,6 +133,17 @@ pub fn call_change(old: &db::ToolRow, new: &ToolDraft, hints: Hints) -> Option<S
     (!what.is_empty()).then(|| what.join("; "))
 }
 
+/// Refuses to author a tool of a disabled vendor (its tools refuse calls).
+fn refuse_disabled(v: &db::VendorRow) -> ServiceResult<()> {
+    match v.disabled_at {
+        Some(_) => Err(ServiceError::Invalid(format!(
+            "vendor {} is disabled: its tools cannot be called until a person enables it",
+            v.slug
+        ))),
+        None => Ok(()),
+    }
+}
+
 fn author_of(actor: &Actor) -> String {
     actor.label()
 }
@@ -149,6 +160,7 @@ impl Graft {
         spec: ToolSpec,
     ) -> ServiceResult<Published> {
         let v = self.vendor(vendor).await?;
+        refuse_disabled(&v)?;
         let slug = VendorSlug::parse(&v.slug).map_err(ServiceError::Invalid)?;
         let draft = authoring::draft(&slug, &spec).map_err(ServiceError::Invalid)?;
         self.insert_authored(actor, agent_id, v.id, &draft).await
@@ -166,6 +178,7 @@ impl Graft {
         name: Option<&str>,
     ) -> ServiceResult<(String, Published)> {
         let v = self.vendor(vendor).await?;
+        refuse_disabled(&v)?;
         let slug = VendorSlug::parse(&v.slug).map_err(ServiceError::Invalid)?;
         let text = q::select_vendor_document(self.pool(), v.id)
             .await?

@@ -740,6 +740,17 @@ impl Graft {
             .collect();
         let plan = openapi::plan_import(&doc, &slug, &|n| names.contains(n), &imported, progress)
             .map_err(ServiceError::Invalid)?;
+        let live = current
+            .iter()
+            .filter(|t| t.retired_at.is_none() && t.first_author == "import")
+            .count();
+        if plan.tools.is_empty() && plan.existing.is_empty() && live > 0 {
+            return Err(ServiceError::Invalid(format!(
+                "the document has no operation Graft can import ({} operations, {} skipped): importing it would retire all {live} tools of {vendor}; nothing was changed",
+                plan.total_operations,
+                plan.skipped.len()
+            )));
+        }
         let now = self.now();
         // the vendor (when new), its tools and its document: one transaction
         let mut tx = self.write_tx().await?;
@@ -803,10 +814,20 @@ impl Graft {
                 continue;
             };
             seen.insert(old.name.as_str());
-            if old.authored_by != "import" {
+            if old.authored_by.starts_with("agent:") {
                 report.kept.push(old.name.clone());
                 continue;
             }
+            // a person's version (hints, a description) stays until the document changes
+            // the operation since the version import last wrote
+            let baseline = if old.authored_by == "import" {
+                (*old).clone()
+            } else {
+                match db::select_last_imported_version(&mut tx, old.id).await? {
+                    Some(v) => v,
+                    None => (*old).clone(),
+                }
+            };
             if old.retired_at.is_some() {
                 db::update_tool_retired(&mut tx, old.id, None).await?;
                 report.restored.push(old.name.clone());
@@ -824,7 +845,7 @@ impl Graft {
             };
             let binding =
                 serde_json::to_value(&d.binding).map_err(|e| ServiceError::Internal(e.into()))?;
-            let Some(what) = definition_change(old, d, &binding, hints) else {
+            let Some(what) = definition_change(&baseline, d, &binding, hints) else {
                 if old.retired_at.is_none() {
                     report.unchanged += 1;
                 }
@@ -860,10 +881,6 @@ impl Graft {
             })
             .collect();
         for t in &gone {
-            if t.authored_by != "import" {
-                report.kept.push(t.name.clone());
-                continue;
-            }
             db::update_tool_retired(&mut tx, t.id, Some(now)).await?;
             report.retired.push(t.name.clone());
             for (agent_id, tool_id) in db::sweep::select_entries_of_tools(&mut tx, &[t.id]).await? {
@@ -921,6 +938,18 @@ impl Graft {
         notify.dedup();
         self.changed(&notify).await;
         Ok(report)
+    }
+
+    /// The newest `limit` imports of every vendor: `(vendor, who, ms, summary)`.
+    pub async fn recent_imports(
+        &self,
+        limit: i64,
+    ) -> ServiceResult<Vec<(String, String, i64, ImportReport)>> {
+        Ok(db::select_recent_imports(&self.inner.pool, limit)
+            .await?
+            .into_iter()
+            .map(|(v, who, at, text)| (v, who, at, serde_json::from_str(&text).unwrap_or_default()))
+            .collect())
     }
 
     /// The vendor's imports, newest first: `(who, ms, summary)`. Errors: `VendorNotFound`.
@@ -1214,7 +1243,7 @@ fn usable(t: &db::ToolRow) -> ServiceResult<()> {
     }
     if t.retired_at.is_some() {
         return Err(ServiceError::ToolNotFound(format!(
-            "{}__{} was retired: the vendor's OpenAPI document no longer has its operation; call find_tool for another",
+            "{}__{} was retired: the vendor's OpenAPI document no longer has its operation",
             t.vendor, t.name
         )));
     }
@@ -1275,12 +1304,18 @@ fn definition_change(
 /// returned without a trailing `/`. Errors: `Invalid` with the reason.
 pub fn check_base_url(url: &str) -> ServiceResult<String> {
     let u = url.trim();
+    // the URL is quoted in errors without what precedes an '@' (it may hold a password)
+    let shown = match u.split_once('@') {
+        Some((_, host)) => format!("…@{host}"),
+        None => u.to_string(),
+    };
+    let shown = shown.as_str();
     let rest = u
         .strip_prefix("https://")
         .or_else(|| u.strip_prefix("http://"))
         .ok_or_else(|| {
             ServiceError::Invalid(format!(
-                "base URL {u:?} must start with http:// or https://"
+                "base URL {shown:?} must start with http:// or https://"
             ))
         })?;
     let host = rest.split('/').next().unwrap_or("");
@@ -1290,7 +1325,7 @@ pub fn check_base_url(url: &str) -> ServiceResult<String> {
         .is_none()
     {
         return Err(ServiceError::Invalid(format!(
-            "base URL {u:?} is not a valid URL"
+            "base URL {shown:?} is not a valid URL"
         )));
     }
     if host.is_empty()
@@ -1300,7 +1335,7 @@ pub fn check_base_url(url: &str) -> ServiceResult<String> {
         || u.chars().any(char::is_whitespace)
     {
         return Err(ServiceError::Invalid(format!(
-            "base URL {u:?} must be scheme://host[:port][/path] without user info, query or fragment"
+            "base URL {shown:?} must be scheme://host[:port][/path] without user info, query or fragment"
         )));
     }
     Ok(u.trim_end_matches('/').to_string())

@@ -252,8 +252,20 @@ fn secret_field(name: &str) -> bool {
         "sid",
         "jwt",
         "bearer",
+        "pass",
+        "passcode",
+        "hmac",
+        "dsn",
+        "authorisation",
     ];
-    let words = crate::domain::search::text::words(name);
+    // plurals too: tokens, passwords, accessTokens
+    let words: Vec<String> = crate::domain::search::text::words(name)
+        .into_iter()
+        .map(|w| match w.strip_suffix('s') {
+            Some(stem) if WORDS.contains(&stem) => stem.to_string(),
+            _ => w,
+        })
+        .collect();
     // `key` alone (Google's and Trello's API key parameter), not `issue_key`
     if words.len() == 1 && words[0] == "key" {
         return true;
@@ -266,6 +278,7 @@ fn secret_field(name: &str) -> bool {
             "privatekey",
             "secretkey",
             "clientsecret",
+            "signingkey",
         ]
         .iter()
         .any(|k| joined.contains(k))
@@ -962,6 +975,12 @@ mod tests {
             "key",
             "sessionId",
             "jwt",
+            "tokens",
+            "accessTokens",
+            "passwords",
+            "secrets",
+            "signing_key",
+            "dsn",
         ] {
             assert!(secret_field(name), "{name} looks secret");
         }
@@ -973,6 +992,8 @@ mod tests {
             "tokenizer_name",
             "issue_key",
             "monkey",
+            "passenger",
+            "status",
         ] {
             assert!(!secret_field(name), "{name} is not a secret");
         }

@@ -56,8 +56,13 @@ async fn a_changed_document_updates_adds_retires_and_restores_tools() {
         .import_openapi_by(&ops, "petstore", &original, None, &mut |_, _| {})
         .await
         .unwrap();
-    assert_eq!((r.imported, r.unchanged), (0, 18), "{r:?}");
-    assert_eq!(r.kept, ["update_user"]);
+    assert_eq!((r.imported, r.unchanged), (0, 19), "{r:?}");
+    assert!(r.kept.is_empty(), "{r:?}");
+    assert_eq!(
+        g.tool("petstore", "update_user").await.unwrap().description,
+        "Update a user (our words).",
+        "a person's version stays while the document does not change the operation"
+    );
     assert!(
         r.updated.is_empty() && r.retired.is_empty() && r.skipped.is_empty(),
         "{r:?}"
@@ -95,12 +100,21 @@ async fn a_changed_document_updates_adds_retires_and_restores_tools() {
                 "get_inventory".to_string(),
                 "the title; the description".to_string()
             ),
+            (
+                "update_user".to_string(),
+                "the title; the description".to_string()
+            ),
         ]
     );
     assert_eq!(r.retired, ["delete_pet"]);
     assert_eq!(r.demoted, 1);
-    assert_eq!(r.kept, ["update_user"], "a person's version is left alone");
+    assert!(r.kept.is_empty(), "{r:?}");
     assert_eq!(r.unchanged, 15);
+    assert_eq!(
+        g.tool("petstore", "update_user").await.unwrap().authored_by,
+        "import",
+        "the document changed the operation a person had described"
+    );
 
     // the agent heard of it, and its set lost the retired tool with that cause
     events.wait_for(3).await;
@@ -193,6 +207,16 @@ async fn a_changed_document_updates_adds_retires_and_restores_tools() {
     assert_eq!(history[3].0, "rule", "the test helper's import");
     assert_eq!(history[3].2.imported, 19);
 
+    // a document with no operation to import would retire everything: refused
+    let mut empty = petstore();
+    empty["paths"] = json!({});
+    let e = g
+        .import_openapi_by(&ops, "petstore", &empty.to_string(), None, &mut |_, _| {})
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("would retire all"), "{e}");
+    assert_eq!(g.toolbox_size().await.unwrap(), 19);
+
     // a document that does not parse changes nothing
     assert!(g
         .import_openapi_by(&ops, "petstore", "{", None, &mut |_, _| {})
@@ -280,13 +304,30 @@ async fn a_vendor_is_moved_disabled_and_enabled_again() {
         .unwrap()
         .hits
         .is_empty());
-    assert_eq!(g.toolbox_size().await.unwrap(), 0);
+    let (listed, total) = g
+        .browse_tools(None, graft::db::BrowseOrder::Name, 50, 0)
+        .await
+        .unwrap();
+    assert!(listed.is_empty() && total == 0, "out of the Toolbox");
+    assert_eq!(
+        g.toolbox_size().await.unwrap(),
+        19,
+        "still in the toolbox: the first steps stay done"
+    );
     let r = call(
         &client,
         "promote",
         json!({"vendor": "petstore", "name": "get_inventory"}),
     )
     .await;
+    assert!(text(&r).contains("disabled"), "{}", text(&r));
+    let r = call(
+        &client,
+        "acquire",
+        json!({"vendor": "petstore", "name": "get_thing", "description": "Get a thing", "method": "GET", "path": "/thing", "inputSchema": {"type": "object"}}),
+    )
+    .await;
+    assert_eq!(code(&r).as_deref(), Some("invalid_input"), "{}", text(&r));
     assert!(text(&r).contains("disabled"), "{}", text(&r));
     let r = call(
         &client,
