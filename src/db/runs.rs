@@ -509,7 +509,7 @@ pub struct CallLogRow {
 impl CallLogRow {
     /// The outcome in words a person reads: `ok`, `dry run`, `invalid input`, `waits
     /// for approval`, `approval denied`, `vendor error`, `vendor unreachable`,
-    /// `connection revoked`, `no default connection`.
+    /// `connection revoked`, `no default connection`, `tool retired`, `vendor disabled`.
     pub fn outcome(&self) -> &'static str {
         match (self.status.as_str(), self.error_code.as_deref()) {
             ("ok", _) if self.dry_run => "dry run",
@@ -521,6 +521,8 @@ impl CallLogRow {
             (_, Some("vendor_unreachable")) => "vendor unreachable",
             (_, Some("connection_revoked")) => "connection revoked",
             (_, Some("connection_ambiguous")) => "no default connection",
+            (_, Some("tool_retired")) => "tool retired",
+            (_, Some("vendor_disabled")) => "vendor disabled",
             _ => "failed",
         }
     }

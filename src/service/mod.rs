@@ -503,9 +503,9 @@ impl Graft {
         if let Some(t) = hot.tool(vendor, name, epoch) {
             return Ok(t);
         }
-        let t = self.tool(vendor, name).await?;
-        usable(&t)?;
-        let t = Arc::new(t);
+        // a retired tool or one of a disabled vendor resolves too: its call is refused,
+        // and recorded in the calls log, by run_tool_row
+        let t = Arc::new(self.tool(vendor, name).await?);
         hot.put_tool(epoch, t.clone());
         Ok(t)
     }
@@ -1234,7 +1234,7 @@ pub(crate) fn version_row<'a>(
 
 /// Refuses a tool that cannot be called or promoted: retired (its operation left the
 /// vendor's document, issue 14.3). Errors: `ToolNotFound` saying so.
-fn usable(t: &db::ToolRow) -> ServiceResult<()> {
+pub(crate) fn usable(t: &db::ToolRow) -> ServiceResult<()> {
     if t.vendor_disabled_at.is_some() {
         return Err(ServiceError::ToolNotFound(format!(
             "{}__{}: its vendor {} is disabled; a person can enable it again",

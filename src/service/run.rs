@@ -38,7 +38,8 @@ pub enum RunAnswer {
     /// A tool error (`isError`) with `structuredContent.error = {code, message, ..details}`.
     Err {
         /// `invalid_input`, `approval_required`, `approval_denied`, `vendor_error`,
-        /// `vendor_unreachable`, `connection_revoked`, `connection_ambiguous`.
+        /// `vendor_unreachable`, `connection_revoked`, `connection_ambiguous`,
+        /// `tool_retired`, `vendor_disabled`.
         code: &'static str,
         /// A sentence for the model.
         message: String,
@@ -720,6 +721,22 @@ impl Graft {
         dry_run: bool,
     ) -> ServiceResult<(RunAnswer, Option<u16>)> {
         let qualified = format!("{}__{}", tool.vendor, tool.name);
+        // 0. a retired tool, or one of a disabled vendor, runs nothing
+        if let Err(e) = super::usable(tool) {
+            let code = if tool.vendor_disabled_at.is_some() {
+                "vendor_disabled"
+            } else {
+                "tool_retired"
+            };
+            let message = match e {
+                ServiceError::ToolNotFound(m) => m,
+                other => other.to_string(),
+            };
+            return Ok((
+                RunAnswer::err(code, message, json!({"tool": qualified})),
+                None,
+            ));
+        }
         // 1. validate
         let input = match input {
             Value::Null => Value::Object(Map::new()),

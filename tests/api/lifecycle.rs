@@ -169,7 +169,14 @@ async fn a_changed_document_updates_adds_retires_and_restores_tools() {
         json!({"vendor": "petstore", "name": "delete_pet", "input": {"petId": 1}}),
     )
     .await;
+    assert_eq!(code(&r).as_deref(), Some("tool_retired"), "{}", text(&r));
     assert!(text(&r).contains("retired"), "{}", text(&r));
+    let logged = g.calls(&Default::default(), 1).await.unwrap();
+    assert_eq!(
+        (logged[0].name.as_str(), logged[0].outcome()),
+        ("delete_pet", "tool retired"),
+        "the refused call is in the calls log"
+    );
     assert!(g.tool_detail("petstore", "delete_pet").await.is_ok());
     let found = g
         .search_tools(None, "list vaccinations of a pet", 5)
@@ -335,7 +342,12 @@ async fn a_vendor_is_moved_disabled_and_enabled_again() {
         json!({"vendor": "petstore", "name": "get_inventory", "input": {}}),
     )
     .await;
+    assert_eq!(code(&r).as_deref(), Some("vendor_disabled"), "{}", text(&r));
     assert!(text(&r).contains("disabled"), "{}", text(&r));
+    assert_eq!(
+        g.calls(&Default::default(), 1).await.unwrap()[0].outcome(),
+        "vendor disabled"
+    );
 
     g.set_vendor(&ops, "petstore", None, None, Some(true))
         .await
