@@ -1032,7 +1032,7 @@ pub async fn home() -> ConsoleResult<HomeData> {
             now,
             last_sweep_at,
             last_sweep,
-            next_sweep_minutes: ((state.next_sweep_at() - now).max(0) + 59_999) / 60_000,
+            next_sweep_minutes: state.minutes_to_next_sweep(now),
             calls: g
                 .calls(&Default::default(), 8)
                 .await?
@@ -1295,7 +1295,7 @@ pub async fn agent(
                 .into_iter()
                 .map(|(t, c)| (t, cause_in_words(&c).to_string()))
                 .collect(),
-            next_sweep_minutes: ((state.next_sweep_at() - now).max(0) + 59_999) / 60_000,
+            next_sweep_minutes: state.minutes_to_next_sweep(now),
             approvals,
             sizes: g.size_over_time(a.id).await?,
             calls: calls.into_iter().map(call_item).collect(),

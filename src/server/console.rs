@@ -100,6 +100,11 @@ impl ConsoleState {
     pub fn next_sweep_at(&self) -> i64 {
         self.next_sweep.load(Ordering::Relaxed)
     }
+
+    /// Whole minutes from `now` (ms) until the next sweep, rounded up, never negative.
+    pub fn minutes_to_next_sweep(&self, now: i64) -> i64 {
+        ((self.next_sweep_at() - now).max(0) + 59_999) / 60_000
+    }
 }
 
 /// A value shown once on the page a POST redirects to.

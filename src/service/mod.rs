@@ -621,19 +621,7 @@ impl Graft {
             (Some(false), None) => {
                 db::update_vendor_disabled(&mut tx, v.id, Some(now)).await?;
                 demoted = db::select_vendor_entries(&mut tx, v.id).await?;
-                for (agent_id, tool_id) in &demoted {
-                    db::delete_working_set_entry(&mut tx, *agent_id, *tool_id).await?;
-                    db::insert_history(
-                        &mut tx,
-                        *agent_id,
-                        *tool_id,
-                        "demote",
-                        Cause::VendorDisabled.as_str(),
-                        &actor.label(),
-                        now,
-                    )
-                    .await?;
-                }
+                demote_in(&mut tx, &demoted, Cause::VendorDisabled, actor, now).await?;
             }
             (Some(true), Some(_)) => db::update_vendor_disabled(&mut tx, v.id, None).await?,
             _ => {}
@@ -883,21 +871,10 @@ impl Graft {
         for t in &gone {
             db::update_tool_retired(&mut tx, t.id, Some(now)).await?;
             report.retired.push(t.name.clone());
-            for (agent_id, tool_id) in db::sweep::select_entries_of_tools(&mut tx, &[t.id]).await? {
-                db::delete_working_set_entry(&mut tx, agent_id, tool_id).await?;
-                db::insert_history(
-                    &mut tx,
-                    agent_id,
-                    tool_id,
-                    "demote",
-                    Cause::Retired.as_str(),
-                    &actor.label(),
-                    now,
-                )
-                .await?;
-                report.demoted += 1;
-                notify.push(agent_id);
-            }
+            let entries = db::sweep::select_entries_of_tools(&mut tx, &[t.id]).await?;
+            demote_in(&mut tx, &entries, Cause::Retired, actor, now).await?;
+            report.demoted += entries.len();
+            notify.extend(entries.iter().map(|(a, _)| *a));
         }
         db::update_vendor_document(
             &mut tx,
@@ -1202,6 +1179,33 @@ pub(crate) async fn promote_in(
         .await?;
     }
     Ok(changed)
+}
+
+/// In a transaction: takes each `(agent, tool)` entry out of its working set with its
+/// history row (`demote`, `cause`, by `actor`): the twin of [`promote_in`] for demotions
+/// a change of the toolbox causes (a revoked connection, a retired tool, a disabled
+/// vendor).
+pub(crate) async fn demote_in(
+    conn: &mut db::Conn,
+    entries: &[(i64, i64)],
+    cause: Cause,
+    actor: &Actor,
+    now: i64,
+) -> Result<(), sqlx::Error> {
+    for (agent_id, tool_id) in entries {
+        db::delete_working_set_entry(conn, *agent_id, *tool_id).await?;
+        db::insert_history(
+            conn,
+            *agent_id,
+            *tool_id,
+            "demote",
+            cause.as_str(),
+            &actor.label(),
+            now,
+        )
+        .await?;
+    }
+    Ok(())
 }
 
 /// The stored form of a draft version (SPEC §2 `tool_versions`), with its binding as JSON

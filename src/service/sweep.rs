@@ -243,19 +243,7 @@ impl Graft {
             });
         }
         let entries = q::select_entries_of_tools(&mut tx, &tools).await?;
-        for (agent_id, tool_id) in &entries {
-            db::delete_working_set_entry(&mut tx, *agent_id, *tool_id).await?;
-            db::insert_history(
-                &mut tx,
-                *agent_id,
-                *tool_id,
-                "demote",
-                Cause::ConnectionRevoked.as_str(),
-                &actor.label(),
-                now,
-            )
-            .await?;
-        }
+        super::demote_in(&mut tx, &entries, Cause::ConnectionRevoked, actor, now).await?;
         tx.commit().await?;
         let mut agents: Vec<i64> = entries.iter().map(|(a, _)| *a).collect();
         agents.sort_unstable();
