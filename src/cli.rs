@@ -285,6 +285,17 @@ pub enum VendorCommand {
         #[arg(long)]
         enable: bool,
     },
+    /// Remove a vendor: its tools are demoted from every working set and refuse calls,
+    /// its connections are revoked (secrets dropped) and it leaves the lists; its tools,
+    /// calls and history stay for the record. Importing its document again brings it
+    /// back.
+    Remove {
+        /// The vendor's slug.
+        slug: String,
+        /// Confirm (without it, Graft says what removing would do and changes nothing).
+        #[arg(long)]
+        yes: bool,
+    },
 }
 
 /// `graft tool …`
@@ -784,6 +795,26 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     }
                 );
             }
+        }
+        Command::Vendor(VendorCommand::Remove { slug, yes }) => {
+            use crate::console::components::count;
+            let v = graft.live_vendor(&slug).await?;
+            if !yes {
+                let (tools, entries) = graft.vendor_counts(v.id).await?;
+                anyhow::bail!(
+                    "removing vendor {} takes its {} out of use, demotes them from {} and revokes its connections; nothing was changed: run again with --yes to confirm",
+                    v.slug,
+                    count(tools, "tool"),
+                    count(entries, "working-set entry"),
+                );
+            }
+            let (demoted, revoked) = graft.remove_vendor(&person(), &slug).await?;
+            println!(
+                "Removed vendor {}: demoted {}, revoked {}. Its tools stay in the record; importing its document again brings it back.",
+                v.slug,
+                count(demoted as i64, "working-set entry"),
+                count(revoked, "connection"),
+            );
         }
         Command::ImportOpenapi {
             file,

@@ -224,6 +224,8 @@ test('revoke a connection: the tools it serves are demoted with that cause', asy
   await add.getByRole('button', { name: 'Add connection' }).click();
   await expect(page.locator(`tr[data-connection="${label}"]`)).toContainText('active');
   expect(await page.content()).not.toContain(process.env.VENDOR_SECRET);
+  // the form is empty again: the secret is not left in the page
+  await expect(page.locator('form[action="/api/add_connection"]').getByLabel('Secret (write-only)')).toHaveValue('');
 
   const name = unique(testInfo, 'holder');
   const agent = await connectAgent(await createAgent(page, testInfo, name));
@@ -233,6 +235,10 @@ test('revoke a connection: the tools it serves are demoted with that cause', asy
 
   await goto(page, testInfo, '/vendors');
   const before = agent.changes;
+  // a second step: the summary opens what revoking does, and its button does it
+  await page.locator(`tr[data-connection="${label}"] summary`).click();
+  await expect(page.locator(`tr[data-connection="${label}"] .confirm-body`)).toContainText('Calls that use');
+  await shot(page, testInfo, 'connection-revoke-confirm');
   await page.getByRole('button', { name: `Revoke ${label}` }).click();
   await expect(page.locator(`tr[data-connection="${label}"]`)).toContainText('revoked');
   await agent.waitForChanges(before + 1);
@@ -241,6 +247,58 @@ test('revoke a connection: the tools it serves are demoted with that cause', asy
   await expect(page.locator(`tr[data-tool="${vendor}__list_widgets"]`)).toHaveCount(0);
   await shot(page, testInfo, 'connection-revoked');
   await agent.client.close();
+});
+
+test('a vendor page: its connection starts from the document, and removing asks first', async ({ page }, testInfo) => {
+  await signIn(page, testInfo);
+  const vendor = unique(testInfo, 'keyed');
+  const doc = [
+    'openapi: 3.0.3',
+    'info: {title: Keyed, version: "1"}',
+    `servers: [{url: "${process.env.E2E_VENDOR_URL}"}]`,
+    'components: {securitySchemes: {oauth: {type: oauth2, flows: {}}, key: {type: apiKey, in: header, name: X-Api-Key}}}',
+    'paths: {/things: {get: {operationId: listThings, summary: List things, responses: {"200": {description: ok}}}}}',
+  ].join('\n');
+  await goto(page, testInfo, '/vendors');
+  const upload = page.locator('form[action="/vendors/import"]');
+  await upload.getByLabel('Vendor slug').fill(vendor);
+  await upload.getByLabel('Document').setInputFiles({ name: 'keyed.yaml', mimeType: 'application/yaml', buffer: Buffer.from(doc) });
+  await upload.getByRole('button', { name: 'Import' }).click();
+  await expect(page.locator('#import-summary')).toContainText('1 new tool');
+
+  await goto(page, testInfo, `/vendors/${vendor}`);
+  const add = page.locator('#connections form[action="/api/add_connection"]');
+  await expect(add.getByLabel('Kind')).toHaveValue('header');
+  await expect(add.getByLabel('Header or parameter name')).toHaveValue('X-Api-Key');
+  await expect(add.locator('.hint')).toHaveText('The document asks for header X-Api-Key.');
+  // an error lands at its field
+  await add.getByLabel('Label').fill('main');
+  await add.getByLabel('Secret (write-only)').fill('short');
+  await add.getByRole('button', { name: 'Add connection' }).click();
+  await ready(page, testInfo);
+  await expect(page.locator('#connections .field-error[data-field="secret"]')).toContainText('shorter than 8 characters');
+  const form = page.locator('#connections form[action="/api/add_connection"]');
+  await form.getByLabel('Label').fill('main');
+  await form.getByLabel('Secret (write-only)').fill(process.env.VENDOR_SECRET);
+  await form.getByRole('button', { name: 'Add connection' }).click();
+  await expect(page.locator('#connections tr[data-connection="main"]')).toContainText('header (X-Api-Key)');
+  await expect(page.locator('#connections form[action="/api/add_connection"]').getByLabel('Secret (write-only)')).toHaveValue('');
+  await ready(page, testInfo);
+  await shot(page, testInfo, 'vendor-page');
+
+  // Remove needs its box ticked: the browser keeps the form until it is
+  const remove = page.locator('#remove form');
+  await remove.getByRole('button', { name: 'Remove the vendor' }).click();
+  await expect(page).toHaveURL(new RegExp(`/vendors/${vendor}(\\?saved=connection)?$`));
+  await remove.getByRole('checkbox').check();
+  await shot(page, testInfo, 'vendor-remove-confirm');
+  await remove.getByRole('button', { name: 'Remove the vendor' }).click();
+  await expect(page).toHaveURL(new RegExp(`/vendors\\?removed=${vendor}$`));
+  await expect(page.getByRole('status').filter({ hasText: `Vendor ${vendor} was removed` })).toBeVisible();
+  await expect(page.locator(`a[href="/vendors/${vendor}"][title]`)).toHaveCount(0);
+  await shot(page, testInfo, 'vendor-removed');
+  await goto(page, testInfo, `/vendors/${vendor}`);
+  await expect(page.getByRole('note')).toContainText('brings it back');
 });
 
 test('the toolbox browsed by vendor, searched, and a tool page', async ({ page }, testInfo) => {

@@ -420,6 +420,9 @@ pub struct ToolData {
     /// Whether its vendor is disabled.
     #[serde(default)]
     pub vendor_disabled: bool,
+    /// Whether its vendor was removed (it is disabled too).
+    #[serde(default)]
+    pub vendor_removed: bool,
 }
 
 /// A vendor row.
@@ -436,6 +439,16 @@ pub struct VendorItem {
     /// Whether a person disabled it.
     #[serde(default)]
     pub disabled: bool,
+    /// When a person removed it (ms).
+    #[serde(default)]
+    pub removed_at: Option<i64>,
+    /// The connection kind its document calls for (`bearer`, `header`, `query`,
+    /// `basic`), which the connection form starts with.
+    #[serde(default)]
+    pub auth_kind: Option<String>,
+    /// The header or query parameter name its document's API key scheme names.
+    #[serde(default)]
+    pub auth_name: Option<String>,
 }
 
 /// A vendor's page (issue 14.3).
@@ -451,6 +464,9 @@ pub struct VendorData {
     pub entries: i64,
     /// Its imports, newest first.
     pub imports: Vec<ImportItem>,
+    /// Its connections, revoked ones too.
+    #[serde(default)]
+    pub connections: Vec<ConnectionItem>,
 }
 
 /// A connection row (never its secret).
@@ -507,6 +523,9 @@ pub struct ImportSummary {
     /// Working-set entries demoted because their tool retired.
     #[serde(default)]
     pub demoted: usize,
+    /// Whether the import brought a removed vendor back.
+    #[serde(default)]
+    pub brought_back: bool,
     /// Or why nothing was imported.
     pub error: Option<String>,
 }
@@ -517,6 +536,9 @@ impl ImportSummary {
     /// every tool as it is.
     pub fn headline(&self) -> String {
         let mut parts: Vec<String> = Vec::new();
+        if self.brought_back {
+            parts.push("brought back (it had been removed)".into());
+        }
         if self.imported > 0 {
             let noun = if self.imported == 1 { "tool" } else { "tools" };
             parts.push(format!("{} new {noun}", self.imported));
@@ -552,7 +574,11 @@ impl ImportSummary {
         if !self.skipped.is_empty() {
             parts.push(format!("{} operations skipped", self.skipped.len()));
         }
-        let changed = self.imported + self.updated.len() + self.restored.len() + self.retired.len();
+        let changed = self.imported
+            + self.updated.len()
+            + self.restored.len()
+            + self.retired.len()
+            + usize::from(self.brought_back);
         let ops = super::components::count(self.operations as i64, "operation");
         if parts.is_empty() {
             format!("Vendor {}, {ops}: nothing to import.", self.vendor)
@@ -584,6 +610,7 @@ impl From<crate::service::ImportReport> for ImportSummary {
             retired: r.retired,
             kept: r.kept,
             demoted: r.demoted,
+            brought_back: r.brought_back,
             error: None,
         }
     }
@@ -634,9 +661,9 @@ impl ImportSummary {
 pub struct VendorsData {
     /// The server's clock (ms).
     pub now: i64,
-    /// Every vendor.
+    /// Every vendor but removed ones.
     pub vendors: Vec<VendorItem>,
-    /// Every connection, revoked ones too.
+    /// Every connection of those vendors, revoked ones too.
     pub connections: Vec<ConnectionItem>,
     /// The summary of the import just done, when the page follows one.
     pub import: Option<ImportSummary>,
@@ -1161,11 +1188,30 @@ pub async fn edit_agent(
     .await
 }
 
-/// Gives an agent a new token and goes to the page that shows it once.
+/// Refuses a destructive action that was not confirmed (issue 14.5): the console's
+/// second step sends `confirm=yes`. Errors: at `confirm`, saying what the action does.
+#[cfg(feature = "ssr")]
+fn confirmed(confirm: Option<&str>, what: &str) -> ConsoleResult<()> {
+    match confirm {
+        Some("yes") => Ok(()),
+        _ => Err(ConsoleError::field(
+            "confirm",
+            format!("confirm first: {what}"),
+        )),
+    }
+}
+
+/// Gives an agent a new token and goes to the page that shows it once. The old token
+/// stops working at once, so it must be confirmed: `confirm` = `yes`. Errors: at
+/// `confirm`.
 #[server(prefix = "/api", endpoint = "rotate_token")]
-pub async fn rotate_token(agent: String) -> ConsoleResult<()> {
+pub async fn rotate_token(agent: String, confirm: Option<String>) -> ConsoleResult<()> {
     with_status(async move {
         let (state, person) = signed_in().await?;
+        confirmed(
+            confirm.as_deref(),
+            "rotating the token stops the old one at once",
+        )?;
         let a = state.graft.agent_by_name(&agent).await?;
         let token = state.graft.rotate_token(a.id).await?;
         tracing::info!(agent = %a.name, by = %person.name, "token rotated in the console");
@@ -1534,6 +1580,7 @@ pub async fn tool(vendor: String, name: String) -> ConsoleResult<ToolData> {
             gated,
             retired_at: d.tool.retired_at,
             vendor_disabled: d.tool.vendor_disabled_at.is_some(),
+            vendor_removed: d.tool.vendor_removed_at.is_some(),
         })
     })
     .await
@@ -1547,7 +1594,7 @@ pub async fn vendors(import: Option<String>) -> ConsoleResult<VendorsData> {
     with_status(async move {
         let (state, person) = signed_in().await?;
         let import = match import.and_then(|id| state.flash.take(&person.name, &id)) {
-            Some(Flash::Import(s)) => Some(s),
+            Some(Flash::Import(s)) => Some(*s),
             _ => None,
         };
         let imports: Vec<ImportItem> = state
@@ -1557,30 +1604,25 @@ pub async fn vendors(import: Option<String>) -> ConsoleResult<VendorsData> {
             .into_iter()
             .map(|(v, by, at, report)| import_item(&v, (by, at, report)))
             .collect();
+        let vendors: Vec<VendorItem> = state
+            .graft
+            .vendors()
+            .await?
+            .into_iter()
+            .map(vendor_item)
+            .collect();
         Ok(VendorsData {
             now: state.graft.clock_now(),
-            vendors: state
-                .graft
-                .vendors()
-                .await?
-                .into_iter()
-                .map(vendor_item)
-                .collect(),
+            // a removed vendor's connections (revoked) leave the list with it
             connections: state
                 .graft
                 .connections()
                 .await?
                 .into_iter()
-                .map(|c| ConnectionItem {
-                    id: c.id,
-                    vendor: c.vendor,
-                    label: c.label,
-                    kind: c.auth_kind,
-                    name: c.name,
-                    created_at: c.created_at,
-                    revoked_at: c.revoked_at,
-                })
+                .filter(|c| vendors.iter().any(|v| v.slug == c.vendor))
+                .map(connection_item)
                 .collect(),
+            vendors,
             import,
             imports,
         })
@@ -1596,6 +1638,22 @@ fn vendor_item(v: crate::db::VendorRow) -> VendorItem {
         base_url: v.base_url,
         has_document: v.has_document,
         disabled: v.disabled_at.is_some(),
+        removed_at: v.removed_at,
+        auth_kind: v.auth_kind,
+        auth_name: v.auth_name,
+    }
+}
+
+#[cfg(feature = "ssr")]
+fn connection_item(c: crate::service::access::ConnectionInfo) -> ConnectionItem {
+    ConnectionItem {
+        id: c.id,
+        vendor: c.vendor,
+        label: c.label,
+        kind: c.auth_kind,
+        name: c.name,
+        created_at: c.created_at,
+        revoked_at: c.revoked_at,
     }
 }
 
@@ -1632,6 +1690,13 @@ pub async fn vendor(slug: String) -> ConsoleResult<VendorData> {
                 .await?
                 .into_iter()
                 .map(|i| import_item(&v.slug, i))
+                .collect(),
+            connections: g
+                .connections()
+                .await?
+                .into_iter()
+                .filter(|c| c.vendor == v.slug)
+                .map(connection_item)
                 .collect(),
             vendor: vendor_item(v),
             tools,
@@ -1700,6 +1765,32 @@ pub async fn set_vendor_state(
     .await
 }
 
+/// Removes a vendor ([`crate::service::Graft::remove_vendor`]): its tools are demoted
+/// from every working set and refuse calls, its connections are revoked, and it leaves
+/// the lists; its tools and history stay. Must be confirmed: `confirm` = `yes` (a
+/// checkbox). Goes to the Vendors page, which says what was done
+/// (`?removed=SLUG`). Errors: at `confirm`; `Refused` (no such vendor, removed already).
+#[server(prefix = "/api", endpoint = "remove_vendor")]
+pub async fn remove_vendor(slug: String, confirm: Option<String>) -> ConsoleResult<()> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        if confirm.as_deref() != Some("yes") {
+            return Err(ConsoleError::field(
+                "confirm",
+                "tick the box to confirm: removing demotes the vendor's tools from every working set and revokes its connections",
+            ));
+        }
+        let (demoted, revoked) = state
+            .graft
+            .remove_vendor(&Actor::Person(person.name.clone()), &slug)
+            .await?;
+        tracing::info!(vendor = %slug, by = %person.name, demoted, revoked, "vendor removed in the console");
+        leptos_axum::redirect(&format!("/vendors?removed={}", segment(&slug)));
+        Ok(())
+    })
+    .await
+}
+
 /// Creates a vendor. Errors: at `slug` (rules, taken) or `base_url`.
 #[server(prefix = "/api", endpoint = "add_vendor")]
 pub async fn add_vendor(slug: String, name: String, base_url: String) -> ConsoleResult<()> {
@@ -1728,7 +1819,10 @@ pub async fn add_vendor(slug: String, name: String, base_url: String) -> Console
 }
 
 /// Adds a connection; the secret is sealed and never shown again (write-only).
-/// Errors: `Refused` with the rule (kind, name, secret length, label taken).
+/// Errors: at `label` (empty, too long, taken), `kind`, `name` (missing or not a valid
+/// header or parameter name), `secret` (missing, short, not `user:password` for basic)
+/// or `vendor` (unknown, removed); the rules are
+/// [`crate::service::access::check_connection`]'s.
 #[server(prefix = "/api", endpoint = "add_connection")]
 pub async fn add_connection(
     vendor: String,
@@ -1740,11 +1834,21 @@ pub async fn add_connection(
     with_status(async move {
         let (state, person) = signed_in().await?;
         let name = Some(name.trim()).filter(|n| !n.is_empty());
-        let secret = Some(secret.as_str()).filter(|s| !s.is_empty());
-        let c = state
+        let secret = Some(secret.trim_end_matches(['\r', '\n'])).filter(|s| !s.is_empty());
+        crate::service::access::check_connection(label.trim(), &kind, name, secret)
+            .map_err(|(field, m)| ConsoleError::field(field, m))?;
+        let c = match state
             .graft
             .add_connection(&vendor, label.trim(), &kind, name, secret)
-            .await?;
+            .await
+        {
+            Ok(c) => c,
+            Err(ServiceError::Conflict(m)) => return Err(ConsoleError::field("label", m)),
+            Err(ServiceError::VendorNotFound(m) | ServiceError::Invalid(m)) => {
+                return Err(ConsoleError::field("vendor", m))
+            }
+            Err(e) => return Err(e.into()),
+        };
         tracing::info!(connection = c.id, vendor = %c.vendor, by = %person.name, "connection added in the console");
         back_saying_saved("connection");
         Ok(())
@@ -1753,11 +1857,16 @@ pub async fn add_connection(
 }
 
 /// Revokes a connection; the tools whose calls use it are demoted in every working set
-/// (cause `connection_revoked`, SPEC §5).
+/// (cause `connection_revoked`, SPEC §5). Must be confirmed: `confirm` = `yes`.
+/// Errors: at `confirm`; `Refused` (no such connection, revoked already).
 #[server(prefix = "/api", endpoint = "revoke_connection")]
-pub async fn revoke_connection(id: i64) -> ConsoleResult<()> {
+pub async fn revoke_connection(id: i64, confirm: Option<String>) -> ConsoleResult<()> {
     with_status(async move {
         let (state, person) = signed_in().await?;
+        confirmed(
+            confirm.as_deref(),
+            "revoking a connection fails the calls that use it and demotes their tools",
+        )?;
         state
             .graft
             .revoke_connection(&Actor::Person(person.name), id)
@@ -1789,15 +1898,24 @@ pub async fn approvals() -> ConsoleResult<ApprovalsData> {
 }
 
 /// Decides one agent's use of one write tool (SPEC §4.4): `grant`, `deny`, or `revoke`
-/// (a granted one becomes denied; granting again restores it).
+/// (a granted one becomes denied; granting again restores it). A revocation must be
+/// confirmed: `confirm` = `yes`. Errors: at `confirm`; `Refused` (unknown decision or
+/// version, no such approval).
 #[server(prefix = "/api", endpoint = "decide")]
 pub async fn decide(
     agent: String,
     tool: String,
     decision: String,
     version: Option<String>,
+    confirm: Option<String>,
 ) -> ConsoleResult<()> {
     with_status(async move {
+        if decision == "revoke" {
+            confirmed(
+                confirm.as_deref(),
+                "revoking an approval refuses the agent's calls of the tool",
+            )?;
+        }
         // the version the row showed: approving a newer one needs another look
         let seen = match version.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
             Some(v) => Some(v.parse::<i64>().map_err(|_| {

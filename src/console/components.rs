@@ -148,6 +148,20 @@ pub fn FormError(#[prop(into)] err: Signal<Option<ConsoleError>>) -> impl IntoVi
     }
 }
 
+/// A destructive action behind a second step that works without JavaScript (issue 14.5):
+/// a `<details>` whose summary, styled as destructive, names the action (`label` and an
+/// ellipsis); opening it shows `children` — what the action does and the form whose
+/// button does it, which sends `confirm=yes` (the server refuses the action without it).
+#[component]
+pub fn Confirm(label: String, children: Children) -> impl IntoView {
+    view! {
+        <details class="confirm">
+            <summary>{label}"…"</summary>
+            <div class="confirm-body">{children()}</div>
+        </details>
+    }
+}
+
 /// A page-level error (a failed load), with a way back to sign-in when signed out.
 #[component]
 pub fn LoadError(err: ConsoleError) -> impl IntoView {

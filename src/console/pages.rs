@@ -134,6 +134,29 @@ where
     Signal::derive(move || matches!(action.value().get(), Some(Ok(()))) || posted.get())
 }
 
+/// A form that empties itself once `action` saved (issue 14.5), so a password or a
+/// secret typed in it is not left in the page: the returned `NodeRef` goes on the
+/// `ActionForm`. Hydrated, the form is reset to its defaults; without JavaScript the page
+/// after the post renders it afresh, empty.
+fn clear_on_save<S>(action: ServerAction<S>) -> NodeRef<leptos::html::Form>
+where
+    S: leptos::server_fn::ServerFn<Output = (), Error = ConsoleError>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+{
+    let form = NodeRef::<leptos::html::Form>::new();
+    Effect::new(move |_| {
+        if matches!(action.value().get(), Some(Ok(()))) {
+            if let Some(f) = form.get_untracked() {
+                f.reset();
+            }
+        }
+    });
+    form
+}
+
 /// Client-side limits of tools per request (CLIENTS.md): a warning, not a refusal.
 fn cap_warning(cap: i64) -> Option<&'static str> {
     if cap > 128 {
@@ -185,7 +208,7 @@ pub fn AccountPage() -> impl IntoView {
                 <h2>"Change password"</h2>
                 <FormError err/>
                 {move || saved.get().then(|| view! { <p class="ok" role="status">"Password changed."</p> })}
-                <ActionForm action=change attr:class="stack">
+                <ActionForm action=change node_ref=clear_on_save(change) attr:class="stack">
                     <label>"Current password"<input type="password" name="current" autocomplete="current-password"/></label>
                     <FieldError err field="current"/>
                     <label>"New password (10 characters or more)"<input type="password" name="new" autocomplete="new-password"/></label>
@@ -445,6 +468,7 @@ pub fn AgentPage() -> impl IntoView {
         error_of(rotate),
     ];
     let action_err = Signal::derive(move || errs.iter().find_map(|e| e.get()));
+    let rotate_err = error_of(rotate);
     let edit_err = error_of(edit);
     let saved = saved(edit, "agent");
     view! {
@@ -521,10 +545,15 @@ pub fn AgentPage() -> impl IntoView {
                         <section class="card">
                             <h2>"Token"</h2>
                             <p>"A new token replaces the old one at once; the agent's client needs the new one."</p>
-                            <ActionForm action=rotate>
-                                <input type="hidden" name="agent" value=n_rotate/>
-                                <button type="submit" class="danger">"Rotate token"</button>
-                            </ActionForm>
+                            <FieldError err=rotate_err field="confirm"/>
+                            <Confirm label="Rotate token".to_string()>
+                                <p>"The old token stops working at once: the agent's client is refused until it is given the new token, which the next page shows once."</p>
+                                <ActionForm action=rotate>
+                                    <input type="hidden" name="agent" value=n_rotate/>
+                                    <input type="hidden" name="confirm" value="yes"/>
+                                    <button type="submit" class="danger solid">"Rotate the token now"</button>
+                                </ActionForm>
+                            </Confirm>
                         </section>
                     }.into_any()
                 })}
@@ -566,7 +595,7 @@ fn working_set_table(d: &AgentData, demote_action: ServerAction<Demote>) -> impl
                                     <ActionForm action=demote_action>
                                         <input type="hidden" name="agent" value=agent/>
                                         <input type="hidden" name="tool" value=t3/>
-                                        <button type="submit" aria-label=format!("Demote {t4}")>"Demote"</button>
+                                        <button type="submit" class="danger" aria-label=format!("Demote {t4}")>"Demote"</button>
                                     </ActionForm>
                                 </td>
                             </tr>
@@ -833,14 +862,28 @@ fn approvals_table(
                                     {buttons.into_iter().map(|(decision, label)| {
                                         let (agent, tool) = (x.agent.clone(), tool.clone());
                                         let version = x.version.map(|v| v.to_string());
-                                        view! {
+                                        let (a2, t2) = (agent.clone(), tool.clone());
+                                        let aria = format!("{label} {tool} for {agent}");
+                                        let form = view! {
                                             <ActionForm action=decide_action attr:class="inline">
-                                                <input type="hidden" name="agent" value=agent/>
-                                                <input type="hidden" name="tool" value=tool/>
+                                                <input type="hidden" name="agent" value=a2/>
+                                                <input type="hidden" name="tool" value=t2/>
                                                 {version.map(|v| view! { <input type="hidden" name="version" value=v/> })}
                                                 <input type="hidden" name="decision" value=decision/>
-                                                <button type="submit">{label}</button>
+                                                {(decision == "revoke").then(|| view! { <input type="hidden" name="confirm" value="yes"/> })}
+                                                <button type="submit" class=if decision == "revoke" { "danger solid" } else { "" }
+                                                    aria-label=aria>{label}</button>
                                             </ActionForm>
+                                        };
+                                        if decision == "revoke" {
+                                            view! {
+                                                <Confirm label="Revoke".to_string()>
+                                                    <p>{format!("{agent} is refused when it calls {tool} until a person approves again.")}</p>
+                                                    {form}
+                                                </Confirm>
+                                            }.into_any()
+                                        } else {
+                                            form.into_any()
                                         }
                                     }).collect_view()}
                                 </td>
@@ -1061,7 +1104,10 @@ fn tool_view(t: ToolData) -> impl IntoView {
     view! {
         <p class="crumbs"><a href="/tools">"Toolbox"</a>" › "<a href=back>{t.vendor.clone()}</a></p>
         <h1><code>{format!("{}__{}", t.vendor, t.name)}</code></h1>
-        {t.vendor_disabled.then(|| view! {
+        {t.vendor_removed.then(|| view! {
+            <p class="warning" role="note">"Its vendor was removed: agents cannot promote or call it. It stays here for the record; importing the vendor's document again brings it back."</p>
+        })}
+        {(t.vendor_disabled && !t.vendor_removed).then(|| view! {
             <p class="warning" role="note">"Its vendor is disabled: agents cannot promote or call it until a person enables "<a href=format!("/vendors/{}", segment(&t.vendor))>"the vendor"</a>" again."</p>
         })}
         {t.retired_at.map(|at| view! {
@@ -1159,9 +1205,11 @@ pub fn VendorsPage() -> impl IntoView {
     view! {
         <Frame title="Vendors">
             <h1>"Vendors"</h1>
+            {move || query.read().get("removed").map(|slug| view! {
+                <p class="ok" role="status">{format!("Vendor {slug} was removed: its tools left every working set and refuse calls, its connections are revoked. They stay in the record; importing its document again brings it back.")}</p>
+            })}
             {loaded(data, "Loading…", move |d| {
                 let now = d.now;
-                let slugs: Vec<String> = d.vendors.iter().map(|v| v.slug.clone()).collect();
                 view! {
                     {d.import.clone().map(import_summary)}
                     {if d.vendors.is_empty() {
@@ -1188,7 +1236,7 @@ pub fn VendorsPage() -> impl IntoView {
                                 <tbody>{d.imports.clone().into_iter().map(|i| view! {
                                     <tr data-vendor=i.vendor.clone()>
                                         <td data-label="When"><When at=i.at now/></td>
-                                        <td data-label="Vendor"><a href=format!("/tools?vendor={}", segment(&i.vendor))><code>{i.vendor.clone()}</code></a></td>
+                                        <td data-label="Vendor"><a href=format!("/vendors/{}", segment(&i.vendor))><code>{i.vendor.clone()}</code></a></td>
                                         <td data-label="By">{i.by}</td>
                                         <td data-label="What it did">{i.headline}
                                             {(!i.details.is_empty()).then(|| view! { <details><summary>"Which tools"</summary><ul>
@@ -1207,22 +1255,11 @@ pub fn VendorsPage() -> impl IntoView {
                         <h3>"Add a connection"</h3>
                         <FormError err=conn_err/>
                         {move || conn_saved.get().then(|| view! { <p class="ok" role="status">"Connection added; its secret is sealed."</p> })}
-                        <ActionForm action=add_conn attr:class="grid-form">
-                            <label>"Vendor"<select name="vendor">{slugs.iter().map(|s| view! { <option value=s.clone()>{s.clone()}</option> }).collect_view()}</select></label>
-                            <label>"Label"<input name="label" required placeholder="production"/></label>
-                            <label>"Kind"
-                                <select name="kind">
-                                    <option value="bearer">"bearer (Authorization: Bearer)"</option>
-                                    <option value="header">"header (e.g. X-Api-Key)"</option>
-                                    <option value="query">"query parameter"</option>
-                                    <option value="basic">"basic (user:password)"</option>
-                                    <option value="none">"none"</option>
-                                </select>
-                            </label>
-                            <label>"Header or parameter name"<input name="name" placeholder="only for header and query"/></label>
-                            <label>"Secret (write-only)"<input type="password" name="secret" autocomplete="off"/></label>
-                            <button type="submit">"Add connection"</button>
-                        </ActionForm>
+                        {if d.vendors.is_empty() {
+                            view! { <p class="muted">"Import a vendor's document (below) first; its connection comes next."</p> }.into_any()
+                        } else {
+                            view! { <ConnectionForm action=add_conn vendors=d.vendors.clone()/> }.into_any()
+                        }}
                         <p class="muted">"The secret is encrypted at rest and never shown again, here or to agents."</p>
                     </section>
                 }
@@ -1231,7 +1268,7 @@ pub fn VendorsPage() -> impl IntoView {
                 <h2>"New vendor"</h2>
                 <FormError err=add_err/>
                 {move || vendor_saved.get().then(|| view! { <p class="ok" role="status">"Vendor created."</p> })}
-                <ActionForm action=add attr:class="grid-form" attr:novalidate=true>
+                <ActionForm action=add node_ref=clear_on_save(add) attr:class="grid-form" attr:novalidate=true>
                     <label>"Slug"<input name="slug" placeholder="stripe"/></label>
                     <FieldError err=add_err field="slug"/>
                     <label>"Name"<input name="name" placeholder="Stripe"/></label>
@@ -1271,26 +1308,70 @@ pub fn VendorsPage() -> impl IntoView {
 }
 
 /// `/vendors/:slug`: a vendor's name and base URL (editable), its state (disable with a
-/// confirmation that works without JavaScript; enable), its tools and import history.
+/// confirmation that works without JavaScript; enable), its connections (add one, the
+/// kind prefilled from its document; revoke), removal (confirmed), its tools and import
+/// history. A removed vendor's page says so and keeps only its import history.
 #[component]
 pub fn VendorPage() -> impl IntoView {
     let params = use_params_map();
     let slug = move || params.read().get("slug").unwrap_or_default();
     let edit = ServerAction::<EditVendor>::new();
     let set_state = ServerAction::<SetVendorState>::new();
+    let add_conn = ServerAction::<AddConnection>::new();
+    let revoke = ServerAction::<RevokeConnection>::new();
+    let remove = ServerAction::<RemoveVendor>::new();
     let data = Resource::new(
-        move || (slug(), edit.version().get() + set_state.version().get()),
+        move || {
+            (
+                slug(),
+                edit.version().get()
+                    + set_state.version().get()
+                    + add_conn.version().get()
+                    + revoke.version().get(),
+            )
+        },
         |(s, _)| vendor(s),
     );
     let edit_err = error_of(edit);
     let state_err = error_of(set_state);
+    let conn_err = error_of(add_conn);
+    let revoke_err = error_of(revoke);
+    let remove_err = error_of(remove);
+    let conn_saved = saved(add_conn, "connection");
     let saved = saved(edit, "vendor");
     view! {
         <Frame title=untrack(slug)>
             {loaded(data, "Loading…", move |d| {
                 let v = d.vendor.clone();
                 let now = d.now;
-                let (s1, s2, s3) = (v.slug.clone(), v.slug.clone(), v.slug.clone());
+                let (s1, s2, s3, s4) = (v.slug.clone(), v.slug.clone(), v.slug.clone(), v.slug.clone());
+                let v_conn = v.clone();
+                let history = view! {
+                    <section class="card" id="imports">
+                        <h2>"Import history"</h2>
+                        {if d.imports.is_empty() {
+                            view! { <p class="muted">"No document imported yet. "<a href="/vendors#import">"Import one"</a>"."</p> }.into_any()
+                        } else {
+                            view! { <ul>{d.imports.clone().into_iter().map(|i| view! {
+                                <li><When at=i.at now/>{format!(" by {}: {}", i.by, i.headline)}
+                                    {(!i.details.is_empty()).then(|| view! { <details><summary>"Which tools"</summary><ul>
+                                        {i.details.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}
+                                    </ul></details> })}
+                                </li>
+                            }).collect_view()}</ul> }.into_any()
+                        }}
+                    </section>
+                };
+                if let Some(at) = v.removed_at {
+                    return view! {
+                        <p class="crumbs"><a href="/vendors">"Vendors"</a></p>
+                        <h1>{v.name.clone()}" "<code>{v.slug.clone()}</code></h1>
+                        <p class="warning" role="note">"Removed "<When at now/>
+                            {format!(": its {} stay in the record but are out of search and refuse calls; its connections are revoked. Importing its OpenAPI document again (on ", count(d.tools, "tool"))}
+                            <a href="/vendors#import">"Vendors"</a>") brings it back."</p>
+                        {history}
+                    }.into_any();
+                }
                 view! {
                     <p class="crumbs"><a href="/vendors">"Vendors"</a></p>
                     <h1>{v.name.clone()}" "<code>{v.slug.clone()}</code></h1>
@@ -1311,6 +1392,15 @@ pub fn VendorPage() -> impl IntoView {
                             <FieldError err=edit_err field="base_url"/>
                             <button type="submit">"Save"</button>
                         </ActionForm>
+                    </section>
+                    <section class="card" id="connections">
+                        <h2>"Connections"</h2>
+                        <FormError err=revoke_err/>
+                        {connections_table(d.connections.clone(), now, revoke)}
+                        <h3>"Add a connection"</h3>
+                        <FormError err=conn_err/>
+                        {move || conn_saved.get().then(|| view! { <p class="ok" role="status">"Connection added; its secret is sealed."</p> })}
+                        <ConnectionForm action=add_conn vendors=vec![v_conn.clone()]/>
                     </section>
                     <section class="card" id="state">
                         <h2>"State"</h2>
@@ -1338,21 +1428,20 @@ pub fn VendorPage() -> impl IntoView {
                             }.into_any()
                         }}
                     </section>
-                    <section class="card" id="imports">
-                        <h2>"Import history"</h2>
-                        {if d.imports.is_empty() {
-                            view! { <p class="muted">"No document imported yet. "<a href="/vendors#import">"Import one"</a>"."</p> }.into_any()
-                        } else {
-                            view! { <ul>{d.imports.into_iter().map(|i| view! {
-                                <li><When at=i.at now/>{format!(" by {}: {}", i.by, i.headline)}
-                                    {(!i.details.is_empty()).then(|| view! { <details><summary>"Which tools"</summary><ul>
-                                        {i.details.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}
-                                    </ul></details> })}
-                                </li>
-                            }).collect_view()}</ul> }.into_any()
-                        }}
+                    <section class="card" id="remove">
+                        <h2>"Remove"</h2>
+                        <p>"Removing takes the vendor off the lists: its tools leave every working set and refuse calls, its connections are revoked and their secrets dropped. Its tools, calls and history stay in the record, and importing its document again brings it back."</p>
+                        <FormError err=remove_err/>
+                        <ActionForm action=remove>
+                            <input type="hidden" name="slug" value=s4/>
+                            <label class="check"><input type="checkbox" name="confirm" value="yes" required/>
+                                {format!(" Yes, remove {} and demote its tools from {}", v.slug, count(d.entries, "working-set entry"))}</label>
+                            <FieldError err=remove_err field="confirm"/>
+                            <button type="submit" class="danger">"Remove the vendor"</button>
+                        </ActionForm>
                     </section>
-                }
+                    {history}
+                }.into_any()
             })}
         </Frame>
     }
@@ -1475,6 +1564,82 @@ fn import_summary(s: ImportSummary) -> impl IntoView {
     }
 }
 
+/// The kinds a connection can be, with the words the form shows.
+const CONNECTION_KINDS: [(&str, &str); 5] = [
+    ("bearer", "bearer (Authorization: Bearer)"),
+    ("header", "header (e.g. X-Api-Key)"),
+    ("query", "query parameter"),
+    ("basic", "basic (user:password)"),
+    ("none", "none"),
+];
+
+/// The form that adds a connection to one of `vendors` (issue 14.5). The kind and the
+/// header or parameter name start as the chosen vendor's document asks (its
+/// securitySchemes, read at import) and follow the vendor chosen when hydrated; errors
+/// show at their fields; once saved the form empties (the secret is never rendered
+/// back).
+#[component]
+fn ConnectionForm(action: ServerAction<AddConnection>, vendors: Vec<VendorItem>) -> impl IntoView {
+    let err = error_of(action);
+    let kind_of = |v: Option<&VendorItem>| {
+        v.and_then(|v| v.auth_kind.clone())
+            .unwrap_or_else(|| "bearer".to_string())
+    };
+    let name_of = |v: Option<&VendorItem>| v.and_then(|v| v.auth_name.clone()).unwrap_or_default();
+    let (chosen, set_chosen) = signal(vendors.first().map(|v| v.slug.clone()).unwrap_or_default());
+    let (kind, set_kind) = signal(kind_of(vendors.first()));
+    let (name, set_name) = signal(name_of(vendors.first()));
+    let suggestion = move || {
+        let k = kind.get();
+        match (k.as_str(), name.get()) {
+            ("header" | "query", n) if !n.is_empty() => format!("The document asks for {k} {n}."),
+            ("bearer", _) => "The document asks for a bearer token.".to_string(),
+            ("basic", _) => "The document asks for HTTP basic auth.".to_string(),
+            _ => String::new(),
+        }
+    };
+    let hinted = vendors.iter().any(|v| v.auth_kind.is_some());
+    let by_slug = vendors.clone();
+    let form = clear_on_save(action);
+    view! {
+        <ActionForm action node_ref=form attr:class="grid-form" attr:novalidate=true>
+            <label>"Vendor"
+                <select name="vendor" on:change=move |ev| {
+                    let slug = event_target_value(&ev);
+                    let v = by_slug.iter().find(|v| v.slug == slug);
+                    set_kind.set(kind_of(v));
+                    set_name.set(name_of(v));
+                    set_chosen.set(slug);
+                }>
+                    {vendors.iter().map(|v| {
+                        let (s1, s2, s3) = (v.slug.clone(), v.slug.clone(), v.slug.clone());
+                        view! { <option value=s1 selected=move || chosen.get() == s2>{s3}</option> }
+                    }).collect_view()}
+                </select>
+            </label>
+            <FieldError err field="vendor"/>
+            <label>"Label"<input name="label" required placeholder="production"/></label>
+            <FieldError err field="label"/>
+            <label>"Kind"
+                <select name="kind" prop:value=move || kind.get() on:change=move |ev| set_kind.set(event_target_value(&ev))>
+                    {CONNECTION_KINDS.iter().map(|(value, words)| view! {
+                        <option value=*value selected=move || kind.get() == *value>{*words}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+            {hinted.then(|| view! { <p class="muted hint">{suggestion}</p> })}
+            <FieldError err field="kind"/>
+            <label>"Header or parameter name"
+                <input name="name" placeholder="only for header and query" value=move || name.get() prop:value=move || name.get()
+                       on:input=move |ev| set_name.set(event_target_value(&ev))/></label>
+            <FieldError err field="name"/>
+            <label>"Secret (write-only)"<input type="password" name="secret" autocomplete="off"/></label>
+            <FieldError err field="secret"/>
+            <button type="submit">"Add connection"</button>
+        </ActionForm>
+    }
+}
+
 fn connections_table(
     list: Vec<ConnectionItem>,
     now: i64,
@@ -1498,10 +1663,14 @@ fn connections_table(
                         None => "active".into_any(),
                     }}</td>
                     <td>{c.revoked_at.is_none().then(|| view! {
-                        <ActionForm action=revoke attr:class="inline">
-                            <input type="hidden" name="id" value=c.id.to_string()/>
-                            <button type="submit" class="danger" aria-label=format!("Revoke {l2}")>"Revoke"</button>
-                        </ActionForm>
+                        <Confirm label="Revoke".to_string()>
+                            <p>{format!("Calls that use {l2} fail from now on, and each tool whose calls use it is demoted in every working set. Its secret cannot be recovered.")}</p>
+                            <ActionForm action=revoke attr:class="inline">
+                                <input type="hidden" name="id" value=c.id.to_string()/>
+                                <input type="hidden" name="confirm" value="yes"/>
+                                <button type="submit" class="danger solid" aria-label=format!("Revoke {l2}")>"Revoke it"</button>
+                            </ActionForm>
+                        </Confirm>
                     })}</td>
                 </tr>
             }}).collect_view()}</tbody>

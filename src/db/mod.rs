@@ -227,6 +227,14 @@ pub struct VendorRow {
     pub created_at: i64,
     /// When a person disabled it (ms): its tools leave search and refuse calls.
     pub disabled_at: Option<i64>,
+    /// When a person removed it (ms; issue 14.3): disabled too, hidden from the lists,
+    /// its document dropped and its connections revoked; its tools stay for history.
+    pub removed_at: Option<i64>,
+    /// The connection kind its document's securitySchemes call for (`bearer`, `header`,
+    /// `query`, `basic`), read at import; `None` without a document or a usable scheme.
+    pub auth_kind: Option<String>,
+    /// The header or query parameter an `apiKey` scheme names.
+    pub auth_name: Option<String>,
 }
 
 /// Changes a vendor's display name and/or base URL (each when given).
@@ -257,6 +265,17 @@ pub async fn update_vendor_disabled(conn: &mut Conn, id: i64, at: Option<i64>) -
     Ok(())
 }
 
+/// Removes a vendor at `at` (ms; disabled too, its document dropped) or brings it back
+/// (`None`: enabled, with no document until one is imported).
+pub async fn update_vendor_removed(conn: &mut Conn, id: i64, at: Option<i64>) -> DbResult<()> {
+    let q = match at {
+        Some(_) => "UPDATE vendors SET removed_at = $2, disabled_at = COALESCE(disabled_at, $2), openapi_document = NULL WHERE id = $1",
+        None => "UPDATE vendors SET removed_at = NULL, disabled_at = NULL WHERE id = $1",
+    };
+    sqlx::query(q).bind(id).bind(at).execute(conn).await?;
+    Ok(())
+}
+
 /// A vendor's tools (retired ones not counted) and the working-set entries of its tools.
 pub async fn select_vendor_counts(pool: &Pool, vendor_id: i64) -> DbResult<(i64, i64)> {
     sqlx::query_as(
@@ -279,7 +298,7 @@ pub async fn select_vendor_entries(conn: &mut Conn, vendor_id: i64) -> DbResult<
 }
 
 const VENDOR_COLUMNS: &str =
-    "id, slug, display_name, base_url, (openapi_document IS NOT NULL) AS has_document, created_at, disabled_at";
+    "id, slug, display_name, base_url, (openapi_document IS NOT NULL) AS has_document, created_at, disabled_at, removed_at, auth_kind, auth_name";
 
 /// Inserts a vendor; returns its id. Errors: the slug is taken.
 pub async fn insert_vendor(
@@ -319,19 +338,24 @@ pub async fn select_vendor_by_slug(pool: &Pool, slug: &str) -> DbResult<Option<V
     .await
 }
 
-/// Stores a vendor's OpenAPI document (JSON text) and, when given, its base URL.
+/// Stores a vendor's OpenAPI document (JSON text), how it says calls authenticate
+/// (`auth`: connection kind and header or parameter name, from its securitySchemes) and,
+/// when given, its base URL.
 pub async fn update_vendor_document(
     conn: &mut Conn,
     id: i64,
     document: &str,
+    auth: Option<(&str, Option<&str>)>,
     base_url: Option<&str>,
 ) -> DbResult<()> {
     sqlx::query(
-        "UPDATE vendors SET openapi_document = $1, base_url = COALESCE($2, base_url) WHERE id = $3",
+        "UPDATE vendors SET openapi_document = $1, base_url = COALESCE($2, base_url), auth_kind = $4, auth_name = $5 WHERE id = $3",
     )
     .bind(document)
     .bind(base_url)
     .bind(id)
+    .bind(auth.map(|a| a.0))
+    .bind(auth.and_then(|a| a.1))
     .execute(conn)
     .await?;
     Ok(())
@@ -386,6 +410,8 @@ pub struct ToolRow {
     pub retired_at: Option<i64>,
     /// When its vendor was disabled, ms.
     pub vendor_disabled_at: Option<i64>,
+    /// When its vendor was removed, ms (its vendor is disabled as well).
+    pub vendor_removed_at: Option<i64>,
 }
 
 impl ToolRow {
@@ -410,7 +436,7 @@ impl ToolRow {
 const TOOL_SELECT: &str = "SELECT t.id, vd.slug AS vendor, t.name, t.operation_id, v.version, v.title, v.description, \
      v.input_schema, v.output_schema, v.method, v.path_template, v.binding, v.read_only_hint, v.destructive_hint, \
      v.idempotent_hint, v.open_world_hint, v.authored_by, t.hints_by, t.read_only_by, t.retired_at, \
-     vd.disabled_at AS vendor_disabled_at, \
+     vd.disabled_at AS vendor_disabled_at, vd.removed_at AS vendor_removed_at, \
      (SELECT f.authored_by FROM tool_versions f WHERE f.tool_id = t.id AND f.version = 1) AS first_author \
      FROM tools t JOIN vendors vd ON vd.id = t.vendor_id \
      JOIN tool_versions v ON v.tool_id = t.id AND v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id)";

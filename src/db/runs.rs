@@ -90,6 +90,26 @@ pub async fn revoke_connection(conn: &mut Conn, id: i64, now: i64) -> DbResult<b
     Ok(r.rows_affected() == 1)
 }
 
+/// Revokes every live connection of a vendor at `now` (ms) and drops the sealed secrets
+/// of all of them (a removed vendor's credentials are not kept); returns how many were
+/// live.
+pub async fn revoke_vendor_connections(conn: &mut Conn, vendor_id: i64, now: i64) -> DbResult<i64> {
+    let live: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM connections WHERE vendor_id = $1 AND revoked_at IS NULL",
+    )
+    .bind(vendor_id)
+    .fetch_one(&mut *conn)
+    .await?;
+    sqlx::query(
+        "UPDATE connections SET revoked_at = COALESCE(revoked_at, $1), secret_ciphertext = NULL WHERE vendor_id = $2",
+    )
+    .bind(now)
+    .bind(vendor_id)
+    .execute(conn)
+    .await?;
+    Ok(live)
+}
+
 /// `(vendor id, default connection id)` of a tool.
 pub async fn select_tool_connection(pool: &Pool, tool_id: i64) -> DbResult<(i64, Option<i64>)> {
     sqlx::query_as("SELECT vendor_id, default_connection_id FROM tools WHERE id = $1")
@@ -509,7 +529,8 @@ pub struct CallLogRow {
 impl CallLogRow {
     /// The outcome in words a person reads: `ok`, `dry run`, `invalid input`, `waits
     /// for approval`, `approval denied`, `vendor error`, `vendor unreachable`,
-    /// `connection revoked`, `no default connection`, `tool retired`, `vendor disabled`.
+    /// `connection revoked`, `no default connection`, `tool retired`, `vendor disabled`,
+    /// `vendor removed`.
     pub fn outcome(&self) -> &'static str {
         match (self.status.as_str(), self.error_code.as_deref()) {
             ("ok", _) if self.dry_run => "dry run",
@@ -523,6 +544,7 @@ impl CallLogRow {
             (_, Some("connection_ambiguous")) => "no default connection",
             (_, Some("tool_retired")) => "tool retired",
             (_, Some("vendor_disabled")) => "vendor disabled",
+            (_, Some("vendor_removed")) => "vendor removed",
             _ => "failed",
         }
     }

@@ -416,6 +416,61 @@ fn unique_property(props: &Map<String, Value>, base: String) -> String {
         .unwrap_or(base)
 }
 
+/// The connection a document's security schemes call for (issue 14.5), as
+/// `(kind, header or query parameter name)`: `apiKey` in a header → `("header", name)`,
+/// in the query → `("query", name)`; HTTP `bearer`, `oauth2` and `openIdConnect` →
+/// `("bearer", None)`; HTTP `basic` (Swagger 2.0 `basic`) → `("basic", None)`. An API
+/// key (pasted once) is preferred to HTTP auth, and that to OAuth (whose token comes
+/// from a flow); among equals, the schemes the document's top-level `security` requires
+/// come first, then the others in document order. `None` when no scheme is one Graft's
+/// connections can send (a cookie, for instance). Follows OpenAPI 3.x "Security Scheme Object" and Swagger 2.0
+/// `securityDefinitions`.
+pub fn connection_hint(doc: &Value) -> Option<(&'static str, Option<String>)> {
+    let schemes = doc
+        .pointer("/components/securitySchemes")
+        .or_else(|| doc.get("securityDefinitions"))
+        .and_then(Value::as_object)?;
+    let required: Vec<&str> = doc
+        .get("security")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object)
+        .flat_map(|r| r.keys().map(String::as_str))
+        .collect();
+    let ordered = required
+        .iter()
+        .filter_map(|n| schemes.get(*n))
+        .chain(schemes.values());
+    // (rank, kind, name): a key a person pastes beats a token from an OAuth flow
+    let usable = |s: &Value| -> Option<(u8, &'static str, Option<String>)> {
+        let field = |k: &str| s.get(k).and_then(Value::as_str);
+        match field("type")? {
+            "apiKey" => {
+                let name = field("name").map(str::trim).filter(|n| !n.is_empty())?;
+                match field("in")? {
+                    "header" => Some((0, "header", Some(name.to_string()))),
+                    "query" => Some((0, "query", Some(name.to_string()))),
+                    _ => None,
+                }
+            }
+            "http" => match field("scheme")?.to_ascii_lowercase().as_str() {
+                "bearer" => Some((1, "bearer", None)),
+                "basic" => Some((1, "basic", None)),
+                _ => None,
+            },
+            "basic" => Some((1, "basic", None)),
+            "oauth2" | "openIdConnect" => Some((2, "bearer", None)),
+            _ => None,
+        }
+    };
+    ordered
+        .filter_map(|s| usable(deref(doc, s)))
+        .enumerate()
+        .min_by_key(|(i, (rank, _, _))| (*rank, *i))
+        .map(|(_, (_, kind, name))| (kind, name))
+}
+
 /// Names (lower-cased) and locations of parameters that carry the credential.
 fn credential_params(doc: &Value) -> (HashSet<(String, String)>, bool) {
     let schemes = doc
@@ -1059,6 +1114,58 @@ pub fn draft_operation(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn connection_hint_reads_security_schemes() {
+        // the petstore document's schemes: OAuth first, an API key header second
+        let petstore = json!({"openapi": "3.0.2", "info": {"title": "p", "version": "1"}, "paths": {},
+            "components": {"securitySchemes": {
+                "petstore_auth": {"type": "oauth2", "flows": {"implicit": {"authorizationUrl": "https://x/", "scopes": {}}}},
+                "api_key": {"type": "apiKey", "name": "api_key", "in": "header"}}}});
+        assert_eq!(
+            connection_hint(&petstore),
+            Some(("header", Some("api_key".into())))
+        );
+        let doc = |schemes: Value, security: Value| {
+            json!({"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {},
+                   "components": {"securitySchemes": schemes}, "security": security})
+        };
+        let bearer = json!({"type": "http", "scheme": "Bearer"});
+        let basic = json!({"type": "http", "scheme": "basic"});
+        let query = json!({"type": "apiKey", "in": "query", "name": "key"});
+        let cookie = json!({"type": "apiKey", "in": "cookie", "name": "sid"});
+        let oauth = json!({"type": "oauth2", "flows": {}});
+        // the required one first among equals; a key beats HTTP auth beats OAuth
+        assert_eq!(
+            connection_hint(&doc(json!({"a": basic, "b": bearer}), json!([{"b": []}]))),
+            Some(("bearer", None))
+        );
+        assert_eq!(
+            connection_hint(&doc(json!({"a": basic, "b": bearer}), json!([]))),
+            Some(("basic", None))
+        );
+        assert_eq!(
+            connection_hint(&doc(json!({"o": oauth, "q": query}), json!([{"o": []}]))),
+            Some(("query", Some("key".into())))
+        );
+        assert_eq!(
+            connection_hint(&doc(json!({"o": oauth}), json!([]))),
+            Some(("bearer", None))
+        );
+        // nothing Graft can send, and no schemes at all
+        assert_eq!(connection_hint(&doc(json!({"c": cookie}), json!([]))), None);
+        assert_eq!(
+            connection_hint(&json!({"openapi": "3.0.0", "paths": {}})),
+            None
+        );
+        // Swagger 2.0, through a $ref-free securityDefinitions
+        let swagger = json!({"swagger": "2.0", "paths": {},
+            "securityDefinitions": {"b": {"type": "basic"}, "k": {"type": "apiKey", "in": "header", "name": "X-Key"}}});
+        assert_eq!(
+            connection_hint(&swagger),
+            Some(("header", Some("X-Key".into())))
+        );
+    }
 
     fn plan(doc: Value) -> ImportPlan {
         let v = VendorSlug::parse("acme").unwrap();

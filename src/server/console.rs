@@ -113,7 +113,7 @@ pub enum Flash {
     /// `(agent name, token)` of a new agent or a rotated token.
     Token(String, String),
     /// The summary of an OpenAPI upload.
-    Import(ImportSummary),
+    Import(Box<ImportSummary>),
 }
 
 /// One-time values by random id, each for the person who caused it, for 10 minutes.
@@ -553,10 +553,11 @@ fn summary_page(
             retired: vec![],
             kept: vec![],
             demoted: 0,
+            brought_back: false,
             error: Some(e),
         },
     };
-    let id = state.flash.put(&person.name, Flash::Import(summary));
+    let id = state.flash.put(&person.name, Flash::Import(Box::new(summary)));
     let target = format!("/vendors?import={id}");
     if as_text {
         ([(header::CONTENT_TYPE, "text/plain")], target).into_response()

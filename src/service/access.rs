@@ -12,6 +12,80 @@ pub const MIN_SECRET_CHARS: usize = 8;
 /// The kinds of credentials a connection holds (SPEC §2 `auth_kind`).
 pub const AUTH_KINDS: &[&str] = &["none", "bearer", "header", "query", "basic"];
 
+/// Checks a new connection's fields (SPEC §2, §8) before anything is stored; `name` and
+/// `secret` come trimmed, empty ones as `None`. Errors: `(field, message)`, the field
+/// being `label`, `kind`, `name` or `secret`, so a form shows the message at its field.
+/// Rules: a label of 1 to 64 characters; a kind of [`AUTH_KINDS`]; `header` and `query`
+/// need a name (an HTTP token, RFC 9110 §5.1, that is not `Host`, `Content-Length`,
+/// `Content-Type` or `Cookie`; a query name of letters, digits and `-_.[]`); every kind
+/// but `none` needs a secret of at least [`MIN_SECRET_CHARS`] characters without control
+/// characters; a `basic` secret is `user:password`.
+pub fn check_connection(
+    label: &str,
+    kind: &str,
+    name: Option<&str>,
+    secret: Option<&str>,
+) -> Result<(), (&'static str, String)> {
+    if label.is_empty() || label.chars().count() > 64 {
+        return Err(("label", "a connection label has 1 to 64 characters".into()));
+    }
+    if !AUTH_KINDS.contains(&kind) {
+        return Err((
+            "kind",
+            format!(
+                "unknown kind {kind:?}: use one of {}",
+                AUTH_KINDS.join(", ")
+            ),
+        ));
+    }
+    if matches!(kind, "header" | "query") {
+        let Some(n) = name else {
+            return Err((
+                "name",
+                format!("a {kind} connection needs a name: the {kind} that carries the secret (--name on the command line)"),
+            ));
+        };
+        let valid = match kind {
+            // an HTTP token (RFC 9110 §5.1)
+            "header" => http::HeaderName::from_bytes(n.as_bytes()).is_ok(),
+            _ => n
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.[]".contains(c)),
+        };
+        if !valid {
+            return Err(("name", format!("{n:?} is not a valid {kind} name")));
+        }
+        if kind == "header"
+            && ["host", "content-length", "content-type", "cookie"]
+                .contains(&n.to_ascii_lowercase().as_str())
+        {
+            return Err(("name", format!("{n:?} cannot carry a credential")));
+        }
+    }
+    if kind == "none" {
+        return Ok(());
+    }
+    let Some(s) = secret else {
+        return Err(("secret", format!("a {kind} connection needs a secret")));
+    };
+    if s.chars().count() < MIN_SECRET_CHARS {
+        return Err((
+            "secret",
+            format!("the secret is shorter than {MIN_SECRET_CHARS} characters: that is no credential (and could not be told apart in answers to redact it)"),
+        ));
+    }
+    if kind == "basic" && !s.contains(':') {
+        return Err(("secret", "a basic secret is user:password".into()));
+    }
+    if s.chars().any(|c| c.is_control()) {
+        return Err((
+            "secret",
+            "the secret may not contain control characters".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// A connection as shown to people: never its secret.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct ConnectionInfo {
@@ -57,72 +131,15 @@ impl Graft {
         name: Option<&str>,
         secret: Option<&str>,
     ) -> ServiceResult<ConnectionInfo> {
-        let v = self.vendor(vendor).await?;
+        let v = self.live_vendor(vendor).await?;
         let label = label.trim();
-        if label.is_empty() || label.len() > 64 {
-            return Err(ServiceError::Invalid(
-                "a connection label has 1 to 64 characters".into(),
-            ));
-        }
-        if !AUTH_KINDS.contains(&kind) {
-            return Err(ServiceError::Invalid(format!(
-                "unknown kind {kind:?}: use one of {}",
-                AUTH_KINDS.join(", ")
-            )));
-        }
         let name = name.map(str::trim).filter(|n| !n.is_empty());
-        if matches!(kind, "header" | "query") {
-            let Some(n) = name else {
-                return Err(ServiceError::Invalid(format!(
-                    "a {kind} connection needs a name: the {kind} that carries the secret (--name on the command line)"
-                )));
-            };
-            let valid = match kind {
-                // an HTTP token (RFC 9110 §5.1)
-                "header" => http::HeaderName::from_bytes(n.as_bytes()).is_ok(),
-                _ => n
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_.[]".contains(c)),
-            };
-            if !valid {
-                return Err(ServiceError::Invalid(format!(
-                    "{n:?} is not a valid {kind} name"
-                )));
-            }
-            if kind == "header"
-                && ["host", "content-length", "content-type", "cookie"]
-                    .contains(&n.to_ascii_lowercase().as_str())
-            {
-                return Err(ServiceError::Invalid(format!(
-                    "{n:?} cannot carry a credential"
-                )));
-            }
-        }
         let secret = secret
             .map(|s| s.trim_end_matches(['\r', '\n']))
             .filter(|s| !s.is_empty());
-        if kind != "none" && secret.is_some_and(|s| s.chars().count() < MIN_SECRET_CHARS) {
-            return Err(ServiceError::Invalid(format!(
-                "the secret is shorter than {MIN_SECRET_CHARS} characters: that is no credential (and could not be told apart in answers to redact it)"
-            )));
-        }
+        check_connection(label, kind, name, secret).map_err(|(_, m)| ServiceError::Invalid(m))?;
         let sealed = match (kind, secret) {
-            ("none", _) => None,
-            (_, None) => {
-                return Err(ServiceError::Invalid(format!(
-                    "a {kind} connection needs a secret"
-                )))
-            }
-            ("basic", Some(s)) if !s.contains(':') => {
-                return Err(ServiceError::Invalid(
-                    "a basic secret is user:password".into(),
-                ))
-            }
-            (_, Some(s)) if s.chars().any(|c| c.is_control()) => {
-                return Err(ServiceError::Invalid(
-                    "the secret may not contain control characters".into(),
-                ))
-            }
+            ("none", _) | (_, None) => None,
             (_, Some(s)) => Some(self.inner.key.seal(s)),
         };
         let id = runs::insert_connection(

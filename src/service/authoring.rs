@@ -572,7 +572,15 @@ impl Graft {
         openapi::spec_version(&doc).map_err(ServiceError::Invalid)?;
         let n = openapi::list_operations(&doc).len();
         let mut conn = self.pool().acquire().await?;
-        db::update_vendor_document(&mut conn, v.id, &doc.to_string(), None).await?;
+        let auth = openapi::connection_hint(&doc);
+        db::update_vendor_document(
+            &mut conn,
+            v.id,
+            &doc.to_string(),
+            auth.as_ref().map(|(k, n)| (*k, n.as_deref())),
+            None,
+        )
+        .await?;
         self.toolbox_changed().await;
         Ok(n)
     }

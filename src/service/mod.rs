@@ -134,6 +134,8 @@ pub struct ImportReport {
     /// `(operation, "header Authorization")` of declared parameters not offered to
     /// agents: headers Graft or the connection sets (issue 12.4).
     pub withheld: Vec<(String, String)>,
+    /// Whether the vendor had been removed and this import brought it back (enabled).
+    pub brought_back: bool,
 }
 
 /// Hashes an agent token for storage: SHA-256, hex. Tokens carry 256 random bits, so a
@@ -563,7 +565,9 @@ impl Graft {
 
     // ------------------------------------------------------------ vendors and import
 
-    /// Creates a vendor. Errors: invalid slug or base URL, or the slug is taken.
+    /// Creates a vendor; the slug of a removed vendor brings that vendor back (enabled,
+    /// with this name and base URL, its tools callable again and no document until one
+    /// is imported). Errors: invalid slug or base URL, or the slug is taken.
     pub async fn add_vendor(
         &self,
         slug: &str,
@@ -576,6 +580,19 @@ impl Graft {
             .map(str::trim)
             .filter(|n| !n.is_empty())
             .unwrap_or(slug.as_str());
+        // a removed vendor's slug brings that vendor back, with the name and URL given
+        if let Some(old) = db::select_vendor_by_slug(&self.inner.pool, slug.as_str()).await? {
+            if old.removed_at.is_some() {
+                let mut tx = self.write_tx().await?;
+                db::update_vendor_removed(&mut tx, old.id, None).await?;
+                db::update_vendor(&mut tx, old.id, Some(name), Some(&base_url)).await?;
+                tx.commit().await?;
+                tracing::info!(vendor = slug.as_str(), "removed vendor brought back");
+                self.state_changed().await;
+                self.toolbox_changed().await;
+                return self.vendor(slug.as_str()).await;
+            }
+        }
         let mut conn = self.inner.pool.acquire().await?;
         db::insert_vendor(&mut conn, slug.as_str(), name, &base_url, self.now())
             .await
@@ -592,8 +609,8 @@ impl Graft {
     /// and refuses their calls and promotions, and demotes them from every working set
     /// (cause `vendor_disabled`; each agent affected gets list_changed); enabling brings
     /// the tools back to search (agents promote them again). Returns the vendor and the
-    /// entries demoted. Errors: `VendorNotFound`, `Invalid` (nothing to change, a bad URL
-    /// or an empty name).
+    /// entries demoted. Errors: `VendorNotFound`, `Invalid` (removed, nothing to change, a
+    /// bad URL or an empty name).
     pub async fn set_vendor(
         &self,
         actor: &Actor,
@@ -602,7 +619,7 @@ impl Graft {
         base_url: Option<&str>,
         enabled: Option<bool>,
     ) -> ServiceResult<(VendorRow, usize)> {
-        let v = self.vendor(slug).await?;
+        let v = self.live_vendor(slug).await?;
         if display_name.is_none() && base_url.is_none() && enabled.is_none() {
             return Err(ServiceError::Invalid(
                 "nothing to change: give a name, a base URL, or enable or disable".into(),
@@ -638,6 +655,38 @@ impl Graft {
         Ok((self.vendor(slug).await?, demoted.len()))
     }
 
+    /// Removes a vendor (issue 14.3): it is disabled (its tools leave search and refuse
+    /// calls, acquire and promotion), its tools are demoted from every working set
+    /// (cause `vendor_removed`; each agent affected gets list_changed), its connections
+    /// are revoked with their secrets dropped, its stored document is dropped, and it
+    /// leaves the vendor lists. Its tools, versions, history, calls and import history
+    /// stay for the record; importing its document again (or adding a vendor with its
+    /// slug) brings it back. Returns `(entries demoted, connections revoked)`.
+    /// Errors: `VendorNotFound`, `Invalid` (removed already).
+    pub async fn remove_vendor(&self, actor: &Actor, slug: &str) -> ServiceResult<(usize, i64)> {
+        let v = self.vendor(slug).await?;
+        if v.removed_at.is_some() {
+            return Err(ServiceError::Invalid(format!(
+                "vendor {slug} was removed already"
+            )));
+        }
+        let now = self.now();
+        let mut tx = self.write_tx().await?;
+        db::update_vendor_removed(&mut tx, v.id, Some(now)).await?;
+        let demoted = db::select_vendor_entries(&mut tx, v.id).await?;
+        demote_in(&mut tx, &demoted, Cause::VendorRemoved, actor, now).await?;
+        let revoked = db::runs::revoke_vendor_connections(&mut tx, v.id, now).await?;
+        tx.commit().await?;
+        tracing::info!(vendor = slug, by = %actor.label(), demoted = demoted.len(), connections = revoked, "vendor removed");
+        self.state_changed().await;
+        self.toolbox_changed().await;
+        let mut agents: Vec<i64> = demoted.iter().map(|(a, _)| *a).collect();
+        agents.sort_unstable();
+        agents.dedup();
+        self.changed(&agents).await;
+        Ok((demoted.len(), revoked))
+    }
+
     /// A vendor's tools (retired ones not counted) and the working-set entries of them.
     pub async fn vendor_counts(&self, vendor_id: i64) -> ServiceResult<(i64, i64)> {
         Ok(db::select_vendor_counts(&self.inner.pool, vendor_id).await?)
@@ -661,9 +710,25 @@ impl Graft {
         }
     }
 
-    /// Every vendor.
+    /// The vendor with a slug, unless it was removed. Errors: `VendorNotFound`,
+    /// `Invalid` (removed: importing its document again brings it back).
+    pub async fn live_vendor(&self, slug: &str) -> ServiceResult<VendorRow> {
+        let v = self.vendor(slug).await?;
+        if v.removed_at.is_some() {
+            return Err(ServiceError::Invalid(format!(
+                "vendor {slug} was removed: import its OpenAPI document again (or add a vendor {slug}) to bring it back"
+            )));
+        }
+        Ok(v)
+    }
+
+    /// Every vendor that is not removed, by slug.
     pub async fn vendors(&self) -> ServiceResult<Vec<VendorRow>> {
-        Ok(db::select_vendors(&self.inner.pool).await?)
+        Ok(db::select_vendors(&self.inner.pool)
+            .await?
+            .into_iter()
+            .filter(|v| v.removed_at.is_none())
+            .collect())
     }
 
     /// Every vendor slug (the nothing-found answer and `vendor_not_found` list them).
@@ -743,6 +808,10 @@ impl Graft {
         // the vendor (when new), its tools and its document: one transaction
         let mut tx = self.write_tx().await?;
         let vendor_id = match &existing_vendor {
+            Some(v) if v.removed_at.is_some() => {
+                db::update_vendor_removed(&mut tx, v.id, None).await?;
+                v.id
+            }
             Some(v) => v.id,
             None => {
                 let url = match override_url.clone().or_else(|| plan.base_url.clone()) {
@@ -876,10 +945,12 @@ impl Graft {
             report.demoted += entries.len();
             notify.extend(entries.iter().map(|(a, _)| *a));
         }
+        let auth = openapi::connection_hint(&doc);
         db::update_vendor_document(
             &mut tx,
             vendor_id,
             &doc.to_string(),
+            auth.as_ref().map(|(k, n)| (*k, n.as_deref())),
             override_url.as_deref(),
         )
         .await?;
@@ -895,6 +966,9 @@ impl Graft {
             })
             .collect();
         let report = ImportReport {
+            brought_back: existing_vendor
+                .as_ref()
+                .is_some_and(|v| v.removed_at.is_some()),
             vendor: slug.to_string(),
             operations: plan.total_operations,
             withheld,
@@ -1239,6 +1313,12 @@ pub(crate) fn version_row<'a>(
 /// Refuses a tool that cannot be called or promoted: retired (its operation left the
 /// vendor's document, issue 14.3). Errors: `ToolNotFound` saying so.
 pub(crate) fn usable(t: &db::ToolRow) -> ServiceResult<()> {
+    if t.vendor_removed_at.is_some() {
+        return Err(ServiceError::ToolNotFound(format!(
+            "{}__{}: its vendor {} was removed; importing its document again brings it back",
+            t.vendor, t.name, t.vendor
+        )));
+    }
     if t.vendor_disabled_at.is_some() {
         return Err(ServiceError::ToolNotFound(format!(
             "{}__{}: its vendor {} is disabled; a person can enable it again",

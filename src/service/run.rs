@@ -39,7 +39,7 @@ pub enum RunAnswer {
     Err {
         /// `invalid_input`, `approval_required`, `approval_denied`, `vendor_error`,
         /// `vendor_unreachable`, `connection_revoked`, `connection_ambiguous`,
-        /// `tool_retired`, `vendor_disabled`.
+        /// `tool_retired`, `vendor_disabled`, `vendor_removed`.
         code: &'static str,
         /// A sentence for the model.
         message: String,
@@ -723,7 +723,9 @@ impl Graft {
         let qualified = format!("{}__{}", tool.vendor, tool.name);
         // 0. a retired tool, or one of a disabled vendor, runs nothing
         if let Err(e) = super::usable(tool) {
-            let code = if tool.vendor_disabled_at.is_some() {
+            let code = if tool.vendor_removed_at.is_some() {
+                "vendor_removed"
+            } else if tool.vendor_disabled_at.is_some() {
                 "vendor_disabled"
             } else {
                 "tool_retired"

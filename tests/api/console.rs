@@ -540,7 +540,9 @@ async fn a_new_agents_token_is_shown_once_and_works() {
 
     // another person cannot take someone else's reveal
     app.graft.add_user("eve", PASSWORD).await.unwrap();
-    let r = b.call("rotate_token", &[("agent", "hermes-1")]).await;
+    let r = b
+        .call("rotate_token", &[("agent", "hermes-1"), ("confirm", "yes")])
+        .await;
     assert_eq!(r.status(), 200);
     let loc = r.headers()["location"].to_str().unwrap().to_string();
     let reveal = loc.split("reveal=").nth(1).unwrap().to_string();
@@ -1546,5 +1548,206 @@ async fn the_vendor_page_edits_and_disables_only_when_confirmed() {
     assert!(page.contains("Enable the vendor"), "{page}");
     let page = b.get("/vendors").await.text().await.unwrap();
     assert!(page.contains("<td>disabled</td>"), "{page}");
+    app.stop().await;
+}
+
+/// Destructive actions need their second step (issue 14.5): rotating a token, revoking a
+/// connection, revoking an approval and removing a vendor are refused at `confirm`
+/// without `confirm=yes`, and change nothing; the pages offer each behind a `<details>`
+/// step (or a checkbox) that works without JavaScript. The connection form starts with
+/// the kind and header name the document's securitySchemes ask for, and its errors are
+/// at their fields.
+#[tokio::test]
+async fn destructive_actions_need_a_second_step_and_connection_forms_help() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_with_petstore(dir.path()).await;
+    app.graft.add_user("ops", PASSWORD).await.unwrap();
+    let mut b = Browser::new(&app);
+    b.sign_in("ops", PASSWORD).await;
+    let field = |v: &Value| v["Field"]["field"].as_str().unwrap_or_default().to_string();
+
+    // the connection form, prefilled from petstore's api_key header scheme
+    let page = b.get("/vendors/petstore").await.text().await.unwrap();
+    assert!(
+        page.contains(r#"<option value="header" selected"#),
+        "the header kind is chosen: {page}"
+    );
+    assert!(page.contains(r#"value="api_key""#), "{page}");
+    assert!(
+        page.contains("The document asks for header api_key."),
+        "{page}"
+    );
+    for (form, at) in [
+        (
+            vec![
+                ("label", ""),
+                ("kind", "bearer"),
+                ("secret", "k-1234567890"),
+            ],
+            "label",
+        ),
+        (
+            vec![
+                ("label", "p"),
+                ("kind", "header"),
+                ("secret", "k-1234567890"),
+            ],
+            "name",
+        ),
+        (
+            vec![("label", "p"), ("kind", "bearer"), ("secret", "short")],
+            "secret",
+        ),
+        (
+            vec![
+                ("label", "p"),
+                ("kind", "basic"),
+                ("secret", "no-colon-here"),
+            ],
+            "secret",
+        ),
+        (
+            vec![
+                ("label", "p"),
+                ("kind", "magic"),
+                ("secret", "k-1234567890"),
+            ],
+            "kind",
+        ),
+    ] {
+        let mut f = vec![("vendor", "petstore"), ("name", "")];
+        f.extend(form);
+        let e: Value = b.call("add_connection", &f).await.json().await.unwrap();
+        assert_eq!(field(&e), at, "{e}");
+    }
+    assert!(app.graft.connections().await.unwrap().is_empty());
+    let ok = [
+        ("vendor", "petstore"),
+        ("label", "prod"),
+        ("kind", "header"),
+        ("name", "api_key"),
+        ("secret", "k-1234567890"),
+    ];
+    assert_eq!(b.call("add_connection", &ok).await.status(), 200);
+    let e: Value = b.call("add_connection", &ok).await.json().await.unwrap();
+    assert_eq!(field(&e), "label", "a label taken: {e}");
+    let conn = app.graft.connections().await.unwrap()[0].id.to_string();
+
+    // rotate: refused without the second step, the token still works
+    let (_, token) = agent(&app, "hermes-1").await;
+    let e: Value = b
+        .call("rotate_token", &[("agent", "hermes-1")])
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(field(&e), "confirm", "{e}");
+    assert_eq!(raw_initialize(&app, &token).await.status(), 200);
+    let page = b.get("/agents/hermes-1").await.text().await.unwrap();
+    assert!(
+        page.contains(r#"<details class="confirm"><summary>Rotate token"#),
+        "{page}"
+    );
+    let r = b
+        .call("rotate_token", &[("agent", "hermes-1"), ("confirm", "yes")])
+        .await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(raw_initialize(&app, &token).await.status(), 401);
+
+    // revoke a connection
+    let e: Value = b
+        .call("revoke_connection", &[("id", conn.as_str())])
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(field(&e), "confirm", "{e}");
+    assert!(app.graft.connections().await.unwrap()[0]
+        .revoked_at
+        .is_none());
+    let page = b.get("/vendors").await.text().await.unwrap();
+    assert!(page.contains(r#"aria-label="Revoke prod""#), "{page}");
+    let r = b
+        .call(
+            "revoke_connection",
+            &[("id", conn.as_str()), ("confirm", "yes")],
+        )
+        .await;
+    assert_eq!(r.status(), 200);
+    assert!(app.graft.connections().await.unwrap()[0]
+        .revoked_at
+        .is_some());
+
+    // revoke an approval: deny and approve need no second step, revoke does
+    let a = app.graft.agent_by_name("hermes-1").await.unwrap();
+    let pet = serde_json::json!({"name": "rex", "photoUrls": ["u"]});
+    app.graft
+        .run_tool(a.id, "petstore", "add_pet", pet, false)
+        .await
+        .unwrap();
+    let decide = |d: &'static str, confirm: Option<&'static str>| {
+        let mut f = vec![
+            ("agent", "hermes-1"),
+            ("tool", "petstore__add_pet"),
+            ("decision", d),
+        ];
+        if let Some(c) = confirm {
+            f.push(("confirm", c));
+        }
+        f
+    };
+    let r = b.call("decide", &decide("grant", None)).await;
+    assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+    let e: Value = b
+        .call("decide", &decide("revoke", None))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(field(&e), "confirm", "{e}");
+    assert_eq!(app.graft.approvals().await.unwrap()[0].state, "granted");
+    let page = b.get("/approvals").await.text().await.unwrap();
+    assert!(
+        page.contains(r#"<details class="confirm"><summary>Revoke"#),
+        "{page}"
+    );
+    let r = b.call("decide", &decide("revoke", Some("yes"))).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(app.graft.approvals().await.unwrap()[0].state, "denied");
+
+    // remove the vendor: the box must be ticked; then the Vendors page says so
+    let e: Value = b
+        .call("remove_vendor", &[("slug", "petstore")])
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(field(&e), "confirm", "{e}");
+    assert_eq!(app.graft.vendors().await.unwrap().len(), 1);
+    let r = b
+        .call("remove_vendor", &[("slug", "petstore"), ("confirm", "yes")])
+        .await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(
+        r.headers()["location"].to_str().unwrap(),
+        "/vendors?removed=petstore"
+    );
+    assert!(app.graft.vendors().await.unwrap().is_empty());
+    let page = b
+        .get("/vendors?removed=petstore")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("Vendor petstore was removed"), "{page}");
+    assert!(
+        !page.contains(r#"href="/vendors/petstore" title"#),
+        "off the vendor list: {page}"
+    );
+    let page = b.get("/vendors/petstore").await.text().await.unwrap();
+    assert!(page.contains("Removed"), "{page}");
+    assert!(!page.contains("Remove the vendor"), "{page}");
+    let page = b.get("/tools/petstore/add_pet").await.text().await.unwrap();
+    assert!(page.contains("Its vendor was removed"), "{page}");
     app.stop().await;
 }

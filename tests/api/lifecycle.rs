@@ -366,3 +366,145 @@ async fn a_vendor_is_moved_disabled_and_enabled_again() {
     client.cancel().await.unwrap();
     app.stop().await;
 }
+
+/// Removing a vendor (issue 14.3) takes it out of use: its working-set entries are
+/// demoted with cause `vendor_removed` (list_changed), its calls are refused as
+/// `vendor_removed`, its connections are revoked, it leaves the vendor lists and can no
+/// longer be changed; its tools stay for the record. Importing its document again, or
+/// adding a vendor with its slug, brings it back. The connection kind its document asks
+/// for (petstore: an `api_key` header) is read at import.
+#[tokio::test]
+async fn a_removed_vendor_leaves_use_and_comes_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_with_petstore(dir.path()).await;
+    let echo = super::vendor::start(None).await;
+    let g = &app.graft;
+    let ops = Actor::Person("ops".into());
+    let v = g.vendor("petstore").await.unwrap();
+    assert_eq!(
+        (v.auth_kind.as_deref(), v.auth_name.as_deref()),
+        (Some("header"), Some("api_key")),
+        "the document's apiKey scheme, preferred to its OAuth one"
+    );
+    let base = format!("{}/anything", echo.url());
+    g.set_vendor(&ops, "petstore", None, Some(&base), None)
+        .await
+        .unwrap();
+    g.add_connection(
+        "petstore",
+        "prod",
+        "header",
+        Some("api_key"),
+        Some("k-1234567890"),
+    )
+    .await
+    .unwrap();
+    let (id, token) = agent(&app, "alpha").await;
+    let (client, events) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
+    call(
+        &client,
+        "promote",
+        json!({"vendor": "petstore", "name": "get_inventory"}),
+    )
+    .await;
+    events.wait_for(1).await;
+
+    let (demoted, revoked) = g.remove_vendor(&ops, "petstore").await.unwrap();
+    assert_eq!((demoted, revoked), (1, 1));
+    events.wait_for(2).await;
+    assert!(!tool_names(&client)
+        .await
+        .contains(&"petstore__get_inventory".to_string()));
+    let h = g.history(id, 1, 0).await.unwrap();
+    assert_eq!(
+        (h[0].cause.as_str(), h[0].actor.as_str()),
+        ("vendor_removed", "person:ops")
+    );
+    assert!(g.vendors().await.unwrap().is_empty(), "off the lists");
+    let v = g.vendor("petstore").await.unwrap();
+    assert!(v.removed_at.is_some() && v.disabled_at.is_some() && !v.has_document);
+    let c = g.connections().await.unwrap();
+    assert!(c[0].revoked_at.is_some(), "its connection is revoked");
+    assert!(g
+        .search_tools(None, "inventory", 10)
+        .await
+        .unwrap()
+        .hits
+        .is_empty());
+    assert_eq!(g.toolbox_size().await.unwrap(), 19, "kept for the record");
+    let r = call(
+        &client,
+        "run_tool",
+        json!({"vendor": "petstore", "name": "get_inventory", "input": {}}),
+    )
+    .await;
+    assert_eq!(code(&r).as_deref(), Some("vendor_removed"), "{}", text(&r));
+    assert!(text(&r).contains("removed"), "{}", text(&r));
+    assert_eq!(
+        g.calls(&Default::default(), 1).await.unwrap()[0].outcome(),
+        "vendor removed"
+    );
+    let before = echo.count();
+    // a removed vendor is not changed, given connections, or removed twice
+    for e in [
+        g.set_vendor(&ops, "petstore", None, None, Some(true))
+            .await
+            .unwrap_err(),
+        g.add_connection("petstore", "again", "bearer", None, Some("k-1234567890"))
+            .await
+            .map(|_| ())
+            .unwrap_err(),
+        g.remove_vendor(&ops, "petstore")
+            .await
+            .map(|_| ())
+            .unwrap_err(),
+    ] {
+        assert!(e.to_string().contains("removed"), "{e}");
+    }
+    assert!(g.vendor("petstore").await.unwrap().removed_at.is_some());
+    assert_eq!(echo.count(), before, "nothing reached the vendor");
+
+    // importing its document again brings it back, with the base URL it had
+    let text_doc = std::fs::read_to_string(specs_dir().join("petstore_openapi.yaml")).unwrap();
+    let report = g
+        .import_openapi("petstore", &text_doc, None, &mut |_, _| {})
+        .await
+        .unwrap();
+    assert!(report.brought_back);
+    assert_eq!((report.imported, report.unchanged), (0, 19));
+    let v = g.vendor("petstore").await.unwrap();
+    assert!(v.removed_at.is_none() && v.disabled_at.is_none() && v.has_document);
+    assert_eq!(v.base_url, base);
+    assert_eq!(g.vendors().await.unwrap().len(), 1);
+    // its old connection stays revoked: calls need a new one
+    g.add_connection(
+        "petstore",
+        "prod-2",
+        "header",
+        Some("api_key"),
+        Some("k-0987654321"),
+    )
+    .await
+    .unwrap();
+    call(
+        &client,
+        "promote",
+        json!({"vendor": "petstore", "name": "get_inventory"}),
+    )
+    .await;
+    let r = call(&client, "petstore__get_inventory", json!({})).await;
+    assert_eq!(code(&r), None, "{}", text(&r));
+    assert_eq!(echo.last().path, "/anything/store/inventory");
+
+    // so does adding a vendor with its slug
+    g.remove_vendor(&ops, "petstore").await.unwrap();
+    let v = g.add_vendor("petstore", Some("Pets"), &base).await.unwrap();
+    assert!(v.removed_at.is_none() && v.disabled_at.is_none());
+    assert_eq!(v.display_name, "Pets");
+    assert_eq!(
+        g.search_tools(None, "inventory", 10).await.unwrap().hits[0].name,
+        "get_inventory"
+    );
+    client.cancel().await.unwrap();
+    app.stop().await;
+}

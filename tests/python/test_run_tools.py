@@ -710,3 +710,27 @@ async def test_binary_compressed_and_oversized_answers_keep_the_session(world: W
         r = w.record(await c.call_tool("run_tool", {"name": "httpbin__post_anything", "input": big}))
         assert r.is_error is not True and "characters not shown" in text(r)
         assert ok(await run(w, c, "httpbin", "get_uuid", {}))["uuid"]
+
+
+# --------------------------------------------------------------------------- vendor removal
+
+
+def test_cli_removes_a_vendor_only_with_yes(tmp_path: Path) -> None:
+    """Issue 14.3/14.5: `graft vendor remove` says what it would do and changes nothing
+    without --yes; with it the vendor leaves the list, and adding it again brings it back."""
+    data = tmp_path / "data"
+    data.mkdir()
+    run_cli("vendor", "add", "acme", "--base-url", "https://acme.example/api", data_dir=data)
+    run_cli("connection", "add", "acme", "--label", "prod", "--kind", "bearer", "--secret-stdin", data_dir=data, stdin="acme-secret-123\n")
+    asked = run_cli("vendor", "remove", "acme", data_dir=data, check=False)
+    assert asked.returncode != 0, asked
+    assert "run again with --yes to confirm" in asked.stderr and "nothing was changed" in asked.stderr, asked.stderr
+    assert "acme" in run_cli("vendor", "list", data_dir=data).stdout
+    done = run_cli("vendor", "remove", "acme", "--yes", data_dir=data)
+    assert "Removed vendor acme" in done.stdout and "revoked 1 connection" in done.stdout, done.stdout
+    assert "acme" not in run_cli("vendor", "list", data_dir=data).stdout
+    again = run_cli("vendor", "remove", "acme", "--yes", data_dir=data, check=False)
+    assert again.returncode != 0 and "was removed" in again.stderr, again
+    back = run_cli("vendor", "add", "acme", "--base-url", "https://acme.example/v2", data_dir=data)
+    assert "acme" in back.stdout
+    assert "https://acme.example/v2" in run_cli("vendor", "list", data_dir=data).stdout
