@@ -45,6 +45,14 @@ if [ "${FUZZ_PROFILE:-release}" = dev ]; then
 else
   flags=(-O -s none --codegen-units 16 --target-dir "$CACHE/fuzz-target")
 fi
+# every change of graft leaves another copy of its artifacts in the fuzz build cache
+# (tens of GB after a few weeks of CI runs on one machine): build without incremental
+# state, and start the cache afresh once it passes 8 GiB (a rebuild takes minutes)
+export CARGO_INCREMENTAL=0
+if [ -d "$CACHE/fuzz-target" ] && [ "$(du -sk "$CACHE/fuzz-target" | cut -f1)" -gt $((8 * 1024 * 1024)) ]; then
+  echo "==> the fuzz build cache passed 8 GiB: starting it afresh"
+  rm -rf "$CACHE/fuzz-target"
+fi
 cd fuzz
 cargo fuzz build "${flags[@]}" "$target"
 echo "==> fuzzing $target for ${seconds}s (corpus $corpus)"
