@@ -731,11 +731,21 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     .and_then(|d| crate::domain::openapi::spec_version(&d).map(|_| ()))
                     .map_err(anyhow::Error::msg)?;
             }
+            let back = graft.removed_vendor_tools(&slug).await?;
             let v = graft.add_vendor(&slug, name.as_deref(), &base_url).await?;
-            println!(
-                "Created vendor {} ({}) at {}.",
-                v.slug, v.display_name, v.base_url
-            );
+            match back {
+                Some(n) => println!(
+                    "Brought back the removed vendor {} ({}) at {}: its {} are in search again; its connections stay revoked.",
+                    v.slug,
+                    v.display_name,
+                    v.base_url,
+                    crate::console::components::count(n, "tool")
+                ),
+                None => println!(
+                    "Created vendor {} ({}) at {}.",
+                    v.slug, v.display_name, v.base_url
+                ),
+            }
             if let Some(t) = text {
                 let n = graft.store_document(&v.slug, &t).await?;
                 embed_with_bar(&graft).await?;
@@ -743,7 +753,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
         Command::Vendor(VendorCommand::List) => {
-            for v in graft.vendors().await? {
+            let vendors = graft.vendors().await?;
+            if vendors.is_empty() {
+                println!(
+                    "No vendors yet: import one with graft import-openapi FILE --vendor SLUG."
+                );
+            }
+            for v in vendors {
                 let state = if v.disabled_at.is_some() {
                     "  (disabled)"
                 } else {
@@ -801,11 +817,18 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let v = graft.live_vendor(&slug).await?;
             if !yes {
                 let (tools, entries) = graft.vendor_counts(v.id).await?;
+                let live = graft
+                    .connections()
+                    .await?
+                    .iter()
+                    .filter(|c| c.vendor == v.slug && c.revoked_at.is_none())
+                    .count();
                 anyhow::bail!(
-                    "removing vendor {} takes its {} out of use, demotes them from {} and revokes its connections; nothing was changed: run again with --yes to confirm",
+                    "removing vendor {} takes its {} out of use, demotes them from {} and revokes {}; nothing was changed: run again with --yes to confirm",
                     v.slug,
                     count(tools, "tool"),
                     count(entries, "working-set entry"),
+                    count(live as i64, "connection"),
                 );
             }
             let (demoted, revoked) = graft.remove_vendor(&person(), &slug).await?;

@@ -1189,21 +1189,21 @@ pub async fn edit_agent(
 }
 
 /// Refuses a destructive action that was not confirmed (issue 14.5): the console's
-/// second step sends `confirm=yes`. Errors: at `confirm`, saying what the action does.
+/// second step sends `confirm=yes`. Errors: `Refused` saying what the action does and
+/// that nothing was done (the step is not a field the person fills).
 #[cfg(feature = "ssr")]
 fn confirmed(confirm: Option<&str>, what: &str) -> ConsoleResult<()> {
     match confirm {
         Some("yes") => Ok(()),
-        _ => Err(ConsoleError::field(
-            "confirm",
-            format!("confirm first: {what}"),
-        )),
+        _ => Err(ConsoleError::Refused(format!(
+            "Nothing was done: {what}, so it needs its second step (confirm)."
+        ))),
     }
 }
 
 /// Gives an agent a new token and goes to the page that shows it once. The old token
-/// stops working at once, so it must be confirmed: `confirm` = `yes`. Errors: at
-/// `confirm`.
+/// stops working at once, so it must be confirmed: `confirm` = `yes`. Errors: `Refused`
+/// (not confirmed, unknown agent).
 #[server(prefix = "/api", endpoint = "rotate_token")]
 pub async fn rotate_token(agent: String, confirm: Option<String>) -> ConsoleResult<()> {
     with_status(async move {
@@ -1715,6 +1715,15 @@ pub async fn edit_vendor(slug: String, name: String, base_url: String) -> Consol
         if name.trim().is_empty() {
             return Err(ConsoleError::field("name", "give the vendor a name"));
         }
+        if name.trim().chars().count() > crate::service::MAX_VENDOR_NAME {
+            return Err(ConsoleError::field(
+                "name",
+                format!(
+                    "a vendor name has at most {} characters",
+                    crate::service::MAX_VENDOR_NAME
+                ),
+            ));
+        }
         if let Err(e) = crate::service::check_base_url(&base_url) {
             return Err(ConsoleError::field("base_url", e.to_string()));
         }
@@ -1802,11 +1811,26 @@ pub async fn add_vendor(slug: String, name: String, base_url: String) -> Console
         if let Err(e) = crate::service::check_base_url(base_url.trim()) {
             return Err(ConsoleError::field("base_url", e.to_string()));
         }
+        if name.trim().chars().count() > crate::service::MAX_VENDOR_NAME {
+            return Err(ConsoleError::field(
+                "name",
+                format!(
+                    "a vendor name has at most {} characters",
+                    crate::service::MAX_VENDOR_NAME
+                ),
+            ));
+        }
+        let back = state.graft.removed_vendor_tools(slug.trim()).await?;
         match state
             .graft
             .add_vendor(slug.trim(), Some(name.as_str()), base_url.trim())
             .await
         {
+            Ok(v) if back.is_some() => {
+                // a removed vendor is back: the Vendors page says so, not "created"
+                leptos_axum::redirect(&format!("/vendors?back={}", segment(&v.slug)));
+                Ok(())
+            }
             Ok(_) => {
                 back_saying_saved("vendor");
                 Ok(())
@@ -1858,7 +1882,7 @@ pub async fn add_connection(
 
 /// Revokes a connection; the tools whose calls use it are demoted in every working set
 /// (cause `connection_revoked`, SPEC §5). Must be confirmed: `confirm` = `yes`.
-/// Errors: at `confirm`; `Refused` (no such connection, revoked already).
+/// Errors: `Refused` (not confirmed, no such connection, revoked already).
 #[server(prefix = "/api", endpoint = "revoke_connection")]
 pub async fn revoke_connection(id: i64, confirm: Option<String>) -> ConsoleResult<()> {
     with_status(async move {
@@ -1898,9 +1922,9 @@ pub async fn approvals() -> ConsoleResult<ApprovalsData> {
 }
 
 /// Decides one agent's use of one write tool (SPEC §4.4): `grant`, `deny`, or `revoke`
-/// (a granted one becomes denied; granting again restores it). A revocation must be
-/// confirmed: `confirm` = `yes`. Errors: at `confirm`; `Refused` (unknown decision or
-/// version, no such approval).
+/// (a granted one becomes denied; granting again restores it). Taking back a grant —
+/// `revoke`, or `deny` of one granted meanwhile — must be confirmed: `confirm` = `yes`.
+/// Errors: `Refused` (not confirmed, unknown decision or version, no such approval).
 #[server(prefix = "/api", endpoint = "decide")]
 pub async fn decide(
     agent: String,
@@ -1910,12 +1934,6 @@ pub async fn decide(
     confirm: Option<String>,
 ) -> ConsoleResult<()> {
     with_status(async move {
-        if decision == "revoke" {
-            confirmed(
-                confirm.as_deref(),
-                "revoking an approval refuses the agent's calls of the tool",
-            )?;
-        }
         // the version the row showed: approving a newer one needs another look
         let seen = match version.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
             Some(v) => Some(v.parse::<i64>().map_err(|_| {
@@ -1930,6 +1948,18 @@ pub async fn decide(
             "deny" | "revoke" => false,
             other => return Err(ConsoleError::Refused(format!("unknown decision {other:?}"))),
         };
+        // taking back a grant refuses the agent's calls: a revoke, or a deny clicked on
+        // a page that showed the approval pending before someone granted it
+        let granted = !grant
+            && state.graft.approvals().await?.iter().any(|a| {
+                a.agent == agent && a.vendor == vendor && a.name == name && a.state == "granted"
+            });
+        if decision == "revoke" || granted {
+            confirmed(
+                confirm.as_deref(),
+                "taking back a granted approval refuses the agent's calls of the tool",
+            )?;
+        }
         state
             .graft
             .decide_approval_seen(

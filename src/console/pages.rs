@@ -468,7 +468,6 @@ pub fn AgentPage() -> impl IntoView {
         error_of(rotate),
     ];
     let action_err = Signal::derive(move || errs.iter().find_map(|e| e.get()));
-    let rotate_err = error_of(rotate);
     let edit_err = error_of(edit);
     let saved = saved(edit, "agent");
     view! {
@@ -545,7 +544,6 @@ pub fn AgentPage() -> impl IntoView {
                         <section class="card">
                             <h2>"Token"</h2>
                             <p>"A new token replaces the old one at once; the agent's client needs the new one."</p>
-                            <FieldError err=rotate_err field="confirm"/>
                             <Confirm label="Rotate token".to_string()>
                                 <p>"The old token stops working at once: the agent's client is refused until it is given the new token, which the next page shows once."</p>
                                 <ActionForm action=rotate>
@@ -1182,20 +1180,17 @@ fn tool_view(t: ToolData) -> impl IntoView {
 pub fn VendorsPage() -> impl IntoView {
     let query = use_query_map();
     let add = ServerAction::<AddVendor>::new();
-    let add_conn = ServerAction::<AddConnection>::new();
     let revoke = ServerAction::<RevokeConnection>::new();
     let data = Resource::new(
         move || {
             (
                 query.read().get("import"),
-                add.version().get() + add_conn.version().get() + revoke.version().get(),
+                add.version().get() + revoke.version().get(),
             )
         },
         |(import, _)| vendors(import),
     );
     let add_err = error_of(add);
-    let conn_err = error_of(add_conn);
-    let conn_saved = saved(add_conn, "connection");
     let vendor_saved = saved(add, "vendor");
     let revoke_err = error_of(revoke);
     let (importing, set_importing) = signal(false);
@@ -1205,6 +1200,9 @@ pub fn VendorsPage() -> impl IntoView {
     view! {
         <Frame title="Vendors">
             <h1>"Vendors"</h1>
+            {move || query.read().get("back").map(|slug| view! {
+                <p class="ok" role="status">{format!("Vendor {slug} was removed before and is back: its tools are in search and callable again (retired ones stay retired). Its old connections stay revoked: add a new one below, and import its document again if it changed.")}</p>
+            })}
             {move || query.read().get("removed").map(|slug| view! {
                 <p class="ok" role="status">{format!("Vendor {slug} was removed: its tools left every working set and refuse calls, its connections are revoked. They stay in the record; importing its document again brings it back.")}</p>
             })}
@@ -1253,12 +1251,15 @@ pub fn VendorsPage() -> impl IntoView {
                         <FormError err=revoke_err/>
                         {connections_table(d.connections.clone(), now, revoke)}
                         <h3>"Add a connection"</h3>
-                        <FormError err=conn_err/>
-                        {move || conn_saved.get().then(|| view! { <p class="ok" role="status">"Connection added; its secret is sealed."</p> })}
                         {if d.vendors.is_empty() {
                             view! { <p class="muted">"Import a vendor's document (below) first; its connection comes next."</p> }.into_any()
                         } else {
-                            view! { <ConnectionForm action=add_conn vendors=d.vendors.clone()/> }.into_any()
+                            view! {
+                                <p>"A connection is added on its vendor's page, where the form starts with what the vendor's document asks for:"</p>
+                                <ul class="add-connection">{d.vendors.iter().map(|v| view! {
+                                    <li><a href=format!("/vendors/{}#connections", segment(&v.slug))>{format!("Add a connection to {}", v.slug)}</a></li>
+                                }).collect_view()}</ul>
+                            }.into_any()
                         }}
                         <p class="muted">"The secret is encrypted at rest and never shown again, here or to agents."</p>
                     </section>
@@ -1272,6 +1273,7 @@ pub fn VendorsPage() -> impl IntoView {
                     <label>"Slug"<input name="slug" placeholder="stripe"/></label>
                     <FieldError err=add_err field="slug"/>
                     <label>"Name"<input name="name" placeholder="Stripe"/></label>
+                    <FieldError err=add_err field="name"/>
                     <label>"Base URL"<input name="base_url" placeholder="https://api.stripe.com"/></label>
                     <FieldError err=add_err field="base_url"/>
                     <button type="submit">"Create vendor"</button>
@@ -1320,13 +1322,14 @@ pub fn VendorPage() -> impl IntoView {
     let add_conn = ServerAction::<AddConnection>::new();
     let revoke = ServerAction::<RevokeConnection>::new();
     let remove = ServerAction::<RemoveVendor>::new();
+    let conn_saves = saves(add_conn);
     let data = Resource::new(
         move || {
             (
                 slug(),
                 edit.version().get()
                     + set_state.version().get()
-                    + add_conn.version().get()
+                    + conn_saves.get()
                     + revoke.version().get(),
             )
         },
@@ -1400,7 +1403,7 @@ pub fn VendorPage() -> impl IntoView {
                         <h3>"Add a connection"</h3>
                         <FormError err=conn_err/>
                         {move || conn_saved.get().then(|| view! { <p class="ok" role="status">"Connection added; its secret is sealed."</p> })}
-                        <ConnectionForm action=add_conn vendors=vec![v_conn.clone()]/>
+                        <ConnectionForm action=add_conn vendor=v_conn.clone()/>
                     </section>
                     <section class="card" id="state">
                         <h2>"State"</h2>
@@ -1573,71 +1576,80 @@ const CONNECTION_KINDS: [(&str, &str); 5] = [
     ("none", "none"),
 ];
 
-/// The form that adds a connection to one of `vendors` (issue 14.5). The kind and the
-/// header or parameter name start as the chosen vendor's document asks (its
-/// securitySchemes, read at import) and follow the vendor chosen when hydrated; errors
-/// show at their fields; once saved the form empties (the secret is never rendered
-/// back).
+/// The form that adds a connection to `vendor` (issue 14.5), on the vendor's page: the
+/// kind and the header or parameter name start as its document asks (its
+/// securitySchemes, read at import); errors show at their fields; once saved the form
+/// empties (the secret is never rendered back).
 #[component]
-fn ConnectionForm(action: ServerAction<AddConnection>, vendors: Vec<VendorItem>) -> impl IntoView {
+fn ConnectionForm(action: ServerAction<AddConnection>, vendor: VendorItem) -> impl IntoView {
     let err = error_of(action);
-    let kind_of = |v: Option<&VendorItem>| {
-        v.and_then(|v| v.auth_kind.clone())
-            .unwrap_or_else(|| "bearer".to_string())
+    let kind = vendor
+        .auth_kind
+        .clone()
+        .unwrap_or_else(|| "bearer".to_string());
+    let name = vendor.auth_name.clone().unwrap_or_default();
+    let suggestion = match (vendor.auth_kind.as_deref(), name.as_str()) {
+        (Some("header"), n) => Some(format!(
+            "{}'s document asks for the header {n}.",
+            vendor.slug
+        )),
+        (Some("query"), n) => Some(format!(
+            "{}'s document asks for the query parameter {n}.",
+            vendor.slug
+        )),
+        (Some("bearer"), _) => Some(format!(
+            "{}'s document asks for a bearer token.",
+            vendor.slug
+        )),
+        (Some("basic"), _) => Some(format!(
+            "{}'s document asks for HTTP basic auth.",
+            vendor.slug
+        )),
+        _ => None,
     };
-    let name_of = |v: Option<&VendorItem>| v.and_then(|v| v.auth_name.clone()).unwrap_or_default();
-    let (chosen, set_chosen) = signal(vendors.first().map(|v| v.slug.clone()).unwrap_or_default());
-    let (kind, set_kind) = signal(kind_of(vendors.first()));
-    let (name, set_name) = signal(name_of(vendors.first()));
-    let suggestion = move || {
-        let k = kind.get();
-        match (k.as_str(), name.get()) {
-            ("header" | "query", n) if !n.is_empty() => format!("The document asks for {k} {n}."),
-            ("bearer", _) => "The document asks for a bearer token.".to_string(),
-            ("basic", _) => "The document asks for HTTP basic auth.".to_string(),
-            _ => String::new(),
-        }
-    };
-    let hinted = vendors.iter().any(|v| v.auth_kind.is_some());
-    let by_slug = vendors.clone();
     let form = clear_on_save(action);
     view! {
         <ActionForm action node_ref=form attr:class="grid-form" attr:novalidate=true>
-            <label>"Vendor"
-                <select name="vendor" on:change=move |ev| {
-                    let slug = event_target_value(&ev);
-                    let v = by_slug.iter().find(|v| v.slug == slug);
-                    set_kind.set(kind_of(v));
-                    set_name.set(name_of(v));
-                    set_chosen.set(slug);
-                }>
-                    {vendors.iter().map(|v| {
-                        let (s1, s2, s3) = (v.slug.clone(), v.slug.clone(), v.slug.clone());
-                        view! { <option value=s1 selected=move || chosen.get() == s2>{s3}</option> }
-                    }).collect_view()}
-                </select>
-            </label>
+            <input type="hidden" name="vendor" value=vendor.slug.clone()/>
             <FieldError err field="vendor"/>
+            {suggestion.map(|s| view! { <p class="muted hint">{s}</p> })}
             <label>"Label"<input name="label" required placeholder="production"/></label>
             <FieldError err field="label"/>
             <label>"Kind"
-                <select name="kind" prop:value=move || kind.get() on:change=move |ev| set_kind.set(event_target_value(&ev))>
+                <select name="kind">
                     {CONNECTION_KINDS.iter().map(|(value, words)| view! {
-                        <option value=*value selected=move || kind.get() == *value>{*words}</option>
+                        <option value=*value selected=kind == *value>{*words}</option>
                     }).collect_view()}
                 </select>
             </label>
-            {hinted.then(|| view! { <p class="muted hint">{suggestion}</p> })}
             <FieldError err field="kind"/>
-            <label>"Header or parameter name"
-                <input name="name" placeholder="only for header and query" value=move || name.get() prop:value=move || name.get()
-                       on:input=move |ev| set_name.set(event_target_value(&ev))/></label>
+            <label>"Header or query parameter name"
+                <input name="name" placeholder="only for header and query" value=name/></label>
             <FieldError err field="name"/>
             <label>"Secret (write-only)"<input type="password" name="secret" autocomplete="off"/></label>
             <FieldError err field="secret"/>
             <button type="submit">"Add connection"</button>
         </ActionForm>
     }
+}
+
+/// How many times `action` saved (hydrated): a page's data reloads on this rather than
+/// on every submission, so a refused form keeps what the person typed.
+fn saves<S>(action: ServerAction<S>) -> ReadSignal<usize>
+where
+    S: leptos::server_fn::ServerFn<Output = (), Error = ConsoleError>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+{
+    let (n, set_n) = signal(0usize);
+    Effect::new(move |_| {
+        if matches!(action.value().get(), Some(Ok(()))) {
+            set_n.update(|n| *n += 1);
+        }
+    });
+    n
 }
 
 fn connections_table(

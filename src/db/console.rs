@@ -77,11 +77,15 @@ pub async fn select_password_generated(pool: &Pool, user_id: i64) -> DbResult<bo
     Ok(v == Some(1))
 }
 
-/// Number of approvals waiting for a person's decision.
+/// Number of approvals waiting for a person's decision (not those of a removed vendor's
+/// tools).
 pub async fn count_pending_approvals(pool: &Pool) -> DbResult<i64> {
-    sqlx::query_scalar("SELECT COUNT(*) FROM approvals WHERE state = 'pending'")
-        .fetch_one(pool)
-        .await
+    sqlx::query_scalar(
+        "SELECT COUNT(*) FROM approvals a JOIN tools t ON t.id = a.tool_id \
+         JOIN vendors v ON v.id = t.vendor_id WHERE a.state = 'pending' AND v.removed_at IS NULL",
+    )
+    .fetch_one(pool)
+    .await
 }
 
 /// Replaces a person's password hash and moves to a new session epoch (their sessions end);

@@ -639,9 +639,12 @@ pub async fn insert_embeddings(
 
 /// Number of tools in the toolbox.
 pub async fn count_tools(pool: &Pool) -> DbResult<i64> {
-    sqlx::query_scalar("SELECT COUNT(*) FROM tools WHERE retired_at IS NULL")
-        .fetch_one(pool)
-        .await
+    sqlx::query_scalar(
+        "SELECT COUNT(*) FROM tools t JOIN vendors v ON v.id = t.vendor_id \
+         WHERE t.retired_at IS NULL AND v.removed_at IS NULL",
+    )
+    .fetch_one(pool)
+    .await
 }
 
 // ---------------------------------------------------------------- working sets

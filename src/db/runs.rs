@@ -201,8 +201,8 @@ pub async fn select_approval(
     .await
 }
 
-/// Every approval, pending first, then newest, with the request each is for
-/// ([`ApprovalRequest`]).
+/// Every approval but those of a removed vendor's tools, pending first, then newest,
+/// with the request each is for ([`ApprovalRequest`]).
 pub async fn select_approvals(pool: &Pool) -> DbResult<Vec<ApprovalRow>> {
     sqlx::query_as(
         "SELECT a.agent_id, ag.name AS agent, a.tool_id, v.slug AS vendor, t.name, a.state, \
@@ -215,6 +215,7 @@ pub async fn select_approvals(pool: &Pool) -> DbResult<Vec<ApprovalRow>> {
          JOIN tools t ON t.id = a.tool_id JOIN vendors v ON v.id = t.vendor_id \
          LEFT JOIN tool_versions tv ON tv.tool_id = a.tool_id AND tv.version = COALESCE(a.version, \
           (SELECT MAX(x.version) FROM tool_versions x WHERE x.tool_id = a.tool_id)) \
+         WHERE v.removed_at IS NULL \
          ORDER BY CASE a.state WHEN 'pending' THEN 0 ELSE 1 END, a.requested_at DESC",
     )
     .fetch_all(pool)

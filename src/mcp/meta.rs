@@ -530,13 +530,15 @@ async fn promote_or_demote(
             .map_err(service_error)?;
         let mut text = if s.changed {
             format!(
-                "Promoted {qualified}. Your working set holds {} tools (cap {}).",
-                s.size, s.cap
+                "Promoted {qualified}. Your working set holds {} (cap {}).",
+                crate::console::components::count(s.size, "tool"),
+                s.cap
             )
         } else {
             format!(
-                "{qualified} was already promoted. Your working set holds {} tools (cap {}).",
-                s.size, s.cap
+                "{qualified} was already promoted. Your working set holds {} (cap {}).",
+                crate::console::components::count(s.size, "tool"),
+                s.cap
             )
         };
         if offered("run_tool") {
@@ -551,8 +553,9 @@ async fn promote_or_demote(
             .await
             .map_err(service_error)?;
         let text = format!(
-            "Demoted {qualified}. Your working set holds {} tools (cap {}).",
-            s.size, s.cap
+            "Demoted {qualified}. Your working set holds {} (cap {}).",
+            crate::console::components::count(s.size, "tool"),
+            s.cap
         );
         Ok(tool_ok(text, json!({"size": s.size, "cap": s.cap})))
     }

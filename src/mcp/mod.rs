@@ -486,7 +486,9 @@ impl ServerHandler for GraftMcp {
                     .is_promoted(agent.id, row.id)
                     .await
                     .map_err(internal)?;
-                if !promoted {
+                // a retired tool, or one of a disabled or removed vendor, is refused in
+                // words (and logged) as run_tool refuses it, rather than sent to promote
+                if !promoted && crate::service::usable(&row).is_ok() {
                     let hint = if meta::offered("run_tool") {
                         ", or call it once through run_tool"
                     } else {

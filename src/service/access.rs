@@ -42,7 +42,14 @@ pub fn check_connection(
         let Some(n) = name else {
             return Err((
                 "name",
-                format!("a {kind} connection needs a name: the {kind} that carries the secret (--name on the command line)"),
+                format!(
+                    "a {kind} connection needs a name: the {} that carries the secret",
+                    if kind == "header" {
+                        "header"
+                    } else {
+                        "query parameter"
+                    }
+                ),
             ));
         };
         let valid = match kind {

@@ -133,8 +133,14 @@ pub fn call_change(old: &db::ToolRow, new: &ToolDraft, hints: Hints) -> Option<S
     (!what.is_empty()).then(|| what.join("; "))
 }
 
-/// Refuses to author a tool of a disabled vendor (its tools refuse calls).
+/// Refuses to author a tool of a disabled or removed vendor (its tools refuse calls).
 fn refuse_disabled(v: &db::VendorRow) -> ServiceResult<()> {
+    if v.removed_at.is_some() {
+        return Err(ServiceError::Invalid(format!(
+            "vendor {} was removed: its tools cannot be called; a person brings it back by importing its document again",
+            v.slug
+        )));
+    }
     match v.disabled_at {
         Some(_) => Err(ServiceError::Invalid(format!(
             "vendor {} is disabled: its tools cannot be called until a person enables it",

@@ -138,6 +138,9 @@ pub struct ImportReport {
     pub brought_back: bool,
 }
 
+/// Longest vendor display name, in characters (a longer document title is cut).
+pub const MAX_VENDOR_NAME: usize = 100;
+
 /// Hashes an agent token for storage: SHA-256, hex. Tokens carry 256 random bits, so a
 /// fast hash is enough (no password stretching needed) and lookups stay indexable.
 pub fn hash_token(token: &str) -> String {
@@ -580,9 +583,21 @@ impl Graft {
             .map(str::trim)
             .filter(|n| !n.is_empty())
             .unwrap_or(slug.as_str());
-        // a removed vendor's slug brings that vendor back, with the name and URL given
+        if name.chars().count() > MAX_VENDOR_NAME {
+            return Err(ServiceError::Invalid(format!(
+                "a vendor name has at most {MAX_VENDOR_NAME} characters"
+            )));
+        }
+        // a removed vendor's slug brings that vendor back, with the URL (and the name)
+        // given
         if let Some(old) = db::select_vendor_by_slug(&self.inner.pool, slug.as_str()).await? {
             if old.removed_at.is_some() {
+                let keep = display_name.map(str::trim).is_none_or(str::is_empty);
+                let name = if keep {
+                    old.display_name.as_str()
+                } else {
+                    name
+                };
                 let mut tx = self.write_tx().await?;
                 db::update_vendor_removed(&mut tx, old.id, None).await?;
                 db::update_vendor(&mut tx, old.id, Some(name), Some(&base_url)).await?;
@@ -627,6 +642,11 @@ impl Graft {
         }
         let name = match display_name.map(str::trim) {
             Some("") => return Err(ServiceError::Invalid("the name is empty".into())),
+            Some(n) if n.chars().count() > MAX_VENDOR_NAME => {
+                return Err(ServiceError::Invalid(format!(
+                    "a vendor name has at most {MAX_VENDOR_NAME} characters"
+                )))
+            }
             other => other,
         };
         let url = base_url.map(check_base_url).transpose()?;
@@ -720,6 +740,15 @@ impl Graft {
             )));
         }
         Ok(v)
+    }
+
+    /// When `slug` is a removed vendor's, how many tools it has: adding a vendor with
+    /// that slug brings them back (the console and CLI say so).
+    pub async fn removed_vendor_tools(&self, slug: &str) -> ServiceResult<Option<i64>> {
+        match db::select_vendor_by_slug(&self.inner.pool, slug).await? {
+            Some(v) if v.removed_at.is_some() => Ok(Some(self.vendor_counts(v.id).await?.0)),
+            _ => Ok(None),
+        }
     }
 
     /// Every vendor that is not removed, by slug.
@@ -830,7 +859,9 @@ impl Graft {
                 db::insert_vendor(
                     &mut tx,
                     slug.as_str(),
-                    title.unwrap_or(slug.as_str()),
+                    &title
+                        .map(|t| t.chars().take(MAX_VENDOR_NAME).collect::<String>())
+                        .unwrap_or_else(|| slug.to_string()),
                     &url,
                     now,
                 )
@@ -1196,7 +1227,7 @@ impl Graft {
     /// One page of the toolbox for browsing without a query (issue 14.2): `limit`
     /// (clamped to 1–200) tools from `offset` of `vendor` (a slug; none: every vendor) in
     /// `order`, and how many there are in all. Errors: `VendorNotFound` for an unknown
-    /// slug.
+    /// slug, `Invalid` for a removed or disabled vendor.
     pub async fn browse_tools(
         &self,
         vendor: Option<&str>,
@@ -1205,7 +1236,11 @@ impl Graft {
         offset: i64,
     ) -> ServiceResult<(Vec<db::BrowseRow>, i64)> {
         if let Some(v) = vendor {
-            self.vendor(v).await?;
+            if self.live_vendor(v).await?.disabled_at.is_some() {
+                return Err(ServiceError::Invalid(format!(
+                    "vendor {v} is disabled: its tools are out of the Toolbox until a person enables it"
+                )));
+            }
         }
         Ok(db::select_toolbox_page(
             &self.inner.pool,

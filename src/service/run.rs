@@ -425,7 +425,13 @@ impl Graft {
                 active[0].label.clone(),
                 "the vendor's only active connection".into(),
             )),
-            0 => None,
+            // as credential_for decides: the newest, revoked, and the call refused
+            0 => conns.last().map(|c| {
+                (
+                    c.label.clone(),
+                    "revoked: calls fail until a person adds a connection".into(),
+                )
+            }),
             n => Some((
                 format!("{n} active connections"),
                 "ambiguous: set the tool's default (graft tool connection)".into(),

@@ -1565,6 +1565,11 @@ async fn destructive_actions_need_a_second_step_and_connection_forms_help() {
     let mut b = Browser::new(&app);
     b.sign_in("ops", PASSWORD).await;
     let field = |v: &Value| v["Field"]["field"].as_str().unwrap_or_default().to_string();
+    let unconfirmed = |v: &Value| {
+        v["Refused"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("Nothing was done") && m.contains("second step"))
+    };
 
     // the connection form, prefilled from petstore's api_key header scheme
     let page = b.get("/vendors/petstore").await.text().await.unwrap();
@@ -1572,9 +1577,13 @@ async fn destructive_actions_need_a_second_step_and_connection_forms_help() {
         page.contains(r#"<option value="header" selected"#),
         "the header kind is chosen: {page}"
     );
-    assert!(page.contains(r#"value="api_key""#), "{page}");
     assert!(
-        page.contains("The document asks for header api_key."),
+        page.contains(r#"name="name" placeholder="only for header and query" value="api_key""#),
+        "{page}"
+    );
+    assert!(
+        page.contains("petstore&#x27;s document asks for the header api_key.")
+            || page.contains("petstore's document asks for the header api_key."),
         "{page}"
     );
     for (form, at) in [
@@ -1641,7 +1650,7 @@ async fn destructive_actions_need_a_second_step_and_connection_forms_help() {
         .json()
         .await
         .unwrap();
-    assert_eq!(field(&e), "confirm", "{e}");
+    assert!(unconfirmed(&e), "{e}");
     assert_eq!(raw_initialize(&app, &token).await.status(), 200);
     let page = b.get("/agents/hermes-1").await.text().await.unwrap();
     assert!(
@@ -1661,7 +1670,7 @@ async fn destructive_actions_need_a_second_step_and_connection_forms_help() {
         .json()
         .await
         .unwrap();
-    assert_eq!(field(&e), "confirm", "{e}");
+    assert!(unconfirmed(&e), "{e}");
     assert!(app.graft.connections().await.unwrap()[0]
         .revoked_at
         .is_none());
@@ -1704,7 +1713,15 @@ async fn destructive_actions_need_a_second_step_and_connection_forms_help() {
         .json()
         .await
         .unwrap();
-    assert_eq!(field(&e), "confirm", "{e}");
+    assert!(unconfirmed(&e), "{e}");
+    // a Deny clicked on a page that showed it pending takes back the grant: asked too
+    let e: Value = b
+        .call("decide", &decide("deny", None))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(unconfirmed(&e), "{e}");
     assert_eq!(app.graft.approvals().await.unwrap()[0].state, "granted");
     let page = b.get("/approvals").await.text().await.unwrap();
     assert!(
@@ -1749,5 +1766,46 @@ async fn destructive_actions_need_a_second_step_and_connection_forms_help() {
     assert!(!page.contains("Remove the vendor"), "{page}");
     let page = b.get("/tools/petstore/add_pet").await.text().await.unwrap();
     assert!(page.contains("Its vendor was removed"), "{page}");
+    let page = b.get("/tools?vendor=petstore").await.text().await.unwrap();
+    assert!(page.contains("vendor petstore was removed"), "{page}");
+
+    // a vendor with its slug brings it back, and the page says so rather than "created"
+    let r = b
+        .call(
+            "add_vendor",
+            &[
+                ("slug", "petstore"),
+                ("name", ""),
+                ("base_url", "https://pets.example"),
+            ],
+        )
+        .await;
+    assert_eq!(r.headers()["location"], "/vendors?back=petstore");
+    let page = b.get("/vendors?back=petstore").await.text().await.unwrap();
+    assert!(
+        page.contains("Vendor petstore was removed before and is back"),
+        "{page}"
+    );
+    let v = app.graft.vendor("petstore").await.unwrap();
+    assert!(v.removed_at.is_none());
+    assert_ne!(
+        v.display_name, "petstore",
+        "the old name stays when none is given"
+    );
+    let long = "n".repeat(101);
+    let e: Value = b
+        .call(
+            "edit_vendor",
+            &[
+                ("slug", "petstore"),
+                ("name", long.as_str()),
+                ("base_url", "https://pets.example"),
+            ],
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(field(&e), "name", "{e}");
     app.stop().await;
 }

@@ -431,7 +431,31 @@ async fn a_removed_vendor_leaves_use_and_comes_back() {
         .unwrap()
         .hits
         .is_empty());
-    assert_eq!(g.toolbox_size().await.unwrap(), 19, "kept for the record");
+    assert_eq!(
+        g.toolbox_size().await.unwrap(),
+        0,
+        "out of the toolbox's count"
+    );
+    assert_eq!(
+        g.tool_detail("petstore", "get_inventory")
+            .await
+            .unwrap()
+            .tool
+            .name,
+        "get_inventory",
+        "kept for the record"
+    );
+    // called by name (its client's list is stale), it is refused as removed, not sent
+    // to promote
+    let r = call(&client, "petstore__get_inventory", json!({})).await;
+    assert_eq!(code(&r).as_deref(), Some("vendor_removed"), "{}", text(&r));
+    let r = call(
+        &client,
+        "acquire",
+        json!({"vendor": "petstore", "name": "get_thing", "description": "Get a thing", "method": "GET", "path": "/thing", "inputSchema": {"type": "object"}}),
+    )
+    .await;
+    assert!(text(&r).contains("was removed"), "{}", text(&r));
     let r = call(
         &client,
         "run_tool",
@@ -476,7 +500,27 @@ async fn a_removed_vendor_leaves_use_and_comes_back() {
     assert!(v.removed_at.is_none() && v.disabled_at.is_none() && v.has_document);
     assert_eq!(v.base_url, base);
     assert_eq!(g.vendors().await.unwrap().len(), 1);
-    // its old connection stays revoked: calls need a new one
+    // its old connection stays revoked, and the tool's page says so: calls need a new one
+    let (label, why) = g
+        .tool_detail("petstore", "get_inventory")
+        .await
+        .unwrap()
+        .connection
+        .unwrap();
+    assert_eq!(label, "prod");
+    assert!(why.starts_with("revoked"), "{why}");
+    let r = call(
+        &client,
+        "run_tool",
+        json!({"vendor": "petstore", "name": "get_inventory", "input": {}}),
+    )
+    .await;
+    assert_eq!(
+        code(&r).as_deref(),
+        Some("connection_revoked"),
+        "{}",
+        text(&r)
+    );
     g.add_connection(
         "petstore",
         "prod-2",

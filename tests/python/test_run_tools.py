@@ -732,5 +732,5 @@ def test_cli_removes_a_vendor_only_with_yes(tmp_path: Path) -> None:
     again = run_cli("vendor", "remove", "acme", "--yes", data_dir=data, check=False)
     assert again.returncode != 0 and "was removed" in again.stderr, again
     back = run_cli("vendor", "add", "acme", "--base-url", "https://acme.example/v2", data_dir=data)
-    assert "acme" in back.stdout
+    assert "Brought back the removed vendor acme" in back.stdout and "connections stay revoked" in back.stdout, back.stdout
     assert "https://acme.example/v2" in run_cli("vendor", "list", data_dir=data).stdout
