@@ -13,6 +13,16 @@ CACHE=${GRAFT_CACHE:-$HOME/.cache/graft}
 TARGETS=(openapi_import schema_acquire request_build http_endpoint search_query)
 target=${1:?usage: scripts/fuzz.sh TARGET|all [SECONDS]  (targets: ${TARGETS[*]})}
 seconds=${2:-60}
+# every build of graft from another checkout or with other flags leaves another copy of
+# its artifacts in the fuzz build cache (54 GB after some weeks on one machine; the five
+# targets of one checkout take about 10): build without incremental state, and start
+# the cache afresh before a run once it passes 30 GiB (a rebuild takes minutes)
+if [ -z "${FUZZ_CACHE_CHECKED:-}" ] && [ -d "$CACHE/fuzz-target" ] &&
+  [ "$(du -sk "$CACHE/fuzz-target" | cut -f1)" -gt $((30 * 1024 * 1024)) ]; then
+  echo "==> the fuzz build cache passed 30 GiB: starting it afresh"
+  rm -rf "$CACHE/fuzz-target"
+fi
+export FUZZ_CACHE_CHECKED=1
 if [ "$target" = all ]; then
   for t in "${TARGETS[@]}"; do "$0" "$t" "$seconds"; done
   exit 0
@@ -45,14 +55,7 @@ if [ "${FUZZ_PROFILE:-release}" = dev ]; then
 else
   flags=(-O -s none --codegen-units 16 --target-dir "$CACHE/fuzz-target")
 fi
-# every change of graft leaves another copy of its artifacts in the fuzz build cache
-# (tens of GB after a few weeks of CI runs on one machine): build without incremental
-# state, and start the cache afresh once it passes 8 GiB (a rebuild takes minutes)
 export CARGO_INCREMENTAL=0
-if [ -d "$CACHE/fuzz-target" ] && [ "$(du -sk "$CACHE/fuzz-target" | cut -f1)" -gt $((8 * 1024 * 1024)) ]; then
-  echo "==> the fuzz build cache passed 8 GiB: starting it afresh"
-  rm -rf "$CACHE/fuzz-target"
-fi
 cd fuzz
 cargo fuzz build "${flags[@]}" "$target"
 echo "==> fuzzing $target for ${seconds}s (corpus $corpus)"
