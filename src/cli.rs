@@ -754,7 +754,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Vendor(VendorCommand::List) => {
             let vendors = graft.vendors().await?;
-            if vendors.is_empty() {
+            let removed = graft.removed_vendors().await?;
+            if vendors.is_empty() && removed.is_empty() {
                 println!(
                     "No vendors yet: import one with graft import-openapi FILE --vendor SLUG."
                 );
@@ -768,6 +769,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 println!(
                     "{:<20} {:<30} {}{state}",
                     v.slug, v.display_name, v.base_url
+                );
+            }
+            if !removed.is_empty() {
+                println!(
+                    "Removed (importing a document under one brings it back): {}",
+                    removed.join(", ")
                 );
             }
         }

@@ -670,6 +670,9 @@ pub struct VendorsData {
     /// The newest imports of every vendor (20 at most), newest first.
     #[serde(default)]
     pub imports: Vec<ImportItem>,
+    /// Slugs of removed vendors (an import under one brings it back).
+    #[serde(default)]
+    pub removed: Vec<String>,
 }
 
 /// The Approvals page.
@@ -1625,6 +1628,7 @@ pub async fn vendors(import: Option<String>) -> ConsoleResult<VendorsData> {
             vendors,
             import,
             imports,
+            removed: state.graft.removed_vendors().await?,
         })
     })
     .await

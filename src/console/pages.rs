@@ -1200,15 +1200,18 @@ pub fn VendorsPage() -> impl IntoView {
     view! {
         <Frame title="Vendors">
             <h1>"Vendors"</h1>
-            {move || query.read().get("back").map(|slug| view! {
-                <p class="ok" role="status">{format!("Vendor {slug} was removed before and is back: its tools are in search and callable again (retired ones stay retired). Its old connections stay revoked: add a new one below, and import its document again if it changed.")}</p>
-            })}
-            {move || query.read().get("removed").map(|slug| view! {
-                <p class="ok" role="status">{format!("Vendor {slug} was removed: its tools left every working set and refuse calls, its connections are revoked. They stay in the record; importing its document again brings it back.")}</p>
-            })}
             {loaded(data, "Loading…", move |d| {
                 let now = d.now;
+                // what the last action said, while it is still true
+                let removed_now = query.read_untracked().get("removed").filter(|s| d.removed.contains(s));
+                let back_now = query.read_untracked().get("back").filter(|s| d.vendors.iter().any(|v| &v.slug == s));
                 view! {
+                    {removed_now.map(|slug| view! {
+                        <p class="ok" role="status">{format!("Vendor {slug} was removed: its tools left every working set and refuse calls, its connections are revoked. They stay in the record; importing its document again brings it back.")}</p>
+                    })}
+                    {back_now.map(|slug| view! {
+                        <p class="ok" role="status">{format!("Vendor {slug} was removed before and is back: its tools are in search and callable again (retired ones stay retired). Its old connections stay revoked: add a new one on its page, and import its document again if it changed.")}</p>
+                    })}
                     {d.import.clone().map(import_summary)}
                     {if d.vendors.is_empty() {
                         view! { <p class="muted">"No vendors yet."</p> }.into_any()
@@ -1218,7 +1221,7 @@ pub fn VendorsPage() -> impl IntoView {
                             <tbody>{d.vendors.iter().cloned().map(|v| view! {
                                 <tr data-vendor=v.slug.clone()>
                                     <td><a href=format!("/vendors/{}", segment(&v.slug)) title="settings, state and imports"><code>{v.slug.clone()}</code></a></td>
-                                    <td>{v.name}</td>
+                                    <td class="name">{v.name}</td>
                                     <td><code>{v.base_url}</code></td>
                                     <td>{if v.has_document { "stored" } else { "—" }}</td>
                                     <td>{if v.disabled { "disabled" } else { "enabled" }}</td>
@@ -1226,6 +1229,9 @@ pub fn VendorsPage() -> impl IntoView {
                             }).collect_view()}</tbody>
                         </table></div> }.into_any()
                     }}
+                    {(!d.removed.is_empty()).then(|| view! {
+                        <p class="muted removed">{format!("Removed: {}. Importing a document under one of these slugs brings it back.", d.removed.join(", "))}</p>
+                    })}
                     {(!d.imports.is_empty()).then(|| view! {
                         <section class="card" id="imports">
                             <h2>"Import history"</h2>

@@ -122,7 +122,7 @@ pub async fn select_agent_usage(pool: &Pool, agent_id: i64) -> DbResult<Vec<(i64
 /// `(at, +1 | -1)` of an agent's history, oldest first: the working-set size over time.
 pub async fn select_history_steps(pool: &Pool, agent_id: i64) -> DbResult<Vec<(i64, i64)>> {
     sqlx::query_as(
-        "SELECT at, CASE action WHEN 'promote' THEN 1 ELSE -1 END FROM history \
+        "SELECT at, CAST(CASE action WHEN 'promote' THEN 1 ELSE -1 END AS BIGINT) FROM history \
          WHERE agent_id = $1 ORDER BY at, id",
     )
     .bind(agent_id)

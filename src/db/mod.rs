@@ -268,11 +268,26 @@ pub async fn update_vendor_disabled(conn: &mut Conn, id: i64, at: Option<i64>) -
 /// Removes a vendor at `at` (ms; disabled too, its document dropped) or brings it back
 /// (`None`: enabled, with no document until one is imported).
 pub async fn update_vendor_removed(conn: &mut Conn, id: i64, at: Option<i64>) -> DbResult<()> {
-    let q = match at {
-        Some(_) => "UPDATE vendors SET removed_at = $2, disabled_at = COALESCE(disabled_at, $2), openapi_document = NULL WHERE id = $1",
-        None => "UPDATE vendors SET removed_at = NULL, disabled_at = NULL WHERE id = $1",
-    };
-    sqlx::query(q).bind(id).bind(at).execute(conn).await?;
+    match at {
+        Some(at) => sqlx::query(
+            "UPDATE vendors SET removed_at = $2, disabled_at = COALESCE(disabled_at, $2), openapi_document = NULL WHERE id = $1",
+        )
+        .bind(id)
+        .bind(at),
+        None => sqlx::query("UPDATE vendors SET removed_at = NULL, disabled_at = NULL WHERE id = $1")
+            .bind(id),
+    }
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Clears the default connection of every tool of a vendor.
+pub async fn clear_vendor_tool_connections(conn: &mut Conn, vendor_id: i64) -> DbResult<()> {
+    sqlx::query("UPDATE tools SET default_connection_id = NULL WHERE vendor_id = $1")
+        .bind(vendor_id)
+        .execute(conn)
+        .await?;
     Ok(())
 }
 
@@ -857,7 +872,7 @@ pub async fn select_toolbox_page(
         "SELECT vd.slug AS vendor, t.name, v.description, v.method, v.read_only_hint, v.destructive_hint, \
          COALESCE(u.calls, 0) AS calls, u.last_used_at FROM tools t JOIN vendors vd ON vd.id = t.vendor_id \
          JOIN tool_versions v ON v.tool_id = t.id AND v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id) \
-         LEFT JOIN (SELECT tool_id, SUM(calls) AS calls, MAX(last_used_at) AS last_used_at FROM tool_usage GROUP BY tool_id) u \
+         LEFT JOIN (SELECT tool_id, CAST(SUM(calls) AS BIGINT) AS calls, MAX(last_used_at) AS last_used_at FROM tool_usage GROUP BY tool_id) u \
          ON u.tool_id = t.id WHERE ($1 IS NULL OR vd.slug = $1) AND t.retired_at IS NULL AND vd.disabled_at IS NULL ORDER BY {order_by} LIMIT $2 OFFSET $3"
     ))
     .bind(vendor)
@@ -980,11 +995,14 @@ pub async fn insert_change_events(
     if agents.is_empty() {
         return Ok(());
     }
-    let mut qb = sqlx::QueryBuilder::new("INSERT INTO change_events (agent_id, origin, at) ");
-    qb.push_values(agents, |mut b, a| {
-        b.push_bind(*a).push_bind(origin).push_bind(now);
-    });
-    qb.build().execute(pool).await?;
+    // 3 parameters a row: 1,000 rows stay under every backend's limit on parameters
+    for chunk in agents.chunks(1000) {
+        let mut qb = sqlx::QueryBuilder::new("INSERT INTO change_events (agent_id, origin, at) ");
+        qb.push_values(chunk, |mut b, a| {
+            b.push_bind(*a).push_bind(origin).push_bind(now);
+        });
+        qb.build().execute(pool).await?;
+    }
     Ok(())
 }
 

@@ -20,7 +20,7 @@ pub async fn select_sweep_entries(
                         WHERE w.agent_id = a.id \
                         AND (CASE WHEN v.last_used_at > w.promoted_at THEN v.last_used_at ELSE w.promoted_at END) \
                             < $1 - a.idle_window_days * 86400000)) \
-         ORDER BY ws.agent_id",
+         ORDER BY ws.agent_id, ws.tool_id",
     )
     .bind(now)
     .fetch_all(pool)

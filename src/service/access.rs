@@ -29,6 +29,17 @@ pub fn check_connection(
     if label.is_empty() || label.chars().count() > 64 {
         return Err(("label", "a connection label has 1 to 64 characters".into()));
     }
+    // control characters, and the invisible ones that reorder or hide text (a label read
+    // as another one)
+    if label.chars().any(|c| {
+        c.is_control()
+            || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+    }) {
+        return Err((
+            "label",
+            "a connection label may not contain control or invisible characters".into(),
+        ));
+    }
     if !AUTH_KINDS.contains(&kind) {
         return Err((
             "kind",
@@ -140,7 +151,10 @@ impl Graft {
     ) -> ServiceResult<ConnectionInfo> {
         let v = self.live_vendor(vendor).await?;
         let label = label.trim();
-        let name = name.map(str::trim).filter(|n| !n.is_empty());
+        // only a header or query connection has a name
+        let name = name
+            .map(str::trim)
+            .filter(|n| !n.is_empty() && matches!(kind, "header" | "query"));
         let secret = secret
             .map(|s| s.trim_end_matches(['\r', '\n']))
             .filter(|s| !s.is_empty());
@@ -244,6 +258,11 @@ impl Graft {
         };
         let a = self.agent_by_name(agent).await?;
         let t = self.tool(vendor, name).await?;
+        if t.vendor_removed_at.is_some() {
+            return Err(ServiceError::Invalid(format!(
+                "vendor {vendor} was removed: its tools' approvals cannot be decided until it is brought back (import its document again)"
+            )));
+        }
         if let Some(v) = seen.filter(|v| *v != t.version && grant) {
             return Err(ServiceError::Conflict(format!(
                 "{vendor}__{name} is at version {} now, not version {v} that you were shown: look at it again before approving",

@@ -678,7 +678,8 @@ impl Graft {
     /// Removes a vendor (issue 14.3): it is disabled (its tools leave search and refuse
     /// calls, acquire and promotion), its tools are demoted from every working set
     /// (cause `vendor_removed`; each agent affected gets list_changed), its connections
-    /// are revoked with their secrets dropped, its stored document is dropped, and it
+    /// are revoked with their secrets dropped (and its tools' default connections
+    /// cleared), its stored document is dropped, and it
     /// leaves the vendor lists. Its tools, versions, history, calls and import history
     /// stay for the record; importing its document again (or adding a vendor with its
     /// slug) brings it back. Returns `(entries demoted, connections revoked)`.
@@ -696,6 +697,9 @@ impl Graft {
         let demoted = db::select_vendor_entries(&mut tx, v.id).await?;
         demote_in(&mut tx, &demoted, Cause::VendorRemoved, actor, now).await?;
         let revoked = db::runs::revoke_vendor_connections(&mut tx, v.id, now).await?;
+        // its tools' default connections are revoked: a tool brought back uses the
+        // vendor's new connection, not a pin to a dead one
+        db::clear_vendor_tool_connections(&mut tx, v.id).await?;
         tx.commit().await?;
         tracing::info!(vendor = slug, by = %actor.label(), demoted = demoted.len(), connections = revoked, "vendor removed");
         self.state_changed().await;
@@ -749,6 +753,16 @@ impl Graft {
             Some(v) if v.removed_at.is_some() => Ok(Some(self.vendor_counts(v.id).await?.0)),
             _ => Ok(None),
         }
+    }
+
+    /// The slugs of removed vendors (importing a document under one brings it back).
+    pub async fn removed_vendors(&self) -> ServiceResult<Vec<String>> {
+        Ok(db::select_vendors(&self.inner.pool)
+            .await?
+            .into_iter()
+            .filter(|v| v.removed_at.is_some())
+            .map(|v| v.slug)
+            .collect())
     }
 
     /// Every vendor that is not removed, by slug.
@@ -1302,7 +1316,10 @@ pub(crate) async fn demote_in(
     now: i64,
 ) -> Result<(), sqlx::Error> {
     for (agent_id, tool_id) in entries {
-        db::delete_working_set_entry(conn, *agent_id, *tool_id).await?;
+        // an entry another writer took out meanwhile gets no second history row
+        if !db::delete_working_set_entry(conn, *agent_id, *tool_id).await? {
+            continue;
+        }
         db::insert_history(
             conn,
             *agent_id,

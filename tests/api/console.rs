@@ -1623,6 +1623,14 @@ async fn destructive_actions_need_a_second_step_and_connection_forms_help() {
             ],
             "kind",
         ),
+        (
+            vec![
+                ("label", "\u{202E}live"),
+                ("kind", "bearer"),
+                ("secret", "k-1234567890"),
+            ],
+            "label",
+        ),
     ] {
         let mut f = vec![("vendor", "petstore"), ("name", "")];
         f.extend(form);
@@ -1786,6 +1794,14 @@ async fn destructive_actions_need_a_second_step_and_connection_forms_help() {
         page.contains("Vendor petstore was removed before and is back"),
         "{page}"
     );
+    // a banner says what is still true, not whatever the address says
+    let page = b
+        .get("/vendors?removed=petstore")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(!page.contains("Vendor petstore was removed:"), "{page}");
     let v = app.graft.vendor("petstore").await.unwrap();
     assert!(v.removed_at.is_none());
     assert_ne!(

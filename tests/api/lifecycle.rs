@@ -390,15 +390,20 @@ async fn a_removed_vendor_leaves_use_and_comes_back() {
     g.set_vendor(&ops, "petstore", None, Some(&base), None)
         .await
         .unwrap();
-    g.add_connection(
-        "petstore",
-        "prod",
-        "header",
-        Some("api_key"),
-        Some("k-1234567890"),
-    )
-    .await
-    .unwrap();
+    let prod = g
+        .add_connection(
+            "petstore",
+            "prod",
+            "header",
+            Some("api_key"),
+            Some("k-1234567890"),
+        )
+        .await
+        .unwrap();
+    // a tool pinned to that connection
+    g.set_tool_connection("petstore", "get_pet_by_id", Some(prod.id))
+        .await
+        .unwrap();
     let (id, token) = agent(&app, "alpha").await;
     let (client, events) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
     call(
@@ -421,6 +426,13 @@ async fn a_removed_vendor_leaves_use_and_comes_back() {
         ("vendor_removed", "person:ops")
     );
     assert!(g.vendors().await.unwrap().is_empty(), "off the lists");
+    assert_eq!(g.removed_vendors().await.unwrap(), ["petstore"]);
+    // its approvals are not decided while it is removed
+    let e = g
+        .decide_approval_seen(&ops, "alpha", "petstore", "add_pet", true, None)
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("was removed"), "{e}");
     let v = g.vendor("petstore").await.unwrap();
     assert!(v.removed_at.is_some() && v.disabled_at.is_some() && !v.has_document);
     let c = g.connections().await.unwrap();
@@ -530,6 +542,14 @@ async fn a_removed_vendor_leaves_use_and_comes_back() {
     )
     .await
     .unwrap();
+    // the pin to the revoked connection went with the removal: the new one serves
+    let (label, _) = g
+        .tool_detail("petstore", "get_pet_by_id")
+        .await
+        .unwrap()
+        .connection
+        .unwrap();
+    assert_eq!(label, "prod-2");
     call(
         &client,
         "promote",

@@ -728,7 +728,9 @@ def test_cli_removes_a_vendor_only_with_yes(tmp_path: Path) -> None:
     assert "acme" in run_cli("vendor", "list", data_dir=data).stdout
     done = run_cli("vendor", "remove", "acme", "--yes", data_dir=data)
     assert "Removed vendor acme" in done.stdout and "revoked 1 connection" in done.stdout, done.stdout
-    assert "acme" not in run_cli("vendor", "list", data_dir=data).stdout
+    listed = run_cli("vendor", "list", data_dir=data).stdout
+    assert not any(line.startswith("acme ") for line in listed.splitlines()), listed
+    assert "Removed (importing a document under one brings it back): acme" in listed, listed
     again = run_cli("vendor", "remove", "acme", "--yes", data_dir=data, check=False)
     assert again.returncode != 0 and "was removed" in again.stderr, again
     back = run_cli("vendor", "add", "acme", "--base-url", "https://acme.example/v2", data_dir=data)
