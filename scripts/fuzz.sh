@@ -15,7 +15,7 @@ target=${1:?usage: scripts/fuzz.sh TARGET|all [SECONDS]  (targets: ${TARGETS[*]}
 seconds=${2:-60}
 # every build of graft from another checkout or with other flags leaves another copy of
 # its artifacts in the fuzz build cache (54 GB after some weeks on one machine; the five
-# targets of one checkout take about 10): build without incremental state, and start
+# smoke-run targets of one checkout take about 8): build without incremental state, and start
 # the cache afresh before a run once it passes 30 GiB (a rebuild takes minutes)
 if [ -z "${FUZZ_CACHE_CHECKED:-}" ] && [ -d "$CACHE/fuzz-target" ] &&
   [ "$(du -sk "$CACHE/fuzz-target" | cut -f1)" -gt $((30 * 1024 * 1024)) ]; then
@@ -51,6 +51,9 @@ fi
 # FUZZ_PROFILE=dev builds without optimization (quicker to build, slower to run: the
 # smoke runs of .ci/run); the default is release with debug assertions (campaigns)
 if [ "${FUZZ_PROFILE:-release}" = dev ]; then
+  # line tables only: crash backtraces keep file and line, and each target's binary is
+  # a fraction of its size with full debug info (about 3 GB)
+  export CARGO_PROFILE_DEV_DEBUG=line-tables-only
   flags=(--dev -s none --target-dir "$CACHE/fuzz-target")
 else
   flags=(-O -s none --codegen-units 16 --target-dir "$CACHE/fuzz-target")
