@@ -1719,15 +1719,8 @@ pub async fn edit_vendor(slug: String, name: String, base_url: String) -> Consol
         if name.trim().is_empty() {
             return Err(ConsoleError::field("name", "give the vendor a name"));
         }
-        if name.trim().chars().count() > crate::service::MAX_VENDOR_NAME {
-            return Err(ConsoleError::field(
-                "name",
-                format!(
-                    "a vendor name has at most {} characters",
-                    crate::service::MAX_VENDOR_NAME
-                ),
-            ));
-        }
+        crate::service::check_vendor_name(name.trim())
+            .map_err(|m| ConsoleError::field("name", m))?;
         if let Err(e) = crate::service::check_base_url(&base_url) {
             return Err(ConsoleError::field("base_url", e.to_string()));
         }
@@ -1815,15 +1808,8 @@ pub async fn add_vendor(slug: String, name: String, base_url: String) -> Console
         if let Err(e) = crate::service::check_base_url(base_url.trim()) {
             return Err(ConsoleError::field("base_url", e.to_string()));
         }
-        if name.trim().chars().count() > crate::service::MAX_VENDOR_NAME {
-            return Err(ConsoleError::field(
-                "name",
-                format!(
-                    "a vendor name has at most {} characters",
-                    crate::service::MAX_VENDOR_NAME
-                ),
-            ));
-        }
+        crate::service::check_vendor_name(name.trim())
+            .map_err(|m| ConsoleError::field("name", m))?;
         let back = state.graft.removed_vendor_tools(slug.trim()).await?;
         match state
             .graft

@@ -141,6 +141,17 @@ pub struct ImportReport {
 /// Longest vendor display name, in characters (a longer document title is cut).
 pub const MAX_VENDOR_NAME: usize = 100;
 
+/// Refuses a vendor display name over [`MAX_VENDOR_NAME`] characters. Errors: the rule,
+/// as a sentence.
+pub fn check_vendor_name(name: &str) -> Result<(), String> {
+    if name.chars().count() > MAX_VENDOR_NAME {
+        return Err(format!(
+            "a vendor name has at most {MAX_VENDOR_NAME} characters"
+        ));
+    }
+    Ok(())
+}
+
 /// Hashes an agent token for storage: SHA-256, hex. Tokens carry 256 random bits, so a
 /// fast hash is enough (no password stretching needed) and lookups stay indexable.
 pub fn hash_token(token: &str) -> String {
@@ -583,11 +594,7 @@ impl Graft {
             .map(str::trim)
             .filter(|n| !n.is_empty())
             .unwrap_or(slug.as_str());
-        if name.chars().count() > MAX_VENDOR_NAME {
-            return Err(ServiceError::Invalid(format!(
-                "a vendor name has at most {MAX_VENDOR_NAME} characters"
-            )));
-        }
+        check_vendor_name(name).map_err(ServiceError::Invalid)?;
         // a removed vendor's slug brings that vendor back, with the URL (and the name)
         // given
         if let Some(old) = db::select_vendor_by_slug(&self.inner.pool, slug.as_str()).await? {
@@ -642,10 +649,9 @@ impl Graft {
         }
         let name = match display_name.map(str::trim) {
             Some("") => return Err(ServiceError::Invalid("the name is empty".into())),
-            Some(n) if n.chars().count() > MAX_VENDOR_NAME => {
-                return Err(ServiceError::Invalid(format!(
-                    "a vendor name has at most {MAX_VENDOR_NAME} characters"
-                )))
+            Some(n) => {
+                check_vendor_name(n).map_err(ServiceError::Invalid)?;
+                Some(n)
             }
             other => other,
         };
@@ -668,10 +674,7 @@ impl Graft {
         // the base URL is read by calls, the name and the state by search
         self.state_changed().await;
         self.toolbox_changed().await;
-        let mut agents: Vec<i64> = demoted.iter().map(|(a, _)| *a).collect();
-        agents.sort_unstable();
-        agents.dedup();
-        self.changed(&agents).await;
+        self.changed_entries(&demoted).await;
         Ok((self.vendor(slug).await?, demoted.len()))
     }
 
@@ -704,11 +707,17 @@ impl Graft {
         tracing::info!(vendor = slug, by = %actor.label(), demoted = demoted.len(), connections = revoked, "vendor removed");
         self.state_changed().await;
         self.toolbox_changed().await;
-        let mut agents: Vec<i64> = demoted.iter().map(|(a, _)| *a).collect();
+        self.changed_entries(&demoted).await;
+        Ok((demoted.len(), revoked))
+    }
+
+    /// Tells the agents of `(agent, tool)` entries taken out of working sets that their
+    /// lists changed, each agent once.
+    pub(crate) async fn changed_entries(&self, entries: &[(i64, i64)]) {
+        let mut agents: Vec<i64> = entries.iter().map(|(a, _)| *a).collect();
         agents.sort_unstable();
         agents.dedup();
         self.changed(&agents).await;
-        Ok((demoted.len(), revoked))
     }
 
     /// A vendor's tools (retired ones not counted) and the working-set entries of them.

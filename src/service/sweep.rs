@@ -245,10 +245,7 @@ impl Graft {
         let entries = q::select_entries_of_tools(&mut tx, &tools).await?;
         super::demote_in(&mut tx, &entries, Cause::ConnectionRevoked, actor, now).await?;
         tx.commit().await?;
-        let mut agents: Vec<i64> = entries.iter().map(|(a, _)| *a).collect();
-        agents.sort_unstable();
-        agents.dedup();
-        self.changed(&agents).await;
+        self.changed_entries(&entries).await;
         self.state_changed().await;
         let info = runs::select_connection(self.pool(), id)
             .await?
