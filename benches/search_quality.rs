@@ -229,7 +229,7 @@ fn main() {
             )
             .bind(vendor)
             .bind(&op)
-            .fetch_optional(graft.pool())
+            .fetch_optional(graft.pool().as_sqlite().unwrap())
             .await
             .unwrap()
         })

@@ -62,13 +62,13 @@ fn main() {
             .await
             .unwrap();
         let tool_ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM tools ORDER BY id")
-            .fetch_all(graft.pool())
+            .fetch_all(graft.pool().as_sqlite().unwrap())
             .await
             .unwrap();
 
         let now = chrono::Utc::now().timestamp_millis();
         let started = Instant::now();
-        let mut tx = graft.pool().begin().await.unwrap();
+        let mut tx = graft.pool().as_sqlite().unwrap().begin().await.unwrap();
         for chunk in (1..=agents).collect::<Vec<_>>().chunks(500) {
             let mut q = sqlx::QueryBuilder::new(
                 "INSERT INTO agents (id, name, token_hash, cap, idle_window_days, created_at) ",

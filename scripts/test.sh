@@ -10,8 +10,9 @@
 #     GRAFT_TEST_DATABASE_URL to a server whose user may create databases),
 # then: clippy, the console bundle, the Python SDK test, the conformance suite, the
 # console's browser tests, the Rust unit and integration tests (cargo test, with the
-# crash-safety kills), short smoke runs of the benchmarks (debug build: they must run;
-# scripts/bench.sh measures) and of each fuzz target (60 s; scripts/fuzz.sh runs
+# crash-safety kills; the integration suite a second time on a throwaway PostgreSQL),
+# short smoke runs of the benchmarks (debug build: they must run; scripts/bench.sh
+# measures) and of each fuzz target (60 s; scripts/fuzz.sh runs
 # campaigns).
 # Tools and caches go under $GRAFT_CACHE (default ~/.cache/graft); CARGO_TARGET_DIR is
 # honoured.
@@ -84,6 +85,20 @@ GRAFT_BIN="$TARGET/debug/graft" E2E_NODE="$PWD/tests/conformance/node_modules/no
 
 step "Rust unit and integration tests"
 cargo test
+
+step "the Rust integration suite again, on PostgreSQL (issue 11)"
+pg_url=${GRAFT_TEST_DATABASE_URL:-}
+if [ -z "$pg_url" ]; then
+  pg_dir=$(mktemp -d)
+  trap 'scripts/pg-cluster.sh stop "$pg_dir/c" >/dev/null 2>&1 || true; rm -rf "$pg_dir"' EXIT
+  pg_url=$(scripts/pg-cluster.sh start "$pg_dir/c")
+fi
+GRAFT_TEST_BACKEND=postgres GRAFT_TEST_DATABASE_URL="$pg_url" cargo test --test api
+if [ -n "${pg_dir:-}" ]; then
+  scripts/pg-cluster.sh stop "$pg_dir/c" > /dev/null
+  rm -rf "$pg_dir"
+  trap - EXIT
+fi
 
 step "benchmarks, smoke runs (debug build; they must run, numbers are not checked)"
 GRAFT_BENCH_SMOKE=1 GRAFT_EMBEDDING_MODEL="$GRAFT_TEST_MODEL" cargo test --bench search_quality

@@ -621,7 +621,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             let listener = tokio::net::TcpListener::bind(settings.addr)
                 .await
                 .with_context(|| format!("cannot listen on {}", settings.addr))?;
-            let app = Application::build(&settings, graft, listener)?;
+            let app = Application::build(&settings, graft, listener).await?;
             let addr = app.local_addr()?;
             tracing::info!(%addr, "graft serving MCP at http://{addr}/mcp and the console at http://{addr}/");
             app.run().await?;

@@ -119,7 +119,7 @@ fn copy_db(from: &Path, to: &Path) {
 
 async fn checkpoint(g: &Graft) {
     sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
-        .execute(g.pool())
+        .execute(g.pool().as_sqlite().unwrap())
         .await
         .unwrap();
 }
@@ -134,7 +134,7 @@ async fn check(dir: &Path, what: &str) -> (i64, i64) {
 /// [`check`], also returning how many history rows there are.
 async fn check_counting(dir: &Path, what: &str) -> (i64, i64, usize) {
     let g = open(dir).await;
-    let pool = g.pool();
+    let pool = g.pool().as_sqlite().unwrap();
     let integrity: String = sqlx::query_scalar("PRAGMA integrity_check")
         .fetch_one(pool)
         .await
@@ -234,7 +234,7 @@ async fn a_killed_import_is_all_or_nothing() {
     let base = root.path().join("prepared");
     let g = prepare(&base).await;
     checkpoint(&g).await;
-    g.pool().close().await;
+    g.pool().as_sqlite().unwrap().close().await;
     let (approvals, connections) = check(&base, "prepared").await;
     let doc = specs_dir().join("stripe_spec3_2023-09.yaml");
     let import = |dir: &Path| {
@@ -255,10 +255,10 @@ async fn a_killed_import_is_all_or_nothing() {
         let n: i64 = sqlx::query_scalar(
             "SELECT COUNT(*) FROM tools t JOIN vendors v ON v.id = t.vendor_id WHERE v.slug = 'stripe'",
         )
-        .fetch_one(g.pool())
+        .fetch_one(g.pool().as_sqlite().unwrap())
         .await
         .unwrap();
-        g.pool().close().await;
+        g.pool().as_sqlite().unwrap().close().await;
         n
     };
     let all = tools_of(whole.clone()).await;
@@ -301,7 +301,7 @@ async fn a_killed_sweep_leaves_one_history_row_per_change() {
     let names: Vec<String> = sqlx::query_scalar(
         "SELECT t.name FROM tools t JOIN vendors v ON v.id = t.vendor_id WHERE v.slug = 'stripe' ORDER BY t.id LIMIT 60",
     )
-    .fetch_all(g.pool())
+    .fetch_all(g.pool().as_sqlite().unwrap())
     .await
     .unwrap();
     let ops = Actor::Person("ops".into());
@@ -316,7 +316,7 @@ async fn a_killed_sweep_leaves_one_history_row_per_change() {
         }
     }
     checkpoint(&g).await;
-    g.pool().close().await;
+    g.pool().as_sqlite().unwrap().close().await;
     let (approvals, connections, prepared_rows) = check_counting(&base, "prepared").await;
     let mut demoted: Vec<usize> = Vec::new();
     // a sweep far in the future: every entry is idle, 360 demotions
@@ -408,11 +408,11 @@ async fn a_killed_server_loses_no_promotion_demotion_approval_or_connection() {
     let tools: Vec<String> = sqlx::query_scalar(
         "SELECT t.name FROM tools t JOIN vendors v ON v.id = t.vendor_id WHERE v.slug = 'petstore' ORDER BY t.id",
     )
-    .fetch_all(g.pool())
+    .fetch_all(g.pool().as_sqlite().unwrap())
     .await
     .unwrap();
     checkpoint(&g).await;
-    g.pool().close().await;
+    g.pool().as_sqlite().unwrap().close().await;
     let (approvals, connections, prepared_rows) = check_counting(&base, "prepared").await;
     let mut rng = rng("serve");
     let mut changes: Vec<usize> = Vec::new();

@@ -157,7 +157,7 @@ pub async fn first_tools(graft: &Graft, n: usize) -> Vec<(String, String)> {
         "SELECT v.slug, t.name FROM tools t JOIN vendors v ON v.id = t.vendor_id ORDER BY t.id LIMIT $1",
     )
     .bind(n as i64)
-    .fetch_all(graft.pool())
+    .fetch_all(graft.pool().as_sqlite().unwrap())
     .await
     .unwrap()
 }

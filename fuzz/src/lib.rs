@@ -99,7 +99,9 @@ fn build_world() -> World {
             embedding_model: None,
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let app = graft::server::Application::build(&settings, graft.clone(), listener).unwrap();
+        let app = graft::server::Application::build(&settings, graft.clone(), listener)
+            .await
+            .unwrap();
         let router = app.router();
         let session = initialize(&router, &token).await;
         let cookie = sign_in(&router).await;

@@ -1,6 +1,7 @@
 //! Queries of authored tools: versions, notes, stored documents.
 
 use super::{Conn, DbResult, Pool};
+use crate::on_db;
 use sqlx::FromRow;
 
 /// One stored version of a tool.
@@ -36,22 +37,25 @@ pub struct VersionRow {
 
 /// Every version of a tool, oldest first.
 pub async fn select_versions(pool: &Pool, tool_id: i64) -> DbResult<Vec<VersionRow>> {
-    sqlx::query_as(
+    on_db!(pool, |e| {
+        sqlx::query_as(
         "SELECT version, title, description, input_schema, method, path_template, binding, read_only_hint, \
          destructive_hint, idempotent_hint, open_world_hint, authored_by, created_at FROM tool_versions \
          WHERE tool_id = $1 ORDER BY version",
     )
     .bind(tool_id)
-    .fetch_all(pool)
-    .await
+    .fetch_all(e).await
+    })
 }
 
 /// The newest version number of a tool (in a transaction, to number the next).
 pub async fn select_max_version(conn: &mut Conn, tool_id: i64) -> DbResult<i64> {
-    sqlx::query_scalar("SELECT MAX(version) FROM tool_versions WHERE tool_id = $1")
-        .bind(tool_id)
-        .fetch_one(conn)
-        .await
+    on_db!(conn, |e| sqlx::query_scalar(
+        "SELECT MAX(version) FROM tool_versions WHERE tool_id = $1"
+    )
+    .bind(tool_id)
+    .fetch_one(e)
+    .await)
 }
 
 /// A note on a tool.
@@ -70,22 +74,28 @@ pub struct NoteRow {
 /// Records who (`person:<name>`, or `None` to forget) set a tool's hints: they survive
 /// later publishes that keep the method (issue 12.15).
 pub async fn update_hints_by(conn: &mut Conn, tool_id: i64, who: Option<&str>) -> DbResult<()> {
-    sqlx::query("UPDATE tools SET hints_by = $1 WHERE id = $2")
-        .bind(who)
-        .bind(tool_id)
-        .execute(conn)
-        .await?;
+    on_db!(conn, |e| sqlx::query(
+        "UPDATE tools SET hints_by = $1 WHERE id = $2"
+    )
+    .bind(who)
+    .bind(tool_id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
     Ok(())
 }
 
 /// Records who marked a tool read-only (`None`: nobody, or an agent wrote a version
 /// since): an agent-written tool a person marked read-only runs without approval.
 pub async fn update_read_only_by(conn: &mut Conn, tool_id: i64, who: Option<&str>) -> DbResult<()> {
-    sqlx::query("UPDATE tools SET read_only_by = $1 WHERE id = $2")
-        .bind(who)
-        .bind(tool_id)
-        .execute(conn)
-        .await?;
+    on_db!(conn, |e| sqlx::query(
+        "UPDATE tools SET read_only_by = $1 WHERE id = $2"
+    )
+    .bind(who)
+    .bind(tool_id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
     Ok(())
 }
 
@@ -97,43 +107,48 @@ pub async fn insert_note(
     body: &str,
     now: i64,
 ) -> DbResult<()> {
-    sqlx::query(
+    on_db!(pool, |e| sqlx::query(
         "INSERT INTO tool_notes (tool_id, author, body, created_at) VALUES ($1, $2, $3, $4)",
     )
     .bind(tool_id)
     .bind(author)
     .bind(body)
     .bind(now)
-    .execute(pool)
-    .await?;
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
     Ok(())
 }
 
 /// A tool's notes, oldest first.
 pub async fn select_notes(pool: &Pool, tool_id: i64) -> DbResult<Vec<NoteRow>> {
-    sqlx::query_as("SELECT id, author, body, created_at FROM tool_notes WHERE tool_id = $1 ORDER BY created_at, id")
+    on_db!(pool, |e| {
+        sqlx::query_as("SELECT id, author, body, created_at FROM tool_notes WHERE tool_id = $1 ORDER BY created_at, id")
         .bind(tool_id)
-        .fetch_all(pool)
-        .await
+        .fetch_all(e).await
+    })
 }
 
 /// Names of the agents that have a tool promoted, with promoted_by.
 pub async fn select_promoters(pool: &Pool, tool_id: i64) -> DbResult<Vec<(i64, String, String)>> {
-    sqlx::query_as(
+    on_db!(pool, |e| {
+        sqlx::query_as(
         "SELECT a.id, a.name, ws.promoted_by FROM working_set ws JOIN agents a ON a.id = ws.agent_id \
          WHERE ws.tool_id = $1 ORDER BY a.name",
     )
     .bind(tool_id)
-    .fetch_all(pool)
-    .await
+    .fetch_all(e).await
+    })
 }
 
 /// A vendor's stored OpenAPI document (JSON text).
 pub async fn select_vendor_document(pool: &Pool, vendor_id: i64) -> DbResult<Option<String>> {
-    sqlx::query_scalar("SELECT openapi_document FROM vendors WHERE id = $1")
-        .bind(vendor_id)
-        .fetch_one(pool)
-        .await
+    on_db!(pool, |e| sqlx::query_scalar(
+        "SELECT openapi_document FROM vendors WHERE id = $1"
+    )
+    .bind(vendor_id)
+    .fetch_one(e)
+    .await)
 }
 
 /// The tool of a vendor made from an operation, if any.
@@ -142,9 +157,11 @@ pub async fn select_tool_by_operation(
     vendor_id: i64,
     operation_id: &str,
 ) -> DbResult<Option<String>> {
-    sqlx::query_scalar("SELECT name FROM tools WHERE vendor_id = $1 AND operation_id = $2")
-        .bind(vendor_id)
-        .bind(operation_id)
-        .fetch_optional(pool)
-        .await
+    on_db!(pool, |e| sqlx::query_scalar(
+        "SELECT name FROM tools WHERE vendor_id = $1 AND operation_id = $2"
+    )
+    .bind(vendor_id)
+    .bind(operation_id)
+    .fetch_optional(e)
+    .await)
 }

@@ -2,6 +2,7 @@
 //! rotation, and the history the working-set chart is drawn from.
 
 use super::{DbResult, Pool};
+use crate::on_db;
 use sqlx::FromRow;
 
 /// A `users` row (a person who signs in to the console).
@@ -25,107 +26,121 @@ pub async fn insert_user(
     generated: bool,
     now: i64,
 ) -> DbResult<i64> {
-    sqlx::query_scalar(
+    on_db!(pool, |e| {
+        sqlx::query_scalar(
         "INSERT INTO users (name, password_hash, password_generated, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
     )
     .bind(name)
     .bind(password_hash)
     .bind(generated as i64)
     .bind(now)
-    .fetch_one(pool)
-    .await
+    .fetch_one(e).await
+    })
 }
 
 /// The person with a name.
 pub async fn select_user_by_name(pool: &Pool, name: &str) -> DbResult<Option<UserRow>> {
-    sqlx::query_as("SELECT id, name, password_hash, session_epoch FROM users WHERE name = $1")
-        .bind(name)
-        .fetch_optional(pool)
-        .await
+    on_db!(pool, |e| sqlx::query_as(
+        "SELECT id, name, password_hash, session_epoch FROM users WHERE name = $1"
+    )
+    .bind(name)
+    .fetch_optional(e)
+    .await)
 }
 
 /// The person with an id.
 pub async fn select_user(pool: &Pool, id: i64) -> DbResult<Option<UserRow>> {
-    sqlx::query_as("SELECT id, name, password_hash, session_epoch FROM users WHERE id = $1")
-        .bind(id)
-        .fetch_optional(pool)
-        .await
+    on_db!(pool, |e| sqlx::query_as(
+        "SELECT id, name, password_hash, session_epoch FROM users WHERE id = $1"
+    )
+    .bind(id)
+    .fetch_optional(e)
+    .await)
 }
 
 /// Deletes a person; whether one was deleted.
 pub async fn delete_user(pool: &Pool, name: &str) -> DbResult<bool> {
-    let r = sqlx::query("DELETE FROM users WHERE name = $1")
+    let r = on_db!(pool, |e| sqlx::query("DELETE FROM users WHERE name = $1")
         .bind(name)
-        .execute(pool)
-        .await?;
-    Ok(r.rows_affected() == 1)
+        .execute(e)
+        .await
+        .map(|r| r.rows_affected()))?;
+    Ok(r == 1)
 }
 
 /// Number of people.
 pub async fn count_users(pool: &Pool) -> DbResult<i64> {
-    sqlx::query_scalar("SELECT COUNT(*) FROM users")
-        .fetch_one(pool)
-        .await
+    on_db!(pool, |e| sqlx::query_scalar("SELECT COUNT(*) FROM users")
+        .fetch_one(e)
+        .await)
 }
 
 /// Whether a person still signs in with the password Graft generated at first start.
 pub async fn select_password_generated(pool: &Pool, user_id: i64) -> DbResult<bool> {
-    let v: Option<i64> = sqlx::query_scalar("SELECT password_generated FROM users WHERE id = $1")
-        .bind(user_id)
-        .fetch_optional(pool)
-        .await?;
+    let v: Option<i64> = on_db!(pool, |e| sqlx::query_scalar(
+        "SELECT password_generated FROM users WHERE id = $1"
+    )
+    .bind(user_id)
+    .fetch_optional(e)
+    .await)?;
     Ok(v == Some(1))
 }
 
 /// Number of approvals waiting for a person's decision (not those of a removed vendor's
 /// tools).
 pub async fn count_pending_approvals(pool: &Pool) -> DbResult<i64> {
-    sqlx::query_scalar(
+    on_db!(pool, |e| sqlx::query_scalar(
         "SELECT COUNT(*) FROM approvals a JOIN tools t ON t.id = a.tool_id \
          JOIN vendors v ON v.id = t.vendor_id WHERE a.state = 'pending' AND v.removed_at IS NULL",
     )
-    .fetch_one(pool)
-    .await
+    .fetch_one(e)
+    .await)
 }
 
 /// Replaces a person's password hash and moves to a new session epoch (their sessions end);
 /// whether the person exists. The password is no longer the generated one.
 pub async fn update_user_password(pool: &Pool, name: &str, password_hash: &str) -> DbResult<bool> {
-    let r = sqlx::query(
+    let r = on_db!(pool, |e| {
+        sqlx::query(
         "UPDATE users SET password_hash = $1, session_epoch = session_epoch + 1, password_generated = 0 WHERE name = $2",
     )
     .bind(password_hash)
     .bind(name)
-    .execute(pool)
-    .await?;
-    Ok(r.rows_affected() == 1)
+    .execute(e).await.map(|r| r.rows_affected())
+    })?;
+    Ok(r == 1)
 }
 
 /// Replaces an agent's token hash; whether the agent exists.
 pub async fn update_agent_token(pool: &Pool, agent_id: i64, token_hash: &str) -> DbResult<bool> {
-    let r = sqlx::query("UPDATE agents SET token_hash = $1 WHERE id = $2")
-        .bind(token_hash)
-        .bind(agent_id)
-        .execute(pool)
-        .await?;
-    Ok(r.rows_affected() == 1)
+    let r = on_db!(pool, |e| sqlx::query(
+        "UPDATE agents SET token_hash = $1 WHERE id = $2"
+    )
+    .bind(token_hash)
+    .bind(agent_id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(r == 1)
 }
 
 /// `(tool_id, last_used_at, calls)` of every tool an agent has used (promoted or not).
 pub async fn select_agent_usage(pool: &Pool, agent_id: i64) -> DbResult<Vec<(i64, i64, i64)>> {
-    sqlx::query_as("SELECT tool_id, last_used_at, calls FROM tool_usage WHERE agent_id = $1")
-        .bind(agent_id)
-        .fetch_all(pool)
-        .await
+    on_db!(pool, |e| sqlx::query_as(
+        "SELECT tool_id, last_used_at, calls FROM tool_usage WHERE agent_id = $1"
+    )
+    .bind(agent_id)
+    .fetch_all(e)
+    .await)
 }
 
 /// `(at, +1 | -1)` of an agent's history, oldest first: the working-set size over time.
 pub async fn select_history_steps(pool: &Pool, agent_id: i64) -> DbResult<Vec<(i64, i64)>> {
-    sqlx::query_as(
+    on_db!(pool, |e| sqlx::query_as(
         "SELECT at, CAST(CASE action WHEN 'promote' THEN 1 ELSE -1 END AS BIGINT) FROM history \
          WHERE agent_id = $1 ORDER BY at, id",
     )
     .bind(agent_id)
-    .fetch_all(pool)
-    .await
+    .fetch_all(e)
+    .await)
 }

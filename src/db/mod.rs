@@ -2,7 +2,7 @@
 //! placeholders, SQL that also runs on PostgreSQL. Times are `i64` milliseconds since the
 //! Unix epoch (UTC).
 //!
-//! Multi-row changes take a `&mut SqliteConnection` so the service runs them inside one
+//! Multi-row changes take a `&mut Conn` so the service runs them inside one
 //! transaction (SPEC §2: a promotion writes `working_set` + `history` together or not at
 //! all).
 
@@ -12,27 +12,196 @@ pub mod runs;
 pub mod sweep;
 
 use serde_json::Value;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{FromRow, SqliteConnection, SqlitePool};
+use sqlx::pool::PoolConnection;
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions, Postgres};
+use sqlx::sqlite::{
+    Sqlite, SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
+};
+use sqlx::{FromRow, SqliteConnection, SqlitePool, Transaction};
 use std::str::FromStr;
 use std::time::Duration;
 
-/// The database pool type.
-pub type Pool = SqlitePool;
-/// A connection (or transaction) to run several statements on.
-pub type Conn = SqliteConnection;
+/// Runs one statement on whichever backend `$on` (a [`Pool`] or a [`Conn`]) holds:
+/// `on_db!(pool, |e| sqlx::query("…").bind(x).fetch_one(e).await)`. The body is compiled
+/// once per backend, so one SQL string serves both (SPEC §9); `e` is `&SqlitePool` /
+/// `&PgPool` for a pool and `&mut SqliteConnection` / `&mut PgConnection` for a
+/// connection. Both arms must have one type: map `execute`'s result to
+/// `rows_affected()`.
+#[macro_export]
+macro_rules! on_db {
+    ($on:expr, |$e:ident| $body:expr) => {
+        match $on.exec() {
+            $crate::db::Exec::Sqlite($e) => $body,
+            $crate::db::Exec::Postgres($e) => $body,
+        }
+    };
+}
+
+/// Which database a [`Pool`] speaks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// The embedded default (`sqlite://PATH`).
+    Sqlite,
+    /// PostgreSQL 14 or newer (`postgres://…`), for several instances on one database.
+    Postgres,
+}
+
+impl Backend {
+    /// `"sqlite"` or `"postgres"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        }
+    }
+}
+
+/// One backend's executor, as [`on_db!`] matches it.
+pub enum Exec<S, P> {
+    /// SQLite's.
+    Sqlite(S),
+    /// PostgreSQL's.
+    Postgres(P),
+}
+
+/// The database pool: SQLite or PostgreSQL (SPEC §9), chosen by the URL at start.
+#[derive(Debug, Clone)]
+pub enum Pool {
+    /// The embedded default.
+    Sqlite(SqlitePool),
+    /// PostgreSQL.
+    Postgres(PgPool),
+}
+
+impl Pool {
+    /// The executor [`on_db!`] runs statements on.
+    pub fn exec(&self) -> Exec<&SqlitePool, &PgPool> {
+        match self {
+            Pool::Sqlite(p) => Exec::Sqlite(p),
+            Pool::Postgres(p) => Exec::Postgres(p),
+        }
+    }
+
+    /// Which backend this is.
+    pub fn backend(&self) -> Backend {
+        match self {
+            Pool::Sqlite(_) => Backend::Sqlite,
+            Pool::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// The SQLite pool, when this is SQLite (its tests and tools read the file directly).
+    pub fn as_sqlite(&self) -> Option<&SqlitePool> {
+        match self {
+            Pool::Sqlite(p) => Some(p),
+            Pool::Postgres(_) => None,
+        }
+    }
+
+    /// The PostgreSQL pool, when this is PostgreSQL.
+    pub fn as_postgres(&self) -> Option<&PgPool> {
+        match self {
+            Pool::Postgres(p) => Some(p),
+            Pool::Sqlite(_) => None,
+        }
+    }
+
+    /// A connection of the pool, outside any transaction (each statement commits).
+    /// Errors: the pool is closed or no connection came within its timeout.
+    pub async fn acquire(&self) -> DbResult<Conn> {
+        Ok(match self {
+            Pool::Sqlite(p) => Conn::Sqlite(p.acquire().await?),
+            Pool::Postgres(p) => Conn::Postgres(p.acquire().await?),
+        })
+    }
+
+    /// Begins a write transaction that is the only writer until it ends, across every
+    /// process on this database: SQLite's `BEGIN IMMEDIATE`; on PostgreSQL `BEGIN` and a
+    /// transaction-level advisory lock ([`WRITE_LOCK_KEY`]), released at commit or
+    /// rollback. Errors: no connection, or the lock was not had within the lock timeout
+    /// (10 s, as SQLite's busy timeout).
+    pub async fn begin_write(&self) -> DbResult<Conn> {
+        Ok(match self {
+            Pool::Sqlite(p) => Conn::SqliteTx(p.begin_with("BEGIN IMMEDIATE").await?),
+            Pool::Postgres(p) => {
+                let mut tx = p.begin().await?;
+                sqlx::query("SELECT pg_advisory_xact_lock($1)")
+                    .bind(WRITE_LOCK_KEY)
+                    .execute(&mut *tx)
+                    .await?;
+                Conn::PostgresTx(tx)
+            }
+        })
+    }
+
+    /// Closes every connection (waits for those in use to come back).
+    pub async fn close(&self) {
+        match self {
+            Pool::Sqlite(p) => p.close().await,
+            Pool::Postgres(p) => p.close().await,
+        }
+    }
+}
+
+/// The PostgreSQL advisory-lock key that write transactions take (`pg_advisory_xact_lock`):
+/// "graft" in ASCII, so that it is unlikely to meet another application's key.
+pub const WRITE_LOCK_KEY: i64 = 0x0067_7261_6674;
+
+/// A connection (or transaction) to run several statements on; see [`Pool::acquire`] and
+/// [`Pool::begin_write`].
+pub enum Conn {
+    /// A SQLite connection in autocommit.
+    Sqlite(PoolConnection<Sqlite>),
+    /// A PostgreSQL connection in autocommit.
+    Postgres(PoolConnection<Postgres>),
+    /// A SQLite transaction.
+    SqliteTx(Transaction<'static, Sqlite>),
+    /// A PostgreSQL transaction.
+    PostgresTx(Transaction<'static, Postgres>),
+}
+
+impl Conn {
+    /// The executor [`on_db!`] runs statements on.
+    pub fn exec(&mut self) -> Exec<&mut SqliteConnection, &mut PgConnection> {
+        match self {
+            Conn::Sqlite(c) => Exec::Sqlite(&mut **c),
+            Conn::Postgres(c) => Exec::Postgres(&mut **c),
+            Conn::SqliteTx(t) => Exec::Sqlite(&mut **t),
+            Conn::PostgresTx(t) => Exec::Postgres(&mut **t),
+        }
+    }
+
+    /// Commits a transaction (nothing to do for a connection in autocommit).
+    /// Errors: the commit failed; nothing of the transaction is kept.
+    pub async fn commit(self) -> DbResult<()> {
+        match self {
+            Conn::SqliteTx(t) => t.commit().await,
+            Conn::PostgresTx(t) => t.commit().await,
+            Conn::Sqlite(_) | Conn::Postgres(_) => Ok(()),
+        }
+    }
+}
+
 /// Result of a query.
 pub type DbResult<T> = Result<T, sqlx::Error>;
 
-/// Opens (creating if missing) the SQLite database at `url` in WAL mode with foreign keys
-/// on, and applies the migrations in `migrations/sqlite/`.
+/// Opens the database at `url` and applies its backend's migrations
+/// (`migrations/sqlite/` or `migrations/postgres/`).
 ///
-/// Errors: the URL is not a SQLite URL, the file cannot be opened, or a migration fails.
+/// - `sqlite://PATH` (or `sqlite:PATH`): created when missing, owner-only, WAL, foreign
+///   keys on, 10 s busy timeout.
+/// - `postgres://…` / `postgresql://…`: PostgreSQL 14 or newer; sessions run in UTC with a
+///   10 s `lock_timeout` (the busy timeout's analogue) and a 10 s connect timeout.
+///
+/// Errors: an unsupported URL, a database that cannot be reached or opened, or a failed
+/// migration.
 pub async fn connect(url: &str) -> Result<Pool, sqlx::Error> {
+    if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+        return connect_postgres(url).await.map(Pool::Postgres);
+    }
     if !url.starts_with("sqlite:") {
         return Err(sqlx::Error::Configuration(
-            "unsupported DATABASE_URL: this build serves SQLite (sqlite://PATH); PostgreSQL support is planned"
-                .into(),
+            "unsupported DATABASE_URL: use sqlite://PATH or postgres://USER@HOST/DATABASE".into(),
         ));
     }
     let options = SqliteConnectOptions::from_str(url)?;
@@ -56,6 +225,20 @@ pub async fn connect(url: &str) -> Result<Pool, sqlx::Error> {
         .connect_with(options)
         .await?;
     sqlx::migrate!("migrations/sqlite").run(&pool).await?;
+    Ok(Pool::Sqlite(pool))
+}
+
+/// Opens a PostgreSQL pool and migrates it (see [`connect`]).
+async fn connect_postgres(url: &str) -> Result<PgPool, sqlx::Error> {
+    let options = PgConnectOptions::from_str(url)?
+        .options([("lock_timeout", "10s"), ("TimeZone", "UTC")])
+        .application_name("graft");
+    let pool = PgPoolOptions::new()
+        .max_connections(16)
+        .acquire_timeout(Duration::from_secs(10))
+        .connect_with(options)
+        .await?;
+    sqlx::migrate!("migrations/postgres").run(&pool).await?;
     Ok(pool)
 }
 
@@ -139,7 +322,7 @@ pub async fn insert_agent(
     idle_window_days: i64,
     now: i64,
 ) -> DbResult<i64> {
-    sqlx::query_scalar(
+    on_db!(pool, |e| sqlx::query_scalar(
         "INSERT INTO agents (name, harness, token_hash, cap, idle_window_days, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
     )
@@ -149,22 +332,26 @@ pub async fn insert_agent(
     .bind(cap)
     .bind(idle_window_days)
     .bind(now)
-    .fetch_one(pool)
-    .await
+    .fetch_one(e)
+    .await)
 }
 
 /// Every agent, by name.
 pub async fn select_agents(pool: &Pool) -> DbResult<Vec<AgentRow>> {
-    sqlx::query_as(&format!("SELECT {AGENT_COLUMNS} FROM agents ORDER BY name"))
-        .fetch_all(pool)
-        .await
+    on_db!(pool, |e| sqlx::query_as(&format!(
+        "SELECT {AGENT_COLUMNS} FROM agents ORDER BY name"
+    ))
+    .fetch_all(e)
+    .await)
 }
 
 /// `(agent id, working-set size)` of every agent with at least one entry.
 pub async fn select_working_set_sizes(pool: &Pool) -> DbResult<Vec<(i64, i64)>> {
-    sqlx::query_as("SELECT agent_id, COUNT(*) FROM working_set GROUP BY agent_id")
-        .fetch_all(pool)
-        .await
+    on_db!(pool, |e| sqlx::query_as(
+        "SELECT agent_id, COUNT(*) FROM working_set GROUP BY agent_id"
+    )
+    .fetch_all(e)
+    .await)
 }
 
 /// The agent holding a token hash.
@@ -172,39 +359,44 @@ pub async fn select_agent_by_token_hash(
     pool: &Pool,
     token_hash: &str,
 ) -> DbResult<Option<AgentRow>> {
-    sqlx::query_as(&format!(
+    on_db!(pool, |e| sqlx::query_as(&format!(
         "SELECT {AGENT_COLUMNS} FROM agents WHERE token_hash = $1"
     ))
     .bind(token_hash)
-    .fetch_optional(pool)
-    .await
+    .fetch_optional(e)
+    .await)
 }
 
 /// The agent with a name.
 pub async fn select_agent_by_name(pool: &Pool, name: &str) -> DbResult<Option<AgentRow>> {
-    sqlx::query_as(&format!(
+    on_db!(pool, |e| sqlx::query_as(&format!(
         "SELECT {AGENT_COLUMNS} FROM agents WHERE name = $1"
     ))
     .bind(name)
-    .fetch_optional(pool)
-    .await
+    .fetch_optional(e)
+    .await)
 }
 
 /// The agent with an id.
 pub async fn select_agent(pool: &Pool, id: i64) -> DbResult<Option<AgentRow>> {
-    sqlx::query_as(&format!("SELECT {AGENT_COLUMNS} FROM agents WHERE id = $1"))
-        .bind(id)
-        .fetch_optional(pool)
-        .await
+    on_db!(pool, |e| sqlx::query_as(&format!(
+        "SELECT {AGENT_COLUMNS} FROM agents WHERE id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(e)
+    .await)
 }
 
 /// Sets `last_seen_at`.
 pub async fn update_agent_last_seen(pool: &Pool, id: i64, now: i64) -> DbResult<()> {
-    sqlx::query("UPDATE agents SET last_seen_at = $1 WHERE id = $2")
-        .bind(now)
-        .bind(id)
-        .execute(pool)
-        .await?;
+    on_db!(pool, |e| sqlx::query(
+        "UPDATE agents SET last_seen_at = $1 WHERE id = $2"
+    )
+    .bind(now)
+    .bind(id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
     Ok(())
 }
 
@@ -244,24 +436,28 @@ pub async fn update_vendor(
     display_name: Option<&str>,
     base_url: Option<&str>,
 ) -> DbResult<()> {
-    sqlx::query(
+    on_db!(conn, |e| {
+        sqlx::query(
         "UPDATE vendors SET display_name = COALESCE($2, display_name), base_url = COALESCE($3, base_url) WHERE id = $1",
     )
     .bind(id)
     .bind(display_name)
     .bind(base_url)
-    .execute(conn)
-    .await?;
+    .execute(e).await.map(|r| r.rows_affected())
+    })?;
     Ok(())
 }
 
 /// Disables a vendor at `at` (ms) or enables it (`None`).
 pub async fn update_vendor_disabled(conn: &mut Conn, id: i64, at: Option<i64>) -> DbResult<()> {
-    sqlx::query("UPDATE vendors SET disabled_at = $2 WHERE id = $1")
-        .bind(id)
-        .bind(at)
-        .execute(conn)
-        .await?;
+    on_db!(conn, |e| sqlx::query(
+        "UPDATE vendors SET disabled_at = $2 WHERE id = $1"
+    )
+    .bind(id)
+    .bind(at)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
     Ok(())
 }
 
@@ -269,47 +465,60 @@ pub async fn update_vendor_disabled(conn: &mut Conn, id: i64, at: Option<i64>) -
 /// (`None`: enabled, with no document until one is imported).
 pub async fn update_vendor_removed(conn: &mut Conn, id: i64, at: Option<i64>) -> DbResult<()> {
     match at {
-        Some(at) => sqlx::query(
+        Some(at) => on_db!(conn, |e| {
+            sqlx::query(
             "UPDATE vendors SET removed_at = $2, disabled_at = COALESCE(disabled_at, $2), openapi_document = NULL WHERE id = $1",
         )
         .bind(id)
-        .bind(at),
-        None => sqlx::query("UPDATE vendors SET removed_at = NULL, disabled_at = NULL WHERE id = $1")
-            .bind(id),
-    }
-    .execute(conn)
-    .await?;
+        .bind(at)
+        .execute(e)
+        .await
+        .map(|r| r.rows_affected())
+        }),
+        None => on_db!(conn, |e| sqlx::query(
+            "UPDATE vendors SET removed_at = NULL, disabled_at = NULL WHERE id = $1"
+        )
+        .bind(id)
+        .execute(e)
+        .await
+        .map(|r| r.rows_affected())),
+    }?;
     Ok(())
 }
 
 /// Clears the default connection of every tool of a vendor.
 pub async fn clear_vendor_tool_connections(conn: &mut Conn, vendor_id: i64) -> DbResult<()> {
-    sqlx::query("UPDATE tools SET default_connection_id = NULL WHERE vendor_id = $1")
-        .bind(vendor_id)
-        .execute(conn)
-        .await?;
+    on_db!(conn, |e| sqlx::query(
+        "UPDATE tools SET default_connection_id = NULL WHERE vendor_id = $1"
+    )
+    .bind(vendor_id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
     Ok(())
 }
 
 /// A vendor's tools (retired ones not counted) and the working-set entries of its tools.
 pub async fn select_vendor_counts(pool: &Pool, vendor_id: i64) -> DbResult<(i64, i64)> {
-    sqlx::query_as(
+    on_db!(pool, |e| {
+        sqlx::query_as(
         "SELECT (SELECT COUNT(*) FROM tools WHERE vendor_id = $1 AND retired_at IS NULL), \
          (SELECT COUNT(*) FROM working_set w JOIN tools t ON t.id = w.tool_id WHERE t.vendor_id = $1)",
     )
     .bind(vendor_id)
-    .fetch_one(pool)
-    .await
+    .fetch_one(e).await
+    })
 }
 
 /// `(agent, tool)` of every working-set entry of a vendor's tools.
 pub async fn select_vendor_entries(conn: &mut Conn, vendor_id: i64) -> DbResult<Vec<(i64, i64)>> {
-    sqlx::query_as(
+    on_db!(conn, |e| {
+        sqlx::query_as(
         "SELECT w.agent_id, w.tool_id FROM working_set w JOIN tools t ON t.id = w.tool_id WHERE t.vendor_id = $1",
     )
     .bind(vendor_id)
-    .fetch_all(conn)
-    .await
+    .fetch_all(e).await
+    })
 }
 
 const VENDOR_COLUMNS: &str =
@@ -323,34 +532,35 @@ pub async fn insert_vendor(
     base_url: &str,
     now: i64,
 ) -> DbResult<i64> {
-    sqlx::query_scalar(
+    on_db!(conn, |e| {
+        sqlx::query_scalar(
         "INSERT INTO vendors (slug, display_name, base_url, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
     )
     .bind(slug)
     .bind(display_name)
     .bind(base_url)
     .bind(now)
-    .fetch_one(conn)
-    .await
+    .fetch_one(e).await
+    })
 }
 
 /// Every vendor, by slug.
 pub async fn select_vendors(pool: &Pool) -> DbResult<Vec<VendorRow>> {
-    sqlx::query_as(&format!(
+    on_db!(pool, |e| sqlx::query_as(&format!(
         "SELECT {VENDOR_COLUMNS} FROM vendors ORDER BY slug"
     ))
-    .fetch_all(pool)
-    .await
+    .fetch_all(e)
+    .await)
 }
 
 /// The vendor with a slug.
 pub async fn select_vendor_by_slug(pool: &Pool, slug: &str) -> DbResult<Option<VendorRow>> {
-    sqlx::query_as(&format!(
+    on_db!(pool, |e| sqlx::query_as(&format!(
         "SELECT {VENDOR_COLUMNS} FROM vendors WHERE slug = $1"
     ))
     .bind(slug)
-    .fetch_optional(pool)
-    .await
+    .fetch_optional(e)
+    .await)
 }
 
 /// Stores a vendor's OpenAPI document (JSON text), how it says calls authenticate
@@ -363,7 +573,8 @@ pub async fn update_vendor_document(
     auth: Option<(&str, Option<&str>)>,
     base_url: Option<&str>,
 ) -> DbResult<()> {
-    sqlx::query(
+    on_db!(conn, |e| {
+        sqlx::query(
         "UPDATE vendors SET openapi_document = $1, base_url = COALESCE($2, base_url), auth_kind = $4, auth_name = $5 WHERE id = $3",
     )
     .bind(document)
@@ -371,8 +582,8 @@ pub async fn update_vendor_document(
     .bind(id)
     .bind(auth.map(|a| a.0))
     .bind(auth.and_then(|a| a.1))
-    .execute(conn)
-    .await?;
+    .execute(e).await.map(|r| r.rows_affected())
+    })?;
     Ok(())
 }
 
@@ -490,15 +701,16 @@ pub async fn insert_tool(
     v: &NewVersion<'_>,
     now: i64,
 ) -> DbResult<i64> {
-    let id: i64 = sqlx::query_scalar(
+    let id: i64 = on_db!(conn, |e| {
+        sqlx::query_scalar(
         "INSERT INTO tools (vendor_id, name, operation_id, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
     )
     .bind(vendor_id)
     .bind(name)
     .bind(operation_id)
     .bind(now)
-    .fetch_one(&mut *conn)
-    .await?;
+    .fetch_one(e).await
+    })?;
     insert_tool_version(conn, id, 1, v, now).await?;
     Ok(id)
 }
@@ -511,7 +723,8 @@ pub async fn insert_tool_version(
     v: &NewVersion<'_>,
     now: i64,
 ) -> DbResult<()> {
-    sqlx::query(
+    on_db!(conn, |e| {
+        sqlx::query(
         "INSERT INTO tool_versions (tool_id, version, title, description, input_schema, output_schema, method, \
          path_template, binding, read_only_hint, destructive_hint, idempotent_hint, open_world_hint, authored_by, created_at, search_text) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
@@ -532,8 +745,8 @@ pub async fn insert_tool_version(
     .bind(v.authored_by)
     .bind(now)
     .bind(&v.search_text)
-    .execute(conn)
-    .await?;
+    .execute(e).await.map(|r| r.rows_affected())
+    })?;
     Ok(())
 }
 
@@ -542,32 +755,37 @@ pub async fn select_tool_names(
     pool: &Pool,
     vendor_id: i64,
 ) -> DbResult<Vec<(String, Option<String>)>> {
-    sqlx::query_as("SELECT name, operation_id FROM tools WHERE vendor_id = $1")
-        .bind(vendor_id)
-        .fetch_all(pool)
-        .await
+    on_db!(pool, |e| sqlx::query_as(
+        "SELECT name, operation_id FROM tools WHERE vendor_id = $1"
+    )
+    .bind(vendor_id)
+    .fetch_all(e)
+    .await)
 }
 
 /// A tool by vendor slug and name, with its current version.
 pub async fn select_tool(pool: &Pool, vendor: &str, name: &str) -> DbResult<Option<ToolRow>> {
-    sqlx::query_as(&format!("{TOOL_SELECT} WHERE vd.slug = $1 AND t.name = $2"))
-        .bind(vendor)
-        .bind(name)
-        .fetch_optional(pool)
-        .await
+    on_db!(pool, |e| sqlx::query_as(&format!(
+        "{TOOL_SELECT} WHERE vd.slug = $1 AND t.name = $2"
+    ))
+    .bind(vendor)
+    .bind(name)
+    .fetch_optional(e)
+    .await)
 }
 
 /// `(tool id, vendor, name, description, read-only, destructive)` of every tool's current
 /// version, for search.
 pub async fn select_search_docs(pool: &Pool) -> DbResult<Vec<SearchDocRow>> {
-    sqlx::query_as(
+    on_db!(pool, |e| {
+        sqlx::query_as(
         "SELECT t.id, vd.slug AS vendor, vd.display_name AS vendor_name, t.name, v.read_only_hint, v.destructive_hint, v.search_text \
          FROM tools t JOIN vendors vd ON vd.id = t.vendor_id \
          JOIN tool_versions v ON v.tool_id = t.id AND v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id) \
          WHERE t.retired_at IS NULL AND vd.disabled_at IS NULL ORDER BY t.id",
     )
-    .fetch_all(pool)
-    .await
+    .fetch_all(e).await
+    })
 }
 
 /// A tool's current version as the search index reads it.
@@ -605,12 +823,13 @@ pub async fn select_versions_without_search_text(
         String,
     )>,
 > {
-    sqlx::query_as(
+    on_db!(pool, |e| {
+        sqlx::query_as(
         "SELECT v.id, t.name, t.operation_id, v.title, v.description, v.method, v.path_template, v.input_schema \
          FROM tool_versions v JOIN tools t ON t.id = v.tool_id WHERE v.search_text IS NULL",
     )
-    .fetch_all(pool)
-    .await
+    .fetch_all(e).await
+    })
 }
 
 /// Sets a version's search text.
@@ -619,20 +838,25 @@ pub async fn update_version_search_text(
     version_id: i64,
     text: &str,
 ) -> DbResult<()> {
-    sqlx::query("UPDATE tool_versions SET search_text = $1 WHERE id = $2")
-        .bind(text)
-        .bind(version_id)
-        .execute(conn)
-        .await?;
+    on_db!(conn, |e| sqlx::query(
+        "UPDATE tool_versions SET search_text = $1 WHERE id = $2"
+    )
+    .bind(text)
+    .bind(version_id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
     Ok(())
 }
 
 /// Every stored embedding of `model`: `(text hash, vector bytes)`.
 pub async fn select_embeddings(pool: &Pool, model: &str) -> DbResult<Vec<(String, Vec<u8>)>> {
-    sqlx::query_as("SELECT text_hash, vector FROM embeddings WHERE model = $1")
-        .bind(model)
-        .fetch_all(pool)
-        .await
+    on_db!(pool, |e| sqlx::query_as(
+        "SELECT text_hash, vector FROM embeddings WHERE model = $1"
+    )
+    .bind(model)
+    .fetch_all(e)
+    .await)
 }
 
 /// Stores embeddings of `model` (`(text hash, vector bytes)`); one already stored stays.
@@ -642,24 +866,27 @@ pub async fn insert_embeddings(
     rows: &[(String, Vec<u8>)],
 ) -> DbResult<()> {
     for chunk in rows.chunks(200) {
-        let mut qb = sqlx::QueryBuilder::new("INSERT INTO embeddings (model, text_hash, vector) ");
-        qb.push_values(chunk, |mut b, (hash, vector)| {
-            b.push_bind(model).push_bind(hash).push_bind(vector);
-        });
-        qb.push(" ON CONFLICT (model, text_hash) DO NOTHING");
-        qb.build().execute(&mut *conn).await?;
+        on_db!(conn, |e| {
+            let mut qb =
+                sqlx::QueryBuilder::new("INSERT INTO embeddings (model, text_hash, vector) ");
+            qb.push_values(chunk, |mut b, (hash, vector)| {
+                b.push_bind(model).push_bind(hash).push_bind(vector);
+            });
+            qb.push(" ON CONFLICT (model, text_hash) DO NOTHING");
+            qb.build().execute(e).await.map(|r| r.rows_affected())
+        })?;
     }
     Ok(())
 }
 
 /// Number of tools in the toolbox.
 pub async fn count_tools(pool: &Pool) -> DbResult<i64> {
-    sqlx::query_scalar(
+    on_db!(pool, |e| sqlx::query_scalar(
         "SELECT COUNT(*) FROM tools t JOIN vendors v ON v.id = t.vendor_id \
          WHERE t.retired_at IS NULL AND v.removed_at IS NULL",
     )
-    .fetch_one(pool)
-    .await
+    .fetch_one(e)
+    .await)
 }
 
 // ---------------------------------------------------------------- working sets
@@ -683,50 +910,60 @@ pub async fn select_working_set(pool: &Pool, agent_id: i64) -> DbResult<Vec<Entr
         "SELECT ws.promoted_at, ws.promoted_by, t.id,",
         1,
     ) + " JOIN working_set ws ON ws.tool_id = t.id WHERE ws.agent_id = $1 ORDER BY vd.slug, t.name";
-    sqlx::query_as(&sql).bind(agent_id).fetch_all(pool).await
+    on_db!(pool, |e| sqlx::query_as(&sql)
+        .bind(agent_id)
+        .fetch_all(e)
+        .await)
 }
 
 /// An agent's working set as `(tool id, current version)`, ordered by vendor and name.
 pub async fn select_working_set_versions(pool: &Pool, agent_id: i64) -> DbResult<Vec<(i64, i64)>> {
-    sqlx::query_as(
+    on_db!(pool, |e| {
+        sqlx::query_as(
         "SELECT t.id, (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id) FROM working_set ws \
          JOIN tools t ON t.id = ws.tool_id JOIN vendors vd ON vd.id = t.vendor_id \
          WHERE ws.agent_id = $1 ORDER BY vd.slug, t.name",
     )
     .bind(agent_id)
-    .fetch_all(pool)
-    .await
+    .fetch_all(e).await
+    })
 }
 
 /// Tools with their current version, by id.
 pub async fn select_tools_by_ids(pool: &Pool, ids: &[i64]) -> DbResult<Vec<ToolRow>> {
     let mut out = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(500) {
-        let mut qb = sqlx::QueryBuilder::new(format!("{TOOL_SELECT} WHERE t.id IN ("));
-        let mut list = qb.separated(", ");
-        for id in chunk {
-            list.push_bind(*id);
-        }
-        qb.push(")");
-        out.extend(qb.build_query_as::<ToolRow>().fetch_all(pool).await?);
+        out.extend(on_db!(pool, |e| {
+            let mut qb = sqlx::QueryBuilder::new(format!("{TOOL_SELECT} WHERE t.id IN ("));
+            let mut list = qb.separated(", ");
+            for id in chunk {
+                list.push_bind(*id);
+            }
+            qb.push(")");
+            qb.build_query_as::<ToolRow>().fetch_all(e).await
+        })?);
     }
     Ok(out)
 }
 
 /// Ids of the tools in an agent's working set.
 pub async fn select_working_set_ids(pool: &Pool, agent_id: i64) -> DbResult<Vec<i64>> {
-    sqlx::query_scalar("SELECT tool_id FROM working_set WHERE agent_id = $1")
-        .bind(agent_id)
-        .fetch_all(pool)
-        .await
+    on_db!(pool, |e| sqlx::query_scalar(
+        "SELECT tool_id FROM working_set WHERE agent_id = $1"
+    )
+    .bind(agent_id)
+    .fetch_all(e)
+    .await)
 }
 
 /// Size of an agent's working set.
 pub async fn count_working_set(conn: &mut Conn, agent_id: i64) -> DbResult<i64> {
-    sqlx::query_scalar("SELECT COUNT(*) FROM working_set WHERE agent_id = $1")
-        .bind(agent_id)
-        .fetch_one(conn)
-        .await
+    on_db!(conn, |e| sqlx::query_scalar(
+        "SELECT COUNT(*) FROM working_set WHERE agent_id = $1"
+    )
+    .bind(agent_id)
+    .fetch_one(e)
+    .await)
 }
 
 /// Adds an entry unless present; returns whether a row was inserted.
@@ -737,7 +974,8 @@ pub async fn insert_working_set_entry(
     promoted_by: &str,
     now: i64,
 ) -> DbResult<bool> {
-    let r = sqlx::query(
+    let r = on_db!(conn, |e| {
+        sqlx::query(
         "INSERT INTO working_set (agent_id, tool_id, promoted_at, promoted_by) VALUES ($1, $2, $3, $4) \
          ON CONFLICT (agent_id, tool_id) DO NOTHING",
     )
@@ -745,9 +983,9 @@ pub async fn insert_working_set_entry(
     .bind(tool_id)
     .bind(now)
     .bind(promoted_by)
-    .execute(conn)
-    .await?;
-    Ok(r.rows_affected() == 1)
+    .execute(e).await.map(|r| r.rows_affected())
+    })?;
+    Ok(r == 1)
 }
 
 /// Removes an entry; returns whether a row was deleted.
@@ -756,12 +994,15 @@ pub async fn delete_working_set_entry(
     agent_id: i64,
     tool_id: i64,
 ) -> DbResult<bool> {
-    let r = sqlx::query("DELETE FROM working_set WHERE agent_id = $1 AND tool_id = $2")
-        .bind(agent_id)
-        .bind(tool_id)
-        .execute(conn)
-        .await?;
-    Ok(r.rows_affected() == 1)
+    let r = on_db!(conn, |e| sqlx::query(
+        "DELETE FROM working_set WHERE agent_id = $1 AND tool_id = $2"
+    )
+    .bind(agent_id)
+    .bind(tool_id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(r == 1)
 }
 
 /// Appends a history row.
@@ -774,15 +1015,16 @@ pub async fn insert_history(
     actor: &str,
     now: i64,
 ) -> DbResult<()> {
-    sqlx::query("INSERT INTO history (agent_id, tool_id, action, cause, actor, at) VALUES ($1, $2, $3, $4, $5, $6)")
+    on_db!(conn, |e| {
+        sqlx::query("INSERT INTO history (agent_id, tool_id, action, cause, actor, at) VALUES ($1, $2, $3, $4, $5, $6)")
         .bind(agent_id)
         .bind(tool_id)
         .bind(action)
         .bind(cause)
         .bind(actor)
         .bind(now)
-        .execute(conn)
-        .await?;
+        .execute(e).await.map(|r| r.rows_affected())
+    })?;
     Ok(())
 }
 
@@ -812,7 +1054,7 @@ pub async fn select_history(
     limit: i64,
     offset: i64,
 ) -> DbResult<Vec<HistoryRow>> {
-    sqlx::query_as(
+    on_db!(pool, |e| sqlx::query_as(
         "SELECT h.id, vd.slug AS vendor, t.name, h.action, h.cause, h.actor, h.at FROM history h \
          JOIN tools t ON t.id = h.tool_id JOIN vendors vd ON vd.id = t.vendor_id \
          WHERE h.agent_id = $1 ORDER BY h.at DESC, h.id DESC LIMIT $2 OFFSET $3",
@@ -820,8 +1062,8 @@ pub async fn select_history(
     .bind(agent_id)
     .bind(limit)
     .bind(offset)
-    .fetch_all(pool)
-    .await
+    .fetch_all(e)
+    .await)
 }
 
 /// A tool as the console's Toolbox lists it when browsing (issue 14.2): its current
@@ -868,7 +1110,8 @@ pub async fn select_toolbox_page(
         BrowseOrder::Name => "vd.slug, t.name",
         BrowseOrder::Use => "calls DESC, vd.slug, t.name",
     };
-    let rows = sqlx::query_as(&format!(
+    let rows = on_db!(pool, |e| {
+        sqlx::query_as(&format!(
         "SELECT vd.slug AS vendor, t.name, v.description, v.method, v.read_only_hint, v.destructive_hint, \
          COALESCE(u.calls, 0) AS calls, u.last_used_at FROM tools t JOIN vendors vd ON vd.id = t.vendor_id \
          JOIN tool_versions v ON v.tool_id = t.id AND v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id) \
@@ -878,26 +1121,28 @@ pub async fn select_toolbox_page(
     .bind(vendor)
     .bind(limit)
     .bind(offset)
-    .fetch_all(pool)
-    .await?;
-    let total = sqlx::query_scalar(
+    .fetch_all(e).await
+    })?;
+    let total = on_db!(pool, |e| {
+        sqlx::query_scalar(
         "SELECT COUNT(*) FROM tools t JOIN vendors vd ON vd.id = t.vendor_id WHERE ($1 IS NULL OR vd.slug = $1) AND t.retired_at IS NULL AND vd.disabled_at IS NULL",
     )
     .bind(vendor)
-    .fetch_one(pool)
-    .await?;
+    .fetch_one(e).await
+    })?;
     Ok((rows, total))
 }
 
 /// Every vendor with its number of tools: `(slug, display name, tools)`, by slug.
 pub async fn select_vendor_tool_counts(pool: &Pool) -> DbResult<Vec<(String, String, i64)>> {
-    sqlx::query_as(
+    on_db!(pool, |e| {
+        sqlx::query_as(
         "SELECT vd.slug, vd.display_name, COUNT(t.id) FROM vendors vd LEFT JOIN tools t ON t.vendor_id = vd.id AND t.retired_at IS NULL \
          WHERE vd.disabled_at IS NULL \
          GROUP BY vd.id, vd.slug, vd.display_name ORDER BY vd.slug",
     )
-    .fetch_all(pool)
-    .await
+    .fetch_all(e).await
+    })
 }
 
 /// A tool with its newest version that import wrote (instead of its current one), when
@@ -910,19 +1155,22 @@ pub async fn select_last_imported_version(
         "v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id)",
         "v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id AND authored_by = 'import')",
     ) + " WHERE t.id = $1";
-    sqlx::query_as(&sql)
+    on_db!(conn, |e| sqlx::query_as(&sql)
         .bind(tool_id)
-        .fetch_optional(conn)
-        .await
+        .fetch_optional(e)
+        .await)
 }
 
 /// Marks a tool retired at `at` (ms), or restores it (`None`).
 pub async fn update_tool_retired(conn: &mut Conn, tool_id: i64, at: Option<i64>) -> DbResult<()> {
-    sqlx::query("UPDATE tools SET retired_at = $2 WHERE id = $1")
-        .bind(tool_id)
-        .bind(at)
-        .execute(conn)
-        .await?;
+    on_db!(conn, |e| sqlx::query(
+        "UPDATE tools SET retired_at = $2 WHERE id = $1"
+    )
+    .bind(tool_id)
+    .bind(at)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
     Ok(())
 }
 
@@ -935,13 +1183,16 @@ pub async fn insert_import(
     at: i64,
     summary: &str,
 ) -> DbResult<()> {
-    sqlx::query("INSERT INTO imports (vendor_id, actor, at, summary) VALUES ($1, $2, $3, $4)")
-        .bind(vendor_id)
-        .bind(actor)
-        .bind(at)
-        .bind(summary)
-        .execute(conn)
-        .await?;
+    on_db!(conn, |e| sqlx::query(
+        "INSERT INTO imports (vendor_id, actor, at, summary) VALUES ($1, $2, $3, $4)"
+    )
+    .bind(vendor_id)
+    .bind(actor)
+    .bind(at)
+    .bind(summary)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
     Ok(())
 }
 
@@ -950,39 +1201,44 @@ pub async fn select_recent_imports(
     pool: &Pool,
     limit: i64,
 ) -> DbResult<Vec<(String, String, i64, String)>> {
-    sqlx::query_as(
+    on_db!(pool, |e| {
+        sqlx::query_as(
         "SELECT vd.slug, i.actor, i.at, i.summary FROM imports i JOIN vendors vd ON vd.id = i.vendor_id \
          ORDER BY i.at DESC, i.id DESC LIMIT $1",
     )
     .bind(limit)
-    .fetch_all(pool)
-    .await
+    .fetch_all(e).await
+    })
 }
 
 /// A vendor's imports, newest first: `(actor, ms, summary JSON)`.
 pub async fn select_imports(pool: &Pool, vendor_id: i64) -> DbResult<Vec<(String, i64, String)>> {
-    sqlx::query_as(
+    on_db!(pool, |e| sqlx::query_as(
         "SELECT actor, at, summary FROM imports WHERE vendor_id = $1 ORDER BY at DESC, id DESC",
     )
     .bind(vendor_id)
-    .fetch_all(pool)
-    .await
+    .fetch_all(e)
+    .await)
 }
 
 /// Every tool of a vendor with its current version, by name.
 pub async fn select_vendor_tools(pool: &Pool, vendor: &str) -> DbResult<Vec<ToolRow>> {
-    sqlx::query_as(&format!("{TOOL_SELECT} WHERE vd.slug = $1 ORDER BY t.name"))
-        .bind(vendor)
-        .fetch_all(pool)
-        .await
+    on_db!(pool, |e| sqlx::query_as(&format!(
+        "{TOOL_SELECT} WHERE vd.slug = $1 ORDER BY t.name"
+    ))
+    .bind(vendor)
+    .fetch_all(e)
+    .await)
 }
 
 /// Number of history rows of an agent.
 pub async fn count_history(pool: &Pool, agent_id: i64) -> DbResult<i64> {
-    sqlx::query_scalar("SELECT COUNT(*) FROM history WHERE agent_id = $1")
-        .bind(agent_id)
-        .fetch_one(pool)
-        .await
+    on_db!(pool, |e| sqlx::query_scalar(
+        "SELECT COUNT(*) FROM history WHERE agent_id = $1"
+    )
+    .bind(agent_id)
+    .fetch_one(e)
+    .await)
 }
 
 /// Records that agents' working sets changed, from process `origin`.
@@ -997,11 +1253,14 @@ pub async fn insert_change_events(
     }
     // 3 parameters a row: 1,000 rows stay under every backend's limit on parameters
     for chunk in agents.chunks(1000) {
-        let mut qb = sqlx::QueryBuilder::new("INSERT INTO change_events (agent_id, origin, at) ");
-        qb.push_values(chunk, |mut b, a| {
-            b.push_bind(*a).push_bind(origin).push_bind(now);
-        });
-        qb.build().execute(pool).await?;
+        on_db!(pool, |e| {
+            let mut qb =
+                sqlx::QueryBuilder::new("INSERT INTO change_events (agent_id, origin, at) ");
+            qb.push_values(chunk, |mut b, a| {
+                b.push_bind(*a).push_bind(origin).push_bind(now);
+            });
+            qb.build().execute(e).await.map(|r| r.rows_affected())
+        })?;
     }
     Ok(())
 }
@@ -1012,20 +1271,22 @@ pub async fn select_change_events(
     after: i64,
     origin: &str,
 ) -> DbResult<Vec<(i64, i64)>> {
-    sqlx::query_as(
+    on_db!(pool, |e| sqlx::query_as(
         "SELECT id, agent_id FROM change_events WHERE id > $1 AND origin <> $2 ORDER BY id",
     )
     .bind(after)
     .bind(origin)
-    .fetch_all(pool)
-    .await
+    .fetch_all(e)
+    .await)
 }
 
 /// The newest change event id (0 when none).
 pub async fn select_last_change_event(pool: &Pool) -> DbResult<i64> {
-    sqlx::query_scalar("SELECT COALESCE(MAX(id), 0) FROM change_events")
-        .fetch_one(pool)
-        .await
+    on_db!(pool, |e| sqlx::query_scalar(
+        "SELECT COALESCE(MAX(id), 0) FROM change_events"
+    )
+    .fetch_one(e)
+    .await)
 }
 
 /// Forgets change events older than `before` (ms), except the newest: `id` is SQLite's
@@ -1033,11 +1294,12 @@ pub async fn select_last_change_event(pool: &Pool) -> DbResult<i64> {
 /// emptied table would hand out ids again that other processes' cursors have passed
 /// (they would never see those changes).
 pub async fn delete_change_events_before(pool: &Pool, before: i64) -> DbResult<()> {
-    sqlx::query(
+    on_db!(pool, |e| sqlx::query(
         "DELETE FROM change_events WHERE at < $1 AND id < (SELECT MAX(id) FROM change_events)",
     )
     .bind(before)
-    .execute(pool)
-    .await?;
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
     Ok(())
 }

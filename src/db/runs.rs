@@ -1,6 +1,7 @@
 //! Queries of running tools: connections, approvals, the call log and usage.
 
 use super::{Conn, DbResult, Pool};
+use crate::on_db;
 use sqlx::FromRow;
 
 /// A `connections` row (the secret stays sealed).
@@ -37,7 +38,8 @@ pub async fn insert_connection(
     sealed: Option<&str>,
     now: i64,
 ) -> DbResult<i64> {
-    sqlx::query_scalar(
+    on_db!(pool, |e| {
+        sqlx::query_scalar(
         "INSERT INTO connections (vendor_id, label, auth_kind, header_or_param_name, secret_ciphertext, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
     )
@@ -47,15 +49,17 @@ pub async fn insert_connection(
     .bind(name)
     .bind(sealed)
     .bind(now)
-    .fetch_one(pool)
-    .await
+    .fetch_one(e).await
+    })
 }
 
 /// Every connection, by vendor and label.
 pub async fn select_connections(pool: &Pool) -> DbResult<Vec<ConnectionRow>> {
-    sqlx::query_as(&format!("{CONNECTION_SELECT} ORDER BY v.slug, c.label"))
-        .fetch_all(pool)
-        .await
+    on_db!(pool, |e| sqlx::query_as(&format!(
+        "{CONNECTION_SELECT} ORDER BY v.slug, c.label"
+    ))
+    .fetch_all(e)
+    .await)
 }
 
 /// A vendor's connections.
@@ -63,59 +67,66 @@ pub async fn select_vendor_connections(
     pool: &Pool,
     vendor_id: i64,
 ) -> DbResult<Vec<ConnectionRow>> {
-    sqlx::query_as(&format!(
+    on_db!(pool, |e| sqlx::query_as(&format!(
         "{CONNECTION_SELECT} WHERE c.vendor_id = $1 ORDER BY c.id"
     ))
     .bind(vendor_id)
-    .fetch_all(pool)
-    .await
+    .fetch_all(e)
+    .await)
 }
 
 /// One connection.
 pub async fn select_connection(pool: &Pool, id: i64) -> DbResult<Option<ConnectionRow>> {
-    sqlx::query_as(&format!("{CONNECTION_SELECT} WHERE c.id = $1"))
-        .bind(id)
-        .fetch_optional(pool)
-        .await
+    on_db!(pool, |e| sqlx::query_as(&format!(
+        "{CONNECTION_SELECT} WHERE c.id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(e)
+    .await)
 }
 
 /// Marks a connection revoked; returns whether it was active.
 pub async fn revoke_connection(conn: &mut Conn, id: i64, now: i64) -> DbResult<bool> {
-    let r =
-        sqlx::query("UPDATE connections SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
-            .bind(now)
-            .bind(id)
-            .execute(conn)
-            .await?;
-    Ok(r.rows_affected() == 1)
+    let r = on_db!(conn, |e| sqlx::query(
+        "UPDATE connections SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL"
+    )
+    .bind(now)
+    .bind(id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(r == 1)
 }
 
 /// Revokes every live connection of a vendor at `now` (ms) and drops the sealed secrets
 /// of all of them (a removed vendor's credentials are not kept); returns how many were
 /// live.
 pub async fn revoke_vendor_connections(conn: &mut Conn, vendor_id: i64, now: i64) -> DbResult<i64> {
-    let live: i64 = sqlx::query_scalar(
+    let live: i64 = on_db!(conn, |e| sqlx::query_scalar(
         "SELECT COUNT(*) FROM connections WHERE vendor_id = $1 AND revoked_at IS NULL",
     )
     .bind(vendor_id)
-    .fetch_one(&mut *conn)
-    .await?;
-    sqlx::query(
+    .fetch_one(e)
+    .await)?;
+    on_db!(conn, |e| {
+        sqlx::query(
         "UPDATE connections SET revoked_at = COALESCE(revoked_at, $1), secret_ciphertext = NULL WHERE vendor_id = $2",
     )
     .bind(now)
     .bind(vendor_id)
-    .execute(conn)
-    .await?;
+    .execute(e).await.map(|r| r.rows_affected())
+    })?;
     Ok(live)
 }
 
 /// `(vendor id, default connection id)` of a tool.
 pub async fn select_tool_connection(pool: &Pool, tool_id: i64) -> DbResult<(i64, Option<i64>)> {
-    sqlx::query_as("SELECT vendor_id, default_connection_id FROM tools WHERE id = $1")
-        .bind(tool_id)
-        .fetch_one(pool)
-        .await
+    on_db!(pool, |e| sqlx::query_as(
+        "SELECT vendor_id, default_connection_id FROM tools WHERE id = $1"
+    )
+    .bind(tool_id)
+    .fetch_one(e)
+    .await)
 }
 
 /// Sets (or clears) a tool's default connection.
@@ -124,11 +135,14 @@ pub async fn update_tool_connection(
     tool_id: i64,
     connection_id: Option<i64>,
 ) -> DbResult<()> {
-    sqlx::query("UPDATE tools SET default_connection_id = $1 WHERE id = $2")
-        .bind(connection_id)
-        .bind(tool_id)
-        .execute(pool)
-        .await?;
+    on_db!(pool, |e| sqlx::query(
+        "UPDATE tools SET default_connection_id = $1 WHERE id = $2"
+    )
+    .bind(connection_id)
+    .bind(tool_id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
     Ok(())
 }
 
@@ -192,19 +206,20 @@ pub async fn select_approval(
     agent_id: i64,
     tool_id: i64,
 ) -> DbResult<Option<ApprovalRow>> {
-    sqlx::query_as(&format!(
+    on_db!(pool, |e| sqlx::query_as(&format!(
         "{APPROVAL_SELECT} WHERE a.agent_id = $1 AND a.tool_id = $2"
     ))
     .bind(agent_id)
     .bind(tool_id)
-    .fetch_optional(pool)
-    .await
+    .fetch_optional(e)
+    .await)
 }
 
 /// Every approval but those of a removed vendor's tools, pending first, then newest,
 /// with the request each is for ([`ApprovalRequest`]).
 pub async fn select_approvals(pool: &Pool) -> DbResult<Vec<ApprovalRow>> {
-    sqlx::query_as(
+    on_db!(pool, |e| {
+        sqlx::query_as(
         "SELECT a.agent_id, ag.name AS agent, a.tool_id, v.slug AS vendor, t.name, a.state, \
          a.requested_at, a.decided_at, a.decided_by, a.version, a.changed, \
          UPPER(tv.method) AS method, tv.path_template AS path, tv.description, \
@@ -218,8 +233,8 @@ pub async fn select_approvals(pool: &Pool) -> DbResult<Vec<ApprovalRow>> {
          WHERE v.removed_at IS NULL \
          ORDER BY CASE a.state WHEN 'pending' THEN 0 ELSE 1 END, a.requested_at DESC, a.agent_id, a.tool_id",
     )
-    .fetch_all(pool)
-    .await
+    .fetch_all(e).await
+    })
 }
 
 /// Records a pending request for tool version `version` unless a row exists (a pending
@@ -231,7 +246,8 @@ pub async fn insert_pending_approval(
     version: i64,
     now: i64,
 ) -> DbResult<()> {
-    sqlx::query(
+    on_db!(pool, |e| {
+        sqlx::query(
         "INSERT INTO approvals (agent_id, tool_id, state, requested_at, version) VALUES ($1, $2, 'pending', $3, $4) \
          ON CONFLICT (agent_id, tool_id) DO UPDATE SET version = excluded.version WHERE approvals.state = 'pending'",
     )
@@ -239,8 +255,8 @@ pub async fn insert_pending_approval(
     .bind(tool_id)
     .bind(now)
     .bind(version)
-    .execute(pool)
-    .await?;
+    .execute(e).await.map(|r| r.rows_affected())
+    })?;
     Ok(())
 }
 
@@ -255,7 +271,8 @@ pub async fn reset_approvals(
     changed: &str,
     now: i64,
 ) -> DbResult<Vec<i64>> {
-    sqlx::query_scalar(
+    on_db!(conn, |e| {
+        sqlx::query_scalar(
         "UPDATE approvals SET state = 'pending', changed = $2, requested_at = $3, decided_at = NULL, decided_by = NULL, \
          version = $4 WHERE tool_id = $1 AND state IN ('granted', 'pending') RETURNING agent_id",
     )
@@ -263,20 +280,21 @@ pub async fn reset_approvals(
     .bind(changed)
     .bind(now)
     .bind(version)
-    .fetch_all(conn)
-    .await
+    .fetch_all(e).await
+    })
 }
 
 /// A new version `version` of a tool that changes nothing in its calls: the tool's
 /// granted and pending approvals now stand for (or ask about) that version.
 pub async fn carry_approvals(conn: &mut Conn, tool_id: i64, version: i64) -> DbResult<()> {
-    sqlx::query(
+    on_db!(conn, |e| sqlx::query(
         "UPDATE approvals SET version = $2 WHERE tool_id = $1 AND state IN ('granted', 'pending')",
     )
     .bind(tool_id)
     .bind(version)
-    .execute(conn)
-    .await?;
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
     Ok(())
 }
 
@@ -290,7 +308,8 @@ pub async fn repend_approval(
     changed: &str,
     now: i64,
 ) -> DbResult<()> {
-    sqlx::query(
+    on_db!(pool, |e| {
+        sqlx::query(
         "UPDATE approvals SET state = 'pending', version = $3, changed = $4, requested_at = $5, decided_at = NULL, decided_by = NULL \
          WHERE agent_id = $1 AND tool_id = $2",
     )
@@ -299,8 +318,8 @@ pub async fn repend_approval(
     .bind(version)
     .bind(changed)
     .bind(now)
-    .execute(pool)
-    .await?;
+    .execute(e).await.map(|r| r.rows_affected())
+    })?;
     Ok(())
 }
 
@@ -316,7 +335,8 @@ pub async fn upsert_approval_decision(
     by: &str,
     now: i64,
 ) -> DbResult<()> {
-    sqlx::query(
+    on_db!(pool, |e| {
+        sqlx::query(
         "INSERT INTO approvals (agent_id, tool_id, state, requested_at, decided_at, decided_by, version) VALUES ($1, $2, $3, $4, $4, $5, $6) \
          ON CONFLICT (agent_id, tool_id) DO UPDATE SET state = excluded.state, decided_at = excluded.decided_at, decided_by = excluded.decided_by, \
          version = excluded.version, changed = NULL",
@@ -327,8 +347,8 @@ pub async fn upsert_approval_decision(
     .bind(now)
     .bind(by)
     .bind(version)
-    .execute(pool)
-    .await?;
+    .execute(e).await.map(|r| r.rows_affected())
+    })?;
     Ok(())
 }
 
@@ -360,7 +380,8 @@ pub struct NewCall<'a> {
 /// Records a call (run it in one transaction): its `tool_calls` row and, when it
 /// reached the vendor (`used`), its `tool_usage` (`last_used_at` = now, `calls` + 1).
 pub async fn record_call(conn: &mut Conn, c: &NewCall<'_>, used: bool, now: i64) -> DbResult<()> {
-    sqlx::query(
+    on_db!(conn, |e| {
+        sqlx::query(
         "INSERT INTO tool_calls (agent_id, tool_id, version, dry_run, status, http_status, duration_ms, at, error_code, input, message) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
     )
@@ -375,33 +396,35 @@ pub async fn record_call(conn: &mut Conn, c: &NewCall<'_>, used: bool, now: i64)
     .bind(c.error_code)
     .bind(c.input)
     .bind(c.message)
-    .execute(&mut *conn)
-    .await?;
+    .execute(e).await.map(|r| r.rows_affected())
+    })?;
     if used {
-        sqlx::query(
+        on_db!(conn, |e| {
+            sqlx::query(
             "INSERT INTO tool_usage (agent_id, tool_id, last_used_at, calls) VALUES ($1, $2, $3, 1) \
              ON CONFLICT (agent_id, tool_id) DO UPDATE SET last_used_at = excluded.last_used_at, calls = tool_usage.calls + 1",
         )
         .bind(c.agent_id)
         .bind(c.tool_id)
         .bind(now)
-        .execute(&mut *conn)
-        .await?;
+        .execute(e).await.map(|r| r.rows_affected())
+        })?;
     }
     Ok(())
 }
 
 /// Counts a call that reached the vendor: `last_used_at` = now, `calls` + 1.
 pub async fn upsert_tool_usage(pool: &Pool, agent_id: i64, tool_id: i64, now: i64) -> DbResult<()> {
-    sqlx::query(
+    on_db!(pool, |e| {
+        sqlx::query(
         "INSERT INTO tool_usage (agent_id, tool_id, last_used_at, calls) VALUES ($1, $2, $3, 1) \
          ON CONFLICT (agent_id, tool_id) DO UPDATE SET last_used_at = excluded.last_used_at, calls = tool_usage.calls + 1",
     )
     .bind(agent_id)
     .bind(tool_id)
     .bind(now)
-    .execute(pool)
-    .await?;
+    .execute(e).await.map(|r| r.rows_affected())
+    })?;
     Ok(())
 }
 
@@ -411,13 +434,13 @@ pub async fn select_tool_usage(
     agent_id: i64,
     tool_id: i64,
 ) -> DbResult<Option<(i64, i64)>> {
-    sqlx::query_as(
+    on_db!(pool, |e| sqlx::query_as(
         "SELECT last_used_at, calls FROM tool_usage WHERE agent_id = $1 AND tool_id = $2",
     )
     .bind(agent_id)
     .bind(tool_id)
-    .fetch_optional(pool)
-    .await
+    .fetch_optional(e)
+    .await)
 }
 
 /// A call-log row.
@@ -439,10 +462,11 @@ pub struct CallRow {
 
 /// An agent's calls, oldest first.
 pub async fn select_tool_calls(pool: &Pool, agent_id: i64) -> DbResult<Vec<CallRow>> {
-    sqlx::query_as("SELECT tool_id, version, dry_run, status, http_status, error_code FROM tool_calls WHERE agent_id = $1 ORDER BY id")
+    on_db!(pool, |e| {
+        sqlx::query_as("SELECT tool_id, version, dry_run, status, http_status, error_code FROM tool_calls WHERE agent_id = $1 ORDER BY id")
         .bind(agent_id)
-        .fetch_all(pool)
-        .await
+        .fetch_all(e).await
+    })
 }
 
 /// Which calls of the log to read (issue 14.4); every field narrows, none reads all.
@@ -559,33 +583,35 @@ pub async fn select_call_log(
     filter: &CallFilter,
     limit: i64,
 ) -> DbResult<Vec<CallLogRow>> {
-    let mut qb = sqlx::QueryBuilder::new(
+    on_db!(pool, |e| {
+        let mut qb = sqlx::QueryBuilder::new(
         "SELECT c.id, ag.name AS agent, vd.slug AS vendor, t.name, c.version, c.dry_run, c.status, \
          c.http_status, c.error_code, c.message, c.input, c.duration_ms, c.at FROM tool_calls c \
          JOIN agents ag ON ag.id = c.agent_id JOIN tools t ON t.id = c.tool_id \
          JOIN vendors vd ON vd.id = t.vendor_id WHERE 1 = 1",
     );
-    if let Some(a) = filter.agent_id {
-        qb.push(" AND c.agent_id = ").push_bind(a);
-    }
-    if let Some(t) = filter.tool_id {
-        qb.push(" AND c.tool_id = ").push_bind(t);
-    }
-    if let Some(b) = filter.before {
-        qb.push(" AND c.id < ").push_bind(b);
-    }
-    qb.push(match filter.outcome {
-        None => "",
-        Some(CallOutcome::Ok) => " AND c.status = 'ok'",
-        // waiting for a person is a step, not a failure: the Approval outcome lists it
-        Some(CallOutcome::Failed) => {
-            " AND c.status = 'error' AND COALESCE(c.error_code, '') <> 'approval_required'"
+        if let Some(a) = filter.agent_id {
+            qb.push(" AND c.agent_id = ").push_bind(a);
         }
-        Some(CallOutcome::Approval) => {
-            " AND c.error_code IN ('approval_required', 'approval_denied')"
+        if let Some(t) = filter.tool_id {
+            qb.push(" AND c.tool_id = ").push_bind(t);
         }
-        Some(CallOutcome::DryRun) => " AND c.dry_run",
-    });
-    qb.push(" ORDER BY c.id DESC LIMIT ").push_bind(limit);
-    qb.build_query_as().fetch_all(pool).await
+        if let Some(b) = filter.before {
+            qb.push(" AND c.id < ").push_bind(b);
+        }
+        qb.push(match filter.outcome {
+            None => "",
+            Some(CallOutcome::Ok) => " AND c.status = 'ok'",
+            // waiting for a person is a step, not a failure: the Approval outcome lists it
+            Some(CallOutcome::Failed) => {
+                " AND c.status = 'error' AND COALESCE(c.error_code, '') <> 'approval_required'"
+            }
+            Some(CallOutcome::Approval) => {
+                " AND c.error_code IN ('approval_required', 'approval_denied')"
+            }
+            Some(CallOutcome::DryRun) => " AND c.dry_run",
+        });
+        qb.push(" ORDER BY c.id DESC LIMIT ").push_bind(limit);
+        qb.build_query_as().fetch_all(e).await
+    })
 }

@@ -1,6 +1,7 @@
 //! Queries of the sweep (SPEC §5) and of agent settings.
 
 use super::{Conn, DbResult, Pool};
+use crate::on_db;
 
 /// The working-set entries, with usage, of every agent the rule may touch as of `now`:
 /// agents over their cap, or with an entry whose idle clock is older than their window
@@ -10,7 +11,8 @@ pub async fn select_sweep_entries(
     pool: &Pool,
     now: i64,
 ) -> DbResult<Vec<(i64, i64, i64, Option<i64>)>> {
-    sqlx::query_as(
+    on_db!(pool, |e| {
+        sqlx::query_as(
         "SELECT ws.agent_id, ws.tool_id, ws.promoted_at, u.last_used_at FROM working_set ws \
          LEFT JOIN tool_usage u ON u.agent_id = ws.agent_id AND u.tool_id = ws.tool_id \
          WHERE ws.agent_id IN ( \
@@ -23,31 +25,35 @@ pub async fn select_sweep_entries(
          ORDER BY ws.agent_id, ws.tool_id",
     )
     .bind(now)
-    .fetch_all(pool)
-    .await
+    .fetch_all(e).await
+    })
 }
 
 /// Number of working-set entries in all.
 pub async fn count_entries(pool: &Pool) -> DbResult<i64> {
-    sqlx::query_scalar("SELECT COUNT(*) FROM working_set")
-        .fetch_one(pool)
-        .await
+    on_db!(pool, |e| sqlx::query_scalar(
+        "SELECT COUNT(*) FROM working_set"
+    )
+    .fetch_one(e)
+    .await)
 }
 
 /// `(id, name, cap, idle window days)` of every agent.
 pub async fn select_agent_rules(pool: &Pool) -> DbResult<Vec<(i64, String, i64, i64)>> {
-    sqlx::query_as("SELECT id, name, cap, idle_window_days FROM agents")
-        .fetch_all(pool)
-        .await
+    on_db!(pool, |e| sqlx::query_as(
+        "SELECT id, name, cap, idle_window_days FROM agents"
+    )
+    .fetch_all(e)
+    .await)
 }
 
 /// `(tool id, vendor slug, name)` of every tool.
 pub async fn select_tool_names_all(pool: &Pool) -> DbResult<Vec<(i64, String, String)>> {
-    sqlx::query_as(
+    on_db!(pool, |e| sqlx::query_as(
         "SELECT t.id, vd.slug, t.name FROM tools t JOIN vendors vd ON vd.id = t.vendor_id",
     )
-    .fetch_all(pool)
-    .await
+    .fetch_all(e)
+    .await)
 }
 
 /// One planned demotion as the write checks it: `(agent id, tool id, promoted_at,
@@ -70,31 +76,33 @@ pub async fn delete_entries_as_planned(
     let mut agents: Vec<i64> = planned.iter().map(|p| p.0).collect();
     agents.sort_unstable();
     agents.dedup();
-    let mut qb = sqlx::QueryBuilder::new("DELETE FROM working_set WHERE agent_id IN (");
-    let mut sep = qb.separated(", ");
-    for a in &agents {
-        sep.push_bind(*a);
-    }
-    qb.push(
+    on_db!(conn, |e| {
+        let mut qb = sqlx::QueryBuilder::new("DELETE FROM working_set WHERE agent_id IN (");
+        let mut sep = qb.separated(", ");
+        for a in &agents {
+            sep.push_bind(*a);
+        }
+        qb.push(
         ") AND (agent_id, tool_id, promoted_at, COALESCE((SELECT u.last_used_at FROM tool_usage u \
          WHERE u.agent_id = working_set.agent_id AND u.tool_id = working_set.tool_id), -1)) IN (VALUES ",
     );
-    for (i, (a, t, p, l)) in planned.iter().enumerate() {
-        if i > 0 {
+        for (i, (a, t, p, l)) in planned.iter().enumerate() {
+            if i > 0 {
+                qb.push(", ");
+            }
+            qb.push("(");
+            qb.push_bind(*a);
             qb.push(", ");
+            qb.push_bind(*t);
+            qb.push(", ");
+            qb.push_bind(*p);
+            qb.push(", ");
+            qb.push_bind(*l);
+            qb.push(")");
         }
-        qb.push("(");
-        qb.push_bind(*a);
-        qb.push(", ");
-        qb.push_bind(*t);
-        qb.push(", ");
-        qb.push_bind(*p);
-        qb.push(", ");
-        qb.push_bind(*l);
-        qb.push(")");
-    }
-    qb.push(") RETURNING agent_id, tool_id");
-    qb.build_query_as::<(i64, i64)>().fetch_all(conn).await
+        qb.push(") RETURNING agent_id, tool_id");
+        qb.build_query_as::<(i64, i64)>().fetch_all(e).await
+    })
 }
 
 /// Appends demotion history rows `(agent id, tool id, cause)` in one statement.
@@ -105,18 +113,20 @@ pub async fn insert_demotions(
     now: i64,
 ) -> DbResult<()> {
     for chunk in rows.chunks(PLANNED_PER_STATEMENT) {
-        let mut qb = sqlx::QueryBuilder::new(
-            "INSERT INTO history (agent_id, tool_id, action, cause, actor, at) ",
-        );
-        qb.push_values(chunk, |mut b, (a, t, c)| {
-            b.push_bind(*a)
-                .push_bind(*t)
-                .push_bind("demote")
-                .push_bind(*c)
-                .push_bind(actor)
-                .push_bind(now);
-        });
-        qb.build().execute(&mut *conn).await?;
+        on_db!(conn, |e| {
+            let mut qb = sqlx::QueryBuilder::new(
+                "INSERT INTO history (agent_id, tool_id, action, cause, actor, at) ",
+            );
+            qb.push_values(chunk, |mut b, (a, t, c)| {
+                b.push_bind(*a)
+                    .push_bind(*t)
+                    .push_bind("demote")
+                    .push_bind(*c)
+                    .push_bind(actor)
+                    .push_bind(now);
+            });
+            qb.build().execute(e).await.map(|r| r.rows_affected())
+        })?;
     }
     Ok(())
 }
@@ -129,13 +139,16 @@ pub async fn update_agent_settings(
     cap: i64,
     idle_window_days: i64,
 ) -> DbResult<()> {
-    sqlx::query("UPDATE agents SET name = $1, cap = $2, idle_window_days = $3 WHERE id = $4")
-        .bind(name)
-        .bind(cap)
-        .bind(idle_window_days)
-        .bind(id)
-        .execute(pool)
-        .await?;
+    on_db!(pool, |e| sqlx::query(
+        "UPDATE agents SET name = $1, cap = $2, idle_window_days = $3 WHERE id = $4"
+    )
+    .bind(name)
+    .bind(cap)
+    .bind(idle_window_days)
+    .bind(id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
     Ok(())
 }
 
@@ -146,11 +159,12 @@ pub async fn select_entries_of_tools(
 ) -> DbResult<Vec<(i64, i64)>> {
     let mut out = Vec::new();
     for id in tool_ids {
-        let rows: Vec<(i64, i64)> =
-            sqlx::query_as("SELECT agent_id, tool_id FROM working_set WHERE tool_id = $1")
-                .bind(id)
-                .fetch_all(&mut *conn)
-                .await?;
+        let rows: Vec<(i64, i64)> = on_db!(conn, |e| sqlx::query_as(
+            "SELECT agent_id, tool_id FROM working_set WHERE tool_id = $1"
+        )
+        .bind(id)
+        .fetch_all(e)
+        .await)?;
         out.extend(rows);
     }
     Ok(out)
@@ -162,7 +176,8 @@ pub async fn select_tools_using_connection(
     conn: &mut Conn,
     connection_id: i64,
 ) -> DbResult<Vec<i64>> {
-    sqlx::query_scalar(
+    on_db!(conn, |e| {
+        sqlx::query_scalar(
         "SELECT t.id FROM tools t WHERE t.default_connection_id = $1 \
          UNION \
          SELECT t.id FROM tools t JOIN connections c ON c.vendor_id = t.vendor_id \
@@ -170,8 +185,8 @@ pub async fn select_tools_using_connection(
          AND (SELECT COUNT(*) FROM connections o WHERE o.vendor_id = c.vendor_id AND o.revoked_at IS NULL) = 1",
     )
     .bind(connection_id)
-    .fetch_all(conn)
-    .await
+    .fetch_all(e).await
+    })
 }
 
 /// What the newest sweep that demoted anything demoted (issue 14.1's overview): `(agent,
@@ -181,13 +196,14 @@ pub async fn select_tools_using_connection(
 pub async fn select_last_sweep(
     pool: &Pool,
 ) -> DbResult<Vec<(String, String, String, String, i64)>> {
-    sqlx::query_as(
+    on_db!(pool, |e| {
+        sqlx::query_as(
         "SELECT ag.name, vd.slug, t.name, h.cause, h.at FROM history h \
          JOIN agents ag ON ag.id = h.agent_id JOIN tools t ON t.id = h.tool_id \
          JOIN vendors vd ON vd.id = t.vendor_id \
          WHERE h.cause IN ('idle', 'cap') AND h.at = (SELECT MAX(x.at) FROM history x WHERE x.cause IN ('idle', 'cap')) \
          ORDER BY ag.name, vd.slug, t.name",
     )
-    .fetch_all(pool)
-    .await
+    .fetch_all(e).await
+    })
 }

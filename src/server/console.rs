@@ -1,5 +1,5 @@
 //! The console's server side (SPEC §6): the state its server functions read, sign-in
-//! sessions (`tower-sessions` with its sqlx SQLite store in Graft's database; cookies
+//! sessions (`tower-sessions` with its sqlx store in Graft's database; cookies
 //! HttpOnly, SameSite=Lax, Secure when the public URL is https), the gate that sends
 //! signed-out people to `/login`, the OpenAPI upload (multipart, a plain form that works
 //! without JavaScript), the Graft skill at `/skill/SKILL.md`, and one-time values (a new
@@ -17,8 +17,9 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tower_sessions::cookie::SameSite;
+use tower_sessions::session_store::ExpiredDeletion;
 use tower_sessions::{Expiry, Session, SessionManagerLayer};
-use tower_sessions_sqlx_store::SqliteStore;
+use tower_sessions_sqlx_store::{PostgresStore, SqliteStore};
 
 /// The session key holding the signed-in person's name.
 const PERSON_KEY: &str = "person";
@@ -145,12 +146,26 @@ impl FlashStore {
     }
 }
 
-/// The session layer over Graft's database (table `tower_sessions`, migration 0005).
-pub fn session_layer(
+/// The session layer over Graft's database (table `tower_sessions`: SQLite migration
+/// 0005, PostgreSQL migration 0002, in the schema Graft's tables are in).
+/// Errors: PostgreSQL could not say its current schema.
+pub async fn session_layer(
     graft: &Graft,
     secure: bool,
-) -> (SessionManagerLayer<HashedStore>, SqliteStore) {
-    let store = SqliteStore::new(graft.pool().clone());
+) -> Result<(SessionManagerLayer<HashedStore>, SessionDb), sqlx::Error> {
+    let store = match graft.pool() {
+        crate::db::Pool::Sqlite(p) => SessionDb::Sqlite(SqliteStore::new(p.clone())),
+        crate::db::Pool::Postgres(p) => {
+            let schema: String = sqlx::query_scalar("SELECT current_schema()")
+                .fetch_one(p)
+                .await?;
+            let store = PostgresStore::new(p.clone())
+                .with_schema_name(&schema)
+                .and_then(|s| s.with_table_name("tower_sessions"))
+                .map_err(|e| sqlx::Error::Configuration(e.into()))?;
+            SessionDb::Postgres(store)
+        }
+    };
     let layer = SessionManagerLayer::new(HashedStore(store.clone()))
         .with_name("graft_session")
         .with_http_only(true)
@@ -159,7 +174,69 @@ pub fn session_layer(
         .with_expiry(Expiry::OnInactivity(
             tower_sessions::cookie::time::Duration::days(SESSION_IDLE_DAYS),
         ));
-    (layer, store)
+    Ok((layer, store))
+}
+
+/// tower-sessions' sqlx store on Graft's backend.
+#[derive(Debug, Clone)]
+pub enum SessionDb {
+    /// On SQLite.
+    Sqlite(SqliteStore),
+    /// On PostgreSQL.
+    Postgres(PostgresStore),
+}
+
+#[async_trait::async_trait]
+impl tower_sessions::session_store::SessionStore for SessionDb {
+    async fn create(
+        &self,
+        record: &mut tower_sessions::session::Record,
+    ) -> tower_sessions::session_store::Result<()> {
+        match self {
+            SessionDb::Sqlite(s) => s.create(record).await,
+            SessionDb::Postgres(s) => s.create(record).await,
+        }
+    }
+
+    async fn save(
+        &self,
+        record: &tower_sessions::session::Record,
+    ) -> tower_sessions::session_store::Result<()> {
+        match self {
+            SessionDb::Sqlite(s) => s.save(record).await,
+            SessionDb::Postgres(s) => s.save(record).await,
+        }
+    }
+
+    async fn load(
+        &self,
+        id: &tower_sessions::session::Id,
+    ) -> tower_sessions::session_store::Result<Option<tower_sessions::session::Record>> {
+        match self {
+            SessionDb::Sqlite(s) => s.load(id).await,
+            SessionDb::Postgres(s) => s.load(id).await,
+        }
+    }
+
+    async fn delete(
+        &self,
+        id: &tower_sessions::session::Id,
+    ) -> tower_sessions::session_store::Result<()> {
+        match self {
+            SessionDb::Sqlite(s) => s.delete(id).await,
+            SessionDb::Postgres(s) => s.delete(id).await,
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl ExpiredDeletion for SessionDb {
+    async fn delete_expired(&self) -> tower_sessions::session_store::Result<()> {
+        match self {
+            SessionDb::Sqlite(s) => s.delete_expired().await,
+            SessionDb::Postgres(s) => s.delete_expired().await,
+        }
+    }
 }
 
 /// The sqlx session store keyed by a SHA-256 of each session id rather than the id
@@ -167,7 +244,7 @@ pub fn session_layer(
 /// value that would sign its reader in; the cookie still carries the 128-bit random id
 /// (tower-sessions' `Id`), as it would with the plain store.
 #[derive(Debug, Clone)]
-pub struct HashedStore(SqliteStore);
+pub struct HashedStore(SessionDb);
 
 /// The id a session is stored under: the first 128 bits of SHA-256 over the id's bytes.
 fn stored_id(id: &tower_sessions::session::Id) -> tower_sessions::session::Id {

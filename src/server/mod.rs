@@ -69,7 +69,7 @@ pub struct Application {
     sweep_interval: std::time::Duration,
     /// When the sweeper runs next (ms, the service's clock), shown by the console.
     next_sweep: Arc<std::sync::atomic::AtomicI64>,
-    sessions_store: tower_sessions_sqlx_store::SqliteStore,
+    sessions_store: console::SessionDb,
 }
 
 /// How long a shutdown waits for tool calls in flight (a vendor call's own limit is 30 s).
@@ -80,8 +80,9 @@ const FLUSH_GRACE: std::time::Duration = std::time::Duration::from_millis(300);
 impl Application {
     /// Builds the router over `graft` on an already bound `listener` (bind port 0 in
     /// tests, then read [`Application::local_addr`]).
-    /// Errors: the listener has no local address.
-    pub fn build(
+    /// Errors: the listener has no local address, or the session store cannot be set up
+    /// (PostgreSQL unreachable).
+    pub async fn build(
         settings: &Settings,
         graft: Graft,
         listener: TcpListener,
@@ -152,7 +153,9 @@ impl Application {
             .public_url
             .as_deref()
             .is_some_and(|u| u.starts_with("https://"));
-        let (session_layer, sessions_store) = console::session_layer(&graft, secure);
+        let (session_layer, sessions_store) = console::session_layer(&graft, secure)
+            .await
+            .map_err(std::io::Error::other)?;
         if !settings.site_root.join("pkg/graft_bg.wasm").is_file() {
             tracing::warn!(
                 site_root = %settings.site_root.display(),

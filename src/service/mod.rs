@@ -186,7 +186,7 @@ const LAST_SEEN_RESOLUTION_MS: i64 = 60_000;
 /// A write transaction holding this process's write lock until it ends (see
 /// `Graft::write_tx`); derefs to the transaction.
 pub(crate) struct WriteTx {
-    tx: sqlx::Transaction<'static, sqlx::Sqlite>,
+    tx: db::Conn,
     _guard: tokio::sync::OwnedMutexGuard<()>,
 }
 
@@ -198,7 +198,7 @@ impl WriteTx {
 }
 
 impl std::ops::Deref for WriteTx {
-    type Target = sqlx::Transaction<'static, sqlx::Sqlite>;
+    type Target = db::Conn;
     fn deref(&self) -> &Self::Target {
         &self.tx
     }
@@ -363,7 +363,7 @@ impl Graft {
     /// calls when eight sessions recorded their calls at once (issue 15).
     async fn write_tx(&self) -> Result<WriteTx, sqlx::Error> {
         let guard = self.inner.write_lock.clone().lock_owned().await;
-        let tx = self.inner.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let tx = self.inner.pool.begin_write().await?;
         Ok(WriteTx { tx, _guard: guard })
     }
 

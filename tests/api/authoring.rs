@@ -19,10 +19,10 @@ fn item_tool() -> Value {
 
 async fn counts(app: &TestApp) -> (i64, i64, i64) {
     let q = |sql: &'static str| async move {
-        sqlx::query_scalar::<_, i64>(sql)
-            .fetch_one(app.graft.pool())
-            .await
-            .unwrap()
+        graft::on_db!(app.graft.pool(), |e| sqlx::query_scalar::<_, i64>(sql)
+            .fetch_one(e)
+            .await)
+        .unwrap()
     };
     (
         q("SELECT COUNT(*) FROM tools").await,

@@ -185,10 +185,12 @@ async fn sign_in_sets_a_safe_cookie_and_sign_out_ends_the_session() {
     // the database keeps a hash of the session id, never the cookie's value
     let value = b.cookie.clone().unwrap();
     let value = value.strip_prefix("graft_session=").unwrap();
-    let stored: Vec<String> = sqlx::query_scalar("SELECT id FROM tower_sessions")
-        .fetch_all(app.graft.pool())
-        .await
-        .unwrap();
+    let stored: Vec<String> = graft::on_db!(app.graft.pool(), |e| sqlx::query_scalar(
+        "SELECT id FROM tower_sessions"
+    )
+    .fetch_all(e)
+    .await)
+    .unwrap();
     assert_eq!(stored.len(), 1, "{stored:?}");
     assert!(
         !stored.iter().any(|id| id == value),
@@ -871,9 +873,9 @@ async fn the_data_directory_and_database_are_owner_only() {
     assert_eq!(mode(&data), 0o700);
     // an existing database left readable by others is narrowed at the next start
     let db = data.join("graft.db");
-    let pool = graft::db::connect(&db_url(&data)).await.unwrap();
+    let pool = graft::db::connect(&sqlite_url(&data)).await.unwrap();
     sqlx::query("CREATE TABLE t (x)")
-        .execute(&pool)
+        .execute(pool.as_sqlite().unwrap())
         .await
         .unwrap();
     assert_eq!(mode(&db), 0o600);
@@ -882,7 +884,7 @@ async fn the_data_directory_and_database_are_owner_only() {
     std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
     std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
     s.ensure_data_dir().unwrap();
-    let pool = graft::db::connect(&db_url(&data)).await.unwrap();
+    let pool = graft::db::connect(&sqlite_url(&data)).await.unwrap();
     assert_eq!((mode(&data), mode(&db)), (0o700, 0o600));
     pool.close().await;
 }

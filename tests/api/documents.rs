@@ -201,11 +201,10 @@ async fn empty_answers_are_successes_and_count_as_uses() {
         assert_eq!(text(&r), expected);
         assert_eq!(s.vendor.last().path, format!("/empty/{code}"));
     }
-    let calls: i64 = sqlx::query_scalar(
+    let calls: i64 = graft::on_db!(s.app.graft.pool(), |e| sqlx::query_scalar(
         "SELECT u.calls FROM tool_usage u JOIN tools t ON t.id = u.tool_id WHERE t.name = 'delete_with_status'",
     )
-    .fetch_one(s.app.graft.pool())
-    .await
+    .fetch_one(e).await)
     .unwrap();
     assert_eq!(calls, 3);
     c.cancel().await.unwrap();

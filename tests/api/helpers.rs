@@ -1,4 +1,5 @@
-//! Test harness: a real Graft server on 127.0.0.1:0 over a fresh SQLite file, and real
+//! Test harness: a real Graft server on 127.0.0.1:0 over a fresh database (a SQLite file,
+//! or a PostgreSQL database with `GRAFT_TEST_BACKEND=postgres`), and real
 //! MCP clients (rmcp) for both protocol eras.
 
 use graft::config::Settings;
@@ -81,8 +82,68 @@ pub async fn open_graft(url: &str, clock: Arc<dyn graft::service::Clock>) -> Gra
 }
 
 /// A `sqlite://` URL for `graft.db` in `dir`.
-pub fn db_url(dir: &Path) -> String {
+pub fn sqlite_url(dir: &Path) -> String {
     format!("sqlite://{}?mode=rwc", dir.join("graft.db").display())
+}
+
+/// Whether the suite runs on PostgreSQL: `GRAFT_TEST_BACKEND=postgres`, with
+/// `GRAFT_TEST_DATABASE_URL` naming a server where the test user may create databases
+/// (scripts/test.sh starts a throwaway cluster and sets both).
+pub fn on_postgres() -> bool {
+    std::env::var("GRAFT_TEST_BACKEND").is_ok_and(|b| b == "postgres")
+}
+
+/// The database of `dir` on the suite's backend (SPEC §9): SQLite's `graft.db` in
+/// `dir`, or on PostgreSQL a database of its own named after `dir` (created once, the
+/// same for every call with `dir`, so a restart finds what the last run wrote).
+pub fn db_url(dir: &Path) -> String {
+    if !on_postgres() {
+        return sqlite_url(dir);
+    }
+    let admin = std::env::var("GRAFT_TEST_DATABASE_URL").expect(
+        "GRAFT_TEST_BACKEND=postgres needs GRAFT_TEST_DATABASE_URL (scripts/test.sh sets it)",
+    );
+    let mut url = url::Url::parse(&admin).expect("GRAFT_TEST_DATABASE_URL is a URL");
+    let name = {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        dir.hash(&mut h);
+        format!("graft_t_{:016x}", h.finish())
+    };
+    static CREATED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut created = CREATED.lock().unwrap();
+    if !created.contains(&name) {
+        let (admin, db) = (admin.clone(), name.clone());
+        // a thread of its own: callers may be inside a runtime, and this fn is sync
+        std::thread::spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(async move {
+                    use sqlx::Connection;
+                    let mut c = sqlx::PgConnection::connect(&admin).await.unwrap();
+                    let exists: bool = sqlx::query_scalar(
+                        "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)",
+                    )
+                    .bind(&db)
+                    .fetch_one(&mut c)
+                    .await
+                    .unwrap();
+                    if !exists {
+                        sqlx::query(&format!("CREATE DATABASE {db}"))
+                            .execute(&mut c)
+                            .await
+                            .unwrap();
+                    }
+                })
+        })
+        .join()
+        .expect("create the test database");
+        created.push(name.clone());
+    }
+    url.set_path(&format!("/{name}"));
+    url.to_string()
 }
 
 /// Starts Graft on port 0 over the database in `dir`.
@@ -112,7 +173,9 @@ pub async fn spawn_app_with_graft(s: Settings, graft: Graft) -> TestApp {
         .with_test_writer()
         .try_init();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let app = Application::build(&s, graft.clone(), listener).unwrap();
+    let app = Application::build(&s, graft.clone(), listener)
+        .await
+        .unwrap();
     let addr = app.local_addr().unwrap();
     let shutdown = app.shutdown_token();
     let server = tokio::spawn(app.run());

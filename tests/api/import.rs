@@ -1,7 +1,7 @@
 //! Every document in ../shared/specs imports, and every tool produced follows the name
 //! and schema rules (issue 2 item 4).
 
-use super::helpers::{open_graft, specs_dir};
+use super::helpers::{db_url, open_graft, specs_dir};
 use graft::domain::names::{ToolName, VendorSlug, MAX_QUALIFIED_LEN};
 use graft::domain::schema::has_ref_or_extension;
 use graft::domain::tool::Binding;
@@ -47,7 +47,7 @@ fn check_schema_root(s: &Value, tool: &str) {
 #[tokio::test]
 async fn every_shared_document_imports_under_the_rules() {
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}?mode=rwc", dir.path().join("g.db").display());
+    let url = db_url(dir.path());
     let graft = open_graft(&url, Arc::new(SystemClock)).await;
     for (file, vendor) in DOCS {
         let text = std::fs::read_to_string(specs_dir().join(file)).unwrap();
@@ -178,7 +178,7 @@ async fn every_shared_document_imports_under_the_rules() {
 #[tokio::test]
 async fn malformed_documents_change_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}?mode=rwc", dir.path().join("g.db").display());
+    let url = db_url(dir.path());
     let graft = open_graft(&url, Arc::new(SystemClock)).await;
     for bad in [
         "{not json",

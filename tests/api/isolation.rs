@@ -54,30 +54,34 @@ async fn snapshot(app: &TestApp, p: &Peer) -> Snapshot {
     listed.sort();
     Snapshot {
         listed,
-        usage: sqlx::query_as(
-            "SELECT tool_id, calls FROM tool_usage WHERE agent_id = ? ORDER BY tool_id",
+        usage: graft::on_db!(pool, |e| sqlx::query_as(
+            "SELECT tool_id, calls FROM tool_usage WHERE agent_id = $1 ORDER BY tool_id",
         )
         .bind(p.id)
-        .fetch_all(pool)
-        .await
+        .fetch_all(e)
+        .await)
         .unwrap(),
-        calls: sqlx::query_scalar("SELECT COUNT(*) FROM tool_calls WHERE agent_id = ?")
-            .bind(p.id)
-            .fetch_one(pool)
-            .await
-            .unwrap(),
-        approvals: sqlx::query_as(
-            "SELECT tool_id, state FROM approvals WHERE agent_id = ? ORDER BY tool_id",
+        calls: graft::on_db!(pool, |e| sqlx::query_scalar(
+            "SELECT COUNT(*) FROM tool_calls WHERE agent_id = $1"
         )
         .bind(p.id)
-        .fetch_all(pool)
-        .await
+        .fetch_one(e)
+        .await)
         .unwrap(),
-        history: sqlx::query_scalar("SELECT COUNT(*) FROM history WHERE agent_id = ?")
-            .bind(p.id)
-            .fetch_one(pool)
-            .await
-            .unwrap(),
+        approvals: graft::on_db!(pool, |e| sqlx::query_as(
+            "SELECT tool_id, state FROM approvals WHERE agent_id = $1 ORDER BY tool_id",
+        )
+        .bind(p.id)
+        .fetch_all(e)
+        .await)
+        .unwrap(),
+        history: graft::on_db!(pool, |e| sqlx::query_scalar(
+            "SELECT COUNT(*) FROM history WHERE agent_id = $1"
+        )
+        .bind(p.id)
+        .fetch_one(e)
+        .await)
+        .unwrap(),
     }
 }
 
@@ -370,10 +374,12 @@ async fn every_console_route_refuses_signed_out_requests() {
         .unwrap();
     assert_eq!(r.status(), 303, "the upload, signed out");
     assert!(checked > 20, "{checked} routes");
-    let approvals: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM agents")
-        .fetch_one(app.graft.pool())
-        .await
-        .unwrap();
+    let approvals: i64 = graft::on_db!(app.graft.pool(), |e| sqlx::query_scalar(
+        "SELECT COUNT(*) FROM agents"
+    )
+    .fetch_one(e)
+    .await)
+    .unwrap();
     assert_eq!(approvals, 1, "nothing was created");
     app.stop().await;
 }

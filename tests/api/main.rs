@@ -501,10 +501,12 @@ async fn bearer_tokens_are_required_and_checked() {
     let r = post(Some(format!("Bearer {token}"))).await.unwrap();
     assert_eq!(r.status(), 200);
     // only hashes are stored
-    let stored: Vec<String> = sqlx::query_scalar("SELECT token_hash FROM agents")
-        .fetch_all(app.graft.pool())
-        .await
-        .unwrap();
+    let stored: Vec<String> = graft::on_db!(app.graft.pool(), |e| sqlx::query_scalar(
+        "SELECT token_hash FROM agents"
+    )
+    .fetch_all(e)
+    .await)
+    .unwrap();
     assert!(!stored[0].contains(&token[6..]));
     // HEAD (Hermes probes it) does not break anything
     let r = http.head(app.mcp_url()).send().await.unwrap();

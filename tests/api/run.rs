@@ -656,11 +656,12 @@ async fn revoked_connections_answer_connection_revoked_and_secrets_stay_sealed()
         );
     }
     let (client, _) = legacy_client(&s.app, &s.token, ProtocolVersion::V_2025_11_25).await;
-    let stored: Vec<Option<String>> =
-        sqlx::query_scalar("SELECT secret_ciphertext FROM connections")
-            .fetch_all(s.app.graft.pool())
-            .await
-            .unwrap();
+    let stored: Vec<Option<String>> = graft::on_db!(s.app.graft.pool(), |e| sqlx::query_scalar(
+        "SELECT secret_ciphertext FROM connections"
+    )
+    .fetch_all(e)
+    .await)
+    .unwrap();
     assert!(stored
         .iter()
         .flatten()

@@ -275,16 +275,17 @@ async fn two_sweepers_on_one_database_demote_each_entry_once() {
         planned,
         "each entry demoted once between the two"
     );
-    let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM history WHERE action = 'demote'")
-        .fetch_one(w.graft.pool())
-        .await
-        .unwrap();
-    assert_eq!(rows as usize, planned, "one history row per demotion");
-    let dupes: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM (SELECT agent_id, tool_id FROM history WHERE action = 'demote' GROUP BY agent_id, tool_id HAVING COUNT(*) > 1)",
+    let rows: i64 = graft::on_db!(w.graft.pool(), |e| sqlx::query_scalar(
+        "SELECT COUNT(*) FROM history WHERE action = 'demote'"
     )
-    .fetch_one(w.graft.pool())
-    .await
+    .fetch_one(e)
+    .await)
+    .unwrap();
+    assert_eq!(rows as usize, planned, "one history row per demotion");
+    let dupes: i64 = graft::on_db!(w.graft.pool(), |e| sqlx::query_scalar(
+        "SELECT COUNT(*) FROM (SELECT agent_id, tool_id FROM history WHERE action = 'demote' GROUP BY agent_id, tool_id HAVING COUNT(*) > 1) AS d",
+    )
+    .fetch_one(e).await)
     .unwrap();
     assert_eq!(dupes, 0);
     drop(w.dir);
