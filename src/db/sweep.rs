@@ -207,3 +207,24 @@ pub async fn select_last_sweep(
     .fetch_all(e).await
     })
 }
+
+/// The PostgreSQL advisory-lock key of the scheduled sweep ("gsweep" in ASCII).
+pub const SWEEP_LOCK_KEY: i64 = 0x0067_7377_6565_70;
+
+/// On PostgreSQL, takes the scheduled sweep's lock (`pg_try_advisory_xact_lock`) in a
+/// transaction of its own and returns that transaction, which holds the lock until it
+/// is dropped (or its connection dies with its instance); `None` when another instance
+/// holds it (SPEC §5, issue 11: one sweep at a time across instances). SQLite has one
+/// server per file and answers `None` too: callers check the backend first.
+/// Errors: the database failed.
+pub async fn try_sweep_lock(pool: &Pool) -> DbResult<Option<Conn>> {
+    let Pool::Postgres(p) = pool else {
+        return Ok(None);
+    };
+    let mut tx = p.begin().await?;
+    let got: bool = sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1)")
+        .bind(SWEEP_LOCK_KEY)
+        .fetch_one(&mut *tx)
+        .await?;
+    Ok(got.then_some(Conn::PostgresTx(tx)))
+}

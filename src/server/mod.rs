@@ -303,8 +303,13 @@ impl Application {
 }
 
 /// Forwards working-set changes made by other processes (the CLI, another server) to
-/// this server's MCP channels, polling `change_events` every second.
+/// this server's MCP channels (SPEC §3.5): on PostgreSQL when they are announced
+/// ([`forward_notified_changes`]), on SQLite by polling `change_events` every second.
 async fn forward_changes(graft: Graft, shutdown: CancellationToken) {
+    if let crate::db::Pool::Postgres(pool) = graft.pool() {
+        let pool = pool.clone();
+        return forward_notified_changes(graft, pool, shutdown).await;
+    }
     // None until the cursor could be read (a database briefly unavailable at start must
     // not stop this process from hearing the others for good)
     let mut cursor: Option<i64> = None;
@@ -329,6 +334,86 @@ async fn forward_changes(graft: Graft, shutdown: CancellationToken) {
     }
 }
 
+/// Forwards other instances' changes on PostgreSQL: `LISTEN graft_changes`
+/// ([`crate::db::CHANGES_CHANNEL`]); each announcement from another origin reads
+/// `change_events` after this server's cursor, so a change reaches the agent's streams as
+/// soon as it commits, once. When the listening connection drops, sqlx's listener
+/// connects and listens again, and this reads whatever was recorded meanwhile: no change
+/// is lost. The cursor is read after LISTEN, so nothing falls between the two.
+async fn forward_notified_changes(graft: Graft, pool: sqlx::PgPool, shutdown: CancellationToken) {
+    use sqlx::postgres::PgListener;
+    let pause = std::time::Duration::from_secs(1);
+    let mut listener = loop {
+        let listening = async {
+            let mut l = PgListener::connect_with(&pool).await?;
+            l.listen(crate::db::CHANGES_CHANNEL).await?;
+            Ok::<_, sqlx::Error>(l)
+        };
+        match listening.await {
+            Ok(l) => break l,
+            Err(e) => {
+                tracing::warn!(error = ?e, "cannot listen for other instances' changes yet; retrying")
+            }
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(pause) => {}
+        }
+    };
+    let mut cursor: Option<i64> = None;
+    // catch up first (cursor None: start at the newest event)
+    let mut behind = true;
+    loop {
+        if behind {
+            behind = false;
+            match cursor {
+                None => match graft.change_cursor().await {
+                    Ok(c) => cursor = Some(c),
+                    Err(e) => {
+                        tracing::warn!(error = ?e, "cannot read change events yet; retrying");
+                        behind = true;
+                    }
+                },
+                Some(c) => match graft.forward_foreign_changes(c).await {
+                    Ok(c) => cursor = Some(c),
+                    Err(e) => {
+                        tracing::warn!(error = ?e, "reading change events failed; retrying");
+                        behind = true;
+                    }
+                },
+            }
+            if behind {
+                tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    _ = tokio::time::sleep(pause) => {}
+                }
+                continue;
+            }
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            n = listener.try_recv() => match n {
+                Ok(Some(n)) => {
+                    behind = crate::db::payload_origin(n.payload()) != graft.origin();
+                }
+                // the connection dropped and was made again: read what was missed
+                Ok(None) => {
+                    tracing::info!("listening for other instances' changes again");
+                    behind = true;
+                }
+                Err(e) => {
+                    tracing::warn!(error = ?e, "lost the change listener; reconnecting");
+                    behind = true;
+                    tokio::select! {
+                        _ = shutdown.cancelled() => return,
+                        _ = tokio::time::sleep(pause) => {}
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The periodic sweep (SPEC §5): every `interval`, first one `interval` after start.
 async fn sweeper(
     graft: Graft,
@@ -346,9 +431,10 @@ async fn sweeper(
                     graft.clock_now() + interval.as_millis() as i64,
                     std::sync::atomic::Ordering::Relaxed,
                 );
-                match graft.sweep_once(graft.clock_now(), false).await {
-                    Ok(r) if r.demotions() > 0 => tracing::info!(demoted = r.demotions(), agents = r.agents.len(), "sweep"),
-                    Ok(r) => tracing::debug!(entries = r.entries, "sweep: nothing to demote"),
+                match graft.sweep_scheduled(graft.clock_now()).await {
+                    Ok(None) => tracing::debug!("sweep: another instance is sweeping"),
+                    Ok(Some(r)) if r.demotions() > 0 => tracing::info!(demoted = r.demotions(), agents = r.agents.len(), "sweep"),
+                    Ok(Some(r)) => tracing::debug!(entries = r.entries, "sweep: nothing to demote"),
                     Err(e) => tracing::error!(error = ?e, "sweep failed"),
                 }
             }

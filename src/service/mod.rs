@@ -352,6 +352,11 @@ impl Graft {
         &self.inner.pool
     }
 
+    /// This process's random id in `change_events` (and in change notifications).
+    pub fn origin(&self) -> &str {
+        &self.inner.origin
+    }
+
     fn now(&self) -> i64 {
         ms(self.inner.clock.now())
     }

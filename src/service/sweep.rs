@@ -69,6 +69,21 @@ impl SweepReport {
 }
 
 impl Graft {
+    /// The periodic sweep's run as of `now`: on PostgreSQL only the instance that gets
+    /// the sweep lock sweeps (the others answer `None`: one sweep at a time, each entry
+    /// demoted once, one list_changed per agent); on SQLite it always sweeps.
+    /// Errors: database faults.
+    pub async fn sweep_scheduled(&self, now: i64) -> ServiceResult<Option<SweepReport>> {
+        let _lock = match self.pool() {
+            db::Pool::Postgres(_) => match q::try_sweep_lock(self.pool()).await? {
+                Some(held) => Some(held),
+                None => return Ok(None),
+            },
+            db::Pool::Sqlite(_) => None,
+        };
+        self.sweep_once(now, false).await.map(Some)
+    }
+
     /// One sweep as of `now` (ms since the epoch): the idle rule, then the cap rule, for
     /// every agent (SPEC §5). With `dry_run`, plans only. Errors: database faults.
     pub async fn sweep_once(&self, now: i64, dry_run: bool) -> ServiceResult<SweepReport> {

@@ -1,10 +1,12 @@
-//! Integration tests: real HTTP on port 0, a fresh SQLite file per test, rmcp's client.
+//! Integration tests: real HTTP on port 0, a fresh database per test (SQLite, or
+//! PostgreSQL with `GRAFT_TEST_BACKEND=postgres`), rmcp's client.
 
 mod authoring;
 mod console;
 mod documents;
 mod helpers;
 mod import;
+mod instances;
 mod isolation;
 mod latency;
 mod lifecycle;

@@ -1,0 +1,165 @@
+//! Several Graft instances on one database (issue 11.3–11.5): changes made on one
+//! instance, by the CLI or by whichever instance sweeps reach the agent's streams on
+//! another, exactly once; a legacy session lives on the instance that made it.
+
+use super::helpers::*;
+use graft::service::{Actor, SystemClock};
+use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Waits for one tools/list_changed on a 2026 listen stream (10 s at most).
+async fn next_change(sub: &mut rmcp::service::Subscription) {
+    let n = tokio::time::timeout(Duration::from_secs(10), sub.next())
+        .await
+        .expect("list_changed in time")
+        .unwrap();
+    assert!(
+        matches!(n, Some(ServerNotification::ToolListChangedNotification(_))),
+        "{n:?}"
+    );
+}
+
+/// Asserts that nothing more arrives on a listen stream within `ms`.
+async fn no_more(sub: &mut rmcp::service::Subscription, ms: u64) {
+    let n = tokio::time::timeout(Duration::from_millis(ms), sub.next()).await;
+    assert!(n.is_err(), "one notice per change, got another: {n:?}");
+}
+
+/// Three `graft serve` instances on one PostgreSQL database, each with its own change
+/// hub, sweeper and listener. Alpha's streams (a 2025 GET stream and a 2026 listen
+/// stream) are on A; its promotions go through B and C, a person demotes with the CLI,
+/// and the three sweepers race every 300 ms after alpha's cap is lowered. Each change
+/// reaches both streams exactly once; beta hears nothing; the sweep writes one history
+/// row per demotion.
+#[tokio::test]
+async fn three_instances_hear_each_others_changes_exactly_once() {
+    if !on_postgres() {
+        eprintln!("skipped: several instances need PostgreSQL (GRAFT_TEST_BACKEND=postgres)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = settings(dir.path());
+    s.sweep_interval = Duration::from_millis(300);
+    let a = spawn_app_with(s.clone()).await;
+    import_petstore(&a.graft, "http://127.0.0.1:9").await;
+    let b = spawn_app_with(s.clone()).await;
+    let c = spawn_app_with(s).await;
+    let (alpha, token) = agent(&a, "alpha").await;
+    let (_, token_beta) = agent(&a, "beta").await;
+
+    let (legacy, events) = legacy_client(&a, &token, ProtocolVersion::V_2025_11_25).await;
+    let modern = modern_client(&a, &token).await;
+    let mut sub = modern
+        .listen(SubscriptionFilter::builder().tools_list_changed().build())
+        .await
+        .unwrap();
+    let (beta, beta_events) = legacy_client(&a, &token_beta, ProtocolVersion::V_2025_11_25).await;
+    let (on_b, _) = legacy_client(&b, &token, ProtocolVersion::V_2025_11_25).await;
+    let (on_c, _) = legacy_client(&c, &token, ProtocolVersion::V_2025_11_25).await;
+
+    // a promotion through B reaches A's streams
+    let started = Instant::now();
+    let r = call(
+        &on_b,
+        "promote",
+        json!({"vendor": "petstore", "name": "add_pet"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    events.wait_for(1).await;
+    next_change(&mut sub).await;
+    eprintln!("promote on B heard on A after {:?}", started.elapsed());
+    assert!(tool_names(&legacy)
+        .await
+        .contains(&"petstore__add_pet".to_string()));
+
+    // three more through C, one change each
+    for name in ["get_pet_by_id", "find_pets_by_status", "get_inventory"] {
+        let r = call(
+            &on_c,
+            "promote",
+            json!({"vendor": "petstore", "name": name}),
+        )
+        .await;
+        assert_eq!(r.is_error, Some(false), "{r:?}");
+    }
+    events.wait_for(4).await;
+    for _ in 0..3 {
+        next_change(&mut sub).await;
+    }
+
+    // a person's demotion with the CLI (another process on the database)
+    let cli = open_graft(&db_url(dir.path()), Arc::new(SystemClock)).await;
+    cli.demote_tool(&Actor::Person("ops".into()), alpha, "petstore", "add_pet")
+        .await
+        .unwrap();
+    events.wait_for(5).await;
+    next_change(&mut sub).await;
+
+    // the cap drops to 1: whichever instance gets the sweep lock demotes the other two
+    // tools at once, one list_changed
+    cli.set_agent("alpha", None, Some(1), None).await.unwrap();
+    events.wait_for(6).await;
+    next_change(&mut sub).await;
+    // three sweepers tick several more times: nothing more to do, nothing more heard
+    no_more(&mut sub, 1500).await;
+    assert_eq!(events.count(), 6, "one notice per change batch");
+    assert_eq!(tool_names(&legacy).await.len(), 6 + 1, "the cap holds");
+    assert_eq!(beta_events.count(), 0, "never another agent");
+    let swept: i64 =
+        graft::on_db!(a.graft.pool(), |e| {
+            sqlx::query_scalar(
+        "SELECT COUNT(*) FROM history WHERE agent_id = $1 AND action = 'demote' AND cause = 'cap'"
+    )
+    .bind(alpha)
+    .fetch_one(e)
+    .await
+        })
+        .unwrap();
+    assert_eq!(swept, 2, "each entry demoted once");
+
+    for client in [legacy, beta, on_b, on_c] {
+        client.cancel().await.unwrap();
+    }
+    sub.cancel().await.unwrap();
+    modern.cancel().await.unwrap();
+    for app in [a, b, c] {
+        app.stop().await;
+    }
+}
+
+/// A legacy (2025-*) session lives on the instance that created it: another instance
+/// answers 404 for its id, and the client initializes again there (the MCP spec's
+/// recovery path, Streamable HTTP "Session Management"). A 2026-07-28 request, which
+/// carries no session, is served by any instance.
+#[tokio::test]
+async fn a_legacy_session_belongs_to_its_instance_and_others_answer_404() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = spawn_app_with_petstore(dir.path()).await;
+    let b = spawn_app_in(dir.path()).await;
+    let (_, token) = agent(&a, "alpha").await;
+    let r = raw_initialize(&a, &token).await;
+    assert_eq!(r.status(), 200);
+    let session = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    assert_eq!(raw_tools_list(&a, &token, &session).await.status(), 200);
+    assert_eq!(
+        raw_tools_list(&b, &token, &session).await.status(),
+        404,
+        "B never saw A's session"
+    );
+    // the recovery: initialize again, on B
+    let r = raw_initialize(&b, &token).await;
+    assert_eq!(r.status(), 200);
+    let on_b = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    assert_eq!(raw_tools_list(&b, &token, &on_b).await.status(), 200);
+    // 2026-07-28 clients go anywhere
+    for app in [&a, &b] {
+        let modern = modern_client(app, &token).await;
+        assert_eq!(tool_names(&modern).await.len(), 6);
+        modern.cancel().await.unwrap();
+    }
+    a.stop().await;
+    b.stop().await;
+}
