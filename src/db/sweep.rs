@@ -209,7 +209,7 @@ pub async fn select_last_sweep(
 }
 
 /// The PostgreSQL advisory-lock key of the scheduled sweep ("gsweep" in ASCII).
-pub const SWEEP_LOCK_KEY: i64 = 0x0067_7377_6565_70;
+pub const SWEEP_LOCK_KEY: i64 = 0x0000_6773_7765_6570;
 
 /// On PostgreSQL, takes the scheduled sweep's lock (`pg_try_advisory_xact_lock`) in a
 /// transaction of its own and returns that transaction, which holds the lock until it
