@@ -120,6 +120,23 @@ pub enum Command {
         /// The tool as VENDOR__NAME.
         tool: String,
     },
+    /// Database tools.
+    #[command(subcommand)]
+    Db(DbCommand),
+}
+
+/// `graft db …`
+#[derive(Debug, Subcommand)]
+pub enum DbCommand {
+    /// Copy this SQLite database into an empty PostgreSQL database (every table, in one
+    /// transaction; the counts are checked), to move an installation up to several
+    /// instances. Stop Graft first. Connection secrets stay sealed: serve the copy with
+    /// the same secret key (GRAFT_SECRET_KEY, or the data directory's secret.key).
+    Copy {
+        /// The PostgreSQL database to fill: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE
+        #[arg(long)]
+        to: String,
+    },
 }
 
 /// `graft user …`
@@ -698,6 +715,37 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             println!(
                 "Agent {}: cap {}, idle window {} days. The rule applies them at the next sweep.",
                 a.name, a.cap, a.idle_window_days
+            );
+        }
+        Command::Db(DbCommand::Copy { to }) => {
+            if !(to.starts_with("postgres:") || to.starts_with("postgresql:")) {
+                anyhow::bail!("--to must be a PostgreSQL URL (postgres://…)");
+            }
+            if graft.pool().backend() != crate::db::Backend::Sqlite {
+                anyhow::bail!(
+                    "graft db copy copies from SQLite; this installation is on {}",
+                    graft.pool().backend().as_str()
+                );
+            }
+            let target = crate::db::connect(&to)
+                .await
+                .with_context(|| format!("cannot open the database {}", without_password(&to)))?;
+            let copied = crate::db::copy::copy_sqlite_to_postgres(graft.pool(), &target)
+                .await
+                .context("the copy failed")?;
+            target.close().await;
+            println!(
+                "Copied {} into {} (counts checked on both sides):",
+                without_password(&settings.database_url),
+                without_password(&to)
+            );
+            for c in &copied {
+                println!("  {:<14} {:>9}", c.table, c.rows);
+            }
+            println!(
+                "Serve it with DATABASE_URL={} and the same secret key (GRAFT_SECRET_KEY, or {}); console users sign in again.",
+                without_password(&to),
+                settings.data_dir.join("secret.key").display()
             );
         }
         Command::Sweep { at, dry_run } => {

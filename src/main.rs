@@ -16,7 +16,15 @@ async fn main() -> std::process::ExitCode {
     match graft::cli::run(cli).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // each cause once: sqlx's errors repeat their source in their own text
+            let mut line = e.to_string();
+            for cause in e.chain().skip(1) {
+                let cause = cause.to_string();
+                if !line.ends_with(&cause) {
+                    line = format!("{line}: {cause}");
+                }
+            }
+            eprintln!("error: {line}");
             std::process::ExitCode::FAILURE
         }
     }

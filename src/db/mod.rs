@@ -8,6 +8,7 @@
 
 pub mod authoring;
 pub mod console;
+pub mod copy;
 pub mod runs;
 pub mod sweep;
 
@@ -231,7 +232,12 @@ pub async fn connect(url: &str) -> Result<Pool, sqlx::Error> {
 /// Opens a PostgreSQL pool and migrates it (see [`connect`]).
 async fn connect_postgres(url: &str) -> Result<PgPool, sqlx::Error> {
     let options = PgConnectOptions::from_str(url)?
-        .options([("lock_timeout", "10s"), ("TimeZone", "UTC")])
+        .options([
+            ("lock_timeout", "10s"),
+            ("TimeZone", "UTC"),
+            // "relation already exists, skipping" and the like are not news
+            ("client_min_messages", "warning"),
+        ])
         .application_name("graft");
     let pool = PgPoolOptions::new()
         .max_connections(16)

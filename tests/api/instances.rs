@@ -9,6 +9,11 @@ use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// find_tool's answer to one phrasing, as the agent reads it.
+async fn find_text(c: &rmcp::service::RunningService<rmcp::RoleClient, Counting>) -> String {
+    text(&call(c, "find_tool", json!({"query": "add a pet to the store"})).await)
+}
+
 /// Waits for one tools/list_changed on a 2026 listen stream (10 s at most).
 async fn next_change(sub: &mut rmcp::service::Subscription) {
     let n = tokio::time::timeout(Duration::from_secs(10), sub.next())
@@ -108,16 +113,15 @@ async fn three_instances_hear_each_others_changes_exactly_once() {
     assert_eq!(events.count(), 6, "one notice per change batch");
     assert_eq!(tool_names(&legacy).await.len(), 6 + 1, "the cap holds");
     assert_eq!(beta_events.count(), 0, "never another agent");
-    let swept: i64 =
-        graft::on_db!(a.graft.pool(), |e| {
-            sqlx::query_scalar(
+    let swept: i64 = graft::on_db!(a.graft.pool(), |e| {
+        sqlx::query_scalar(
         "SELECT COUNT(*) FROM history WHERE agent_id = $1 AND action = 'demote' AND cause = 'cap'"
     )
     .bind(alpha)
     .fetch_one(e)
     .await
-        })
-        .unwrap();
+    })
+    .unwrap();
     assert_eq!(swept, 2, "each entry demoted once");
 
     for client in [legacy, beta, on_b, on_c] {
@@ -162,4 +166,141 @@ async fn a_legacy_session_belongs_to_its_instance_and_others_answer_404() {
     }
     a.stop().await;
     b.stop().await;
+}
+
+/// `graft db copy` moves a SQLite installation up (issue 11.6): agents, tools, versions,
+/// history, usage, calls, approvals, notes and a connection are copied into an empty
+/// PostgreSQL database with their counts checked; served from there with the same data
+/// directory (its secret key), Graft gives the same answers (find_tool, tools/list, tool
+/// show) and a real call through the copied connection sends the same secret. A second
+/// copy into the now full database is refused and changes nothing.
+#[tokio::test]
+async fn a_sqlite_installation_moves_up_with_db_copy() {
+    if !on_postgres() {
+        eprintln!("skipped: the copy's target is PostgreSQL (GRAFT_TEST_BACKEND=postgres)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let vendor = super::vendor::start(None).await;
+    let mut s = settings(dir.path());
+    s.database_url = sqlite_url(dir.path());
+    let app = spawn_app_with(s.clone()).await;
+    let g = &app.graft;
+    let doc = std::fs::read_to_string(specs_dir().join("petstore_openapi.yaml")).unwrap();
+    g.import_openapi(
+        "petstore",
+        &doc,
+        Some(&format!("{}/anything", vendor.url())),
+        &mut |_, _| {},
+    )
+    .await
+    .unwrap();
+    g.add_connection(
+        "petstore",
+        "main",
+        "header",
+        Some("api_key"),
+        Some("s3cret-copied"),
+    )
+    .await
+    .unwrap();
+    let (alpha, token) = agent(&app, "alpha").await;
+    g.add_note(
+        &Actor::Person("ops".into()),
+        "petstore",
+        "add_pet",
+        "needs a name",
+    )
+    .await
+    .unwrap();
+    let (client, _) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
+    for name in ["add_pet", "find_pets_by_status"] {
+        let r = call(
+            &client,
+            "promote",
+            json!({"vendor": "petstore", "name": name}),
+        )
+        .await;
+        assert_eq!(r.is_error, Some(false), "{r:?}");
+    }
+    let r = call(
+        &client,
+        "petstore__find_pets_by_status",
+        json!({"status": "sold"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    // the first write asks a person: a pending approval
+    let r = call(
+        &client,
+        "petstore__add_pet",
+        json!({"name": "rex", "photoUrls": []}),
+    )
+    .await;
+    assert_eq!(code(&r).as_deref(), Some("approval_required"), "{r:?}");
+    let before = (
+        find_text(&client).await,
+        tool_names(&client).await,
+        format!("{:?}", g.tool_detail("petstore", "add_pet").await.unwrap()),
+    );
+    client.cancel().await.unwrap();
+    app.stop().await;
+
+    let from = graft::db::connect(&s.database_url).await.unwrap();
+    let pg = tempfile::tempdir().unwrap();
+    let to = graft::db::connect(&db_url(pg.path())).await.unwrap();
+    let copied = graft::db::copy::copy_sqlite_to_postgres(&from, &to)
+        .await
+        .unwrap();
+    let rows = |t: &str| copied.iter().find(|c| c.table == t).unwrap().rows;
+    assert_eq!(copied.len(), graft::db::copy::TABLES.len());
+    assert_eq!(
+        (rows("agents"), rows("connections"), rows("tools")),
+        (1, 1, 19)
+    );
+    assert_eq!(
+        (rows("history"), rows("approvals"), rows("tool_calls")),
+        (2, 1, 2)
+    );
+    assert_eq!((rows("tool_notes"), rows("tool_usage")), (1, 1));
+    let again = graft::db::copy::copy_sqlite_to_postgres(&from, &to).await;
+    assert!(
+        again
+            .as_ref()
+            .is_err_and(|e| e.to_string().contains("not empty")),
+        "{again:?}"
+    );
+    from.close().await;
+    to.close().await;
+
+    // served from PostgreSQL, same data directory (the same secret key)
+    s.database_url = db_url(pg.path());
+    let app = spawn_app_with(s).await;
+    let (client, _) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
+    let after = (
+        find_text(&client).await,
+        tool_names(&client).await,
+        format!(
+            "{:?}",
+            app.graft.tool_detail("petstore", "add_pet").await.unwrap()
+        ),
+    );
+    assert_eq!(before, after);
+    let r = call(
+        &client,
+        "petstore__find_pets_by_status",
+        json!({"status": "sold"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    assert_eq!(
+        vendor.last().headers.get("api_key").unwrap(),
+        "s3cret-copied",
+        "the sealed secret opens with the same key"
+    );
+    // new rows continue after the copied ids
+    let (beta, _) = agent(&app, "beta").await;
+    assert!(beta > alpha);
+    client.cancel().await.unwrap();
+    app.stop().await;
 }
