@@ -4,9 +4,11 @@
 #   scripts/pg-cluster.sh start DIR   initdb into DIR/data, start on a free port of
 #                                      127.0.0.1, create database `graft`, print its URL
 #   scripts/pg-cluster.sh stop DIR    stop it (DIR can then be deleted)
+#   scripts/pg-cluster.sh resume DIR  start a stopped cluster again on its port (the
+#                                      fault tests stop and restart PostgreSQL under Graft)
 # PostgreSQL refuses to run as root: as root, the cluster runs as the `postgres` user.
 set -euo pipefail
-usage="usage: scripts/pg-cluster.sh start|stop DIR"
+usage="usage: scripts/pg-cluster.sh start|stop|resume DIR"
 cmd=${1:?$usage}
 dir=${2:?$usage}
 pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
@@ -35,10 +37,16 @@ case $cmd in
     as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/data/server.log" -w \
       -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off" start > /dev/null
     as_pg "$bin/createdb" -h 127.0.0.1 -p "$port" -U graft graft
+    echo "$port" > "$dir/port"
     echo "postgres://graft@127.0.0.1:$port/graft"
     ;;
   stop)
     as_pg "$bin/pg_ctl" -D "$dir/data" -m fast -w stop > /dev/null
+    ;;
+  resume)
+    port=$(cat "$dir/port")
+    as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/data/server.log" -w \
+      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off" start > /dev/null
     ;;
   *)
     echo "$usage" >&2

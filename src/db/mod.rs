@@ -290,6 +290,25 @@ fn owner_only(path: &std::path::Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Whether `e` says the database cannot be reached rather than that a statement failed:
+/// I/O and TLS errors, a pool that timed out or closed, and PostgreSQL's connection
+/// exceptions (SQLSTATE class 08) and operator interventions (57P01–57P03: shutdown,
+/// crash, "cannot connect now"). sqlx drops such connections and opens new ones, so the
+/// next statement after the database is back succeeds.
+pub fn is_unavailable(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(d) => d
+            .code()
+            .is_some_and(|c| c.starts_with("08") || c.starts_with("57P")),
+        _ => false,
+    }
+}
+
 /// Whether `e` is a unique-constraint violation.
 pub fn is_unique_violation(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(d) if d.is_unique_violation())

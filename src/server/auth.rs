@@ -207,8 +207,24 @@ pub async fn bearer_auth(State(state): State<AuthState>, mut req: Request, next:
         Ok(Some(a)) => a,
         Ok(None) => return unauthorized(true, "unknown agent token"),
         Err(e) => {
+            // the database is down (issue 11.7): a JSON-RPC error that says so, and when
+            // to try again; nothing was done
             tracing::error!(error = ?e, "token lookup failed");
-            return StatusCode::SERVICE_UNAVAILABLE.into_response();
+            let message = match e {
+                crate::service::ServiceError::Unavailable(_) => {
+                    "the database is unavailable; nothing was done, try again shortly"
+                }
+                _ => "internal error",
+            };
+            let body = serde_json::json!({
+                "jsonrpc": "2.0",
+                "id": null,
+                "error": {"code": -32603, "message": message}
+            });
+            let mut resp = (StatusCode::SERVICE_UNAVAILABLE, axum::Json(body)).into_response();
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("2"));
+            return resp;
         }
     };
     let session = req

@@ -657,7 +657,8 @@ fn origin_of(url: &str) -> Option<String> {
 }
 
 /// `GET /healthz`: 200 `{"status":"ok","tools":N,"streams":N,"search":{"mode":
-/// "semantic"|"lexical","model":ID|null}}` when the database answers, else 503.
+/// "semantic"|"lexical","model":ID|null}}` when the database answers, else 503
+/// `{"status":"unavailable","reason":…}` (issue 11.7).
 /// `streams` counts the open change channels (2025-era sessions' notifiers and 2026-era
 /// listen streams).
 async fn healthz(State(graft): State<Graft>) -> impl IntoResponse {
@@ -673,9 +674,15 @@ async fn healthz(State(graft): State<Graft>) -> impl IntoResponse {
         ),
         Err(e) => {
             tracing::error!(error = ?e, "health check failed");
+            let reason = match &e {
+                crate::service::ServiceError::Unavailable(cause) => {
+                    format!("the database is unavailable: {cause}")
+                }
+                _ => "the database failed a query".to_string(),
+            };
             (
                 http::StatusCode::SERVICE_UNAVAILABLE,
-                Json(json!({"status": "unavailable"})),
+                Json(json!({"status": "unavailable", "reason": reason})),
             )
         }
     }

@@ -32,6 +32,11 @@ pub enum ServiceError {
     /// not author (issue 12.15).
     #[error("{0}")]
     Forbidden(String),
+    /// The database cannot be reached (connection refused or lost, pool exhausted, the
+    /// server shutting down): `database_unavailable`. Nothing was changed; the same call
+    /// works again once the database is back (issue 11.7).
+    #[error("the database is unavailable; nothing was changed, try again shortly")]
+    Unavailable(#[source] sqlx::Error),
     /// A fault of Graft's own (database, I/O). Shown as "internal error".
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
@@ -49,6 +54,7 @@ impl ServiceError {
             Self::ToolExists(_) => "tool_exists",
             Self::Conflict(_) => "conflict",
             Self::Forbidden(_) => "not_permitted",
+            Self::Unavailable(_) => "database_unavailable",
             Self::Internal(_) => "internal_error",
         }
     }
@@ -56,7 +62,11 @@ impl ServiceError {
 
 impl From<sqlx::Error> for ServiceError {
     fn from(e: sqlx::Error) -> Self {
-        Self::Internal(e.into())
+        if crate::db::is_unavailable(&e) {
+            Self::Unavailable(e)
+        } else {
+            Self::Internal(e.into())
+        }
     }
 }
 
