@@ -7,7 +7,8 @@
 #   - the wasm-bindgen CLI of the version in Cargo.lock (scripts/build-site.sh),
 #   - cargo-fuzz (scripts/fuzz.sh),
 #   - Debian's postgresql (tests start throwaway clusters: scripts/pg-cluster.sh; or set
-#     GRAFT_TEST_DATABASE_URL to a server whose user may create databases),
+#     GRAFT_TEST_DATABASE_URL to a server whose user may create databases), and HAProxy
+#     (scripts/lb-check.sh installs it),
 # then: clippy, the console bundle, the Python SDK test, the conformance suite, the
 # console's browser tests, the Rust unit and integration tests (cargo test, with the
 # crash-safety kills; the integration suite a second time on a throwaway PostgreSQL),
@@ -99,6 +100,9 @@ if [ -n "${pg_dir:-}" ]; then
   rm -rf "$pg_dir"
   trap - EXIT
 fi
+
+step "several instances behind HAProxy (deploy/haproxy.cfg, scripts/lb-check.sh)"
+GRAFT_BIN="$TARGET/debug/graft" scripts/lb-check.sh
 
 step "benchmarks, smoke runs (debug build; they must run, numbers are not checked)"
 GRAFT_BENCH_SMOKE=1 GRAFT_EMBEDDING_MODEL="$GRAFT_TEST_MODEL" cargo test --bench search_quality

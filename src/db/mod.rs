@@ -239,6 +239,12 @@ async fn connect_postgres(url: &str) -> Result<PgPool, sqlx::Error> {
             ("client_min_messages", "warning"),
         ])
         .application_name("graft");
+    // one connection first: its error says why ("Connection refused", a bad password),
+    // where the pool's would only say that it timed out
+    {
+        use sqlx::Connection;
+        PgConnection::connect_with(&options).await?.close().await?;
+    }
     let pool = PgPoolOptions::new()
         .max_connections(16)
         .acquire_timeout(Duration::from_secs(10))
