@@ -542,11 +542,30 @@ pub fn describe_sweep(r: &crate::service::sweep::SweepReport) -> String {
 
 /// A database URL without the password of its user info (for messages).
 fn without_password(url: &str) -> String {
-    match (url.find("://"), url.find('@')) {
-        (Some(s), Some(at)) if at > s => match url[s + 3..at].split_once(':') {
-            Some((user, _)) => format!("{}{user}:***{}", &url[..s + 3], &url[at..]),
-            None => url.to_string(),
-        },
+    if let Ok(mut u) = url::Url::parse(url) {
+        if u.password().is_some() {
+            let _ = u.set_password(Some("***"));
+        }
+        // libpq-style `?password=…` (and `sslpassword`) too
+        if u.query().is_some() {
+            let pairs: Vec<(String, String)> = u
+                .query_pairs()
+                .map(|(k, v)| {
+                    let hidden = k.to_ascii_lowercase().contains("password");
+                    (
+                        k.into_owned(),
+                        if hidden { "***".into() } else { v.into_owned() },
+                    )
+                })
+                .collect();
+            u.query_pairs_mut().clear().extend_pairs(pairs);
+        }
+        return u.to_string();
+    }
+    // not a URL (an unencoded `@` or `#` in the password, say): keep only the scheme and
+    // what follows the last `@`
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => format!("{}***{}", &url[..s + 3], &url[at..]),
         _ => url.to_string(),
     }
 }
@@ -1256,4 +1275,40 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_password;
+
+    #[test]
+    fn database_urls_are_printed_without_their_passwords() {
+        for (url, shown) in [
+            (
+                "postgres://graft:s3cret@db:5432/graft",
+                "postgres://graft:***@db:5432/graft",
+            ),
+            (
+                "postgres://graft:pa%40ss@db/graft",
+                "postgres://graft:***@db/graft",
+            ),
+            (
+                "postgres://graft@db/graft?password=s3cret&sslmode=require",
+                "postgres://graft@db/graft?password=***&sslmode=require",
+            ),
+            // not a URL: an unencoded `@` and `/` in the password
+            (
+                "postgres://graft:p@ss:w/rd#x@db/graft",
+                "postgres://***@db/graft",
+            ),
+            ("sqlite:///tmp/g.db?mode=rwc", "sqlite:///tmp/g.db?mode=rwc"),
+        ] {
+            let printed = without_password(url);
+            assert_eq!(printed, shown);
+            assert!(
+                !printed.contains("s3cret") && !printed.contains("ss:w"),
+                "{printed}"
+            );
+        }
+    }
 }

@@ -472,3 +472,105 @@ async fn a_sweep_killed_midway_is_all_or_nothing() {
     }
     g.pool().close().await;
 }
+
+/// Sends `signal` (STOP, CONT) to a process.
+fn signal(child: &Child, signal: &str) {
+    let ok = Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill -{signal}");
+}
+
+/// An instance frozen (SIGSTOP: a paused VM, a partition) while it holds the write lock
+/// in an open transaction does not stop the other instances' writes for long:
+/// PostgreSQL ends its idle transaction after 10 s (`idle_in_transaction_session_timeout`),
+/// which frees the lock, and a promotion on the other instance goes through. The
+/// history stays whole.
+#[tokio::test]
+async fn a_frozen_instance_does_not_stop_the_others_writes() {
+    let cluster = Cluster::start();
+    let data = tempfile::tempdir().unwrap();
+    let (g, tokens) = prepare(&cluster.url, 4, 100).await;
+    let tools: Vec<String> = graft::db::select_vendor_tools(g.pool(), "petstore")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    let mut a = serve(&cluster.url, data.path()).await;
+    let mut frozen = serve(&cluster.url, data.path()).await;
+    let http = reqwest::Client::new();
+    let mut rng = seeded("frozen");
+    // freeze the second instance until it is caught holding the write lock, idle in
+    // its transaction
+    let stop = tokio_util::sync::CancellationToken::new();
+    let clients = burst(
+        &http,
+        std::slice::from_ref(&frozen.base),
+        &tokens,
+        &tools,
+        &mut rng,
+        stop.clone(),
+    );
+    let held_by_frozen = format!(
+        "SELECT COUNT(*) FROM pg_locks l JOIN pg_stat_activity s ON s.pid = l.pid \
+         WHERE l.locktype = 'advisory' AND l.granted AND l.objid = {} \
+         AND s.state = 'idle in transaction' AND s.state_change < now() - interval '300 ms'",
+        graft::db::WRITE_LOCK_KEY & 0xffff_ffff
+    );
+    let pg = g.pool().as_postgres().unwrap().clone();
+    let mut caught = false;
+    for _ in 0..200 {
+        tokio::time::sleep(Duration::from_millis(rng.gen_range(5..60))).await;
+        signal(&frozen.child, "STOP");
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let n: i64 = sqlx::query_scalar(&held_by_frozen)
+            .fetch_one(&pg)
+            .await
+            .unwrap();
+        if n > 0 {
+            caught = true;
+            break;
+        }
+        signal(&frozen.child, "CONT");
+    }
+    assert!(caught, "never caught the instance holding the write lock");
+    stop.cancel();
+    // a write on the other instance waits for the lock, then goes through
+    let started = Instant::now();
+    let mut done = false;
+    while started.elapsed() < Duration::from_secs(30) {
+        let (status, text) = call(
+            &http,
+            &a.base,
+            &tokens[0].1,
+            "promote",
+            json!({"vendor": "petstore", "name": "get_inventory"}),
+        )
+        .await
+        .unwrap();
+        if status == 200 && !text.contains("\"isError\":true") {
+            done = true;
+            break;
+        }
+        assert!(
+            text.contains("database_unavailable") || text.contains("unavailable or busy"),
+            "a busy database says so: {status} {text}"
+        );
+    }
+    assert!(done, "the frozen instance's lock was never freed");
+    eprintln!(
+        "a write went through {:?} after the freeze",
+        started.elapsed()
+    );
+    signal(&frozen.child, "CONT");
+    clients.join_all().await;
+    frozen.child.kill().unwrap();
+    frozen.child.wait().unwrap();
+    check(&cluster.url, "an instance frozen holding the write lock").await;
+    a.child.kill().unwrap();
+    a.child.wait().unwrap();
+    g.pool().close().await;
+}

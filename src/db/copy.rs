@@ -51,7 +51,13 @@ pub enum CopyError {
     Refused(String),
     /// A database failed (or PostgreSQL refused a value).
     #[error("{0}; nothing was copied")]
-    Db(#[from] sqlx::Error),
+    Db(sqlx::Error),
+}
+
+impl From<sqlx::Error> for CopyError {
+    fn from(e: sqlx::Error) -> Self {
+        CopyError::Db(e)
+    }
 }
 
 /// A value of one column, by its PostgreSQL type.
@@ -100,6 +106,20 @@ pub async fn copy_sqlite_to_postgres(from: &Pool, to: &Pool) -> Result<Vec<Copie
     }
     let mut read = src.begin().await?;
     let mut write = dst.begin().await?;
+    // a mistyped data directory opens a new, empty database: nothing to move up
+    let mut source_rows = 0i64;
+    for table in TABLES {
+        let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
+            .fetch_one(&mut *read)
+            .await?;
+        source_rows += n;
+    }
+    if source_rows == 0 {
+        return Err(CopyError::Refused(
+            "the SQLite database is empty: is --data-dir (or DATABASE_URL) the installation's?"
+                .into(),
+        ));
+    }
     for table in TABLES {
         let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
             .fetch_one(&mut *write)
@@ -165,7 +185,17 @@ pub async fn copy_sqlite_to_postgres(from: &Pool, to: &Pool) -> Result<Vec<Copie
                     };
                 }
             });
-            qb.build().execute(&mut *write).await?;
+            if let Err(e) = qb.build().execute(&mut *write).await {
+                // which table, and which rows, PostgreSQL refused (a NUL in a text, say)
+                return Err(CopyError::Refused(format!(
+                    "PostgreSQL refused a row of {table} (one of the {} after rowid {}): {e}",
+                    rows.len(),
+                    rows.first()
+                        .and_then(|r| r.try_get::<i64, _>(0).ok())
+                        .unwrap_or(0)
+                        - 1
+                )));
+            }
             rows_copied += rows.len() as i64;
         }
         let had: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))

@@ -192,7 +192,9 @@ pub type DbResult<T> = Result<T, sqlx::Error>;
 /// - `sqlite://PATH` (or `sqlite:PATH`): created when missing, owner-only, WAL, foreign
 ///   keys on, 10 s busy timeout.
 /// - `postgres://…` / `postgresql://…`: PostgreSQL 14 or newer; sessions run in UTC with a
-///   10 s `lock_timeout` (the busy timeout's analogue) and a 10 s connect timeout.
+///   10 s `lock_timeout` (the busy timeout's analogue) and a 10 s
+///   `idle_in_transaction_session_timeout` (a stalled writer releases the write lock); a
+///   connection is waited for 5 s at most.
 ///
 /// Errors: an unsupported URL, a database that cannot be reached or opened, or a failed
 /// migration.
@@ -234,6 +236,9 @@ async fn connect_postgres(url: &str) -> Result<PgPool, sqlx::Error> {
     let options = PgConnectOptions::from_str(url)?
         .options([
             ("lock_timeout", "10s"),
+            // a writer that stalls inside a transaction (a frozen process, a partition)
+            // loses it, and with it the write lock every instance waits for
+            ("idle_in_transaction_session_timeout", "10s"),
             ("TimeZone", "UTC"),
             // "relation already exists, skipping" and the like are not news
             ("client_min_messages", "warning"),
@@ -247,7 +252,8 @@ async fn connect_postgres(url: &str) -> Result<PgPool, sqlx::Error> {
     }
     let pool = PgPoolOptions::new()
         .max_connections(16)
-        .acquire_timeout(Duration::from_secs(10))
+        // a database that went away answers database_unavailable in seconds
+        .acquire_timeout(Duration::from_secs(5))
         .connect_with(options)
         .await?;
     sqlx::migrate!("migrations/postgres").run(&pool).await?;
@@ -298,9 +304,10 @@ fn owner_only(path: &std::path::Path) -> std::io::Result<()> {
 
 /// Whether `e` says the database cannot be reached rather than that a statement failed:
 /// I/O and TLS errors, a pool that timed out or closed, and PostgreSQL's connection
-/// exceptions (SQLSTATE class 08) and operator interventions (57P01–57P03: shutdown,
-/// crash, "cannot connect now"). sqlx drops such connections and opens new ones, so the
-/// next statement after the database is back succeeds.
+/// exceptions (SQLSTATE class 08), operator interventions (57P01–57P03: shutdown,
+/// crash, "cannot connect now") and a lock not had within `lock_timeout` (55P03: another
+/// instance holds the write lock too long). sqlx drops broken connections and opens new
+/// ones, so the next statement after the database is back succeeds.
 pub fn is_unavailable(e: &sqlx::Error) -> bool {
     match e {
         sqlx::Error::Io(_)
@@ -310,8 +317,22 @@ pub fn is_unavailable(e: &sqlx::Error) -> bool {
         | sqlx::Error::WorkerCrashed => true,
         sqlx::Error::Database(d) => d
             .code()
-            .is_some_and(|c| c.starts_with("08") || c.starts_with("57P")),
+            .is_some_and(|c| c.starts_with("08") || c.starts_with("57P") || c == "55P03"),
         _ => false,
+    }
+}
+
+/// What is wrong with a value the database refused to store, when that is the input's
+/// fault rather than Graft's: PostgreSQL refuses NUL characters in text (SQLSTATE
+/// 22021, 22P05) and index entries over ~2.7 kB (54000); SQLite stores both.
+pub fn refused_value(e: &sqlx::Error) -> Option<&'static str> {
+    let sqlx::Error::Database(d) = e else {
+        return None;
+    };
+    match d.code()?.as_ref() {
+        "22021" | "22P05" => Some("text with a NUL character (\\u0000) cannot be stored"),
+        "54000" => Some("a value is too long to be stored"),
+        _ => None,
     }
 }
 

@@ -222,6 +222,12 @@ pub async fn try_sweep_lock(pool: &Pool) -> DbResult<Option<Conn>> {
         return Ok(None);
     };
     let mut tx = p.begin().await?;
+    // this transaction waits, idle, while the sweep runs on other connections: the
+    // session's 10 s idle timeout (which frees a stalled writer's lock) must not end it;
+    // a frozen instance still gives the sweep up after 15 minutes
+    sqlx::query("SET LOCAL idle_in_transaction_session_timeout = '15min'")
+        .execute(&mut *tx)
+        .await?;
     let got: bool = sqlx::query_scalar("SELECT pg_try_advisory_xact_lock($1)")
         .bind(SWEEP_LOCK_KEY)
         .fetch_one(&mut *tx)

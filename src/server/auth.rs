@@ -210,16 +210,10 @@ pub async fn bearer_auth(State(state): State<AuthState>, mut req: Request, next:
             // the database is down (issue 11.7): a JSON-RPC error that says so, and when
             // to try again; nothing was done
             tracing::error!(error = ?e, "token lookup failed");
-            let message = match e {
-                crate::service::ServiceError::Unavailable(_) => {
-                    "the database is unavailable; nothing was done, try again shortly"
-                }
-                _ => "internal error",
-            };
             let body = serde_json::json!({
                 "jsonrpc": "2.0",
                 "id": null,
-                "error": {"code": -32603, "message": message}
+                "error": {"code": -32603, "message": e.to_string(), "data": {"code": e.code()}}
             });
             let mut resp = (StatusCode::SERVICE_UNAVAILABLE, axum::Json(body)).into_response();
             resp.headers_mut()

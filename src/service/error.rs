@@ -35,7 +35,7 @@ pub enum ServiceError {
     /// The database cannot be reached (connection refused or lost, pool exhausted, the
     /// server shutting down): `database_unavailable`. Nothing was changed; the same call
     /// works again once the database is back (issue 11.7).
-    #[error("the database is unavailable; nothing was changed, try again shortly")]
+    #[error("the database is unavailable or busy; nothing was changed, try again shortly")]
     Unavailable(#[source] sqlx::Error),
     /// A fault of Graft's own (database, I/O). Shown as "internal error".
     #[error("internal error")]
@@ -64,6 +64,8 @@ impl From<sqlx::Error> for ServiceError {
     fn from(e: sqlx::Error) -> Self {
         if crate::db::is_unavailable(&e) {
             Self::Unavailable(e)
+        } else if let Some(why) = crate::db::refused_value(&e) {
+            Self::Invalid(why.to_string())
         } else {
             Self::Internal(e.into())
         }

@@ -704,10 +704,19 @@ impl Graft {
             input: Some(&logged),
             message: message.as_deref(),
         };
-        // the call log and, when the vendor was reached, the tool's usage: one transaction
-        let mut tx = self.write_tx().await?;
-        runs::record_call(&mut tx, &call, http_status.is_some(), self.now()).await?;
-        tx.commit().await?;
+        // the call log and, when the vendor was reached, the tool's usage: one transaction.
+        // The call has happened by now: when the log cannot be written (the database went
+        // away, or stayed busy), the agent still gets the vendor's answer, so that it never
+        // repeats a write it believes failed.
+        let recorded = async {
+            let mut tx = self.write_tx().await?;
+            runs::record_call(&mut tx, &call, http_status.is_some(), self.now()).await?;
+            tx.commit().await
+        }
+        .await;
+        if let Err(e) = recorded {
+            tracing::error!(error = ?e, agent = agent_id, tool = %format!("{}__{}", tool.vendor, tool.name), http_status = ?call.http_status, "a tool call ran but could not be written to the calls log");
+        }
         match &answer {
             RunAnswer::Ok { .. } => {
                 tracing::info!(agent = agent_id, tool = %format!("{}__{}", tool.vendor, tool.name), version = tool.version, dry_run, http_status = ?call.http_status, ms = call.duration_ms, "tool call")

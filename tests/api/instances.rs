@@ -1,6 +1,7 @@
-//! Several Graft instances on one database (issue 11.3–11.5): changes made on one
-//! instance, by the CLI or by whichever instance sweeps reach the agent's streams on
-//! another, exactly once; a legacy session lives on the instance that made it.
+//! Several Graft instances on one database, and what differs on PostgreSQL (issue 11):
+//! changes made on one instance, by the CLI or by whichever instance sweeps reach the
+//! agent's streams on another, exactly once; a legacy session lives on the instance that
+//! made it; `graft db copy`; text PostgreSQL cannot store.
 
 use super::helpers::*;
 use graft::service::{Actor, SystemClock};
@@ -323,5 +324,52 @@ async fn a_sqlite_installation_moves_up_with_db_copy() {
     let (beta, _) = agent(&app, "beta").await;
     assert!(beta > alpha);
     client.cancel().await.unwrap();
+    app.stop().await;
+}
+
+/// Text PostgreSQL cannot store (a NUL character; SQLite stores it) gets a clear error on
+/// either backend, never an internal error: MCP calls answer a tool error that is not
+/// `internal_error`, a note is refused as invalid, and a sign-in with such a name is a
+/// wrong name.
+#[tokio::test]
+async fn text_with_a_nul_character_gets_a_clear_error_on_both_backends() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_with_petstore(dir.path()).await;
+    let (_, token) = agent(&app, "alpha").await;
+    let (c, _) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
+    for args in [
+        json!({"vendor": "pet\u{0}store", "name": "add_pet"}),
+        json!({"vendor": "petstore", "name": "add_pet\u{0}"}),
+    ] {
+        let r = call(&c, "promote", args.clone()).await;
+        assert_eq!(r.is_error, Some(true), "{args}: {r:?}");
+        let code = code(&r).unwrap_or_default();
+        assert!(
+            ["tool_not_found", "vendor_not_found", "invalid_input"].contains(&code.as_str()),
+            "{args}: {code}: {r:?}"
+        );
+    }
+    let r = call(&c, "find_tool", json!({"query": "add a pet\u{0}"})).await;
+    assert_ne!(code(&r).as_deref(), Some("internal_error"), "{r:?}");
+    let r = app
+        .graft
+        .add_note(
+            &Actor::Person("ops".into()),
+            "petstore",
+            "add_pet",
+            "a\u{0}b",
+        )
+        .await;
+    assert!(
+        !matches!(r, Err(graft::service::ServiceError::Internal(_))),
+        "{r:?}"
+    );
+    assert!(app
+        .graft
+        .sign_in("ad\u{0}min", "whatever")
+        .await
+        .unwrap()
+        .is_none());
+    c.cancel().await.unwrap();
     app.stop().await;
 }
