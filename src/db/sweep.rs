@@ -5,28 +5,41 @@ use crate::on_db;
 
 /// The working-set entries, with usage, of every agent the rule may touch as of `now`:
 /// agents over their cap, or with an entry whose idle clock is older than their window
-/// (the rows are `(agent id, tool id, promoted_at, last_used_at)`, ordered by agent).
-/// SQLite finds those agents itself, so a sweep with nothing to do reads no entries.
+/// (the rows are `(agent id, tool id, promoted_at, last_used_at)`, ordered by agent), so
+/// a sweep with nothing to do reads no entries.
+///
+/// The one statement that differs by backend, for speed (same rows on both): SQLite
+/// finds the agents fastest with a correlated count and EXISTS per agent (0.3 s at
+/// 10,000 agents x 45 entries), PostgreSQL with one grouped pass over the entries (0.3 s,
+/// where the correlated form takes 1.2 s).
 pub async fn select_sweep_entries(
     pool: &Pool,
     now: i64,
 ) -> DbResult<Vec<(i64, i64, i64, Option<i64>)>> {
-    on_db!(pool, |e| {
-        sqlx::query_as(
+    let touched = match pool {
+        Pool::Sqlite(_) => {
+            "SELECT a.id FROM agents a WHERE \
+               (SELECT COUNT(*) FROM working_set w WHERE w.agent_id = a.id) > a.cap \
+               OR EXISTS (SELECT 1 FROM working_set w LEFT JOIN tool_usage v ON v.agent_id = w.agent_id AND v.tool_id = w.tool_id \
+                          WHERE w.agent_id = a.id \
+                          AND (CASE WHEN v.last_used_at > w.promoted_at THEN v.last_used_at ELSE w.promoted_at END) \
+                              < $1 - a.idle_window_days * 86400000)"
+        }
+        Pool::Postgres(_) => {
+            "SELECT w.agent_id FROM working_set w JOIN agents a ON a.id = w.agent_id \
+             LEFT JOIN tool_usage v ON v.agent_id = w.agent_id AND v.tool_id = w.tool_id \
+             GROUP BY w.agent_id, a.cap, a.idle_window_days \
+             HAVING COUNT(*) > a.cap \
+               OR MIN(CASE WHEN v.last_used_at > w.promoted_at THEN v.last_used_at ELSE w.promoted_at END) \
+                  < $1 - a.idle_window_days * 86400000"
+        }
+    };
+    let sql = format!(
         "SELECT ws.agent_id, ws.tool_id, ws.promoted_at, u.last_used_at FROM working_set ws \
          LEFT JOIN tool_usage u ON u.agent_id = ws.agent_id AND u.tool_id = ws.tool_id \
-         WHERE ws.agent_id IN ( \
-           SELECT a.id FROM agents a WHERE \
-             (SELECT COUNT(*) FROM working_set w WHERE w.agent_id = a.id) > a.cap \
-             OR EXISTS (SELECT 1 FROM working_set w LEFT JOIN tool_usage v ON v.agent_id = w.agent_id AND v.tool_id = w.tool_id \
-                        WHERE w.agent_id = a.id \
-                        AND (CASE WHEN v.last_used_at > w.promoted_at THEN v.last_used_at ELSE w.promoted_at END) \
-                            < $1 - a.idle_window_days * 86400000)) \
-         ORDER BY ws.agent_id, ws.tool_id",
-    )
-    .bind(now)
-    .fetch_all(e).await
-    })
+         WHERE ws.agent_id IN ({touched}) ORDER BY ws.agent_id, ws.tool_id"
+    );
+    on_db!(pool, |e| sqlx::query_as(&sql).bind(now).fetch_all(e).await)
 }
 
 /// Number of working-set entries in all.

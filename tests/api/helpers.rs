@@ -284,10 +284,19 @@ pub async fn legacy_client(
     token: &str,
     version: ProtocolVersion,
 ) -> (RunningService<RoleClient, Counting>, Counting) {
+    legacy_client_at(&app.mcp_url(), token, version).await
+}
+
+/// A 2025-era client of the MCP endpoint at `url`.
+pub async fn legacy_client_at(
+    url: &str,
+    token: &str,
+    version: ProtocolVersion,
+) -> (RunningService<RoleClient, Counting>, Counting) {
     let handler = Counting::new(version);
     let client = handler
         .clone()
-        .serve(transport(&app.mcp_url(), token))
+        .serve(transport(url, token))
         .await
         .expect("legacy client connects");
     (client, handler)
@@ -295,9 +304,14 @@ pub async fn legacy_client(
 
 /// A 2026-07-28 client (server/discover, stateless requests).
 pub async fn modern_client(app: &TestApp, token: &str) -> RunningService<RoleClient, Counting> {
+    modern_client_at(&app.mcp_url(), token).await
+}
+
+/// A 2026-07-28 client of the MCP endpoint at `url`.
+pub async fn modern_client_at(url: &str, token: &str) -> RunningService<RoleClient, Counting> {
     Counting::new(ProtocolVersion::V_2026_07_28)
         .serve_with_lifecycle(
-            transport(&app.mcp_url(), token),
+            transport(url, token),
             ClientLifecycleMode::Discover {
                 preferred_versions: vec![ProtocolVersion::V_2026_07_28],
             },

@@ -33,13 +33,62 @@ async fn no_more(sub: &mut rmcp::service::Subscription, ms: u64) {
     assert!(n.is_err(), "one notice per change, got another: {n:?}");
 }
 
-/// Three `graft serve` instances on one PostgreSQL database, each with its own change
-/// hub, sweeper and listener. Alpha's streams (a 2025 GET stream and a 2026 listen
-/// stream) are on A; its promotions go through B and C, a person demotes with the CLI,
-/// every instance's LISTEN connection is cut, and the three sweepers race every 300 ms
-/// after alpha's cap is lowered. Each change
-/// reaches both streams exactly once; beta hears nothing; the sweep writes one history
-/// row per demotion.
+/// A `graft serve` process (the binary cargo built), killed when dropped.
+struct Instance {
+    child: std::process::Child,
+    mcp: String,
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `graft serve` on `url` with its own data directory under `dir`, sweeping
+/// every second, and waits until it answers.
+async fn instance(url: &str, dir: &std::path::Path, name: &str) -> Instance {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_graft"))
+        .arg("--data-dir")
+        .arg(dir.join(name))
+        .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
+        .env("DATABASE_URL", url)
+        .env("GRAFT_SWEEP_INTERVAL", "1s")
+        .env("RUST_LOG", "warn")
+        .env_remove("GRAFT_EMBEDDING_MODEL")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let up = Instant::now();
+    while reqwest::get(format!("{base}/healthz")).await.is_err() {
+        assert!(
+            up.elapsed() < Duration::from_secs(30),
+            "{name} did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Instance {
+        child,
+        mcp: format!("{base}/mcp"),
+    }
+}
+
+/// Three `graft serve` processes on one PostgreSQL database, each with its own change
+/// hub, sweeper and listener, and real MCP clients (rmcp). Alpha's streams (a 2025 GET
+/// stream and a 2026 listen stream) are on A; its promotions go through B and C, a
+/// person demotes with the CLI, every instance's LISTEN connection is cut, and the three
+/// sweepers race every second after alpha's cap is lowered. Each change reaches both
+/// streams exactly once; beta hears nothing; the sweep writes one history row per
+/// demotion.
 #[tokio::test]
 async fn three_instances_hear_each_others_changes_exactly_once() {
     if !on_postgres() {
@@ -47,24 +96,27 @@ async fn three_instances_hear_each_others_changes_exactly_once() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let mut s = settings(dir.path());
-    s.sweep_interval = Duration::from_millis(300);
-    let a = spawn_app_with(s.clone()).await;
-    import_petstore(&a.graft, "http://127.0.0.1:9").await;
-    let b = spawn_app_with(s.clone()).await;
-    let c = spawn_app_with(s).await;
-    let (alpha, token) = agent(&a, "alpha").await;
-    let (_, token_beta) = agent(&a, "beta").await;
+    let url = db_url(dir.path());
+    // the CLI: another process on the database
+    let cli = open_graft(&url, Arc::new(SystemClock)).await;
+    import_petstore(&cli, "http://127.0.0.1:9").await;
+    let (alpha, token) = cli.add_agent("alpha", None, None, None).await.unwrap();
+    let alpha = alpha.id;
+    let (_, token_beta) = cli.add_agent("beta", None, None, None).await.unwrap();
+    let a = instance(&url, dir.path(), "a").await;
+    let b = instance(&url, dir.path(), "b").await;
+    let c = instance(&url, dir.path(), "c").await;
 
-    let (legacy, events) = legacy_client(&a, &token, ProtocolVersion::V_2025_11_25).await;
-    let modern = modern_client(&a, &token).await;
+    let (legacy, events) = legacy_client_at(&a.mcp, &token, ProtocolVersion::V_2025_11_25).await;
+    let modern = modern_client_at(&a.mcp, &token).await;
     let mut sub = modern
         .listen(SubscriptionFilter::builder().tools_list_changed().build())
         .await
         .unwrap();
-    let (beta, beta_events) = legacy_client(&a, &token_beta, ProtocolVersion::V_2025_11_25).await;
-    let (on_b, _) = legacy_client(&b, &token, ProtocolVersion::V_2025_11_25).await;
-    let (on_c, _) = legacy_client(&c, &token, ProtocolVersion::V_2025_11_25).await;
+    let (beta, beta_events) =
+        legacy_client_at(&a.mcp, &token_beta, ProtocolVersion::V_2025_11_25).await;
+    let (on_b, _) = legacy_client_at(&b.mcp, &token, ProtocolVersion::V_2025_11_25).await;
+    let (on_c, _) = legacy_client_at(&c.mcp, &token, ProtocolVersion::V_2025_11_25).await;
 
     // a promotion through B reaches A's streams
     let started = Instant::now();
@@ -97,8 +149,7 @@ async fn three_instances_hear_each_others_changes_exactly_once() {
         next_change(&mut sub).await;
     }
 
-    // a person's demotion with the CLI (another process on the database)
-    let cli = open_graft(&db_url(dir.path()), Arc::new(SystemClock)).await;
+    // a person's demotion with the CLI
     cli.demote_tool(&Actor::Person("ops".into()), alpha, "petstore", "add_pet")
         .await
         .unwrap();
@@ -107,7 +158,7 @@ async fn three_instances_hear_each_others_changes_exactly_once() {
 
     // every instance's listening connection is cut: they listen again and catch up
     // from change_events, so a promotion made meanwhile is heard once
-    let cut: Vec<bool> = graft::on_db!(a.graft.pool(), |e| sqlx::query_scalar(
+    let cut: Vec<bool> = graft::on_db!(cli.pool(), |e| sqlx::query_scalar(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
          WHERE datname = current_database() AND query ILIKE 'LISTEN%'"
     )
@@ -131,11 +182,11 @@ async fn three_instances_hear_each_others_changes_exactly_once() {
     events.wait_for(7).await;
     next_change(&mut sub).await;
     // three sweepers tick several more times: nothing more to do, nothing more heard
-    no_more(&mut sub, 1500).await;
+    no_more(&mut sub, 2500).await;
     assert_eq!(events.count(), 7, "one notice per change batch");
     assert_eq!(tool_names(&legacy).await.len(), 6 + 1, "the cap holds");
     assert_eq!(beta_events.count(), 0, "never another agent");
-    let swept: i64 = graft::on_db!(a.graft.pool(), |e| {
+    let swept: i64 = graft::on_db!(cli.pool(), |e| {
         sqlx::query_scalar(
         "SELECT COUNT(*) FROM history WHERE agent_id = $1 AND action = 'demote' AND cause = 'cap'"
     )
@@ -151,9 +202,7 @@ async fn three_instances_hear_each_others_changes_exactly_once() {
     }
     sub.cancel().await.unwrap();
     modern.cancel().await.unwrap();
-    for app in [a, b, c] {
-        app.stop().await;
-    }
+    drop((a, b, c));
 }
 
 /// A legacy (2025-*) session lives on the instance that created it: another instance
