@@ -542,7 +542,14 @@ pub fn describe_sweep(r: &crate::service::sweep::SweepReport) -> String {
 
 /// A database URL without the password of its user info (for messages).
 fn without_password(url: &str) -> String {
-    if let Ok(mut u) = url::Url::parse(url) {
+    // a fragment means an unencoded `#` (in a password, say): not a URL to trust
+    if let Ok(mut u) = url::Url::parse(url)
+        .map_err(|_| ())
+        .and_then(|u| match u.fragment() {
+            Some(_) => Err(()),
+            None => Ok(u),
+        })
+    {
         if u.password().is_some() {
             let _ = u.set_password(Some("***"));
         }
@@ -551,7 +558,7 @@ fn without_password(url: &str) -> String {
             let pairs: Vec<(String, String)> = u
                 .query_pairs()
                 .map(|(k, v)| {
-                    let hidden = k.to_ascii_lowercase().contains("password");
+                    let hidden = k.to_ascii_lowercase().contains("pass");
                     (
                         k.into_owned(),
                         if hidden { "***".into() } else { v.into_owned() },
@@ -617,6 +624,18 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     };
     let settings = Settings::from_env(cli.data_dir.clone(), cli.database_url.clone(), addr)
         .map_err(anyhow::Error::msg)?;
+    if let (Some(Command::Db(DbCommand::Copy { .. })), Ok(o)) = (
+        &cli.command,
+        <sqlx::sqlite::SqliteConnectOptions as std::str::FromStr>::from_str(&settings.database_url),
+    ) {
+        // moving up copies an installation that exists: a mistyped --data-dir must not
+        // make a new one
+        anyhow::ensure!(
+            o.get_filename().is_file(),
+            "there is no SQLite database at {} to copy (is --data-dir or DATABASE_URL right?)",
+            o.get_filename().display()
+        );
+    }
     if settings.database_url.starts_with("sqlite:") {
         settings.ensure_data_dir().with_context(|| {
             format!(
@@ -1300,6 +1319,14 @@ mod tests {
             (
                 "postgres://graft:p@ss:w/rd#x@db/graft",
                 "postgres://***@db/graft",
+            ),
+            (
+                "postgres://graft:s3@cret#x@db/graft",
+                "postgres://***@db/graft",
+            ),
+            (
+                "postgres://graft@db/graft?PASS=s3cret",
+                "postgres://graft@db/graft?PASS=***",
             ),
             ("sqlite:///tmp/g.db?mode=rwc", "sqlite:///tmp/g.db?mode=rwc"),
         ] {

@@ -305,8 +305,9 @@ fn owner_only(path: &std::path::Path) -> std::io::Result<()> {
 /// Whether `e` says the database cannot be reached rather than that a statement failed:
 /// I/O and TLS errors, a pool that timed out or closed, and PostgreSQL's connection
 /// exceptions (SQLSTATE class 08), operator interventions (57P01–57P03: shutdown,
-/// crash, "cannot connect now") and a lock not had within `lock_timeout` (55P03: another
-/// instance holds the write lock too long). sqlx drops broken connections and opens new
+/// crash, "cannot connect now"), a lock not had within `lock_timeout` (55P03: another
+/// instance holds the write lock too long) and a transaction PostgreSQL ended because it
+/// sat idle (25P03: this process was frozen while it held the lock). sqlx drops broken connections and opens new
 /// ones, so the next statement after the database is back succeeds.
 pub fn is_unavailable(e: &sqlx::Error) -> bool {
     match e {
@@ -315,9 +316,9 @@ pub fn is_unavailable(e: &sqlx::Error) -> bool {
         | sqlx::Error::PoolTimedOut
         | sqlx::Error::PoolClosed
         | sqlx::Error::WorkerCrashed => true,
-        sqlx::Error::Database(d) => d
-            .code()
-            .is_some_and(|c| c.starts_with("08") || c.starts_with("57P") || c == "55P03"),
+        sqlx::Error::Database(d) => d.code().is_some_and(|c| {
+            c.starts_with("08") || c.starts_with("57P") || c == "55P03" || c == "25P03"
+        }),
         _ => false,
     }
 }

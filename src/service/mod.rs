@@ -187,7 +187,7 @@ const LAST_SEEN_RESOLUTION_MS: i64 = 60_000;
 /// `Graft::write_tx`); derefs to the transaction.
 pub(crate) struct WriteTx {
     tx: db::Conn,
-    _guard: tokio::sync::OwnedMutexGuard<()>,
+    _guard: Option<tokio::sync::OwnedMutexGuard<()>>,
 }
 
 impl WriteTx {
@@ -367,7 +367,13 @@ impl Graft {
     /// busy database sleeps in steps of up to 100 ms, which put ~60 ms on the slowest
     /// calls when eight sessions recorded their calls at once (issue 15).
     async fn write_tx(&self) -> Result<WriteTx, sqlx::Error> {
-        let guard = self.inner.write_lock.clone().lock_owned().await;
+        // SQLite: writers of this process queue here rather than on the file's lock.
+        // PostgreSQL: each waits on the advisory lock by itself, so that a lock held
+        // elsewhere costs every waiter one lock timeout at most, not one per writer ahead
+        let guard = match self.inner.pool {
+            Pool::Sqlite(_) => Some(self.inner.write_lock.clone().lock_owned().await),
+            Pool::Postgres(_) => None,
+        };
         let tx = self.inner.pool.begin_write().await?;
         Ok(WriteTx { tx, _guard: guard })
     }
