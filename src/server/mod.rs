@@ -318,18 +318,28 @@ async fn forward_changes(graft: Graft, shutdown: CancellationToken) {
         tokio::select! {
             _ = shutdown.cancelled() => break,
             _ = ticks.tick() => {
-                let Some(c) = cursor else {
-                    match graft.change_cursor().await {
-                        Ok(c) => cursor = Some(c),
-                        Err(e) => tracing::warn!(error = ?e, "cannot read change events yet; retrying"),
-                    }
-                    continue;
-                };
-                match graft.forward_foreign_changes(c).await {
-                    Ok(c) => cursor = Some(c),
-                    Err(e) => tracing::warn!(error = ?e, "reading change events failed"),
-                }
+                catch_up(&graft, &mut cursor).await;
             }
+        }
+    }
+}
+
+/// One step of forwarding other processes' changes: with no cursor yet, reads the newest
+/// event (where forwarding starts); else forwards the events after the cursor and moves
+/// it. Says whether the database answered; a failure is logged and leaves the cursor.
+async fn catch_up(graft: &Graft, cursor: &mut Option<i64>) -> bool {
+    let step = match *cursor {
+        None => graft.change_cursor().await,
+        Some(c) => graft.forward_foreign_changes(c).await,
+    };
+    match step {
+        Ok(c) => {
+            *cursor = Some(c);
+            true
+        }
+        Err(e) => {
+            tracing::warn!(error = ?e, "reading change events failed; retrying");
+            false
         }
     }
 }
@@ -365,23 +375,7 @@ async fn forward_notified_changes(graft: Graft, pool: sqlx::PgPool, shutdown: Ca
     let mut behind = true;
     loop {
         if behind {
-            behind = false;
-            match cursor {
-                None => match graft.change_cursor().await {
-                    Ok(c) => cursor = Some(c),
-                    Err(e) => {
-                        tracing::warn!(error = ?e, "cannot read change events yet; retrying");
-                        behind = true;
-                    }
-                },
-                Some(c) => match graft.forward_foreign_changes(c).await {
-                    Ok(c) => cursor = Some(c),
-                    Err(e) => {
-                        tracing::warn!(error = ?e, "reading change events failed; retrying");
-                        behind = true;
-                    }
-                },
-            }
+            behind = !catch_up(&graft, &mut cursor).await;
             if behind {
                 tokio::select! {
                     _ = shutdown.cancelled() => return,
