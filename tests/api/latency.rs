@@ -117,9 +117,11 @@ async fn sequential_calls_on_one_kept_alive_connection_do_not_stall() {
     ] {
         // warm up (the first call opens the vendor's connection)
         rpc(&http, &url, &token, session, era, make(1)).await;
-        let started = Instant::now();
+        let mut fastest = Duration::MAX;
         for i in 0..20 {
+            let started = Instant::now();
             let (_, answer) = rpc(&http, &url, &token, session, era, make(i + 2)).await;
+            fastest = fastest.min(started.elapsed());
             let result = &answer["result"];
             assert_eq!(result["isError"], json!(false), "{era}: {answer}");
             assert!(
@@ -130,12 +132,12 @@ async fn sequential_calls_on_one_kept_alive_connection_do_not_stall() {
                 "{era}: {answer}"
             );
         }
-        let took = started.elapsed();
-        // a stall costs ~40 ms per request (800 ms for 20); a debug build without it
-        // answers each in a few ms
+        // a stall (Nagle's algorithm against delayed ACKs) costs every request ~40 ms;
+        // without it a debug build answers in a few ms. The fastest of 20 is compared,
+        // so a machine busy with other work does not fail the test, a stall does.
         assert!(
-            took < Duration::from_millis(400),
-            "{era}: 20 sequential tools/call on one connection took {took:?}: the end of each answer waits (TCP_NODELAY?)"
+            fastest < Duration::from_millis(30),
+            "{era}: the fastest of 20 sequential tools/call on one connection took {fastest:?}: the end of each answer waits (TCP_NODELAY?)"
         );
     }
     app.stop().await;
