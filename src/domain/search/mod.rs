@@ -5,13 +5,27 @@
 //! [`enrich`]. Two rankers score it against a query:
 //! - **lexical**: BM25F (Robertson & Zaragoza, "The Probabilistic Relevance Framework:
 //!   BM25 and Beyond", 2009, §3.5) over stemmed terms, with a weight per field (name and
-//!   summary above tags and path, above the description); a query word that is not in the
-//!   toolbox is tried through a few abbreviations and synonyms agents use ("repo",
-//!   "rename") and through shared prefixes. Its score is normalised to 0–1 as the share
-//!   of the query's information (idf) that the document matches, saturated per term, so
-//!   it means the same for every query and toolbox size;
-//! - **semantic**: the cosine between sentence embeddings of the query and of the
-//!   document (computed elsewhere, by the service's model), mapped to 0–1.
+//!   summary above tags and path, above the description); a query word also looks, at a
+//!   lower credit, for a few abbreviations and synonyms ("repo", "rename"), for the API
+//!   words the agent-to-API lexicon gives it ([`lexicon`]: "text" → sms, message;
+//!   "aloud" → speech) and, when it is not in the toolbox, for words sharing its prefix.
+//!   Its score is normalised to 0–1 as the share of the query's information (idf) that
+//!   the document matches, saturated per term, so it means the same for every query and
+//!   toolbox size;
+//! - **semantic**: the cosine between sentence embeddings of the query (its task words
+//!   and their lexicon words, [`embedding_query`]) and of the document (computed
+//!   elsewhere, by the service's model), mapped to 0–1.
+//!
+//! Three rules then order the hits by what the request asks, not only by its words
+//! (each a knob of [`SearchParams`], tuned on the development set and checked on a
+//! held-out set, `benches/search_heldout.json`):
+//! - the action: a request to read ("what's on…", "list…") ranks operations that change
+//!   something lower, and one to change ("add…", "cancel…") ranks reads lower
+//!   ([`query_action`], [`doc_action`]);
+//! - the vendor as a whole: the query's closeness to each vendor's centroid embedding
+//!   scales its hits (a bank-account question prefers the banking API);
+//! - variety: without a named vendor, a vendor's hits beyond its first two decay, so
+//!   the first five show the vendors that fit rather than five tools of one.
 //!
 //! The fused score is a weighted sum of the two ([`SearchParams`]; weights tuned on the
 //! development set in `benches/search_devset.json`: reciprocal-rank fusion of a weak and
@@ -24,6 +38,7 @@
 //! documents as given: never to a vendor's alphabetical place.
 
 pub mod enrich;
+pub mod lexicon;
 pub mod text;
 
 pub use enrich::{enrich, EnrichInput, SearchText};
@@ -108,6 +123,35 @@ pub struct SearchParams {
     /// [`text::query_parts`]: times, numbers, names of channels, a clause about the
     /// circumstances); 1 treats payload like any other word.
     pub payload_weight: f32,
+    /// How much the query's closeness to a vendor as a whole counts (0: not at all).
+    /// Each vendor's centroid (the mean of its tools' embeddings) is compared with the
+    /// query's embedding, the cosines rescaled to 0–1 between the farthest and the
+    /// nearest vendor, and a hit's ranking key is multiplied by `1 - w + w × that`: a
+    /// query about a bank account prefers the banking API's "balance" to a music API's
+    /// "check saved albums". Needs embeddings; ignored when the query names a vendor.
+    pub vendor_prior: f32,
+    /// When the query names no vendor, the ranking key of a vendor's n-th hit beyond
+    /// the first [`SearchParams::vendor_keep`] is multiplied by `vendor_decay^n`, so the
+    /// first hits show the vendors that fit rather than many tools of one (1: off).
+    pub vendor_decay: f32,
+    /// Hits per vendor kept at full key before [`SearchParams::vendor_decay`] applies.
+    pub vendor_keep: usize,
+    /// When the query's action is known ([`query_action`]: "what's on…", "list…" read;
+    /// "add…", "cancel…" change) and a document's is the other ([`Action`] of its name's
+    /// verbs, else of its method), its ranking key is multiplied by `1 - w`.
+    pub action_weight: f32,
+    /// Credit (0–1) for a match through the agent-to-API lexicon
+    /// ([`lexicon::CONCEPTS`]: "text" → sms, message).
+    pub concept_weight: f32,
+    /// Whether a query word that reaches API words through the lexicon carries the
+    /// information (idf) of the rarest of them when that is more than its own (1) or
+    /// only its own (0): "aloud" is rare in documents, "text" common, and neither says
+    /// how telling "speech" or "sms" would be.
+    pub concept_idf: f32,
+    /// Coverage also counts the name alone (0–1: the name's covered share times this,
+    /// when more than that of name and summary together), so a tool whose summary is
+    /// missing or a long note still counts as covered by "create site".
+    pub name_coverage: f32,
 }
 
 impl Default for SearchParams {
@@ -120,7 +164,7 @@ impl Default for SearchParams {
             //            name summary tags path verbs params description
             field_weights: [3.0, 2.5, 1.0, 1.5, 1.0, 0.4, 0.8],
             expansion_weight: 0.6,
-            coverage_weight: 0.3,
+            coverage_weight: 0.4,
             lexical_weight: 0.7,
             cosine_floor: 0.2,
             cosine_ceiling: 0.8,
@@ -129,6 +173,13 @@ impl Default for SearchParams {
             lexical_threshold: 0.15,
             floor_share: 0.4,
             payload_weight: 0.3,
+            vendor_prior: 0.2,
+            vendor_decay: 0.8,
+            vendor_keep: 2,
+            action_weight: 0.3,
+            concept_weight: 0.7,
+            concept_idf: 0.0,
+            name_coverage: 1.0,
         }
     }
 }
@@ -293,8 +344,27 @@ const QUERY_FILLER: &[&str] = &[
 /// The text of a query that a sentence-embedding model reads: the query without its
 /// payload ([`text::query_parts`]), so that what the call would carry does not pull the
 /// query's vector towards other tools.
+/// The query's API words from the agent-to-API lexicon ([`lexicon::concepts`]) are
+/// appended in parentheses ("text the customer (sms message)"): a static model averages
+/// its tokens, and the API's words move the query's vector towards the documents that
+/// use them (development set: semantic recall@5 0.58 → 0.68, fused 0.82 → 0.85; a
+/// held-out set 0.57 → 0.60).
 pub fn embedding_query(query: &str) -> String {
-    text::query_parts(query).core
+    let core = text::query_parts(query).core;
+    let analyzer = Analyzer::default();
+    let mut extra: Vec<&str> = Vec::new();
+    for word in words(&core) {
+        for t in lexicon::concepts(&analyzer.stem(&word)) {
+            if !extra.contains(t) && *t != word.as_str() {
+                extra.push(t);
+            }
+        }
+    }
+    if extra.is_empty() {
+        core
+    } else {
+        format!("{core} ({})", extra.join(" "))
+    }
 }
 
 /// A vendor's display name without the words that do not name it ("GitHub v3 REST
@@ -358,9 +428,17 @@ pub struct SearchIndex {
     vendor_names: Vec<(String, Vec<Vec<String>>)>,
     /// Per document: the distinct terms of its name and summary (for coverage).
     heads: Vec<Vec<u32>>,
+    /// Per document: the distinct terms of its name (for coverage).
+    name_heads: Vec<Vec<u32>>,
     /// Row-major `docs.len() × dim` unit vectors (a zero row: no embedding).
     embeddings: Vec<f32>,
     dim: usize,
+    /// Per document: its vendor's position in `vendor_names`.
+    vendor_of: Vec<u32>,
+    /// Per document: whether it reads (true) or changes something (false).
+    reads: Vec<bool>,
+    /// Row-major `vendor_names.len() × dim` unit centroids (empty without embeddings).
+    centroids: Vec<f32>,
 }
 
 /// A query after analysis.
@@ -404,6 +482,7 @@ impl SearchIndex {
             let mut counts: HashMap<u32, FieldCounts> = HashMap::new();
             let mut lengths = [0u16; FIELDS];
             let mut head: Vec<u32> = Vec::new();
+            let mut name_head: Vec<u32> = Vec::new();
             for (f, text) in fields.iter().enumerate() {
                 let terms = idx.analyzer.terms(&compounds.split(text));
                 lengths[f] = terms.len().min(u16::MAX as usize) as u16;
@@ -417,6 +496,9 @@ impl SearchIndex {
                     {
                         head.push(id);
                     }
+                    if f == Field::Name as usize && !name_head.contains(&id) {
+                        name_head.push(id);
+                    }
                 }
             }
             for (id, c) in counts {
@@ -424,6 +506,7 @@ impl SearchIndex {
             }
             idx.lengths.push(lengths);
             idx.heads.push(head);
+            idx.name_heads.push(name_head);
         }
         let n = docs.len().max(1) as f64;
         for (average, total) in idx.average.iter_mut().zip(totals) {
@@ -450,14 +533,54 @@ impl SearchIndex {
                 (slug, names)
             })
             .collect();
+        idx.reads = docs
+            .iter()
+            .map(|d| doc_action(&d.text) == Action::Read)
+            .collect();
+        idx.vendor_of = docs
+            .iter()
+            .map(|d| {
+                idx.vendor_names
+                    .binary_search_by(|(slug, _)| slug.as_str().cmp(&d.vendor))
+                    .unwrap_or(0) as u32
+            })
+            .collect();
         if let Some((dim, rows)) = embeddings {
             if dim > 0 && rows.len() == dim * docs.len() {
+                idx.centroids = vec![0f32; dim * idx.vendor_names.len()];
+                for (row, &v) in rows.chunks_exact(dim).zip(&idx.vendor_of) {
+                    let c = &mut idx.centroids[v as usize * dim..(v as usize + 1) * dim];
+                    c.iter_mut().zip(row).for_each(|(c, x)| *c += x);
+                }
+                for c in idx.centroids.chunks_exact_mut(dim) {
+                    let norm = c.iter().map(|x| x * x).sum::<f32>().sqrt();
+                    if norm > 0.0 {
+                        c.iter_mut().for_each(|x| *x /= norm);
+                    }
+                }
                 idx.embeddings = rows;
                 idx.dim = dim;
             }
         }
         idx.docs = docs;
         idx
+    }
+
+    /// Per vendor (in `vendor_names` order): the query's closeness to the vendor's
+    /// centroid, rescaled to 0–1 between the farthest and the nearest vendor.
+    fn vendor_closeness(&self, embedding: &[f32]) -> Vec<f32> {
+        let cos: Vec<f32> = self
+            .centroids
+            .chunks_exact(self.dim)
+            .map(|c| c.iter().zip(embedding).map(|(a, b)| a * b).sum())
+            .collect();
+        let (lo, hi) = cos
+            .iter()
+            .fold((f32::MAX, f32::MIN), |(l, h), &x| (l.min(x), h.max(x)));
+        let span = hi - lo;
+        cos.iter()
+            .map(|&x| if span > 1e-6 { (x - lo) / span } else { 1.0 })
+            .collect()
     }
 
     fn term_id(&mut self, term: String) -> u32 {
@@ -567,6 +690,19 @@ impl SearchIndex {
                     }
                 }
             }
+            let mut concept_idf = 0f32;
+            if params.concept_weight > 0.0 {
+                for target in lexicon::concepts(&stem) {
+                    let Some(&id) = self.terms.get(&self.analyzer.stem(target)) else {
+                        continue;
+                    };
+                    concept_idf = concept_idf.max(self.idf(self.postings[id as usize].len()));
+                    match alternatives.iter_mut().find(|a| a.0 == id) {
+                        Some(a) => a.1 = a.1.max(params.concept_weight),
+                        None => alternatives.push((id, params.concept_weight)),
+                    }
+                }
+            }
             if exact.is_none() {
                 for id in self.prefix_relatives(&stem) {
                     if !alternatives.iter().any(|a| a.0 == id) {
@@ -583,6 +719,11 @@ impl SearchIndex {
                     .map(|(id, _)| self.idf(self.postings[*id as usize].len()))
                     .fold(None, |m: Option<f32>, x| Some(m.map_or(x, |m| m.max(x))))
                     .unwrap_or(max_idf),
+            };
+            let idf = if params.concept_idf > 0.0 {
+                idf.max(concept_idf * params.concept_idf.min(1.0))
+            } else {
+                idf
             };
             let share = if payload.contains(word) {
                 params.payload_weight.clamp(0.0, 1.0)
@@ -672,15 +813,20 @@ impl SearchIndex {
             if *s == 0.0 {
                 continue;
             }
-            let head = &self.heads[d];
-            let covered = if head.is_empty() {
-                0.0
-            } else {
-                head.iter()
-                    .filter(|t| q.reached.binary_search(t).is_ok())
-                    .count() as f32
-                    / head.len() as f32
+            let share = |head: &[u32]| {
+                if head.is_empty() {
+                    0.0
+                } else {
+                    head.iter()
+                        .filter(|t| q.reached.binary_search(t).is_ok())
+                        .count() as f32
+                        / head.len() as f32
+                }
             };
+            let mut covered = share(&self.heads[d]);
+            if params.name_coverage > 0.0 {
+                covered = covered.max(params.name_coverage.min(1.0) * share(&self.name_heads[d]));
+            }
             *s = *s / total_idf * (1.0 - w + w * covered);
         }
         scores
@@ -745,14 +891,61 @@ impl SearchIndex {
                 })
             })
             .collect();
-        let key = |h: &Hit| {
-            h.score
+        let named = !q.vendors.is_empty();
+        // the vendor prior scales each hit's ranking key (see SearchParams::vendor_prior)
+        let prior: Vec<f32> = match embedding {
+            Some(e) if !named && params.vendor_prior > 0.0 && !self.centroids.is_empty() => {
+                let w = params.vendor_prior.clamp(0.0, 1.0);
+                self.vendor_closeness(e)
+                    .into_iter()
+                    .map(|c| 1.0 - w + w * c)
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        let action = (params.action_weight > 0.0)
+            .then(|| query_action(query))
+            .flatten();
+        let mut keys: Vec<f32> = vec![0.0; self.docs.len()];
+        for h in &hits {
+            let p = prior
+                .get(self.vendor_of[h.doc] as usize)
+                .copied()
+                .unwrap_or(1.0);
+            let a = match action {
+                Some(a) if (a == Action::Read) != self.reads[h.doc] => {
+                    1.0 - params.action_weight.clamp(0.0, 1.0)
+                }
+                _ => 1.0,
+            };
+            keys[h.doc] = h.score * p * a
                 + if h.vendor_named {
                     params.vendor_boost
                 } else {
                     0.0
+                };
+        }
+        // the n-th hit of a vendor beyond the first few decays (SearchParams::vendor_decay)
+        if !named && params.vendor_decay < 1.0 && hits.len() > 1 {
+            let pool = (limit * 4).max(20).min(hits.len());
+            let by_key = |a: &Hit, b: &Hit| keys[b.doc].total_cmp(&keys[a.doc]);
+            if hits.len() > pool {
+                hits.select_nth_unstable_by(pool - 1, by_key);
+            }
+            hits[..pool].sort_by(by_key);
+            let mut seen: HashMap<u32, usize> = HashMap::new();
+            for h in &hits[..pool] {
+                let n = seen.entry(self.vendor_of[h.doc]).or_insert(0);
+                if *n >= params.vendor_keep {
+                    keys[h.doc] *= params
+                        .vendor_decay
+                        .clamp(0.0, 1.0)
+                        .powi((*n + 1 - params.vendor_keep) as i32);
                 }
-        };
+                *n += 1;
+            }
+        }
+        let key = |h: &Hit| keys[h.doc];
         let order = |a: &Hit, b: &Hit| {
             key(b)
                 .total_cmp(&key(a))
@@ -779,7 +972,6 @@ impl SearchIndex {
         // part of the score, rescaled into 0–1 (a hit of another vendor with more words
         // in common ranks lower and must not show a higher score; found by the
         // search_query fuzz target)
-        let named = !q.vendors.is_empty();
         for h in &mut hits {
             let shown = if named {
                 key(h) / (1.0 + params.vendor_boost.max(0.0))
@@ -789,6 +981,132 @@ impl SearchIndex {
             h.score = shown.clamp(0.0, 1.0);
         }
         Ranked { hits, total }
+    }
+}
+
+/// What an operation or a request does, in two kinds: reading, or changing something.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Reads (GET; `get`, `list`, `search` in an RPC-style name).
+    Read,
+    /// Creates, changes, sends or deletes.
+    Change,
+}
+
+/// Words of an operation's name that say it reads.
+const READ_NAME_WORDS: &[&str] = &[
+    "count", "describe", "fetch", "find", "get", "list", "lookup", "query", "read", "retrieve",
+    "search", "show",
+];
+
+/// Words of an operation's name that say it changes something.
+const CHANGE_NAME_WORDS: &[&str] = &[
+    "add", "cancel", "create", "delete", "insert", "modify", "patch", "post", "put", "remove",
+    "replace", "send", "set", "update", "upload",
+];
+
+/// An operation's action: by the verbs of its name when they say one thing (RPC-style
+/// APIs read with POST: Plaid's `/accounts/balance/get`, Slack's methods), else by its
+/// method (GET and HEAD read).
+pub fn doc_action(text: &SearchText) -> Action {
+    let name = words(&text.name);
+    let reads = name.iter().any(|w| READ_NAME_WORDS.contains(&w.as_str()));
+    let changes = name.iter().any(|w| CHANGE_NAME_WORDS.contains(&w.as_str()));
+    match (reads, changes) {
+        (true, false) => Action::Read,
+        (false, true) => Action::Change,
+        // the method's verbs (enrich::method_verbs): GET's include "get", HEAD's "check"
+        _ if text.verbs.split(' ').any(|v| v == "get" || v == "check") => Action::Read,
+        _ if text.verbs.is_empty() => Action::Read,
+        _ => Action::Change,
+    }
+}
+
+/// Question words and verbs that open a request to read ("what's on my calendar",
+/// "list pull requests", "who starred my repo").
+const READ_OPENERS: &[&str] = &[
+    "browse", "fetch", "find", "get", "how", "list", "look", "lookup", "search", "see", "show",
+    "view", "what", "whats", "when", "where", "which", "who", "whose",
+];
+
+/// Verbs that open a request to change something ("add a task", "cancel the meeting").
+const CHANGE_OPENERS: &[&str] = &[
+    "add",
+    "append",
+    "archive",
+    "assign",
+    "ban",
+    "book",
+    "buy",
+    "cancel",
+    "change",
+    "charge",
+    "close",
+    "create",
+    "cut",
+    "delete",
+    "disable",
+    "draft",
+    "edit",
+    "email",
+    "enable",
+    "invite",
+    "kick",
+    "make",
+    "mark",
+    "merge",
+    "move",
+    "pin",
+    "place",
+    "post",
+    "print",
+    "publish",
+    "purge",
+    "refund",
+    "remind",
+    "remove",
+    "rename",
+    "reopen",
+    "reschedule",
+    "resize",
+    "restart",
+    "rerun",
+    "revoke",
+    "scale",
+    "schedule",
+    "send",
+    "set",
+    "share",
+    "start",
+    "stop",
+    "store",
+    "submit",
+    "suspend",
+    "text",
+    "transcribe",
+    "turn",
+    "update",
+    "upload",
+    "void",
+];
+
+/// The action a query asks for, from its first word that is not a stop word or filler
+/// ("please add…", "can you list…"); `None` when that word says neither (or names the
+/// object first: "customer refund").
+pub fn query_action(query: &str) -> Option<Action> {
+    let core = text::query_parts(query).core;
+    // question words are stop words elsewhere; here they open a request
+    let opens = |w: &String| {
+        READ_OPENERS.contains(&w.as_str())
+            || !(text::is_stop_word(w) || QUERY_FILLER.contains(&w.as_str()))
+    };
+    let first = words(&core.replace('\'', "")).into_iter().find(opens)?;
+    if READ_OPENERS.contains(&first.as_str()) {
+        Some(Action::Read)
+    } else if CHANGE_OPENERS.contains(&first.as_str()) {
+        Some(Action::Change)
+    } else {
+        None
     }
 }
 
@@ -1157,5 +1475,292 @@ mod tests {
             .search("create webhook", Some(&[1.0]), Mode::Fused, &p, 50)
             .hits;
         assert!(lex.iter().all(|h| h.semantic == 0.0));
+    }
+
+    #[test]
+    fn the_lexicon_leads_an_agents_words_to_the_apis() {
+        let mut docs = toolbox();
+        docs.push(doc(
+            10,
+            "openai",
+            "create_speech",
+            "POST",
+            "/audio/speech",
+            "Create speech",
+        ));
+        let idx = SearchIndex::build(docs, None);
+        let off = SearchParams {
+            concept_weight: 0.0,
+            ..SearchParams::default()
+        };
+        let hits = |p: &SearchParams| {
+            idx.search("say it aloud", None, Mode::Lexical, p, 50)
+                .hits
+                .iter()
+                .map(|h| idx.docs()[h.doc].name.clone())
+                .collect::<Vec<_>>()
+        };
+        assert!(hits(&off).is_empty(), "no document has 'aloud'");
+        assert_eq!(hits(&SearchParams::default()), ["create_speech"]);
+        // the query's embedding text carries the API's words too, without repeats
+        assert_eq!(
+            embedding_query("text the driver"),
+            "text the driver (sms message)"
+        );
+        assert_eq!(embedding_query("zorblax quindle"), "zorblax quindle");
+    }
+
+    #[test]
+    fn a_customer_is_not_a_custom_field() {
+        let docs = vec![
+            doc(
+                1,
+                "jira",
+                "create_custom_field",
+                "POST",
+                "/field",
+                "Create custom field",
+            ),
+            doc(
+                2,
+                "stripe",
+                "post_customers",
+                "POST",
+                "/v1/customers",
+                "Create a customer",
+            ),
+        ];
+        let idx = SearchIndex::build(docs, None);
+        assert_eq!(names(&idx, "customer"), ["stripe__post_customers"]);
+        assert_eq!(
+            names(&idx, "new custom field")[0],
+            "jira__create_custom_field"
+        );
+    }
+
+    #[test]
+    fn without_a_named_vendor_the_first_hits_show_several_vendors() {
+        // four equally good tools of one vendor, then one of another
+        let mut docs: Vec<SearchDoc> = (1..=4)
+            .map(|i| {
+                doc(
+                    i,
+                    "filescom",
+                    &format!("message_reactions_{i}"),
+                    "POST",
+                    "/message_reactions",
+                    "Create message reaction",
+                )
+            })
+            .collect();
+        // the same words, a longer name: it loses the tie
+        docs.push(doc(
+            5,
+            "slack",
+            "message_reactions_10",
+            "POST",
+            "/message_reactions",
+            "Create message reaction",
+        ));
+        let idx = SearchIndex::build(docs, None);
+        let rank_of_slack = |p: &SearchParams| {
+            idx.search("create a message reaction", None, Mode::Lexical, p, 5)
+                .hits
+                .iter()
+                .position(|h| idx.docs()[h.doc].vendor == "slack")
+        };
+        let off = SearchParams {
+            vendor_decay: 1.0,
+            ..SearchParams::default()
+        };
+        assert_eq!(rank_of_slack(&off), Some(4));
+        let p = SearchParams::default();
+        assert!(
+            rank_of_slack(&p).unwrap() <= p.vendor_keep,
+            "{:?}",
+            rank_of_slack(&p)
+        );
+        // a named vendor keeps all its hits first
+        let named = idx
+            .search("filescom message reaction", None, Mode::Lexical, &p, 5)
+            .hits;
+        assert!(named[..4]
+            .iter()
+            .all(|h| idx.docs()[h.doc].vendor == "filescom"));
+        // shown scores still never rise down the list
+        let hits = idx
+            .search("create a message reaction", None, Mode::Lexical, &p, 5)
+            .hits;
+        assert!(
+            hits.windows(2).all(|w| w[0].score >= w[1].score),
+            "{hits:?}"
+        );
+    }
+
+    #[test]
+    fn the_vendor_closest_to_the_query_as_a_whole_is_preferred() {
+        // two tools with the same words; the query's embedding is close to the second
+        // vendor's other tools
+        let docs = vec![
+            doc(
+                1,
+                "spotify",
+                "check_saved",
+                "GET",
+                "/me/saved",
+                "Check saved items",
+            ),
+            doc(
+                2,
+                "spotify",
+                "play",
+                "PUT",
+                "/me/player/play",
+                "Start playback",
+            ),
+            doc(
+                3,
+                "plaid",
+                "check_saved",
+                "GET",
+                "/me/saved",
+                "Check saved items",
+            ),
+            doc(4, "plaid", "accounts", "GET", "/accounts", "Get accounts"),
+        ];
+        let rows = vec![1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 1.0];
+        let idx = SearchIndex::build(docs, Some((2, rows)));
+        let q = [0.6, 0.8];
+        let first = |p: &SearchParams| {
+            let hits = idx.search("check saved", Some(&q), Mode::Fused, p, 5).hits;
+            idx.docs()[hits[0].doc].vendor.clone()
+        };
+        let p = SearchParams {
+            lexical_weight: 1.0,
+            ..SearchParams::default()
+        };
+        assert_eq!(first(&p), "plaid");
+        let off = SearchParams {
+            vendor_prior: 0.0,
+            ..p.clone()
+        };
+        assert_eq!(
+            first(&off),
+            "spotify",
+            "without the prior, ties keep their order"
+        );
+    }
+
+    #[test]
+    fn a_name_the_query_covers_counts_when_the_summary_is_a_note() {
+        let docs = vec![
+            doc(
+                1,
+                "netlify",
+                "create_site",
+                "POST",
+                "/sites",
+                "Note: environment variable keys and values will soon move to a new endpoint",
+            ),
+            doc(
+                2,
+                "netlify",
+                "create_site_build",
+                "POST",
+                "/sites/{site_id}/builds",
+                "",
+            ),
+        ];
+        let idx = SearchIndex::build(docs, None);
+        assert_eq!(names(&idx, "create site")[0], "netlify__create_site");
+    }
+
+    #[test]
+    fn the_action_of_a_query_and_of_an_operation() {
+        assert_eq!(
+            query_action("what's on my calendar tomorrow"),
+            Some(Action::Read)
+        );
+        assert_eq!(
+            query_action("please list pull requests"),
+            Some(Action::Read)
+        );
+        assert_eq!(query_action("can you add a task"), Some(Action::Change));
+        assert_eq!(
+            query_action("cancel tomorrow's standup"),
+            Some(Action::Change)
+        );
+        assert_eq!(query_action("customer refund"), None);
+        assert_eq!(query_action("read this paragraph aloud"), None);
+        let text = |name: &str, method: &str, path: &str| {
+            enrich(&EnrichInput {
+                name,
+                operation_id: None,
+                method,
+                path,
+                summary: None,
+                description: "",
+                tags: &[],
+                input_schema: None,
+            })
+        };
+        // the name's verbs first: RPC-style APIs read with POST
+        assert_eq!(
+            doc_action(&text(
+                "accounts_balance_get",
+                "POST",
+                "/accounts/balance/get"
+            )),
+            Action::Read
+        );
+        assert_eq!(
+            doc_action(&text("chat_post_message", "POST", "/chat.postMessage")),
+            Action::Change
+        );
+        // else the method
+        assert_eq!(doc_action(&text("pets", "GET", "/pets")), Action::Read);
+        assert_eq!(
+            doc_action(&text("pets", "DELETE", "/pets/{id}")),
+            Action::Change
+        );
+        assert_eq!(
+            doc_action(&text("search_issues_post", "POST", "/search")),
+            Action::Change
+        );
+    }
+
+    #[test]
+    fn a_request_to_change_prefers_operations_that_change() {
+        let docs = vec![
+            doc(
+                1,
+                "box",
+                "get_collaborations",
+                "GET",
+                "/collaborations",
+                "Collaborations",
+            ),
+            doc(
+                2,
+                "box",
+                "post_collaborations",
+                "POST",
+                "/collaborations",
+                "Collaborations",
+            ),
+        ];
+        let idx = SearchIndex::build(docs, None);
+        let first = |q: &str, p: &SearchParams| {
+            let hits = idx.search(q, None, Mode::Lexical, p, 5).hits;
+            idx.docs()[hits[0].doc].name.clone()
+        };
+        let p = SearchParams::default();
+        let off = SearchParams {
+            action_weight: 0.0,
+            ..p.clone()
+        };
+        assert_eq!(first("share collaborations", &off), "get_collaborations");
+        assert_eq!(first("share collaborations", &p), "post_collaborations");
+        assert_eq!(first("show collaborations", &p), "get_collaborations");
     }
 }

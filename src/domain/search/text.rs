@@ -241,9 +241,35 @@ impl std::fmt::Debug for Analyzer {
     }
 }
 
+/// Words the Snowball stemmer conflates with words of other meaning in API documents
+/// ("customer" → "custom", as in custom fields; "authorization" → "author", as in a
+/// commit's author; "business" → "busi", as in busy), or splits from their family
+/// ("subscription" → "subscript" beside "subscrib"): word → the stem used instead.
+/// Sorted by word.
+const STEM_EXCEPTIONS: &[(&str, &str)] = &[
+    ("authorization", "authoriz"),
+    ("authorizations", "authoriz"),
+    ("authorize", "authoriz"),
+    ("authorized", "authoriz"),
+    ("authorizes", "authoriz"),
+    ("business", "business"),
+    ("businesses", "business"),
+    ("customer", "customer"),
+    ("customers", "customer"),
+    ("production", "production"),
+    ("subscription", "subscrib"),
+    ("subscriptions", "subscrib"),
+    ("transcription", "transcrib"),
+    ("transcriptions", "transcrib"),
+];
+
 impl Analyzer {
-    /// The stem of one lower-case word.
+    /// The stem of one lower-case word (Snowball English, but for
+    /// [`STEM_EXCEPTIONS`]).
     pub fn stem(&self, word: &str) -> String {
+        if let Ok(i) = STEM_EXCEPTIONS.binary_search_by(|(w, _)| (*w).cmp(word)) {
+            return STEM_EXCEPTIONS[i].1.to_string();
+        }
         self.stemmer.stem(word).into_owned()
     }
 
@@ -491,6 +517,16 @@ mod tests {
         assert_eq!(number_forms("box"), ["box", "boxes"]);
         assert_eq!(number_forms("addresses"), ["addresses", "address"]);
         assert_eq!(number_forms("status"), ["status", "statuses"]);
+    }
+
+    #[test]
+    fn stem_exceptions_are_sorted_and_keep_meanings_apart() {
+        assert!(STEM_EXCEPTIONS.windows(2).all(|w| w[0].0 < w[1].0));
+        let a = Analyzer::default();
+        assert_ne!(a.stem("customer"), a.stem("custom"));
+        assert_ne!(a.stem("authorization"), a.stem("author"));
+        assert_eq!(a.stem("subscription"), a.stem("subscribe"));
+        assert_eq!(a.stem("customers"), a.stem("customer"));
     }
 
     #[test]
