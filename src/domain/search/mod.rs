@@ -973,10 +973,12 @@ impl SearchIndex {
         // in common ranks lower and must not show a higher score; found by the
         // search_query fuzz target)
         for h in &mut hits {
+            // the key also holds the action, vendor prior and variety factors (each
+            // at most 1), so it is the score the order follows
             let shown = if named {
                 key(h) / (1.0 + params.vendor_boost.max(0.0))
             } else {
-                h.score
+                key(h)
             };
             h.score = shown.clamp(0.0, 1.0);
         }
@@ -1762,5 +1764,10 @@ mod tests {
         assert_eq!(first("share collaborations", &off), "get_collaborations");
         assert_eq!(first("share collaborations", &p), "post_collaborations");
         assert_eq!(first("show collaborations", &p), "get_collaborations");
+        // the shown score follows the order the action made
+        let hits = idx
+            .search("share collaborations", None, Mode::Lexical, &p, 5)
+            .hits;
+        assert!(hits[0].score > hits[1].score, "{hits:?}");
     }
 }
