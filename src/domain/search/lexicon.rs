@@ -8,8 +8,12 @@
 //! The entries are concepts of the kinds of API a toolbox holds (chat, e-mail and
 //! marketing, telephony, payments and accounting, source hosting and CI, trackers,
 //! calendars and meetings, files and e-signature, media, AI models, cloud and
-//! containers, DNS and hosting, shipping, forums), written from what those APIs call
-//! things, not from single queries of the development set.
+//! containers, DNS and hosting, shipping, forums). They started from the kinds of
+//! failure on the development set, and many were prompted by one of its queries
+//! ("aloud", "thumbs"), so the held-out set (`benches/search_heldout.json`) is the
+//! measure of how far they carry. Words with two common senses in requests are left
+//! out ("pull" a list or an image, "read" a message or read aloud, "code" as source or
+//! as a one-time code, "off", "next", "where").
 
 use super::text::Analyzer;
 use std::collections::HashMap;
@@ -53,7 +57,6 @@ pub const CONCEPTS: &[(&str, &[&str])] = &[
     ("subscriber", &["member", "contact", "subscription"]),
     ("unsubscribe", &["suppression", "unsubscribe", "member"]),
     ("optout", &["suppression", "unsubscribe"]),
-    ("read", &["modify", "get"]),
     // telephony
     ("text", &["sms", "message"]),
     ("phone", &["call", "number"]),
@@ -61,7 +64,6 @@ pub const CONCEPTS: &[(&str, &[&str])] = &[
     ("dial", &["call"]),
     ("carrier", &["lookup", "number"]),
     ("otp", &["verification", "verify"]),
-    ("code", &["verification", "verify"]),
     // payments and accounting
     ("charge", &["payment", "charge", "intent"]),
     ("pay", &["payment"]),
@@ -69,7 +71,6 @@ pub const CONCEPTS: &[(&str, &[&str])] = &[
     ("refund", &["refund"]),
     ("reimburse", &["refund"]),
     ("discount", &["coupon", "promotion", "discount"]),
-    ("off", &["coupon", "discount"]),
     ("promo", &["coupon", "promotion"]),
     ("money", &["balance", "funds", "amount"]),
     ("balance", &["balance"]),
@@ -112,7 +113,6 @@ pub const CONCEPTS: &[(&str, &[&str])] = &[
     ("close", &["update", "state", "close"]),
     ("reopen", &["update", "state"]),
     ("move", &["transition", "move", "update"]),
-    ("card", &["card"]),
     // calendars and meetings
     ("meeting", &["event", "meeting"]),
     ("standup", &["event", "meeting"]),
@@ -147,7 +147,6 @@ pub const CONCEPTS: &[(&str, &[&str])] = &[
     ("song", &["track"]),
     ("music", &["track", "album"]),
     ("skip", &["next", "skip"]),
-    ("next", &["next", "skip"]),
     ("library", &["saved", "save"]),
     ("favorite", &["save", "saved", "like"]),
     ("live", &["live", "stream", "broadcast"]),
@@ -197,14 +196,12 @@ pub const CONCEPTS: &[(&str, &[&str])] = &[
     ("variable", &["env", "environment", "variable"]),
     ("purge", &["purge", "cache"]),
     ("flush", &["purge", "cache"]),
-    ("pull", &["create", "pull"]),
     ("kill", &["kill", "stop"]),
     ("halt", &["stop", "kill"]),
     ("storage", &["bucket", "object"]),
     // shipping
     ("package", &["shipment", "tracking", "label"]),
     ("parcel", &["shipment", "tracking", "label"]),
-    ("where", &["tracking", "location"]),
     ("shipping", &["shipment", "rate", "label"]),
     ("deliver", &["shipment", "tracking"]),
     // forums and communities

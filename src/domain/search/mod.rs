@@ -926,29 +926,11 @@ impl SearchIndex {
                 };
         }
         // the n-th hit of a vendor beyond the first few decays (SearchParams::vendor_decay)
-        if !named && params.vendor_decay < 1.0 && hits.len() > 1 {
-            let pool = (limit * 4).max(20).min(hits.len());
-            let by_key = |a: &Hit, b: &Hit| keys[b.doc].total_cmp(&keys[a.doc]);
-            if hits.len() > pool {
-                hits.select_nth_unstable_by(pool - 1, by_key);
-            }
-            hits[..pool].sort_by(by_key);
-            let mut seen: HashMap<u32, usize> = HashMap::new();
-            for h in &hits[..pool] {
-                let n = seen.entry(self.vendor_of[h.doc]).or_insert(0);
-                if *n >= params.vendor_keep {
-                    keys[h.doc] *= params
-                        .vendor_decay
-                        .clamp(0.0, 1.0)
-                        .powi((*n + 1 - params.vendor_keep) as i32);
-                }
-                *n += 1;
-            }
-        }
-        let key = |h: &Hit| keys[h.doc];
-        let order = |a: &Hit, b: &Hit| {
-            key(b)
-                .total_cmp(&key(a))
+        // the order before variety (and its tie-breaks: the higher lexical score, the
+        // shorter name, the order of the documents as given)
+        let before = |a: &Hit, b: &Hit, keys: &[f32]| {
+            keys[b.doc]
+                .total_cmp(&keys[a.doc])
                 .then(b.lexical.total_cmp(&a.lexical))
                 .then(
                     self.docs[a.doc]
@@ -958,6 +940,23 @@ impl SearchIndex {
                 )
                 .then(a.doc.cmp(&b.doc))
         };
+        // every hit's place among its vendor's decides its decay (not only the first
+        // few), so `limit` only cuts the list and never changes its order; the decay
+        // stops after four steps, so a vendor's hits keep their order among themselves
+        if !named && params.vendor_decay < 1.0 && hits.len() > 1 {
+            let decay = params.vendor_decay.clamp(0.0, 1.0);
+            hits.sort_by(|a, b| before(a, b, &keys));
+            let mut seen: HashMap<u32, usize> = HashMap::new();
+            for h in &hits {
+                let n = seen.entry(self.vendor_of[h.doc]).or_insert(0);
+                if *n >= params.vendor_keep {
+                    keys[h.doc] *= decay.powi((*n + 1 - params.vendor_keep).min(4) as i32);
+                }
+                *n += 1;
+            }
+        }
+        let key = |h: &Hit| keys[h.doc];
+        let order = |a: &Hit, b: &Hit| before(a, b, &keys);
         // "nothing matches" is decided on the best hit alone
         if !hits.iter().any(|h| h.score >= threshold) {
             return Ranked::default();
@@ -998,59 +997,64 @@ pub enum Action {
 /// Words of an operation's name that say it reads.
 const READ_NAME_WORDS: &[&str] = &[
     "count", "describe", "fetch", "find", "get", "list", "lookup", "query", "read", "retrieve",
-    "search", "show",
+    "search", "show", "watch",
 ];
 
-/// Words of an operation's name that say it changes something.
+/// Words of an operation's name that say it changes something. Not "post", "put" (the
+/// method, as in `searchForIssuesUsingJqlPost`) or "set" (a replica set).
 const CHANGE_NAME_WORDS: &[&str] = &[
-    "add", "cancel", "create", "delete", "insert", "modify", "patch", "post", "put", "remove",
-    "replace", "send", "set", "update", "upload",
+    "add", "cancel", "create", "delete", "insert", "mark", "modify", "patch", "remove", "replace",
+    "send", "update", "upload",
 ];
 
-/// An operation's action: by the verbs of its name when they say one thing (RPC-style
-/// APIs read with POST: Plaid's `/accounts/balance/get`, Slack's methods), else by its
-/// method (GET and HEAD read).
+/// An operation's action: GET and HEAD read; PUT, PATCH and DELETE change; POST (and
+/// an unknown method) changes unless the name's verbs say only that it reads (RPC-style
+/// APIs read with POST: Plaid's `/accounts/balance/get`, Jira's search by POST).
 pub fn doc_action(text: &SearchText) -> Action {
+    // the method, from its verbs (enrich::method_verbs)
+    let verbs: Vec<&str> = text.verbs.split(' ').collect();
+    if verbs.contains(&"get") || verbs.contains(&"check") {
+        return Action::Read;
+    }
+    if verbs.contains(&"update") || verbs.contains(&"delete") {
+        return Action::Change;
+    }
     let name = words(&text.name);
     let reads = name.iter().any(|w| READ_NAME_WORDS.contains(&w.as_str()));
     let changes = name.iter().any(|w| CHANGE_NAME_WORDS.contains(&w.as_str()));
-    match (reads, changes) {
-        (true, false) => Action::Read,
-        (false, true) => Action::Change,
-        // the method's verbs (enrich::method_verbs): GET's include "get", HEAD's "check"
-        _ if text.verbs.split(' ').any(|v| v == "get" || v == "check") => Action::Read,
-        _ if text.verbs.is_empty() => Action::Read,
-        _ => Action::Change,
+    if reads && !changes {
+        Action::Read
+    } else {
+        Action::Change
     }
 }
 
 /// Question words and verbs that open a request to read ("what's on my calendar",
-/// "list pull requests", "who starred my repo").
+/// "list pull requests", "who starred my repo"). Not "how", "when" or "get": "how do I
+/// create…", "when it fails, rerun…", "get rid of…".
 const READ_OPENERS: &[&str] = &[
-    "browse", "fetch", "find", "get", "how", "list", "look", "lookup", "search", "see", "show",
-    "view", "what", "whats", "when", "where", "which", "who", "whose",
+    "browse", "fetch", "find", "list", "look", "lookup", "search", "see", "show", "view", "what",
+    "whats", "where", "which", "who", "whose",
 ];
 
 /// Verbs that open a request to change something ("add a task", "cancel the meeting").
+/// Not the words that open a request as often as a noun ("email addresses of…", "text
+/// search", "charges made this month", "post", "store").
 const CHANGE_OPENERS: &[&str] = &[
     "add",
     "append",
     "archive",
     "assign",
     "ban",
-    "book",
     "buy",
     "cancel",
     "change",
-    "charge",
     "close",
     "create",
     "cut",
     "delete",
     "disable",
-    "draft",
     "edit",
-    "email",
     "enable",
     "invite",
     "kick",
@@ -1058,13 +1062,8 @@ const CHANGE_OPENERS: &[&str] = &[
     "mark",
     "merge",
     "move",
-    "pin",
-    "place",
-    "post",
-    "print",
     "publish",
     "purge",
-    "refund",
     "remind",
     "remove",
     "rename",
@@ -1081,10 +1080,8 @@ const CHANGE_OPENERS: &[&str] = &[
     "share",
     "start",
     "stop",
-    "store",
     "submit",
     "suspend",
-    "text",
     "transcribe",
     "turn",
     "update",
@@ -1102,9 +1099,15 @@ pub fn query_action(query: &str) -> Option<Action> {
         READ_OPENERS.contains(&w.as_str())
             || !(text::is_stop_word(w) || QUERY_FILLER.contains(&w.as_str()))
     };
-    let first = words(&core.replace('\'', "")).into_iter().find(opens)?;
+    let all = words(&core.replace('\'', ""));
+    let at = all.iter().position(opens)?;
+    let first = &all[at];
     if READ_OPENERS.contains(&first.as_str()) {
-        Some(Action::Read)
+        // a question about how to change something is not a request to read
+        let changes_later = all[at + 1..]
+            .iter()
+            .any(|w| CHANGE_OPENERS.contains(&w.as_str()));
+        (!changes_later).then_some(Action::Read)
     } else if CHANGE_OPENERS.contains(&first.as_str()) {
         Some(Action::Change)
     } else {
@@ -1706,7 +1709,7 @@ mod tests {
                 input_schema: None,
             })
         };
-        // the name's verbs first: RPC-style APIs read with POST
+        // POST: by the name's verbs (RPC-style APIs read with POST)
         assert_eq!(
             doc_action(&text(
                 "accounts_balance_get",
@@ -1719,7 +1722,7 @@ mod tests {
             doc_action(&text("chat_post_message", "POST", "/chat.postMessage")),
             Action::Change
         );
-        // else the method
+        // other methods say it
         assert_eq!(doc_action(&text("pets", "GET", "/pets")), Action::Read);
         assert_eq!(
             doc_action(&text("pets", "DELETE", "/pets/{id}")),
@@ -1727,8 +1730,40 @@ mod tests {
         );
         assert_eq!(
             doc_action(&text("search_issues_post", "POST", "/search")),
-            Action::Change
+            Action::Read
         );
+        let cases = [
+            (
+                "mark_message_as_read",
+                "PUT",
+                "/messages/{id}/read",
+                Action::Change,
+            ),
+            (
+                "watch_apps_v1_daemon_set",
+                "GET",
+                "/watch/daemonsets",
+                Action::Read,
+            ),
+            (
+                "list_user_unfollow",
+                "DELETE",
+                "/users/{id}/following/{t}",
+                Action::Change,
+            ),
+        ];
+        for (name, method, path, want) in cases {
+            assert_eq!(doc_action(&text(name, method, path)), want, "{name}");
+        }
+        // a question about how to change is not a read; words that are often nouns
+        // open nothing
+        assert_eq!(
+            query_action("how do I create a webhook"),
+            Some(Action::Change)
+        );
+        assert_eq!(query_action("what is the way to delete a repo"), None);
+        assert_eq!(query_action("get rid of the old webhook"), None);
+        assert_eq!(query_action("email addresses of everyone"), None);
     }
 
     #[test]
