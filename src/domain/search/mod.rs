@@ -1600,6 +1600,42 @@ mod tests {
             hits.windows(2).all(|w| w[0].score >= w[1].score),
             "{hits:?}"
         );
+        // the limit only cuts the list: many tools of one vendor, a few of others
+        let mut docs: Vec<SearchDoc> = (1..=60usize)
+            .map(|i| {
+                let summary = format!("Create message reaction {}", "variant ".repeat(i % 7));
+                doc(
+                    i as i64,
+                    "filescom",
+                    &format!("reaction_{i}"),
+                    "POST",
+                    "/reactions",
+                    &summary,
+                )
+            })
+            .collect();
+        for (i, v) in ["slack", "discord", "zoom"].iter().enumerate() {
+            docs.push(doc(
+                100 + i as i64,
+                v,
+                "add_reaction",
+                "POST",
+                "/reactions",
+                "Add a reaction",
+            ));
+        }
+        let idx = SearchIndex::build(docs, None);
+        let list = |limit: usize| {
+            idx.search("create a message reaction", None, Mode::Lexical, &p, limit)
+                .hits
+                .iter()
+                .map(|h| h.doc)
+                .collect::<Vec<_>>()
+        };
+        let all = list(50);
+        for limit in [1, 5, 10, 20] {
+            assert_eq!(list(limit), all[..limit], "limit {limit}");
+        }
     }
 
     #[test]
