@@ -36,7 +36,7 @@ pub struct Settings {
     /// `GRAFT_RESULT_BUDGET` bytes of one tool result (default 512 KiB).
     pub limits: crate::proxy::ProxyLimits,
     /// `GRAFT_EMBEDDING_MODEL`: the directory of the sentence-embedding model for
-    /// semantic search; default `<data_dir>/models/all-MiniLM-L6-v2` (where
+    /// semantic search; default `<data_dir>/models/minilm-static-256` (where
     /// `scripts/get-model.sh` puts it). Without one, search is lexical-only.
     pub embedding_model: Option<PathBuf>,
 }
