@@ -333,6 +333,14 @@ const CLAUSE_OPENERS: &[&str] = &[
     "whenever", "while",
 ];
 
+/// Forms of "be" that make a following "-ing" opener a verb of the task rather than the
+/// start of a clause: "what are viewers *saying*", "what's the team *saying*" ask to read
+/// what was said; "post a note *saying* it's fixed" carries it.
+const BE_FORMS: &[&str] = &[
+    "am", "are", "be", "been", "being", "he's", "is", "it's", "she's", "that's", "there's",
+    "they're", "was", "we're", "were", "what's", "who's", "you're",
+];
+
 /// Determiners and pronouns that make a preceding "that" or "so" open a clause ("that the
 /// deploy finished", "so everyone sees it") rather than point at a thing ("that email").
 const CLAUSE_SUBJECTS: &[&str] = &[
@@ -400,8 +408,13 @@ pub fn query_parts(query: &str) -> QueryParts {
             continue;
         }
         let next = raw.get(i + 1).map(|n| bare(n)).unwrap_or_default();
+        // "saying" after a form of "be" in the three words before it is the task's verb
+        let progressive = b.ends_with("ing")
+            && raw[i.saturating_sub(3)..i]
+                .iter()
+                .any(|p| BE_FORMS.contains(&bare(p).as_str()));
         let clause = i > 0
-            && (CLAUSE_OPENERS.contains(&b.as_str())
+            && ((CLAUSE_OPENERS.contains(&b.as_str()) && !progressive)
                 || ((b == "that" || b == "so") && CLAUSE_SUBJECTS.contains(&next.as_str()))
                 || (b == "now" && next == "that"));
         if clause {
@@ -565,6 +578,22 @@ mod tests {
         assert_eq!(
             query_parts("list objects in S3 bucket").payload,
             Vec::<String>::new()
+        );
+        // "saying" as the task's own verb, after a form of "be", opens no clause
+        for q in [
+            "what are viewers saying under my latest video",
+            "what's the team saying about the launch",
+            "see what people were saying about our brand",
+        ] {
+            assert_eq!(query_parts(q).core, q);
+        }
+        assert_eq!(
+            query_parts("reply to the thread saying it's fixed").core,
+            "reply to the thread"
+        );
+        assert_eq!(
+            query_parts("is there a way to post a note saying we're closed").core,
+            "is there a way to post a note"
         );
         // nothing but payload: the query stays whole
         let p = query_parts("tomorrow at 3pm");
