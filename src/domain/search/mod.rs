@@ -353,7 +353,7 @@ pub fn embedding_query(query: &str) -> String {
     let core = text::query_parts(query).core;
     let analyzer = Analyzer::default();
     let mut extra: Vec<&str> = Vec::new();
-    for word in words(&core) {
+    for word in idioms(words(&core)) {
         for t in lexicon::concepts(&analyzer.stem(&word)) {
             if !extra.contains(t) && *t != word.as_str() {
                 extra.push(t);
@@ -663,6 +663,7 @@ impl SearchIndex {
     fn analyze(&self, query: &str, params: &SearchParams) -> Analyzed {
         let all = words(query);
         let (vendors, rest) = self.vendors_in(&all);
+        let rest = idioms(rest);
         let payload = text::query_parts(query).payload;
         let max_idf = self.idf(1);
         let mut seen: Vec<String> = Vec::new();
@@ -1089,6 +1090,21 @@ const CHANGE_OPENERS: &[&str] = &[
     "void",
 ];
 
+/// Reads idioms whose words mean together what none does alone: "let the team know"
+/// asks to tell them, though "let" and "know" are [`QUERY_FILLER`] on their own; the
+/// "know" of a "let" up to five words before it becomes "tell". Takes and returns a
+/// query's lower-case words.
+fn idioms(mut words: Vec<String>) -> Vec<String> {
+    for l in 0..words.len() {
+        if words[l] == "let" || words[l] == "lets" {
+            if let Some(k) = words[l + 1..].iter().take(5).position(|w| w == "know") {
+                words[l + 1 + k] = "tell".to_string();
+            }
+        }
+    }
+    words
+}
+
 /// The action a query asks for, from its first word that is not a stop word or filler
 /// ("please add…", "can you list…"); `None` when that word says neither (or names the
 /// object first: "customer refund").
@@ -1099,7 +1115,7 @@ pub fn query_action(query: &str) -> Option<Action> {
         READ_OPENERS.contains(&w.as_str())
             || !(text::is_stop_word(w) || QUERY_FILLER.contains(&w.as_str()))
     };
-    let all = words(&core.replace('\'', ""));
+    let all = idioms(words(&core.replace('\'', "")));
     let at = all.iter().position(opens)?;
     let first = &all[at];
     if READ_OPENERS.contains(&first.as_str()) {
@@ -1441,6 +1457,49 @@ mod tests {
             with.hits[0].score > without.hits[0].score,
             "{with:?} {without:?}"
         );
+    }
+
+    #[test]
+    fn let_someone_know_asks_to_tell_them() {
+        // "let" and "know" are filler alone; together they ask for a message, and the
+        // team and channel words alone would rank the tools about teams and channels
+        let docs = vec![
+            doc(
+                1,
+                "slack",
+                "chat_post_message",
+                "POST",
+                "/chat.postMessage",
+                "Sends a message to a channel.",
+            ),
+            doc(
+                2,
+                "slack",
+                "admin_conversations_get_teams",
+                "GET",
+                "/admin.conversations.getTeams",
+                "Get all the workspaces a given public or private channel is connected to.",
+            ),
+            doc(
+                3,
+                "slack",
+                "conversations_list",
+                "GET",
+                "/conversations.list",
+                "Lists all channels in a Slack team.",
+            ),
+        ];
+        let idx = SearchIndex::build(docs, None);
+        let got = names(
+            &idx,
+            "let the team know in the channel that the deploy finished",
+        );
+        assert_eq!(got[0], "slack__chat_post_message", "{got:?}");
+        // "let" alone, or a "know" far from it, stays filler
+        let w = |q: &str| idioms(words(q));
+        assert!(!w("let me see the channels").contains(&"tell".to_string()));
+        assert!(!w("let the bot in so the whole team gets to know").contains(&"tell".to_string()));
+        assert!(w("lets let everyone in the channel know").contains(&"tell".to_string()));
     }
 
     #[test]
