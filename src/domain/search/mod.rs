@@ -1092,9 +1092,24 @@ const CHANGE_OPENERS: &[&str] = &[
 
 /// Reads idioms whose words mean together what none does alone: "let the team know"
 /// asks to tell them, though "let" and "know" are [`QUERY_FILLER`] on their own; the
-/// "know" of a "let" up to five words before it becomes "tell". Takes and returns a
-/// query's lower-case words.
+/// "know" of a "let" up to five words before it becomes "tell". "Issue" opening a
+/// request before a determiner is the verb ("issue a refund", "issue an invoice": create
+/// one), not the tracker's noun ("issue comments") nor Stripe's Issuing product, and
+/// becomes "create". Takes and returns a query's lower-case words.
 fn idioms(mut words: Vec<String>) -> Vec<String> {
+    const DETERMINERS: &[&str] = &[
+        "a", "an", "another", "her", "his", "my", "new", "our", "some", "that", "the", "their",
+        "this", "your",
+    ];
+    let opener = words
+        .iter()
+        .position(|w| !(text::is_stop_word(w) || QUERY_FILLER.contains(&w.as_str())));
+    if let Some(f) = opener {
+        let next = words.get(f + 1).map(String::as_str).unwrap_or("");
+        if words[f] == "issue" && DETERMINERS.contains(&next) {
+            words[f] = "create".to_string();
+        }
+    }
     for l in 0..words.len() {
         if words[l] == "let" || words[l] == "lets" {
             if let Some(k) = words[l + 1..].iter().take(5).position(|w| w == "know") {
@@ -1500,6 +1515,46 @@ mod tests {
         assert!(!w("let me see the channels").contains(&"tell".to_string()));
         assert!(!w("let the bot in so the whole team gets to know").contains(&"tell".to_string()));
         assert!(w("lets let everyone in the channel know").contains(&"tell".to_string()));
+        // "issue" opening a request is the verb; elsewhere it is the noun
+        assert_eq!(w("please issue a refund")[1], "create");
+        assert_eq!(w("issue an invoice to acme")[0], "create");
+        assert_eq!(w("issue comments on the repo")[0], "issue");
+        assert_eq!(w("close the issue the bot opened")[2], "issue");
+    }
+
+    #[test]
+    fn issue_opening_a_request_is_the_verb() {
+        let docs = vec![
+            doc(
+                1,
+                "stripe",
+                "post_refunds",
+                "POST",
+                "/v1/refunds",
+                "Create a refund.",
+            ),
+            doc(
+                2,
+                "stripe",
+                "post_test_helpers_issuing_transactions_transaction_refund",
+                "POST",
+                "/v1/test_helpers/issuing/transactions/{transaction}/refund",
+                "Refund a test-mode Transaction.",
+            ),
+            doc(
+                3,
+                "stripe",
+                "get_issuing_cards",
+                "GET",
+                "/v1/issuing/cards",
+                "Returns a list of Issuing Card objects.",
+            ),
+        ];
+        let idx = SearchIndex::build(docs, None);
+        let got = names(&idx, "issue a refund to a customer for an order");
+        assert_eq!(got[0], "stripe__post_refunds", "{got:?}");
+        let got = names(&idx, "list issuing cards");
+        assert_eq!(got[0], "stripe__get_issuing_cards", "{got:?}");
     }
 
     #[test]
