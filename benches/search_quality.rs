@@ -486,7 +486,7 @@ fn tune(
             };
             let (r5, nat, mrr, _) = eval(&p, Mode::Fused);
             println!(
-                "  lexical_weight {lw:.1} cosine {floor:.2}..{ceil:.2}: {r5:.3} {nat:.3} {mrr:.3}"
+                "  lexical_weight {lw:.2} cosine {floor:.2}..{ceil:.2}: {r5:.3} {nat:.3} {mrr:.3}"
             );
         }
     }

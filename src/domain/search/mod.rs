@@ -1090,31 +1090,51 @@ const CHANGE_OPENERS: &[&str] = &[
     "void",
 ];
 
-/// Reads idioms whose words mean together what none does alone: "let the team know"
-/// asks to tell them, though "let" and "know" are [`QUERY_FILLER`] on their own; the
-/// "know" of a "let" up to five words before it becomes "tell". "Issue" opening a
-/// request before a determiner is the verb ("issue a refund", "issue an invoice": create
-/// one), not the tracker's noun ("issue comments") nor Stripe's Issuing product, and
-/// becomes "create". Takes and returns a query's lower-case words.
+/// Words that may come before a request's verb and say nothing of the action ("I'd like
+/// to", "go ahead and", "we need to"); with apostrophes dropped ("id", "im"), as
+/// [`query_action`] reads words.
+const LEAD_IN: &[&str] = &[
+    "ahead", "go", "id", "im", "ive", "kindly", "like", "need", "wanna", "want", "wed", "youd",
+];
+
+/// Reads idioms whose words mean together what none does alone. Takes and returns a
+/// query's lower-case words (as [`words`] splits them).
+///
+/// - "let the team know" asks to tell them, though "let" and "know" are
+///   [`QUERY_FILLER`] alone: the "know" of a "let" up to eight words before it becomes
+///   "tell". "Let me know" and "let us know" ask for an answer, not a message, and stay
+///   filler.
+/// - "issue" opening a request before a determiner is the verb ("issue a refund",
+///   "I'd like to issue an invoice"), not the tracker's noun ("issue comments") nor its
+///   object ("which issue the bot opened"), and becomes "create". (Kept beside
+///   "create", "issue" let Stripe's test helpers for Issuing outrank its refunds.)
 fn idioms(mut words: Vec<String>) -> Vec<String> {
     const DETERMINERS: &[&str] = &[
         "a", "an", "another", "her", "his", "my", "new", "our", "some", "that", "the", "their",
         "this", "your",
     ];
-    let opener = words
-        .iter()
-        .position(|w| !(text::is_stop_word(w) || QUERY_FILLER.contains(&w.as_str())));
-    if let Some(f) = opener {
-        let next = words.get(f + 1).map(String::as_str).unwrap_or("");
-        if words[f] == "issue" && DETERMINERS.contains(&next) {
-            words[f] = "create".to_string();
-        }
-    }
     for l in 0..words.len() {
-        if words[l] == "let" || words[l] == "lets" {
-            if let Some(k) = words[l + 1..].iter().take(5).position(|w| w == "know") {
+        let asks_me = matches!(words.get(l + 1).map(String::as_str), Some("me" | "us"));
+        if (words[l] == "let" || words[l] == "lets") && !asks_me {
+            if let Some(k) = words[l + 1..].iter().take(8).position(|w| w == "know") {
                 words[l + 1 + k] = "tell".to_string();
             }
+        }
+    }
+    let opener = words.iter().position(|w| {
+        !(w.len() == 1
+            || text::is_stop_word(w)
+            || QUERY_FILLER.contains(&w.as_str())
+            || LEAD_IN.contains(&w.as_str()))
+    });
+    if let Some(f) = opener {
+        let next = words.get(f + 1).map(String::as_str).unwrap_or("");
+        let asked_about = f > 0 && READ_OPENERS.contains(&words[f - 1].as_str());
+        if (words[f] == "issue" || words[f] == "issuing")
+            && DETERMINERS.contains(&next)
+            && !asked_about
+        {
+            words[f] = "create".to_string();
         }
     }
     words
@@ -1128,7 +1148,9 @@ pub fn query_action(query: &str) -> Option<Action> {
     // question words are stop words elsewhere; here they open a request
     let opens = |w: &String| {
         READ_OPENERS.contains(&w.as_str())
-            || !(text::is_stop_word(w) || QUERY_FILLER.contains(&w.as_str()))
+            || !(text::is_stop_word(w)
+                || QUERY_FILLER.contains(&w.as_str())
+                || LEAD_IN.contains(&w.as_str()))
     };
     let all = idioms(words(&core.replace('\'', "")));
     let at = all.iter().position(opens)?;
@@ -1515,11 +1537,28 @@ mod tests {
         assert!(!w("let me see the channels").contains(&"tell".to_string()));
         assert!(!w("let the bot in so the whole team gets to know").contains(&"tell".to_string()));
         assert!(w("lets let everyone in the channel know").contains(&"tell".to_string()));
+        // "let me know" asks for an answer; "know" may come well after "let"
+        assert!(!w("let me know my stripe balance").contains(&"tell".to_string()));
+        assert!(!w("let us know which invoices are overdue").contains(&"tell".to_string()));
+        assert!(w("let my whole engineering team over in slack know").contains(&"tell".to_string()));
         // "issue" opening a request is the verb; elsewhere it is the noun
-        assert_eq!(w("please issue a refund")[1], "create");
-        assert_eq!(w("issue an invoice to acme")[0], "create");
-        assert_eq!(w("issue comments on the repo")[0], "issue");
-        assert_eq!(w("close the issue the bot opened")[2], "issue");
+        let creates = |q: &str| w(q).contains(&"create".to_string());
+        for q in [
+            "please issue a refund",
+            "issue an invoice to acme",
+            "I'd like to issue a refund to a customer for an order",
+            "go ahead and issue a refund",
+            "issuing a refund to a customer",
+        ] {
+            assert!(creates(q), "{q}");
+        }
+        for q in [
+            "issue comments on the repo",
+            "close the issue the bot opened",
+            "which issue the customer filed is open",
+        ] {
+            assert!(!creates(q), "{q}");
+        }
     }
 
     #[test]
@@ -1841,6 +1880,15 @@ mod tests {
             Some(Action::Read)
         );
         assert_eq!(query_action("can you add a task"), Some(Action::Change));
+        // lead-ins say nothing; an opening "issue" is the verb
+        assert_eq!(
+            query_action("I'd like to issue a refund to a customer"),
+            Some(Action::Change)
+        );
+        assert_eq!(
+            query_action("go ahead and list the open invoices"),
+            Some(Action::Read)
+        );
         assert_eq!(
             query_action("cancel tomorrow's standup"),
             Some(Action::Change)

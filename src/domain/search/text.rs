@@ -333,13 +333,20 @@ const CLAUSE_OPENERS: &[&str] = &[
     "whenever", "while",
 ];
 
-/// Forms of "be" that make a following "-ing" opener a verb of the task rather than the
-/// start of a clause: "what are viewers *saying*", "what's the team *saying*" ask to read
-/// what was said; "post a note *saying* it's fixed" carries it.
+/// Forms of "be" that, up to five words before "saying", make it a verb of the task
+/// rather than the start of a clause: "what are viewers *saying*", "what's the team
+/// *saying*" ask to read what was said; "post a note *saying* it's fixed" carries it.
+/// Apostrophes are compared straight ("what’s" is "what's"); forms without one are here
+/// too ("whats").
 const BE_FORMS: &[&str] = &[
-    "am", "are", "be", "been", "being", "he's", "is", "it's", "she's", "that's", "there's",
-    "they're", "was", "we're", "were", "what's", "who's", "you're",
+    "am", "are", "be", "been", "being", "he's", "is", "it's", "she's", "that's", "thats",
+    "there's", "theres", "they're", "theyre", "was", "we're", "were", "what's", "whats", "who's",
+    "whos", "you're",
 ];
+
+/// Words that make a following form of "be" part of a relative clause ("the customer
+/// *who is* waiting saying …"), which leaves "saying" opening the payload.
+const RELATIVES: &[&str] = &["that", "which", "who", "whoever", "whom"];
 
 /// Determiners and pronouns that make a preceding "that" or "so" open a clause ("that the
 /// deploy finished", "so everyone sees it") rather than point at a thing ("that email").
@@ -372,7 +379,9 @@ const CLAUSE_SUBJECTS: &[&str] = &[
 /// sizes and ids (a word that starts with a digit: `3pm`, `4GB`, `1:1`, `415`; or a
 /// `KEY-123` id), `#channel` and `@handle` words, e-mail addresses, quoted text, words of
 /// time (today, friday, nightly), and a clause opened by a word such as "once", "before",
-/// "saying", or "that"/"so" followed by a determiner or pronoun, to the end of the query.
+/// "saying" (but not "saying" as the task's verb: "what are viewers saying", see
+/// [`BE_FORMS`]), or "that"/"so" followed by a determiner or pronoun, to the end of the
+/// query.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct QueryParts {
     /// The query without its payload (the query itself when nothing else would be left).
@@ -408,11 +417,13 @@ pub fn query_parts(query: &str) -> QueryParts {
             continue;
         }
         let next = raw.get(i + 1).map(|n| bare(n)).unwrap_or_default();
-        // "saying" after a form of "be" in the three words before it is the task's verb
-        let progressive = b.ends_with("ing")
-            && raw[i.saturating_sub(3)..i]
-                .iter()
-                .any(|p| BE_FORMS.contains(&bare(p).as_str()));
+        // "saying" after a form of "be" in the five words before it is the task's verb,
+        // unless that "be" is a relative clause's ("who is waiting saying …")
+        let progressive = b == "saying"
+            && (i.saturating_sub(5)..i).any(|j| {
+                BE_FORMS.contains(&bare(raw[j]).replace('’', "'").as_str())
+                    && (j == 0 || !RELATIVES.contains(&bare(raw[j - 1]).as_str()))
+            });
         let clause = i > 0
             && ((CLAUSE_OPENERS.contains(&b.as_str()) && !progressive)
                 || ((b == "that" || b == "so") && CLAUSE_SUBJECTS.contains(&next.as_str()))
@@ -594,6 +605,23 @@ mod tests {
         assert_eq!(
             query_parts("is there a way to post a note saying we're closed").core,
             "is there a way to post a note"
+        );
+        for q in [
+            "what are the people in #general saying about the outage",
+            "what’s the team saying about the launch",
+            "whats the team saying about the launch",
+        ] {
+            assert!(query_parts(q).core.contains("saying"), "{q}");
+        }
+        // a "be" of a relative clause leaves "saying" opening the payload
+        assert_eq!(
+            query_parts("text the customer who is waiting saying their order shipped").core,
+            "text the customer who is waiting"
+        );
+        assert_eq!(
+            query_parts("email the customers who are overdue saying their card will be charged")
+                .core,
+            "email the customers who are overdue"
         );
         // nothing but payload: the query stays whole
         let p = query_parts("tomorrow at 3pm");
