@@ -449,6 +449,9 @@ struct Analyzed {
     reached: Vec<u32>,
     /// Vendors named.
     vendors: Vec<String>,
+    /// The action the query asks for ([`query_action`]); `None` also when
+    /// [`SearchParams::action_weight`] is 0.
+    action: Option<Action>,
 }
 
 impl SearchIndex {
@@ -664,7 +667,11 @@ impl SearchIndex {
         let all = words(query);
         let (vendors, rest) = self.vendors_in(&all);
         let rest = idioms(rest);
-        let payload = text::query_parts(query).payload;
+        let parts = text::query_parts(query);
+        let action = (params.action_weight > 0.0)
+            .then(|| core_action(&parts.core))
+            .flatten();
+        let payload = parts.payload;
         let max_idf = self.idf(1);
         let mut seen: Vec<String> = Vec::new();
         let mut terms = Vec::new();
@@ -743,6 +750,7 @@ impl SearchIndex {
             terms,
             reached,
             vendors,
+            action,
         }
     }
 
@@ -904,9 +912,7 @@ impl SearchIndex {
             }
             _ => Vec::new(),
         };
-        let action = (params.action_weight > 0.0)
-            .then(|| query_action(query))
-            .flatten();
+        let action = q.action;
         let mut keys: Vec<f32> = vec![0.0; self.docs.len()];
         for h in &hits {
             let p = prior
@@ -1121,12 +1127,9 @@ fn idioms(mut words: Vec<String>) -> Vec<String> {
             }
         }
     }
-    let opener = words.iter().position(|w| {
-        !(w.len() == 1
-            || text::is_stop_word(w)
-            || QUERY_FILLER.contains(&w.as_str())
-            || LEAD_IN.contains(&w.as_str()))
-    });
+    let opener = words
+        .iter()
+        .position(|w| !(w.len() == 1 || says_no_action(w)));
     if let Some(f) = opener {
         let next = words.get(f + 1).map(String::as_str).unwrap_or("");
         let asked_about = f > 0 && READ_OPENERS.contains(&words[f - 1].as_str());
@@ -1140,18 +1143,24 @@ fn idioms(mut words: Vec<String>) -> Vec<String> {
     words
 }
 
+/// Whether a word of a request says nothing of its action: a stop word, [`QUERY_FILLER`]
+/// or a [`LEAD_IN`] ("please", "I'd like to").
+fn says_no_action(w: &str) -> bool {
+    text::is_stop_word(w) || QUERY_FILLER.contains(&w) || LEAD_IN.contains(&w)
+}
+
 /// The action a query asks for, from its first word that is not a stop word or filler
 /// ("please add…", "can you list…"); `None` when that word says neither (or names the
 /// object first: "customer refund").
 pub fn query_action(query: &str) -> Option<Action> {
-    let core = text::query_parts(query).core;
+    core_action(&text::query_parts(query).core)
+}
+
+/// [`query_action`] of a query's core (its words without the payload,
+/// [`text::QueryParts::core`]).
+fn core_action(core: &str) -> Option<Action> {
     // question words are stop words elsewhere; here they open a request
-    let opens = |w: &String| {
-        READ_OPENERS.contains(&w.as_str())
-            || !(text::is_stop_word(w)
-                || QUERY_FILLER.contains(&w.as_str())
-                || LEAD_IN.contains(&w.as_str()))
-    };
+    let opens = |w: &String| READ_OPENERS.contains(&w.as_str()) || !says_no_action(w);
     let all = idioms(words(&core.replace('\'', "")));
     let at = all.iter().position(opens)?;
     let first = &all[at];
