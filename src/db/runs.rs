@@ -555,7 +555,7 @@ impl CallLogRow {
     /// The outcome in words a person reads: `ok`, `dry run`, `invalid input`, `waits
     /// for approval`, `approval denied`, `vendor error`, `vendor unreachable`,
     /// `connection revoked`, `no default connection`, `tool retired`, `vendor disabled`,
-    /// `vendor removed`.
+    /// `vendor removed`, `cancelled` (by the agent, issue 25.11).
     pub fn outcome(&self) -> &'static str {
         match (self.status.as_str(), self.error_code.as_deref()) {
             ("ok", _) if self.dry_run => "dry run",
@@ -570,6 +570,7 @@ impl CallLogRow {
             (_, Some("tool_retired")) => "tool retired",
             (_, Some("vendor_disabled")) => "vendor disabled",
             (_, Some("vendor_removed")) => "vendor removed",
+            (_, Some("cancelled")) => "cancelled",
             _ => "failed",
         }
     }

@@ -2,6 +2,7 @@
 //! inlining and toolbox search. No I/O here: no sqlx, axum, leptos or tokio.
 
 pub mod authoring;
+pub mod exact_json;
 pub mod markup;
 pub mod names;
 pub mod openapi;

@@ -15,7 +15,7 @@
 
 use super::names::{self, VendorSlug};
 use super::schema;
-use super::tool::{Binding, BodyEncoding, Hints, ToolDraft};
+use super::tool::{Binding, BodyEncoding, Hints, ParamStyle, ToolDraft};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -25,16 +25,6 @@ const OPERATION_METHODS: &[&str] = &[
 ];
 /// Header parameters Graft fills itself and never asks of the agent.
 const FIXED_HEADERS: &[&str] = &["accept", "content-type"];
-/// Parameter names taken as the credential when the document declares any security.
-const CREDENTIAL_NAMES: &[&str] = &[
-    "token",
-    "access_token",
-    "api_key",
-    "apikey",
-    "api-key",
-    "x-api-key",
-    "key",
-];
 /// Longest description served; longer ones are cut with an ellipsis.
 pub const MAX_DESCRIPTION: usize = 2000;
 
@@ -471,8 +461,11 @@ pub fn connection_hint(doc: &Value) -> Option<(&'static str, Option<String>)> {
         .map(|(_, (_, kind, name))| (kind, name))
 }
 
-/// Names (lower-cased) and locations of parameters that carry the credential.
-fn credential_params(doc: &Value) -> (HashSet<(String, String)>, bool) {
+/// Locations and names (lower-cased) of the parameters the document's security schemes
+/// put the credential in (`apiKey` schemes: `in` and `name`; OpenAPI 3.1 §4.8.27
+/// "Security Scheme Object"). Only these carry the secret: a parameter that merely looks
+/// like one (`key`, `token`) is an ordinary input (issue 25.2).
+fn credential_params(doc: &Value) -> HashSet<(String, String)> {
     let schemes = doc
         .pointer("/components/securitySchemes")
         .or_else(|| doc.get("securityDefinitions"))
@@ -491,8 +484,7 @@ fn credential_params(doc: &Value) -> (HashSet<(String, String)>, bool) {
             }
         }
     }
-    let declares_security = schemes.is_some_and(|s| !s.is_empty());
-    (out, declares_security)
+    out
 }
 
 fn media_type_choice(types: &[String]) -> Option<BodyEncoding> {
@@ -613,7 +605,7 @@ pub fn plan_import(
         total_operations: ops.len(),
         ..Default::default()
     };
-    let (credentials, declares_security) = credential_params(doc);
+    let credentials = credential_params(doc);
     let mut used: BTreeSet<String> = BTreeSet::new();
     let mut keys: HashSet<String> = HashSet::new();
     for (i, (method, path, item, op)) in ops.iter().enumerate() {
@@ -634,7 +626,6 @@ pub fn plan_import(
                 doc,
                 version,
                 credentials: &credentials,
-                declares_security,
             };
             match ctx.draft(method, path, item, op) {
                 Ok(mut draft) if imported.contains_key(&key) => {
@@ -668,16 +659,25 @@ struct OpCtx<'a> {
     doc: &'a Value,
     version: SpecVersion,
     credentials: &'a HashSet<(String, String)>,
-    declares_security: bool,
+}
+
+/// Whether an operation declares that it needs no credential: its own `security` is an
+/// empty list, or it has none and the document's top-level `security` is an empty list
+/// (OpenAPI 3.1 §4.8.10 and §4.8.30; Swagger 2.0 alike). A document that declares no
+/// `security` anywhere is not public: its connection is what the person set up.
+pub fn is_public(doc: &Value, op: &Value) -> bool {
+    let empty = |v: &Value| v.as_array().is_some_and(Vec::is_empty);
+    match op.get("security") {
+        Some(s) => empty(s),
+        None => doc.get("security").is_some_and(empty),
+    }
 }
 
 impl OpCtx<'_> {
-    fn is_credential(&self, location: &str, name: &str, op_secured: bool) -> bool {
-        let lower = name.to_ascii_lowercase();
+    /// Whether a parameter is the one a security scheme puts the credential in.
+    fn is_credential(&self, location: &str, name: &str) -> bool {
         self.credentials
-            .contains(&(location.to_string(), lower.clone()))
-            || ((op_secured || self.declares_security)
-                && CREDENTIAL_NAMES.contains(&lower.as_str()))
+            .contains(&(location.to_string(), name.to_ascii_lowercase()))
     }
 
     /// The JSON Schema of a parameter (3.x `schema`/`content`; 2.0 inline keywords).
@@ -734,15 +734,6 @@ impl OpCtx<'_> {
     ) -> Result<ToolDraft, String> {
         let upper = method.to_ascii_uppercase();
         let no_body_method = matches!(upper.as_str(), "GET" | "HEAD" | "DELETE");
-        let op_secured = op
-            .get("security")
-            .and_then(Value::as_array)
-            .is_some_and(|a| !a.is_empty())
-            || self
-                .doc
-                .get("security")
-                .and_then(Value::as_array)
-                .is_some_and(|a| !a.is_empty());
 
         // parameters: path level first, then operation level overriding by (name, in)
         let mut params: Vec<&Value> = Vec::new();
@@ -760,7 +751,10 @@ impl OpCtx<'_> {
 
         let mut props = Map::new();
         let mut required: Vec<String> = Vec::new();
-        let mut binding = Binding::default();
+        let mut binding = Binding {
+            public: is_public(self.doc, op),
+            ..Binding::default()
+        };
         let mut form_fields = Map::new();
         let mut form_required = Vec::new();
         let mut body_schema: Option<(Value, bool, BodyEncoding)> = None;
@@ -777,7 +771,7 @@ impl OpCtx<'_> {
                     {
                         continue;
                     }
-                    if location != "path" && self.is_credential(location, name, op_secured) {
+                    if location != "path" && self.is_credential(location, name) {
                         binding
                             .credential_params
                             .push((location.to_string(), name.to_string()));
@@ -800,6 +794,27 @@ impl OpCtx<'_> {
                         }
                         _ if is_required => required.push(prop.clone()),
                         _ => {}
+                    }
+                    let style = ParamStyle::declared(
+                        location,
+                        p.get("style").and_then(Value::as_str),
+                        p.get("explode").and_then(Value::as_bool),
+                        p.get("collectionFormat").and_then(Value::as_str),
+                        self.version == SpecVersion::Swagger2,
+                    );
+                    let structured = |s: &Value| {
+                        matches!(
+                            s.get("type").and_then(Value::as_str),
+                            Some("array" | "object")
+                        ) || s.get("items").is_some()
+                            || s.get("properties").is_some()
+                    };
+                    if structured(&param_schema)
+                        || p.get("style").is_some()
+                        || p.get("explode").is_some()
+                        || p.get("collectionFormat").is_some()
+                    {
+                        binding.styles.insert(prop.clone(), style);
                     }
                     props.insert(prop.clone(), param_schema);
                     match location {
@@ -1086,7 +1101,7 @@ pub fn draft_operation(
     taken: &dyn Fn(&str) -> bool,
 ) -> Result<ToolDraft, String> {
     let version = spec_version(doc)?;
-    let (credentials, declares_security) = credential_params(doc);
+    let credentials = credential_params(doc);
     for (method, path, item, op) in operations(doc) {
         if operation_key(op, &method, &path) != key {
             continue;
@@ -1098,7 +1113,6 @@ pub fn draft_operation(
             doc,
             version,
             credentials: &credentials,
-            declares_security,
         };
         let mut d = ctx.draft(&method, &path, item, op)?;
         let (name, _) = names::tool_name_for(vendor, key, taken);
@@ -1227,25 +1241,123 @@ mod tests {
     }
 
     #[test]
-    fn swagger2_form_data_and_credential_header() {
+    fn swagger2_form_data_and_an_ordinary_token_parameter() {
+        // issue 25.2: Slack's `token` is declared as an ordinary parameter (its security
+        // scheme is OAuth), so it stays an input; only a scheme's own parameter is the
+        // credential's place
         let p = plan(json!({
             "swagger": "2.0", "host": "slack.test", "basePath": "/api", "schemes": ["https"],
-            "securityDefinitions": {"oauth": {"type": "oauth2"}},
+            "securityDefinitions": {"oauth": {"type": "oauth2"}, "k": {"type": "apiKey", "in": "query", "name": "api_key"}},
             "paths": {"/chat.postMessage": {"post": {"operationId": "chat_postMessage", "consumes": ["application/x-www-form-urlencoded"],
                 "parameters": [
                     {"name": "token", "in": "header", "required": true, "type": "string"},
+                    {"name": "key", "in": "query", "type": "string"},
+                    {"name": "API_KEY", "in": "query", "type": "string"},
                     {"name": "channel", "in": "formData", "required": true, "type": "string"}
                 ]}}}
         }));
         assert_eq!(p.base_url.as_deref(), Some("https://slack.test/api"));
         let t = &p.tools[0];
-        assert!(t.input_schema["properties"].get("token").is_none());
+        assert!(t.input_schema["properties"].get("token").is_some());
+        assert!(t.input_schema["properties"].get("key").is_some());
+        assert!(t.input_schema["properties"].get("API_KEY").is_none());
         assert_eq!(
             t.binding.credential_params,
-            vec![("header".to_string(), "token".to_string())]
+            vec![("query".to_string(), "API_KEY".to_string())]
         );
         assert_eq!(t.binding.body, Some(BodyEncoding::Form));
-        assert_eq!(t.input_schema["required"], json!(["channel"]));
+        assert_eq!(t.input_schema["required"], json!(["token", "channel"]));
+        assert!(!t.binding.public);
+    }
+
+    #[test]
+    fn an_empty_security_list_makes_an_operation_public() {
+        let p = plan(json!({
+            "openapi": "3.0.0", "info": {"title": "t", "version": "1"},
+            "components": {"securitySchemes": {"b": {"type": "http", "scheme": "bearer"}}},
+            "security": [{"b": []}],
+            "paths": {
+                "/health": {"get": {"operationId": "health", "security": []}},
+                "/me": {"get": {"operationId": "me"}},
+                "/maybe": {"get": {"operationId": "maybe", "security": [{}, {"b": []}]}}
+            }
+        }));
+        let public = |n: &str| p.tools.iter().find(|t| t.name == n).unwrap().binding.public;
+        assert!(public("health"));
+        assert!(!public("me"));
+        assert!(!public("maybe"));
+        let p = plan(json!({
+            "openapi": "3.0.0", "info": {"title": "t", "version": "1"}, "security": [],
+            "paths": {"/a": {"get": {"operationId": "a"}}, "/b": {"get": {"operationId": "b", "security": [{"k": []}]}}}
+        }));
+        assert!(p.tools[0].binding.public && !p.tools[1].binding.public);
+    }
+
+    #[test]
+    fn parameter_styles_are_recorded_as_declared() {
+        use crate::domain::tool::{ParamStyle, Style};
+        let p = plan(json!({
+            "openapi": "3.1.0", "info": {"title": "t", "version": "1"},
+            "paths": {"/items/{ids}": {"get": {"operationId": "items", "parameters": [
+                {"name": "ids", "in": "path", "required": true, "style": "label", "explode": true, "schema": {"type": "array", "items": {"type": "integer"}}},
+                {"name": "tag", "in": "query", "explode": false, "schema": {"type": "array", "items": {"type": "string"}}},
+                {"name": "filter", "in": "query", "schema": {"type": "object", "properties": {"owner": {"type": "string"}}}},
+                {"name": "q", "in": "query", "schema": {"type": "string"}}
+            ]}}}
+        }));
+        let st = &p.tools[0].binding.styles;
+        assert_eq!(
+            st["ids"],
+            ParamStyle {
+                style: Style::Label,
+                explode: true
+            }
+        );
+        assert_eq!(
+            st["tag"],
+            ParamStyle {
+                style: Style::Form,
+                explode: false
+            }
+        );
+        assert_eq!(
+            st["filter"],
+            ParamStyle {
+                style: Style::Form,
+                explode: true
+            }
+        );
+        assert!(!st.contains_key("q"));
+        let p = plan(json!({
+            "swagger": "2.0", "host": "x.test",
+            "paths": {"/a": {"get": {"operationId": "a", "parameters": [
+                {"name": "csv", "in": "query", "type": "array", "items": {"type": "string"}},
+                {"name": "multi", "in": "query", "type": "array", "collectionFormat": "multi", "items": {"type": "string"}},
+                {"name": "pipes", "in": "header", "type": "array", "collectionFormat": "pipes", "items": {"type": "string"}}
+            ]}}}
+        }));
+        let st = &p.tools[0].binding.styles;
+        assert_eq!(
+            st["csv"],
+            ParamStyle {
+                style: Style::Form,
+                explode: false
+            }
+        );
+        assert_eq!(
+            st["multi"],
+            ParamStyle {
+                style: Style::Form,
+                explode: true
+            }
+        );
+        assert_eq!(
+            st["pipes"],
+            ParamStyle {
+                style: Style::PipeDelimited,
+                explode: false
+            }
+        );
     }
 
     #[test]

@@ -534,6 +534,107 @@ pub fn drop_read_only(schema: &Value) -> Value {
     Value::Object(out)
 }
 
+/// Whether an object schema admits properties its `properties` do not name: an explicit
+/// `additionalProperties` other than `false`, or any `patternProperties` (JSON Schema
+/// 2020-12 §10.3.2). An absent `additionalProperties` counts as no: Graft builds every
+/// tool's root schema from named parameters, and what the document did not name is not
+/// sent anywhere (issue 25.3).
+pub fn admits_undeclared(schema: &Value) -> bool {
+    schema
+        .get("additionalProperties")
+        .is_some_and(|a| a != &Value::Bool(false))
+        || schema.get("patternProperties").is_some()
+}
+
+/// The top-level input properties that `schema` does not declare, in input order, when
+/// the schema does not admit undeclared ones ([`admits_undeclared`]); else none.
+pub fn undeclared(schema: &Value, input: &Map<String, Value>) -> Vec<String> {
+    if admits_undeclared(schema) {
+        return Vec::new();
+    }
+    let props = schema.get("properties").and_then(Value::as_object);
+    input
+        .keys()
+        .filter(|k| !props.is_some_and(|p| p.contains_key(k.as_str())))
+        .cloned()
+        .collect()
+}
+
+/// Whether a schema lets a value be an integer: `type` is or holds `integer`, or a
+/// member of `anyOf`/`oneOf`/`allOf` does.
+fn allows_integer(schema: &Value) -> bool {
+    let by_type = match schema.get("type") {
+        Some(Value::String(t)) => t == "integer",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "integer"),
+        _ => false,
+    };
+    by_type
+        || ["anyOf", "oneOf", "allOf"].iter().any(|k| {
+            schema
+                .get(*k)
+                .and_then(Value::as_array)
+                .is_some_and(|m| m.iter().any(allows_integer))
+        })
+}
+
+/// Rewrites, in place, every number of `value` with no fractional part that sits where
+/// `schema` expects an integer (`5.0`, `120000.0`, `1e3`: models write these) as that
+/// integer, so that it is validated and sent as the integer it is (issue 25.10).
+/// Follows `properties`, `items` (one schema or a tuple's `prefixItems`),
+/// `additionalProperties` and the members of unions. Numbers beyond ±2^53 stay as they
+/// are: a double that large no longer says which integer was meant.
+pub fn integral_floats_to_integers(schema: &Value, value: &mut Value) {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    match value {
+        Value::Number(n) if n.is_f64() && allows_integer(schema) => {
+            if let Some(f) = n.as_f64() {
+                if f.fract() == 0.0 && f.abs() <= EXACT {
+                    *value = Value::from(f as i64);
+                }
+            }
+        }
+        Value::Object(m) => {
+            let props = schema.get("properties").and_then(Value::as_object);
+            let extra = schema.get("additionalProperties").filter(|a| a.is_object());
+            for (k, v) in m.iter_mut() {
+                if let Some(s) = props.and_then(|p| p.get(k)).or(extra) {
+                    integral_floats_to_integers(s, v);
+                }
+            }
+        }
+        Value::Array(items) => {
+            let tuple = schema.get("prefixItems").and_then(Value::as_array);
+            for (i, v) in items.iter_mut().enumerate() {
+                let s = match (tuple.and_then(|t| t.get(i)), schema.get("items")) {
+                    (Some(s), _) => s,
+                    (None, Some(s)) if s.is_object() => s,
+                    (None, Some(Value::Array(t))) => match t.get(i) {
+                        Some(s) => s,
+                        None => continue,
+                    },
+                    _ => continue,
+                };
+                integral_floats_to_integers(s, v);
+            }
+        }
+        _ => {}
+    }
+    if !matches!(value, Value::Number(_)) {
+        for k in ["anyOf", "oneOf", "allOf"] {
+            for member in schema
+                .get(k)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if member.get("properties").is_some() || member.get("items").is_some() {
+                    integral_floats_to_integers(member, value);
+                }
+            }
+        }
+    }
+}
+
 /// The schema a client is served, within `budget` bytes of JSON (issue 12.13): an input
 /// schema of hundreds of kilobytes is more than a client accepts in one message and more
 /// than a model can read. Calls are still validated against the full schema (its errors
@@ -803,6 +904,31 @@ pub fn has_ref_or_extension(v: &Value) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn undeclared_inputs_and_integral_floats() {
+        use serde_json::json;
+        let s = json!({"type": "object", "properties": {"limit": {"type": "integer"}, "ids": {"type": "array", "items": {"type": ["integer", "null"]}},
+            "page": {"type": "object", "properties": {"size": {"oneOf": [{"type": "integer"}, {"type": "string"}]}}}, "ratio": {"type": "number"}}});
+        let input = json!({"limit": 5, "colour": "red", "Limit": 1});
+        assert_eq!(
+            undeclared(&s, input.as_object().unwrap()),
+            ["Limit", "colour"]
+        );
+        let open = json!({"type": "object", "properties": {}, "additionalProperties": true});
+        assert!(undeclared(&open, input.as_object().unwrap()).is_empty());
+        let closed = json!({"type": "object", "properties": {}, "additionalProperties": false});
+        assert_eq!(undeclared(&closed, input.as_object().unwrap()).len(), 3);
+        let mut v = json!({"limit": 120000.0, "ids": [1.0, 2.5, null], "page": {"size": 5.0}, "ratio": 2.0, "other": 3.0});
+        integral_floats_to_integers(&s, &mut v);
+        assert_eq!(
+            v.to_string(),
+            r#"{"ids":[1,2.5,null],"limit":120000,"other":3.0,"page":{"size":5},"ratio":2.0}"#
+        );
+        let mut huge = json!({"limit": 1e300});
+        integral_floats_to_integers(&s, &mut huge);
+        assert!(huge["limit"].is_f64());
+    }
+
     use super::*;
     use serde_json::json;
 

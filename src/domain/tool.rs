@@ -97,6 +97,104 @@ pub struct Binding {
     /// (`contentEncoding: base64`), with an optional `<name>_filename` input.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub file_parts: Vec<String>,
+    /// The operation declares that it needs no credential: its effective security
+    /// requirement is the empty list (`security: []`, OpenAPI 3.1 §4.8.10 "To remove a
+    /// top-level security declaration, an empty array can be used"; Swagger 2.0 the
+    /// same). No connection's credential is sent with its calls (issue 25.1).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub public: bool,
+    /// Input property → how its value is written on the wire, as the document declares
+    /// it (OpenAPI 3 `style`/`explode`, Swagger 2.0 `collectionFormat`; issue 25.8), for
+    /// the path, query, header and cookie parameters an import saw. A parameter without
+    /// an entry (authored tools, versions imported before) keeps the earlier rule: arrays
+    /// repeat the name in the query and join with `,` elsewhere, objects nest as
+    /// `name[key]=value`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub styles: BTreeMap<String, ParamStyle>,
+}
+
+/// OpenAPI's parameter serialization styles (OpenAPI 3.1 §4.8.12.4 "Style Values"),
+/// plus Swagger 2.0's `collectionFormat: tsv`, which OpenAPI 3 dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Style {
+    /// `name=value`; arrays `name=a,b` or repeated; objects `name=k,v` or `k=v&…`
+    /// (query, cookie).
+    Form,
+    /// `a,b` (path, header).
+    Simple,
+    /// `.a.b` / `.a,b` (path).
+    Label,
+    /// `;name=a;name=b` / `;name=a,b` (path).
+    Matrix,
+    /// Arrays joined by `%20` (query; Swagger 2.0 `ssv`).
+    SpaceDelimited,
+    /// Arrays joined by `|` (query; Swagger 2.0 `pipes`).
+    PipeDelimited,
+    /// Arrays joined by a tab (Swagger 2.0 `tsv`).
+    TabDelimited,
+    /// Objects as `name[key]=value` (query).
+    DeepObject,
+}
+
+/// How one parameter is serialized: its [`Style`] and `explode` (OpenAPI 3.1 §4.8.12.2
+/// "Fixed Fields": for arrays and objects, a separate parameter per item or property).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParamStyle {
+    /// The style.
+    pub style: Style,
+    /// `explode`.
+    pub explode: bool,
+}
+
+impl ParamStyle {
+    /// The style a parameter in `location` (`path`, `query`, `header`, `cookie`)
+    /// declares with `style` and `explode` (OpenAPI 3.x; defaults: `simple` in path and
+    /// header, `form` in query and cookie, explode true for `form` only), or with Swagger
+    /// 2.0's `collectionFormat` (`csv` by default, `ssv`, `tsv`, `pipes`, `multi`).
+    /// Unknown or misplaced style names fall back to the location's default.
+    pub fn declared(
+        location: &str,
+        style: Option<&str>,
+        explode: Option<bool>,
+        collection_format: Option<&str>,
+        swagger2: bool,
+    ) -> Self {
+        let default = match location {
+            "query" | "cookie" => Style::Form,
+            _ => Style::Simple,
+        };
+        if swagger2 {
+            let (style, explode) = match collection_format.unwrap_or("csv") {
+                "multi" if matches!(location, "query" | "formData") => (Style::Form, true),
+                "ssv" => (Style::SpaceDelimited, false),
+                "tsv" => (Style::TabDelimited, false),
+                "pipes" => (Style::PipeDelimited, false),
+                _ => (default, false),
+            };
+            return Self { style, explode };
+        }
+        let allowed: &[Style] = match location {
+            "path" => &[Style::Simple, Style::Label, Style::Matrix],
+            "query" => &[
+                Style::Form,
+                Style::SpaceDelimited,
+                Style::PipeDelimited,
+                Style::DeepObject,
+            ],
+            "header" => &[Style::Simple],
+            "cookie" => &[Style::Form],
+            _ => &[],
+        };
+        let style = style
+            .and_then(|s| serde_json::from_value::<Style>(Value::String(s.to_string())).ok())
+            .filter(|s| allowed.contains(s))
+            .unwrap_or(default);
+        Self {
+            style,
+            explode: explode.unwrap_or(style == Style::Form),
+        }
+    }
 }
 
 /// The input property that names the file sent as multipart file part `part`.

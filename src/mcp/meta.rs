@@ -264,11 +264,12 @@ pub async fn call(
     agent_id: i64,
     name: &str,
     args: JsonObject,
+    cancel: &tokio_util::sync::CancellationToken,
 ) -> CallToolResult {
     let result = match name {
         "find_tool" => find_tool(graft, agent_id, args).await,
         "promote" | "demote" => promote_or_demote(graft, actor, agent_id, name, args).await,
-        "run_tool" => run_tool(graft, agent_id, args).await,
+        "run_tool" => run_tool(graft, agent_id, args, cancel).await,
         "acquire" => acquire(graft, actor, agent_id, args).await,
         "publish" => publish(graft, actor, agent_id, args).await,
         _ => Err(tool_error(
@@ -495,6 +496,7 @@ async fn run_tool(
     graft: &Graft,
     agent_id: i64,
     args: JsonObject,
+    cancel: &tokio_util::sync::CancellationToken,
 ) -> Result<CallToolResult, CallToolResult> {
     let a: RunToolArgs = parse(args)?;
     let (vendor, name) = tool_ref(a.vendor, a.name)?;
@@ -507,7 +509,7 @@ async fn run_tool(
         ));
     }
     let answer = graft
-        .run_tool(agent_id, &vendor, &name, input, a.dry_run)
+        .run_tool_cancellable(agent_id, &vendor, &name, input, a.dry_run, cancel)
         .await
         .map_err(service_error)?;
     Ok(run_result(answer))

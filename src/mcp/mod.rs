@@ -122,11 +122,27 @@ impl ToolDefs {
 /// An MCP tool definition of a tool's current version (SPEC §3.3).
 fn definition(t: crate::db::ToolRow, schema_budget: usize) -> Tool {
     // served within its budget (issue 12.13); calls validate against the full schema
-    let schema = match serde_json::from_str::<Value>(&t.input_schema)
-        .map(|s| crate::domain::schema::fit(&s, schema_budget))
-    {
-        Ok(Value::Object(m)) => m,
-        _ => object(json!({"type": "object"})),
+    let schema = match serde_json::from_str::<Value>(&t.input_schema) {
+        Ok(full) => {
+            let mut served = crate::domain::schema::fit(&full, schema_budget);
+            // Graft refuses inputs the schema does not declare (issue 25.3): say so to the
+            // client, unless folding left declared properties out of the served schema
+            let count = |s: &Value| {
+                s.get("properties")
+                    .and_then(Value::as_object)
+                    .map(|p| p.len())
+            };
+            if !crate::domain::schema::admits_undeclared(&full) && count(&served) == count(&full) {
+                if let Value::Object(m) = &mut served {
+                    m.insert("additionalProperties".into(), Value::Bool(false));
+                }
+            }
+            match served {
+                Value::Object(m) => m,
+                _ => object(json!({"type": "object"})),
+            }
+        }
+        Err(_) => object(json!({"type": "object"})),
     };
     let mut tool = Tool::new(format!("{}__{}", t.vendor, t.name), t.description, schema)
         .with_annotations(annotations(
@@ -467,7 +483,7 @@ impl ServerHandler for GraftMcp {
         let name = request.name.as_ref();
         let budget = self.graft.limits().result_budget;
         if meta::offered(name) {
-            let r = meta::call(&self.graft, &actor, agent.id, name, args).await;
+            let r = meta::call(&self.graft, &actor, agent.id, name, args, &context.ct).await;
             return Ok(within_budget(r, budget).into());
         }
         let Some((vendor, tool)) = crate::domain::names::split_qualified(name) else {
@@ -504,7 +520,7 @@ impl ServerHandler for GraftMcp {
                 let input = Value::Object(args);
                 let answer = self
                     .graft
-                    .run_tool_row(agent.id, &row, input, false)
+                    .run_tool_row(agent.id, &row, input, false, &context.ct)
                     .await
                     .map_err(internal)?;
                 Ok(within_budget(meta::run_result(answer), budget).into())

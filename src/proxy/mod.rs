@@ -53,7 +53,48 @@ pub struct VendorResponse {
     pub body: Vec<u8>,
     /// Whether the body was cut at the cap.
     pub truncated: bool,
+    /// The response headers an agent can act on ([`is_meaningful_header`]), names in
+    /// lower case, in the order received; values not yet redacted.
+    pub headers: Vec<(String, String)>,
+    /// A redirect that was not followed (to another origin, out of the base path, or
+    /// past [`MAX_REDIRECTS`]): where it pointed, resolved against the URL it came from
+    /// (RFC 9110 §10.2.2); not yet redacted.
+    pub redirect: Option<url::Url>,
 }
+
+/// Response headers that carry what an agent may need beyond the body (issue 25.5):
+/// pagination (`Link`, RFC 8288; `X-Total-Count` and its kin), when to retry
+/// (`Retry-After`, RFC 9110 §10.2.3) and rate limits (`X-RateLimit-*`, `RateLimit-*` and
+/// `RateLimit`/`RateLimit-Policy` of the IETF draft), where a created or moved thing is
+/// (`Location`), its version (`ETag`) and a download's file name
+/// (`Content-Disposition`). Case-insensitive.
+pub fn is_meaningful_header(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    matches!(
+        n.as_str(),
+        "link"
+            | "location"
+            | "etag"
+            | "content-disposition"
+            | "retry-after"
+            | "ratelimit"
+            | "ratelimit-policy"
+            | "x-total-count"
+            | "x-total"
+            | "x-total-pages"
+            | "x-page"
+            | "x-per-page"
+            | "x-next-page"
+            | "x-prev-page"
+            | "x-next-cursor"
+    ) || n.starts_with("x-ratelimit-")
+        || n.starts_with("ratelimit-")
+        || n.starts_with("x-rate-limit-")
+        || n.starts_with("x-pagination-")
+}
+
+/// Most bytes of one kept header value (a `Link` with many relations stays whole).
+const HEADER_VALUE_CAP: usize = 2048;
 
 /// Sends planned requests.
 #[derive(Debug, Clone)]
@@ -103,11 +144,12 @@ impl Proxy {
             req.url.port().map(|p| format!(":{p}")).unwrap_or_default()
         );
         let mut hops = 0;
+        let mut redirect = None;
         let resp = loop {
             let builder = self.build(req, method.clone(), url.clone(), with_body)?;
             let resp = builder.send().await.map_err(|e| describe(&e, &where_))?;
             let status = resp.status().as_u16();
-            if !matches!(status, 301 | 302 | 303 | 307 | 308) || hops == MAX_REDIRECTS {
+            if !matches!(status, 301 | 302 | 303 | 307 | 308) {
                 break resp;
             }
             let Some(next) = resp
@@ -118,6 +160,10 @@ impl Proxy {
             else {
                 break resp;
             };
+            if hops == MAX_REDIRECTS {
+                redirect = Some(next);
+                break resp;
+            }
             if !request::same_origin(&next, &req.base)
                 || !request::under_base_path(&next, &req.base)
             {
@@ -125,6 +171,7 @@ impl Proxy {
                     status,
                     "a vendor redirect leaves the vendor's base URL: not followed"
                 );
+                redirect = Some(next);
                 break resp;
             }
             if status == 303
@@ -141,6 +188,16 @@ impl Proxy {
             hops += 1;
         };
         let status = resp.status().as_u16();
+        let headers: Vec<(String, String)> = resp
+            .headers()
+            .iter()
+            .filter(|(k, _)| is_meaningful_header(k.as_str()))
+            .map(|(k, v)| {
+                let v = String::from_utf8_lossy(v.as_bytes());
+                let v: String = v.chars().take(HEADER_VALUE_CAP).collect();
+                (k.as_str().to_string(), v)
+            })
+            .collect();
         let content_type = resp
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
@@ -164,6 +221,8 @@ impl Proxy {
             content_type,
             body,
             truncated,
+            headers,
+            redirect,
         })
     }
 }

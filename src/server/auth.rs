@@ -84,6 +84,11 @@ impl SessionBindings {
         mine.into_iter().map(|(sid, _)| sid.clone()).collect()
     }
 
+    /// Whether rmcp holds the session `session_id` (not ended, not expired).
+    pub async fn is_live(&self, session_id: &str) -> bool {
+        self.sessions.sessions.read().await.contains_key(session_id)
+    }
+
     /// Forgets bindings of sessions rmcp no longer holds (ended or expired).
     async fn prune(&self) {
         let live: std::collections::HashSet<String> = self
@@ -239,11 +244,18 @@ pub async fn bearer_auth(State(state): State<AuthState>, mut req: Request, next:
             return resp;
         }
     }
+    let is_delete = req.method() == Method::DELETE;
+    if let (true, Some(sid)) = (is_delete, &session) {
+        // ending a session that is unknown or already ended: 404, as for any other
+        // request on it (MCP 2025-11-25 transports, Session Management; issue 25.13)
+        if !state.bindings.is_live(sid).await {
+            return (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response();
+        }
+    }
     req.extensions_mut().insert(AuthedAgent {
         id: agent.id,
         name: agent.name.clone(),
     });
-    let is_delete = req.method() == Method::DELETE;
     let mut resp = next.run(req).await;
     // rmcp ends a session with 202; the Python SDK expects 200 or 204 and logs a failure
     if is_delete && resp.status() == StatusCode::ACCEPTED {

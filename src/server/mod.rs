@@ -526,12 +526,26 @@ async fn jsonrpc_errors(
             )
         }
     }
+    // a tools/call whose params rmcp cannot read is answered -32601 "method not found"
+    // by rmcp; it is a call with invalid params (JSON-RPC 2.0 §5.1, issue 25.12)
+    let bad_call = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|m| Some((m.get("id")?.clone(), tools_call_problem(&m)?)));
     let resp = next
         .run(axum::extract::Request::from_parts(
             parts,
             axum::body::Body::from(bytes),
         ))
         .await;
+    if let Some((id, problem)) = bad_call {
+        if resp.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+            // params rmcp could not read as any message at all (a string, say)
+            let body =
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": problem}});
+            return (StatusCode::OK, Json(body)).into_response();
+        }
+        return invalid_params(resp, &problem).await;
+    }
     if resp.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
         // a JSON object rmcp could not read as a JSON-RPC message
         let why = axum::body::to_bytes(resp.into_body(), 4096)
@@ -550,6 +564,117 @@ async fn jsonrpc_errors(
         );
     }
     resp
+}
+
+/// What is wrong with a `tools/call` request's params, when they are not what MCP
+/// 2025-11-25 server/tools "Calling Tools" says: an object with a string `name` and, if
+/// given, an object `arguments`.
+fn tools_call_problem(message: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    if message.get("method").and_then(Value::as_str) != Some("tools/call")
+        || message.get("id").is_none()
+    {
+        return None;
+    }
+    let kind = |v: &Value| match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    };
+    let Some(params) = message.get("params").filter(|p| !p.is_null()) else {
+        return Some(
+            "Invalid params: tools/call needs params {\"name\": <tool name>, \"arguments\": {…}}"
+                .into(),
+        );
+    };
+    let Some(params) = params.as_object() else {
+        return Some(format!(
+            "Invalid params: params must be an object, not {}",
+            kind(params)
+        ));
+    };
+    match params.get("name") {
+        None => {
+            return Some(
+                "Invalid params: params.name is missing: give the name of the tool to call".into(),
+            )
+        }
+        Some(Value::String(_)) => {}
+        Some(other) => {
+            return Some(format!(
+                "Invalid params: params.name must be a string (the tool's name), not {}",
+                kind(other)
+            ))
+        }
+    }
+    match params.get("arguments") {
+        None | Some(Value::Null) | Some(Value::Object(_)) => None,
+        Some(other) => Some(format!(
+            "Invalid params: params.arguments must be an object of the tool's inputs, not {}",
+            kind(other)
+        )),
+    }
+}
+
+/// rmcp's answer to a malformed `tools/call` turned into JSON-RPC -32602 with `problem`
+/// as its message, keeping the request's id: in a JSON body, or in the `data:` lines of
+/// an event stream (legacy sessions answer errors that way), rewritten as they pass; the
+/// HTTP status stays rmcp's. Answers that carry no JSON-RPC error (a 404 for an unknown
+/// session, say) pass as they are.
+async fn invalid_params(resp: axum::response::Response, problem: &str) -> axum::response::Response {
+    use futures::StreamExt;
+    let content_type = resp
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let rewrite = {
+        let problem = problem.to_string();
+        move |text: &str| -> Option<String> {
+            let mut v = serde_json::from_str::<serde_json::Value>(text).ok()?;
+            v.get("error")?;
+            v["error"] = json!({"code": -32602, "message": problem});
+            Some(v.to_string())
+        }
+    };
+    let (mut parts, body) = resp.into_parts();
+    parts.headers.remove(http::header::CONTENT_LENGTH);
+    if content_type.starts_with("application/json") {
+        let Ok(bytes) = axum::body::to_bytes(body, 1 << 20).await else {
+            return http::StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        };
+        let out = std::str::from_utf8(&bytes)
+            .ok()
+            .and_then(&rewrite)
+            .map(axum::body::Bytes::from)
+            .unwrap_or(bytes);
+        return axum::response::Response::from_parts(parts, axum::body::Body::from(out));
+    }
+    if content_type.starts_with("text/event-stream") {
+        let stream = body.into_data_stream().map(move |chunk| {
+            chunk.map(|bytes| {
+                let Ok(text) = std::str::from_utf8(&bytes) else {
+                    return bytes;
+                };
+                let lines: Vec<String> = text
+                    .split('\n')
+                    .map(
+                        |line| match line.strip_prefix("data: ").and_then(&rewrite) {
+                            Some(fixed) => format!("data: {fixed}"),
+                            None => line.to_string(),
+                        },
+                    )
+                    .collect();
+                axum::body::Bytes::from(lines.join("\n"))
+            })
+        });
+        return axum::response::Response::from_parts(parts, axum::body::Body::from_stream(stream));
+    }
+    axum::response::Response::from_parts(parts, body)
 }
 
 /// CORS for browser-based MCP clients (the MCP Inspector, web agents) on `/mcp`

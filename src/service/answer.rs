@@ -3,8 +3,10 @@
 //!
 //! - Text (`text/*`, JSON, XML, YAML, form, `+json`/`+xml` types, or no type and valid
 //!   UTF-8) is decoded by its declared `charset` (WHATWG Encoding labels, via
-//!   encoding_rs; UTF-8 when none), every secret redacted, JSON pretty-printed and, when
-//!   an object, also given as `structuredContent`.
+//!   encoding_rs; UTF-8 when none), every secret redacted, JSON pretty-printed (in the
+//!   vendor's key order, every number as the vendor wrote it: `domain::exact_json`) and,
+//!   when an object, also given as `structuredContent` (a number no double holds exactly
+//!   as a string of its digits).
 //! - Images (`image/*` other than SVG) become image content (base64 + mimeType); other
 //!   binary bodies an embedded blob resource. A binary body cut at the response cap, over
 //!   the result budget, or holding the connection's secret is not passed on: a note says
@@ -272,8 +274,18 @@ pub fn render(
         let mut structured = None;
         if !truncated {
             if let Ok(v) = serde_json::from_str::<Value>(&text) {
+                // numbers exactly as the vendor wrote them, in the text and in the
+                // value (issue 25.7); keys in the vendor's order in the text
+                use crate::domain::exact_json;
+                let v = if exact_json::all_numbers_fit(&text) {
+                    v
+                } else {
+                    exact_json::to_value(&text).unwrap_or(v)
+                };
                 let v = redact_value(v, redact);
-                text = serde_json::to_string_pretty(&v).unwrap_or(text);
+                text = exact_json::pretty(&text, redact)
+                    .or_else(|| serde_json::to_string_pretty(&v).ok())
+                    .unwrap_or(text);
                 structured = Some(v);
             }
         } else {
@@ -352,6 +364,63 @@ pub fn render(
     }
 }
 
+/// The key under which a JSON object answer's `structuredContent` carries the vendor's
+/// meaningful response headers (issue 25.5): clients such as Claude Code give the model
+/// only `structuredContent` when there is one, so pagination and rate limits must be in
+/// it. Not added when the vendor's own object has that key.
+pub const HEADERS_KEY: &str = "_headers";
+
+/// The vendor's meaningful headers (`proxy::is_meaningful_header`) as a JSON object of
+/// lower-case name → value, each value through `redact` (a `Location` may echo the
+/// credential); a header sent several times joins its values with `, ` (RFC 9110 §5.3).
+pub fn kept_headers(
+    headers: &[(String, String)],
+    redact: &dyn Fn(&str) -> String,
+) -> serde_json::Map<String, Value> {
+    let mut out = serde_json::Map::new();
+    for (k, v) in headers {
+        let v = redact(v);
+        match out.get_mut(k) {
+            Some(Value::String(prev)) => {
+                prev.push_str(", ");
+                prev.push_str(&v);
+            }
+            _ => {
+                out.insert(k.clone(), Value::String(v));
+            }
+        }
+    }
+    out
+}
+
+/// The headers as lines after a blank line (`\n\nResponse headers:\nlink: …`), or
+/// nothing when there are none.
+pub fn header_lines(headers: &serde_json::Map<String, Value>) -> String {
+    if headers.is_empty() {
+        return String::new();
+    }
+    let lines: Vec<String> = headers
+        .iter()
+        .map(|(k, v)| format!("{k}: {}", v.as_str().unwrap_or_default()))
+        .collect();
+    format!("\n\nResponse headers:\n{}", lines.join("\n"))
+}
+
+/// Seconds to wait before retrying, from `Retry-After` (RFC 9110 §10.2.3: delay-seconds
+/// or an HTTP-date, read against `now`); a date in the past is 0. `None` without the
+/// header or with a value that is neither.
+pub fn retry_after(
+    headers: &serde_json::Map<String, Value>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Option<u64> {
+    let v = headers.get("retry-after")?.as_str()?.trim();
+    if let Ok(secs) = v.parse::<u64>() {
+        return Some(secs);
+    }
+    let at = chrono::DateTime::parse_from_rfc2822(v).ok()?;
+    Some((at.timestamp() - now.timestamp()).max(0) as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -379,6 +448,57 @@ mod tests {
             &[],
             "http://v/x",
         )
+    }
+
+    #[test]
+    fn headers_and_retry_after() {
+        let h = kept_headers(
+            &[
+                ("link".into(), "<https://v/x?page=2>; rel=\"next\"".into()),
+                ("link".into(), "<https://v/x?page=9>; rel=\"last\"".into()),
+                ("location".into(), "https://v/x?key=s3cret".into()),
+                ("retry-after".into(), "120".into()),
+            ],
+            &|t: &str| t.replace("s3cret", "<redacted>"),
+        );
+        assert_eq!(
+            h["link"],
+            "<https://v/x?page=2>; rel=\"next\", <https://v/x?page=9>; rel=\"last\""
+        );
+        assert_eq!(h["location"], "https://v/x?key=<redacted>");
+        let now = chrono::DateTime::parse_from_rfc3339("2026-12-02T10:00:00Z")
+            .unwrap()
+            .to_utc();
+        assert_eq!(retry_after(&h, now), Some(120));
+        let mut d = serde_json::Map::new();
+        d.insert("retry-after".into(), json!("Wed, 02 Dec 2026 10:01:30 GMT"));
+        assert_eq!(retry_after(&d, now), Some(90));
+        d.insert("retry-after".into(), json!("soon"));
+        assert_eq!(retry_after(&d, now), None);
+        assert!(header_lines(&h).starts_with("\n\nResponse headers:\nlink: <https://v/x?page=2>"));
+        assert_eq!(header_lines(&serde_json::Map::new()), "");
+    }
+
+    #[test]
+    fn numbers_stay_as_the_vendor_wrote_them() {
+        let body = br#"{"id":123456789012345678901234567890,"price":0.1000000000000000055511151231257827,"n":3}"#;
+        let a = r(body, Some("application/json"), 1 << 20);
+        assert!(
+            a.text.contains("123456789012345678901234567890"),
+            "{}",
+            a.text
+        );
+        assert!(
+            a.text.contains("0.1000000000000000055511151231257827"),
+            "{}",
+            a.text
+        );
+        assert_eq!(
+            a.structured,
+            Some(
+                json!({"id": "123456789012345678901234567890", "price": "0.1000000000000000055511151231257827", "n": 3})
+            )
+        );
     }
 
     #[test]

@@ -117,6 +117,7 @@ pub fn call_change(old: &db::ToolRow, new: &ToolDraft, hints: Hints) -> Option<S
         || ob.query != nb.query
         || ob.headers != nb.headers
         || ob.cookies != nb.cookies
+        || ob.styles != nb.styles
     {
         what.push("where the inputs go (path, query, headers, cookies)".into());
     }
@@ -350,6 +351,8 @@ impl Graft {
             d.binding.cookies = binding.cookies.clone();
             d.binding.withheld = binding.withheld.clone();
             d.binding.file_parts = binding.file_parts.clone();
+            d.binding.public = binding.public;
+            d.binding.styles = binding.styles.clone();
             d.binding.defaults = binding
                 .defaults
                 .iter()

@@ -241,8 +241,9 @@ struct Inner {
     hot: hot::HotCache,
     /// Held by this process's writers (see `Graft::write_tx`).
     write_lock: Arc<tokio::sync::Mutex<()>>,
-    /// Compiled input-schema validators by (tool id, version): versions are immutable.
-    validators: Mutex<HashMap<(i64, i64), Arc<jsonschema::Validator>>>,
+    /// Compiled input-schema validators, with the schema they were compiled from, by
+    /// (tool id, version): versions are immutable.
+    validators: Mutex<HashMap<(i64, i64), Arc<run::InputCheck>>>,
     /// Input validations running at once, process-wide ([`run::validation_slots`]).
     validation_slots: Arc<tokio::sync::Semaphore>,
     /// One validation at a time per agent.

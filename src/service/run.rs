@@ -9,6 +9,7 @@ use crate::proxy::request::{self, Credential, Operation};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
 
 /// How long checking one input against a tool's schema may take before the call is
 /// refused as invalid input (the work runs on the blocking pool, never on an async
@@ -21,6 +22,12 @@ pub fn validation_slots() -> usize {
     std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .max(2)
+}
+
+/// A tool version's input schema, parsed and compiled once (versions are immutable).
+pub(crate) struct InputCheck {
+    validator: jsonschema::Validator,
+    schema: Value,
 }
 
 /// The answer of a run, in MCP terms (the adapter turns it into a `CallToolResult`).
@@ -542,9 +549,13 @@ impl Graft {
         }))
     }
 
-    /// Validates `input` against a tool version's input schema (JSON Schema 2020-12 /
-    /// draft-07 by `$schema`, patterns bounded as [`schema::validator`] says); returns
-    /// the first violation as `{pointer, message}`, or none.
+    /// Checks `input` against a tool version's input schema (JSON Schema 2020-12 /
+    /// draft-07 by `$schema`, patterns bounded as [`schema::validator`] says) and
+    /// returns it as it will be sent: numbers with no fractional part where the schema
+    /// wants an integer become integers first ([`schema::integral_floats_to_integers`],
+    /// issue 25.10). Violations, as `{pointer, message}`: each top-level input the
+    /// schema does not declare (issue 25.3: it would otherwise travel in the query
+    /// string), then the first violation of the schema.
     ///
     /// Bounded in every way an agent could push it: compiling and validating run on
     /// tokio's blocking pool, so no slow schema or input holds an async worker (other
@@ -554,14 +565,14 @@ impl Graft {
     /// every error of a big input against a wide `anyOf` took gigabytes); and past
     /// [`VALIDATION_BUDGET`] (waiting for a slot included) the input is refused with one
     /// violation saying so.
-    async fn violations(
+    async fn check_input(
         &self,
         agent_id: i64,
         tool_id: i64,
         version: i64,
         schema_text: &str,
-        input: &Value,
-    ) -> ServiceResult<Vec<Value>> {
+        input: Value,
+    ) -> ServiceResult<(Vec<Value>, Value)> {
         let too_slow = || {
             vec![json!({"pointer": "/", "message": format!(
                 "the input took longer than {} s to validate against this tool's schema; send a smaller input",
@@ -589,7 +600,7 @@ impl Graft {
             Some((mine, any))
         };
         let Ok(Some(permits)) = tokio::time::timeout_at(deadline, slots).await else {
-            return Ok(too_slow());
+            return Ok((too_slow(), input));
         };
         let key = (tool_id, version);
         let cached = self
@@ -600,44 +611,61 @@ impl Graft {
             .get(&key)
             .cloned();
         let schema_text = schema_text.to_owned();
-        let input = input.clone();
+        let kept = input.clone();
         let work = tokio::task::spawn_blocking(move || {
             // the slots are held until the work ends, even when its answer was given up
             let _permits = permits;
-            let validator = match cached {
+            let check = match cached {
                 Some(v) => v,
                 None => {
                     let schema: Value = serde_json::from_str(&schema_text)
                         .map_err(|e| ServiceError::Internal(e.into()))?;
-                    let v = schema::validator(&schema).map_err(|e| {
+                    let validator = schema::validator(&schema).map_err(|e| {
                         ServiceError::Internal(anyhow::anyhow!(
                             "stored schema of tool {tool_id} v{version} is invalid: {e}"
                         ))
                     })?;
-                    Arc::new(v)
+                    Arc::new(InputCheck { validator, schema })
                 }
             };
-            let found: Vec<Value> = match validator.validate(&input) {
-                Ok(()) => Vec::new(),
-                Err(e) => {
-                    let pointer = e.instance_path().to_string();
-                    vec![
-                        json!({"pointer": if pointer.is_empty() { "/".to_string() } else { pointer }, "message": e.to_string()}),
-                    ]
-                }
+            let mut input = input;
+            schema::integral_floats_to_integers(&check.schema, &mut input);
+            let mut found: Vec<Value> = match &input {
+                Value::Object(m) => schema::undeclared(&check.schema, m)
+                    .into_iter()
+                    .map(|k| {
+                        let pointer = format!("/{}", k.replace('~', "~0").replace('/', "~1"));
+                        let owned = {
+                            let h = crate::domain::tool::header_key(&k);
+                            h.starts_with("proxy-")
+                                || crate::domain::tool::OWNED_HEADERS.contains(&h.as_str())
+                        };
+                        let message = if owned {
+                            format!("{k:?} is set by Graft or the vendor connection, not by the tool's input: leave it out")
+                        } else {
+                            format!("{k:?} is not an input of this tool (it is not in its inputSchema's properties): leave it out or use one of the declared properties")
+                        };
+                        json!({"pointer": pointer, "message": message})
+                    })
+                    .collect(),
+                _ => Vec::new(),
             };
-            Ok::<_, ServiceError>((validator, found))
+            if let Err(e) = check.validator.validate(&input) {
+                let pointer = e.instance_path().to_string();
+                found.push(json!({"pointer": if pointer.is_empty() { "/".to_string() } else { pointer }, "message": e.to_string()}));
+            }
+            Ok::<_, ServiceError>((check, found, input))
         });
-        let (validator, found) = match tokio::time::timeout_at(deadline, work).await {
+        let (check, found, input) = match tokio::time::timeout_at(deadline, work).await {
             Ok(done) => done.map_err(|e| ServiceError::Internal(e.into()))??,
-            Err(_) => return Ok(too_slow()),
+            Err(_) => return Ok((too_slow(), kept)),
         };
         let mut cache = self.inner.validators.lock().expect("validator cache");
         if cache.len() > 1024 {
             cache.clear();
         }
-        cache.insert(key, validator);
-        Ok(found)
+        cache.insert(key, check);
+        Ok((found, input))
     }
 
     /// Runs a tool for an agent (SPEC §4), whether or not it is promoted: the caller
@@ -653,17 +681,44 @@ impl Graft {
         input: Value,
         dry_run: bool,
     ) -> ServiceResult<RunAnswer> {
+        self.run_tool_cancellable(
+            agent_id,
+            vendor,
+            name,
+            input,
+            dry_run,
+            &CancellationToken::new(),
+        )
+        .await
+    }
+
+    /// [`Graft::run_tool`] that `cancel` stops (see [`Graft::run_tool_row`]).
+    pub async fn run_tool_cancellable(
+        &self,
+        agent_id: i64,
+        vendor: &str,
+        name: &str,
+        input: Value,
+        dry_run: bool,
+        cancel: &CancellationToken,
+    ) -> ServiceResult<RunAnswer> {
         let tool = self.tool_for_call(vendor, name).await?;
-        self.run_tool_row(agent_id, &tool, input, dry_run).await
+        self.run_tool_row(agent_id, &tool, input, dry_run, cancel)
+            .await
     }
 
     /// [`Graft::run_tool`] for a tool already resolved (with [`Graft::tool_for_call`]).
+    /// `cancel`: the agent's `notifications/cancelled` for this call (MCP 2025-11-25
+    /// utilities/cancellation); when it fires while the vendor has not answered, the
+    /// vendor request is dropped, the call answers `cancelled` and is logged so (a write
+    /// "may have acted").
     pub async fn run_tool_row(
         &self,
         agent_id: i64,
         tool: &db::ToolRow,
         input: Value,
         dry_run: bool,
+        cancel: &CancellationToken,
     ) -> ServiceResult<RunAnswer> {
         let started = Instant::now();
         // what the log keeps of the input: redacted before the input is used up
@@ -680,7 +735,9 @@ impl Graft {
         // what sits under a secret-looking field is redacted there too
         let mut hidden = secrets;
         secret_values(&input, false, &mut hidden);
-        let (answer, http_status) = self.run_steps(agent_id, tool, input, dry_run).await?;
+        let (answer, http_status) = self
+            .run_steps(agent_id, tool, input, dry_run, cancel)
+            .await?;
         let message = match &answer {
             RunAnswer::Ok { .. } => None,
             RunAnswer::Err { message, .. } => Some(crate::domain::openapi::truncate_chars(
@@ -734,6 +791,7 @@ impl Graft {
         tool: &db::ToolRow,
         input: Value,
         dry_run: bool,
+        cancel: &CancellationToken,
     ) -> ServiceResult<(RunAnswer, Option<u16>)> {
         let qualified = format!("{}__{}", tool.vendor, tool.name);
         // 0. a retired tool, or one of a disabled vendor, runs nothing
@@ -759,8 +817,8 @@ impl Graft {
             Value::Null => Value::Object(Map::new()),
             v => v,
         };
-        let violations = self
-            .violations(agent_id, tool.id, tool.version, &tool.input_schema, &input)
+        let (violations, input) = self
+            .check_input(agent_id, tool.id, tool.version, &tool.input_schema, input)
             .await?;
         if !violations.is_empty() {
             let list = violations
@@ -795,12 +853,15 @@ impl Graft {
         };
         // 2. connection and request
         let setting = self.call_setting(tool).await?;
+        let binding: Binding =
+            serde_json::from_str(&tool.binding).map_err(|e| ServiceError::Internal(e.into()))?;
+        // an operation that declares `security: []` gets no credential, and needs no
+        // connection (issue 25.1)
         let credential = match &setting.credential {
+            _ if binding.public => &Credential::None,
             Ok(c) => c,
             Err(answer) => return Ok((answer.clone(), None)),
         };
-        let binding: Binding =
-            serde_json::from_str(&tool.binding).map_err(|e| ServiceError::Internal(e.into()))?;
         let base_url = &setting.base_url;
         let op = Operation {
             method: &tool.method,
@@ -921,11 +982,22 @@ impl Graft {
                 }
             }
         }
-        // 5. send
+        // 5. send; an agent's notifications/cancelled stops the vendor request (issue
+        // 25.11): reqwest drops the connection, and the log says what may have happened
         let secrets = credential.secrets();
-        let response = match self.inner.proxy.send(&planned).await {
-            Ok(r) => r,
-            Err(msg) => return Ok((RunAnswer::err("vendor_unreachable", msg, json!({})), None)),
+        let response = tokio::select! {
+            r = self.inner.proxy.send(&planned) => match r {
+                Ok(r) => r,
+                Err(msg) => return Ok((RunAnswer::err("vendor_unreachable", msg, json!({})), None)),
+            },
+            _ = cancel.cancelled() => {
+                let message = if writes(&method, tool.read_only_hint) {
+                    format!("cancelled by the agent before {} answered; the vendor may have acted: check before repeating this write", tool.vendor)
+                } else {
+                    format!("cancelled by the agent before {} answered", tool.vendor)
+                };
+                return Ok((RunAnswer::err("cancelled", message, json!({})), None));
+            }
         };
         let limits = self.inner.proxy.limits();
         let mut uri = planned.url.clone();
@@ -946,19 +1018,51 @@ impl Graft {
             ..
         } = rendered;
         let status = response.status;
+        let reason = http::StatusCode::from_u16(status)
+            .ok()
+            .and_then(|s| s.canonical_reason())
+            .unwrap_or("");
+        let status_line = format!("HTTP {status} {reason}").trim_end().to_string();
+        // what the vendor said beside the body (issue 25.5), redacted like the body
+        let mut headers = super::answer::kept_headers(&response.headers, &|t| redact(t, &secrets));
+        if let Some(next) = &response.redirect {
+            // a redirect Graft did not follow (another origin, out of the base path, too
+            // many hops): where the answer is, never fetched with the credential (issue
+            // 25.6)
+            let location = redact(next.as_str(), &secrets);
+            headers.remove("location");
+            let header_lines = super::answer::header_lines(&headers);
+            let text = format!(
+                "{} answered {status_line}: the answer is at {location}. Graft follows redirects only on the vendor's own origin and base path, so it did not fetch this one and sent no credential there; fetch that URL yourself if you can, or give it to your user.{header_lines}",
+                tool.vendor
+            );
+            let structured = json!({"status": status, "location": location, "headers": headers});
+            return Ok((
+                RunAnswer::Ok {
+                    text,
+                    structured: Some(structured),
+                    media: None,
+                },
+                Some(status),
+            ));
+        }
+        let header_lines = super::answer::header_lines(&headers);
         if (200..300).contains(&status) {
-            let structured = value.filter(Value::is_object);
+            let mut structured = value.filter(Value::is_object);
             if text.is_empty() {
                 // 204/205 or an empty 2xx body: a success the agent can read
-                let reason = http::StatusCode::from_u16(status)
-                    .ok()
-                    .and_then(|s| s.canonical_reason())
-                    .unwrap_or("");
                 text = if matches!(status, 204 | 205) {
-                    format!("HTTP {status} {reason}").trim_end().to_string()
+                    status_line
                 } else {
-                    format!("HTTP {status} {reason} (empty body)").replace("  ", " ")
+                    format!("{status_line} (empty body)")
                 };
+            }
+            if !headers.is_empty() {
+                text.push_str(&header_lines);
+                if let Some(Value::Object(m)) = &mut structured {
+                    m.entry(super::answer::HEADERS_KEY)
+                        .or_insert_with(|| Value::Object(headers.clone()));
+                }
             }
             Ok((
                 RunAnswer::Ok {
@@ -969,13 +1073,36 @@ impl Graft {
                 Some(status),
             ))
         } else {
-            // the body as JSON when it is JSON and within the budget, else its text
+            // the body as JSON when it is JSON and within the budget, else its text; and
+            // in the message too: most clients give the model only the text of an error
+            // (issue 25.4)
             let body = value.unwrap_or(Value::String(text.clone()));
+            let retry = super::answer::retry_after(&headers, self.inner.clock.now());
+            let when = match (retry, status) {
+                (Some(secs), _) => format!(" Retry after {secs} s (the vendor's Retry-After)."),
+                (None, 429 | 503) => {
+                    " The vendor did not say when to retry: wait a little before trying again."
+                        .to_string()
+                }
+                _ => String::new(),
+            };
+            let said = if text.trim().is_empty() {
+                " (empty body)".to_string()
+            } else {
+                format!(":\n{text}")
+            };
+            let mut details = json!({"status": status, "body": body});
+            if !headers.is_empty() {
+                details["headers"] = Value::Object(headers);
+            }
+            if let Some(secs) = retry {
+                details["retryAfterSeconds"] = json!(secs);
+            }
             Ok((
                 RunAnswer::err(
                     "vendor_error",
-                    format!("{} answered HTTP {status}", tool.vendor),
-                    json!({"status": status, "body": body}),
+                    format!("{} answered {status_line}.{when}{said}", tool.vendor),
+                    details,
                 ),
                 Some(status),
             ))

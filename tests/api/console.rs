@@ -1148,7 +1148,9 @@ async fn the_console_shows_each_call_and_what_an_approval_is_for() {
     let app = spawn_app_with_petstore(dir.path()).await;
     let (id, _) = agent(&app, "alpha").await;
     let g = &app.graft;
-    let pet = serde_json::json!({"name": "rex", "photoUrls": ["u"], "api_key": "k-123456"});
+    // a secret-looking field (in a declared property: undeclared top-level inputs are
+    // refused, issue 25.3) is redacted wherever the call is shown
+    let pet = serde_json::json!({"name": "rex", "photoUrls": ["u"], "category": {"name": "dogs", "api_key": "k-123456"}});
     g.run_tool(id, "petstore", "add_pet", pet.clone(), true)
         .await
         .unwrap();
@@ -1255,7 +1257,7 @@ async fn the_console_shows_each_call_and_what_an_approval_is_for() {
         "{approvals}"
     );
     assert!(
-        approvals.contains(r#"{"api_key":"&lt;redacted&gt;","name":"rex","photoUrls":["u"]}"#),
+        approvals.contains(r#"{"category":{"api_key":"&lt;redacted&gt;","name":"dogs"},"name":"rex","photoUrls":["u"]}"#),
         "{approvals}"
     );
     let r = b

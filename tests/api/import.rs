@@ -113,15 +113,18 @@ async fn every_shared_document_imports_under_the_rules() {
         assert_eq!(again.imported, 0, "{file}: re-import");
     }
 
-    // Slack's credential `token` header never became an input
+    // Slack declares `token` as an ordinary parameter (its security scheme is OAuth): it
+    // is an input like any other, and no connection's secret is put in it (issue 25.2)
     let slack = graft.tool("slack", "chat_post_message").await.unwrap();
     let schema: Value = serde_json::from_str(&slack.input_schema).unwrap();
-    assert!(schema["properties"].get("token").is_none());
+    assert!(schema["properties"].get("token").is_some());
     let binding: Binding = serde_json::from_str(&slack.binding).unwrap();
-    assert!(binding
-        .credential_params
-        .contains(&("header".into(), "token".into())));
+    assert!(binding.credential_params.is_empty());
     assert!(schema["properties"].get("channel").is_some());
+    // petstore's api_key header is what its apiKey scheme names: never an input
+    let delete_pet = graft.tool("petstore", "delete_pet").await.unwrap();
+    let schema: Value = serde_json::from_str(&delete_pet.input_schema).unwrap();
+    assert!(schema["properties"].get("api_key").is_none());
 
     // Stripe: GET operations declare (empty) form bodies; none became a body, and POST
     // bodies are form-encoded with their properties at the root

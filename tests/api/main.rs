@@ -4,6 +4,7 @@
 mod authoring;
 mod console;
 mod documents;
+mod fidelity;
 mod helpers;
 mod import;
 mod instances;
@@ -603,6 +604,114 @@ async fn bodies_that_are_not_one_message_get_json_rpc_errors_in_both_eras() {
         .await
         .unwrap();
     assert_eq!(r.status(), 401);
+    app.stop().await;
+}
+
+/// Issue 25.12 and 25.13: a tools/call with params no tool call can have is -32602
+/// "invalid params" saying what is wrong (not -32601 "method not found"), in both eras;
+/// ending a session that is unknown or already ended is 404.
+#[tokio::test]
+async fn malformed_tool_calls_are_invalid_params_and_ended_sessions_are_not_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_in(dir.path()).await;
+    let (_, token) = agent(&app, "alpha").await;
+    let r = raw_initialize(&app, &token).await;
+    let sid = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    drop(r);
+    let initialized = raw_post(
+        &app,
+        &token,
+        Some(&sid),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    )
+    .await;
+    assert!(initialized.status().is_success());
+    for session in [Some(sid.as_str()), None] {
+        for (body, says) in [
+            (
+                r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{}}"#,
+                "params.name is missing",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":5}}"#,
+                "params.name must be a string",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"find_tool","arguments":"query=x"}}"#,
+                "params.arguments must be an object",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"find_tool","arguments":["x"]}}"#,
+                "not an array",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":7,"method":"tools/call"}"#,
+                "tools/call needs params",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":"find_tool"}"#,
+                "params must be an object",
+            ),
+        ] {
+            // a stateless request carries its _meta where its params are an object
+            let sent: &'static str = match (session, serde_json::from_str::<Value>(body)) {
+                (None, Ok(mut m)) if m["params"].is_object() => {
+                    m["params"]["_meta"] = json!({
+                        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                        "io.modelcontextprotocol/clientCapabilities": {},
+                        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"}
+                    });
+                    Box::leak(m.to_string().into_boxed_str())
+                }
+                _ => body,
+            };
+            let r = raw_post(&app, &token, session, sent).await;
+            let status = r.status();
+            // a JSON body, or the message of an event stream (legacy sessions)
+            let raw = r.text().await.unwrap();
+            let message = raw
+                .lines()
+                .filter_map(|l| l.strip_prefix("data: "))
+                .rfind(|d| d.starts_with('{'))
+                .unwrap_or(&raw);
+            let v: Value = serde_json::from_str(message)
+                .unwrap_or_else(|e| panic!("{session:?} {body}: {e}: {raw}"));
+            assert_eq!(v["id"], 7, "{v}");
+            assert_eq!(v["error"]["code"], -32602, "{session:?} {body}: {v}");
+            let message = v["error"]["message"].as_str().unwrap();
+            if session.is_some() {
+                assert_eq!(status, 200, "{body}: {v}");
+            }
+            if session.is_some() || sent != body {
+                assert!(message.contains(says), "{body}: {message}");
+            }
+        }
+    }
+    // a well-formed call still works in the session
+    let r = raw_post(
+        &app,
+        &token,
+        Some(&sid),
+        r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"find_tool","arguments":{"query":"pets"}}}"#,
+    )
+    .await;
+    let raw = r.text().await.unwrap();
+    assert!(raw.contains(r#""result""#), "{raw}");
+    // DELETE: the live session 204, then 404 like an unknown one
+    let delete = |sid: String| {
+        reqwest::Client::new()
+            .delete(app.mcp_url())
+            .bearer_auth(&token)
+            .header("mcp-session-id", sid)
+            .header("mcp-protocol-version", "2025-11-25")
+            .send()
+    };
+    assert_eq!(delete(sid.clone()).await.unwrap().status(), 204);
+    assert_eq!(delete(sid.clone()).await.unwrap().status(), 404);
+    assert_eq!(
+        delete("no-such-session".into()).await.unwrap().status(),
+        404
+    );
     app.stop().await;
 }
 

@@ -505,8 +505,11 @@ async fn vendor_errors_timeouts_redirects_and_big_responses() {
         json!({"vendor": "acme", "name": "redirect", "input": {}}),
     )
     .await;
-    assert_eq!(code(&r).as_deref(), Some("vendor_error"), "{}", text(&r));
-    assert_eq!(r.structured_content.unwrap()["error"]["status"], 302);
+    // issue 25.6: the agent learns where the answer is; nothing goes there
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let sc = r.structured_content.unwrap();
+    assert_eq!(sc["status"], 302);
+    assert_eq!(sc["location"], format!("{}/stolen", s.other.url()));
     assert_eq!(
         s.other.count(),
         0,
@@ -537,7 +540,7 @@ async fn vendor_errors_timeouts_redirects_and_big_responses() {
         vec![
             (Some("vendor_error".into()), Some(500)),
             (Some("vendor_unreachable".into()), None),
-            (Some("vendor_error".into()), Some(302)),
+            (None, Some(302)),
             (None, Some(200))
         ]
     );
@@ -594,13 +597,13 @@ async fn redirects_stay_under_the_vendors_base_path() {
     for name in ["hop_out", "hop_dots"] {
         let before = v.count();
         let r = run(name).await;
-        assert_eq!(
-            code(&r).as_deref(),
-            Some("vendor_error"),
-            "{name}: {}",
-            text(&r)
+        assert_eq!(r.is_error, Some(false), "{name}: {}", text(&r));
+        let sc = r.structured_content.unwrap();
+        assert_eq!(sc["status"], 302);
+        assert!(
+            sc["location"].as_str().unwrap().starts_with(&v.url()),
+            "{name}: resolved against the request: {sc}"
         );
-        assert_eq!(r.structured_content.unwrap()["error"]["status"], 302);
         assert_eq!(v.count(), before, "{name}: nothing sent outside /anything");
     }
     // a 303 after a write continues as a GET without the body
@@ -818,7 +821,7 @@ async fn the_calls_log_keeps_every_call_with_its_outcome_and_redacted_input() {
     let r = call(&client, "run_tool", run("delay", json!({"secs": 3}))).await;
     assert_eq!(code(&r).as_deref(), Some("vendor_unreachable"));
     // 5. a write's dry run, then the write itself, which waits for approval
-    let pet = json!({"name": "rex", "photoUrls": ["u"], "password": "hunter22"});
+    let pet = json!({"name": "rex", "photoUrls": ["u"], "category": {"name": "c", "password": "hunter22"}});
     let add =
         |dry: bool| json!({"vendor": "petstore", "name": "add_pet", "input": pet, "dryRun": dry});
     let r = call(&client, "run_tool", add(true)).await;
@@ -866,9 +869,17 @@ async fn the_calls_log_keeps_every_call_with_its_outcome_and_redacted_input() {
     assert_eq!(input(4), json!({"code": 503}));
     assert_eq!(
         input(0),
-        json!({"name": "rex", "photoUrls": ["u"], "password": "<redacted>"})
+        json!({"name": "rex", "photoUrls": ["u"], "category": {"name": "c", "password": "<redacted>"}})
     );
-    assert_eq!(all[4].message.as_deref(), Some("acme answered HTTP 503"));
+    assert!(
+        all[4]
+            .message
+            .as_deref()
+            .unwrap()
+            .starts_with("acme answered HTTP 503 Service Unavailable."),
+        "{:?}",
+        all[4].message
+    );
     assert!(
         all[3].message.as_deref().unwrap().contains("/code"),
         "{:?}",

@@ -241,6 +241,89 @@ pub async fn start(redirect_to: Option<String>) -> Vendor {
                 (StatusCode::SEE_OTHER, [("location", "/anything/landed")]).into_response()
             }),
         )
+        // issue 25: what a vendor says beside its body
+        .route(
+            "/said/unprocessable",
+            any(|| async {
+                (
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    Json(json!({"errors": {"email": ["is not an email address"], "age": ["must be at least 18"]}})),
+                )
+                    .into_response()
+            }),
+        )
+        .route(
+            "/said/bad-gateway",
+            get(|| async {
+                (
+                    StatusCode::BAD_GATEWAY,
+                    [("content-type", "text/html")],
+                    "<html><body><h1>502 Bad Gateway</h1><p>upstream billing-7 is down</p></body></html>",
+                )
+                    .into_response()
+            }),
+        )
+        .route(
+            "/said/paged",
+            get(|| async {
+                (
+                    [
+                        ("link", "<https://api.example/said/paged?page=2>; rel=\"next\""),
+                        ("x-total-count", "42"),
+                        ("x-ratelimit-remaining", "99"),
+                        ("etag", "\"v7\""),
+                        ("x-internal-trace", "not for agents"),
+                    ],
+                    Json(json!({"items": [1, 2]})),
+                )
+                    .into_response()
+            }),
+        )
+        .route(
+            "/said/limited",
+            get(|| async {
+                (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    [("retry-after", "30")],
+                    Json(json!({"error": "slow down"})),
+                )
+                    .into_response()
+            }),
+        )
+        .route(
+            "/said/download",
+            get(|| async {
+                (
+                    StatusCode::FOUND,
+                    [("location", "http://127.0.0.2:9/bucket/report.pdf?X-Amz-Signature=abc123")],
+                )
+                    .into_response()
+            }),
+        )
+        .route(
+            "/said/numbers",
+            get(|| async {
+                (
+                    [("content-type", "application/json")],
+                    r#"{"id":123456789012345678901234567890,"amount":0.1000000000000000055511151231257827,"count":3,"ratio":1.5}"#,
+                )
+                    .into_response()
+            }),
+        )
+        .route(
+            "/slow/{secs}",
+            any(|State(v): State<Vendor>, method: Method, uri: Uri, Path(secs): Path<u64>| async move {
+                v.seen.lock().unwrap().push(Seen {
+                    method: method.to_string(),
+                    path: uri.path().into(),
+                    query: uri.query().map(str::to_string),
+                    headers: HeaderMap::new(),
+                    body: String::new(),
+                });
+                tokio::time::sleep(Duration::from_secs(secs)).await;
+                Json(json!({"slept": secs})).into_response()
+            }),
+        )
         .fallback(any(echo))
         .with_state(v.clone());
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });

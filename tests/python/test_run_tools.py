@@ -8,7 +8,8 @@ Petstore, Stripe, Twilio and Slack with their base URL on `/anything`, and httpb
 document for `/status` and `/delay`; each vendor gets a connection made with the CLI:
 
     petstore  header api_key      stripe  bearer      twilio  basic (AccountSid:secret)
-    slack     bearer (Slack's declared `token` parameter is filled from it)
+    slack     bearer (Slack's `token` parameters are ordinary inputs: its document
+              names no scheme for them, issue 25.2)
     httpbin   query key (a secret with `+`, `/` and `=`, so its encoded forms matter)
 
 Graft redacts every credential from what the agent gets back, the vendor's echo included,
@@ -16,7 +17,8 @@ so the echoed credential must read `<redacted>` in the header or parameter that 
 Checked here, in the spirit of tests/api/run.rs:
 
 * reads with each kind of credential; Stripe form bodies with `metadata[...]` nesting;
-  Twilio's two path parameters; Slack's `token` header; a query credential;
+  Twilio's two path parameters; Slack's `token` header as the agent's input; a query
+  credential; inputs a tool does not declare refused;
 * path values that would leave their segment → `invalid_input`, nothing sent;
 * `/status/500` → `vendor_error` 500; `/drip` and `/delay/3` past GRAFT_REQUEST_TIMEOUT=2s
   → `vendor_unreachable`;
@@ -370,23 +372,29 @@ async def test_reads_carry_each_kind_of_credential(world: World) -> None:
         assert [v["pointer"] for v in e["violations"]] == ["/AccountSid"] * len(e["violations"]), e
         no_request(w.httpbin, mark, "/Addresses/")
 
-        # Slack: conversations.list declares `token` in the query; the bearer connection fills it
+        # Slack: conversations.list declares `token` as an ordinary query parameter; the
+        # bearer connection goes in the Authorization header only, never in the URL
         assert "slack__conversations_list" in tool_names(w, "slack conversations list")
         echo = ok(await run(w, s, "slack", "conversations_list", {"limit": 5}))
         assert echo["method"] == "GET" and echo["url"].startswith(f"{base}/anything/conversations.list?")
-        assert echo["args"] == {"limit": "5", "token": REDACTED}, echo["args"]
+        assert echo["args"] == {"limit": "5"}, echo["args"]
         assert headers(echo)["authorization"] == f"Bearer {REDACTED}"
         seen = w.httpbin.last()
-        assert seen.query == {"limit": ["5"], "token": [SECRET]}, seen
+        assert seen.query == {"limit": ["5"]}, seen
         assert seen.headers["authorization"] == digest(f"Bearer {SECRET}")
 
         # a query connection (`key`), on httpbin's own document: /anything/{anything}
         assert "httpbin__get_anything_anything" in tool_names(w, "httpbin anything")
-        echo = ok(await run(w, s, "httpbin", "get_anything_anything", {"anything": "items a", "tag": ["x", "y"]}))
+        echo = ok(await run(w, s, "httpbin", "get_anything_anything", {"anything": "items a"}))
         assert echo["url"].startswith(f"{base}/anything/items%20a?"), echo["url"]
-        assert echo["args"] == {"tag": ["x", "y"], "key": REDACTED}, echo["args"]
+        assert echo["args"] == {"key": REDACTED}, echo["args"]
         assert "authorization" not in headers(echo)
-        assert w.httpbin.last().query == {"tag": ["x", "y"], "key": [QUERY_SECRET]}
+        assert w.httpbin.last().query == {"key": [QUERY_SECRET]}
+        # an input the document does not declare is refused, not appended to the URL
+        mark = w.httpbin.mark()
+        e = error(await run(w, s, "httpbin", "get_anything_anything", {"anything": "x", "tag": ["y"]}), "invalid_input")
+        assert [v["pointer"] for v in e["violations"]] == ["/tag"], e
+        assert w.httpbin.since(mark) == [], "nothing reached httpbin"
 
 
 async def test_a_query_credential_echoed_in_the_vendor_url_is_redacted(world: World) -> None:
@@ -394,10 +402,10 @@ async def test_a_query_credential_echoed_in_the_vendor_url_is_redacted(world: Wo
     which is neither the raw secret nor its form encoding: it must still read `<redacted>`."""
     w, base = world, world.httpbin.base
     async with legacy_session(w.graft.url, w.graft.tokens["alpha"]) as (s, _init, _wire):
-        r = await run(w, s, "httpbin", "get_anything", {"q": "1"})
+        r = await run(w, s, "httpbin", "get_anything", {})
         echo = ok(r)
-        assert echo["args"] == {"q": "1", "key": REDACTED}, echo["args"]
-        assert echo["url"] == f"{base}/anything?q=1&key={REDACTED}", echo["url"]
+        assert echo["args"] == {"key": REDACTED}, echo["args"]
+        assert echo["url"] == f"{base}/anything?key={REDACTED}", echo["url"]
         assert MARK not in text(r), text(r)
 
 
@@ -450,25 +458,27 @@ async def test_stripe_form_bodies_and_slack_token_header_after_approval(world: W
         assert echo["method"] == "GET" and echo["args"] == {"limit": "3", "email": "a@b.test"}, echo
         assert echo["data"] == "" and echo["form"] == {}
 
-        # Slack's chat.postMessage declares `token` as a header; the agent is not asked for it
+        # Slack's chat.postMessage declares a required `token` header as an ordinary
+        # parameter (issue 25.2): the agent's value goes there, the connection's bearer
+        # token in Authorization, and the secret nowhere else
         assert "slack__chat_post_message" in tool_names(w, "slack post message")
         found = ok(w.record(await s.call_tool("find_tool", {"query": "slack post message"})))
         assert any(h["name"] == "chat_post_message" for h in found["hits"]), found
         w.record(await s.call_tool("promote", {"vendor": "slack", "name": "chat_post_message"}))
         tools = {t.name: t for t in (await s.list_tools()).tools}
-        assert "token" not in tools["slack__chat_post_message"].input_schema.get("properties", {})
-        message = {"channel": "C0123", "text": "hi there"}
+        assert "token" in tools["slack__chat_post_message"].input_schema["properties"]
+        message = {"channel": "C0123", "text": "hi there", "token": "agent-given"}
         mark = w.httpbin.mark()
         error(w.record(await s.call_tool("slack__chat_post_message", message)), "approval_required")
         no_request(w.httpbin, mark, "chat.postMessage")
         w.cli("approve", "alpha", "slack__chat_post_message")
         echo = ok(w.record(await s.call_tool("slack__chat_post_message", message)))
         assert echo["url"] == f"{base}/anything/chat.postMessage"
-        assert echo["form"] == message, echo["form"]
+        assert echo["form"] == {"channel": "C0123", "text": "hi there"}, echo["form"]
         h = headers(echo)
-        assert h["token"] == REDACTED and h["authorization"] == f"Bearer {REDACTED}", h
+        assert h["token"] == "agent-given" and h["authorization"] == f"Bearer {REDACTED}", h
         seen = w.httpbin.last()
-        assert seen.headers["token"] == digest(SECRET) and seen.headers["authorization"] == digest(f"Bearer {SECRET}")
+        assert seen.headers["token"] == digest("agent-given") and seen.headers["authorization"] == digest(f"Bearer {SECRET}")
         assert seen.query == {}, seen
         w.record(await s.call_tool("demote", {"vendor": "slack", "name": "chat_post_message"}))
 
@@ -483,8 +493,8 @@ async def test_dry_runs_preview_writes_and_send_reads(world: World) -> None:
         previews = [
             ok(await run(w, s, "twilio", "create_account", {"FriendlyName": "sub one"}, dry_run=True)),
             ok(await run(w, s, "petstore", "add_pet", {"name": "rex", "photoUrls": ["u"]}, dry_run=True)),
-            ok(await run(w, s, "httpbin", "post_anything_anything", {"anything": "hook", "n": 1}, dry_run=True)),
-            ok(await run(w, s, "slack", "chat_post_message", {"channel": "C1", "text": "x"}, dry_run=True)),
+            ok(await run(w, s, "httpbin", "post_anything_anything", {"anything": "hook"}, dry_run=True)),
+            ok(await run(w, s, "slack", "chat_post_message", {"channel": "C1", "text": "x", "token": "t-1"}, dry_run=True)),
         ]
         assert w.httpbin.since(mark) == [], f"a dry run of a write sent {w.httpbin.since(mark)}"
         assert all(p["dryRun"] is True for p in previews), previews
@@ -493,8 +503,8 @@ async def test_dry_runs_preview_writes_and_send_reads(world: World) -> None:
         assert twilio["headers"]["Authorization"] == f"Basic {REDACTED}", twilio
         assert twilio["body"] == "FriendlyName=sub+one", twilio
         assert pet["headers"]["api_key"] == REDACTED and pet["body"] == {"name": "rex", "photoUrls": ["u"]}, pet
-        assert hook["url"] == f"{base}/anything/hook?key={REDACTED}" and hook["body"] == {"n": 1}, hook
-        assert slack["headers"]["token"] == REDACTED and slack["headers"]["Authorization"] == f"Bearer {REDACTED}", slack
+        assert hook["url"] == f"{base}/anything/hook?key={REDACTED}" and hook["body"] is None, hook
+        assert slack["headers"]["token"] == "t-1" and slack["headers"]["Authorization"] == f"Bearer {REDACTED}", slack
         approvals = w.cli("approval", "list")
         assert "beta" not in approvals, f"a dry run asks no approval:\n{approvals}"
 
@@ -565,7 +575,7 @@ async def test_run_tool_answers_as_the_first_class_call(world: World) -> None:
         cases = [
             ("petstore", "find_pets_by_status", {"status": "available"}),
             ("twilio", "fetch_address", {"AccountSid": ACCOUNT, "Sid": ADDRESS}),
-            ("httpbin", "get_anything_anything", {"anything": "same", "q": "1"}),
+            ("httpbin", "get_anything_anything", {"anything": "same"}),
         ]
         for vendor, name, input in cases:
             qualified = f"{vendor}__{name}"
@@ -630,7 +640,7 @@ async def test_graft_calls_lists_each_call_in_words(world: World) -> None:
     async with legacy_session(w.graft.url, w.graft.tokens["beta"]) as (s, _init, _wire):
         error(await run(w, s, "httpbin", "get_status_codes", {"codes": "502"}), "vendor_error")
         error(await run(w, s, "petstore", "add_pet", {"name": 5}), "invalid_input")
-        ok(await run(w, s, "petstore", "add_pet", {"name": "rex", "photoUrls": [], "password": "hunter22"}, dry_run=True))
+        ok(await run(w, s, "petstore", "add_pet", {"name": "rex", "photoUrls": [], "category": {"name": "c", "password": "hunter22"}}, dry_run=True))
     out = w.cli("calls", "--agent", "beta", "--failed", "--limit", "2")
     rows = [line for line in out.splitlines() if not line.startswith("    ")]
     assert len(rows) == 2, out
@@ -697,17 +707,18 @@ async def test_binary_compressed_and_oversized_answers_keep_the_session(world: W
         for name, flag in (("get_gzip", "gzipped"), ("get_brotli", "brotli"), ("get_deflate", "deflated")):
             assert ok(await run(w, s, "httpbin", name, {}))[flag] is True, name
 
-        big = {"blob": "x" * 700_000}
-        error(await run(w, s, "httpbin", "post_anything", big), "approval_required")
-        assert "Approved" in w.cli("approve", "alpha", "httpbin__post_anything")
-        r = await run(w, s, "httpbin", "post_anything", big)
+        # (a declared input: inputs a tool does not declare are refused, issue 25.3)
+        big = {"FriendlyName": "x" * 700_000}
+        error(await run(w, s, "twilio", "create_account", big), "approval_required")
+        assert "Approved" in w.cli("approve", "alpha", "twilio__create_account")
+        r = await run(w, s, "twilio", "create_account", big)
         assert r.is_error is not True, text(r)[:500]
         assert r.structured_content is None
         assert "characters not shown" in text(r) and len(text(r)) <= 512 * 1024
         # the session goes on
         assert ok(await run(w, s, "httpbin", "get_uuid", {}))["uuid"]
     async with modern_client(w.graft.url, w.graft.tokens["alpha"]) as (c, _wire):
-        r = w.record(await c.call_tool("run_tool", {"name": "httpbin__post_anything", "input": big}))
+        r = w.record(await c.call_tool("run_tool", {"name": "twilio__create_account", "input": big}))
         assert r.is_error is not True and "characters not shown" in text(r)
         assert ok(await run(w, c, "httpbin", "get_uuid", {}))["uuid"]
 
