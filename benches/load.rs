@@ -148,7 +148,10 @@ async fn call(http: &reqwest::Client, base: &str, token: &str, id: u64) -> Resul
 }
 
 async fn streams_open(base: &str) -> u64 {
-    let v: Value = reqwest::get(format!("{base}/healthz"))
+    let v: Value = reqwest::Client::new()
+        .get(format!("{base}/healthz"))
+        .bearer_auth(support::METRICS_TOKEN)
+        .send()
         .await
         .unwrap()
         .json()

@@ -64,7 +64,8 @@ fn serve(data: &Path, url: &str) -> (Proc, String) {
 async fn setup(url: &str, vendor: &str) -> Vec<String> {
     let mut config = ServiceConfig::ephemeral("http://127.0.0.1:3000");
     config.key =
-        graft::service::secrets::SecretKey::load_or_create(Some(KEY), Path::new(".")).unwrap();
+        graft::service::secrets::SecretKey::load_or_create(Some(KEY), None, Path::new("."))
+            .unwrap();
     let g = Graft::open(url, Arc::new(SystemClock), config)
         .await
         .unwrap();

@@ -79,7 +79,7 @@ echo "$GRAFT_ADMIN_PASSWORD" | g user add admin --password-stdin > /dev/null
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 export GRAFT_URL="http://127.0.0.1:$PORT"
-LEPTOS_SITE_ROOT="$REPO/target/site" GRAFT_ADDR="127.0.0.1:$PORT" RUST_LOG=${RUST_LOG:-info} \
+LEPTOS_SITE_ROOT="$REPO/target/site" GRAFT_ADDR="127.0.0.1:$PORT" RUST_LOG=${RUST_LOG:-info} GRAFT_VENDOR_LOOPBACK=allow \
   "$GRAFT_BIN" --data-dir "$DATA" serve > "$WORK/graft.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do curl -fs "$GRAFT_URL/healthz" > /dev/null && break; sleep 0.1; done

@@ -41,8 +41,8 @@ token=$("$GRAFT" --data-dir "$work/data" agent add alpha | tail -1)
 [[ $token == graft_* ]] || fail "no token from graft agent add: $token"
 
 pa=$(free_port); pb=$(free_port); pl=$(free_port)
-"$GRAFT" --data-dir "$work/data" serve --addr "127.0.0.1:$pa" 2> "$work/a.log" & pids+=($!); pid_a=$!; disown
-"$GRAFT" --data-dir "$work/data" serve --addr "127.0.0.1:$pb" 2> "$work/b.log" & pids+=($!); pid_b=$!; disown
+GRAFT_VENDOR_LOOPBACK=allow "$GRAFT" --data-dir "$work/data" serve --addr "127.0.0.1:$pa" 2> "$work/a.log" & pids+=($!); pid_a=$!; disown
+GRAFT_VENDOR_LOOPBACK=allow "$GRAFT" --data-dir "$work/data" serve --addr "127.0.0.1:$pb" 2> "$work/b.log" & pids+=($!); pid_b=$!; disown
 wait_up "http://127.0.0.1:$pa"; wait_up "http://127.0.0.1:$pb"
 LB_BIND="127.0.0.1:$pl" GRAFT_A="127.0.0.1:$pa" GRAFT_B="127.0.0.1:$pb" \
   haproxy -db -f "${LB_CONFIG:-deploy/haproxy.cfg}" > "$work/lb.log" 2>&1 & pids+=($!); disown

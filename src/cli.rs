@@ -61,6 +61,11 @@ pub enum Command {
         /// Base URL of the vendor's API (default: the document's server).
         #[arg(long)]
         base_url: Option<String>,
+        /// Confirm a --base-url that moves an existing vendor to another origin (its
+        /// connections are suspended until confirmed there, its approvals go back to
+        /// pending).
+        #[arg(long)]
+        yes: bool,
     },
     /// Search, show and annotate toolbox tools.
     #[command(subcommand)]
@@ -123,6 +128,24 @@ pub enum Command {
     /// Database tools.
     #[command(subcommand)]
     Db(DbCommand),
+    /// The secret key that seals connection secrets.
+    #[command(subcommand)]
+    Key(KeyCommand),
+}
+
+/// `graft key …`
+#[derive(Debug, Subcommand)]
+pub enum KeyCommand {
+    /// Re-seal every stored connection secret under a new random key (in one
+    /// transaction), then store the new key where the current one came from: the key file
+    /// (GRAFT_SECRET_KEY_FILE, else the data directory's secret.key) is replaced; a key
+    /// from GRAFT_SECRET_KEY is printed once for you to set. Stop every `graft serve`
+    /// first and start them again after: a running server keeps the old key.
+    Rotate {
+        /// Confirm (without it, Graft says what rotating would do and changes nothing).
+        #[arg(long)]
+        yes: bool,
+    },
 }
 
 /// `graft db …`
@@ -133,9 +156,12 @@ pub enum DbCommand {
     /// instances. Stop Graft first. Connection secrets stay sealed: serve the copy with
     /// the same secret key (GRAFT_SECRET_KEY, or the data directory's secret.key).
     Copy {
-        /// The PostgreSQL database to fill: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE
+        /// The PostgreSQL database to fill: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE.
+        /// Better left out: then it is read from GRAFT_COPY_TO, or asked for on the
+        /// terminal (a password on the command line stays in shell history and the
+        /// process list).
         #[arg(long)]
-        to: String,
+        to: Option<String>,
     },
 }
 
@@ -209,10 +235,17 @@ pub enum ConnectionCommand {
     },
     /// List connections (without secrets).
     List,
-    /// Revoke a connection: calls that use it answer connection_revoked.
+    /// Revoke a connection: calls that use it answer connection_revoked; its secret is
+    /// deleted.
     Revoke {
         /// Connection id (from `graft connection list`).
         id: i64,
+    },
+    /// Confirm a vendor's connections at its new base URL: after its base URL moved to
+    /// another origin (scheme, host or port), they send nothing until confirmed.
+    Confirm {
+        /// Vendor slug.
+        vendor: String,
     },
 }
 
@@ -301,6 +334,18 @@ pub enum VendorCommand {
         /// Enable the vendor again.
         #[arg(long)]
         enable: bool,
+        /// Mark the vendor internal: its calls may go to private and link-local
+        /// addresses (never otherwise).
+        #[arg(long, conflicts_with = "no_internal")]
+        internal: bool,
+        /// Take the internal mark off.
+        #[arg(long)]
+        no_internal: bool,
+        /// Confirm a base URL on another origin (scheme, host or port): the vendor's
+        /// connections are suspended until confirmed there and its approvals go back to
+        /// pending. Without it Graft says so and changes nothing.
+        #[arg(long)]
+        yes: bool,
     },
     /// Remove a vendor: its tools are demoted from every working set and refuse calls,
     /// its connections are revoked (secrets dropped) and it leaves the lists; its tools,
@@ -553,12 +598,16 @@ fn without_password(url: &str) -> String {
         if u.password().is_some() {
             let _ = u.set_password(Some("***"));
         }
-        // libpq-style `?password=…` (and `sslpassword`) too
+        // libpq-style `?password=…` (and `sslpassword`, `passfile`), and anything that
+        // may carry one (`options=-c …`), too
         if u.query().is_some() {
             let pairs: Vec<(String, String)> = u
                 .query_pairs()
                 .map(|(k, v)| {
-                    let hidden = k.to_ascii_lowercase().contains("pass");
+                    let k_low = k.to_ascii_lowercase();
+                    let hidden = k_low.contains("pass")
+                        || k_low.starts_with("options")
+                        || v.to_ascii_lowercase().contains("pass");
                     (
                         k.into_owned(),
                         if hidden { "***".into() } else { v.into_owned() },
@@ -678,6 +727,17 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 .with_context(|| format!("cannot listen on {}", settings.addr))?;
             let app = Application::build(&settings, graft, listener).await?;
             let addr = app.local_addr()?;
+            let https = settings
+                .public_url
+                .as_deref()
+                .is_some_and(|u| u.starts_with("https://"));
+            if !https && !addr.ip().is_loopback() {
+                tracing::warn!(
+                    %addr,
+                    "the console is served over plain HTTP on an address others can reach: passwords and the session cookie cross the network in the clear, and the cookie goes to every port of this host. Put Graft behind HTTPS and set GRAFT_PUBLIC_URL=https://… (sessions over plain HTTP end after {} idle hours)",
+                    crate::server::console::PLAIN_HTTP_IDLE_HOURS
+                );
+            }
             tracing::info!(%addr, "graft serving MCP at http://{addr}/mcp and the console at http://{addr}/");
             app.run().await?;
             tracing::info!("graft stopped");
@@ -756,6 +816,26 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             );
         }
         Command::Db(DbCommand::Copy { to }) => {
+            let to = match to {
+                Some(to) => {
+                    if url::Url::parse(&to).is_ok_and(|u| u.password().is_some()) {
+                        eprintln!("note: the database password is on the command line (shell history, the process list); next time give the URL in GRAFT_COPY_TO or at the prompt");
+                    }
+                    to
+                }
+                None => match std::env::var("GRAFT_COPY_TO")
+                    .ok()
+                    .filter(|v| !v.trim().is_empty())
+                {
+                    Some(to) => to,
+                    None => rpassword::prompt_password(
+                        "PostgreSQL URL to copy into (postgres://…, not echoed): ",
+                    )
+                    .context("no --to, no GRAFT_COPY_TO, and no terminal to ask on")?
+                    .trim()
+                    .to_string(),
+                },
+            };
             if !(to.starts_with("postgres:") || to.starts_with("postgresql:")) {
                 anyhow::bail!("--to must be a PostgreSQL URL (postgres://…)");
             }
@@ -870,12 +950,46 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             base_url,
             disable,
             enable,
+            internal,
+            no_internal,
+            yes,
         }) => {
             let enabled = match (disable, enable) {
                 (true, _) => Some(false),
                 (_, true) => Some(true),
                 _ => None,
             };
+            let mark = match (internal, no_internal) {
+                (true, _) => Some(true),
+                (_, true) => Some(false),
+                _ => None,
+            };
+            let moved = match base_url.as_deref() {
+                Some(u) => graft.origin_move(&slug, u).await?,
+                None => None,
+            };
+            if let (Some((old, new)), false) = (&moved, yes) {
+                anyhow::bail!(
+                    "the base URL moves vendor {slug} from {old} to {new}: its connections would be suspended until a person confirms them there (graft connection confirm {slug}) and its approvals would go back to pending; nothing was changed: run again with --yes to confirm"
+                );
+            }
+            if let Some(internal) = mark {
+                let v = graft
+                    .set_vendor_internal(&person(), &slug, internal)
+                    .await?;
+                println!(
+                    "Vendor {} is {}.",
+                    v.slug,
+                    if v.internal {
+                        "internal: its calls may go to private and link-local addresses"
+                    } else {
+                        "not internal: its calls go to public addresses only"
+                    }
+                );
+                if name.is_none() && base_url.is_none() && enabled.is_none() {
+                    return Ok(());
+                }
+            }
             let (v, demoted) = graft
                 .set_vendor(
                     &person(),
@@ -885,6 +999,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     enabled,
                 )
                 .await?;
+            if let Some((old, new)) = &moved {
+                println!(
+                    "Moved from {old} to {new}: its connections are suspended until you confirm them there (graft connection confirm {}), and its approvals are pending again.",
+                    v.slug
+                );
+            }
             let state = if v.disabled_at.is_some() {
                 "disabled"
             } else {
@@ -936,9 +1056,17 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             file,
             vendor,
             base_url,
+            yes,
         } => {
             let text = std::fs::read_to_string(&file)
                 .with_context(|| format!("cannot read {}", file.display()))?;
+            if let (Some(u), false) = (base_url.as_deref(), yes) {
+                if let Ok(Some((old, new))) = graft.origin_move(&vendor, u).await {
+                    anyhow::bail!(
+                        "--base-url moves vendor {vendor} from {old} to {new}: its connections would be suspended until a person confirms them there (graft connection confirm {vendor}) and its approvals would go back to pending; nothing was changed: run again with --yes to confirm"
+                    );
+                }
+            }
             let bar = indicatif::ProgressBar::new(0);
             bar.set_style(
                 indicatif::ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} operations")
@@ -965,6 +1093,24 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             embed_with_bar(&graft).await?;
             let summary = crate::console::api::ImportSummary::from(report.clone());
             println!("{}", summary.headline());
+            if let Some(url) = &report.adopted_base_url {
+                println!(
+                    "Base URL {url}, taken from the document's servers: every call of these tools goes there (graft vendor set {} --base-url … to change it).",
+                    report.vendor
+                );
+            }
+            if let Some((old, new)) = &report.origin_moved {
+                println!(
+                    "Moved from {old} to {new}: its connections are suspended until you confirm them there (graft connection confirm {}), and its approvals are pending again.",
+                    report.vendor
+                );
+            }
+            for (old, new) in &report.moved {
+                println!(
+                    "  renamed an agent's tool {v}__{old} to {v}__{new}: the document's operation takes its name",
+                    v = report.vendor
+                );
+            }
             for (name, what) in &report.updated {
                 println!("  updated {}__{name}: {what}", report.vendor);
             }
@@ -1064,7 +1210,76 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Connection(ConnectionCommand::Revoke { id }) => {
             let (c, demoted) = graft.revoke_connection(&person(), id).await?;
-            println!("Revoked connection {} ({}) of {}; demoted {demoted} working-set entries that used it.", c.id, c.label, c.vendor);
+            println!("Revoked connection {} ({}) of {}; its secret is deleted; demoted {demoted} working-set entries that used it.", c.id, c.label, c.vendor);
+        }
+        Command::Connection(ConnectionCommand::Confirm { vendor }) => {
+            let v = graft.live_vendor(&vendor).await?;
+            let n = graft.confirm_connections(&person(), &vendor).await?;
+            println!(
+                "Confirmed {} of {} at {}: calls use {} again.",
+                if n == 1 {
+                    "1 connection".to_string()
+                } else {
+                    format!("{n} connections")
+                },
+                v.slug,
+                crate::service::origin_of(&v.base_url),
+                if n == 1 { "it" } else { "them" }
+            );
+        }
+        Command::Key(KeyCommand::Rotate { yes }) => {
+            let source = settings.key_source();
+            let stored = graft
+                .connections()
+                .await?
+                .iter()
+                .filter(|c| c.revoked_at.is_none())
+                .count();
+            let where_ = match &source {
+                crate::config::KeySource::Env => {
+                    "GRAFT_SECRET_KEY (the new key is printed once)".to_string()
+                }
+                crate::config::KeySource::File(p) => format!("{} (replaced)", p.display()),
+            };
+            if !yes {
+                anyhow::bail!(
+                    "rotating re-seals the secrets of {stored} live connection(s) under a new key kept in {where_}; stop every graft serve first and start them again after; nothing was changed: run again with --yes"
+                );
+            }
+            graft.check_secret_key().await?;
+            let new = crate::service::secrets::SecretKey::generate();
+            match &source {
+                crate::config::KeySource::Env => {
+                    let n = graft.reseal_secrets(&new).await?;
+                    println!("Re-sealed {n} secret(s). Set GRAFT_SECRET_KEY to this new key (shown once) before starting graft again:");
+                    println!("{}", new.to_hex());
+                }
+                crate::config::KeySource::File(path) => {
+                    // the new key is on disk before the secrets move to it, so that no
+                    // moment exists where nothing opens them
+                    let pending = path.with_extension("key.new");
+                    let _ = std::fs::remove_file(&pending);
+                    new.write_new(&pending).map_err(anyhow::Error::msg)?;
+                    let n = match graft.reseal_secrets(&new).await {
+                        Ok(n) => n,
+                        Err(e) => {
+                            let _ = std::fs::remove_file(&pending);
+                            return Err(e.into());
+                        }
+                    };
+                    std::fs::rename(&pending, path).with_context(|| {
+                        format!(
+                            "the secrets are sealed under the key in {}, which could not replace {}: rename it by hand",
+                            pending.display(),
+                            path.display()
+                        )
+                    })?;
+                    println!(
+                        "Re-sealed {n} secret(s) under a new key, now in {}. Start graft serve again.",
+                        path.display()
+                    );
+                }
+            }
         }
         Command::Calls {
             agent,

@@ -29,16 +29,38 @@ pub struct Settings {
     /// `GRAFT_SWEEP_INTERVAL`: how often the sweep runs (default 5m).
     pub sweep_interval: Duration,
     /// `GRAFT_SECRET_KEY`: 64 hex digits sealing connection secrets; else the key file
-    /// `secret.key` in the data directory.
+    /// `GRAFT_SECRET_KEY_FILE`; else `secret.key` in the data directory.
     pub secret_key: Option<String>,
+    /// `GRAFT_SECRET_KEY_FILE`: the key file, kept outside the data directory in
+    /// production (security review 32.6).
+    pub secret_key_file: Option<PathBuf>,
     /// `GRAFT_CONNECT_TIMEOUT` (default 5s) and `GRAFT_REQUEST_TIMEOUT` (default 30s)
     /// of vendor calls; `GRAFT_RESPONSE_CAP` bytes read from the vendor (default 1 MiB);
-    /// `GRAFT_RESULT_BUDGET` bytes of one tool result (default 512 KiB).
+    /// `GRAFT_RESULT_BUDGET` bytes of one tool result (default 512 KiB);
+    /// `GRAFT_VENDOR_LOOPBACK=allow` lets vendors on loopback be called.
     pub limits: crate::proxy::ProxyLimits,
     /// `GRAFT_EMBEDDING_MODEL`: the directory of the sentence-embedding model for
     /// semantic search; default `<data_dir>/models/minilm-static-256` (where
     /// `scripts/get-model.sh` puts it). Without one, search is lexical-only.
     pub embedding_model: Option<PathBuf>,
+    /// `GRAFT_MAX_CONNECTIONS` (1024), `GRAFT_MAX_CONNECTIONS_PER_ADDRESS` (256) and
+    /// `GRAFT_HEADER_TIMEOUT` (10s): what the port accepts (security review 32.2).
+    pub connection_limits: crate::server::listen::ConnectionLimits,
+    /// `GRAFT_METRICS_TOKEN`: a bearer token that opens what an operator reads
+    /// (`/healthz`'s toolbox size and stream count); without it they are not shown.
+    pub metrics_token: Option<String>,
+    /// What one agent may make Graft do (`GRAFT_AGENT_*`, `GRAFT_CALLS_RETENTION_DAYS`;
+    /// security review 32.8).
+    pub quotas: crate::service::quota::Quotas,
+}
+
+/// Where the secret key that seals connection secrets comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeySource {
+    /// `GRAFT_SECRET_KEY`.
+    Env,
+    /// A key file (`GRAFT_SECRET_KEY_FILE`, or the data directory's `secret.key`).
+    File(PathBuf),
 }
 
 /// Reads a comma-separated list variable.
@@ -119,6 +141,13 @@ impl Settings {
                 format!("GRAFT_SCHEMA_BUDGET {v:?} is not a number of bytes (at least 1024)")
             })?;
         }
+        if let Ok(v) = std::env::var("GRAFT_VENDOR_LOOPBACK") {
+            limits.vendor_loopback = match v.trim().to_ascii_lowercase().as_str() {
+                "allow" | "1" | "true" | "yes" => true,
+                "" | "deny" | "0" | "false" | "no" => false,
+                _ => return Err(format!("GRAFT_VENDOR_LOOPBACK {v:?}: use allow or deny")),
+            };
+        }
         let sweep_interval = match std::env::var("GRAFT_SWEEP_INTERVAL") {
             Ok(v) => parse_duration(&v)?,
             Err(_) => Duration::from_secs(300),
@@ -126,13 +155,42 @@ impl Settings {
         if sweep_interval.is_zero() {
             return Err("GRAFT_SWEEP_INTERVAL must be at least 1s".into());
         }
+        let mut connection_limits = crate::server::listen::ConnectionLimits::default();
+        let count = |name: &str, v: String| -> Result<usize, String> {
+            v.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n >= 1)
+                .ok_or_else(|| format!("{name} {v:?} is not a number of connections (at least 1)"))
+        };
+        if let Ok(v) = std::env::var("GRAFT_MAX_CONNECTIONS") {
+            connection_limits.max_connections = count("GRAFT_MAX_CONNECTIONS", v)?;
+        }
+        if let Ok(v) = std::env::var("GRAFT_MAX_CONNECTIONS_PER_ADDRESS") {
+            connection_limits.max_per_address = count("GRAFT_MAX_CONNECTIONS_PER_ADDRESS", v)?;
+        }
+        if let Ok(v) = std::env::var("GRAFT_HEADER_TIMEOUT") {
+            connection_limits.header_timeout = parse_duration(&v)?;
+            if connection_limits.header_timeout.is_zero() {
+                return Err("GRAFT_HEADER_TIMEOUT must be at least 1s".into());
+            }
+        }
         let embedding_model = std::env::var_os("GRAFT_EMBEDDING_MODEL")
             .filter(|v| !v.is_empty())
             .map(PathBuf::from);
+        let quotas = crate::service::quota::Quotas::from_env()?;
         Ok(Self {
+            quotas,
+            metrics_token: std::env::var("GRAFT_METRICS_TOKEN")
+                .ok()
+                .filter(|t| !t.trim().is_empty()),
+            connection_limits,
             embedding_model,
             sweep_interval,
             secret_key: std::env::var("GRAFT_SECRET_KEY").ok(),
+            secret_key_file: std::env::var_os("GRAFT_SECRET_KEY_FILE")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from),
             limits,
             data_dir,
             database_url,
@@ -163,6 +221,7 @@ impl Settings {
     pub fn service_config(&self) -> Result<crate::service::ServiceConfig, String> {
         let key = crate::service::secrets::SecretKey::load_or_create(
             self.secret_key.as_deref(),
+            self.secret_key_file.as_deref(),
             &self.data_dir,
         )?;
         Ok(crate::service::ServiceConfig {
@@ -170,7 +229,27 @@ impl Settings {
             key,
             limits: self.limits,
             model: self.model()?,
+            lookup: None,
+            quotas: self.quotas,
         })
+    }
+
+    /// Where the secret key comes from, in words: `GRAFT_SECRET_KEY`, or the key file's
+    /// path (`GRAFT_SECRET_KEY_FILE`, else `<data_dir>/secret.key`).
+    pub fn key_source(&self) -> KeySource {
+        if self
+            .secret_key
+            .as_deref()
+            .is_some_and(|v| !v.trim().is_empty())
+        {
+            KeySource::Env
+        } else {
+            KeySource::File(
+                self.secret_key_file
+                    .clone()
+                    .unwrap_or_else(|| self.data_dir.join("secret.key")),
+            )
+        }
     }
 
     /// The directory of the default embedding model in the data directory.

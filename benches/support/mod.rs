@@ -162,6 +162,9 @@ pub async fn first_tools(graft: &Graft, n: usize) -> Vec<(String, String)> {
     .unwrap()
 }
 
+/// The metrics token `spawn_graft` gives the server (`/healthz` details).
+pub const METRICS_TOKEN: &str = "bench-metrics-token";
+
 /// Starts `graft serve` (the binary cargo built with this bench's profile: release
 /// under `cargo bench`) on `data` and a free port, waits until it serves, and returns
 /// the process and its base URL (`http://127.0.0.1:PORT`). The environment is inherited
@@ -176,6 +179,15 @@ pub fn spawn_graft(data: &Path) -> (Proc, String) {
             std::env::var("RUST_LOG").unwrap_or_else(|_| "warn,graft=info".into()),
         )
         .env("GRAFT_SWEEP_INTERVAL", "1h")
+        // the bench vendors listen on loopback; thousands of streams from one address;
+        // /healthz's stream count
+        .env("GRAFT_VENDOR_LOOPBACK", "allow")
+        .env("GRAFT_MAX_CONNECTIONS", "8192")
+        .env("GRAFT_MAX_CONNECTIONS_PER_ADDRESS", "8192")
+        .env("GRAFT_METRICS_TOKEN", METRICS_TOKEN)
+        // benchmarks drive a few agents far past what one agent may do by default
+        .env("GRAFT_AGENT_CALLS_PER_MINUTE", "100000000")
+        .env("GRAFT_AGENT_CONCURRENT_CALLS", "100000")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

@@ -1,6 +1,7 @@
 // The console's scenarios (issue 5), run hydrated and with JavaScript disabled.
 import { test, expect, unique, shot, goto, ready, signIn, createAgent, connectAgent } from './fixtures.mjs';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 
 test('sign in, land on the home page, see the agents list, sign out', async ({ page }, testInfo) => {
@@ -371,4 +372,28 @@ test('an upload shows the bytes sent, then the summary', async ({ page }, testIn
   await shot(page, testInfo, 'upload-progress');
   await expect(page.locator('#import-summary')).toContainText(/Vendor twilio, \d+ operations: \d+ new tools/, { timeout: 30_000 });
   await shot(page, testInfo, 'upload-summary');
+});
+
+test('another page cannot frame the console (security review 32.4)', async ({ page }, testInfo) => {
+  // a page on another port of the same host, framing the console: Chromium must refuse
+  // to render the console inside it (frame-ancestors 'none', X-Frame-Options: DENY),
+  // and says so in the console
+  testInfo.annotations.push({ type: 'expected-console-error', description: "frame-ancestors 'none'" });
+  const server = http.createServer((req, res) => {
+    res.setHeader('content-type', 'text/html');
+    res.end(`<h1>elsewhere</h1><iframe id="console" width="800" height="400" src="${process.env.GRAFT_URL}/login"></iframe>`);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    await page.goto(`http://127.0.0.1:${server.address().port}/`);
+    await expect(page.getByRole('heading', { name: 'elsewhere' })).toBeVisible();
+    const frame = page.frames().find((f) => f !== page.mainFrame());
+    expect(frame).toBeTruthy();
+    await frame.waitForLoadState('load').catch(() => {});
+    await expect(frame.getByRole('button', { name: 'Sign in' })).toHaveCount(0);
+    expect(frame.url()).not.toContain('/login');
+    await shot(page, testInfo, 'framed-console-refused');
+  } finally {
+    server.close();
+  }
 });

@@ -25,7 +25,13 @@ export const test = base.extend({
     });
     page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
     await use(page);
-    expect(errors, 'browser console errors').toEqual([]);
+    // a test that provokes an error on purpose names it (annotation
+    // `expected-console-error`, matched as a substring)
+    const expected = testInfo.annotations
+      .filter((a) => a.type === 'expected-console-error')
+      .map((a) => a.description);
+    const unexpected = errors.filter((e) => !expected.some((x) => e.includes(x)));
+    expect(unexpected, 'browser console errors').toEqual([]);
   },
 });
 

@@ -94,9 +94,16 @@ fn build_world() -> World {
             session_idle: std::time::Duration::from_secs(600),
             site_root: dir.path().join("site"),
             secret_key: None,
+            secret_key_file: None,
             sweep_interval: std::time::Duration::from_secs(3600),
-            limits: graft::proxy::ProxyLimits::default(),
+            limits: graft::proxy::ProxyLimits {
+                vendor_loopback: true,
+                ..Default::default()
+            },
             embedding_model: None,
+            connection_limits: Default::default(),
+            metrics_token: None,
+            quotas: Default::default(),
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let app = graft::server::Application::build(&settings, graft.clone(), listener)

@@ -34,6 +34,13 @@ pub enum ConsoleError {
     },
     /// The request was refused (unknown agent or tool, a name taken, a rule): the reason.
     Refused(String),
+    /// Too many requests of this kind for now (HTTP 429 with `Retry-After`): the reason.
+    TooMany {
+        /// The reason, as a sentence.
+        message: String,
+        /// Seconds until a new attempt is counted.
+        retry_after: u64,
+    },
     /// A fault on the server (details in its log, not here).
     Internal,
     /// The request did not reach the function (network, encoding).
@@ -46,6 +53,7 @@ impl std::fmt::Display for ConsoleError {
             Self::SignedOut => write!(f, "You are signed out; sign in again."),
             Self::Field { message, .. } => write!(f, "{message}"),
             Self::Refused(m) => write!(f, "{m}"),
+            Self::TooMany { message, .. } => write!(f, "{message}"),
             Self::Internal => write!(f, "Something went wrong on the server; see its log."),
             Self::Transport(m) => write!(f, "The request failed: {m}"),
         }
@@ -76,6 +84,7 @@ impl ConsoleError {
             Self::SignedOut => StatusCode::UNAUTHORIZED,
             Self::Field { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             Self::Refused(_) | Self::Transport(_) => StatusCode::BAD_REQUEST,
+            Self::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -97,6 +106,13 @@ impl From<ServiceError> for ConsoleError {
                 tracing::error!(error = ?inner, "console call failed");
                 Self::Internal
             }
+            ServiceError::Busy {
+                message,
+                retry_after,
+            } => Self::TooMany {
+                message,
+                retry_after: retry_after.as_secs().max(1),
+            },
             other => Self::Refused(other.to_string()),
         }
     }
@@ -197,6 +213,27 @@ pub struct ApprovalItem {
     /// The input of the newest call that asked (redacted JSON text).
     #[serde(default)]
     pub input: Option<String>,
+    /// Everything the call sends besides its body (security review 32.16): each fixed
+    /// header with its value, each header, cookie and query parameter an input fills.
+    #[serde(default)]
+    pub sends: Vec<String>,
+}
+
+/// `text` with every Unicode bidirectional control (U+061C, U+200E, U+200F,
+/// U+202A–U+202E, U+2066–U+2069) shown as a visible `⟨U+XXXX⟩`, so agent-written text
+/// cannot reorder what a person reads before approving it (Unicode TR #9; "Trojan
+/// Source", CVE-2021-42574; security review 32.16).
+pub fn mark_bidi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+        {
+            out.push_str(&format!("⟨U+{:04X}⟩", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The Agent page.
@@ -449,6 +486,10 @@ pub struct VendorItem {
     /// The header or query parameter name its document's API key scheme names.
     #[serde(default)]
     pub auth_name: Option<String>,
+    /// A person marked it internal: its calls may reach private and link-local
+    /// addresses (security review 32.7).
+    #[serde(default)]
+    pub internal: bool,
 }
 
 /// A vendor's page (issue 14.3).
@@ -486,6 +527,10 @@ pub struct ConnectionItem {
     pub created_at: i64,
     /// Revoked (ms).
     pub revoked_at: Option<i64>,
+    /// Why it is suspended, when it is: its vendor moved to another origin (security
+    /// review 32.5).
+    #[serde(default)]
+    pub suspended: Option<String>,
 }
 
 /// What an OpenAPI import did, for the page that follows the upload.
@@ -526,6 +571,15 @@ pub struct ImportSummary {
     /// Whether the import brought a removed vendor back.
     #[serde(default)]
     pub brought_back: bool,
+    /// `(old, new)` names of agents' tools the document's operations took the names of.
+    #[serde(default)]
+    pub moved: Vec<(String, String)>,
+    /// The base URL taken from the document for the vendor it created.
+    #[serde(default)]
+    pub adopted_base_url: Option<String>,
+    /// `(old origin, new origin)` when the import moved the vendor.
+    #[serde(default)]
+    pub origin_moved: Option<(String, String)>,
     /// Or why nothing was imported.
     pub error: Option<String>,
 }
@@ -611,6 +665,9 @@ impl From<crate::service::ImportReport> for ImportSummary {
             kept: r.kept,
             demoted: r.demoted,
             brought_back: r.brought_back,
+            moved: r.moved,
+            adopted_base_url: r.adopted_base_url,
+            origin_moved: r.origin_moved,
             error: None,
         }
     }
@@ -808,6 +865,11 @@ async fn with_status<T>(
         form_post,
     ) {
         res.set_status(e.status());
+        if let ConsoleError::TooMany { retry_after, .. } = e {
+            if let Ok(v) = http::HeaderValue::from_str(&retry_after.to_string()) {
+                res.insert_header(http::header::RETRY_AFTER, v);
+            }
+        }
     }
     result
 }
@@ -877,19 +939,48 @@ fn approval_item(a: crate::db::runs::ApprovalRow) -> ApprovalItem {
         decided_at: a.decided_at,
         decided_by: a.decided_by,
         version: a.version,
-        changed: a.changed,
+        changed: a.changed.map(|c| mark_bidi(&c)),
         request: a
             .request
             .method
             .zip(a.request.path)
-            .map(|(m, p)| format!("{m} {p}")),
+            .map(|(m, p)| mark_bidi(&format!("{m} {p}"))),
         description: a.request.description.map(|d| {
-            crate::domain::search::text::first_sentence(
+            mark_bidi(&crate::domain::search::text::first_sentence(
                 &crate::domain::search::text::plain_text(&d),
                 200,
-            )
+            ))
         }),
-        input: a.request.input,
+        input: a.request.input.map(|i| mark_bidi(&i)),
+        sends: a
+            .request
+            .binding
+            .as_deref()
+            .and_then(|b| serde_json::from_str::<crate::domain::tool::Binding>(b).ok())
+            .map(|b| {
+                let mut out: Vec<String> = b
+                    .fixed_headers
+                    .iter()
+                    .map(|(k, v)| format!("header {k}: {v}"))
+                    .collect();
+                out.extend(
+                    b.headers
+                        .iter()
+                        .map(|(p, k)| format!("header {k} (from the input {p})")),
+                );
+                out.extend(
+                    b.cookies
+                        .iter()
+                        .map(|(p, k)| format!("cookie {k} (from the input {p})")),
+                );
+                out.extend(
+                    b.query
+                        .iter()
+                        .map(|(p, k)| format!("query parameter {k} (from the input {p})")),
+                );
+                out.into_iter().map(|l| mark_bidi(&l)).collect()
+            })
+            .unwrap_or_default(),
     }
 }
 
@@ -945,16 +1036,26 @@ pub async fn login(name: String, password: String, next: Option<String>) -> Cons
     with_status(async move {
         let state = use_context::<ConsoleState>().ok_or(ConsoleError::Internal)?;
         let session = session().await?;
-        if let Err(wait) = state.sign_ins.attempt(&name) {
-            return Err(ConsoleError::Refused(format!(
-                "Too many failed sign-ins for this name; try again in {} s.",
-                wait.as_secs().max(1)
-            )));
+        // the client's address (the accept loop puts it on every request; a proxy in
+        // front makes it the proxy's)
+        let address = leptos_axum::extract::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+            .await
+            .map(|c| c.0.ip())
+            .unwrap_or(std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED));
+        match state.sign_ins.attempt(&name, address) {
+            Err(r) => {
+                return Err(ConsoleError::TooMany {
+                    message: r.message,
+                    retry_after: r.wait.as_secs().max(1),
+                })
+            }
+            Ok(crate::server::console::Attempt::After(wait)) => tokio::time::sleep(wait).await,
+            Ok(crate::server::console::Attempt::Go) => {}
         }
         let Some(person) = state.graft.sign_in(&name, &password).await? else {
             return Err(ConsoleError::Refused("Wrong name or password.".into()));
         };
-        state.sign_ins.succeeded(&name);
+        state.sign_ins.succeeded(&name, address);
         crate::server::console::start_session(&session, &person)
             .await
             .map_err(|_| ConsoleError::Internal)?;
@@ -1645,6 +1746,7 @@ fn vendor_item(v: crate::db::VendorRow) -> VendorItem {
         removed_at: v.removed_at,
         auth_kind: v.auth_kind,
         auth_name: v.auth_name,
+        internal: v.internal,
     }
 }
 
@@ -1658,6 +1760,7 @@ fn connection_item(c: crate::service::access::ConnectionInfo) -> ConnectionItem 
         name: c.name,
         created_at: c.created_at,
         revoked_at: c.revoked_at,
+        suspended: c.suspended,
     }
 }
 
@@ -1713,7 +1816,12 @@ pub async fn vendor(slug: String) -> ConsoleResult<VendorData> {
 /// Changes a vendor's name and base URL (both as shown in the form). Errors: at `name`
 /// (empty) or `base_url` (not an absolute http or https URL).
 #[server(prefix = "/api", endpoint = "edit_vendor")]
-pub async fn edit_vendor(slug: String, name: String, base_url: String) -> ConsoleResult<()> {
+pub async fn edit_vendor(
+    slug: String,
+    name: String,
+    base_url: String,
+    confirm_move: Option<String>,
+) -> ConsoleResult<()> {
     with_status(async move {
         let (state, person) = signed_in().await?;
         if name.trim().is_empty() {
@@ -1723,6 +1831,16 @@ pub async fn edit_vendor(slug: String, name: String, base_url: String) -> Consol
             .map_err(|m| ConsoleError::field("name", m))?;
         if let Err(e) = crate::service::check_base_url(&base_url) {
             return Err(ConsoleError::field("base_url", e.to_string()));
+        }
+        // a move to another origin suspends the connections and sets the approvals back
+        // to pending: only when the person ticked that they mean it (security review 32.5)
+        if let Some((old, new)) = state.graft.origin_move(&slug, &base_url).await? {
+            if confirm_move.as_deref() != Some("yes") {
+                return Err(ConsoleError::field(
+                    "confirm_move",
+                    format!("this moves the vendor from {old} to {new}: its connections will send nothing until you confirm them there, and its approvals go back to pending. Tick the box to move it"),
+                ));
+            }
         }
         state
             .graft
@@ -1735,6 +1853,54 @@ pub async fn edit_vendor(slug: String, name: String, base_url: String) -> Consol
             )
             .await?;
         back_saying_saved("vendor");
+        Ok(())
+    })
+    .await
+}
+
+/// Confirms a vendor's connections at its new base URL (after a move to another origin).
+/// Errors: `Refused` when none waits.
+#[server(prefix = "/api", endpoint = "confirm_connections")]
+pub async fn confirm_connections(slug: String) -> ConsoleResult<()> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        state
+            .graft
+            .confirm_connections(&Actor::Person(person.name), &slug)
+            .await?;
+        back_saying_saved("connections");
+        Ok(())
+    })
+    .await
+}
+
+/// Marks a vendor internal (`internal` = `yes`) or not (`no`): an internal vendor's
+/// calls may go to private and link-local addresses. Marking needs `confirm` = `yes`.
+/// Errors: at `confirm`.
+#[server(prefix = "/api", endpoint = "set_vendor_internal")]
+pub async fn set_vendor_internal(
+    slug: String,
+    internal: String,
+    confirm: Option<String>,
+) -> ConsoleResult<()> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        let internal = match internal.as_str() {
+            "yes" => true,
+            "no" => false,
+            _ => return Err(ConsoleError::Refused("internal must be yes or no".into())),
+        };
+        if internal && confirm.as_deref() != Some("yes") {
+            return Err(ConsoleError::field(
+                "confirm",
+                "tick the box: the vendor's calls may then reach this network's private addresses",
+            ));
+        }
+        state
+            .graft
+            .set_vendor_internal(&Actor::Person(person.name), &slug, internal)
+            .await?;
+        back_saying_saved("internal");
         Ok(())
     })
     .await

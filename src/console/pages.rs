@@ -852,6 +852,9 @@ fn approvals_table(
                                     {x.request.clone().map(|r| view! { <div class="request"><code>{r}</code></div> })}
                                     {x.description.clone().filter(|d| !d.is_empty()).map(|d| view! { <div class="muted">{d}</div> })}
                                     {x.input.clone().map(|i| view! { <div class="asked-input">"Input of the call that asked: "<code class="input">{i}</code></div> })}
+                                    {(!x.sends.is_empty()).then(|| view! { <details class="sends"><summary>{format!("Headers and parameters it sends besides the body ({})", x.sends.len())}</summary><ul>
+                                        {x.sends.clone().into_iter().map(|l| view! { <li><code>{l}</code></li> }).collect_view()}
+                                    </ul></details> }.into_any())}
                                 </td>
                                 <td class=format!("state {}", x.state)>{x.state.clone()}</td>
                                 <td data-label="Asked"><When at=x.requested_at now/></td>
@@ -1328,6 +1331,8 @@ pub fn VendorPage() -> impl IntoView {
     let add_conn = ServerAction::<AddConnection>::new();
     let revoke = ServerAction::<RevokeConnection>::new();
     let remove = ServerAction::<RemoveVendor>::new();
+    let confirm_conns = ServerAction::<ConfirmConnections>::new();
+    let set_internal = ServerAction::<SetVendorInternal>::new();
     let conn_saves = saves(add_conn);
     let data = Resource::new(
         move || {
@@ -1336,11 +1341,15 @@ pub fn VendorPage() -> impl IntoView {
                 edit.version().get()
                     + set_state.version().get()
                     + conn_saves.get()
-                    + revoke.version().get(),
+                    + revoke.version().get()
+                    + confirm_conns.version().get()
+                    + set_internal.version().get(),
             )
         },
         |(s, _)| vendor(s),
     );
+    let confirm_err = error_of(confirm_conns);
+    let internal_err = error_of(set_internal);
     let edit_err = error_of(edit);
     let state_err = error_of(set_state);
     let conn_err = error_of(add_conn);
@@ -1354,6 +1363,9 @@ pub fn VendorPage() -> impl IntoView {
                 let v = d.vendor.clone();
                 let now = d.now;
                 let (s1, s2, s3, s4) = (v.slug.clone(), v.slug.clone(), v.slug.clone(), v.slug.clone());
+                let (s5, s6) = (v.slug.clone(), v.slug.clone());
+                let (base1, base2) = (v.base_url.clone(), v.base_url.clone());
+                let suspended: Option<String> = d.connections.iter().find_map(|c| c.suspended.clone());
                 let v_conn = v.clone();
                 let history = view! {
                     <section class="card" id="imports">
@@ -1399,17 +1411,56 @@ pub fn VendorPage() -> impl IntoView {
                             <FieldError err=edit_err field="name"/>
                             <label>"Base URL (every call of its tools starts with it)"<input name="base_url" value=v.base_url.clone()/></label>
                             <FieldError err=edit_err field="base_url"/>
+                            <label class="check"><input type="checkbox" name="confirm_move" value="yes"/>
+                                " If the new base URL is on another host, port or scheme: yes, move it (its connections then wait for my confirmation there, and its approvals are asked again)"</label>
+                            <FieldError err=edit_err field="confirm_move"/>
                             <button type="submit">"Save"</button>
                         </ActionForm>
                     </section>
                     <section class="card" id="connections">
                         <h2>"Connections"</h2>
+                        {suspended.map(|why| view! {
+                            <div class="warning" role="alert" id="suspended">
+                                <p>{format!("{why}. Its connections send nothing until you confirm them at {}: a stored secret, or an approved write, must not follow a base URL somewhere else without a person's word.", base1)}</p>
+                                <FormError err=confirm_err/>
+                                <ActionForm action=confirm_conns attr:class="inline">
+                                    <input type="hidden" name="slug" value=s5.clone()/>
+                                    <button type="submit">{format!("Confirm its connections at {}", base2)}</button>
+                                </ActionForm>
+                            </div>
+                        })}
                         <FormError err=revoke_err/>
                         {connections_table(d.connections.clone(), now, revoke)}
                         <h3>"Add a connection"</h3>
                         <FormError err=conn_err/>
                         {move || conn_saved.get().then(|| view! { <p class="ok" role="status">"Connection added; its secret is sealed."</p> })}
                         <ConnectionForm action=add_conn vendor=v_conn.clone()/>
+                    </section>
+                    <section class="card" id="network">
+                        <h2>"Network"</h2>
+                        <FormError err=internal_err/>
+                        {if v.internal {
+                            view! {
+                                <p>"Internal: its calls may go to private and link-local addresses of this network (never to cloud metadata addresses)."</p>
+                                <ActionForm action=set_internal>
+                                    <input type="hidden" name="slug" value=s6.clone()/>
+                                    <input type="hidden" name="internal" value="no"/>
+                                    <button type="submit">"Take the internal mark off"</button>
+                                </ActionForm>
+                            }.into_any()
+                        } else {
+                            view! {
+                                <p>"Its calls go to public addresses only: a base URL or a host name that leads to a private, loopback or link-local address is refused. Mark it internal if it really lives on your internal network."</p>
+                                <ActionForm action=set_internal>
+                                    <input type="hidden" name="slug" value=s6.clone()/>
+                                    <input type="hidden" name="internal" value="yes"/>
+                                    <label class="check"><input type="checkbox" name="confirm" value="yes" required/>
+                                        " Yes, its calls may reach this network's private addresses"</label>
+                                    <FieldError err=internal_err field="confirm"/>
+                                    <button type="submit">"Mark it internal"</button>
+                                </ActionForm>
+                            }.into_any()
+                        }}
                     </section>
                     <section class="card" id="state">
                         <h2>"State"</h2>
@@ -1545,6 +1596,11 @@ fn import_summary(s: ImportSummary) -> impl IntoView {
             <section class="card ok-card" role="status" id="import-summary">
                 <h2>"Import done"</h2>
                 <p class="headline">{s.headline()}</p>
+                {s.adopted_base_url.clone().map(|u| view! { <p class="warning" role="note">"Base URL "<code>{u}</code>", taken from the document's servers: every call of these tools goes there. Change it on the vendor's page if it is not the API you mean."</p> })}
+                {s.origin_moved.clone().map(|(old, new)| view! { <p class="warning" role="note">{format!("Moved from {old} to {new}: its connections send nothing until you confirm them on the vendor's page, and its approvals are asked again.")}</p> })}
+                {(!s.moved.is_empty()).then(|| view! { <details open><summary>"Agents' tools renamed: the document's operations take their names"</summary><ul>
+                    {s.moved.clone().into_iter().map(|(o, n)| view! { <li><code>{o}</code>" → "<code>{n}</code></li> }).collect_view()}
+                </ul></details> })}
                 {(!s.updated.is_empty()).then(|| view! { <details open><summary>"Updated: a new version, authored by import"</summary><ul>
                     {s.updated.clone().into_iter().map(|(n, what)| view! { <li><a href=format!("/tools/{}/{}", segment(&s.vendor), segment(&n))><code>{n.clone()}</code></a>": "{what}</li> }).collect_view()}
                 </ul></details> })}
@@ -1676,9 +1732,10 @@ fn connections_table(
                     <td>{c.label.clone()}</td>
                     <td>{c.kind}{c.name.map(|n| format!(" ({n})"))}</td>
                     <td><When at=c.created_at now/></td>
-                    <td>{match c.revoked_at {
-                        Some(t) => view! { "revoked "<When at=t now/> }.into_any(),
-                        None => "active".into_any(),
+                    <td>{match (c.revoked_at, c.suspended.clone()) {
+                        (Some(t), _) => view! { "revoked "<When at=t now/> }.into_any(),
+                        (None, Some(why)) => view! { <span class="warning-text" title=why>"suspended: the base URL moved"</span> }.into_any(),
+                        (None, None) => "active".into_any(),
                     }}</td>
                     <td>{c.revoked_at.is_none().then(|| view! {
                         <Confirm label="Revoke".to_string()>

@@ -100,6 +100,41 @@ pub async fn update_read_only_by(conn: &mut Conn, tool_id: i64, who: Option<&str
 }
 
 /// Adds a note.
+/// Renames a tool (an agent's tool whose name an imported operation takes; security
+/// review 32.20). Errors: the name is taken.
+pub async fn update_tool_name(conn: &mut Conn, tool_id: i64, name: &str) -> DbResult<()> {
+    on_db!(conn, |e| sqlx::query(
+        "UPDATE tools SET name = $1 WHERE id = $2"
+    )
+    .bind(name)
+    .bind(tool_id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// Adds a note to a tool inside a transaction.
+pub async fn insert_note_in(
+    conn: &mut Conn,
+    tool_id: i64,
+    author: &str,
+    body: &str,
+    now: i64,
+) -> DbResult<()> {
+    on_db!(conn, |e| sqlx::query(
+        "INSERT INTO tool_notes (tool_id, author, body, created_at) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(tool_id)
+    .bind(author)
+    .bind(body)
+    .bind(now)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
 pub async fn insert_note(
     pool: &Pool,
     tool_id: i64,

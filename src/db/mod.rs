@@ -222,6 +222,9 @@ pub async fn connect(url: &str) -> Result<Pool, sqlx::Error> {
         .journal_mode(SqliteJournalMode::Wal)
         .synchronous(SqliteSynchronous::Normal)
         .foreign_keys(true)
+        // deleted content (a revoked connection's sealed secret) is overwritten with
+        // zeros, not left in free pages of the file (security review 32.6)
+        .pragma("secure_delete", "ON")
         .busy_timeout(Duration::from_secs(10));
     let pool = SqlitePoolOptions::new()
         .max_connections(8)
@@ -231,8 +234,65 @@ pub async fn connect(url: &str) -> Result<Pool, sqlx::Error> {
     Ok(Pool::Sqlite(pool))
 }
 
+/// Moves what the SQLite write-ahead log holds into the database file and empties the
+/// log (`PRAGMA wal_checkpoint(TRUNCATE)`), so that deleted secrets do not stay in the
+/// log's old frames (security review 32.6). A checkpoint blocked by readers is retried
+/// by the next one; nothing to do on PostgreSQL, whose log is the server's own.
+pub async fn checkpoint(pool: &Pool) -> DbResult<()> {
+    if let Pool::Sqlite(p) = pool {
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+            .execute(p)
+            .await?;
+    }
+    Ok(())
+}
+
+/// The query parameters sqlx's PostgreSQL driver reads from a URL.
+const POSTGRES_PARAMS: &[&str] = &[
+    "sslmode",
+    "ssl-mode",
+    "sslrootcert",
+    "ssl-root-cert",
+    "ssl-ca",
+    "sslcert",
+    "ssl-cert",
+    "sslkey",
+    "ssl-key",
+    "statement-cache-capacity",
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "application_name",
+    "options",
+];
+
+/// Refuses a PostgreSQL URL with a query parameter the driver does not read: sqlx would
+/// log it with its value at warn level (`?pass=…` put a password in the log; security
+/// review 32.18). The error names the parameter, never its value.
+fn check_postgres_params(url: &str) -> Result<(), sqlx::Error> {
+    let Ok(u) = url::Url::parse(url) else {
+        return Ok(()); // sqlx says what is wrong with it
+    };
+    for (k, _) in u.query_pairs() {
+        if !POSTGRES_PARAMS.contains(&k.as_ref()) && !k.starts_with("options[") {
+            return Err(sqlx::Error::Configuration(
+                format!(
+                    "the database URL has a parameter the PostgreSQL driver does not read: {k:?} (its value is not shown); known: {}",
+                    POSTGRES_PARAMS.join(", ")
+                )
+                .into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Opens a PostgreSQL pool and migrates it (see [`connect`]).
 async fn connect_postgres(url: &str) -> Result<PgPool, sqlx::Error> {
+    check_postgres_params(url)?;
     let options = PgConnectOptions::from_str(url)?
         .options([
             ("lock_timeout", "10s"),
@@ -480,6 +540,9 @@ pub struct VendorRow {
     pub auth_kind: Option<String>,
     /// The header or query parameter an `apiKey` scheme names.
     pub auth_name: Option<String>,
+    /// A person marked it internal: its calls may reach private and link-local
+    /// addresses (security review 32.7).
+    pub internal: bool,
 }
 
 /// Changes a vendor's display name and/or base URL (each when given).
@@ -575,7 +638,20 @@ pub async fn select_vendor_entries(conn: &mut Conn, vendor_id: i64) -> DbResult<
 }
 
 const VENDOR_COLUMNS: &str =
-    "id, slug, display_name, base_url, (openapi_document IS NOT NULL) AS has_document, created_at, disabled_at, removed_at, auth_kind, auth_name";
+    "id, slug, display_name, base_url, (openapi_document IS NOT NULL) AS has_document, created_at, disabled_at, removed_at, auth_kind, auth_name, internal";
+
+/// Marks a vendor internal or not (security review 32.7).
+pub async fn update_vendor_internal(conn: &mut Conn, id: i64, internal: bool) -> DbResult<()> {
+    on_db!(conn, |e| sqlx::query(
+        "UPDATE vendors SET internal = $1 WHERE id = $2"
+    )
+    .bind(internal)
+    .bind(id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(())
+}
 
 /// Inserts a vendor; returns its id. Errors: the slug is taken.
 pub async fn insert_vendor(

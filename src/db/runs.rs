@@ -23,10 +23,96 @@ pub struct ConnectionRow {
     pub created_at: i64,
     /// Revocation time (ms).
     pub revoked_at: Option<i64>,
+    /// When the vendor's base URL moved to another origin (ms): the connection sends
+    /// nothing until a person confirms it there (security review 32.5).
+    pub suspended_at: Option<i64>,
+    /// Why, in words (the old and new origin).
+    pub suspended_reason: Option<String>,
 }
 
-const CONNECTION_SELECT: &str = "SELECT c.id, v.slug AS vendor, c.label, c.auth_kind, c.header_or_param_name, \
-     c.secret_ciphertext, c.created_at, c.revoked_at FROM connections c JOIN vendors v ON v.id = c.vendor_id";
+const CONNECTION_SELECT: &str =
+    "SELECT c.id, v.slug AS vendor, c.label, c.auth_kind, c.header_or_param_name, \
+     c.secret_ciphertext, c.created_at, c.revoked_at, c.suspended_at, c.suspended_reason \
+     FROM connections c JOIN vendors v ON v.id = c.vendor_id";
+
+/// Deletes the calls logged before `cutoff` (ms); returns how many.
+pub async fn delete_calls_before(pool: &Pool, cutoff: i64) -> DbResult<u64> {
+    on_db!(pool, |e| sqlx::query(
+        "DELETE FROM tool_calls WHERE at < $1"
+    )
+    .bind(cutoff)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))
+}
+
+/// Replaces a connection's sealed secret (a key rotation re-seals every secret).
+pub async fn update_connection_secret(conn: &mut Conn, id: i64, sealed: &str) -> DbResult<()> {
+    on_db!(conn, |e| sqlx::query(
+        "UPDATE connections SET secret_ciphertext = $1 WHERE id = $2"
+    )
+    .bind(sealed)
+    .bind(id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// Suspends every live connection of a vendor (its base URL moved to another origin:
+/// `why` says from where to where); returns how many.
+pub async fn suspend_vendor_connections(
+    conn: &mut Conn,
+    vendor_id: i64,
+    why: &str,
+    now: i64,
+) -> DbResult<u64> {
+    on_db!(conn, |e| sqlx::query(
+        "UPDATE connections SET suspended_at = $1, suspended_reason = $2 \
+         WHERE vendor_id = $3 AND revoked_at IS NULL",
+    )
+    .bind(now)
+    .bind(why)
+    .bind(vendor_id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))
+}
+
+/// A person confirmed a vendor's connections at its current base URL; returns how many
+/// were suspended.
+pub async fn confirm_vendor_connections(conn: &mut Conn, vendor_id: i64) -> DbResult<u64> {
+    on_db!(conn, |e| sqlx::query(
+        "UPDATE connections SET suspended_at = NULL, suspended_reason = NULL \
+         WHERE vendor_id = $1 AND suspended_at IS NOT NULL",
+    )
+    .bind(vendor_id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))
+}
+
+/// Every granted approval of a vendor's tools becomes a pending request again, saying
+/// `changed`; returns the agents whose approvals moved.
+pub async fn reset_vendor_approvals(
+    conn: &mut Conn,
+    vendor_id: i64,
+    changed: &str,
+    now: i64,
+) -> DbResult<Vec<i64>> {
+    on_db!(conn, |e| {
+        sqlx::query_scalar(
+        "UPDATE approvals SET state = 'pending', changed = $2, requested_at = $3, decided_at = NULL, \
+         decided_by = NULL WHERE state = 'granted' AND tool_id IN (SELECT id FROM tools WHERE vendor_id = $1) \
+         RETURNING agent_id",
+    )
+    .bind(vendor_id)
+    .bind(changed)
+    .bind(now)
+    .fetch_all(e)
+    .await
+    })
+}
 
 /// Inserts a connection; returns its id. Errors: the label is taken for the vendor.
 pub async fn insert_connection(
@@ -85,16 +171,19 @@ pub async fn select_connection(pool: &Pool, id: i64) -> DbResult<Option<Connecti
     .await)
 }
 
-/// Marks a connection revoked; returns whether it was active.
+/// Marks a connection revoked and drops its sealed secret (a revoked secret is never
+/// sent again, so it is not kept; security review 32.6); returns whether it was active.
 pub async fn revoke_connection(conn: &mut Conn, id: i64, now: i64) -> DbResult<bool> {
-    let r = on_db!(conn, |e| sqlx::query(
-        "UPDATE connections SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL"
+    let r = on_db!(conn, |e| {
+        sqlx::query(
+        "UPDATE connections SET revoked_at = $1, secret_ciphertext = NULL WHERE id = $2 AND revoked_at IS NULL"
     )
     .bind(now)
     .bind(id)
     .execute(e)
     .await
-    .map(|r| r.rows_affected()))?;
+    .map(|r| r.rows_affected())
+    })?;
     Ok(r == 1)
 }
 
@@ -194,6 +283,10 @@ pub struct ApprovalRequest {
     /// The input of the newest call that asked for approval.
     #[sqlx(default)]
     pub input: Option<String>,
+    /// The version's binding (JSON): the headers, cookies and query parameters the
+    /// call sends besides its body.
+    #[sqlx(default)]
+    pub binding: Option<String>,
 }
 
 const APPROVAL_SELECT: &str = "SELECT a.agent_id, ag.name AS agent, a.tool_id, v.slug AS vendor, t.name, a.state, \
@@ -222,7 +315,7 @@ pub async fn select_approvals(pool: &Pool) -> DbResult<Vec<ApprovalRow>> {
         sqlx::query_as(
         "SELECT a.agent_id, ag.name AS agent, a.tool_id, v.slug AS vendor, t.name, a.state, \
          a.requested_at, a.decided_at, a.decided_by, a.version, a.changed, \
-         UPPER(tv.method) AS method, tv.path_template AS path, tv.description, \
+         UPPER(tv.method) AS method, tv.path_template AS path, tv.description, tv.binding, \
          (SELECT c.input FROM tool_calls c WHERE c.agent_id = a.agent_id AND c.tool_id = a.tool_id \
           AND c.error_code = 'approval_required' AND c.version = COALESCE(a.version, c.version) \
           ORDER BY c.id DESC LIMIT 1) AS input \

@@ -204,8 +204,10 @@ pub fn filename_property(part: &str) -> String {
 
 /// Request headers Graft or the vendor connection owns: never offered as a tool input,
 /// never taken from one (issue 12.4): credentials (`Authorization`, `Cookie`,
-/// `Proxy-*`), message framing (RFC 9110 §7, RFC 9112 §6), MCP's own headers, and
-/// method overrides (which would turn a read into a write behind the approval gate).
+/// `Proxy-*`), message framing (RFC 9110 §7, RFC 9112 §6), MCP's own headers, method
+/// overrides (which would turn a read into a write behind the approval gate), and the
+/// forwarding and URL-rewrite headers (`Forwarded`, RFC 7239; `X-Forwarded-*`,
+/// `X-Original-URL`, `X-Rewrite-URL`, …).
 pub const OWNED_HEADERS: &[&str] = &[
     "authorization",
     "cookie",
@@ -225,6 +227,16 @@ pub const OWNED_HEADERS: &[&str] = &[
     "x-http-method-override",
     "x-http-method",
     "x-method-override",
+    // what proxies and frameworks read as the client's address, host or path
+    // (security review 32.17): a tool must not pose as another client or route
+    "forwarded",
+    "x-real-ip",
+    "x-client-ip",
+    "true-client-ip",
+    "x-original-url",
+    "x-rewrite-url",
+    "x-original-host",
+    "x-host",
 ];
 
 /// Whether `name` is a header Graft owns ([`OWNED_HEADERS`] or any `Proxy-*`), ASCII
@@ -233,7 +245,10 @@ pub const OWNED_HEADERS: &[&str] = &[
 /// header name (RFC 9110 §5.1 `token`), which could not be sent as declared.
 pub fn is_owned_header(name: &str) -> bool {
     let lower = header_key(name);
-    !is_header_token(name) || lower.starts_with("proxy-") || OWNED_HEADERS.contains(&lower.as_str())
+    !is_header_token(name)
+        || lower.starts_with("proxy-")
+        || lower.starts_with("x-forwarded-")
+        || OWNED_HEADERS.contains(&lower.as_str())
 }
 
 /// A header name as servers compare it: trimmed, lower case, `_` read as `-` (CGI and
@@ -278,6 +293,21 @@ pub struct ToolDraft {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn forwarding_headers_are_owned() {
+        for h in [
+            "X-Forwarded-For",
+            "x_forwarded_host",
+            "Forwarded",
+            "X-Original-URL",
+            "X-Rewrite-Url",
+            "X-Real-IP",
+        ] {
+            assert!(is_owned_header(h), "{h}");
+        }
+        assert!(!is_owned_header("X-Request-Id"));
+    }
 
     #[test]
     fn hints_follow_the_method() {

@@ -253,7 +253,13 @@ fn service_error(e: ServiceError) -> CallToolResult {
     if let ServiceError::Internal(cause) = &e {
         tracing::error!(error = ?cause, "meta-tool failed");
     }
-    tool_error(e.code(), &e.to_string(), json!({}))
+    let extra = match &e {
+        ServiceError::Busy { retry_after, .. } => {
+            json!({"retryAfterSeconds": retry_after.as_secs().max(1)})
+        }
+        _ => json!({}),
+    };
+    tool_error(e.code(), &e.to_string(), extra)
 }
 
 /// Runs meta-tool `name` for `agent_id`. Every outcome is a tool result (errors have

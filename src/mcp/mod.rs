@@ -171,17 +171,29 @@ pub struct GraftMcp {
     shutdown: CancellationToken,
     inflight: Arc<InFlight>,
     defs: Arc<ToolDefs>,
+    sessions: Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>,
+    /// 2025-era sessions that have a change notifier (one each, however often a client
+    /// repeats `notifications/initialized`; security review 32.10).
+    notified: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
 }
 
 impl GraftMcp {
     /// A handler over `graft`; `shutdown` ends listen streams (gracefully) and session
-    /// notifiers; `inflight` counts tool calls for a graceful shutdown.
-    pub fn new(graft: Graft, shutdown: CancellationToken, inflight: Arc<InFlight>) -> Self {
+    /// notifiers; `inflight` counts tool calls for a graceful shutdown; `sessions` are
+    /// rmcp's 2025-era sessions (a rotated token's are closed).
+    pub fn new(
+        graft: Graft,
+        shutdown: CancellationToken,
+        inflight: Arc<InFlight>,
+        sessions: Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>,
+    ) -> Self {
         Self {
             graft,
             shutdown,
             inflight,
             defs: Arc::new(ToolDefs::default()),
+            sessions,
+            notified: Arc::default(),
         }
     }
 }
@@ -393,13 +405,36 @@ impl ServerHandler for GraftMcp {
         let Ok(agent) = agent_of(&context.extensions) else {
             return;
         };
+        let session_id = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|p| p.headers.get("mcp-session-id"))
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        // one notifier per session, however often the client says it is initialized
+        if let Some(sid) = &session_id {
+            if !self
+                .notified
+                .lock()
+                .expect("notified lock")
+                .insert(sid.clone())
+            {
+                tracing::debug!(agent = %agent.name, "notifications/initialized repeated: the session has its stream already");
+                return;
+            }
+        }
         let peer = context.peer.clone();
         let Some(mut rx) = self.graft.hub().try_subscribe(agent.id) else {
             tracing::warn!(agent = %agent.name, "an agent holds the most change streams allowed: this session gets no list_changed");
+            if let Some(sid) = &session_id {
+                self.notified.lock().expect("notified lock").remove(sid);
+            }
             return;
         };
         let shutdown = self.shutdown.clone();
+        let (sessions, notified) = (self.sessions.clone(), self.notified.clone());
         tokio::spawn(async move {
+            let mut rotated = false;
             loop {
                 tokio::select! {
                     _ = shutdown.cancelled() => break,
@@ -409,12 +444,27 @@ impl ServerHandler for GraftMcp {
                                 break;
                             }
                         }
-                        Err(RecvError::Closed) => break,
+                        // the agent's token was rotated: its sessions end
+                        Err(RecvError::Closed) => {
+                            rotated = true;
+                            break;
+                        }
                     },
                     _ = tokio::time::sleep(SESSION_PROBE) => {
                         if peer.is_transport_closed() {
                             break;
                         }
+                    }
+                }
+            }
+            if let Some(sid) = session_id {
+                notified.lock().expect("notified lock").remove(&sid);
+                if rotated {
+                    use rmcp::transport::streamable_http_server::session::SessionManager;
+                    let id: rmcp::transport::streamable_http_server::session::SessionId =
+                        Arc::from(sid.as_str());
+                    if let Err(e) = sessions.close_session(&id).await {
+                        tracing::debug!(error = %e, "closing a rotated token's session");
                     }
                 }
             }

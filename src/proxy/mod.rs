@@ -2,6 +2,7 @@
 //! connect and total timeouts, redirects followed only on the vendor's own origin, and
 //! the response cut at a cap.
 
+pub mod destination;
 pub mod request;
 
 use futures::StreamExt;
@@ -28,6 +29,9 @@ pub struct ProxyLimits {
     /// 12.13): larger schemas are served folded (`domain::schema::fit`), calls are
     /// validated against the full one.
     pub schema_budget: usize,
+    /// `GRAFT_VENDOR_LOOPBACK=allow`: vendors on this machine's loopback addresses may
+    /// be called (local development and tests; security review 32.7). Off by default.
+    pub vendor_loopback: bool,
 }
 
 impl Default for ProxyLimits {
@@ -38,6 +42,7 @@ impl Default for ProxyLimits {
             response_cap: 1 << 20,
             result_budget: 512 << 10,
             schema_budget: 16 << 10,
+            vendor_loopback: false,
         }
     }
 }
@@ -96,28 +101,48 @@ pub fn is_meaningful_header(name: &str) -> bool {
 /// Most bytes of one kept header value (a `Link` with many relations stays whole).
 const HEADER_VALUE_CAP: usize = 2048;
 
-/// Sends planned requests.
+/// Sends planned requests: one HTTP client for ordinary vendors and one for vendors a
+/// person marked internal, each resolving names only to the addresses it may reach
+/// ([`destination`]).
 #[derive(Debug, Clone)]
 pub struct Proxy {
-    client: reqwest::Client,
+    public: reqwest::Client,
+    internal: reqwest::Client,
     limits: ProxyLimits,
 }
 
 impl Proxy {
-    /// A proxy with `limits`. Errors: the HTTP client cannot be built (TLS setup).
-    pub fn new(limits: ProxyLimits) -> Result<Self, String> {
+    /// A proxy with `limits`, resolving names with `lookup`. Errors: the HTTP client
+    /// cannot be built (TLS setup).
+    pub fn new(
+        limits: ProxyLimits,
+        lookup: std::sync::Arc<dyn destination::Lookup>,
+    ) -> Result<Self, String> {
         // rustls with the ring provider (no C toolchain needed); ignore "already installed"
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
-            .connect_timeout(limits.connect_timeout)
-            .timeout(limits.total_timeout)
-            // redirects are followed by `send`, which checks each hop against the base
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .user_agent(concat!("graft/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
-        Ok(Self { client, limits })
+        let client = |internal: bool| {
+            reqwest::Client::builder()
+                .connect_timeout(limits.connect_timeout)
+                .timeout(limits.total_timeout)
+                // redirects are followed by `send`, which checks each hop against the base
+                .redirect(reqwest::redirect::Policy::none())
+                .no_proxy()
+                .dns_resolver(destination::CheckedResolver {
+                    lookup: lookup.clone(),
+                    reach: destination::Reach {
+                        internal,
+                        loopback: limits.vendor_loopback,
+                    },
+                })
+                .user_agent(concat!("graft/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .map_err(|e| format!("cannot build the HTTP client: {e}"))
+        };
+        Ok(Self {
+            public: client(false)?,
+            internal: client(true)?,
+            limits,
+        })
     }
 
     /// The limits in force.
@@ -132,7 +157,32 @@ impl Proxy {
     /// without body (RFC 9110 §15.4, as browsers and reqwest do); 307/308 repeat the
     /// request. Errors: a sentence for `vendor_unreachable` (connect failure, timeout,
     /// broken response), without the URL's query (which may hold a credential).
-    pub async fn send(&self, req: &PlannedRequest) -> Result<VendorResponse, String> {
+    ///
+    /// `internal`: the vendor is marked internal, so private and link-local addresses
+    /// may be reached; an address the URL spells is checked here, a name's addresses by
+    /// the client's resolver (errors say which address and what a person can do).
+    pub async fn send(
+        &self,
+        req: &PlannedRequest,
+        internal: bool,
+    ) -> Result<VendorResponse, String> {
+        let reach = destination::Reach {
+            internal,
+            loopback: self.limits.vendor_loopback,
+        };
+        let literal = match req.url.host() {
+            Some(url::Host::Ipv4(ip)) => Some(std::net::IpAddr::V4(ip)),
+            Some(url::Host::Ipv6(ip)) => Some(std::net::IpAddr::V6(ip)),
+            _ => None,
+        };
+        if let Some(ip) = literal {
+            destination::check(ip, reach).map_err(|r| r.to_string())?;
+        }
+        let client = if internal {
+            &self.internal
+        } else {
+            &self.public
+        };
         let mut method = reqwest::Method::from_bytes(req.method.as_bytes())
             .map_err(|_| format!("invalid method {}", req.method))?;
         let mut url = req.url.clone();
@@ -146,7 +196,7 @@ impl Proxy {
         let mut hops = 0;
         let mut redirect = None;
         let resp = loop {
-            let builder = self.build(req, method.clone(), url.clone(), with_body)?;
+            let builder = self.build(client, req, method.clone(), url.clone(), with_body)?;
             let resp = builder.send().await.map_err(|e| describe(&e, &where_))?;
             let status = resp.status().as_u16();
             if !matches!(status, 301 | 302 | 303 | 307 | 308) {
@@ -232,12 +282,13 @@ impl Proxy {
     /// and its body or multipart parts when `with_body`.
     fn build(
         &self,
+        client: &reqwest::Client,
         req: &PlannedRequest,
         method: reqwest::Method,
         url: url::Url,
         with_body: bool,
     ) -> Result<reqwest::RequestBuilder, String> {
-        let mut builder = self.client.request(method, url);
+        let mut builder = client.request(method, url);
         for (k, v) in &req.headers {
             if !with_body
                 && (k.eq_ignore_ascii_case("content-type")
@@ -274,6 +325,14 @@ impl Proxy {
 }
 
 fn describe(e: &reqwest::Error, where_: &str) -> String {
+    // an address the resolver refused says so (security review 32.7)
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if let Some(r) = s.downcast_ref::<destination::Refused>() {
+            return format!("{r} (for {where_})");
+        }
+        source = s.source();
+    }
     if e.is_timeout() {
         format!("the vendor at {where_} did not answer in time")
     } else if e.is_connect() {

@@ -23,8 +23,10 @@ use tower_sessions_sqlx_store::{PostgresStore, SqliteStore};
 
 /// The session key holding the signed-in person's name.
 const PERSON_KEY: &str = "person";
-/// Signed-in sessions end after this long without a request.
+/// Signed-in sessions end after this long without a request, over HTTPS.
 const SESSION_IDLE_DAYS: i64 = 7;
+/// The same over plain HTTP, where the cookie can be read on the way.
+pub const PLAIN_HTTP_IDLE_HOURS: i64 = 8;
 /// How long a one-time value waits to be shown.
 const FLASH_TTL: Duration = Duration::from_secs(600);
 /// The header the hydrated upload form sends to get the summary's address as text.
@@ -45,54 +47,211 @@ pub struct ConsoleState {
     pub public_url: String,
     /// When the sweeper runs next (ms since the epoch, the service's clock).
     pub next_sweep: Arc<AtomicI64>,
-    /// Failed sign-ins by name, to slow down password guessing.
+    /// Failed sign-ins by name and address, to slow down password guessing.
     pub sign_ins: Arc<SignInThrottle>,
+    /// `Host` values the console answers (loopback, `GRAFT_ALLOWED_HOSTS`, the public
+    /// URL's host), as `/mcp` does (security review 32.13).
+    pub allowed_hosts: Arc<Vec<String>>,
+    /// Errors of plain form posts, kept for the session whose post failed.
+    pub form_errors: Arc<FormErrors>,
 }
 
-/// Failed sign-ins allowed per name before it is refused for [`THROTTLE_WINDOW`].
-const MAX_FAILURES: u32 = 5;
-/// How long failures are remembered, and how long a name is refused after too many.
-const THROTTLE_WINDOW: Duration = Duration::from_secs(60);
+/// The errors of plain (no-JavaScript) form posts. Leptos carries such an error to the
+/// page in the redirect's query (`__err`, the error serialized); a link could carry any
+/// error the same way. So the gate swaps the value for a random token before the
+/// redirect leaves, keeps the value here for the session that posted, and swaps it back
+/// only for that session: a page shows only errors the server set in the viewer's own
+/// session (security review 32.14).
+#[derive(Default)]
+pub struct FormErrors {
+    items: Mutex<HashMap<String, (String, Instant, String)>>,
+}
 
-/// Failed sign-ins per name (in memory): after [`MAX_FAILURES`] within a minute, that
-/// name is refused for a minute, so guessing costs time; a success clears the count.
+/// The session key of the random value form errors are bound to.
+const FORM_ERRORS_KEY: &str = "form_errors";
+
+impl FormErrors {
+    /// Keeps `value` for the session holding `owner`; returns its token (128 bits, hex).
+    fn put(&self, owner: &str, value: String) -> String {
+        let token = crate::service::random_hex(16);
+        let mut items = self.items.lock().expect("form errors lock");
+        items.retain(|_, (_, at, _)| at.elapsed() < FLASH_TTL);
+        if items.len() >= 10_000 {
+            items.clear();
+        }
+        items.insert(token.clone(), (owner.to_string(), Instant::now(), value));
+        token
+    }
+
+    /// The value kept under `token` for `owner`, if any (it may be shown again: a page
+    /// reload shows the same error).
+    fn get(&self, owner: &str, token: &str) -> Option<String> {
+        let items = self.items.lock().expect("form errors lock");
+        items
+            .get(token)
+            .filter(|(o, at, _)| o == owner && at.elapsed() < FLASH_TTL)
+            .map(|(_, _, v)| v.clone())
+    }
+}
+
+/// Whether a `Host` header value is one of `allowed` (each `host` or `host:port`, as
+/// rmcp's `allowed_hosts` reads them): host names compared without case and IPv6
+/// brackets, the port only when the entry names one.
+pub fn host_allowed(host: &str, allowed: &[String]) -> bool {
+    let split = |a: &str| -> Option<(String, Option<u16>)> {
+        let a = a.trim();
+        if a.is_empty() {
+            return None;
+        }
+        match http::uri::Authority::try_from(a) {
+            Ok(auth) => Some((
+                auth.host().trim_matches(['[', ']']).to_ascii_lowercase(),
+                auth.port_u16(),
+            )),
+            Err(_) => Some((a.trim_matches(['[', ']']).to_ascii_lowercase(), None)),
+        }
+    };
+    let Some((h, p)) = split(host) else {
+        return false;
+    };
+    allowed
+        .iter()
+        .filter_map(|a| split(a))
+        .any(|(ah, ap)| ah == h && ap.is_none_or(|ap| Some(ap) == p))
+}
+
+/// Whether a request path holds a dot segment in any spelling (`..`, `.`, `%2e%2e`, …),
+/// which no page or file of the console has: such a path is refused before the gate
+/// reads it (`/pkg/../agents` passed as a file path, security review 32.15).
+fn has_dot_segment(path: &str) -> bool {
+    let decoded: String = percent_encoding::percent_decode_str(path)
+        .decode_utf8_lossy()
+        .into_owned();
+    [path, decoded.as_str()].iter().any(|p| {
+        p.split(['/', '\\'])
+            .any(|seg| matches!(seg.split(';').next().unwrap_or(""), "." | ".."))
+    })
+}
+
+/// Failed sign-ins for one name from one address before that address is refused that
+/// name for the rest of [`THROTTLE_WINDOW`].
+const MAX_FAILURES: u32 = 5;
+/// Failed sign-ins from one address (any names) before it is refused for the rest of
+/// [`THROTTLE_WINDOW`].
+const MAX_ADDRESS_FAILURES: u32 = 30;
+/// Failed sign-ins for one name (from anywhere) past which every attempt for it is slowed
+/// by [`SLOW_DOWN`]; the right password still signs in.
+const SLOW_AFTER: u32 = 10;
+/// The wait put before each password check of a name that is being guessed.
+pub const SLOW_DOWN: Duration = Duration::from_secs(2);
+/// How long failures are remembered, and how long a refusal lasts.
+const THROTTLE_WINDOW: Duration = Duration::from_secs(60);
+/// Entries kept before old ones are dropped.
+const THROTTLE_ENTRIES: usize = 10_000;
+
+/// What [`SignInThrottle::attempt`] decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attempt {
+    /// Check the password now.
+    Go,
+    /// Check it after this wait (the name is being guessed from many places).
+    After(Duration),
+}
+
+/// A refused sign-in: why, and for how long.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// A sentence for the person.
+    pub message: String,
+    /// How long until an attempt is counted again.
+    pub wait: Duration,
+}
+
+/// Failed sign-ins, in memory, counted three ways (security review 32.1 and 32.12), so
+/// that guessing costs time and no one can lock a person out:
+/// - per (name, client address): after [`MAX_FAILURES`] within a minute, that address
+///   is refused that name for the rest of the minute; the same name from another
+///   address (the person's own) is not;
+/// - per client address: after [`MAX_ADDRESS_FAILURES`] (any names), that address is
+///   refused;
+/// - per name, from anywhere: past [`SLOW_AFTER`], each attempt waits [`SLOW_DOWN`]
+///   before its check, and is still let through.
+///
+/// Attempts are counted before the password is checked, so concurrent guesses cannot all
+/// slip in before the first failure counts; a success clears its (name, address) and
+/// name counts.
 #[derive(Default)]
 pub struct SignInThrottle {
-    failures: Mutex<HashMap<String, (u32, Instant)>>,
+    by_name_address: Mutex<HashMap<(String, std::net::IpAddr), (u32, Instant)>>,
+    by_address: Mutex<HashMap<std::net::IpAddr, (u32, Instant)>>,
+    by_name: Mutex<HashMap<String, (u32, Instant)>>,
+}
+
+/// Counts one attempt in `map` under `key`; `Err(wait)` when the key already had `max`
+/// within the window.
+fn count<K: std::hash::Hash + Eq>(
+    map: &Mutex<HashMap<K, (u32, Instant)>>,
+    key: K,
+    max: u32,
+) -> Result<u32, Duration> {
+    let mut m = map.lock().expect("throttle lock");
+    if m.len() > THROTTLE_ENTRIES {
+        m.retain(|_, (_, last)| last.elapsed() < THROTTLE_WINDOW);
+    }
+    let entry = m.entry(key).or_insert((0, Instant::now()));
+    let since = entry.1.elapsed();
+    if since >= THROTTLE_WINDOW {
+        entry.0 = 0;
+    }
+    if entry.0 >= max {
+        return Err(THROTTLE_WINDOW.saturating_sub(since));
+    }
+    entry.0 += 1;
+    entry.1 = Instant::now();
+    Ok(entry.0)
 }
 
 impl SignInThrottle {
-    /// Counts a sign-in attempt for `name` *before* its password is checked, so that
-    /// concurrent guesses cannot all slip through before the first failure is counted;
-    /// a success then clears the count ([`SignInThrottle::succeeded`]).
-    /// Errors: how long `name` is still refused, when it already had [`MAX_FAILURES`]
-    /// attempts within [`THROTTLE_WINDOW`].
-    pub fn attempt(&self, name: &str) -> Result<(), Duration> {
-        let mut failures = self.failures.lock().expect("throttle lock");
-        if failures.len() > 10_000 {
-            failures.retain(|_, (_, last)| last.elapsed() < THROTTLE_WINDOW);
-        }
-        let entry = failures
-            .entry(name.trim().to_lowercase())
-            .or_insert((0, Instant::now()));
-        let since = entry.1.elapsed();
-        if since >= THROTTLE_WINDOW {
-            entry.0 = 0;
-        }
-        if entry.0 >= MAX_FAILURES {
-            return Err(THROTTLE_WINDOW - since);
-        }
-        entry.0 += 1;
-        entry.1 = Instant::now();
-        Ok(())
+    /// Counts a sign-in attempt for `name` from `address` *before* its password is
+    /// checked (see the type's doc). Errors: a refusal saying for how long.
+    pub fn attempt(&self, name: &str, address: std::net::IpAddr) -> Result<Attempt, Refusal> {
+        let name = name.trim().to_lowercase();
+        let refuse = |message: &str, wait: Duration| Refusal {
+            message: format!("{message}; try again in {} s.", wait.as_secs().max(1)),
+            wait,
+        };
+        count(&self.by_address, address, MAX_ADDRESS_FAILURES)
+            .map_err(|w| refuse("Too many failed sign-ins from this address", w))?;
+        count(&self.by_name_address, (name.clone(), address), MAX_FAILURES).map_err(|w| {
+            refuse(
+                "Too many failed sign-ins for this name from this address",
+                w,
+            )
+        })?;
+        let n = count(&self.by_name, name, u32::MAX).unwrap_or(u32::MAX);
+        Ok(if n > SLOW_AFTER {
+            Attempt::After(SLOW_DOWN)
+        } else {
+            Attempt::Go
+        })
     }
 
-    /// Clears `name`'s failures after a sign-in.
-    pub fn succeeded(&self, name: &str) {
-        self.failures
+    /// Clears what a sign-in of `name` from `address` counted against the name.
+    pub fn succeeded(&self, name: &str, address: std::net::IpAddr) {
+        let name = name.trim().to_lowercase();
+        self.by_name_address
             .lock()
             .expect("throttle lock")
-            .remove(&name.trim().to_lowercase());
+            .remove(&(name.clone(), address));
+        self.by_name.lock().expect("throttle lock").remove(&name);
+        if let Some(e) = self
+            .by_address
+            .lock()
+            .expect("throttle lock")
+            .get_mut(&address)
+        {
+            e.0 = e.0.saturating_sub(1);
+        }
     }
 }
 
@@ -166,14 +325,28 @@ pub async fn session_layer(
             SessionDb::Postgres(store)
         }
     };
+    // over HTTPS a `__Host-` cookie: Secure, host-only, path `/`, so no other site of
+    // the domain can set or read it (RFC 6265bis §4.1.3.2); over plain HTTP a cookie
+    // travels to every port of the host and in the clear, so its sessions are short
+    // (security review 32.3; `graft serve` warns unless it listens on loopback only)
+    let (name, idle) = if secure {
+        (
+            "__Host-graft_session",
+            tower_sessions::cookie::time::Duration::days(SESSION_IDLE_DAYS),
+        )
+    } else {
+        (
+            "graft_session",
+            tower_sessions::cookie::time::Duration::hours(PLAIN_HTTP_IDLE_HOURS),
+        )
+    };
     let layer = SessionManagerLayer::new(HashedStore(store.clone()))
-        .with_name("graft_session")
+        .with_name(name)
+        .with_path("/")
         .with_http_only(true)
         .with_same_site(SameSite::Lax)
         .with_secure(secure)
-        .with_expiry(Expiry::OnInactivity(
-            tower_sessions::cookie::time::Duration::days(SESSION_IDLE_DAYS),
-        ));
+        .with_expiry(Expiry::OnInactivity(idle));
     Ok((layer, store))
 }
 
@@ -431,36 +604,104 @@ pub async fn gate(
     req: Request,
     next: Next,
 ) -> Response {
+    let mut res = gate_inner(state, session, req, next).await;
+    // no page of the console may be framed by another page: a framed Approve button
+    // was one click from a grant (security review 32.4)
+    let h = res.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        http::HeaderValue::from_static("frame-ancestors 'none'"),
+    );
+    h.insert(
+        header::X_FRAME_OPTIONS,
+        http::HeaderValue::from_static("DENY"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        http::HeaderValue::from_static("nosniff"),
+    );
+    res
+}
+
+async fn gate_inner(
+    state: ConsoleState,
+    session: Session,
+    mut req: Request,
+    next: Next,
+) -> Response {
     let graft = &state.graft;
+    // the console answers only the names it is served under (DNS rebinding against a
+    // loopback install, security review 32.13)
+    let host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .or_else(|| req.uri().authority().map(|a| a.as_str()))
+        .unwrap_or("");
+    if !host_allowed(host, &state.allowed_hosts) {
+        return (
+            StatusCode::FORBIDDEN,
+            "Forbidden: this Host is not one Graft is served under (GRAFT_ALLOWED_HOSTS, GRAFT_PUBLIC_URL)",
+        )
+            .into_response();
+    }
+    if has_dot_segment(req.uri().path()) {
+        return (StatusCode::NOT_FOUND, "Not Found").into_response();
+    }
     let method = req.method().clone();
+    let is_form_post = method == http::Method::POST;
     if method != http::Method::GET && method != http::Method::HEAD {
         let public_origin = state.public_url.trim_end_matches('/');
         if !from_own_pages(&req, public_origin) {
             return (StatusCode::FORBIDDEN, "cross-origin request refused").into_response();
         }
     } else if let Some(query) = req.uri().query().filter(|q| carries_form_error(q)) {
-        let site = req
-            .headers()
-            .get("sec-fetch-site")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("same-origin");
-        if site != "same-origin" {
-            let kept = query_without(query, &FORM_ERROR_KEYS);
-            let mut target = req.uri().path().to_string();
-            if !kept.is_empty() {
-                target.push('?');
-                target.push_str(
-                    &url::form_urlencoded::Serializer::new(String::new())
-                        .extend_pairs(kept)
-                        .finish(),
-                );
+        // an error shows only when this session's own post set it (see FormErrors)
+        let owner: Option<String> = session.get(FORM_ERRORS_KEY).await.ok().flatten();
+        let pairs: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        let restored: Option<Vec<(String, String)>> = pairs
+            .iter()
+            .map(|(k, v)| {
+                if k == "__err" {
+                    let value = owner.as_deref().and_then(|o| state.form_errors.get(o, v))?;
+                    Some((k.clone(), value))
+                } else {
+                    Some((k.clone(), v.clone()))
+                }
+            })
+            .collect();
+        match restored {
+            Some(pairs) => {
+                let q = url::form_urlencoded::Serializer::new(String::new())
+                    .extend_pairs(pairs)
+                    .finish();
+                if let Ok(uri) = format!("{}?{q}", req.uri().path()).parse() {
+                    *req.uri_mut() = uri;
+                }
             }
-            return Redirect::to(&target).into_response();
+            None => {
+                let kept = query_without(query, &FORM_ERROR_KEYS);
+                let mut target = req.uri().path().to_string();
+                if !kept.is_empty() {
+                    target.push('?');
+                    target.push_str(
+                        &url::form_urlencoded::Serializer::new(String::new())
+                            .extend_pairs(kept)
+                            .finish(),
+                    );
+                }
+                return Redirect::to(&target).into_response();
+            }
         }
     }
     if is_public(req.uri().path()) || person_of(graft, &session).await.is_some() {
         let is_asset = req.uri().path().starts_with("/pkg/");
         let mut res = next.run(req).await;
+        if is_form_post {
+            keep_form_error(&state, &session, &mut res).await;
+        }
         // pages show tokens and history: keep them out of caches
         if !is_asset {
             res.headers_mut().insert(
@@ -490,6 +731,51 @@ pub async fn gate(
         "\"SignedOut\"",
     )
         .into_response()
+}
+
+/// A form post's redirect that carries a Leptos form error (`__err`) gets a token in its
+/// place, the value kept for this session (see [`FormErrors`]).
+async fn keep_form_error(state: &ConsoleState, session: &Session, res: &mut Response) {
+    let Some(location) = res
+        .headers()
+        .get(header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+    else {
+        return;
+    };
+    let (path, query) = location.split_once('?').unwrap_or((&location, ""));
+    if !carries_form_error(query) {
+        return;
+    }
+    let owner: String = match session.get::<String>(FORM_ERRORS_KEY).await.ok().flatten() {
+        Some(o) => o,
+        None => {
+            let o = crate::service::random_hex(16);
+            if session.insert(FORM_ERRORS_KEY, o.clone()).await.is_err() {
+                return;
+            }
+            o
+        }
+    };
+    let pairs: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
+        .map(|(k, v)| {
+            if k == "__err" {
+                (
+                    k.into_owned(),
+                    state.form_errors.put(&owner, v.into_owned()),
+                )
+            } else {
+                (k.into_owned(), v.into_owned())
+            }
+        })
+        .collect();
+    let q = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs)
+        .finish();
+    if let Ok(v) = http::HeaderValue::from_str(&format!("{path}?{q}")) {
+        res.headers_mut().insert(header::LOCATION, v);
+    }
 }
 
 /// A server function's arguments that do not decode (a missing field, a number that is
@@ -631,6 +917,9 @@ fn summary_page(
             kept: vec![],
             demoted: 0,
             brought_back: false,
+            moved: vec![],
+            adopted_base_url: None,
+            origin_moved: None,
             error: Some(e),
         },
     };
@@ -711,6 +1000,78 @@ pub async fn pkg_revalidate(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hosts_and_dot_segments() {
+        let allowed: Vec<String> = ["localhost", "127.0.0.1", "::1", "graft.example:8443"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        for ok in [
+            "localhost:3000",
+            "LOCALHOST",
+            "127.0.0.1:1",
+            "[::1]:3000",
+            "graft.example:8443",
+        ] {
+            assert!(host_allowed(ok, &allowed), "{ok}");
+        }
+        for bad in [
+            "",
+            "evil.example",
+            "localhost.evil.example",
+            "graft.example",
+            "graft.example:443",
+            "127.0.0.2",
+        ] {
+            assert!(!host_allowed(bad, &allowed), "{bad}");
+        }
+        for bad in [
+            "/pkg/../agents",
+            "/pkg/%2e%2e/agents",
+            "/pkg/%2E./x",
+            "/./agents",
+            "/pkg/..;/x",
+            "/a/..",
+        ] {
+            assert!(has_dot_segment(bad), "{bad}");
+        }
+        for ok in ["/", "/agents/a.b", "/pkg/graft.js", "/tools/x/y...z"] {
+            assert!(!has_dot_segment(ok), "{ok}");
+        }
+    }
+
+    #[test]
+    fn guessing_one_name_never_locks_out_its_owner() {
+        let t = SignInThrottle::default();
+        let attacker: std::net::IpAddr = "203.0.113.9".parse().unwrap();
+        let owner: std::net::IpAddr = "198.51.100.7".parse().unwrap();
+        for _ in 0..MAX_FAILURES {
+            assert!(t.attempt("Admin", attacker).is_ok());
+        }
+        // the guesser's address is refused that name, case and spaces aside
+        let r = t.attempt(" admin ", attacker).unwrap_err();
+        assert!(
+            r.message.contains("from this address") && r.wait <= THROTTLE_WINDOW,
+            "{r:?}"
+        );
+        // the owner, elsewhere, gets in (counted, not refused)
+        assert_eq!(t.attempt("admin", owner), Ok(Attempt::Go));
+        t.succeeded("admin", owner);
+        // guesses from many addresses slow the name down and never refuse it
+        for i in 0..(SLOW_AFTER + 5) {
+            let ip = std::net::IpAddr::from([10, 0, (i / 200) as u8, (i % 200) as u8]);
+            let _ = t.attempt("admin", ip);
+        }
+        assert_eq!(t.attempt("admin", owner), Ok(Attempt::After(SLOW_DOWN)));
+        // one address spraying many names is refused altogether
+        let sprayer: std::net::IpAddr = "192.0.2.1".parse().unwrap();
+        for i in 0..MAX_ADDRESS_FAILURES {
+            assert!(t.attempt(&format!("user{i}"), sprayer).is_ok());
+        }
+        let r = t.attempt("someone-else", sprayer).unwrap_err();
+        assert!(r.message.contains("from this address"), "{r:?}");
+    }
 
     #[test]
     fn only_plain_local_paths_are_followed_after_sign_in() {

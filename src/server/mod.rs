@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod console;
+pub mod listen;
 
 use crate::config::Settings;
 use crate::console::{shell, App};
@@ -13,7 +14,6 @@ use auth::SessionBindings;
 use axum::extract::State;
 use axum::response::IntoResponse;
 use axum::routing::get;
-use axum::serve::ListenerExt;
 use axum::{Json, Router};
 use leptos::prelude::LeptosOptions;
 use leptos_axum::{generate_route_list, LeptosRoutes};
@@ -70,6 +70,7 @@ pub struct Application {
     /// When the sweeper runs next (ms, the service's clock), shown by the console.
     next_sweep: Arc<std::sync::atomic::AtomicI64>,
     sessions_store: console::SessionDb,
+    connection_limits: listen::ConnectionLimits,
 }
 
 /// How long a shutdown waits for tool calls in flight (a vendor call's own limit is 30 s).
@@ -104,7 +105,7 @@ impl Application {
             .with_legacy_session_mode(true)
             .with_json_response(true)
             .with_max_request_body_bytes(MAX_MCP_BODY)
-            .with_allowed_hosts(hosts)
+            .with_allowed_hosts(hosts.clone())
             .with_cancellation_token(mcp_token.clone());
         // loopback pages (any port) and configured origins; any other Origin gets 403
         let mut origins: Vec<String> = LOOPBACK_ORIGINS.iter().map(|o| o.to_string()).collect();
@@ -113,7 +114,12 @@ impl Application {
             origins.push(origin);
         }
         config = config.with_allowed_origins(origins.clone());
-        let handler = GraftMcp::new(graft.clone(), shutdown.clone(), inflight.clone());
+        let handler = GraftMcp::new(
+            graft.clone(),
+            shutdown.clone(),
+            inflight.clone(),
+            sessions.clone(),
+        );
         let mcp = StreamableHttpService::new(move || Ok(handler.clone()), sessions.clone(), config);
         let auth_state = auth::AuthState {
             graft: graft.clone(),
@@ -148,6 +154,8 @@ impl Application {
             public_url: settings.public_url(),
             next_sweep: next_sweep.clone(),
             sign_ins: Arc::new(console::SignInThrottle::default()),
+            allowed_hosts: Arc::new(hosts),
+            form_errors: Arc::new(console::FormErrors::default()),
         };
         let secure = settings
             .public_url
@@ -205,7 +213,10 @@ impl Application {
 
         let router = Router::new()
             .route("/healthz", get(healthz))
-            .with_state(graft.clone())
+            .with_state(HealthState {
+                graft: graft.clone(),
+                metrics_token: settings.metrics_token.clone().map(Arc::from),
+            })
             .merge(mcp_router)
             .merge(console)
             .layer(tower_http::trace::TraceLayer::new_for_http());
@@ -219,6 +230,7 @@ impl Application {
             sweep_interval: settings.sweep_interval,
             next_sweep,
             sessions_store,
+            connection_limits: settings.connection_limits,
         })
     }
 
@@ -270,8 +282,10 @@ impl Application {
             self.inflight.clone(),
         );
         // Connections stay up until the calls in flight have answered: only then do the
-        // sessions close (which ends their streams) and axum stop.
-        let signal = async move {
+        // sessions close (which ends their streams) and the server stop accepting.
+        let stop = CancellationToken::new();
+        let stopping = stop.clone();
+        tokio::spawn(async move {
             tokio::select! {
                 _ = token.cancelled() => {}
                 _ = shutdown_signal() => token.cancel(),
@@ -285,20 +299,19 @@ impl Application {
             // the last answers are still on their way to their streams
             tokio::time::sleep(FLUSH_GRACE).await;
             mcp_token.cancel();
-        };
-        // TCP_NODELAY on every accepted socket: without it the last small write of a
-        // response (the end of a body) waits for the client's delayed ACK, ~40 ms on
-        // Linux, on every request of a kept-alive connection (Nagle's algorithm, RFC 896
-        // meeting RFC 1122 §4.2.3.2's delayed ACKs). Answers are small and latency is
-        // what an agent pays, so segments go out at once.
-        let listener = self.listener.tap_io(|tcp| {
-            if let Err(e) = tcp.set_nodelay(true) {
-                tracing::debug!(error = %e, "could not set TCP_NODELAY on an accepted socket");
-            }
+            stopping.cancel();
         });
-        axum::serve(listener, self.router)
-            .with_graceful_shutdown(signal)
-            .await
+        // a connection that is still sending its request's head when the server stops
+        // gets the header timeout, and a little more, to finish
+        let drain = self.connection_limits.header_timeout + std::time::Duration::from_secs(5);
+        listen::serve(
+            self.listener,
+            self.router,
+            self.connection_limits,
+            stop,
+            drain,
+        )
+        .await
     }
 }
 
@@ -775,22 +788,50 @@ fn origin_of(url: &str) -> Option<String> {
     (!host.is_empty()).then(|| format!("{scheme}://{host}"))
 }
 
-/// `GET /healthz`: 200 `{"status":"ok","tools":N,"streams":N,"search":{"mode":
-/// "semantic"|"lexical","model":ID|null}}` when the database answers, else 503
-/// `{"status":"unavailable","reason":…}` (issue 11.7).
-/// `streams` counts the open change channels (2025-era sessions' notifiers and 2026-era
-/// listen streams).
-async fn healthz(State(graft): State<Graft>) -> impl IntoResponse {
+/// What `/healthz` reads.
+#[derive(Clone)]
+struct HealthState {
+    graft: Graft,
+    /// `GRAFT_METRICS_TOKEN`.
+    metrics_token: Option<Arc<str>>,
+}
+
+/// Whether a request carries `Authorization: Bearer <token>` for `token` (compared in
+/// constant time).
+fn has_metrics_token(headers: &http::HeaderMap, token: Option<&str>) -> bool {
+    let Some(token) = token else {
+        return false;
+    };
+    match auth::bearer_token(headers.get(http::header::AUTHORIZATION)) {
+        Some(Ok(given)) => {
+            use sha2::Digest;
+            // equal-length digests, compared without an early exit
+            let (a, b) = (sha2::Sha256::digest(given), sha2::Sha256::digest(token));
+            a.iter()
+                .zip(b.iter())
+                .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+                == 0
+        }
+        _ => false,
+    }
+}
+
+/// `GET /healthz`: 200 `{"status":"ok","search":{"mode":"semantic"|"lexical","model":
+/// ID|null}}` when the database answers, else 503 `{"status":"unavailable","reason":…}`
+/// (issue 11.7). With `Authorization: Bearer <GRAFT_METRICS_TOKEN>` it adds `tools` (the
+/// toolbox's size) and `streams` (open change channels: 2025-era sessions' notifiers and
+/// 2026-era listen streams), which anonymous callers do not see (security review 32.21).
+async fn healthz(State(state): State<HealthState>, headers: http::HeaderMap) -> impl IntoResponse {
+    let graft = &state.graft;
     match graft.toolbox_size().await {
-        Ok(n) => (
-            http::StatusCode::OK,
-            Json(json!({
-                "status": "ok",
-                "tools": n,
-                "streams": graft.hub().channels(),
-                "search": graft.search_status()
-            })),
-        ),
+        Ok(n) => {
+            let mut body = json!({"status": "ok", "search": graft.search_status()});
+            if has_metrics_token(&headers, state.metrics_token.as_deref()) {
+                body["tools"] = json!(n);
+                body["streams"] = json!(graft.hub().channels());
+            }
+            (http::StatusCode::OK, Json(body))
+        }
         Err(e) => {
             tracing::error!(error = ?e, "health check failed");
             let reason = match &e {

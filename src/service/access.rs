@@ -121,6 +121,9 @@ pub struct ConnectionInfo {
     pub created_at: i64,
     /// Revocation time (ms).
     pub revoked_at: Option<i64>,
+    /// Why it is suspended, when it is (its vendor moved to another origin; security
+    /// review 32.5).
+    pub suspended: Option<String>,
 }
 
 impl From<ConnectionRow> for ConnectionInfo {
@@ -133,6 +136,7 @@ impl From<ConnectionRow> for ConnectionInfo {
             name: c.header_or_param_name,
             created_at: c.created_at,
             revoked_at: c.revoked_at,
+            suspended: c.suspended_at.and(c.suspended_reason),
         }
     }
 }

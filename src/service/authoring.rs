@@ -151,6 +151,28 @@ fn refuse_disabled(v: &db::VendorRow) -> ServiceResult<()> {
     }
 }
 
+impl Graft {
+    /// Spends one of an agent's `acquire`/`publish` per hour (security review 32.8);
+    /// people are not metered. Errors: `Busy` saying when to try again.
+    fn spend_authoring(&self, actor: &Actor) -> ServiceResult<()> {
+        let Actor::Agent(agent_id) = actor else {
+            return Ok(());
+        };
+        let q = &self.inner.quotas;
+        self.inner
+            .meter
+            .spend(q, *agent_id, super::quota::Spend::Authoring)
+            .map_err(|wait| ServiceError::Busy {
+                message: format!(
+                    "this agent published more than {} tools or versions in the last hour (GRAFT_AGENT_AUTHORING_PER_HOUR): nothing was changed; try again in {} s",
+                    q.authoring_per_hour,
+                    wait.as_secs().max(1)
+                ),
+                retry_after: wait,
+            })
+    }
+}
+
 fn author_of(actor: &Actor) -> String {
     actor.label()
 }
@@ -166,10 +188,34 @@ impl Graft {
         vendor: &str,
         spec: ToolSpec,
     ) -> ServiceResult<Published> {
+        self.spend_authoring(actor)?;
         let v = self.vendor(vendor).await?;
         refuse_disabled(&v)?;
         let slug = VendorSlug::parse(&v.slug).map_err(ServiceError::Invalid)?;
         let draft = authoring::draft(&slug, &spec).map_err(ServiceError::Invalid)?;
+        // a name the vendor's document gives one of its operations stays that
+        // operation's (security review 32.20): an agent cannot take it first and push
+        // the real operation to a hashed name
+        if v.has_document && matches!(actor, Actor::Agent(_)) {
+            if let Some(text) = q::select_vendor_document(self.pool(), v.id).await? {
+                let doc: Value =
+                    serde_json::from_str(&text).map_err(|e| ServiceError::Internal(e.into()))?;
+                if let Some(op) = crate::domain::openapi::list_operations(&doc)
+                    .into_iter()
+                    .find(|op| {
+                        crate::domain::names::tool_name_for(&slug, &op.operation_id, &|_| false)
+                            .0
+                            .as_str()
+                            == draft.name
+                    })
+                {
+                    return Err(ServiceError::Invalid(format!(
+                        "{vendor}__{} is the name of the operation {} of {vendor}'s OpenAPI document: acquire {{vendor: \"{vendor}\", operationId: \"{}\"}} to author it from the document, or choose another name",
+                        draft.name, op.operation_id, op.operation_id
+                    )));
+                }
+            }
+        }
         self.insert_authored(actor, agent_id, v.id, &draft).await
     }
 
@@ -184,6 +230,7 @@ impl Graft {
         operation_id: &str,
         name: Option<&str>,
     ) -> ServiceResult<(String, Published)> {
+        self.spend_authoring(actor)?;
         let v = self.vendor(vendor).await?;
         refuse_disabled(&v)?;
         let slug = VendorSlug::parse(&v.slug).map_err(ServiceError::Invalid)?;
@@ -290,7 +337,16 @@ impl Graft {
         name: &str,
         change: VersionChange,
     ) -> ServiceResult<Published> {
+        self.spend_authoring(actor)?;
         let tool = self.tool(vendor, name).await?;
+        if let (Actor::Agent(_), true) =
+            (actor, tool.version >= self.inner.quotas.versions_per_tool)
+        {
+            return Err(ServiceError::Invalid(format!(
+                "{vendor}__{name} has {} versions, the most an agent may publish of one tool (GRAFT_AGENT_VERSIONS_PER_TOOL): acquire a new tool, or ask a person",
+                tool.version
+            )));
+        }
         if matches!(actor, Actor::Agent(_)) && tool.first_author != actor.label() {
             let whose = if tool.first_author == "import" {
                 "imported from the vendor's OpenAPI document".to_string()

@@ -32,6 +32,16 @@ pub enum ServiceError {
     /// not author (issue 12.15).
     #[error("{0}")]
     Forbidden(String),
+    /// Too much at once (`rate_limited`): sign-ins while the password checks are all
+    /// busy (security review 32.1), an agent past its call or authoring rate (32.8).
+    /// Nothing was done; the same request works after `retry_after`.
+    #[error("{message}")]
+    Busy {
+        /// A sentence saying what limit was met.
+        message: String,
+        /// When to try again.
+        retry_after: std::time::Duration,
+    },
     /// The database cannot be reached (connection refused or lost, pool exhausted, the
     /// server shutting down): `database_unavailable`. Nothing was changed; the same call
     /// works again once the database is back (issue 11.7).
@@ -54,6 +64,7 @@ impl ServiceError {
             Self::ToolExists(_) => "tool_exists",
             Self::Conflict(_) => "conflict",
             Self::Forbidden(_) => "not_permitted",
+            Self::Busy { .. } => "rate_limited",
             Self::Unavailable(_) => "database_unavailable",
             Self::Internal(_) => "internal_error",
         }

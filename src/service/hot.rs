@@ -27,6 +27,8 @@ pub(crate) struct CallSetting {
     pub credential: Result<Credential, RunAnswer>,
     /// The vendor's base URL.
     pub base_url: String,
+    /// The vendor is marked internal (security review 32.7).
+    pub internal: bool,
 }
 
 impl std::fmt::Debug for CallSetting {

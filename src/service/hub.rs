@@ -50,6 +50,17 @@ impl ChangeHub {
         agents.values().map(broadcast::Sender::receiver_count).sum()
     }
 
+    /// Ends every channel of `agent_id` (its token was rotated: SPEC §3.1, security
+    /// review 32.9): each receiver sees the channel closed, so listen streams end and
+    /// 2025-era notifiers close their sessions. Returns how many channels there were.
+    pub fn disconnect(&self, agent_id: i64) -> usize {
+        self.agents
+            .lock()
+            .expect("hub lock")
+            .remove(&agent_id)
+            .map_or(0, |tx| tx.receiver_count())
+    }
+
     /// Tells every channel of `agent_id` that its working set changed (one notice per
     /// call: callers call once per change batch). Returns how many channels were told.
     pub fn notify(&self, agent_id: i64) -> usize {
@@ -85,6 +96,24 @@ mod tests {
         assert_eq!(hub.channels(), 1);
         drop(b);
         assert_eq!(hub.channels(), 0);
+    }
+
+    #[tokio::test]
+    async fn disconnecting_an_agent_closes_only_its_channels() {
+        let hub = ChangeHub::default();
+        let mut a = hub.subscribe(1);
+        let mut b = hub.subscribe(2);
+        assert_eq!(hub.disconnect(1), 1);
+        assert!(matches!(
+            a.recv().await,
+            Err(broadcast::error::RecvError::Closed)
+        ));
+        assert_eq!(hub.notify(2), 1);
+        assert!(b.recv().await.is_ok());
+        // a new channel of the agent works again
+        let mut a2 = hub.subscribe(1);
+        assert_eq!(hub.notify(1), 1);
+        assert!(a2.recv().await.is_ok());
     }
 
     #[test]

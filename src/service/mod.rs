@@ -9,6 +9,7 @@ pub mod error;
 pub(crate) mod hot;
 pub mod hub;
 pub mod people;
+pub mod quota;
 pub mod run;
 pub mod search;
 pub mod secrets;
@@ -136,6 +137,15 @@ pub struct ImportReport {
     pub withheld: Vec<(String, String)>,
     /// Whether the vendor had been removed and this import brought it back (enabled).
     pub brought_back: bool,
+    /// `(old name, new name)` of agents' tools renamed because the document has an
+    /// operation of their name (an import wins the name; security review 32.20).
+    pub moved: Vec<(String, String)>,
+    /// The base URL taken from the document's servers for a vendor this import
+    /// created: every call goes there, so the person is shown it (security review 32.7).
+    pub adopted_base_url: Option<String>,
+    /// `(old origin, new origin)` when the import's base URL moved an existing vendor to
+    /// another origin (its connections are suspended; security review 32.5).
+    pub origin_moved: Option<(String, String)>,
 }
 
 /// Longest vendor display name, in characters (a longer document title is cut).
@@ -179,6 +189,9 @@ pub const TOOLBOX_CHANGE: i64 = 0;
 /// The `change_events.agent_id` of another change other processes must hear of (an
 /// agent's settings or token, a connection, a vendor): they drop what they cached.
 pub const STATE_CHANGE: i64 = -1;
+/// `change_events.agent_id` values at or below this mark an agent whose token was
+/// rotated: agent `TOKEN_ROTATED - value`; other processes end its channels too.
+pub const TOKEN_ROTATED: i64 = -2;
 
 /// How often `last_seen_at` is written at most, per agent (ms).
 const LAST_SEEN_RESOLUTION_MS: i64 = 60_000;
@@ -248,6 +261,12 @@ struct Inner {
     validation_slots: Arc<tokio::sync::Semaphore>,
     /// One validation at a time per agent.
     agent_validations: Mutex<HashMap<i64, Arc<tokio::sync::Semaphore>>>,
+    /// Password checks (argon2, ~19 MiB and tens of ms each) running at once,
+    /// process-wide, apart from the validation slots ([`people::PASSWORD_CHECKS`]).
+    password_checks: tokio::sync::Semaphore,
+    /// Per-agent limits and their counts.
+    quotas: quota::Quotas,
+    meter: quota::Meter,
 }
 
 impl std::fmt::Debug for Inner {
@@ -269,16 +288,27 @@ pub struct ServiceConfig {
     pub limits: ProxyLimits,
     /// The sentence-embedding model for semantic search (`None`: lexical-only).
     pub model: Option<Arc<crate::semantic::Model>>,
+    /// How vendor host names are resolved (`None`: the system's resolver; tests give a
+    /// stub).
+    pub lookup: Option<Arc<dyn crate::proxy::destination::Lookup>>,
+    /// What one agent may make Graft do (security review 32.8).
+    pub quotas: quota::Quotas,
 }
 
 impl ServiceConfig {
-    /// A configuration with a fresh random key and default limits (tests, benchmarks).
+    /// A configuration with a fresh random key and default limits (tests, benchmarks),
+    /// vendors on loopback allowed (their vendors run on this machine).
     pub fn ephemeral(public_url: &str) -> Self {
         Self {
             public_url: public_url.trim_end_matches('/').to_string(),
             key: SecretKey::generate(),
-            limits: ProxyLimits::default(),
+            limits: ProxyLimits {
+                vendor_loopback: true,
+                ..ProxyLimits::default()
+            },
             model: None,
+            lookup: None,
+            quotas: quota::Quotas::default(),
         }
     }
 
@@ -320,7 +350,10 @@ impl Graft {
         clock: Arc<dyn Clock>,
         config: ServiceConfig,
     ) -> anyhow::Result<Self> {
-        let proxy = Proxy::new(config.limits).map_err(anyhow::Error::msg)?;
+        let lookup = config
+            .lookup
+            .unwrap_or_else(|| Arc::new(crate::proxy::destination::SystemLookup));
+        let proxy = Proxy::new(config.limits, lookup).map_err(anyhow::Error::msg)?;
         Ok(Self {
             inner: Arc::new(Inner {
                 pool,
@@ -339,6 +372,9 @@ impl Graft {
                 validators: Mutex::new(HashMap::new()),
                 validation_slots: Arc::new(tokio::sync::Semaphore::new(run::validation_slots())),
                 agent_validations: Mutex::new(HashMap::new()),
+                password_checks: tokio::sync::Semaphore::new(people::PASSWORD_CHECKS),
+                quotas: config.quotas,
+                meter: quota::Meter::default(),
             }),
         })
     }
@@ -410,6 +446,9 @@ impl Graft {
         }
         if events.iter().any(|e| e.1 == TOOLBOX_CHANGE) {
             self.invalidate_search();
+        }
+        for rotated in events.iter().map(|e| e.1).filter(|a| *a <= TOKEN_ROTATED) {
+            self.inner.hub.disconnect(TOKEN_ROTATED - rotated);
         }
         let mut agents: Vec<i64> = events.iter().map(|e| e.1).filter(|a| *a > 0).collect();
         agents.sort_unstable();
@@ -639,7 +678,11 @@ impl Graft {
     }
 
     /// Changes a vendor (issue 14.3): its display name and/or base URL (checked as for a
-    /// new vendor), and whether it is `enabled`. Disabling takes its tools out of search
+    /// new vendor), and whether it is `enabled`. A base URL on another origin (scheme,
+    /// host or port) suspends the vendor's connections until a person confirms them
+    /// ([`Graft::confirm_connections`]) and sets its granted approvals back to pending,
+    /// both saying from where to where (security review 32.5; see
+    /// [`Graft::origin_move`] to ask first). Disabling takes its tools out of search
     /// and refuses their calls and promotions, and demotes them from every working set
     /// (cause `vendor_disabled`; each agent affected gets list_changed); enabling brings
     /// the tools back to search (agents promote them again). Returns the vendor and the
@@ -668,9 +711,16 @@ impl Graft {
             other => other,
         };
         let url = base_url.map(check_base_url).transpose()?;
+        let moved = url
+            .as_deref()
+            .map(|u| (origin_of(&v.base_url), origin_of(u)))
+            .filter(|(old, new)| old != new);
         let now = self.now();
         let mut tx = self.write_tx().await?;
         db::update_vendor(&mut tx, v.id, name, url.as_deref()).await?;
+        if let Some((old, new)) = &moved {
+            move_origin_in(&mut tx, v.id, slug, old, new, actor, now).await?;
+        }
         let mut demoted: Vec<(i64, i64)> = Vec::new();
         match (enabled, v.disabled_at) {
             (Some(false), None) => {
@@ -716,11 +766,71 @@ impl Graft {
         // vendor's new connection, not a pin to a dead one
         db::clear_vendor_tool_connections(&mut tx, v.id).await?;
         tx.commit().await?;
+        self.checkpoint().await;
         tracing::info!(vendor = slug, by = %actor.label(), demoted = demoted.len(), connections = revoked, "vendor removed");
         self.state_changed().await;
         self.toolbox_changed().await;
         self.changed_entries(&demoted).await;
         Ok((demoted.len(), revoked))
+    }
+
+    /// Whether giving vendor `slug` the base URL `new` moves it to another origin:
+    /// `(old origin, new origin)` when it does (then its connections are suspended and
+    /// its approvals go back to pending). Errors: `VendorNotFound`, `Invalid` (a bad URL).
+    pub async fn origin_move(
+        &self,
+        slug: &str,
+        new: &str,
+    ) -> ServiceResult<Option<(String, String)>> {
+        let v = self.live_vendor(slug).await?;
+        let new = check_base_url(new)?;
+        let (old, new) = (origin_of(&v.base_url), origin_of(&new));
+        Ok((old != new).then_some((old, new)))
+    }
+
+    /// A person confirms a vendor's connections at its current base URL (after a move to
+    /// another origin); returns how many were suspended. Errors: `VendorNotFound`,
+    /// `Invalid` (removed, or nothing suspended).
+    pub async fn confirm_connections(&self, actor: &Actor, slug: &str) -> ServiceResult<u64> {
+        let v = self.live_vendor(slug).await?;
+        let mut tx = self.write_tx().await?;
+        let n = db::runs::confirm_vendor_connections(&mut tx, v.id).await?;
+        tx.commit().await?;
+        if n == 0 {
+            return Err(ServiceError::Invalid(format!(
+                "no connection of {slug} waits for a confirmation"
+            )));
+        }
+        tracing::info!(vendor = slug, by = %actor.label(), connections = n, origin = %origin_of(&v.base_url), "connections confirmed at the vendor's new origin");
+        self.state_changed().await;
+        Ok(n)
+    }
+
+    /// Marks a vendor internal or not (security review 32.7): an internal vendor's calls
+    /// may go to private and link-local addresses; loopback needs
+    /// `GRAFT_VENDOR_LOOPBACK=allow` whatever the mark. Errors: `VendorNotFound`,
+    /// `Invalid` (removed).
+    pub async fn set_vendor_internal(
+        &self,
+        actor: &Actor,
+        slug: &str,
+        internal: bool,
+    ) -> ServiceResult<VendorRow> {
+        let v = self.live_vendor(slug).await?;
+        let mut tx = self.write_tx().await?;
+        db::update_vendor_internal(&mut tx, v.id, internal).await?;
+        tx.commit().await?;
+        tracing::info!(vendor = slug, by = %actor.label(), internal, "vendor marked");
+        self.state_changed().await;
+        self.vendor(slug).await
+    }
+
+    /// Empties SQLite's write-ahead log into the database file (after a secret was
+    /// dropped); a failure is only logged: the next checkpoint does the same.
+    pub(crate) async fn checkpoint(&self) {
+        if let Err(e) = db::checkpoint(&self.inner.pool).await {
+            tracing::warn!(error = ?e, "checkpointing the write-ahead log failed");
+        }
     }
 
     /// Tells the agents of `(agent, tool)` entries taken out of working sets that their
@@ -850,7 +960,18 @@ impl Graft {
             Some(_) => db::select_vendor_tools(&self.inner.pool, vendor).await?,
             None => Vec::new(),
         };
-        let names: HashSet<String> = current.iter().map(|t| t.name.clone()).collect();
+        // an agent's tool does not keep a name the document's operation has: the import
+        // takes it, and the agent's tool gets another (security review 32.20)
+        let names: HashSet<String> = current
+            .iter()
+            .filter(|t| !t.first_author.starts_with("agent:"))
+            .map(|t| t.name.clone())
+            .collect();
+        let agent_held: HashMap<&str, &db::ToolRow> = current
+            .iter()
+            .filter(|t| t.first_author.starts_with("agent:"))
+            .map(|t| (t.name.as_str(), t))
+            .collect();
         let imported: HashMap<String, String> = current
             .iter()
             .filter_map(|t| Some((t.operation_id.clone()?, t.name.clone())))
@@ -903,6 +1024,38 @@ impl Graft {
                 .await?
             }
         };
+        let mut moved: Vec<(String, String)> = Vec::new();
+        let mut moved_ids: Vec<i64> = Vec::new();
+        {
+            let mut taken: HashSet<String> = current.iter().map(|t| t.name.clone()).collect();
+            taken.extend(plan.tools.iter().map(|t| t.name.clone()));
+            for t in &plan.tools {
+                let Some(held) = agent_held.get(t.name.as_str()) else {
+                    continue;
+                };
+                let (new_name, _) = crate::domain::names::tool_name_for(
+                    &slug,
+                    &format!("{}_by_agent", held.name),
+                    &|n| taken.contains(n),
+                );
+                let new_name = new_name.to_string();
+                taken.insert(new_name.clone());
+                db::authoring::update_tool_name(&mut tx, held.id, &new_name).await?;
+                db::authoring::insert_note_in(
+                    &mut tx,
+                    held.id,
+                    "graft",
+                    &format!(
+                        "Renamed from {vendor}__{} to {vendor}__{new_name}: the vendor's OpenAPI document, imported now, has an operation of that name, and an import wins the name.",
+                        held.name
+                    ),
+                    now,
+                )
+                .await?;
+                moved.push((held.name.clone(), new_name));
+                moved_ids.push(held.id);
+            }
+        }
         for t in &plan.tools {
             ToolName::parse(&slug, &t.name).map_err(|e| {
                 ServiceError::Internal(anyhow::anyhow!("importer made a bad name: {e}"))
@@ -922,6 +1075,11 @@ impl Graft {
         }
         let mut report = ImportReport {
             imported: plan.tools.len(),
+            moved,
+            adopted_base_url: match (&existing_vendor, &override_url) {
+                (None, None) => plan.base_url.clone(),
+                _ => None,
+            },
             ..Default::default()
         };
         let by_name: HashMap<&str, &db::ToolRow> =
@@ -1012,6 +1170,17 @@ impl Graft {
             notify.extend(entries.iter().map(|(a, _)| *a));
         }
         let auth = openapi::connection_hint(&doc);
+        // `--base-url` on an existing vendor may move it to another origin
+        let origin_moved = match (&existing_vendor, &override_url) {
+            (Some(v), Some(u))
+                if v.removed_at.is_none() && origin_of(&v.base_url) != origin_of(u) =>
+            {
+                let (old, new) = (origin_of(&v.base_url), origin_of(u));
+                move_origin_in(&mut tx, vendor_id, slug.as_str(), &old, &new, actor, now).await?;
+                Some((old, new))
+            }
+            _ => None,
+        };
         db::update_vendor_document(
             &mut tx,
             vendor_id,
@@ -1039,6 +1208,7 @@ impl Graft {
             operations: plan.total_operations,
             withheld,
             renamed: plan.renamed,
+            origin_moved,
             skipped: plan
                 .skipped
                 .into_iter()
@@ -1455,6 +1625,34 @@ fn definition_change(
         what.push("the hints".into());
     }
     (!what.is_empty()).then(|| what.join("; "))
+}
+
+/// A vendor's base URL moved from origin `old` to `new`: stored secrets and approved
+/// writes were given for the old origin, so none of them goes to the new one until a
+/// person says so (security review 32.5): its live connections are suspended and its
+/// granted approvals go back to pending, both saying from where to where.
+async fn move_origin_in(
+    tx: &mut db::Conn,
+    vendor_id: i64,
+    slug: &str,
+    old: &str,
+    new: &str,
+    actor: &Actor,
+    now: i64,
+) -> ServiceResult<()> {
+    let why = format!("the vendor's base URL moved from {old} to {new}");
+    let suspended = db::runs::suspend_vendor_connections(tx, vendor_id, &why, now).await?;
+    let repended = db::runs::reset_vendor_approvals(tx, vendor_id, &why, now).await?;
+    tracing::warn!(vendor = slug, by = %actor.label(), from = %old, to = %new, connections = suspended, approvals = repended.len(), "vendor moved to another origin: connections suspended, approvals pending again");
+    Ok(())
+}
+
+/// The origin of a URL (RFC 6454: `scheme://host[:port]`, the port only when not the
+/// scheme's default), or the URL itself when it does not parse.
+pub fn origin_of(url: &str) -> String {
+    url::Url::parse(url)
+        .map(|u| u.origin().ascii_serialization())
+        .unwrap_or_else(|_| url.to_string())
 }
 
 /// Checks a vendor base URL: absolute `http`/`https` with a host, no query or fragment;

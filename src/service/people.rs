@@ -81,6 +81,13 @@ pub fn check_password(password: &str) -> ServiceResult<()> {
     Ok(())
 }
 
+/// Password checks that run at once in the process (argon2id with the crate's default
+/// parameters takes 19 MiB each).
+pub const PASSWORD_CHECKS: usize = 2;
+
+/// How long a sign-in waits for a free password check before it is answered "busy".
+pub const PASSWORD_CHECK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The argon2id PHC string of a password (random salt, the crate's default parameters).
 fn hash_password(password: &str) -> ServiceResult<String> {
     let salt = SaltString::generate(&mut OsRng);
@@ -163,7 +170,8 @@ impl Graft {
     }
 
     /// The person a name and password belong to, or `None` (same answer, and about the
-    /// same time, for an unknown name and a wrong password).
+    /// same time, for an unknown name and a wrong password). At most [`PASSWORD_CHECKS`]
+    /// run at once; errors: `Busy` when none came free within [`PASSWORD_CHECK_WAIT`].
     pub async fn sign_in(&self, name: &str, password: &str) -> ServiceResult<Option<Person>> {
         // no name holds a NUL (PostgreSQL could not even look one up): nobody, as for any
         // unknown name, after the same password work
@@ -176,6 +184,18 @@ impl Graft {
             .as_ref()
             .map(|u| u.password_hash.clone())
             .unwrap_or_else(|| decoy_hash().to_string());
+        // a bounded number of checks at once: each takes ~19 MiB and a core for tens of
+        // milliseconds, and a flood of sign-ins must not take the process's memory or
+        // the blocking threads agents' validations share (security review 32.1)
+        let Ok(_permit) =
+            tokio::time::timeout(PASSWORD_CHECK_WAIT, self.inner.password_checks.acquire()).await
+        else {
+            return Err(ServiceError::Busy {
+                message: "Graft is checking many sign-ins at once; try again in a few seconds."
+                    .into(),
+                retry_after: PASSWORD_CHECK_WAIT,
+            });
+        };
         let password = password.to_string();
         let ok = tokio::task::spawn_blocking(move || verify_password(&password, &phc))
             .await
@@ -248,6 +268,24 @@ impl Graft {
             )));
         }
         self.state_changed().await;
+        // the old token's open sessions and listen streams end, here and in every other
+        // process (SPEC §3.1; security review 32.9)
+        let ended = self.inner.hub.disconnect(agent_id);
+        if let Err(e) = crate::db::insert_change_events(
+            self.pool(),
+            &[super::TOKEN_ROTATED - agent_id],
+            self.origin(),
+            self.clock_now(),
+        )
+        .await
+        {
+            tracing::warn!(error = ?e, "cannot tell other processes that a token was rotated");
+        }
+        tracing::info!(
+            agent = agent_id,
+            channels = ended,
+            "token rotated: the old token's streams end"
+        );
         Ok(token)
     }
 

@@ -45,7 +45,8 @@ pub enum RunAnswer {
     /// A tool error (`isError`) with `structuredContent.error = {code, message, ..details}`.
     Err {
         /// `invalid_input`, `approval_required`, `approval_denied`, `vendor_error`,
-        /// `vendor_unreachable`, `connection_revoked`, `connection_ambiguous`,
+        /// `vendor_unreachable`, `connection_revoked`, `connection_suspended`,
+        /// `connection_ambiguous`, `cancelled`, `rate_limited`,
         /// `tool_retired`, `vendor_disabled`, `vendor_removed`.
         code: &'static str,
         /// A sentence for the model.
@@ -73,6 +74,17 @@ impl RunAnswer {
     }
 }
 
+/// The answer to a call past one of the agent's limits: `rate_limited`, when to retry
+/// (`retryAfterSeconds`), nothing sent or logged.
+fn rate_limited(what: String, wait: Duration) -> RunAnswer {
+    let secs = wait.as_secs().max(1);
+    RunAnswer::err(
+        "rate_limited",
+        format!("{what}: nothing was sent; try again in {secs} s"),
+        json!({"retryAfterSeconds": secs}),
+    )
+}
+
 /// Whether a tool writes (SPEC §4.4): its method is not GET/HEAD/OPTIONS, or its
 /// readOnlyHint is false.
 pub fn writes(method: &str, read_only_hint: bool) -> bool {
@@ -95,7 +107,8 @@ fn encoded_match(text: &[u8], i: usize, secret: &[u8]) -> Option<usize> {
     let t = *text.get(i)?;
     let hex = |at: usize| (*text.get(at)? as char).to_digit(16);
     let mut spellings: [Option<usize>; 5] = [None; 5];
-    if t == b || (t == b'+' && b == b' ') {
+    // letters in either case: a vendor that upper-cases what it echoes still echoes it
+    if t.eq_ignore_ascii_case(&b) || (t == b'+' && b == b' ') {
         spellings[0] = Some(1);
     }
     if t == b'%' && hex(i + 1).zip(hex(i + 2)).map(|(h, l)| h * 16 + l) == Some(u32::from(b)) {
@@ -376,17 +389,40 @@ fn trim_value(v: &Value, string: &dyn Fn(&str) -> String) -> Value {
     }
 }
 
-/// Replaces every secret in `text`, raw or in any URL/JSON encoding, with `<redacted>`.
+/// The forms a vendor may echo a secret in besides its text: base64 (standard and
+/// URL-safe alphabets, unpadded, as echoed inside a longer string) and hex (security
+/// review 32.11). Each is matched as [`encoded_match`] matches text.
+fn secret_forms(secrets: &[String]) -> Vec<String> {
+    use base64::Engine;
+    let mut out: Vec<String> = Vec::with_capacity(secrets.len() * 4);
+    for s in secrets.iter().filter(|s| s.len() >= 3) {
+        out.push(s.clone());
+        for engine in [
+            &base64::engine::general_purpose::STANDARD_NO_PAD,
+            &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+        ] {
+            let e = engine.encode(s.as_bytes());
+            if !out.contains(&e) {
+                out.push(e);
+            }
+        }
+        out.push(hex::encode(s.as_bytes()));
+    }
+    out
+}
+
+/// Replaces every secret in `text`, raw, in any letter case, in any URL/JSON/HTML
+/// encoding, or as base64 or hex of its bytes ([`secret_forms`]), with `<redacted>`.
 fn redact(text: &str, secrets: &[String]) -> String {
     let mut out = text.to_string();
-    for s in secrets.iter().filter(|s| s.len() >= 3) {
+    for s in secret_forms(secrets).iter() {
         let bytes = out.as_bytes();
         let secret = s.as_bytes();
         let mut result = Vec::with_capacity(bytes.len());
         let mut i = 0;
         while i < bytes.len() {
             let first = bytes[i];
-            let may_start = first == secret[0]
+            let may_start = first.eq_ignore_ascii_case(&secret[0])
                 || first == b'%'
                 || first == b'+'
                 || first == b'\\'
@@ -446,6 +482,34 @@ impl Graft {
         })
     }
 
+    /// Re-seals every stored connection secret under `new` (security review 32.6, `graft
+    /// key rotate`), in one write transaction: each secret is opened with the key this
+    /// service holds and sealed with `new`, so after the commit only `new` opens them.
+    /// Returns how many were re-sealed. Errors: `Invalid` when a secret does not open
+    /// with the current key (nothing is changed).
+    pub async fn reseal_secrets(&self, new: &super::secrets::SecretKey) -> ServiceResult<usize> {
+        let mut tx = self.write_tx().await?;
+        let conns = runs::select_connections(self.pool()).await?;
+        let mut n = 0;
+        for c in conns {
+            let Some(sealed) = c.secret_ciphertext.as_deref() else {
+                continue;
+            };
+            let plain = self.inner.key.open(sealed).map_err(|_| {
+                ServiceError::Invalid(format!(
+                    "the secret of connection {} ({}) does not open with the current key: nothing was changed",
+                    c.id, c.label
+                ))
+            })?;
+            runs::update_connection_secret(&mut tx, c.id, &new.seal(&plain)).await?;
+            n += 1;
+        }
+        tx.commit().await?;
+        self.checkpoint().await;
+        self.state_changed().await;
+        Ok(n)
+    }
+
     /// Checks that the secret key opens the stored secrets (a wrong `GRAFT_SECRET_KEY`
     /// is caught at start, not at the first call). Errors: `Invalid` with the remedy.
     pub async fn check_secret_key(&self) -> ServiceResult<()> {
@@ -474,10 +538,11 @@ impl Graft {
             return Ok(s);
         }
         let credential = self.credential_for(tool.id).await?;
-        let base_url = self.vendor(&tool.vendor).await?.base_url;
+        let vendor = self.vendor(&tool.vendor).await?;
         let s = std::sync::Arc::new(super::hot::CallSetting {
             credential,
-            base_url,
+            base_url: vendor.base_url,
+            internal: vendor.internal,
         });
         hot.put_setting(tool.id, epoch, s.clone());
         Ok(s)
@@ -515,6 +580,16 @@ impl Graft {
                 format!(
                     "the connection {:?} this tool uses was revoked: ask a person for a new one",
                     c.label
+                ),
+                json!({"connection": c.label}),
+            )));
+        }
+        if let Some(why) = c.suspended_at.and(c.suspended_reason.as_ref()) {
+            return Ok(Err(RunAnswer::err(
+                "connection_suspended",
+                format!(
+                    "{why}: its connection {:?} sends nothing until a person confirms it there (the vendor's page in the console, or graft connection confirm {})",
+                    c.label, c.vendor
                 ),
                 json!({"connection": c.label}),
             )));
@@ -638,6 +713,7 @@ impl Graft {
                         let owned = {
                             let h = crate::domain::tool::header_key(&k);
                             h.starts_with("proxy-")
+                                || h.starts_with("x-forwarded-")
                                 || crate::domain::tool::OWNED_HEADERS.contains(&h.as_str())
                         };
                         let message = if owned {
@@ -720,6 +796,31 @@ impl Graft {
         dry_run: bool,
         cancel: &CancellationToken,
     ) -> ServiceResult<RunAnswer> {
+        // the agent's call budget (security review 32.8): a call past it is answered and
+        // not logged, so that the log cannot be flooded
+        let quotas = &self.inner.quotas;
+        if let Err(wait) = self
+            .inner
+            .meter
+            .spend(quotas, agent_id, super::quota::Spend::Call)
+        {
+            return Ok(rate_limited(
+                format!(
+                    "this agent made more than {} tool calls in the last minute (GRAFT_AGENT_CALLS_PER_MINUTE)",
+                    quotas.calls_per_minute
+                ),
+                wait,
+            ));
+        }
+        let Some(_running) = self.inner.meter.running(quotas, agent_id) else {
+            return Ok(rate_limited(
+                format!(
+                    "this agent has {} tool calls running already (GRAFT_AGENT_CONCURRENT_CALLS)",
+                    quotas.concurrent_calls
+                ),
+                Duration::from_secs(1),
+            ));
+        };
         let started = Instant::now();
         // what the log keeps of the input: redacted before the input is used up
         let secrets = match self.call_setting(tool).await {
@@ -986,7 +1087,7 @@ impl Graft {
         // 25.11): reqwest drops the connection, and the log says what may have happened
         let secrets = credential.secrets();
         let response = tokio::select! {
-            r = self.inner.proxy.send(&planned) => match r {
+            r = self.inner.proxy.send(&planned, setting.internal) => match r {
                 Ok(r) => r,
                 Err(msg) => return Ok((RunAnswer::err("vendor_unreachable", msg, json!({})), None)),
             },
@@ -1194,6 +1295,28 @@ mod tests {
             .collect::<Map<_, _>>());
         let text = logged_input(&huge, &[]);
         assert!(text.len() <= LOGGED_INPUT_BYTES + '…'.len_utf8() && text.ends_with('…'));
+    }
+
+    #[test]
+    fn redaction_covers_case_base64_and_hex() {
+        use base64::Engine;
+        let secret = "sk_live_Ab12+/cd".to_string();
+        let s = std::slice::from_ref(&secret);
+        for echoed in [
+            secret.to_ascii_uppercase(),
+            secret.to_ascii_lowercase(),
+            base64::engine::general_purpose::STANDARD.encode(&secret),
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&secret),
+            hex::encode(&secret),
+            hex::encode(&secret).to_ascii_uppercase(),
+        ] {
+            let text = format!("token was {echoed}.");
+            let out = redact(&text, s);
+            assert!(
+                !out.contains(&echoed) && out.contains(request::REDACTED),
+                "{text} -> {out}"
+            );
+        }
     }
 
     #[test]

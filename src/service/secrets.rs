@@ -2,8 +2,10 @@
 //! `chacha20poly1305` crate (a well-kept AEAD; the 24-byte random nonce makes random
 //! nonces safe for any number of secrets). Stored form: base64 of `nonce || ciphertext`.
 //!
-//! The 32-byte key comes from `GRAFT_SECRET_KEY` (64 hex digits) or from the key file
-//! `secret.key` in the data directory, created with mode 0600 on first use.
+//! The 32-byte key comes from `GRAFT_SECRET_KEY` (64 hex digits), or from a key file:
+//! `GRAFT_SECRET_KEY_FILE` (kept outside the data directory, so that a copy of the data
+//! directory opens no secret: security review 32.6), else `secret.key` in the data
+//! directory; a missing key file is created with mode 0600.
 
 use base64::Engine;
 use chacha20poly1305::aead::{Aead, AeadCore, KeyInit, OsRng, Payload};
@@ -39,38 +41,59 @@ impl SecretKey {
         Self(XChaCha20Poly1305::generate_key(&mut OsRng).into())
     }
 
-    /// The key from `env_value` (GRAFT_SECRET_KEY) when set, else from
-    /// `<data_dir>/secret.key`, created (mode 0600) when missing.
+    /// The key from `env_value` (GRAFT_SECRET_KEY) when set, else from `key_file`
+    /// (GRAFT_SECRET_KEY_FILE) when given, else from `<data_dir>/secret.key`; a missing
+    /// key file is created (mode 0600).
     /// Errors: a malformed key, or the key file cannot be read or written.
-    pub fn load_or_create(env_value: Option<&str>, data_dir: &Path) -> Result<Self, String> {
+    pub fn load_or_create(
+        env_value: Option<&str>,
+        key_file: Option<&Path>,
+        data_dir: &Path,
+    ) -> Result<Self, String> {
         if let Some(v) = env_value.filter(|v| !v.trim().is_empty()) {
             return Self::from_hex(v);
         }
-        let path = data_dir.join("secret.key");
+        let path = key_file
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| data_dir.join("secret.key"));
         match std::fs::read_to_string(&path) {
             Ok(text) => Self::from_hex(&text)
                 .map_err(|_| format!("{} is not a 64-hex-digit key", path.display())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let key = Self::generate();
-                std::fs::create_dir_all(data_dir)
-                    .map_err(|e| format!("cannot create {}: {e}", data_dir.display()))?;
-                let mut opts = std::fs::OpenOptions::new();
-                opts.write(true).create_new(true);
-                #[cfg(unix)]
-                {
-                    use std::os::unix::fs::OpenOptionsExt;
-                    opts.mode(0o600);
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir)
+                        .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
                 }
-                use std::io::Write;
-                let mut f = opts
-                    .open(&path)
-                    .map_err(|e| format!("cannot create key file {}: {e}", path.display()))?;
-                f.write_all(hex::encode(key.0).as_bytes())
-                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                key.write_new(&path)?;
                 Ok(key)
             }
             Err(e) => Err(format!("cannot read key file {}: {e}", path.display())),
         }
+    }
+
+    /// Writes the key as a new file at `path` (mode 0600, flushed to disk). Errors: the
+    /// file exists or cannot be written.
+    pub fn write_new(&self, path: &Path) -> Result<(), String> {
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            opts.mode(0o600);
+        }
+        use std::io::Write;
+        let mut f = opts
+            .open(path)
+            .map_err(|e| format!("cannot create key file {}: {e}", path.display()))?;
+        f.write_all(hex::encode(self.0).as_bytes())
+            .and_then(|()| f.sync_all())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+
+    /// The key as 64 hex digits (to print once, when it came from `GRAFT_SECRET_KEY`).
+    pub fn to_hex(&self) -> String {
+        hex::encode(self.0)
     }
 
     /// Seals a secret; returns base64 of `nonce || ciphertext`.
@@ -134,8 +157,8 @@ mod tests {
     #[test]
     fn key_file_is_created_private_and_reused() {
         let dir = tempfile::tempdir().unwrap();
-        let a = SecretKey::load_or_create(None, dir.path()).unwrap();
-        let b = SecretKey::load_or_create(None, dir.path()).unwrap();
+        let a = SecretKey::load_or_create(None, None, dir.path()).unwrap();
+        let b = SecretKey::load_or_create(None, None, dir.path()).unwrap();
         assert_eq!(a.0, b.0);
         #[cfg(unix)]
         {
@@ -146,10 +169,21 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
-        assert!(SecretKey::load_or_create(Some("abc"), dir.path()).is_err());
+        // a key file outside the data directory: created there, never beside the data
+        let elsewhere = tempfile::tempdir().unwrap();
+        let path = elsewhere.path().join("keys/graft.key");
+        let c = SecretKey::load_or_create(None, Some(&path), dir.path()).unwrap();
+        assert!(path.is_file() && c.0 != a.0);
+        assert_eq!(
+            SecretKey::load_or_create(None, Some(&path), dir.path())
+                .unwrap()
+                .0,
+            c.0
+        );
+        assert!(SecretKey::load_or_create(Some("abc"), None, dir.path()).is_err());
         let hex64 = "11".repeat(32);
         assert_eq!(
-            SecretKey::load_or_create(Some(&hex64), dir.path())
+            SecretKey::load_or_create(Some(&hex64), None, dir.path())
                 .unwrap()
                 .0,
             [0x11; 32]

@@ -81,7 +81,19 @@ impl Graft {
             },
             db::Pool::Sqlite(_) => None,
         };
-        self.sweep_once(now, false).await.map(Some)
+        let report = self.sweep_once(now, false).await?;
+        // the calls log keeps GRAFT_CALLS_RETENTION_DAYS (security review 32.8)
+        let cutoff = now - self.inner.quotas.calls_retention_days * 86_400_000;
+        match runs::delete_calls_before(self.pool(), cutoff).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(
+                deleted = n,
+                days = self.inner.quotas.calls_retention_days,
+                "calls log: older calls deleted"
+            ),
+            Err(e) => tracing::warn!(error = ?e, "pruning the calls log failed"),
+        }
+        Ok(Some(report))
     }
 
     /// One sweep as of `now` (ms since the epoch): the idle rule, then the cap rule, for
@@ -260,6 +272,8 @@ impl Graft {
         let entries = q::select_entries_of_tools(&mut tx, &tools).await?;
         super::demote_in(&mut tx, &entries, Cause::ConnectionRevoked, actor, now).await?;
         tx.commit().await?;
+        // the dropped secret leaves the write-ahead log too (security review 32.6)
+        self.checkpoint().await;
         self.changed_entries(&entries).await;
         self.state_changed().await;
         let info = runs::select_connection(self.pool(), id)

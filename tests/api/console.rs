@@ -8,14 +8,14 @@ use serde_json::Value;
 use std::time::Duration;
 
 /// A browser-like client that keeps the session cookie by hand.
-struct Browser {
-    http: reqwest::Client,
-    base: String,
-    cookie: Option<String>,
+pub(crate) struct Browser {
+    pub(crate) http: reqwest::Client,
+    pub(crate) base: String,
+    pub(crate) cookie: Option<String>,
 }
 
 impl Browser {
-    fn new(app: &TestApp) -> Self {
+    pub(crate) fn new(app: &TestApp) -> Self {
         Self {
             http: reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
@@ -34,7 +34,7 @@ impl Browser {
     }
 
     /// Calls a server function as the hydrated page does (form body, JSON answer).
-    async fn call(&mut self, name: &str, form: &[(&str, &str)]) -> reqwest::Response {
+    pub(crate) async fn call(&mut self, name: &str, form: &[(&str, &str)]) -> reqwest::Response {
         let mut r = self
             .http
             .post(format!("{}/api/{name}", self.base))
@@ -48,7 +48,7 @@ impl Browser {
     }
 
     /// Posts a form as a browser without JavaScript does.
-    async fn post_form(
+    pub(crate) async fn post_form(
         &mut self,
         name: &str,
         referer: &str,
@@ -68,7 +68,7 @@ impl Browser {
         r
     }
 
-    async fn get(&mut self, path: &str) -> reqwest::Response {
+    pub(crate) async fn get(&mut self, path: &str) -> reqwest::Response {
         let mut r = self.http.get(format!("{}{path}", self.base));
         if let Some(c) = &self.cookie {
             r = r.header("cookie", c);
@@ -76,7 +76,7 @@ impl Browser {
         r.send().await.unwrap()
     }
 
-    async fn sign_in(&mut self, name: &str, password: &str) {
+    pub(crate) async fn sign_in(&mut self, name: &str, password: &str) {
         let r = self
             .call("login", &[("name", name), ("password", password)])
             .await;
@@ -84,7 +84,7 @@ impl Browser {
     }
 }
 
-const PASSWORD: &str = "correct horse battery";
+pub(crate) const PASSWORD: &str = "correct horse battery";
 
 #[tokio::test]
 async fn pages_and_server_functions_need_a_signed_in_person() {
@@ -807,15 +807,15 @@ async fn repeated_wrong_passwords_hold_the_name_back() {
             .unwrap();
         assert_eq!(e["Refused"], "Wrong name or password.");
     }
-    // even the right password waits now, for that name only
-    let e: Value = b
+    // even the right password waits now, for that name from this address only (429)
+    let r = b
         .call("login", &[("name", "OPS"), ("password", PASSWORD)])
-        .await
-        .json()
-        .await
-        .unwrap();
+        .await;
+    assert_eq!(r.status(), 429);
+    assert!(r.headers().contains_key("retry-after"));
+    let e: Value = r.json().await.unwrap();
     assert!(
-        e["Refused"]
+        e["TooMany"]["message"]
             .as_str()
             .unwrap()
             .starts_with("Too many failed sign-ins"),
@@ -843,7 +843,11 @@ async fn concurrent_wrong_passwords_are_all_counted() {
                 .json()
                 .await
                 .unwrap();
-            e["Refused"].as_str().unwrap_or_default().to_string()
+            e["Refused"]
+                .as_str()
+                .or(e["TooMany"]["message"].as_str())
+                .unwrap_or_default()
+                .to_string()
         });
     }
     let answers = tries.join_all().await;
@@ -1503,6 +1507,29 @@ async fn the_vendor_page_edits_and_disables_only_when_confirmed() {
         .await
         .unwrap();
     assert_eq!(e["Field"]["field"], "base_url", "{e}");
+    // another origin: only when the person ticks that they mean it (security review
+    // 32.5: its connections wait for a confirmation there)
+    let e: Value = b
+        .call(
+            "edit_vendor",
+            &[
+                ("slug", "petstore"),
+                ("name", "Pets"),
+                ("base_url", "https://pets.example/v3"),
+            ],
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(e["Field"]["field"], "confirm_move", "{e}");
+    assert!(app
+        .graft
+        .vendor("petstore")
+        .await
+        .unwrap()
+        .base_url
+        .starts_with("http://127.0.0.1"));
     let r = b
         .call(
             "edit_vendor",
@@ -1510,6 +1537,7 @@ async fn the_vendor_page_edits_and_disables_only_when_confirmed() {
                 ("slug", "petstore"),
                 ("name", "Pets"),
                 ("base_url", "https://pets.example/v3"),
+                ("confirm_move", "yes"),
             ],
         )
         .await;

@@ -63,9 +63,17 @@ pub fn settings(dir: &Path) -> Settings {
         session_idle: Duration::from_secs(600),
         site_root: dir.join("site"),
         secret_key: None,
+        secret_key_file: None,
         sweep_interval: Duration::from_secs(3600),
-        limits: graft::proxy::ProxyLimits::default(),
+        // the test vendors run on loopback
+        limits: graft::proxy::ProxyLimits {
+            vendor_loopback: true,
+            ..Default::default()
+        },
         embedding_model: None,
+        connection_limits: Default::default(),
+        metrics_token: None,
+        quotas: Default::default(),
     }
 }
 

@@ -60,6 +60,7 @@ async fn instance(url: &str, dir: &std::path::Path, name: &str) -> Instance {
         .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
         .env("DATABASE_URL", url)
         .env("GRAFT_SWEEP_INTERVAL", "1s")
+        .env("GRAFT_VENDOR_LOOPBACK", "allow")
         .env("RUST_LOG", "warn")
         .env_remove("GRAFT_EMBEDDING_MODEL")
         .stdin(std::process::Stdio::null())

@@ -13,6 +13,7 @@ mod latency;
 mod lifecycle;
 mod run;
 mod search;
+mod security;
 mod sweep;
 mod vendor;
 

@@ -470,6 +470,7 @@ async fn vendor_errors_timeouts_redirects_and_big_responses() {
         connect_timeout: std::time::Duration::from_secs(2),
         total_timeout: std::time::Duration::from_secs(1),
         response_cap: 1 << 20,
+        vendor_loopback: true,
         ..Default::default()
     };
     let s = setup_with(Some(limits)).await;
@@ -792,6 +793,7 @@ async fn the_calls_log_keeps_every_call_with_its_outcome_and_redacted_input() {
     use graft::db::runs::{CallFilter, CallOutcome};
     let limits = graft::proxy::ProxyLimits {
         total_timeout: std::time::Duration::from_secs(1),
+        vendor_loopback: true,
         ..Default::default()
     };
     let s = setup_with(Some(limits)).await;

@@ -311,6 +311,26 @@ pub async fn start(redirect_to: Option<String>) -> Vendor {
             }),
         )
         .route(
+            "/said/encoded",
+            get(|headers: HeaderMap| async move {
+                use base64::Engine;
+                let key = headers
+                    .get("x-key")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("")
+                    .to_string();
+                Json(json!({
+                    "upper": key.to_ascii_uppercase(),
+                    "lower": key.to_ascii_lowercase(),
+                    "b64": base64::engine::general_purpose::STANDARD.encode(&key),
+                    "b64url": base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&key),
+                    "hex": hex::encode(&key),
+                    "note": format!("debug: key hex {} end", hex::encode(&key).to_ascii_uppercase()),
+                }))
+                .into_response()
+            }),
+        )
+        .route(
             "/slow/{secs}",
             any(|State(v): State<Vendor>, method: Method, uri: Uri, Path(secs): Path<u64>| async move {
                 v.seen.lock().unwrap().push(Seen {

@@ -123,7 +123,7 @@ TOKEN=$( (graft agent add conformance) 2>"$WORK/agent.log" | tail -n 1 | tr -d '
 
 for attempt in 1 2 3; do
   GRAFT_PORT=$(free_port)
-  (graft serve --addr "127.0.0.1:$GRAFT_PORT") >>"$WORK/graft.log" 2>&1 &
+  (GRAFT_VENDOR_LOOPBACK=allow graft serve --addr "127.0.0.1:$GRAFT_PORT") >>"$WORK/graft.log" 2>&1 &
   GRAFT_PID=$!
   if healthy "http://127.0.0.1:$GRAFT_PORT/healthz"; then break; fi
   kill -KILL "$GRAFT_PID" 2>/dev/null || true; wait "$GRAFT_PID" 2>/dev/null || true; GRAFT_PID=

@@ -87,6 +87,8 @@ def graft_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment without the caller's GRAFT_* settings (RUST_LOG=info unless set)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAFT_") and k != "DATABASE_URL"}
     env.setdefault("RUST_LOG", "info")
+    # the tests' vendors (httpbin, the echo servers) listen on loopback
+    env["GRAFT_VENDOR_LOOPBACK"] = "allow"
     env.update(extra or {})
     return env
 
