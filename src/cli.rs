@@ -341,6 +341,15 @@ pub enum VendorCommand {
         /// Take the internal mark off.
         #[arg(long)]
         no_internal: bool,
+        /// A parameter of the vendor's operations that carries the connection's secret
+        /// although the document declares it as an ordinary one (Slack's `token`);
+        /// repeatable. Its tools are imported again from the stored document: the
+        /// parameter is no longer an input, and the secret is put in it.
+        #[arg(long = "credential-param", conflicts_with = "no_credential_params")]
+        credential_param: Vec<String>,
+        /// Forget the credential parameters: only the security schemes' carry the secret.
+        #[arg(long)]
+        no_credential_params: bool,
         /// Confirm a base URL on another origin (scheme, host or port): the vendor's
         /// connections are suspended until confirmed there and its approvals go back to
         /// pending. Without it Graft says so and changes nothing.
@@ -952,6 +961,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             enable,
             internal,
             no_internal,
+            credential_param,
+            no_credential_params,
             yes,
         }) => {
             let enabled = match (disable, enable) {
@@ -972,6 +983,26 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 anyhow::bail!(
                     "the base URL moves vendor {slug} from {old} to {new}: its connections would be suspended until a person confirms them there (graft connection confirm {slug}) and its approvals would go back to pending; nothing was changed: run again with --yes to confirm"
                 );
+            }
+            if !credential_param.is_empty() || no_credential_params {
+                let report = graft
+                    .set_vendor_credential_params(&person(), &slug, &credential_param)
+                    .await?;
+                match (credential_param.is_empty(), report) {
+                    (true, _) => println!("Vendor {slug}: only its security schemes' parameters carry the secret."),
+                    (false, Some(r)) => println!(
+                        "Vendor {slug}: {} carry the connection's secret; imported again: {}",
+                        credential_param.join(", "),
+                        crate::console::api::ImportSummary::from(r).headline()
+                    ),
+                    (false, None) => println!(
+                        "Vendor {slug}: {} will carry the connection's secret from its next import.",
+                        credential_param.join(", ")
+                    ),
+                }
+                if name.is_none() && base_url.is_none() && enabled.is_none() && mark.is_none() {
+                    return Ok(());
+                }
             }
             if let Some(internal) = mark {
                 let v = graft

@@ -4,5 +4,9 @@
 -- `suspended_at` / `suspended_reason`: the vendor's base URL moved to another origin
 -- (scheme, host, port); its connections send nothing until a person confirms them there.
 ALTER TABLE vendors ADD COLUMN internal BOOLEAN NOT NULL DEFAULT FALSE;
+-- Issue 25.2: parameters a person says carry the connection's secret (comma-separated
+-- names), for documents that declare their credential as an ordinary parameter (Slack's
+-- `token`); NULL: only what the security schemes name.
+ALTER TABLE vendors ADD COLUMN credential_params TEXT NULL;
 ALTER TABLE connections ADD COLUMN suspended_at INTEGER NULL;
 ALTER TABLE connections ADD COLUMN suspended_reason TEXT NULL;

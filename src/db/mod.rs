@@ -543,6 +543,9 @@ pub struct VendorRow {
     /// A person marked it internal: its calls may reach private and link-local
     /// addresses (security review 32.7).
     pub internal: bool,
+    /// Parameter names a person said carry the connection's secret (comma-separated;
+    /// issue 25.2), for documents that declare the credential as an ordinary parameter.
+    pub credential_params: Option<String>,
 }
 
 /// Changes a vendor's display name and/or base URL (each when given).
@@ -638,7 +641,24 @@ pub async fn select_vendor_entries(conn: &mut Conn, vendor_id: i64) -> DbResult<
 }
 
 const VENDOR_COLUMNS: &str =
-    "id, slug, display_name, base_url, (openapi_document IS NOT NULL) AS has_document, created_at, disabled_at, removed_at, auth_kind, auth_name, internal";
+    "id, slug, display_name, base_url, (openapi_document IS NOT NULL) AS has_document, created_at, disabled_at, removed_at, auth_kind, auth_name, internal, credential_params";
+
+/// Sets the parameter names a person says carry a vendor's credential (`None`: none).
+pub async fn update_vendor_credential_params(
+    conn: &mut Conn,
+    id: i64,
+    names: Option<&str>,
+) -> DbResult<()> {
+    on_db!(conn, |e| sqlx::query(
+        "UPDATE vendors SET credential_params = $1 WHERE id = $2"
+    )
+    .bind(names)
+    .bind(id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(())
+}
 
 /// Marks a vendor internal or not (security review 32.7).
 pub async fn update_vendor_internal(conn: &mut Conn, id: i64, internal: bool) -> DbResult<()> {

@@ -461,30 +461,59 @@ pub fn connection_hint(doc: &Value) -> Option<(&'static str, Option<String>)> {
         .map(|(_, (_, kind, name))| (kind, name))
 }
 
-/// Locations and names (lower-cased) of the parameters the document's security schemes
-/// put the credential in (`apiKey` schemes: `in` and `name`; OpenAPI 3.1 §4.8.27
-/// "Security Scheme Object"). Only these carry the secret: a parameter that merely looks
-/// like one (`key`, `token`) is an ordinary input (issue 25.2).
-fn credential_params(doc: &Value) -> HashSet<(String, String)> {
+/// The parameter each `apiKey` security scheme puts the credential in, by scheme name:
+/// `(in, name lower-cased)` (OpenAPI 3.1 §4.8.27 "Security Scheme Object"; Swagger 2.0
+/// `securityDefinitions`).
+fn scheme_params(doc: &Value) -> HashMap<String, (String, String)> {
+    let mut out = HashMap::new();
     let schemes = doc
         .pointer("/components/securitySchemes")
         .or_else(|| doc.get("securityDefinitions"))
         .and_then(Value::as_object);
-    let mut out = HashSet::new();
-    if let Some(schemes) = schemes {
-        for s in schemes.values() {
-            let s = deref(doc, s);
-            if s.get("type").and_then(Value::as_str) == Some("apiKey") {
-                if let (Some(n), Some(i)) = (
-                    s.get("name").and_then(Value::as_str),
-                    s.get("in").and_then(Value::as_str),
-                ) {
-                    out.insert((i.to_string(), n.to_ascii_lowercase()));
-                }
+    for (scheme, s) in schemes.into_iter().flatten() {
+        let s = deref(doc, s);
+        if s.get("type").and_then(Value::as_str) == Some("apiKey") {
+            if let (Some(n), Some(i)) = (
+                s.get("name").and_then(Value::as_str),
+                s.get("in").and_then(Value::as_str),
+            ) {
+                out.insert(scheme.clone(), (i.to_string(), n.to_ascii_lowercase()));
             }
         }
     }
     out
+}
+
+/// The parameters that carry the credential for one operation (issue 25.2): those of the
+/// `apiKey` schemes its effective security requirement names (its own `security`, else
+/// the document's; every alternative counted). Only a document that declares no
+/// requirement anywhere lets every scheme's parameter count. A parameter that merely
+/// looks like one (`key`, `token`) is an ordinary input.
+fn credential_params(
+    doc: &Value,
+    op: &Value,
+    schemes: &HashMap<String, (String, String)>,
+) -> HashSet<(String, String)> {
+    let requirement = op.get("security").or_else(|| doc.get("security"));
+    match requirement.and_then(Value::as_array) {
+        Some(alternatives) => alternatives
+            .iter()
+            .filter_map(Value::as_object)
+            .flat_map(|r| r.keys())
+            .filter_map(|name| schemes.get(name).cloned())
+            .collect(),
+        None => schemes.values().cloned().collect(),
+    }
+}
+
+/// `found` and the parameters a person named, in each place a parameter can carry one.
+fn with_named(mut found: HashSet<(String, String)>, names: &[String]) -> HashSet<(String, String)> {
+    for n in names {
+        for location in ["query", "header", "cookie"] {
+            found.insert((location.to_string(), n.trim().to_ascii_lowercase()));
+        }
+    }
+    found
 }
 
 fn media_type_choice(types: &[String]) -> Option<BodyEncoding> {
@@ -595,6 +624,21 @@ pub fn plan_import(
     imported: &HashMap<String, String>,
     progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<ImportPlan, String> {
+    plan_import_with(doc, vendor, taken, imported, &[], progress)
+}
+
+/// [`plan_import`] where the parameters named in `credential_names` (case-insensitive,
+/// in the query, a header or a cookie) carry the connection's secret as a security
+/// scheme's would: a person said so for a document that declares its credential as an
+/// ordinary parameter (Slack's `token`; issue 25.2).
+pub fn plan_import_with(
+    doc: &Value,
+    vendor: &VendorSlug,
+    taken: &dyn Fn(&str) -> bool,
+    imported: &HashMap<String, String>,
+    credential_names: &[String],
+    progress: &mut (dyn FnMut(usize, usize) + Send),
+) -> Result<ImportPlan, String> {
     let version = spec_version(doc)?;
     if !doc.get("paths").is_some_and(Value::is_object) {
         return Err("the document has no \"paths\" object".into());
@@ -605,7 +649,7 @@ pub fn plan_import(
         total_operations: ops.len(),
         ..Default::default()
     };
-    let credentials = credential_params(doc);
+    let schemes = scheme_params(doc);
     let mut used: BTreeSet<String> = BTreeSet::new();
     let mut keys: HashSet<String> = HashSet::new();
     for (i, (method, path, item, op)) in ops.iter().enumerate() {
@@ -622,6 +666,7 @@ pub fn plan_import(
                 reason: "TRACE operations are not imported".into(),
             });
         } else {
+            let credentials = with_named(credential_params(doc, op, &schemes), credential_names);
             let ctx = OpCtx {
                 doc,
                 version,
@@ -758,6 +803,10 @@ impl OpCtx<'_> {
         let mut form_fields = Map::new();
         let mut form_required = Vec::new();
         let mut body_schema: Option<(Value, bool, BodyEncoding)> = None;
+        // a merged body's `additionalProperties` and `patternProperties`, kept at the root
+        let mut root_extra: (Option<Value>, Option<Value>) = (None, None);
+        // how a form body's arrays and objects are written, by property
+        let mut form_styles: HashMap<String, ParamStyle> = HashMap::new();
 
         for p in &params {
             let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
@@ -809,7 +858,23 @@ impl OpCtx<'_> {
                         ) || s.get("items").is_some()
                             || s.get("properties").is_some()
                     };
-                    if structured(&param_schema)
+                    let json_content = p
+                        .get("content")
+                        .and_then(Value::as_object)
+                        .and_then(|c| c.keys().next())
+                        .is_some_and(|t| {
+                            let t = t.to_ascii_lowercase();
+                            t.starts_with("application/json") || t.contains("+json")
+                        });
+                    if json_content {
+                        binding.styles.insert(
+                            prop.clone(),
+                            ParamStyle {
+                                style: crate::domain::tool::Style::Json,
+                                explode: false,
+                            },
+                        );
+                    } else if structured(&param_schema)
                         || p.get("style").is_some()
                         || p.get("explode").is_some()
                         || p.get("collectionFormat").is_some()
@@ -831,6 +896,20 @@ impl OpCtx<'_> {
                     body_schema = Some((s, is_required, enc));
                 }
                 "formData" => {
+                    if self.version == SpecVersion::Swagger2
+                        && p.get("type").and_then(Value::as_str) == Some("array")
+                    {
+                        form_styles.insert(
+                            name.to_string(),
+                            ParamStyle::declared(
+                                "formData",
+                                None,
+                                None,
+                                p.get("collectionFormat").and_then(Value::as_str),
+                                true,
+                            ),
+                        );
+                    }
                     let mut field = self.parameter_schema(p);
                     if p.get("type").and_then(Value::as_str) == Some("file") {
                         // Swagger 2.0's file: a binary string, sent as a multipart file
@@ -880,6 +959,39 @@ impl OpCtx<'_> {
                         .cloned()
                         .unwrap_or(json!({}));
                     let s = schema::inline(self.doc, &raw);
+                    if enc == BodyEncoding::Form {
+                        // OpenAPI 3.1 §4.8.15 "Encoding Object": form + explode unless the
+                        // media type's `encoding` says otherwise
+                        let encoding = content
+                            .and_then(|c| c.get(mt))
+                            .and_then(|m| m.get("encoding"));
+                        let merged = schema::for_request(&s);
+                        for (k, v) in merged
+                            .get("properties")
+                            .and_then(Value::as_object)
+                            .into_iter()
+                            .flatten()
+                        {
+                            let structured = matches!(
+                                v.get("type").and_then(Value::as_str),
+                                Some("array" | "object")
+                            ) || v.get("items").is_some()
+                                || v.get("properties").is_some();
+                            let e = encoding.and_then(|e| e.get(k));
+                            if structured || e.is_some() {
+                                form_styles.insert(
+                                    k.clone(),
+                                    ParamStyle::declared(
+                                        "formData",
+                                        e.and_then(|e| e.get("style")).and_then(Value::as_str),
+                                        e.and_then(|e| e.get("explode")).and_then(Value::as_bool),
+                                        None,
+                                        false,
+                                    ),
+                                );
+                            }
+                        }
+                    }
                     body_schema = Some((s, rb_required, enc));
                     if let Some(ct) = fixed_content_type(enc).filter(|_| !no_body_method) {
                         binding
@@ -937,6 +1049,20 @@ impl OpCtx<'_> {
                     }
                 }
             } else if mergeable {
+                // what the body admits beyond its named properties stays admitted (and
+                // goes into the body): `additionalProperties` other than false,
+                // `patternProperties`, or no properties named at all (a free-form object)
+                let extra = match s.get("additionalProperties") {
+                    Some(Value::Bool(false)) => None,
+                    Some(v) => Some(v.clone()),
+                    None if s.get("properties").is_none()
+                        && s.get("patternProperties").is_none() =>
+                    {
+                        Some(Value::Bool(true))
+                    }
+                    None => None,
+                };
+                root_extra = (extra, s.get("patternProperties").cloned());
                 let body_req: Vec<String> = string_list(s.get("required"));
                 for (k, v) in s
                     .get("properties")
@@ -945,6 +1071,11 @@ impl OpCtx<'_> {
                     .flatten()
                 {
                     props.insert(k.clone(), v.clone());
+                    if enc == BodyEncoding::Form {
+                        if let Some(st) = form_styles.get(k) {
+                            binding.body_styles.insert(k.clone(), *st);
+                        }
+                    }
                     match v.get("default") {
                         Some(d) if body_req.contains(k) && !d.is_null() => {
                             binding.defaults.insert(k.clone(), d.clone());
@@ -995,6 +1126,12 @@ impl OpCtx<'_> {
         }
 
         let mut input_schema = json!({"type": "object", "properties": props});
+        if let Some(extra) = root_extra.0 {
+            input_schema["additionalProperties"] = extra;
+        }
+        if let Some(patterns) = root_extra.1 {
+            input_schema["patternProperties"] = patterns;
+        }
         required.dedup();
         if !required.is_empty() {
             input_schema["required"] = json!(required);
@@ -1099,9 +1236,10 @@ pub fn draft_operation(
     vendor: &VendorSlug,
     key: &str,
     taken: &dyn Fn(&str) -> bool,
+    credential_names: &[String],
 ) -> Result<ToolDraft, String> {
     let version = spec_version(doc)?;
-    let credentials = credential_params(doc);
+    let schemes = scheme_params(doc);
     for (method, path, item, op) in operations(doc) {
         if operation_key(op, &method, &path) != key {
             continue;
@@ -1109,6 +1247,7 @@ pub fn draft_operation(
         if method == "trace" {
             return Err("TRACE operations are not imported".into());
         }
+        let credentials = with_named(credential_params(doc, op, &schemes), credential_names);
         let ctx = OpCtx {
             doc,
             version,
@@ -1268,6 +1407,53 @@ mod tests {
         assert_eq!(t.binding.body, Some(BodyEncoding::Form));
         assert_eq!(t.input_schema["required"], json!(["token", "channel"]));
         assert!(!t.binding.public);
+    }
+
+    #[test]
+    fn only_the_operations_own_schemes_name_credential_parameters() {
+        // issue 25 review: a scheme other operations use does not make `key` the
+        // credential of an operation whose security is bearer only
+        let p = plan(json!({
+            "openapi": "3.0.0", "info": {"title": "t", "version": "1"},
+            "components": {"securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer"},
+                "legacy": {"type": "apiKey", "in": "query", "name": "key"}}},
+            "security": [{"bearer": []}],
+            "paths": {
+                "/sorted": {"get": {"operationId": "sorted", "parameters": [{"name": "key", "in": "query", "schema": {"type": "string"}}]}},
+                "/legacy": {"get": {"operationId": "legacy", "security": [{"legacy": []}], "parameters": [{"name": "key", "in": "query", "schema": {"type": "string"}}]}}
+            }
+        }));
+        let t = |n: &str| p.tools.iter().find(|t| t.name == n).unwrap();
+        assert!(t("sorted").input_schema["properties"].get("key").is_some());
+        assert!(t("sorted").binding.credential_params.is_empty());
+        assert!(t("legacy").input_schema["properties"].get("key").is_none());
+        assert_eq!(
+            t("legacy").binding.credential_params,
+            vec![("query".to_string(), "key".to_string())]
+        );
+    }
+
+    #[test]
+    fn a_free_form_body_still_takes_what_it_admits() {
+        let p = plan(json!({
+            "openapi": "3.0.0", "info": {"title": "t", "version": "1"},
+            "paths": {
+                "/free": {"post": {"operationId": "free", "requestBody": {"content": {"application/json": {"schema": {"type": "object"}}}}}},
+                "/map": {"post": {"operationId": "map", "requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": {"type": "string"}}}}}}},
+                "/closed": {"post": {"operationId": "closed", "requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {"a": {"type": "string"}}}}}}}}
+            }
+        }));
+        let t = |n: &str| p.tools.iter().find(|t| t.name == n).unwrap();
+        assert_eq!(t("free").input_schema["additionalProperties"], true);
+        assert_eq!(
+            t("map").input_schema["additionalProperties"],
+            json!({"type": "string"})
+        );
+        assert!(t("closed")
+            .input_schema
+            .get("additionalProperties")
+            .is_none());
     }
 
     #[test]

@@ -581,15 +581,21 @@ fn allows_integer(schema: &Value) -> bool {
 /// `schema` expects an integer (`5.0`, `120000.0`, `1e3`: models write these) as that
 /// integer, so that it is validated and sent as the integer it is (issue 25.10).
 /// Follows `properties`, `items` (one schema or a tuple's `prefixItems`),
-/// `additionalProperties` and the members of unions. Numbers beyond ±2^53 stay as they
-/// are: a double that large no longer says which integer was meant.
+/// `additionalProperties` and the members of unions. A number is written as the integer
+/// its double holds (`1e18` as `1000000000000000000`) while that fits an `i64` or `u64`;
+/// past that it stays as it is.
 pub fn integral_floats_to_integers(schema: &Value, value: &mut Value) {
-    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    const I64_END: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    const U64_END: f64 = 18_446_744_073_709_551_616.0; // 2^64
     match value {
         Value::Number(n) if n.is_f64() && allows_integer(schema) => {
             if let Some(f) = n.as_f64() {
-                if f.fract() == 0.0 && f.abs() <= EXACT {
-                    *value = Value::from(f as i64);
+                if f.is_finite() && f.fract() == 0.0 {
+                    if (-I64_END..I64_END).contains(&f) {
+                        *value = Value::from(f as i64);
+                    } else if (0.0..U64_END).contains(&f) {
+                        *value = Value::from(f as u64);
+                    }
                 }
             }
         }
@@ -927,6 +933,12 @@ mod tests {
         let mut huge = json!({"limit": 1e300});
         integral_floats_to_integers(&s, &mut huge);
         assert!(huge["limit"].is_f64());
+        let mut big = json!({"limit": 1e18, "ids": [1.5e19]});
+        integral_floats_to_integers(&s, &mut big);
+        assert_eq!(
+            big.to_string(),
+            r#"{"ids":[15000000000000000000],"limit":1000000000000000000}"#
+        );
     }
 
     use super::*;

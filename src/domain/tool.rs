@@ -111,6 +111,13 @@ pub struct Binding {
     /// `name[key]=value`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub styles: BTreeMap<String, ParamStyle>,
+    /// Form-body property → how its array or object value is written in an
+    /// `application/x-www-form-urlencoded` body, as the document declares it (OpenAPI 3
+    /// `encoding` of the media type, `form` + explode by default: arrays repeat the
+    /// name; Swagger 2.0 `collectionFormat` of `formData`). A property without an entry
+    /// nests as `a[b]=c` / `a[0]=c`, as Stripe's `deepObject` does.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub body_styles: BTreeMap<String, ParamStyle>,
 }
 
 /// OpenAPI's parameter serialization styles (OpenAPI 3.1 §4.8.12.4 "Style Values"),
@@ -135,6 +142,9 @@ pub enum Style {
     TabDelimited,
     /// Objects as `name[key]=value` (query).
     DeepObject,
+    /// The value as JSON text: a parameter declared with `content` of a JSON media type
+    /// instead of a `schema` (OpenAPI 3.1 §4.8.12.1, "content").
+    Json,
 }
 
 /// How one parameter is serialized: its [`Style`] and `explode` (OpenAPI 3.1 §4.8.12.2
@@ -161,7 +171,7 @@ impl ParamStyle {
         swagger2: bool,
     ) -> Self {
         let default = match location {
-            "query" | "cookie" => Style::Form,
+            "query" | "cookie" | "formData" => Style::Form,
             _ => Style::Simple,
         };
         if swagger2 {
@@ -176,7 +186,7 @@ impl ParamStyle {
         }
         let allowed: &[Style] = match location {
             "path" => &[Style::Simple, Style::Label, Style::Matrix],
-            "query" => &[
+            "query" | "formData" => &[
                 Style::Form,
                 Style::SpaceDelimited,
                 Style::PipeDelimited,

@@ -368,13 +368,21 @@ fn query_delim(style: Style) -> &'static str {
 fn styled_query(name: &str, v: &Value, st: ParamStyle, out: &mut Vec<QueryPart>) {
     match v {
         Value::Null => {}
+        _ if st.style == Style::Json => out.push(QueryPart::one(name, v.to_string())),
+        // arrays have no deepObject form in OpenAPI: nested with indexes, `a[0]=x`, as
+        // Stripe reads them
+        Value::Array(_) if st.style == Style::DeepObject => {
+            let mut pairs = Vec::new();
+            flatten_nested(name, v, &mut pairs);
+            out.extend(pairs.into_iter().map(|(k, t)| QueryPart::one(&k, t)));
+        }
         Value::Array(items) => {
             let items: Vec<String> = items
                 .iter()
                 .filter(|i| !i.is_null())
                 .map(item_text)
                 .collect();
-            if st.explode || st.style == Style::DeepObject {
+            if st.explode {
                 out.extend(items.into_iter().map(|i| QueryPart::one(name, i)));
             } else if !items.is_empty() {
                 out.push(QueryPart {
@@ -414,6 +422,9 @@ fn styled_query(name: &str, v: &Value, st: ParamStyle, out: &mut Vec<QueryPart>)
 /// delimited formats join with their delimiter), each value checked and encoded as
 /// [`path_value`] does; `name` is the parameter's name (matrix writes it).
 fn styled_path(name: &str, v: &Value, st: ParamStyle) -> Result<String, String> {
+    if st.style == Style::Json {
+        return path_value(name, &Value::String(v.to_string()));
+    }
     // label style separates with `.`, which a path segment otherwise keeps as it is
     let label = st.style == Style::Label;
     let one = |x: &Value| {
@@ -481,6 +492,9 @@ fn styled_path(name: &str, v: &Value, st: ParamStyle) -> Result<String, String> 
 /// A header parameter's value serialized as declared (`simple`: arrays `a,b`, objects
 /// `k,v` or exploded `k=v`; Swagger 2.0's delimited formats by their delimiter).
 fn styled_header(name: &str, v: &Value, st: ParamStyle) -> Result<String, String> {
+    if st.style == Style::Json {
+        return header_value(name, &Value::String(v.to_string()));
+    }
     let sep = match st.style {
         Style::SpaceDelimited => " ",
         Style::PipeDelimited => "|",
@@ -517,6 +531,7 @@ fn styled_cookie(
     let enc = |t: String| cookie_value(name, &Value::String(t));
     match v {
         Value::Null => {}
+        _ if st.style == Style::Json => out.push((name.to_string(), enc(v.to_string())?)),
         Value::Array(items) if st.explode => {
             for i in items.iter().filter(|i| !i.is_null()) {
                 out.push((name.to_string(), enc(item_text(i))?));
@@ -672,9 +687,15 @@ pub fn build(
         }
         used.insert(prop);
     }
+    // an empty list or object sends no header or cookie at all (as in the query)
+    let empty = |v: &Value| match v {
+        Value::Array(a) => a.is_empty(),
+        Value::Object(m) => m.is_empty(),
+        _ => false,
+    };
     for (prop, wire) in &b.headers {
         if let Some(v) = input.get(prop) {
-            if !v.is_null() {
+            if !v.is_null() && !empty(v) {
                 let value = match b.styles.get(prop) {
                     Some(st) => styled_header(wire, v, *st)?,
                     None => header_value(wire, v)?,
@@ -688,7 +709,7 @@ pub fn build(
     let mut cookies: Vec<(String, String)> = Vec::new();
     for (prop, wire) in &b.cookies {
         if let Some(v) = input.get(prop) {
-            if !v.is_null() {
+            if !v.is_null() && !empty(v) {
                 match b.styles.get(prop) {
                     Some(st) => styled_cookie(wire, v, *st, &mut cookies)?,
                     None => cookies.push((wire.clone(), cookie_value(wire, v)?)),
@@ -746,18 +767,24 @@ pub fn build(
             }
             BodyEncoding::Multipart => unreachable!("multipart bodies are built above"),
             BodyEncoding::Form => {
-                let mut pairs = Vec::new();
+                // each property as its document declares (form + explode by default in
+                // OpenAPI 3: arrays repeat the name), else nested as `a[b]=c`
+                let mut parts: Vec<QueryPart> = Vec::new();
                 if let Value::Object(m) = &payload {
                     for (k, v) in m {
-                        flatten_nested(k, v, &mut pairs);
+                        match b.body_styles.get(k) {
+                            Some(st) => styled_query(k, v, *st, &mut parts),
+                            None => {
+                                let mut pairs = Vec::new();
+                                flatten_nested(k, v, &mut pairs);
+                                parts.extend(pairs.into_iter().map(|(k, t)| QueryPart::one(&k, t)));
+                            }
+                        }
                     }
                 }
-                let mut ser = url::form_urlencoded::Serializer::new(String::new());
-                for (k, v) in &pairs {
-                    ser.append_pair(k, v);
-                }
+                let text: Vec<String> = parts.iter().map(QueryPart::encoded).collect();
                 (
-                    Some(ser.finish().into_bytes()),
+                    Some(text.join("&").into_bytes()),
                     "application/x-www-form-urlencoded",
                 )
             }

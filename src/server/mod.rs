@@ -639,6 +639,7 @@ fn tools_call_problem(message: &serde_json::Value) -> Option<String> {
 /// session, say) pass as they are.
 async fn invalid_params(resp: axum::response::Response, problem: &str) -> axum::response::Response {
     use futures::StreamExt;
+    use http::StatusCode;
     let content_type = resp
         .headers()
         .get(http::header::CONTENT_TYPE)
@@ -660,11 +661,13 @@ async fn invalid_params(resp: axum::response::Response, problem: &str) -> axum::
         let Ok(bytes) = axum::body::to_bytes(body, 1 << 20).await else {
             return http::StatusCode::INTERNAL_SERVER_ERROR.into_response();
         };
-        let out = std::str::from_utf8(&bytes)
-            .ok()
-            .and_then(&rewrite)
-            .map(axum::body::Bytes::from)
-            .unwrap_or(bytes);
+        let rewritten = std::str::from_utf8(&bytes).ok().and_then(&rewrite);
+        // rmcp answers an unknown method 404 in the stateless era; invalid params are the
+        // client's error (400), and a 404 reads to clients as "session not found"
+        if rewritten.is_some() && parts.status == StatusCode::NOT_FOUND {
+            parts.status = StatusCode::BAD_REQUEST;
+        }
+        let out = rewritten.map(axum::body::Bytes::from).unwrap_or(bytes);
         return axum::response::Response::from_parts(parts, axum::body::Body::from(out));
     }
     if content_type.starts_with("text/event-stream") {

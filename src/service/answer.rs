@@ -406,19 +406,47 @@ pub fn header_lines(headers: &serde_json::Map<String, Value>) -> String {
     format!("\n\nResponse headers:\n{}", lines.join("\n"))
 }
 
-/// Seconds to wait before retrying, from `Retry-After` (RFC 9110 §10.2.3: delay-seconds
-/// or an HTTP-date, read against `now`); a date in the past is 0. `None` without the
-/// header or with a value that is neither.
+/// Seconds to wait before retrying: `Retry-After` (RFC 9110 §10.2.3: delay-seconds or
+/// an HTTP-date in any of the three formats recipients must accept, §5.6.7), else a
+/// rate limit's reset (`RateLimit-Reset` / `X-RateLimit-Reset` / `X-Rate-Limit-Reset`:
+/// seconds to wait, or a Unix time when larger than a billion, as GitHub writes it),
+/// read against `now`; a time in the past is 0. `None` without any of them.
 pub fn retry_after(
     headers: &serde_json::Map<String, Value>,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Option<u64> {
-    let v = headers.get("retry-after")?.as_str()?.trim();
-    if let Ok(secs) = v.parse::<u64>() {
-        return Some(secs);
+    let get = |k: &str| headers.get(k).and_then(Value::as_str).map(str::trim);
+    if let Some(v) = get("retry-after") {
+        if let Ok(secs) = v.parse::<u64>() {
+            return Some(secs);
+        }
+        let at = chrono::DateTime::parse_from_rfc2822(v)
+            .map(|d| d.timestamp())
+            .ok()
+            .or_else(|| {
+                // RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime
+                // (`Sun Nov  6 08:49:37 1994`)
+                ["%A, %d-%b-%y %H:%M:%S GMT", "%a %b %e %H:%M:%S %Y"]
+                    .iter()
+                    .find_map(|f| chrono::NaiveDateTime::parse_from_str(v, f).ok())
+                    .map(|d| d.and_utc().timestamp())
+            });
+        if let Some(at) = at {
+            return Some((at - now.timestamp()).max(0) as u64);
+        }
     }
-    let at = chrono::DateTime::parse_from_rfc2822(v).ok()?;
-    Some((at.timestamp() - now.timestamp()).max(0) as u64)
+    let reset = ["ratelimit-reset", "x-ratelimit-reset", "x-rate-limit-reset"]
+        .iter()
+        .find_map(|k| get(k)?.split(',').next()?.trim().parse::<f64>().ok())?;
+    if !reset.is_finite() || reset < 0.0 {
+        return None;
+    }
+    let secs = if reset > 1e9 {
+        reset - now.timestamp() as f64
+    } else {
+        reset
+    };
+    Some(secs.max(0.0).ceil() as u64)
 }
 
 #[cfg(test)]
@@ -473,8 +501,24 @@ mod tests {
         let mut d = serde_json::Map::new();
         d.insert("retry-after".into(), json!("Wed, 02 Dec 2026 10:01:30 GMT"));
         assert_eq!(retry_after(&d, now), Some(90));
+        d.insert(
+            "retry-after".into(),
+            json!("Wednesday, 02-Dec-26 10:00:10 GMT"),
+        );
+        assert_eq!(retry_after(&d, now), Some(10));
+        d.insert("retry-after".into(), json!("Wed Dec  2 10:00:20 2026"));
+        assert_eq!(retry_after(&d, now), Some(20));
         d.insert("retry-after".into(), json!("soon"));
         assert_eq!(retry_after(&d, now), None);
+        // a rate limit's reset, as seconds or as a Unix time
+        let mut r = serde_json::Map::new();
+        r.insert("x-ratelimit-reset".into(), json!("42"));
+        assert_eq!(retry_after(&r, now), Some(42));
+        r.insert(
+            "x-ratelimit-reset".into(),
+            json!((now.timestamp() + 61).to_string()),
+        );
+        assert_eq!(retry_after(&r, now), Some(61));
         assert!(header_lines(&h).starts_with("\n\nResponse headers:\nlink: <https://v/x?page=2>"));
         assert_eq!(header_lines(&serde_json::Map::new()), "");
     }

@@ -121,7 +121,10 @@ pub fn call_change(old: &db::ToolRow, new: &ToolDraft, hints: Hints) -> Option<S
     {
         what.push("where the inputs go (path, query, headers, cookies)".into());
     }
-    if ob.body != nb.body || ob.body_property != nb.body_property {
+    if ob.body != nb.body
+        || ob.body_property != nb.body_property
+        || ob.body_styles != nb.body_styles
+    {
         what.push("the body encoding".into());
     }
     if ob.fixed_headers != nb.fixed_headers || ob.defaults != nb.defaults {
@@ -250,8 +253,10 @@ impl Graft {
             .into_iter()
             .map(|(n, _)| n)
             .collect();
-        let mut draft = openapi::draft_operation(&doc, &slug, operation_id, &|n| names.contains(n))
-            .map_err(ServiceError::Invalid)?;
+        let named = super::credential_names(Some(&v));
+        let mut draft =
+            openapi::draft_operation(&doc, &slug, operation_id, &|n| names.contains(n), &named)
+                .map_err(ServiceError::Invalid)?;
         if let Some(n) = name {
             crate::domain::names::ToolName::parse(&slug, n).map_err(ServiceError::Invalid)?;
             draft.name = n.to_string();
@@ -409,6 +414,7 @@ impl Graft {
             d.binding.file_parts = binding.file_parts.clone();
             d.binding.public = binding.public;
             d.binding.styles = binding.styles.clone();
+            d.binding.body_styles = binding.body_styles.clone();
             d.binding.defaults = binding
                 .defaults
                 .iter()

@@ -825,6 +825,49 @@ impl Graft {
         self.vendor(slug).await
     }
 
+    /// Says which parameters of vendor `slug`'s operations carry its connection's secret
+    /// besides what its security schemes name (issue 25.2: a document such as Slack's
+    /// declares its token as an ordinary required parameter), then imports its stored
+    /// document again so its tools follow: those parameters are no longer inputs, and
+    /// the secret is put in them. An empty list goes back to the schemes alone. Returns
+    /// the import's report (`None` without a stored document: the next import applies
+    /// it). Errors: `VendorNotFound`, `Invalid` (removed, or a name that is not a header
+    /// or parameter name).
+    pub async fn set_vendor_credential_params(
+        &self,
+        actor: &Actor,
+        slug: &str,
+        names: &[String],
+    ) -> ServiceResult<Option<ImportReport>> {
+        let v = self.live_vendor(slug).await?;
+        let names: Vec<String> = names
+            .iter()
+            .map(|n| n.trim().to_string())
+            .filter(|n| !n.is_empty())
+            .collect();
+        if let Some(bad) = names
+            .iter()
+            .find(|n| !crate::domain::tool::is_header_token(n) || n.contains(','))
+        {
+            return Err(ServiceError::Invalid(format!(
+                "{bad:?} is not a parameter name"
+            )));
+        }
+        let joined = (!names.is_empty()).then(|| names.join(","));
+        let mut tx = self.write_tx().await?;
+        db::update_vendor_credential_params(&mut tx, v.id, joined.as_deref()).await?;
+        tx.commit().await?;
+        tracing::info!(vendor = slug, by = %actor.label(), params = ?names, "credential parameters set");
+        self.state_changed().await;
+        match db::authoring::select_vendor_document(self.pool(), v.id).await? {
+            Some(text) => Ok(Some(
+                self.import_openapi_by(actor, slug, &text, None, &mut |_, _| {})
+                    .await?,
+            )),
+            None => Ok(None),
+        }
+    }
+
     /// Empties SQLite's write-ahead log into the database file (after a secret was
     /// dropped); a failure is only logged: the next checkpoint does the same.
     pub(crate) async fn checkpoint(&self) {
@@ -976,8 +1019,16 @@ impl Graft {
             .iter()
             .filter_map(|t| Some((t.operation_id.clone()?, t.name.clone())))
             .collect();
-        let plan = openapi::plan_import(&doc, &slug, &|n| names.contains(n), &imported, progress)
-            .map_err(ServiceError::Invalid)?;
+        let named = credential_names(existing_vendor.as_ref());
+        let plan = openapi::plan_import_with(
+            &doc,
+            &slug,
+            &|n| names.contains(n),
+            &imported,
+            &named,
+            progress,
+        )
+        .map_err(ServiceError::Invalid)?;
         let live = current
             .iter()
             .filter(|t| t.retired_at.is_none() && t.first_author == "import")
@@ -1645,6 +1696,20 @@ async fn move_origin_in(
     let repended = db::runs::reset_vendor_approvals(tx, vendor_id, &why, now).await?;
     tracing::warn!(vendor = slug, by = %actor.label(), from = %old, to = %new, connections = suspended, approvals = repended.len(), "vendor moved to another origin: connections suspended, approvals pending again");
     Ok(())
+}
+
+/// The parameter names a person said carry `vendor`'s credential (issue 25.2).
+pub(crate) fn credential_names(vendor: Option<&VendorRow>) -> Vec<String> {
+    vendor
+        .and_then(|v| v.credential_params.as_deref())
+        .map(|s| {
+            s.split(',')
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The origin of a URL (RFC 6454: `scheme://host[:port]`, the port only when not the

@@ -647,6 +647,7 @@ impl Graft {
         version: i64,
         schema_text: &str,
         input: Value,
+        exploded: Vec<String>,
     ) -> ServiceResult<(Vec<Value>, Value)> {
         let too_slow = || {
             vec![json!({"pointer": "/", "message": format!(
@@ -726,6 +727,29 @@ impl Graft {
                     .collect(),
                 _ => Vec::new(),
             };
+            // an object parameter sent as form + explode puts each of its properties in
+            // the query as a parameter of its own: an undeclared one would be a new
+            // parameter (or a second value of a declared one), so it is refused too
+            for prop in &exploded {
+                let (Some(Value::Object(value)), Some(sub)) = (
+                    input.get(prop),
+                    check.schema.pointer(&format!(
+                        "/properties/{}",
+                        prop.replace('~', "~0").replace('/', "~1")
+                    )),
+                ) else {
+                    continue;
+                };
+                if sub.get("properties").is_none() {
+                    continue;
+                }
+                for k in schema::undeclared(sub, value) {
+                    found.push(json!({
+                        "pointer": format!("/{prop}/{k}"),
+                        "message": format!("{k:?} is not a property of {prop:?}: it would be sent as a query parameter of its own; leave it out"),
+                    }));
+                }
+            }
             if let Err(e) = check.validator.validate(&input) {
                 let pointer = e.instance_path().to_string();
                 found.push(json!({"pointer": if pointer.is_empty() { "/".to_string() } else { pointer }, "message": e.to_string()}));
@@ -918,8 +942,27 @@ impl Graft {
             Value::Null => Value::Object(Map::new()),
             v => v,
         };
+        let binding: Binding =
+            serde_json::from_str(&tool.binding).map_err(|e| ServiceError::Internal(e.into()))?;
+        let exploded: Vec<String> = binding
+            .styles
+            .iter()
+            .filter(|(p, st)| {
+                st.explode
+                    && st.style == crate::domain::tool::Style::Form
+                    && (binding.query.contains_key(*p) || binding.cookies.contains_key(*p))
+            })
+            .map(|(p, _)| p.clone())
+            .collect();
         let (violations, input) = self
-            .check_input(agent_id, tool.id, tool.version, &tool.input_schema, input)
+            .check_input(
+                agent_id,
+                tool.id,
+                tool.version,
+                &tool.input_schema,
+                input,
+                exploded,
+            )
             .await?;
         if !violations.is_empty() {
             let list = violations
@@ -954,8 +997,6 @@ impl Graft {
         };
         // 2. connection and request
         let setting = self.call_setting(tool).await?;
-        let binding: Binding =
-            serde_json::from_str(&tool.binding).map_err(|e| ServiceError::Internal(e.into()))?;
         // an operation that declares `security: []` gets no credential, and needs no
         // connection (issue 25.1)
         let credential = match &setting.credential {
@@ -1180,7 +1221,9 @@ impl Graft {
             let body = value.unwrap_or(Value::String(text.clone()));
             let retry = super::answer::retry_after(&headers, self.inner.clock.now());
             let when = match (retry, status) {
-                (Some(secs), _) => format!(" Retry after {secs} s (the vendor's Retry-After)."),
+                (Some(secs), _) => {
+                    format!(" Retry after {secs} s (the vendor's Retry-After or rate-limit reset).")
+                }
                 (None, 429 | 503) => {
                     " The vendor did not say when to retry: wait a little before trying again."
                         .to_string()
@@ -1188,9 +1231,9 @@ impl Graft {
                 _ => String::new(),
             };
             let said = if text.trim().is_empty() {
-                " (empty body)".to_string()
+                "The body was empty.".to_string()
             } else {
-                format!(":\n{text}")
+                format!("It said:\n{text}")
             };
             let mut details = json!({"status": status, "body": body});
             if !headers.is_empty() {
@@ -1202,7 +1245,10 @@ impl Graft {
             Ok((
                 RunAnswer::err(
                     "vendor_error",
-                    format!("{} answered {status_line}.{when}{said}", tool.vendor),
+                    format!(
+                        "{} answered {status_line}.{when} {said}{header_lines}",
+                        tool.vendor
+                    ),
                     details,
                 ),
                 Some(status),

@@ -377,3 +377,138 @@ async fn a_cancelled_call_stops_and_is_logged_as_cancelled() {
     client.cancel().await.unwrap();
     w.app.stop().await;
 }
+
+/// The first review of issue 25: nested undeclared keys, headers of errors, a rate
+/// limit's reset, JSON-content parameters, form bodies as declared, free-form bodies.
+#[tokio::test]
+async fn what_the_review_found_is_sent_and_said_as_declared() {
+    let w = world().await;
+    let (client, _) = legacy_client(&w.app, &w.token, ProtocolVersion::V_2025_11_25).await;
+    // an undeclared key of a form-exploded object would be a query parameter of its own
+    let before = w.vendor.count();
+    let r = run(
+        &client,
+        "search",
+        json!({"limit": 2, "filter": {"owner": "ann", "limit": "999"}}),
+    )
+    .await;
+    assert_eq!(code(&r).as_deref(), Some("invalid_input"), "{}", text(&r));
+    assert!(text(&r).contains("/filter/limit"), "{}", text(&r));
+    assert_eq!(w.vendor.count(), before);
+    // an error's headers are in its text; a reset stands in for Retry-After
+    let r = run(&client, "limited_reset", json!({})).await;
+    let t = text(&r);
+    assert!(
+        t.contains("x-ratelimit-reset: 15") && t.contains("Retry after 15 s"),
+        "{t}"
+    );
+    // a parameter declared with JSON content is sent as JSON
+    let r = run(&client, "find_where", json!({"where": {"a": 1}})).await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    assert_eq!(
+        w.vendor.last().query.as_deref(),
+        Some("where=%7B%22a%22%3A1%7D")
+    );
+    // form bodies: a list repeats its name (OpenAPI's default), an object declared
+    // deepObject nests
+    w.app
+        .graft
+        .decide_approval(
+            &Actor::Person("ops".into()),
+            "alpha",
+            "fid",
+            "post_form",
+            true,
+        )
+        .await
+        .unwrap();
+    let r = run(
+        &client,
+        "post_form",
+        json!({"events": ["initiated", "ringing"], "meta": {"k": "v"}}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    assert_eq!(
+        w.vendor.last().body,
+        "events=initiated&events=ringing&meta%5Bk%5D=v"
+    );
+    // a free-form body takes what the agent gives
+    w.app
+        .graft
+        .decide_approval(
+            &Actor::Person("ops".into()),
+            "alpha",
+            "fid",
+            "post_free",
+            true,
+        )
+        .await
+        .unwrap();
+    let r = run(&client, "post_free", json!({"anything": 1, "else": "x"})).await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let sent: Value = serde_json::from_str(&w.vendor.last().body).unwrap();
+    assert_eq!(sent, json!({"anything": 1, "else": "x"}));
+    client.cancel().await.unwrap();
+    w.app.stop().await;
+}
+
+/// A person can say which ordinary parameter carries the credential (Slack's `token`):
+/// the tools are imported again without it as an input, and the secret goes there.
+#[tokio::test]
+async fn a_person_names_the_parameter_a_document_declares_for_its_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = vendor::start(None).await;
+    let app = spawn_app_in(dir.path()).await;
+    let g = &app.graft;
+    let doc = std::fs::read_to_string(specs_dir().join("slack_web_openapi_v2.json")).unwrap();
+    g.import_openapi(
+        "slack",
+        &doc,
+        Some(&format!("{}/anything", v.url())),
+        &mut |_, _| {},
+    )
+    .await
+    .unwrap();
+    g.add_connection("slack", "bot", "bearer", None, Some(SECRET))
+        .await
+        .unwrap();
+    let schema = |g: &graft::service::Graft| {
+        let g = g.clone();
+        async move {
+            let t = g.tool("slack", "chat_post_message").await.unwrap();
+            serde_json::from_str::<Value>(&t.input_schema).unwrap()
+        }
+    };
+    assert!(schema(g).await["properties"].get("token").is_some());
+    let ops = Actor::Person("ops".into());
+    let report = g
+        .set_vendor_credential_params(&ops, "slack", &["token".to_string()])
+        .await
+        .unwrap()
+        .expect("the stored document is imported again");
+    assert!(report.updated.len() > 100, "{}", report.updated.len());
+    assert!(schema(g).await["properties"].get("token").is_none());
+    let (_, token) = agent(&app, "alpha").await;
+    let (client, _) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
+    g.decide_approval(&ops, "alpha", "slack", "chat_post_message", true)
+        .await
+        .unwrap();
+    let r = call(
+        &client,
+        "run_tool",
+        json!({"vendor": "slack", "name": "chat_post_message", "input": {"channel": "C1", "text": "hi"}}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let seen = v.last();
+    assert_eq!(seen.headers["token"], SECRET);
+    assert!(!everything(&r).contains(SECRET));
+    // and back to the schemes alone
+    g.set_vendor_credential_params(&ops, "slack", &[])
+        .await
+        .unwrap();
+    assert!(schema(g).await["properties"].get("token").is_some());
+    client.cancel().await.unwrap();
+    app.stop().await;
+}

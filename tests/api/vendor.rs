@@ -291,6 +291,17 @@ pub async fn start(redirect_to: Option<String>) -> Vendor {
             }),
         )
         .route(
+            "/said/limited-reset",
+            get(|| async {
+                (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    [("x-ratelimit-remaining", "0"), ("x-ratelimit-reset", "15")],
+                    Json(json!({"error": "quota"})),
+                )
+                    .into_response()
+            }),
+        )
+        .route(
             "/said/download",
             get(|| async {
                 (
