@@ -714,6 +714,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command.unwrap_or(Command::Serve { addr: None }) {
         Command::Serve { .. } => {
             graft.check_secret_key().await?;
+            if settings.secret_key_file.is_some() && settings.data_dir.join("secret.key").exists() {
+                tracing::warn!(
+                    old = %settings.data_dir.join("secret.key").display(),
+                    "GRAFT_SECRET_KEY_FILE is set, but a key file is still beside the database: delete it once Graft runs with the new one (a copy of the data directory would otherwise still open the secrets it sealed)"
+                );
+            }
             let status = graft.search_status();
             match &status.model {
                 Some(model) => {
@@ -735,7 +741,20 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 .await
                 .with_context(|| format!("cannot listen on {}", settings.addr))?;
             let app = Application::build(&settings, graft, listener).await?;
-            let addr = app.local_addr()?;
+            let mut addr = app.local_addr()?;
+            if !addr.ip().is_loopback()
+                && settings.public_url.is_none()
+                && settings.allowed_hosts.is_empty()
+            {
+                tracing::warn!(
+                    %addr,
+                    "the console and /mcp answer only requests addressed to loopback names (localhost, 127.0.0.1): set GRAFT_PUBLIC_URL, or GRAFT_ALLOWED_HOSTS, to the name clients use to reach this machine"
+                );
+            }
+            if addr.ip().is_unspecified() {
+                // the address to print is one a browser can open here
+                addr.set_ip(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST));
+            }
             let https = settings
                 .public_url
                 .as_deref()
@@ -1410,11 +1429,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                     a.name,
                     format_time(Some(a.requested_at))
                 );
+                let shown = crate::domain::markup::visible;
                 if let (Some(m), Some(p)) = (&a.request.method, &a.request.path) {
-                    println!("    {m} {p}");
+                    println!("    {m} {}", shown(p));
                 }
                 if let Some(i) = &a.request.input {
-                    println!("    input of the call that asked {i}");
+                    println!("    input of the call that asked {}", shown(i));
                 }
             }
         }
@@ -1438,7 +1458,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Tool(ToolCommand::Show { tool }) => {
             let (vendor, name) = split_tool(&tool)?;
-            print!("{}", describe_tool(&graft.tool_detail(vendor, name).await?));
+            // agent-written text: nothing in it may move the terminal or hide a character
+            print!(
+                "{}",
+                crate::domain::markup::visible(&describe_tool(
+                    &graft.tool_detail(vendor, name).await?
+                ))
+            );
         }
         Command::Tool(ToolCommand::Note { tool, text }) => {
             let (vendor, name) = split_tool(&tool)?;

@@ -52,6 +52,10 @@ pub struct Settings {
     /// What one agent may make Graft do (`GRAFT_AGENT_*`, `GRAFT_CALLS_RETENTION_DAYS`;
     /// security review 32.8).
     pub quotas: crate::service::quota::Quotas,
+    /// `GRAFT_TRUSTED_PROXIES`: addresses of reverse proxies in front of Graft
+    /// (comma-separated IPs); a request from one is throttled by the client address its
+    /// `X-Forwarded-For` names.
+    pub trusted_proxies: Vec<std::net::IpAddr>,
 }
 
 /// Where the secret key that seals connection secrets comes from.
@@ -169,6 +173,12 @@ impl Settings {
         if let Ok(v) = std::env::var("GRAFT_MAX_CONNECTIONS_PER_ADDRESS") {
             connection_limits.max_per_address = count("GRAFT_MAX_CONNECTIONS_PER_ADDRESS", v)?;
         }
+        if let Ok(v) = std::env::var("GRAFT_BODY_TIMEOUT") {
+            connection_limits.body_timeout = parse_duration(&v)?;
+            if connection_limits.body_timeout.is_zero() {
+                return Err("GRAFT_BODY_TIMEOUT must be at least 1s".into());
+            }
+        }
         if let Ok(v) = std::env::var("GRAFT_HEADER_TIMEOUT") {
             connection_limits.header_timeout = parse_duration(&v)?;
             if connection_limits.header_timeout.is_zero() {
@@ -179,7 +189,15 @@ impl Settings {
             .filter(|v| !v.is_empty())
             .map(PathBuf::from);
         let quotas = crate::service::quota::Quotas::from_env()?;
+        let trusted_proxies = list_var("GRAFT_TRUSTED_PROXIES")
+            .iter()
+            .map(|a| {
+                a.parse::<std::net::IpAddr>()
+                    .map_err(|_| format!("GRAFT_TRUSTED_PROXIES: {a:?} is not an IP address"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
+            trusted_proxies,
             quotas,
             metrics_token: std::env::var("GRAFT_METRICS_TOKEN")
                 .ok()

@@ -6,15 +6,23 @@ use tracing_subscriber::EnvFilter;
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     // rmcp logs each request and response whole at debug level, tool inputs included,
-    // which Graft redacts in its own logs: rmcp stays at info at every level asked for
-    // (security review 32.19)
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("info"))
-        .add_directive("rmcp=info".parse().expect("a valid directive"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+    // which Graft redacts in its own logs: nothing of rmcp's below info is written,
+    // whatever RUST_LOG asks for (security review 32.19)
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::Layer;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let no_rmcp_detail = tracing_subscriber::filter::filter_fn(|meta| {
+        !(meta.target().starts_with("rmcp") && *meta.level() > tracing::Level::INFO)
+    });
+    tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+                .with_filter(filter)
+                .with_filter(no_rmcp_detail),
+        )
         .init();
     let cli = graft::cli::Cli::parse();
     match graft::cli::run(cli).await {

@@ -104,6 +104,7 @@ fn build_world() -> World {
             connection_limits: Default::default(),
             metrics_token: None,
             quotas: Default::default(),
+            trusted_proxies: vec![],
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let app = graft::server::Application::build(&settings, graft.clone(), listener)

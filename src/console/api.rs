@@ -219,21 +219,11 @@ pub struct ApprovalItem {
     pub sends: Vec<String>,
 }
 
-/// `text` with every Unicode bidirectional control (U+061C, U+200E, U+200F,
-/// U+202A–U+202E, U+2066–U+2069) shown as a visible `⟨U+XXXX⟩`, so agent-written text
-/// cannot reorder what a person reads before approving it (Unicode TR #9; "Trojan
-/// Source", CVE-2021-42574; security review 32.16).
+/// `text` with every character that could hide or reorder what a person reads made
+/// visible ([`crate::domain::markup::visible`]; security review 32.16).
+#[cfg(feature = "ssr")]
 pub fn mark_bidi(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
-        {
-            out.push_str(&format!("⟨U+{:04X}⟩", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    crate::domain::markup::visible(text)
 }
 
 /// The Agent page.
@@ -1038,10 +1028,7 @@ pub async fn login(name: String, password: String, next: Option<String>) -> Cons
         let session = session().await?;
         // the client's address (the accept loop puts it on every request; a proxy in
         // front makes it the proxy's)
-        let address = leptos_axum::extract::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-            .await
-            .map(|c| c.0.ip())
-            .unwrap_or(std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED));
+        let address = client_address(&state).await;
         match state.sign_ins.attempt(&name, address) {
             Err(r) => {
                 return Err(ConsoleError::TooMany {
@@ -1052,7 +1039,16 @@ pub async fn login(name: String, password: String, next: Option<String>) -> Cons
             Ok(crate::server::console::Attempt::After(wait)) => tokio::time::sleep(wait).await,
             Ok(crate::server::console::Attempt::Go) => {}
         }
-        let Some(person) = state.graft.sign_in(&name, &password).await? else {
+        let person = match state.graft.sign_in(&name, &password).await {
+            Ok(p) => p,
+            Err(e @ ServiceError::Busy { .. }) => {
+                // never checked: not a failed attempt
+                state.sign_ins.refund(&name, address);
+                return Err(e.into());
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let Some(person) = person else {
             return Err(ConsoleError::Refused("Wrong name or password.".into()));
         };
         state.sign_ins.succeeded(&name, address);
@@ -1066,6 +1062,20 @@ pub async fn login(name: String, password: String, next: Option<String>) -> Cons
         Ok(())
     })
     .await
+}
+
+/// The address of the client of this request, for throttling
+/// ([`crate::server::console::client_address`]).
+#[cfg(feature = "ssr")]
+async fn client_address(state: &ConsoleState) -> std::net::IpAddr {
+    let peer = leptos_axum::extract::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .await
+        .map(|c| c.0.ip())
+        .unwrap_or(std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED));
+    let headers = use_context::<http::request::Parts>()
+        .map(|p| p.headers)
+        .unwrap_or_default();
+    crate::server::console::client_address(peer, &headers, &state.trusted_proxies)
 }
 
 /// Signs out: deletes the session and goes to `/login`.
@@ -1101,12 +1111,22 @@ pub async fn change_password(current: String, new: String, confirm: String) -> C
         if let Err(e) = crate::service::people::check_password(&new) {
             return Err(ConsoleError::field("new", e.to_string()));
         }
+        // checking the current password is a sign-in: counted and throttled alike
+        // (security review 32.14 follow-up: a stolen session must not guess it)
+        let address = client_address(&state).await;
+        if let Err(r) = state.sign_ins.attempt(&person.name, address) {
+            return Err(ConsoleError::TooMany {
+                message: r.message,
+                retry_after: r.wait.as_secs().max(1),
+            });
+        }
         match state
             .graft
             .change_password(&person.name, &current, &new)
             .await
         {
             Ok(renewed) => {
+                state.sign_ins.succeeded(&person.name, address);
                 // the person's other sessions ended; this one carries on at the new epoch
                 let session = session().await?;
                 crate::server::console::start_session(&session, &renewed)
@@ -1649,7 +1669,7 @@ pub async fn tool(vendor: String, name: String) -> ConsoleResult<ToolData> {
                 version: v.version,
                 method: v.method.clone(),
                 path: v.path_template.clone(),
-                description: v.description.clone(),
+                description: mark_bidi(&v.description),
                 author: author.clone(),
                 created_at: v.created_at,
                 hints: [
@@ -1677,7 +1697,7 @@ pub async fn tool(vendor: String, name: String) -> ConsoleResult<ToolData> {
             notes: d
                 .notes
                 .into_iter()
-                .map(|n| (n.author.replace(':', " "), n.body, n.created_at))
+                .map(|n| (n.author.replace(':', " "), mark_bidi(&n.body), n.created_at))
                 .collect(),
             connection: d.connection,
             calls: calls.into_iter().map(call_item).collect(),

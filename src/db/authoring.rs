@@ -100,6 +100,16 @@ pub async fn update_read_only_by(conn: &mut Conn, tool_id: i64, who: Option<&str
 }
 
 /// Adds a note.
+/// How many tools `author` (`agent:<id>`) wrote the first version of.
+pub async fn count_tools_authored(pool: &Pool, author: &str) -> DbResult<i64> {
+    on_db!(pool, |e| sqlx::query_scalar(
+        "SELECT COUNT(*) FROM tool_versions WHERE version = 1 AND authored_by = $1",
+    )
+    .bind(author)
+    .fetch_one(e)
+    .await)
+}
+
 /// Renames a tool (an agent's tool whose name an imported operation takes; security
 /// review 32.20). Errors: the name is taken.
 pub async fn update_tool_name(conn: &mut Conn, tool_id: i64, name: &str) -> DbResult<()> {

@@ -202,3 +202,39 @@ mod tests {
         assert_eq!(html_to_markdown(code), code);
     }
 }
+
+/// `text` with every character that could hide or reorder what a person reads shown as
+/// a visible `⟨U+XXXX⟩`: Unicode bidirectional controls (U+061C, U+200E, U+200F,
+/// U+202A–U+202E, U+2066–U+2069; TR #9, "Trojan Source", CVE-2021-42574), zero-width
+/// characters (U+200B–U+200D, U+2060, U+FEFF), tag characters (U+E0000–U+E007F) and
+/// control characters but newline and tab (a terminal escape rewrites what a CLI
+/// prints). For agent-written text shown to people (security review 32.16).
+pub fn visible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let hidden = matches!(c,
+            '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2069}' | '\u{FEFF}' | '\u{E0000}'..='\u{E007F}')
+            || (c.is_control() && c != '\n' && c != '\t');
+        if hidden {
+            out.push_str(&format!("⟨U+{:04X}⟩", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod visible_tests {
+    use super::visible;
+
+    #[test]
+    fn hidden_characters_are_shown() {
+        assert_eq!(
+            visible("a\u{202E}b\u{200B}c\u{E0041}\u{1b}[2J\n"),
+            "a⟨U+202E⟩b⟨U+200B⟩c⟨U+E0041⟩⟨U+001B⟩[2J\n"
+        );
+        assert_eq!(visible("plain text, é"), "plain text, é");
+    }
+}

@@ -247,6 +247,21 @@ pub const OWNED_HEADERS: &[&str] = &[
     "x-rewrite-url",
     "x-original-host",
     "x-host",
+    "x-original-uri",
+    "x-original-method",
+    "x-forwarded",
+    "x-http-host-override",
+    "x-scheme",
+    "x-url-scheme",
+    "via",
+    "client-ip",
+    "x-cluster-client-ip",
+    "cf-connecting-ip",
+    "fastly-client-ip",
+    "x-proxyuser-ip",
+    "x-client-cert",
+    "x-ssl-client-cert",
+    "x-arr-clientcert",
 ];
 
 /// Whether `name` is a header Graft owns ([`OWNED_HEADERS`] or any `Proxy-*`), ASCII
@@ -258,6 +273,8 @@ pub fn is_owned_header(name: &str) -> bool {
     !is_header_token(name)
         || lower.starts_with("proxy-")
         || lower.starts_with("x-forwarded-")
+        || lower.starts_with("x-original-")
+        || lower.starts_with("x-envoy-")
         || OWNED_HEADERS.contains(&lower.as_str())
 }
 
@@ -313,6 +330,11 @@ mod tests {
             "X-Original-URL",
             "X-Rewrite-Url",
             "X-Real-IP",
+            "Client-IP",
+            "CF-Connecting-IP",
+            "X-Envoy-Original-Path",
+            "Via",
+            "X-SSL-Client-Cert",
         ] {
             assert!(is_owned_header(h), "{h}");
         }

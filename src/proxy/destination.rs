@@ -7,10 +7,12 @@
 //! spelling of an IPv4 address, `0x7f.1` and `2130706433` included, as the WHATWG URL
 //! standard says).
 //!
-//! - Never: the unspecified address, broadcast, multicast, and the cloud metadata
-//!   endpoints (`169.254.169.254`, `fd00:ec2::254`).
-//! - Loopback (`127.0.0.0/8`, `::1`): only when `GRAFT_VENDOR_LOOPBACK=allow` (local
-//!   development and tests).
+//! - Never: the unspecified address, broadcast, multicast, and the cloud metadata and
+//!   credential endpoints (`169.254.169.254`, `169.254.170.2` and `169.254.170.23` of
+//!   AWS containers, `100.100.100.200` of Alibaba, `fd00:ec2::254`).
+//! - Loopback (`127.0.0.0/8`, `::1`) and this machine's own addresses on any interface
+//!   (a public one reaches services listening on all interfaces): only when
+//!   `GRAFT_VENDOR_LOOPBACK=allow` (local development and tests).
 //! - Private and link-local ranges (RFC 1918, RFC 6598 shared space, RFC 2544
 //!   benchmarking, IETF protocol assignments, `fc00::/7`, `169.254.0.0/16`, `fe80::/10`):
 //!   only for a vendor a person marked internal.
@@ -74,7 +76,14 @@ pub fn check(ip: IpAddr, reach: Reach) -> Result<(), Refused> {
         if a.is_unspecified() || o[0] == 0 || a.is_broadcast() || a.is_multicast() || o[0] >= 240 {
             return refuse("not a host address", NEVER);
         }
-        if a == Ipv4Addr::new(169, 254, 169, 254) {
+        if [
+            Ipv4Addr::new(169, 254, 169, 254),
+            Ipv4Addr::new(169, 254, 170, 2),
+            Ipv4Addr::new(169, 254, 170, 23),
+            Ipv4Addr::new(100, 100, 100, 200),
+        ]
+        .contains(&a)
+        {
             return refuse("a cloud metadata endpoint", NEVER);
         }
         if a.is_loopback() {
@@ -95,7 +104,7 @@ pub fn check(ip: IpAddr, reach: Reach) -> Result<(), Refused> {
                 refuse("a private or link-local address", INTERNAL)
             };
         }
-        return Ok(());
+        return local_as_loopback(IpAddr::V4(a), reach, ip);
     }
     let IpAddr::V6(v6) = ip else {
         unreachable!("IPv4 was handled above")
@@ -123,7 +132,20 @@ pub fn check(ip: IpAddr, reach: Reach) -> Result<(), Refused> {
             refuse("a private or link-local address", INTERNAL)
         };
     }
-    Ok(())
+    local_as_loopback(ip, reach, ip)
+}
+
+/// An otherwise public address that belongs to this machine is loopback: a socket can
+/// be bound to exactly the addresses of the machine's own interfaces.
+fn local_as_loopback(ip: IpAddr, reach: Reach, shown: IpAddr) -> Result<(), Refused> {
+    if reach.loopback || std::net::UdpSocket::bind(SocketAddr::new(ip, 0)).is_err() {
+        return Ok(());
+    }
+    Err(Refused {
+        address: shown,
+        what: "an address of this machine",
+        remedy: "set GRAFT_VENDOR_LOOPBACK=allow to call vendors on this machine (development and tests)",
+    })
 }
 
 /// A name resolver (the system's by default; tests give a stub).
@@ -239,6 +261,8 @@ mod tests {
         for never in [
             "0.0.0.0",
             "169.254.169.254",
+            "169.254.170.2",
+            "100.100.100.200",
             "255.255.255.255",
             "224.0.0.1",
             "::",
@@ -247,6 +271,22 @@ mod tests {
             "::ffff:169.254.169.254",
         ] {
             assert!(check(ip(never), all).is_err(), "{never}");
+        }
+        // an address of one of this machine's interfaces is this machine: loopback
+        let mine = std::net::UdpSocket::bind("0.0.0.0:0")
+            .and_then(|s| {
+                s.connect("192.0.2.1:9")?;
+                s.local_addr()
+            })
+            .map(|a| a.ip())
+            .ok()
+            .filter(|a| !a.is_loopback() && !a.is_unspecified());
+        if let Some(mine) = mine {
+            let r = check(mine, public);
+            if !matches!(mine, IpAddr::V4(v) if v.is_private()) {
+                assert!(r.unwrap_err().what.contains("this machine"), "{mine}");
+            }
+            assert!(check(mine, dev).is_ok(), "{mine}");
         }
         // the URL parser reads odd spellings as the address they are
         for spelled in [

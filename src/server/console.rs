@@ -54,6 +54,8 @@ pub struct ConsoleState {
     pub allowed_hosts: Arc<Vec<String>>,
     /// Errors of plain form posts, kept for the session whose post failed.
     pub form_errors: Arc<FormErrors>,
+    /// `GRAFT_TRUSTED_PROXIES`: proxies whose `X-Forwarded-For` names the client.
+    pub trusted_proxies: Arc<Vec<std::net::IpAddr>>,
 }
 
 /// The errors of plain (no-JavaScript) form posts. Leptos carries such an error to the
@@ -146,8 +148,23 @@ const SLOW_AFTER: u32 = 10;
 pub const SLOW_DOWN: Duration = Duration::from_secs(2);
 /// How long failures are remembered, and how long a refusal lasts.
 const THROTTLE_WINDOW: Duration = Duration::from_secs(60);
-/// Entries kept before old ones are dropped.
+/// Entries past which those older than the window are dropped.
+const THROTTLE_PRUNE_AT: usize = 1_024;
+/// Entries kept at most.
 const THROTTLE_ENTRIES: usize = 10_000;
+/// Characters of a name the throttle keeps (user names have at most 64): a longer name
+/// is no one's, and a flood of huge names must not fill memory.
+const THROTTLE_NAME_CHARS: usize = 65;
+
+/// A sign-in name as the throttle keys it: trimmed, lower case, at most
+/// [`THROTTLE_NAME_CHARS`] characters.
+fn throttle_key(name: &str) -> String {
+    name.trim()
+        .chars()
+        .take(THROTTLE_NAME_CHARS)
+        .collect::<String>()
+        .to_lowercase()
+}
 
 /// What [`SignInThrottle::attempt`] decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -195,8 +212,13 @@ fn count<K: std::hash::Hash + Eq>(
     max: u32,
 ) -> Result<u32, Duration> {
     let mut m = map.lock().expect("throttle lock");
-    if m.len() > THROTTLE_ENTRIES {
+    // what is older than the window counts for nothing: forgotten once the map grows
+    if m.len() > THROTTLE_PRUNE_AT {
         m.retain(|_, (_, last)| last.elapsed() < THROTTLE_WINDOW);
+    }
+    if m.len() > THROTTLE_ENTRIES {
+        // still full within one window: a flood from many addresses; start over
+        m.clear();
     }
     let entry = m.entry(key).or_insert((0, Instant::now()));
     let since = entry.1.elapsed();
@@ -215,7 +237,7 @@ impl SignInThrottle {
     /// Counts a sign-in attempt for `name` from `address` *before* its password is
     /// checked (see the type's doc). Errors: a refusal saying for how long.
     pub fn attempt(&self, name: &str, address: std::net::IpAddr) -> Result<Attempt, Refusal> {
-        let name = name.trim().to_lowercase();
+        let name = throttle_key(name);
         let refuse = |message: &str, wait: Duration| Refusal {
             message: format!("{message}; try again in {} s.", wait.as_secs().max(1)),
             wait,
@@ -238,7 +260,7 @@ impl SignInThrottle {
 
     /// Clears what a sign-in of `name` from `address` counted against the name.
     pub fn succeeded(&self, name: &str, address: std::net::IpAddr) {
-        let name = name.trim().to_lowercase();
+        let name = throttle_key(name);
         self.by_name_address
             .lock()
             .expect("throttle lock")
@@ -253,6 +275,56 @@ impl SignInThrottle {
             e.0 = e.0.saturating_sub(1);
         }
     }
+
+    /// Takes back an attempt that was never checked (every password check was busy): it
+    /// was not a failure.
+    pub fn refund(&self, name: &str, address: std::net::IpAddr) {
+        let name = throttle_key(name);
+        let back = |e: Option<&mut (u32, Instant)>| {
+            if let Some(e) = e {
+                e.0 = e.0.saturating_sub(1);
+            }
+        };
+        back(
+            self.by_name_address
+                .lock()
+                .expect("throttle lock")
+                .get_mut(&(name.clone(), address)),
+        );
+        back(self.by_name.lock().expect("throttle lock").get_mut(&name));
+        back(
+            self.by_address
+                .lock()
+                .expect("throttle lock")
+                .get_mut(&address),
+        );
+    }
+}
+
+/// The client's address for throttling: the peer's, or, when the peer is one of
+/// `trusted` proxies (`GRAFT_TRUSTED_PROXIES`), the right-most address of
+/// `X-Forwarded-For` that is not one of them (each proxy appends the address it heard
+/// from; only trusted proxies' entries are believed).
+pub fn client_address(
+    peer: std::net::IpAddr,
+    headers: &http::HeaderMap,
+    trusted: &[std::net::IpAddr],
+) -> std::net::IpAddr {
+    if !trusted.contains(&peer) {
+        return peer;
+    }
+    let forwarded: Vec<std::net::IpAddr> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|a| a.trim().parse().ok())
+        .collect();
+    forwarded
+        .into_iter()
+        .rev()
+        .find(|a| !trusted.contains(a))
+        .unwrap_or(peer)
 }
 
 impl ConsoleState {
@@ -1000,6 +1072,36 @@ pub async fn pkg_revalidate(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_client_behind_a_trusted_proxy_is_the_forwarded_one() {
+        let proxy: std::net::IpAddr = "10.0.0.2".parse().unwrap();
+        let mut h = http::HeaderMap::new();
+        h.insert(
+            "x-forwarded-for",
+            "198.51.100.1, 203.0.113.5".parse().unwrap(),
+        );
+        assert_eq!(
+            client_address(proxy, &h, &[proxy]),
+            "203.0.113.5".parse::<std::net::IpAddr>().unwrap()
+        );
+        // an untrusted peer's header is not believed
+        let peer: std::net::IpAddr = "192.0.2.9".parse().unwrap();
+        assert_eq!(client_address(peer, &h, &[proxy]), peer);
+        // a huge name counts as its first 65 characters
+        let t = SignInThrottle::default();
+        let long = "n".repeat(1 << 20);
+        for _ in 0..MAX_FAILURES {
+            t.attempt(&long, peer).unwrap();
+        }
+        assert!(t.attempt(&"n".repeat(70), peer).is_err());
+        assert!(t
+            .by_name
+            .lock()
+            .unwrap()
+            .keys()
+            .all(|k| k.len() <= THROTTLE_NAME_CHARS));
+    }
 
     #[test]
     fn hosts_and_dot_segments() {

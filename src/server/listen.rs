@@ -4,22 +4,23 @@
 //! - At most `max_connections` open at once, and `max_per_address` from one client
 //!   address; a connection past either is closed at once (the client sees a reset or an
 //!   empty answer; nothing is read from it).
-//! - HTTP/1.1: a request's head must arrive within `header_timeout`, and a kept-alive
+//! - HTTP/1.1 only (MCP clients and browsers speak it; HTTP/2 behind a TLS proxy ends at
+//!   the proxy): a request's head must arrive within `header_timeout`, and a kept-alive
 //!   connection that sends no next request within that time is closed (hyper's
-//!   `header_read_timeout` also runs while a connection waits for its next request).
-//!   HTTP/2: at most 64 concurrent streams, and a connection whose peer stops answering
-//!   pings is closed.
+//!   `header_read_timeout` also runs while a connection waits for its next request); a
+//!   request's body must arrive within `body_timeout` ([`body_deadline`]).
+//! - The process's open-file limit is raised to its hard limit at start, and the
+//!   connection limit kept below it, so that the limit is met before the file table.
 //! - Each request carries the client's address as axum's `ConnectInfo<SocketAddr>`.
 //! - Shutdown: stop accepting, let every connection finish its request in flight (SSE
 //!   streams end when the MCP sessions close), and past `drain` close what is left.
 //!
-//! hyper-util's connection builder is used directly because `axum::serve` offers neither
-//! header timeouts nor connection limits.
+//! hyper's HTTP/1.1 connection builder is used directly because `axum::serve` offers
+//! neither header timeouts nor connection limits.
 
 use axum::extract::ConnectInfo;
 use axum::Router;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto::Builder;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
@@ -39,6 +40,9 @@ pub struct ConnectionLimits {
     /// Time to send a request's head, and the most a kept-alive connection may stay idle
     /// (`GRAFT_HEADER_TIMEOUT`, default 10 s).
     pub header_timeout: Duration,
+    /// Time to receive a request's whole body (`GRAFT_BODY_TIMEOUT`, default 60 s; an
+    /// OpenAPI upload of 32 MiB needs about 0.5 MB/s).
+    pub body_timeout: Duration,
 }
 
 impl Default for ConnectionLimits {
@@ -47,6 +51,7 @@ impl Default for ConnectionLimits {
             max_connections: 1024,
             max_per_address: 256,
             header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -82,6 +87,78 @@ impl Drop for AddressSlot {
     }
 }
 
+/// Raises the soft open-file limit to the hard one (Unix), and answers how many
+/// connections fit below it: the limit less 128 for the database, the log and vendor
+/// calls. `usize::MAX` where the limit cannot be read.
+fn raise_file_limit() -> usize {
+    #[cfg(unix)]
+    {
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit and setrlimit only read and write the struct given
+        unsafe {
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+                return usize::MAX;
+            }
+            if lim.rlim_cur < lim.rlim_max {
+                let raised = libc::rlimit {
+                    rlim_cur: lim.rlim_max,
+                    rlim_max: lim.rlim_max,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                    lim = raised;
+                }
+            }
+        }
+        let fit = (lim.rlim_cur as usize).saturating_sub(128).max(16);
+        tracing::debug!(
+            open_files = lim.rlim_cur,
+            connections = fit,
+            "open-file limit"
+        );
+        fit
+    }
+    #[cfg(not(unix))]
+    usize::MAX
+}
+
+/// A request body that must arrive whole within `limit` of the request's start (a body
+/// sent a byte at a time otherwise holds its connection for ever): past it the body
+/// ends with an error, which its handler answers as a bad request.
+pub async fn body_deadline(
+    axum::extract::State(limit): axum::extract::State<Duration>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use futures::StreamExt;
+    let (parts, body) = req.into_parts();
+    let deadline = tokio::time::Instant::now() + limit;
+    let stream = body.into_data_stream();
+    let timed = futures::stream::unfold((stream, false), move |(mut s, done)| async move {
+        if done {
+            return None;
+        }
+        match tokio::time::timeout_at(deadline, s.next()).await {
+            Ok(Some(item)) => Some((item, (s, false))),
+            Ok(None) => None,
+            Err(_) => Some((
+                Err(axum::Error::new(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "the request body did not arrive in time",
+                ))),
+                (s, true),
+            )),
+        }
+    });
+    next.run(axum::extract::Request::from_parts(
+        parts,
+        axum::body::Body::from_stream(timed),
+    ))
+    .await
+}
+
 /// Serves `router` on `listener` within `limits` until `stop` is cancelled (see the
 /// module doc); then waits for open connections, `drain` at most.
 /// Errors: none once serving; accept errors (too many open files) are logged and
@@ -96,27 +173,31 @@ pub async fn serve(
     let total = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     let per_address = Arc::new(PerAddress::default());
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let mut builder = Builder::new(TokioExecutor::new());
+    let limits = ConnectionLimits {
+        max_connections: limits.max_connections.min(raise_file_limit()),
+        ..limits
+    };
+    // hyper's HTTP/1.1 connection itself: hyper-util's auto builder detects HTTP/2 on
+    // upgradeable connections even when told to speak HTTP/1 only
+    let mut builder = hyper::server::conn::http1::Builder::new();
     builder
-        .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout)
         .keep_alive(true);
-    builder
-        .http2()
-        .timer(TokioTimer::new())
-        .max_concurrent_streams(64)
-        .keep_alive_interval(Some(Duration::from_secs(30)))
-        .keep_alive_timeout(Duration::from_secs(20));
     let builder = Arc::new(builder);
+    let mut last_accept_warning: Option<std::time::Instant> = None;
     loop {
         let (stream, peer) = tokio::select! {
             _ = stop.cancelled() => break,
             accepted = listener.accept() => match accepted {
                 Ok(a) => a,
                 Err(e) => {
-                    // EMFILE and friends: pause instead of spinning
-                    tracing::warn!(error = %e, "accepting a connection failed");
+                    // EMFILE and friends: pause instead of spinning, and say so once in
+                    // a while rather than on every try
+                    if last_accept_warning.is_none_or(|t| t.elapsed() > Duration::from_secs(10)) {
+                        tracing::warn!(error = %e, "accepting connections fails (said at most every 10 s)");
+                        last_accept_warning = Some(std::time::Instant::now());
+                    }
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 }
@@ -144,10 +225,7 @@ pub async fn serve(
                 req.extensions_mut().insert(ConnectInfo(peer));
                 router.clone().oneshot(req.map(axum::body::Body::new))
             });
-        let conn = builder
-            .serve_connection_with_upgrades(TokioIo::new(stream), service)
-            .into_owned();
-        let conn = graceful.watch(conn);
+        let conn = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
         tokio::spawn(async move {
             let _held = (permit, slot);
             if let Err(e) = conn.await {

@@ -156,6 +156,7 @@ impl Application {
             sign_ins: Arc::new(console::SignInThrottle::default()),
             allowed_hosts: Arc::new(hosts),
             form_errors: Arc::new(console::FormErrors::default()),
+            trusted_proxies: Arc::new(settings.trusted_proxies.clone()),
         };
         let secure = settings
             .public_url
@@ -219,6 +220,11 @@ impl Application {
             })
             .merge(mcp_router)
             .merge(console)
+            // every request body arrives whole in time (security review 32.2)
+            .layer(axum::middleware::from_fn_with_state(
+                settings.connection_limits.body_timeout,
+                listen::body_deadline,
+            ))
             .layer(tower_http::trace::TraceLayer::new_for_http());
         Ok(Self {
             listener,

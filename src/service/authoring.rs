@@ -272,6 +272,14 @@ impl Graft {
         vendor_id: i64,
         d: &ToolDraft,
     ) -> ServiceResult<Published> {
+        if let Actor::Agent(_) = actor {
+            let max = self.inner.quotas.tools_per_agent;
+            if q::count_tools_authored(self.pool(), &author_of(actor)).await? >= max {
+                return Err(ServiceError::Invalid(format!(
+                    "this agent has written {max} tools, the most one agent may (GRAFT_AGENT_TOOLS): publish new versions of yours, or ask a person"
+                )));
+            }
+        }
         let vendor = db::select_vendors(self.pool())
             .await?
             .into_iter()

@@ -659,6 +659,20 @@ impl Graft {
                 let mut tx = self.write_tx().await?;
                 db::update_vendor_removed(&mut tx, old.id, None).await?;
                 db::update_vendor(&mut tx, old.id, Some(name), Some(&base_url)).await?;
+                // approvals given at the old origin do not follow it to a new one
+                let (was, is) = (origin_of(&old.base_url), origin_of(&base_url));
+                if was != is {
+                    move_origin_in(
+                        &mut tx,
+                        old.id,
+                        slug.as_str(),
+                        &was,
+                        &is,
+                        &Actor::Rule,
+                        self.now(),
+                    )
+                    .await?;
+                }
                 tx.commit().await?;
                 tracing::info!(vendor = slug.as_str(), "removed vendor brought back");
                 self.state_changed().await;
@@ -866,6 +880,27 @@ impl Graft {
             )),
             None => Ok(None),
         }
+    }
+
+    /// Spends one of an agent's promotions and demotions per hour (security review
+    /// 32.8: each writes a history row); people and the rule are not metered.
+    /// Errors: `Busy` saying when to try again.
+    fn spend_change(&self, actor: &Actor) -> ServiceResult<()> {
+        let Actor::Agent(agent_id) = actor else {
+            return Ok(());
+        };
+        let q = &self.inner.quotas;
+        self.inner
+            .meter
+            .spend(q, *agent_id, quota::Spend::Change)
+            .map_err(|wait| ServiceError::Busy {
+                message: format!(
+                    "this agent promoted or demoted more than {} times in the last hour (GRAFT_AGENT_CHANGES_PER_HOUR): nothing was changed; try again in {} s",
+                    q.changes_per_hour,
+                    wait.as_secs().max(1)
+                ),
+                retry_after: wait,
+            })
     }
 
     /// Empties SQLite's write-ahead log into the database file (after a secret was
@@ -1223,9 +1258,8 @@ impl Graft {
         let auth = openapi::connection_hint(&doc);
         // `--base-url` on an existing vendor may move it to another origin
         let origin_moved = match (&existing_vendor, &override_url) {
-            (Some(v), Some(u))
-                if v.removed_at.is_none() && origin_of(&v.base_url) != origin_of(u) =>
-            {
+            // a removed vendor brought back elsewhere too: its approvals do not follow
+            (Some(v), Some(u)) if origin_of(&v.base_url) != origin_of(u) => {
                 let (old, new) = (origin_of(&v.base_url), origin_of(u));
                 move_origin_in(&mut tx, vendor_id, slug.as_str(), &old, &new, actor, now).await?;
                 Some((old, new))
@@ -1372,6 +1406,7 @@ impl Graft {
         vendor: &str,
         name: &str,
     ) -> ServiceResult<SetSize> {
+        self.spend_change(actor)?;
         let (by, cause) = match actor {
             Actor::Agent(_) => (PromotedBy::Agent, Cause::Agent),
             Actor::Person(_) => (PromotedBy::Console, Cause::Console),
@@ -1418,6 +1453,7 @@ impl Graft {
         vendor: &str,
         name: &str,
     ) -> ServiceResult<SetSize> {
+        self.spend_change(actor)?;
         let cause = match actor {
             Actor::Agent(_) => Cause::Agent,
             Actor::Person(_) => Cause::Console,

@@ -7,7 +7,10 @@
 //!   `rate_limited` with when to retry, and not written to the calls log: the limit
 //!   exists so that the log cannot be flooded.
 //! - `acquire` and `publish`: at most `authoring_per_hour`; an agent-authored tool has
-//!   at most `versions_per_tool` versions.
+//!   at most `versions_per_tool` versions, and an agent authors `tools_per_agent` tools
+//!   at most.
+//! - `promote` and `demote`: at most `changes_per_hour` (each writes a history row,
+//!   which is kept for ever).
 //! - The calls log keeps `calls_retention_days` days; the scheduled sweep deletes older
 //!   rows.
 //!
@@ -29,6 +32,11 @@ pub struct Quotas {
     pub authoring_per_hour: u32,
     /// Versions of one agent-authored tool (`GRAFT_AGENT_VERSIONS_PER_TOOL`, 100).
     pub versions_per_tool: i64,
+    /// Tools one agent may author (`GRAFT_AGENT_TOOLS`, 500).
+    pub tools_per_agent: i64,
+    /// `promote` and `demote` per agent per hour (`GRAFT_AGENT_CHANGES_PER_HOUR`, 600):
+    /// each writes a history row, which is never deleted.
+    pub changes_per_hour: u32,
     /// Days the calls log keeps (`GRAFT_CALLS_RETENTION_DAYS`, 90).
     pub calls_retention_days: i64,
 }
@@ -40,6 +48,8 @@ impl Default for Quotas {
             concurrent_calls: 16,
             authoring_per_hour: 60,
             versions_per_tool: 100,
+            tools_per_agent: 500,
+            changes_per_hour: 600,
             calls_retention_days: 90,
         }
     }
@@ -74,6 +84,8 @@ impl Quotas {
                 d.versions_per_tool as u32,
             )?
             .into(),
+            tools_per_agent: var::<u32>("GRAFT_AGENT_TOOLS", d.tools_per_agent as u32)?.into(),
+            changes_per_hour: var("GRAFT_AGENT_CHANGES_PER_HOUR", d.changes_per_hour)?,
             calls_retention_days: var::<u32>(
                 "GRAFT_CALLS_RETENTION_DAYS",
                 d.calls_retention_days as u32,
@@ -97,6 +109,8 @@ pub enum Spend {
     Call,
     /// An `acquire` or `publish`.
     Authoring,
+    /// A `promote` or `demote`.
+    Change,
 }
 
 /// The counts (in memory).
@@ -116,6 +130,7 @@ impl Meter {
         let (capacity, period) = match spend {
             Spend::Call => (q.calls_per_minute as f64, 60.0),
             Spend::Authoring => (q.authoring_per_hour as f64, 3600.0),
+            Spend::Change => (q.changes_per_hour as f64, 3600.0),
         };
         let rate = capacity / period;
         let now = Instant::now();
@@ -126,6 +141,7 @@ impl Meter {
                 let cap = match s {
                     Spend::Call => q.calls_per_minute as f64,
                     Spend::Authoring => q.authoring_per_hour as f64,
+                    Spend::Change => q.changes_per_hour as f64,
                 };
                 b.tokens < cap - 0.5
             });

@@ -397,17 +397,33 @@ fn secret_forms(secrets: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::with_capacity(secrets.len() * 4);
     for s in secrets.iter().filter(|s| s.len() >= 3) {
         out.push(s.clone());
+        // base64 of the secret where it starts at any of the three byte offsets of a
+        // longer base64 text (inside encoded JSON, or Basic auth's `user:secret`): the
+        // characters that stand for the secret's bits alone
         for engine in [
             &base64::engine::general_purpose::STANDARD_NO_PAD,
             &base64::engine::general_purpose::URL_SAFE_NO_PAD,
         ] {
-            let e = engine.encode(s.as_bytes());
-            if !out.contains(&e) {
-                out.push(e);
+            for offset in 0..3usize {
+                let mut bytes = vec![0u8; offset];
+                bytes.extend_from_slice(s.as_bytes());
+                let e = engine.encode(&bytes);
+                let start = [0, 2, 3][offset];
+                let end = bytes.len() * 8 / 6;
+                let middle = e.get(start..end).unwrap_or_default();
+                if middle.len() >= 8 && !out.iter().any(|o| o == middle) {
+                    out.push(middle.to_string());
+                }
+                if offset == 0 && !out.contains(&e) {
+                    out.push(e);
+                }
             }
         }
         out.push(hex::encode(s.as_bytes()));
     }
+    // the longest first: a form inside another (a password's base64 within that of
+    // `user:password`) must not leave the rest of the longer one behind
+    out.sort_by_key(|f| std::cmp::Reverse(f.len()));
     out
 }
 
@@ -519,9 +535,10 @@ impl Graft {
             .find(|c| c.secret_ciphertext.is_some())
         {
             self.inner.key.open(c.secret_ciphertext.as_deref().unwrap_or_default()).map_err(|_| {
-                ServiceError::Invalid(
-                    "the secret key does not open the stored connection secrets: set GRAFT_SECRET_KEY (or data/secret.key) to the key they were sealed with".into(),
-                )
+                ServiceError::Invalid(format!(
+                    "the secret key does not open the stored connection secrets (connection {} \"{}\" of {}): give Graft the key they were sealed with (GRAFT_SECRET_KEY, GRAFT_SECRET_KEY_FILE, else the data directory's secret.key; a key file that was missing was just created with a new key). After an interrupted `graft key rotate`, the new key is in secret.key.new beside the key file; after a rotation while a server ran, a connection that server added is sealed with the old key: revoke it and add it again",
+                    c.id, c.label, c.vendor
+                ))
             })?;
         }
         Ok(())
@@ -715,6 +732,8 @@ impl Graft {
                             let h = crate::domain::tool::header_key(&k);
                             h.starts_with("proxy-")
                                 || h.starts_with("x-forwarded-")
+                                || h.starts_with("x-original-")
+                                || h.starts_with("x-envoy-")
                                 || crate::domain::tool::OWNED_HEADERS.contains(&h.as_str())
                         };
                         let message = if owned {
@@ -1355,6 +1374,10 @@ mod tests {
             base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&secret),
             hex::encode(&secret),
             hex::encode(&secret).to_ascii_uppercase(),
+            // inside a longer base64 text, at each byte offset (Basic auth's user:secret)
+            base64::engine::general_purpose::STANDARD.encode(format!("x{secret}")),
+            base64::engine::general_purpose::STANDARD.encode(format!("xy{secret}")),
+            base64::engine::general_purpose::STANDARD.encode(format!("user:{secret}:tail")),
         ] {
             let text = format!("token was {echoed}.");
             let out = redact(&text, s);

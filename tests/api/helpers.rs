@@ -74,6 +74,7 @@ pub fn settings(dir: &Path) -> Settings {
         connection_limits: Default::default(),
         metrics_token: None,
         quotas: Default::default(),
+        trusted_proxies: vec![],
     }
 }
 

@@ -477,8 +477,10 @@ async fn one_agent_cannot_grow_the_database_without_bound() {
     s.quotas = graft::service::quota::Quotas {
         calls_per_minute: 3,
         concurrent_calls: 1,
-        authoring_per_hour: 3,
+        authoring_per_hour: 4,
         versions_per_tool: 2,
+        tools_per_agent: 1,
+        changes_per_hour: 2,
         calls_retention_days: 90,
     };
     let app = spawn_app_with(s).await;
@@ -535,6 +537,16 @@ async fn one_agent_cannot_grow_the_database_without_bound() {
         text(&r)
     );
     let r = call(&client, "acquire", acquire("mine2")).await;
+    assert_eq!(code(&r).as_deref(), Some("invalid_input"), "{}", text(&r));
+    assert!(text(&r).contains("GRAFT_AGENT_TOOLS"), "{}", text(&r));
+    let r = call(&client, "acquire", acquire("mine3")).await;
+    assert_eq!(code(&r).as_deref(), Some("rate_limited"), "{}", text(&r));
+    // promotions and demotions write history rows: two an hour here
+    let pd =
+        |verb: &'static str| call(&client, verb, json!({"vendor": "item", "name": "get_item"}));
+    assert_eq!(pd("promote").await.is_error, Some(false));
+    assert_eq!(pd("demote").await.is_error, Some(false));
+    let r = pd("promote").await;
     assert_eq!(code(&r).as_deref(), Some("rate_limited"), "{}", text(&r));
     // retention: the scheduled sweep deletes calls older than the retention
     let now = g.clock_now();
@@ -802,6 +814,7 @@ async fn the_port_cannot_be_held_by_half_sent_requests() {
         max_connections: 64,
         max_per_address: 8,
         header_timeout: Duration::from_secs(1),
+        body_timeout: Duration::from_secs(2),
     };
     let app = spawn_app_with(s).await;
     let mut held = Vec::new();
@@ -837,6 +850,48 @@ async fn the_port_cannot_be_held_by_half_sent_requests() {
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
+    // a body sent a byte at a time ends at the body timeout: answered, then closed
+    let mut slow = tokio::net::TcpStream::connect(app.addr).await.unwrap();
+    slow.write_all(
+        b"POST /api/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\nn",
+    )
+    .await
+    .unwrap();
+    let started = std::time::Instant::now();
+    let mut got = Vec::new();
+    let read = async {
+        loop {
+            let _ = slow.write_all(b"a").await;
+            let mut b = [0u8; 512];
+            match tokio::time::timeout(Duration::from_millis(500), slow.read(&mut b)).await {
+                Ok(Ok(0)) | Ok(Err(_)) => break,
+                Ok(Ok(n)) => got.extend_from_slice(&b[..n]),
+                Err(_) => {}
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), read)
+        .await
+        .expect("a slow body is cut off");
+    assert!(started.elapsed() >= Duration::from_secs(1));
+    let head = String::from_utf8_lossy(&got).to_string();
+    assert!(head.is_empty() || head.starts_with("HTTP/1.1 4"), "{head}");
+    // HTTP/2 (prior knowledge) is not spoken: the port holds no idle h2 connection
+    let mut h2 = tokio::net::TcpStream::connect(app.addr).await.unwrap();
+    h2.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+        .await
+        .unwrap();
+    let closed = async {
+        let mut b = [0u8; 256];
+        while let Ok(n) = h2.read(&mut b).await {
+            if n == 0 {
+                break;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), closed)
+        .await
+        .expect("an HTTP/2 connection is closed at once, not held");
     // shutdown with a half-sent request open does not wait for it
     let mut lingering = tokio::net::TcpStream::connect(app.addr).await.unwrap();
     lingering
