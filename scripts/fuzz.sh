@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 CACHE=${GRAFT_CACHE:-$HOME/.cache/graft}
-TARGETS=(openapi_import schema_acquire request_build http_endpoint search_query)
+TARGETS=(openapi_import schema_acquire request_build http_endpoint search_query vendor_answer)
 target=${1:?usage: scripts/fuzz.sh TARGET|all [SECONDS]  (targets: ${TARGETS[*]})}
 seconds=${2:-60}
 # every build of graft from another checkout or with other flags leaves another copy of

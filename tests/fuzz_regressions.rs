@@ -55,3 +55,8 @@ fn http_endpoint_inputs() {
 fn search_query_inputs() {
     assert!(replay("search_query", graft_fuzz::search_query) >= 5);
 }
+
+#[test]
+fn vendor_answer_inputs() {
+    assert!(replay("vendor_answer", graft_fuzz::vendor_answer) >= 3);
+}

@@ -508,3 +508,71 @@ mod search_query_impl {
     }
 }
 pub use search_query_impl::search_query;
+
+// ---------------------------------------------------------------- vendor_answer
+
+mod vendor_answer_impl {
+    use graft::domain::exact_json;
+    use serde_json::Value;
+
+    /// A vendor's answer body, as Graft renders it for the model (issue 25.7): the first
+    /// byte picks a content type and a budget, the rest is the body. Invariants: no
+    /// panic; the result stays within its budget; for JSON that serde_json reads, the
+    /// re-indented text reads back to the same value and keeps every number's text,
+    /// the exact value equals serde_json's whenever every number fits a double, and a
+    /// secret in the body never survives.
+    pub fn vendor_answer(data: &[u8]) {
+        let Some((&pick, body)) = data.split_first() else {
+            return;
+        };
+        const SECRET: &str = "sEcr3t-Vend0r-key";
+        let types = [
+            Some("application/json"),
+            Some("text/plain; charset=utf-8"),
+            Some("application/octet-stream"),
+            Some("text/html; charset=iso-8859-1"),
+            None,
+        ];
+        let content_type = types[pick as usize % types.len()];
+        let limits = graft::proxy::ProxyLimits {
+            result_budget: 2048 + (pick as usize) * 64,
+            ..Default::default()
+        };
+        let secrets = vec![SECRET.to_string()];
+        let redact = |t: &str| t.replace(SECRET, graft::proxy::request::REDACTED);
+        let r = graft::service::answer::render(
+            body,
+            content_type,
+            pick & 1 == 1,
+            &limits,
+            &redact,
+            &secrets,
+            "http://v/x",
+        );
+        assert!(
+            graft::service::answer::escaped_len(&r.text) <= limits.result_budget + 512,
+            "text over the budget"
+        );
+        let shown = format!("{}{}", r.text, r.structured.clone().unwrap_or_default());
+        assert!(!shown.contains(SECRET), "a secret survived: {shown}");
+
+        let Ok(text) = std::str::from_utf8(body) else {
+            return;
+        };
+        let Ok(value) = serde_json::from_str::<Value>(text) else {
+            return;
+        };
+        let pretty =
+            exact_json::pretty(text, &|s| s.to_string()).expect("text serde_json reads re-indents");
+        let back: Value = serde_json::from_str(&pretty).expect("the re-indented text is JSON");
+        assert_eq!(back, value, "re-indenting changed the value");
+        let exact = exact_json::to_value(text).expect("text serde_json reads has a value");
+        if exact_json::all_numbers_fit(text) {
+            assert_eq!(
+                exact, value,
+                "a value without unfit numbers differs from serde_json's"
+            );
+        }
+    }
+}
+pub use vendor_answer_impl::vendor_answer;

@@ -456,7 +456,7 @@ async fn a_revoked_connection_keeps_no_secret() {
     g.revoke_connection(&Actor::Person("ops".into()), id)
         .await
         .unwrap();
-    let row = graft::db::runs::select_connection(g.pool(), id)
+    let row = graft::db::select_connection(g.pool(), id)
         .await
         .unwrap()
         .unwrap();
@@ -502,11 +502,11 @@ async fn one_agent_cannot_grow_the_database_without_bound() {
             .unwrap()
             >= 1
     );
-    let filter = graft::db::runs::CallFilter {
+    let filter = graft::db::CallFilter {
         agent_id: Some(id),
         ..Default::default()
     };
-    let logged = graft::db::runs::select_call_log(g.pool(), &filter, 50)
+    let logged = graft::db::select_call_log(g.pool(), &filter, 50)
         .await
         .unwrap();
     assert_eq!(logged.len(), 3, "a refused-for-rate call is not logged");
@@ -557,7 +557,7 @@ async fn one_agent_cannot_grow_the_database_without_bound() {
     )
     .await;
     g.sweep_scheduled(now).await.unwrap();
-    let logged = graft::db::runs::select_call_log(g.pool(), &filter, 50)
+    let logged = graft::db::select_call_log(g.pool(), &filter, 50)
         .await
         .unwrap();
     assert_eq!(
@@ -1267,4 +1267,35 @@ async fn debug_logs_keep_no_input() {
         !written.contains("hunter2-in-a-path"),
         "an input reached the debug log"
     );
+}
+
+/// 32.5, second look: a removed vendor brought back at another origin keeps no grant.
+#[tokio::test]
+async fn a_vendor_brought_back_elsewhere_asks_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_in(dir.path()).await;
+    let g = &app.graft;
+    let ops = Actor::Person("ops".into());
+    g.import_openapi("item", ITEM_API, Some("http://127.0.0.1:9"), &mut |_, _| {})
+        .await
+        .unwrap();
+    agent(&app, "alpha").await;
+    g.decide_approval(&ops, "alpha", "item", "put_item", true)
+        .await
+        .unwrap();
+    g.remove_vendor(&ops, "item").await.unwrap();
+    let report = g
+        .import_openapi("item", ITEM_API, Some("http://127.0.0.2:9"), &mut |_, _| {})
+        .await
+        .unwrap();
+    assert!(
+        report.brought_back && report.origin_moved.is_some(),
+        "{report:?}"
+    );
+    let a = g.approvals().await.unwrap();
+    assert_eq!(
+        a.iter().find(|a| a.name == "put_item").unwrap().state,
+        "pending"
+    );
+    app.stop().await;
 }
