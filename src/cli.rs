@@ -474,7 +474,7 @@ pub fn describe_tool(d: &crate::service::authoring::ToolDetail) -> String {
         t.description.lines().next().unwrap_or("")
     ));
     out.push_str("Versions:\n");
-    let mut prev: Option<&crate::db::authoring::VersionRow> = None;
+    let mut prev: Option<&crate::db::VersionRow> = None;
     for (i, v) in d.versions.iter().enumerate() {
         let mut changes = Vec::new();
         if let Some(p) = prev {
@@ -1338,7 +1338,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             outcome,
             limit,
         } => {
-            use crate::db::runs::{CallFilter, CallOutcome};
+            use crate::db::{CallFilter, CallOutcome};
             let outcome = match (failed, outcome.as_deref()) {
                 (true, _) => Some(CallOutcome::Failed),
                 (false, None) => None,

@@ -919,7 +919,7 @@ fn agent_item(a: crate::service::AgentSummary) -> AgentItem {
 }
 
 #[cfg(feature = "ssr")]
-fn approval_item(a: crate::db::runs::ApprovalRow) -> ApprovalItem {
+fn approval_item(a: crate::db::ApprovalRow) -> ApprovalItem {
     ApprovalItem {
         agent: a.agent,
         vendor: a.vendor,
@@ -976,7 +976,7 @@ fn approval_item(a: crate::db::runs::ApprovalRow) -> ApprovalItem {
 
 /// A calls-log row for the console.
 #[cfg(feature = "ssr")]
-fn call_item(c: crate::db::runs::CallLogRow) -> CallItem {
+fn call_item(c: crate::db::CallLogRow) -> CallItem {
     CallItem {
         id: c.id,
         outcome: if c.dry_run && c.status != "ok" {
@@ -1175,8 +1175,8 @@ pub async fn home() -> ConsoleResult<HomeData> {
                 (agent, format!("{vendor}__{name}"), cause)
             })
             .collect();
-        let failed = crate::db::runs::CallFilter {
-            outcome: Some(crate::db::runs::CallOutcome::Failed),
+        let failed = crate::db::CallFilter {
+            outcome: Some(crate::db::CallOutcome::Failed),
             ..Default::default()
         };
         Ok(HomeData {
@@ -1406,8 +1406,8 @@ pub async fn agent(
         let outcome = outcome
             .as_deref()
             .map(str::trim)
-            .and_then(crate::db::runs::CallOutcome::parse);
-        let filter = crate::db::runs::CallFilter {
+            .and_then(crate::db::CallOutcome::parse);
+        let filter = crate::db::CallFilter {
             agent_id: Some(a.id),
             outcome,
             before,
@@ -1650,7 +1650,7 @@ pub async fn tool(vendor: String, name: String) -> ConsoleResult<ToolData> {
             }
             other => other?,
         };
-        let filter = crate::db::runs::CallFilter {
+        let filter = crate::db::CallFilter {
             tool_id: Some(d.tool.id),
             ..Default::default()
         };

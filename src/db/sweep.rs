@@ -144,27 +144,6 @@ pub async fn insert_demotions(
     Ok(())
 }
 
-/// Updates an agent's name, cap and idle window.
-pub async fn update_agent_settings(
-    pool: &Pool,
-    id: i64,
-    name: &str,
-    cap: i64,
-    idle_window_days: i64,
-) -> DbResult<()> {
-    on_db!(pool, |e| sqlx::query(
-        "UPDATE agents SET name = $1, cap = $2, idle_window_days = $3 WHERE id = $4"
-    )
-    .bind(name)
-    .bind(cap)
-    .bind(idle_window_days)
-    .bind(id)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected()))?;
-    Ok(())
-}
-
 /// `(agent id, tool id)` of working-set entries of the given tools.
 pub async fn select_entries_of_tools(
     conn: &mut Conn,
@@ -181,25 +160,6 @@ pub async fn select_entries_of_tools(
         out.extend(rows);
     }
     Ok(out)
-}
-
-/// Tools whose calls use a connection: those with it as default, plus — when it is the
-/// vendor's only active connection — the vendor's tools without a default.
-pub async fn select_tools_using_connection(
-    conn: &mut Conn,
-    connection_id: i64,
-) -> DbResult<Vec<i64>> {
-    on_db!(conn, |e| {
-        sqlx::query_scalar(
-        "SELECT t.id FROM tools t WHERE t.default_connection_id = $1 \
-         UNION \
-         SELECT t.id FROM tools t JOIN connections c ON c.vendor_id = t.vendor_id \
-         WHERE c.id = $1 AND t.default_connection_id IS NULL AND c.revoked_at IS NULL \
-         AND (SELECT COUNT(*) FROM connections o WHERE o.vendor_id = c.vendor_id AND o.revoked_at IS NULL) = 1",
-    )
-    .bind(connection_id)
-    .fetch_all(e).await
-    })
 }
 
 /// What the newest sweep that demoted anything demoted (issue 14.1's overview): `(agent,

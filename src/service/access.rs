@@ -2,7 +2,7 @@
 
 use super::error::unique_or;
 use super::{Actor, Graft, ServiceError, ServiceResult};
-use crate::db::runs::{self, ApprovalRow, ConnectionRow};
+use crate::db::{self, ApprovalRow, ConnectionRow};
 use serde::Serialize;
 
 /// Shortest secret accepted: answers are redacted of every secret, which needs secrets
@@ -167,7 +167,7 @@ impl Graft {
             ("none", _) | (_, None) => None,
             (_, Some(s)) => Some(self.inner.key.seal(s)),
         };
-        let id = runs::insert_connection(
+        let id = db::insert_connection(
             self.pool(),
             v.id,
             label,
@@ -182,7 +182,7 @@ impl Graft {
                 format!("vendor {vendor} has a connection labelled {label:?} already")
             })
         })?;
-        let row = runs::select_connection(self.pool(), id)
+        let row = db::select_connection(self.pool(), id)
             .await?
             .ok_or_else(|| ServiceError::Internal(anyhow::anyhow!("connection vanished")))?;
         self.state_changed().await;
@@ -191,7 +191,7 @@ impl Graft {
 
     /// Every connection, without secrets.
     pub async fn connections(&self) -> ServiceResult<Vec<ConnectionInfo>> {
-        Ok(runs::select_connections(self.pool())
+        Ok(db::select_connections(self.pool())
             .await?
             .into_iter()
             .map(Into::into)
@@ -208,7 +208,7 @@ impl Graft {
     ) -> ServiceResult<()> {
         let tool = self.tool(vendor, name).await?;
         if let Some(id) = connection {
-            let c = runs::select_connection(self.pool(), id)
+            let c = db::select_connection(self.pool(), id)
                 .await?
                 .ok_or_else(|| ServiceError::Invalid(format!("no connection with id {id}")))?;
             if c.vendor != vendor {
@@ -218,14 +218,14 @@ impl Graft {
                 )));
             }
         }
-        runs::update_tool_connection(self.pool(), tool.id, connection).await?;
+        db::update_tool_connection(self.pool(), tool.id, connection).await?;
         self.state_changed().await;
         Ok(())
     }
 
     /// Every approval, pending first.
     pub async fn approvals(&self) -> ServiceResult<Vec<ApprovalRow>> {
-        Ok(runs::select_approvals(self.pool()).await?)
+        Ok(db::select_approvals(self.pool()).await?)
     }
 
     /// A person's decision on one agent's use of one write tool (SPEC §4.4): `granted`
@@ -274,7 +274,7 @@ impl Graft {
             )));
         }
         let state = if grant { "granted" } else { "denied" };
-        runs::upsert_approval_decision(
+        db::upsert_approval_decision(
             self.pool(),
             a.id,
             t.id,
@@ -284,7 +284,7 @@ impl Graft {
             self.now(),
         )
         .await?;
-        Ok(runs::select_approval(self.pool(), a.id, t.id)
+        Ok(db::select_approval(self.pool(), a.id, t.id)
             .await?
             .expect("decided row exists"))
     }

@@ -4,7 +4,7 @@
 
 use super::error::unique_or;
 use super::{Actor, Graft, ServiceError, ServiceResult};
-use crate::db::{self, authoring as q};
+use crate::db;
 use crate::domain::authoring::{self, ToolSpec};
 use crate::domain::names::VendorSlug;
 use crate::domain::openapi;
@@ -41,9 +41,9 @@ pub struct ToolDetail {
     /// The tool with its current version.
     pub tool: db::ToolRow,
     /// Every version, oldest first.
-    pub versions: Vec<q::VersionRow>,
+    pub versions: Vec<db::VersionRow>,
     /// Notes, oldest first.
-    pub notes: Vec<q::NoteRow>,
+    pub notes: Vec<db::NoteRow>,
     /// `(agent id, agent name, promoted_by)` of the agents that have it promoted.
     pub promoted_for: Vec<(i64, String, String)>,
     /// The connection its calls use now: `(label, why)`, or `None` for no credential.
@@ -200,7 +200,7 @@ impl Graft {
         // operation's (security review 32.20): an agent cannot take it first and push
         // the real operation to a hashed name
         if v.has_document && matches!(actor, Actor::Agent(_)) {
-            if let Some(text) = q::select_vendor_document(self.pool(), v.id).await? {
+            if let Some(text) = db::select_vendor_document(self.pool(), v.id).await? {
                 let doc: Value =
                     serde_json::from_str(&text).map_err(|e| ServiceError::Internal(e.into()))?;
                 if let Some(op) = crate::domain::openapi::list_operations(&doc)
@@ -237,10 +237,11 @@ impl Graft {
         let v = self.vendor(vendor).await?;
         refuse_disabled(&v)?;
         let slug = VendorSlug::parse(&v.slug).map_err(ServiceError::Invalid)?;
-        let text = q::select_vendor_document(self.pool(), v.id)
+        let text = db::select_vendor_document(self.pool(), v.id)
             .await?
             .ok_or_else(|| ServiceError::Invalid(format!("vendor {vendor} has no stored OpenAPI document: describe the tool yourself (name, description, method, path, inputSchema)")))?;
-        if let Some(existing) = q::select_tool_by_operation(self.pool(), v.id, operation_id).await?
+        if let Some(existing) =
+            db::select_tool_by_operation(self.pool(), v.id, operation_id).await?
         {
             return Err(ServiceError::ToolExists(format!(
                 "operation {operation_id} is already the tool {vendor}__{existing}: promote it, or publish a new version of it"
@@ -274,7 +275,7 @@ impl Graft {
     ) -> ServiceResult<Published> {
         if let Actor::Agent(_) = actor {
             let max = self.inner.quotas.tools_per_agent;
-            if q::count_tools_authored(self.pool(), &author_of(actor)).await? >= max {
+            if db::count_tools_authored(self.pool(), &author_of(actor)).await? >= max {
                 return Err(ServiceError::Invalid(format!(
                     "this agent has written {max} tools, the most one agent may (GRAFT_AGENT_TOOLS): publish new versions of yours, or ask a person"
                 )));
@@ -492,7 +493,7 @@ impl Graft {
         nv.title = nv.title.or(tool.title.as_deref());
         let now = self.now();
         let mut tx = self.write_tx().await?;
-        let next = q::select_max_version(&mut tx, tool.id).await? + 1;
+        let next = db::select_max_version(&mut tx, tool.id).await? + 1;
         db::insert_tool_version(&mut tx, tool.id, next, &nv, now).await?;
         let change = call_change(tool, d, h);
         let reset = match (actor, change) {
@@ -502,27 +503,28 @@ impl Graft {
             (_, None) => None,
         };
         let reset_agents = match &reset {
-            Some(why) => crate::db::runs::reset_approvals(&mut tx, tool.id, next, why, now).await?,
+            Some(why) => crate::db::reset_approvals(&mut tx, tool.id, next, why, now).await?,
             None => {
-                crate::db::runs::carry_approvals(&mut tx, tool.id, next).await?;
+                crate::db::carry_approvals(&mut tx, tool.id, next).await?;
                 Vec::new()
             }
         };
         match person {
             PersonHints::Keep => {}
             PersonHints::Forget => {
-                q::update_hints_by(&mut tx, tool.id, None).await?;
-                q::update_read_only_by(&mut tx, tool.id, None).await?;
+                db::update_hints_by(&mut tx, tool.id, None).await?;
+                db::update_read_only_by(&mut tx, tool.id, None).await?;
             }
             PersonHints::Set { read_only } => {
-                q::update_hints_by(&mut tx, tool.id, Some(&author)).await?;
+                db::update_hints_by(&mut tx, tool.id, Some(&author)).await?;
                 if let Some(ro) = read_only {
-                    q::update_read_only_by(&mut tx, tool.id, ro.then_some(author.as_str())).await?;
+                    db::update_read_only_by(&mut tx, tool.id, ro.then_some(author.as_str()))
+                        .await?;
                 }
             }
         }
         if matches!(actor, Actor::Agent(_)) {
-            q::update_read_only_by(&mut tx, tool.id, None).await?;
+            db::update_read_only_by(&mut tx, tool.id, None).await?;
         }
         tx.commit().await?;
         if !reset_agents.is_empty() {
@@ -533,7 +535,7 @@ impl Graft {
     }
 
     async fn notify_holders(&self, tool_id: i64, also: Option<i64>) -> ServiceResult<()> {
-        let mut agents: Vec<i64> = q::select_promoters(self.pool(), tool_id)
+        let mut agents: Vec<i64> = db::select_promoters(self.pool(), tool_id)
             .await?
             .into_iter()
             .map(|(id, _, _)| id)
@@ -616,14 +618,14 @@ impl Graft {
             ));
         }
         let tool = self.tool(vendor, name).await?;
-        q::insert_note(self.pool(), tool.id, &actor.label(), body, self.now()).await?;
+        db::insert_note(self.pool(), tool.id, &actor.label(), body, self.now()).await?;
         Ok(())
     }
 
     /// Everything about a tool. Errors: `ToolNotFound`.
     pub async fn tool_detail(&self, vendor: &str, name: &str) -> ServiceResult<ToolDetail> {
         let tool = self.tool(vendor, name).await?;
-        let versions = q::select_versions(self.pool(), tool.id).await?;
+        let versions = db::select_versions(self.pool(), tool.id).await?;
         let agents: Vec<(i64, String)> = db::select_agents(self.pool())
             .await?
             .into_iter()
@@ -635,8 +637,8 @@ impl Graft {
                 .map(|v| author_in_words(&v.authored_by, &agents))
                 .collect(),
             versions,
-            notes: q::select_notes(self.pool(), tool.id).await?,
-            promoted_for: q::select_promoters(self.pool(), tool.id).await?,
+            notes: db::select_notes(self.pool(), tool.id).await?,
+            promoted_for: db::select_promoters(self.pool(), tool.id).await?,
             connection: self.connection_in_words(tool.id).await?,
             tool,
         })

@@ -4,7 +4,7 @@
 //! one agent, and the working-set size over time drawn from history.
 
 use super::{hash_token, new_token, Graft, ServiceError, ServiceResult};
-use crate::db::{self, console as q};
+use crate::db;
 use crate::domain::sweep::{plan_agent, AgentRule, SweepEntry};
 use argon2::password_hash::{
     rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString,
@@ -25,8 +25,8 @@ pub struct Person {
     pub epoch: i64,
 }
 
-impl From<q::UserRow> for Person {
-    fn from(u: q::UserRow) -> Self {
+impl From<db::UserRow> for Person {
+    fn from(u: db::UserRow) -> Self {
         Self {
             id: u.id,
             name: u.name,
@@ -169,7 +169,7 @@ impl Graft {
         let name = check_user_name(name)?;
         check_password(password)?;
         let hash = hash_password(password)?;
-        let id = q::insert_user(self.pool(), &name, &hash, generated, self.now())
+        let id = db::insert_user(self.pool(), &name, &hash, generated, self.now())
             .await
             .map_err(|e| {
                 super::error::unique_or(e, ServiceError::Conflict, || {
@@ -182,7 +182,7 @@ impl Graft {
     /// On a database with no person yet, creates `admin` with a random password and
     /// returns that password (to be shown once); otherwise `None`.
     pub async fn ensure_admin(&self) -> ServiceResult<Option<String>> {
-        if q::count_users(self.pool()).await? > 0 {
+        if db::count_users(self.pool()).await? > 0 {
             return Ok(None);
         }
         let password = super::random_hex(12);
@@ -197,12 +197,12 @@ impl Graft {
     /// Whether a person still signs in with the password Graft generated at first start
     /// ([`Graft::ensure_admin`]); a change of password clears it.
     pub async fn password_is_generated(&self, person_id: i64) -> ServiceResult<bool> {
-        Ok(q::select_password_generated(self.pool(), person_id).await?)
+        Ok(db::select_password_generated(self.pool(), person_id).await?)
     }
 
     /// Approvals waiting for a person's decision (the console's nav shows the count).
     pub async fn pending_approvals(&self) -> ServiceResult<i64> {
-        Ok(q::count_pending_approvals(self.pool()).await?)
+        Ok(db::count_pending_approvals(self.pool()).await?)
     }
 
     /// The person a name and password belong to, or `None` (same answer, and about the
@@ -214,7 +214,7 @@ impl Graft {
         let user = if name.contains('\0') {
             None
         } else {
-            q::select_user_by_name(self.pool(), name.trim()).await?
+            db::select_user_by_name(self.pool(), name.trim()).await?
         };
         let phc = user
             .as_ref()
@@ -243,7 +243,7 @@ impl Graft {
     /// The person a session names, by id, if the session's epoch is still theirs (a
     /// password change or a removal ends every session); else `None`.
     pub async fn session_person(&self, id: i64, epoch: i64) -> ServiceResult<Option<Person>> {
-        Ok(q::select_user(self.pool(), id)
+        Ok(db::select_user(self.pool(), id)
             .await?
             .filter(|u| u.session_epoch == epoch)
             .map(Person::from))
@@ -251,7 +251,7 @@ impl Graft {
 
     /// Removes a person; their sessions end. Errors: `Invalid` (no such person).
     pub async fn remove_user(&self, name: &str) -> ServiceResult<()> {
-        if !q::delete_user(self.pool(), name).await? {
+        if !db::delete_user(self.pool(), name).await? {
             return Err(ServiceError::Invalid(format!("no user named {name:?}")));
         }
         Ok(())
@@ -274,8 +274,8 @@ impl Graft {
         }
         check_password(new)?;
         let hash = hash_password(new)?;
-        q::update_user_password(self.pool(), name, &hash).await?;
-        q::select_user_by_name(self.pool(), name)
+        db::update_user_password(self.pool(), name, &hash).await?;
+        db::select_user_by_name(self.pool(), name)
             .await?
             .map(Person::from)
             .ok_or_else(|| ServiceError::Invalid(format!("no user named {name:?}")))
@@ -286,7 +286,7 @@ impl Graft {
     pub async fn reset_password(&self, name: &str, new: &str) -> ServiceResult<()> {
         check_password(new)?;
         let hash = hash_password(new)?;
-        if !q::update_user_password(self.pool(), name, &hash).await? {
+        if !db::update_user_password(self.pool(), name, &hash).await? {
             return Err(ServiceError::Invalid(format!("no user named {name:?}")));
         }
         Ok(())
@@ -296,7 +296,7 @@ impl Graft {
     /// working at its next request. Errors: `AgentNotFound`.
     pub async fn rotate_token(&self, agent_id: i64) -> ServiceResult<String> {
         let token = new_token();
-        if !q::update_agent_token(self.pool(), agent_id, &hash_token(&token)).await? {
+        if !db::update_agent_token(self.pool(), agent_id, &hash_token(&token)).await? {
             return Err(ServiceError::AgentNotFound(format!(
                 "no agent with id {agent_id}"
             )));
@@ -327,7 +327,7 @@ impl Graft {
     pub async fn working_set_view(&self, agent_id: i64) -> ServiceResult<Vec<EntryView>> {
         let entries = self.working_set(agent_id).await?;
         let usage: std::collections::HashMap<i64, (i64, i64)> =
-            q::select_agent_usage(self.pool(), agent_id)
+            db::select_agent_usage(self.pool(), agent_id)
                 .await?
                 .into_iter()
                 .map(|(tool, at, calls)| (tool, (at, calls)))
@@ -388,7 +388,7 @@ impl Graft {
     /// The working-set size after each promotion and demotion, `(at ms, size)`, oldest
     /// first, from history (SPEC §2: history is never rewritten).
     pub async fn size_over_time(&self, agent_id: i64) -> ServiceResult<Vec<(i64, i64)>> {
-        let steps = q::select_history_steps(self.pool(), agent_id).await?;
+        let steps = db::select_history_steps(self.pool(), agent_id).await?;
         let mut size = 0i64;
         Ok(steps
             .into_iter()

@@ -17,6 +17,7 @@
 //! With several instances each keeps its own counts, so an agent spread over `n`
 //! instances gets up to `n` times the rates.
 
+use super::{Actor, Graft, ServiceError, ServiceResult};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -171,6 +172,29 @@ impl Meter {
             .or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(q.concurrent_calls)))
             .clone();
         sem.try_acquire_owned().ok()
+    }
+}
+
+impl Graft {
+    /// Spends one of an agent's promotions and demotions per hour (security review
+    /// 32.8: each writes a history row); people and the rule are not metered.
+    /// Errors: `Busy` saying when to try again.
+    pub(crate) fn spend_change(&self, actor: &Actor) -> ServiceResult<()> {
+        let Actor::Agent(agent_id) = actor else {
+            return Ok(());
+        };
+        let q = &self.inner.quotas;
+        self.inner
+            .meter
+            .spend(q, *agent_id, Spend::Change)
+            .map_err(|wait| ServiceError::Busy {
+                message: format!(
+                    "this agent promoted or demoted more than {} times in the last hour (GRAFT_AGENT_CHANGES_PER_HOUR): nothing was changed; try again in {} s",
+                    q.changes_per_hour,
+                    wait.as_secs().max(1)
+                ),
+                retry_after: wait,
+            })
     }
 }
 

@@ -2,7 +2,7 @@
 //! Validate → connection → build → dry run → approval → send → answer → record.
 
 use super::{Graft, ServiceError, ServiceResult};
-use crate::db::{self, runs};
+use crate::db;
 use crate::domain::schema;
 use crate::domain::tool::Binding;
 use crate::proxy::request::{self, Credential, Operation};
@@ -466,8 +466,8 @@ impl Graft {
         &self,
         tool_id: i64,
     ) -> ServiceResult<Option<(String, String)>> {
-        let (vendor_id, default) = runs::select_tool_connection(self.pool(), tool_id).await?;
-        let conns = runs::select_vendor_connections(self.pool(), vendor_id).await?;
+        let (vendor_id, default) = db::select_tool_connection(self.pool(), tool_id).await?;
+        let conns = db::select_vendor_connections(self.pool(), vendor_id).await?;
         if let Some(id) = default {
             return Ok(conns.iter().find(|c| c.id == id).map(|c| {
                 let state = if c.revoked_at.is_some() {
@@ -505,7 +505,7 @@ impl Graft {
     /// with the current key (nothing is changed).
     pub async fn reseal_secrets(&self, new: &super::secrets::SecretKey) -> ServiceResult<usize> {
         let mut tx = self.write_tx().await?;
-        let conns = runs::select_connections(self.pool()).await?;
+        let conns = db::select_connections(self.pool()).await?;
         let mut n = 0;
         for c in conns {
             let Some(sealed) = c.secret_ciphertext.as_deref() else {
@@ -517,7 +517,7 @@ impl Graft {
                     c.id, c.label
                 ))
             })?;
-            runs::update_connection_secret(&mut tx, c.id, &new.seal(&plain)).await?;
+            db::update_connection_secret(&mut tx, c.id, &new.seal(&plain)).await?;
             n += 1;
         }
         tx.commit().await?;
@@ -529,7 +529,7 @@ impl Graft {
     /// Checks that the secret key opens the stored secrets (a wrong `GRAFT_SECRET_KEY`
     /// is caught at start, not at the first call). Errors: `Invalid` with the remedy.
     pub async fn check_secret_key(&self) -> ServiceResult<()> {
-        if let Some(c) = runs::select_connections(self.pool())
+        if let Some(c) = db::select_connections(self.pool())
             .await?
             .into_iter()
             .find(|c| c.secret_ciphertext.is_some())
@@ -568,8 +568,8 @@ impl Graft {
     /// The credential a tool's calls use (SPEC §4.5): its default connection, else the
     /// vendor's only active one, else none. `Err(answer)` for a revoked or ambiguous one.
     async fn credential_for(&self, tool_id: i64) -> ServiceResult<Result<Credential, RunAnswer>> {
-        let (vendor_id, default) = runs::select_tool_connection(self.pool(), tool_id).await?;
-        let conns = runs::select_vendor_connections(self.pool(), vendor_id).await?;
+        let (vendor_id, default) = db::select_tool_connection(self.pool(), tool_id).await?;
+        let conns = db::select_vendor_connections(self.pool(), vendor_id).await?;
         let chosen = match default {
             Some(id) => conns.iter().find(|c| c.id == id),
             None => {
@@ -889,7 +889,7 @@ impl Graft {
                 LOGGED_MESSAGE_CHARS,
             )),
         };
-        let call = runs::NewCall {
+        let call = db::NewCall {
             agent_id,
             tool_id: tool.id,
             version: tool.version,
@@ -911,7 +911,7 @@ impl Graft {
         // repeats a write it believes failed.
         let recorded = async {
             let mut tx = self.write_tx().await?;
-            runs::record_call(&mut tx, &call, http_status.is_some(), self.now()).await?;
+            db::record_call(&mut tx, &call, http_status.is_some(), self.now()).await?;
             tx.commit().await
         }
         .await;
@@ -1055,7 +1055,7 @@ impl Graft {
         }
         // 4. approval of writes, and of every tool or version an agent authored
         if tool.gated() {
-            let mut approval = runs::select_approval(self.pool(), agent_id, tool.id).await?;
+            let mut approval = db::select_approval(self.pool(), agent_id, tool.id).await?;
             // a grant stands for the version it was given on (a new version that changes
             // nothing carries it forward); one for another version raced a publish
             if let Some(a) = approval
@@ -1066,7 +1066,7 @@ impl Graft {
                     "the approval was given for version {}",
                     a.version.unwrap_or_default()
                 );
-                runs::repend_approval(
+                db::repend_approval(
                     self.pool(),
                     agent_id,
                     tool.id,
@@ -1091,7 +1091,7 @@ impl Graft {
                     ))
                 }
                 _ => {
-                    runs::insert_pending_approval(
+                    db::insert_pending_approval(
                         self.pool(),
                         agent_id,
                         tool.id,
@@ -1273,6 +1273,20 @@ impl Graft {
                 Some(status),
             ))
         }
+    }
+}
+
+impl Graft {
+    /// The calls log (issue 14.4), newest first: at most `limit` (clamped to 1–500) calls
+    /// that `filter` admits, each with its agent's and tool's names, outcome and redacted
+    /// input. Every call of an agent is there, first-class or through `run_tool`, dry
+    /// runs and refused ones included.
+    pub async fn calls(
+        &self,
+        filter: &db::CallFilter,
+        limit: i64,
+    ) -> ServiceResult<Vec<db::CallLogRow>> {
+        Ok(db::select_call_log(&self.inner.pool, filter, limit.clamp(1, 500)).await?)
     }
 }
 

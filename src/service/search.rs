@@ -252,7 +252,7 @@ impl Graft {
             if !v.has_document || v.disabled_at.is_some() {
                 continue;
             }
-            let Some(text) = db::authoring::select_vendor_document(self.pool(), v.id).await? else {
+            let Some(text) = db::select_vendor_document(self.pool(), v.id).await? else {
                 continue;
             };
             let Ok(doc) = serde_json::from_str::<serde_json::Value>(&text) else {
@@ -444,4 +444,49 @@ impl Graft {
 fn embedding_text(d: &SearchDoc) -> String {
     d.text
         .embedding_text(&search::vendor_label(&d.vendor_name), EMBEDDING_TEXT_CHARS)
+}
+
+impl Graft {
+    pub(crate) fn invalidate_search(&self) {
+        *self.inner.search.write().expect("search lock") = None;
+        *self.inner.stored_ops.write().expect("cache lock") = None;
+    }
+
+    /// One page of the toolbox for browsing without a query (issue 14.2): `limit`
+    /// (clamped to 1–200) tools from `offset` of `vendor` (a slug; none: every vendor) in
+    /// `order`, and how many there are in all. Errors: `VendorNotFound` for an unknown
+    /// slug, `Invalid` for a removed or disabled vendor.
+    pub async fn browse_tools(
+        &self,
+        vendor: Option<&str>,
+        order: db::BrowseOrder,
+        limit: i64,
+        offset: i64,
+    ) -> ServiceResult<(Vec<db::BrowseRow>, i64)> {
+        if let Some(v) = vendor {
+            if self.live_vendor(v).await?.disabled_at.is_some() {
+                return Err(ServiceError::Invalid(format!(
+                    "vendor {v} is disabled: its tools are out of the Toolbox until a person enables it"
+                )));
+            }
+        }
+        Ok(db::select_toolbox_page(
+            &self.inner.pool,
+            vendor,
+            order,
+            limit.clamp(1, 200),
+            offset.max(0),
+        )
+        .await?)
+    }
+
+    /// Every vendor with its number of tools: `(slug, display name, tools)`, by slug.
+    pub async fn vendor_tool_counts(&self) -> ServiceResult<Vec<(String, String, i64)>> {
+        Ok(db::select_vendor_tool_counts(&self.inner.pool).await?)
+    }
+
+    /// Number of tools in the toolbox.
+    pub async fn toolbox_size(&self) -> ServiceResult<i64> {
+        Ok(db::count_tools(&self.inner.pool).await?)
+    }
 }

@@ -6,7 +6,7 @@
 
 use super::error::unique_or;
 use super::{Actor, Graft, ServiceError, ServiceResult};
-use crate::db::{self, runs, sweep as q};
+use crate::db::{self, sweep as q};
 use crate::domain::sweep::{plan_agent, AgentRule, SweepEntry};
 use crate::domain::{self, Cause};
 use serde::Serialize;
@@ -84,7 +84,7 @@ impl Graft {
         let report = self.sweep_once(now, false).await?;
         // the calls log keeps GRAFT_CALLS_RETENTION_DAYS (security review 32.8)
         let cutoff = now - self.inner.quotas.calls_retention_days * 86_400_000;
-        match runs::delete_calls_before(self.pool(), cutoff).await {
+        match db::delete_calls_before(self.pool(), cutoff).await {
             Ok(0) => {}
             Ok(n) => tracing::info!(
                 deleted = n,
@@ -239,7 +239,7 @@ impl Graft {
         let cap = domain::check_cap(cap.unwrap_or(a.cap)).map_err(ServiceError::Invalid)?;
         let window = domain::check_idle_window(window.unwrap_or(a.idle_window_days))
             .map_err(ServiceError::Invalid)?;
-        q::update_agent_settings(self.pool(), a.id, &new_name, cap, window)
+        db::update_agent_settings(self.pool(), a.id, &new_name, cap, window)
             .await
             .map_err(|e| {
                 unique_or(e, ServiceError::Conflict, || {
@@ -261,10 +261,10 @@ impl Graft {
     ) -> ServiceResult<(super::access::ConnectionInfo, usize)> {
         let now = self.now();
         let mut tx = self.write_tx().await?;
-        let tools = q::select_tools_using_connection(&mut tx, id).await?;
-        if !runs::revoke_connection(&mut tx, id, now).await? {
+        let tools = db::select_tools_using_connection(&mut tx, id).await?;
+        if !db::revoke_connection(&mut tx, id, now).await? {
             drop(tx);
-            return Err(match runs::select_connection(self.pool(), id).await? {
+            return Err(match db::select_connection(self.pool(), id).await? {
                 Some(_) => ServiceError::Invalid(format!("connection {id} is revoked already")),
                 None => ServiceError::Invalid(format!("no connection with id {id}")),
             });
@@ -276,10 +276,18 @@ impl Graft {
         self.checkpoint().await;
         self.changed_entries(&entries).await;
         self.state_changed().await;
-        let info = runs::select_connection(self.pool(), id)
+        let info = db::select_connection(self.pool(), id)
             .await?
             .expect("revoked row exists")
             .into();
         Ok((info, entries.len()))
+    }
+}
+
+impl Graft {
+    /// What the newest sweep that demoted anything demoted: `(agent, vendor, tool name,
+    /// cause, ms)` rows, all at one time; empty when no sweep has demoted anything.
+    pub async fn last_sweep(&self) -> ServiceResult<Vec<(String, String, String, String, i64)>> {
+        Ok(db::sweep::select_last_sweep(&self.inner.pool).await?)
     }
 }

@@ -1,5 +1,4 @@
-//! Queries of the console: people (`users`), an agent's working set with its usage, token
-//! rotation, and the history the working-set chart is drawn from.
+//! Queries of people who sign in to the console (`users`, SPEC §6).
 
 use super::{DbResult, Pool};
 use crate::on_db;
@@ -86,17 +85,6 @@ pub async fn select_password_generated(pool: &Pool, user_id: i64) -> DbResult<bo
     Ok(v == Some(1))
 }
 
-/// Number of approvals waiting for a person's decision (not those of a removed vendor's
-/// tools).
-pub async fn count_pending_approvals(pool: &Pool) -> DbResult<i64> {
-    on_db!(pool, |e| sqlx::query_scalar(
-        "SELECT COUNT(*) FROM approvals a JOIN tools t ON t.id = a.tool_id \
-         JOIN vendors v ON v.id = t.vendor_id WHERE a.state = 'pending' AND v.removed_at IS NULL",
-    )
-    .fetch_one(e)
-    .await)
-}
-
 /// Replaces a person's password hash and moves to a new session epoch (their sessions end);
 /// whether the person exists. The password is no longer the generated one.
 pub async fn update_user_password(pool: &Pool, name: &str, password_hash: &str) -> DbResult<bool> {
@@ -109,38 +97,4 @@ pub async fn update_user_password(pool: &Pool, name: &str, password_hash: &str) 
     .execute(e).await.map(|r| r.rows_affected())
     })?;
     Ok(r == 1)
-}
-
-/// Replaces an agent's token hash; whether the agent exists.
-pub async fn update_agent_token(pool: &Pool, agent_id: i64, token_hash: &str) -> DbResult<bool> {
-    let r = on_db!(pool, |e| sqlx::query(
-        "UPDATE agents SET token_hash = $1 WHERE id = $2"
-    )
-    .bind(token_hash)
-    .bind(agent_id)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected()))?;
-    Ok(r == 1)
-}
-
-/// `(tool_id, last_used_at, calls)` of every tool an agent has used (promoted or not).
-pub async fn select_agent_usage(pool: &Pool, agent_id: i64) -> DbResult<Vec<(i64, i64, i64)>> {
-    on_db!(pool, |e| sqlx::query_as(
-        "SELECT tool_id, last_used_at, calls FROM tool_usage WHERE agent_id = $1"
-    )
-    .bind(agent_id)
-    .fetch_all(e)
-    .await)
-}
-
-/// `(at, +1 | -1)` of an agent's history, oldest first: the working-set size over time.
-pub async fn select_history_steps(pool: &Pool, agent_id: i64) -> DbResult<Vec<(i64, i64)>> {
-    on_db!(pool, |e| sqlx::query_as(
-        "SELECT at, CAST(CASE action WHEN 'promote' THEN 1 ELSE -1 END AS BIGINT) FROM history \
-         WHERE agent_id = $1 ORDER BY at, id",
-    )
-    .bind(agent_id)
-    .fetch_all(e)
-    .await)
 }

@@ -1,0 +1,139 @@
+//! Queries of agents (SPEC §2): rows, tokens, settings, last seen.
+
+use super::{DbResult, Pool};
+use crate::on_db;
+use sqlx::FromRow;
+
+/// An `agents` row.
+#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+pub struct AgentRow {
+    /// Id.
+    pub id: i64,
+    /// Unique name.
+    pub name: String,
+    /// Harness label (e.g. "hermes").
+    pub harness: Option<String>,
+    /// Working-set cap, 1..=500.
+    pub cap: i64,
+    /// Idle window in days, 1..=3650.
+    pub idle_window_days: i64,
+    /// Creation time (ms).
+    pub created_at: i64,
+    /// Last authenticated request (ms).
+    pub last_seen_at: Option<i64>,
+}
+
+const AGENT_COLUMNS: &str = "id, name, harness, cap, idle_window_days, created_at, last_seen_at";
+
+/// Inserts an agent; returns its id. Errors: the name or token hash is taken (unique).
+pub async fn insert_agent(
+    pool: &Pool,
+    name: &str,
+    harness: Option<&str>,
+    token_hash: &str,
+    cap: i64,
+    idle_window_days: i64,
+    now: i64,
+) -> DbResult<i64> {
+    on_db!(pool, |e| sqlx::query_scalar(
+        "INSERT INTO agents (name, harness, token_hash, cap, idle_window_days, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+    )
+    .bind(name)
+    .bind(harness)
+    .bind(token_hash)
+    .bind(cap)
+    .bind(idle_window_days)
+    .bind(now)
+    .fetch_one(e)
+    .await)
+}
+
+/// Every agent, by name.
+pub async fn select_agents(pool: &Pool) -> DbResult<Vec<AgentRow>> {
+    on_db!(pool, |e| sqlx::query_as(&format!(
+        "SELECT {AGENT_COLUMNS} FROM agents ORDER BY name"
+    ))
+    .fetch_all(e)
+    .await)
+}
+
+/// The agent holding a token hash.
+pub async fn select_agent_by_token_hash(
+    pool: &Pool,
+    token_hash: &str,
+) -> DbResult<Option<AgentRow>> {
+    on_db!(pool, |e| sqlx::query_as(&format!(
+        "SELECT {AGENT_COLUMNS} FROM agents WHERE token_hash = $1"
+    ))
+    .bind(token_hash)
+    .fetch_optional(e)
+    .await)
+}
+
+/// The agent with a name.
+pub async fn select_agent_by_name(pool: &Pool, name: &str) -> DbResult<Option<AgentRow>> {
+    on_db!(pool, |e| sqlx::query_as(&format!(
+        "SELECT {AGENT_COLUMNS} FROM agents WHERE name = $1"
+    ))
+    .bind(name)
+    .fetch_optional(e)
+    .await)
+}
+
+/// The agent with an id.
+pub async fn select_agent(pool: &Pool, id: i64) -> DbResult<Option<AgentRow>> {
+    on_db!(pool, |e| sqlx::query_as(&format!(
+        "SELECT {AGENT_COLUMNS} FROM agents WHERE id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(e)
+    .await)
+}
+
+/// Sets `last_seen_at`.
+pub async fn update_agent_last_seen(pool: &Pool, id: i64, now: i64) -> DbResult<()> {
+    on_db!(pool, |e| sqlx::query(
+        "UPDATE agents SET last_seen_at = $1 WHERE id = $2"
+    )
+    .bind(now)
+    .bind(id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// Replaces an agent's token hash; whether the agent exists.
+pub async fn update_agent_token(pool: &Pool, agent_id: i64, token_hash: &str) -> DbResult<bool> {
+    let r = on_db!(pool, |e| sqlx::query(
+        "UPDATE agents SET token_hash = $1 WHERE id = $2"
+    )
+    .bind(token_hash)
+    .bind(agent_id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(r == 1)
+}
+
+/// Updates an agent's name, cap and idle window.
+pub async fn update_agent_settings(
+    pool: &Pool,
+    id: i64,
+    name: &str,
+    cap: i64,
+    idle_window_days: i64,
+) -> DbResult<()> {
+    on_db!(pool, |e| sqlx::query(
+        "UPDATE agents SET name = $1, cap = $2, idle_window_days = $3 WHERE id = $4"
+    )
+    .bind(name)
+    .bind(cap)
+    .bind(idle_window_days)
+    .bind(id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(())
+}

@@ -1,0 +1,281 @@
+//! Queries of the call log and tool usage (SPEC §4, §5 idle clock).
+
+use super::{Conn, DbResult, Pool};
+use crate::on_db;
+use sqlx::FromRow;
+
+/// Deletes the calls logged before `cutoff` (ms); returns how many.
+pub async fn delete_calls_before(pool: &Pool, cutoff: i64) -> DbResult<u64> {
+    on_db!(pool, |e| sqlx::query(
+        "DELETE FROM tool_calls WHERE at < $1"
+    )
+    .bind(cutoff)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))
+}
+
+/// One call-log row to insert.
+#[derive(Debug, Clone)]
+pub struct NewCall<'a> {
+    /// Agent.
+    pub agent_id: i64,
+    /// Tool.
+    pub tool_id: i64,
+    /// Version that ran.
+    pub version: i64,
+    /// Dry run.
+    pub dry_run: bool,
+    /// `ok` or `error`.
+    pub status: &'a str,
+    /// Vendor's HTTP status, when it answered.
+    pub http_status: Option<i64>,
+    /// Duration (ms).
+    pub duration_ms: i64,
+    /// Error code, when `error`.
+    pub error_code: Option<&'a str>,
+    /// The input as the log keeps it (redacted JSON text, at most 4 KB).
+    pub input: Option<&'a str>,
+    /// The error told to the agent (redacted, at most 300 characters), when `error`.
+    pub message: Option<&'a str>,
+}
+
+/// Records a call (run it in one transaction): its `tool_calls` row and, when it
+/// reached the vendor (`used`), its `tool_usage` (`last_used_at` = now, `calls` + 1).
+pub async fn record_call(conn: &mut Conn, c: &NewCall<'_>, used: bool, now: i64) -> DbResult<()> {
+    on_db!(conn, |e| {
+        sqlx::query(
+        "INSERT INTO tool_calls (agent_id, tool_id, version, dry_run, status, http_status, duration_ms, at, error_code, input, message) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+    )
+    .bind(c.agent_id)
+    .bind(c.tool_id)
+    .bind(c.version)
+    .bind(c.dry_run)
+    .bind(c.status)
+    .bind(c.http_status)
+    .bind(c.duration_ms)
+    .bind(now)
+    .bind(c.error_code)
+    .bind(c.input)
+    .bind(c.message)
+    .execute(e).await.map(|r| r.rows_affected())
+    })?;
+    if used {
+        on_db!(conn, |e| {
+            sqlx::query(
+            "INSERT INTO tool_usage (agent_id, tool_id, last_used_at, calls) VALUES ($1, $2, $3, 1) \
+             ON CONFLICT (agent_id, tool_id) DO UPDATE SET last_used_at = excluded.last_used_at, calls = tool_usage.calls + 1",
+        )
+        .bind(c.agent_id)
+        .bind(c.tool_id)
+        .bind(now)
+        .execute(e).await.map(|r| r.rows_affected())
+        })?;
+    }
+    Ok(())
+}
+
+/// Counts a call that reached the vendor: `last_used_at` = now, `calls` + 1.
+pub async fn upsert_tool_usage(pool: &Pool, agent_id: i64, tool_id: i64, now: i64) -> DbResult<()> {
+    on_db!(pool, |e| {
+        sqlx::query(
+        "INSERT INTO tool_usage (agent_id, tool_id, last_used_at, calls) VALUES ($1, $2, $3, 1) \
+         ON CONFLICT (agent_id, tool_id) DO UPDATE SET last_used_at = excluded.last_used_at, calls = tool_usage.calls + 1",
+    )
+    .bind(agent_id)
+    .bind(tool_id)
+    .bind(now)
+    .execute(e).await.map(|r| r.rows_affected())
+    })?;
+    Ok(())
+}
+
+/// `(last_used_at, calls)` of an agent's tool.
+pub async fn select_tool_usage(
+    pool: &Pool,
+    agent_id: i64,
+    tool_id: i64,
+) -> DbResult<Option<(i64, i64)>> {
+    on_db!(pool, |e| sqlx::query_as(
+        "SELECT last_used_at, calls FROM tool_usage WHERE agent_id = $1 AND tool_id = $2",
+    )
+    .bind(agent_id)
+    .bind(tool_id)
+    .fetch_optional(e)
+    .await)
+}
+
+/// A call-log row.
+#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+pub struct CallRow {
+    /// Tool id.
+    pub tool_id: i64,
+    /// Version.
+    pub version: i64,
+    /// Dry run.
+    pub dry_run: bool,
+    /// `ok` / `error`.
+    pub status: String,
+    /// Vendor status.
+    pub http_status: Option<i64>,
+    /// Error code.
+    pub error_code: Option<String>,
+}
+
+/// An agent's calls, oldest first.
+pub async fn select_tool_calls(pool: &Pool, agent_id: i64) -> DbResult<Vec<CallRow>> {
+    on_db!(pool, |e| {
+        sqlx::query_as("SELECT tool_id, version, dry_run, status, http_status, error_code FROM tool_calls WHERE agent_id = $1 ORDER BY id")
+        .bind(agent_id)
+        .fetch_all(e).await
+    })
+}
+
+/// Which calls of the log to read (issue 14.4); every field narrows, none reads all.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallFilter {
+    /// Only this agent's calls.
+    pub agent_id: Option<i64>,
+    /// Only calls of this tool.
+    pub tool_id: Option<i64>,
+    /// Only calls with this outcome.
+    pub outcome: Option<CallOutcome>,
+    /// Only calls older than this call id (the next page of a newest-first list).
+    pub before: Option<i64>,
+}
+
+/// An outcome a calls list can be narrowed to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallOutcome {
+    /// The call succeeded (a dry run included).
+    Ok,
+    /// The call failed: refused by Graft (invalid input, a denied approval, the
+    /// connection) or at the vendor (an error status, unreachable). A call that waits for
+    /// a person's approval is not a failure (see `Approval`).
+    Failed,
+    /// The call waits for a person's approval, or was denied it.
+    Approval,
+    /// Dry runs only.
+    DryRun,
+}
+
+impl CallOutcome {
+    /// The outcome named `ok`, `failed`, `approval` or `dry-run` (`dry_run` too).
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "ok" => Some(Self::Ok),
+            "failed" => Some(Self::Failed),
+            "approval" => Some(Self::Approval),
+            "dry-run" | "dry_run" => Some(Self::DryRun),
+            _ => None,
+        }
+    }
+
+    /// Its name, as [`CallOutcome::parse`] reads it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Failed => "failed",
+            Self::Approval => "approval",
+            Self::DryRun => "dry-run",
+        }
+    }
+}
+
+/// One call of the log with the names of its agent and tool.
+#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+pub struct CallLogRow {
+    /// Call id (increasing).
+    pub id: i64,
+    /// Agent name.
+    pub agent: String,
+    /// Vendor slug.
+    pub vendor: String,
+    /// Tool name.
+    pub name: String,
+    /// The version that ran.
+    pub version: i64,
+    /// Dry run.
+    pub dry_run: bool,
+    /// `ok` / `error`.
+    pub status: String,
+    /// The vendor's HTTP status, when it answered.
+    pub http_status: Option<i64>,
+    /// Error code, when `error`.
+    pub error_code: Option<String>,
+    /// The error told to the agent (redacted), when `error` (none before migration 10).
+    pub message: Option<String>,
+    /// The input as logged (redacted JSON text; none before migration 10).
+    pub input: Option<String>,
+    /// Duration (ms).
+    pub duration_ms: i64,
+    /// When (ms).
+    pub at: i64,
+}
+
+impl CallLogRow {
+    /// The outcome in words a person reads: `ok`, `dry run`, `invalid input`, `waits
+    /// for approval`, `approval denied`, `vendor error`, `vendor unreachable`,
+    /// `connection revoked`, `no default connection`, `tool retired`, `vendor disabled`,
+    /// `vendor removed`, `cancelled` (by the agent, issue 25.11).
+    pub fn outcome(&self) -> &'static str {
+        match (self.status.as_str(), self.error_code.as_deref()) {
+            ("ok", _) if self.dry_run => "dry run",
+            ("ok", _) => "ok",
+            (_, Some("invalid_input")) => "invalid input",
+            (_, Some("approval_required")) => "waits for approval",
+            (_, Some("approval_denied")) => "approval denied",
+            (_, Some("vendor_error")) => "vendor error",
+            (_, Some("vendor_unreachable")) => "vendor unreachable",
+            (_, Some("connection_revoked")) => "connection revoked",
+            (_, Some("connection_ambiguous")) => "no default connection",
+            (_, Some("tool_retired")) => "tool retired",
+            (_, Some("vendor_disabled")) => "vendor disabled",
+            (_, Some("vendor_removed")) => "vendor removed",
+            (_, Some("cancelled")) => "cancelled",
+            _ => "failed",
+        }
+    }
+}
+
+/// The newest `limit` calls that `filter` admits, newest first. Only the conditions
+/// given are in the query, so SQLite walks the (agent_id, id) or (tool_id, id) index
+/// instead of the whole log.
+pub async fn select_call_log(
+    pool: &Pool,
+    filter: &CallFilter,
+    limit: i64,
+) -> DbResult<Vec<CallLogRow>> {
+    on_db!(pool, |e| {
+        let mut qb = sqlx::QueryBuilder::new(
+        "SELECT c.id, ag.name AS agent, vd.slug AS vendor, t.name, c.version, c.dry_run, c.status, \
+         c.http_status, c.error_code, c.message, c.input, c.duration_ms, c.at FROM tool_calls c \
+         JOIN agents ag ON ag.id = c.agent_id JOIN tools t ON t.id = c.tool_id \
+         JOIN vendors vd ON vd.id = t.vendor_id WHERE 1 = 1",
+    );
+        if let Some(a) = filter.agent_id {
+            qb.push(" AND c.agent_id = ").push_bind(a);
+        }
+        if let Some(t) = filter.tool_id {
+            qb.push(" AND c.tool_id = ").push_bind(t);
+        }
+        if let Some(b) = filter.before {
+            qb.push(" AND c.id < ").push_bind(b);
+        }
+        qb.push(match filter.outcome {
+            None => "",
+            Some(CallOutcome::Ok) => " AND c.status = 'ok'",
+            // waiting for a person is a step, not a failure: the Approval outcome lists it
+            Some(CallOutcome::Failed) => {
+                " AND c.status = 'error' AND COALESCE(c.error_code, '') <> 'approval_required'"
+            }
+            Some(CallOutcome::Approval) => {
+                " AND c.error_code IN ('approval_required', 'approval_denied')"
+            }
+            Some(CallOutcome::DryRun) => " AND c.dry_run",
+        });
+        qb.push(" ORDER BY c.id DESC LIMIT ").push_bind(limit);
+        qb.build_query_as().fetch_all(e).await
+    })
+}

@@ -1,0 +1,234 @@
+//! Queries of connections (SPEC §4.3): sealed secrets, per-tool defaults, revocation.
+
+use super::{Conn, DbResult, Pool};
+use crate::on_db;
+use sqlx::FromRow;
+
+/// Clears the default connection of every tool of a vendor.
+pub async fn clear_vendor_tool_connections(conn: &mut Conn, vendor_id: i64) -> DbResult<()> {
+    on_db!(conn, |e| sqlx::query(
+        "UPDATE tools SET default_connection_id = NULL WHERE vendor_id = $1"
+    )
+    .bind(vendor_id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// A `connections` row (the secret stays sealed).
+#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+pub struct ConnectionRow {
+    /// Id.
+    pub id: i64,
+    /// Vendor slug.
+    pub vendor: String,
+    /// Label.
+    pub label: String,
+    /// `none`, `bearer`, `header`, `query` or `basic`.
+    pub auth_kind: String,
+    /// Header or query parameter name (for `header` / `query`).
+    pub header_or_param_name: Option<String>,
+    /// Sealed secret (base64 of nonce || ciphertext).
+    pub secret_ciphertext: Option<String>,
+    /// Creation time (ms).
+    pub created_at: i64,
+    /// Revocation time (ms).
+    pub revoked_at: Option<i64>,
+    /// When the vendor's base URL moved to another origin (ms): the connection sends
+    /// nothing until a person confirms it there (security review 32.5).
+    pub suspended_at: Option<i64>,
+    /// Why, in words (the old and new origin).
+    pub suspended_reason: Option<String>,
+}
+
+const CONNECTION_SELECT: &str =
+    "SELECT c.id, v.slug AS vendor, c.label, c.auth_kind, c.header_or_param_name, \
+     c.secret_ciphertext, c.created_at, c.revoked_at, c.suspended_at, c.suspended_reason \
+     FROM connections c JOIN vendors v ON v.id = c.vendor_id";
+
+/// Replaces a connection's sealed secret (a key rotation re-seals every secret).
+pub async fn update_connection_secret(conn: &mut Conn, id: i64, sealed: &str) -> DbResult<()> {
+    on_db!(conn, |e| sqlx::query(
+        "UPDATE connections SET secret_ciphertext = $1 WHERE id = $2"
+    )
+    .bind(sealed)
+    .bind(id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// Suspends every live connection of a vendor (its base URL moved to another origin:
+/// `why` says from where to where); returns how many.
+pub async fn suspend_vendor_connections(
+    conn: &mut Conn,
+    vendor_id: i64,
+    why: &str,
+    now: i64,
+) -> DbResult<u64> {
+    on_db!(conn, |e| sqlx::query(
+        "UPDATE connections SET suspended_at = $1, suspended_reason = $2 \
+         WHERE vendor_id = $3 AND revoked_at IS NULL",
+    )
+    .bind(now)
+    .bind(why)
+    .bind(vendor_id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))
+}
+
+/// A person confirmed a vendor's connections at its current base URL; returns how many
+/// were suspended.
+pub async fn confirm_vendor_connections(conn: &mut Conn, vendor_id: i64) -> DbResult<u64> {
+    on_db!(conn, |e| sqlx::query(
+        "UPDATE connections SET suspended_at = NULL, suspended_reason = NULL \
+         WHERE vendor_id = $1 AND suspended_at IS NOT NULL",
+    )
+    .bind(vendor_id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))
+}
+
+/// Inserts a connection; returns its id. Errors: the label is taken for the vendor.
+pub async fn insert_connection(
+    pool: &Pool,
+    vendor_id: i64,
+    label: &str,
+    auth_kind: &str,
+    name: Option<&str>,
+    sealed: Option<&str>,
+    now: i64,
+) -> DbResult<i64> {
+    on_db!(pool, |e| {
+        sqlx::query_scalar(
+        "INSERT INTO connections (vendor_id, label, auth_kind, header_or_param_name, secret_ciphertext, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+    )
+    .bind(vendor_id)
+    .bind(label)
+    .bind(auth_kind)
+    .bind(name)
+    .bind(sealed)
+    .bind(now)
+    .fetch_one(e).await
+    })
+}
+
+/// Every connection, by vendor and label.
+pub async fn select_connections(pool: &Pool) -> DbResult<Vec<ConnectionRow>> {
+    on_db!(pool, |e| sqlx::query_as(&format!(
+        "{CONNECTION_SELECT} ORDER BY v.slug, c.label"
+    ))
+    .fetch_all(e)
+    .await)
+}
+
+/// A vendor's connections.
+pub async fn select_vendor_connections(
+    pool: &Pool,
+    vendor_id: i64,
+) -> DbResult<Vec<ConnectionRow>> {
+    on_db!(pool, |e| sqlx::query_as(&format!(
+        "{CONNECTION_SELECT} WHERE c.vendor_id = $1 ORDER BY c.id"
+    ))
+    .bind(vendor_id)
+    .fetch_all(e)
+    .await)
+}
+
+/// One connection.
+pub async fn select_connection(pool: &Pool, id: i64) -> DbResult<Option<ConnectionRow>> {
+    on_db!(pool, |e| sqlx::query_as(&format!(
+        "{CONNECTION_SELECT} WHERE c.id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(e)
+    .await)
+}
+
+/// Marks a connection revoked and drops its sealed secret (a revoked secret is never
+/// sent again, so it is not kept; security review 32.6); returns whether it was active.
+pub async fn revoke_connection(conn: &mut Conn, id: i64, now: i64) -> DbResult<bool> {
+    let r = on_db!(conn, |e| {
+        sqlx::query(
+        "UPDATE connections SET revoked_at = $1, secret_ciphertext = NULL WHERE id = $2 AND revoked_at IS NULL"
+    )
+    .bind(now)
+    .bind(id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected())
+    })?;
+    Ok(r == 1)
+}
+
+/// Revokes every live connection of a vendor at `now` (ms) and drops the sealed secrets
+/// of all of them (a removed vendor's credentials are not kept); returns how many were
+/// live.
+pub async fn revoke_vendor_connections(conn: &mut Conn, vendor_id: i64, now: i64) -> DbResult<i64> {
+    let live: i64 = on_db!(conn, |e| sqlx::query_scalar(
+        "SELECT COUNT(*) FROM connections WHERE vendor_id = $1 AND revoked_at IS NULL",
+    )
+    .bind(vendor_id)
+    .fetch_one(e)
+    .await)?;
+    on_db!(conn, |e| {
+        sqlx::query(
+        "UPDATE connections SET revoked_at = COALESCE(revoked_at, $1), secret_ciphertext = NULL WHERE vendor_id = $2",
+    )
+    .bind(now)
+    .bind(vendor_id)
+    .execute(e).await.map(|r| r.rows_affected())
+    })?;
+    Ok(live)
+}
+
+/// `(vendor id, default connection id)` of a tool.
+pub async fn select_tool_connection(pool: &Pool, tool_id: i64) -> DbResult<(i64, Option<i64>)> {
+    on_db!(pool, |e| sqlx::query_as(
+        "SELECT vendor_id, default_connection_id FROM tools WHERE id = $1"
+    )
+    .bind(tool_id)
+    .fetch_one(e)
+    .await)
+}
+
+/// Sets (or clears) a tool's default connection.
+pub async fn update_tool_connection(
+    pool: &Pool,
+    tool_id: i64,
+    connection_id: Option<i64>,
+) -> DbResult<()> {
+    on_db!(pool, |e| sqlx::query(
+        "UPDATE tools SET default_connection_id = $1 WHERE id = $2"
+    )
+    .bind(connection_id)
+    .bind(tool_id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// Tools whose calls use a connection: those with it as default, plus — when it is the
+/// vendor's only active connection — the vendor's tools without a default.
+pub async fn select_tools_using_connection(
+    conn: &mut Conn,
+    connection_id: i64,
+) -> DbResult<Vec<i64>> {
+    on_db!(conn, |e| {
+        sqlx::query_scalar(
+        "SELECT t.id FROM tools t WHERE t.default_connection_id = $1 \
+         UNION \
+         SELECT t.id FROM tools t JOIN connections c ON c.vendor_id = t.vendor_id \
+         WHERE c.id = $1 AND t.default_connection_id IS NULL AND c.revoked_at IS NULL \
+         AND (SELECT COUNT(*) FROM connections o WHERE o.vendor_id = c.vendor_id AND o.revoked_at IS NULL) = 1",
+    )
+    .bind(connection_id)
+    .fetch_all(e).await
+    })
+}

@@ -1,0 +1,236 @@
+//! Queries of vendors (SPEC §2): rows, state, stored documents, counts.
+
+use super::{Conn, DbResult, Pool};
+use crate::on_db;
+use sqlx::FromRow;
+
+/// A `vendors` row without its document.
+#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+pub struct VendorRow {
+    /// Id.
+    pub id: i64,
+    /// Slug (SPEC §2).
+    pub slug: String,
+    /// Display name.
+    pub display_name: String,
+    /// Base URL every request of its tools starts with.
+    pub base_url: String,
+    /// Whether an OpenAPI document is stored.
+    pub has_document: bool,
+    /// Creation time (ms).
+    pub created_at: i64,
+    /// When a person disabled it (ms): its tools leave search and refuse calls.
+    pub disabled_at: Option<i64>,
+    /// When a person removed it (ms; issue 14.3): disabled too, hidden from the lists,
+    /// its document dropped and its connections revoked; its tools stay for history.
+    pub removed_at: Option<i64>,
+    /// The connection kind its document's securitySchemes call for (`bearer`, `header`,
+    /// `query`, `basic`), read at import; `None` without a document or a usable scheme.
+    pub auth_kind: Option<String>,
+    /// The header or query parameter an `apiKey` scheme names.
+    pub auth_name: Option<String>,
+    /// A person marked it internal: its calls may reach private and link-local
+    /// addresses (security review 32.7).
+    pub internal: bool,
+    /// Parameter names a person said carry the connection's secret (comma-separated;
+    /// issue 25.2), for documents that declare the credential as an ordinary parameter.
+    pub credential_params: Option<String>,
+}
+
+/// Changes a vendor's display name and/or base URL (each when given).
+pub async fn update_vendor(
+    conn: &mut Conn,
+    id: i64,
+    display_name: Option<&str>,
+    base_url: Option<&str>,
+) -> DbResult<()> {
+    on_db!(conn, |e| {
+        sqlx::query(
+        "UPDATE vendors SET display_name = COALESCE($2, display_name), base_url = COALESCE($3, base_url) WHERE id = $1",
+    )
+    .bind(id)
+    .bind(display_name)
+    .bind(base_url)
+    .execute(e).await.map(|r| r.rows_affected())
+    })?;
+    Ok(())
+}
+
+/// Disables a vendor at `at` (ms) or enables it (`None`).
+pub async fn update_vendor_disabled(conn: &mut Conn, id: i64, at: Option<i64>) -> DbResult<()> {
+    on_db!(conn, |e| sqlx::query(
+        "UPDATE vendors SET disabled_at = $2 WHERE id = $1"
+    )
+    .bind(id)
+    .bind(at)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// Removes a vendor at `at` (ms; disabled too, its document dropped) or brings it back
+/// (`None`: enabled, with no document until one is imported).
+pub async fn update_vendor_removed(conn: &mut Conn, id: i64, at: Option<i64>) -> DbResult<()> {
+    match at {
+        Some(at) => on_db!(conn, |e| {
+            sqlx::query(
+            "UPDATE vendors SET removed_at = $2, disabled_at = COALESCE(disabled_at, $2), openapi_document = NULL WHERE id = $1",
+        )
+        .bind(id)
+        .bind(at)
+        .execute(e)
+        .await
+        .map(|r| r.rows_affected())
+        }),
+        None => on_db!(conn, |e| sqlx::query(
+            "UPDATE vendors SET removed_at = NULL, disabled_at = NULL WHERE id = $1"
+        )
+        .bind(id)
+        .execute(e)
+        .await
+        .map(|r| r.rows_affected())),
+    }?;
+    Ok(())
+}
+
+/// A vendor's tools (retired ones not counted) and the working-set entries of its tools.
+pub async fn select_vendor_counts(pool: &Pool, vendor_id: i64) -> DbResult<(i64, i64)> {
+    on_db!(pool, |e| {
+        sqlx::query_as(
+        "SELECT (SELECT COUNT(*) FROM tools WHERE vendor_id = $1 AND retired_at IS NULL), \
+         (SELECT COUNT(*) FROM working_set w JOIN tools t ON t.id = w.tool_id WHERE t.vendor_id = $1)",
+    )
+    .bind(vendor_id)
+    .fetch_one(e).await
+    })
+}
+
+/// `(agent, tool)` of every working-set entry of a vendor's tools.
+pub async fn select_vendor_entries(conn: &mut Conn, vendor_id: i64) -> DbResult<Vec<(i64, i64)>> {
+    on_db!(conn, |e| {
+        sqlx::query_as(
+        "SELECT w.agent_id, w.tool_id FROM working_set w JOIN tools t ON t.id = w.tool_id WHERE t.vendor_id = $1",
+    )
+    .bind(vendor_id)
+    .fetch_all(e).await
+    })
+}
+
+const VENDOR_COLUMNS: &str =
+    "id, slug, display_name, base_url, (openapi_document IS NOT NULL) AS has_document, created_at, disabled_at, removed_at, auth_kind, auth_name, internal, credential_params";
+
+/// Sets the parameter names a person says carry a vendor's credential (`None`: none).
+pub async fn update_vendor_credential_params(
+    conn: &mut Conn,
+    id: i64,
+    names: Option<&str>,
+) -> DbResult<()> {
+    on_db!(conn, |e| sqlx::query(
+        "UPDATE vendors SET credential_params = $1 WHERE id = $2"
+    )
+    .bind(names)
+    .bind(id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// Marks a vendor internal or not (security review 32.7).
+pub async fn update_vendor_internal(conn: &mut Conn, id: i64, internal: bool) -> DbResult<()> {
+    on_db!(conn, |e| sqlx::query(
+        "UPDATE vendors SET internal = $1 WHERE id = $2"
+    )
+    .bind(internal)
+    .bind(id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(())
+}
+
+/// Inserts a vendor; returns its id. Errors: the slug is taken.
+pub async fn insert_vendor(
+    conn: &mut Conn,
+    slug: &str,
+    display_name: &str,
+    base_url: &str,
+    now: i64,
+) -> DbResult<i64> {
+    on_db!(conn, |e| {
+        sqlx::query_scalar(
+        "INSERT INTO vendors (slug, display_name, base_url, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
+    )
+    .bind(slug)
+    .bind(display_name)
+    .bind(base_url)
+    .bind(now)
+    .fetch_one(e).await
+    })
+}
+
+/// Every vendor, by slug.
+pub async fn select_vendors(pool: &Pool) -> DbResult<Vec<VendorRow>> {
+    on_db!(pool, |e| sqlx::query_as(&format!(
+        "SELECT {VENDOR_COLUMNS} FROM vendors ORDER BY slug"
+    ))
+    .fetch_all(e)
+    .await)
+}
+
+/// The vendor with a slug.
+pub async fn select_vendor_by_slug(pool: &Pool, slug: &str) -> DbResult<Option<VendorRow>> {
+    on_db!(pool, |e| sqlx::query_as(&format!(
+        "SELECT {VENDOR_COLUMNS} FROM vendors WHERE slug = $1"
+    ))
+    .bind(slug)
+    .fetch_optional(e)
+    .await)
+}
+
+/// Stores a vendor's OpenAPI document (JSON text), how it says calls authenticate
+/// (`auth`: connection kind and header or parameter name, from its securitySchemes) and,
+/// when given, its base URL.
+pub async fn update_vendor_document(
+    conn: &mut Conn,
+    id: i64,
+    document: &str,
+    auth: Option<(&str, Option<&str>)>,
+    base_url: Option<&str>,
+) -> DbResult<()> {
+    on_db!(conn, |e| {
+        sqlx::query(
+        "UPDATE vendors SET openapi_document = $1, base_url = COALESCE($2, base_url), auth_kind = $4, auth_name = $5 WHERE id = $3",
+    )
+    .bind(document)
+    .bind(base_url)
+    .bind(id)
+    .bind(auth.map(|a| a.0))
+    .bind(auth.and_then(|a| a.1))
+    .execute(e).await.map(|r| r.rows_affected())
+    })?;
+    Ok(())
+}
+
+/// Every vendor with its number of tools: `(slug, display name, tools)`, by slug.
+pub async fn select_vendor_tool_counts(pool: &Pool) -> DbResult<Vec<(String, String, i64)>> {
+    on_db!(pool, |e| {
+        sqlx::query_as(
+        "SELECT vd.slug, vd.display_name, COUNT(t.id) FROM vendors vd LEFT JOIN tools t ON t.vendor_id = vd.id AND t.retired_at IS NULL \
+         WHERE vd.disabled_at IS NULL \
+         GROUP BY vd.id, vd.slug, vd.display_name ORDER BY vd.slug",
+    )
+    .fetch_all(e).await
+    })
+}
+
+/// A vendor's stored OpenAPI document (JSON text).
+pub async fn select_vendor_document(pool: &Pool, vendor_id: i64) -> DbResult<Option<String>> {
+    on_db!(pool, |e| sqlx::query_scalar(
+        "SELECT openapi_document FROM vendors WHERE id = $1"
+    )
+    .bind(vendor_id)
+    .fetch_one(e)
+    .await)
+}

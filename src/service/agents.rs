@@ -1,0 +1,138 @@
+//! Agents (SPEC §2): adding, listing, authenticating by token.
+
+use super::{hash_token, new_token, unique_or};
+use super::{Graft, ServiceError, ServiceResult};
+use crate::db::{self, AgentRow};
+use crate::domain::{self};
+use serde::Serialize;
+use std::collections::HashMap;
+
+impl Graft {
+    /// Creates an agent; returns it and its token, which is shown once and stored only
+    /// as a hash. Errors: invalid name/cap/window, or the name is taken (`Conflict`).
+    pub async fn add_agent(
+        &self,
+        name: &str,
+        harness: Option<&str>,
+        cap: Option<i64>,
+        idle_window_days: Option<i64>,
+    ) -> ServiceResult<(AgentRow, String)> {
+        let name = domain::check_agent_name(name).map_err(ServiceError::Invalid)?;
+        let cap =
+            domain::check_cap(cap.unwrap_or(domain::DEFAULT_CAP)).map_err(ServiceError::Invalid)?;
+        let window =
+            domain::check_idle_window(idle_window_days.unwrap_or(domain::DEFAULT_IDLE_WINDOW_DAYS))
+                .map_err(ServiceError::Invalid)?;
+        let harness = harness.map(str::trim).filter(|h| !h.is_empty());
+        if let Some(h) = harness {
+            if h.chars().count() > 40 || h.chars().any(char::is_control) {
+                return Err(ServiceError::Invalid(
+                    "a harness label is at most 40 characters, without control characters".into(),
+                ));
+            }
+        }
+        let token = new_token();
+        let id = db::insert_agent(
+            &self.inner.pool,
+            &name,
+            harness,
+            &hash_token(&token),
+            cap,
+            window,
+            self.now(),
+        )
+        .await
+        .map_err(|e| {
+            unique_or(e, ServiceError::Conflict, || {
+                format!("an agent named {name:?} exists already")
+            })
+        })?;
+        let agent = db::select_agent(&self.inner.pool, id)
+            .await?
+            .ok_or_else(|| ServiceError::Internal(anyhow::anyhow!("agent vanished")))?;
+        self.state_changed().await;
+        Ok((agent, token))
+    }
+
+    /// Every agent with its working-set size, by name.
+    pub async fn list_agents(&self) -> ServiceResult<Vec<AgentSummary>> {
+        let agents = db::select_agents(&self.inner.pool).await?;
+        // two queries for any number of agents (the console lists them all)
+        let sizes: HashMap<i64, i64> = db::select_working_set_sizes(&self.inner.pool)
+            .await?
+            .into_iter()
+            .collect();
+        Ok(agents
+            .into_iter()
+            .map(|a| AgentSummary {
+                size: sizes.get(&a.id).copied().unwrap_or(0),
+                id: a.id,
+                name: a.name,
+                harness: a.harness,
+                cap: a.cap,
+                idle_window_days: a.idle_window_days,
+                last_seen_at: a.last_seen_at,
+            })
+            .collect())
+    }
+
+    /// The agent a bearer token belongs to, or `None`. Records `last_seen_at` (at most
+    /// once a minute per agent).
+    pub async fn authenticate(&self, token: &str) -> ServiceResult<Option<AgentRow>> {
+        let hash = hash_token(token);
+        let hot = &self.inner.hot;
+        let epoch = hot.epoch();
+        let agent = match hot.agent(&hash, epoch) {
+            Some(a) => a,
+            None => {
+                let a = db::select_agent_by_token_hash(&self.inner.pool, &hash).await?;
+                hot.put_agent(hash, epoch, a.clone());
+                a
+            }
+        };
+        let Some(agent) = agent else {
+            return Ok(None);
+        };
+        let now = self.now();
+        if hot.seen_due(&agent, now, LAST_SEEN_RESOLUTION_MS) {
+            db::update_agent_last_seen(&self.inner.pool, agent.id, now).await?;
+        }
+        Ok(Some(agent))
+    }
+
+    /// The agent with an id. Errors: `AgentNotFound`.
+    pub async fn agent(&self, id: i64) -> ServiceResult<AgentRow> {
+        db::select_agent(&self.inner.pool, id)
+            .await?
+            .ok_or_else(|| ServiceError::AgentNotFound(format!("no agent with id {id}")))
+    }
+
+    /// The agent with a name. Errors: `AgentNotFound`.
+    pub async fn agent_by_name(&self, name: &str) -> ServiceResult<AgentRow> {
+        db::select_agent_by_name(&self.inner.pool, name)
+            .await?
+            .ok_or_else(|| ServiceError::AgentNotFound(format!("no agent named {name:?}")))
+    }
+}
+
+/// An agent with its working-set size.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentSummary {
+    /// Id.
+    pub id: i64,
+    /// Name.
+    pub name: String,
+    /// Harness label.
+    pub harness: Option<String>,
+    /// Working-set cap.
+    pub cap: i64,
+    /// Idle window, days.
+    pub idle_window_days: i64,
+    /// Tools in the working set now.
+    pub size: i64,
+    /// Last authenticated request (ms since the epoch).
+    pub last_seen_at: Option<i64>,
+}
+
+/// How often `last_seen_at` is written at most, per agent (ms).
+pub(crate) const LAST_SEEN_RESOLUTION_MS: i64 = 60_000;

@@ -1,0 +1,110 @@
+//! Change notification (SPEC §3.5): recording which agents' sets changed and telling
+//! the hub, on this instance and from others.
+
+use super::{Graft, ServiceResult};
+use crate::db::{self};
+
+impl Graft {
+    /// Tells every channel of these agents that their working sets changed: this
+    /// process's through the hub, other processes' (the CLI, another server) through
+    /// `change_events`, which servers poll (SPEC §3.5). One call per change batch.
+    pub(crate) async fn changed(&self, agents: &[i64]) {
+        self.inner.hot.bump();
+        for a in agents {
+            self.inner.hub.notify(*a);
+        }
+        if let Err(e) =
+            db::insert_change_events(&self.inner.pool, agents, &self.inner.origin, self.now()).await
+        {
+            tracing::warn!(error = ?e, "cannot record a change event for other processes");
+        }
+    }
+
+    /// The newest change event: where a server starts forwarding other processes'
+    /// changes.
+    pub async fn change_cursor(&self) -> ServiceResult<i64> {
+        Ok(db::select_last_change_event(&self.inner.pool).await?)
+    }
+
+    /// Forwards changes recorded by other processes after `after` to this process's
+    /// channels (one notice per agent per poll); returns the new cursor. Events older
+    /// than an hour are forgotten.
+    pub async fn forward_foreign_changes(&self, after: i64) -> ServiceResult<i64> {
+        let events = db::select_change_events(&self.inner.pool, after, &self.inner.origin).await?;
+        if !events.is_empty() {
+            self.inner.hot.bump();
+        }
+        if events.iter().any(|e| e.1 == TOOLBOX_CHANGE) {
+            self.invalidate_search();
+        }
+        for rotated in events.iter().map(|e| e.1).filter(|a| *a <= TOKEN_ROTATED) {
+            self.inner.hub.disconnect(TOKEN_ROTATED - rotated);
+        }
+        let mut agents: Vec<i64> = events.iter().map(|e| e.1).filter(|a| *a > 0).collect();
+        agents.sort_unstable();
+        agents.dedup();
+        for a in agents {
+            self.inner.hub.notify(a);
+        }
+        let cursor = events.last().map_or(after, |e| e.0);
+        if cursor % 256 == 0 || events.len() > 256 {
+            db::delete_change_events_before(&self.inner.pool, self.now() - 3_600_000).await?;
+        }
+        Ok(cursor)
+    }
+
+    /// Tells the agents of `(agent, tool)` entries taken out of working sets that their
+    /// lists changed, each agent once.
+    pub(crate) async fn changed_entries(&self, entries: &[(i64, i64)]) {
+        let mut agents: Vec<i64> = entries.iter().map(|(a, _)| *a).collect();
+        agents.sort_unstable();
+        agents.dedup();
+        self.changed(&agents).await;
+    }
+
+    /// The toolbox changed (an import, a new version, a stored document): this
+    /// process's indexes are rebuilt at the next search, and other processes hear of it
+    /// through `change_events` (agent [`TOOLBOX_CHANGE`]).
+    pub(crate) async fn toolbox_changed(&self) {
+        self.inner.hot.bump();
+        self.invalidate_search();
+        if let Err(e) = db::insert_change_events(
+            &self.inner.pool,
+            &[TOOLBOX_CHANGE],
+            &self.inner.origin,
+            self.now(),
+        )
+        .await
+        {
+            tracing::warn!(error = ?e, "cannot record a toolbox change for other processes");
+        }
+    }
+
+    /// Something that tool calls read changed (an agent's settings or token, a
+    /// connection, a vendor): this process's caches are dropped, and other processes
+    /// drop theirs through `change_events` (agent [`STATE_CHANGE`]).
+    pub(crate) async fn state_changed(&self) {
+        self.inner.hot.bump();
+        if let Err(e) = db::insert_change_events(
+            &self.inner.pool,
+            &[STATE_CHANGE],
+            &self.inner.origin,
+            self.now(),
+        )
+        .await
+        {
+            tracing::warn!(error = ?e, "cannot record a change for other processes");
+        }
+    }
+}
+
+/// The `change_events.agent_id` of a toolbox change (agent ids start at 1).
+pub const TOOLBOX_CHANGE: i64 = 0;
+
+/// The `change_events.agent_id` of another change other processes must hear of (an
+/// agent's settings or token, a connection, a vendor): they drop what they cached.
+pub const STATE_CHANGE: i64 = -1;
+
+/// `change_events.agent_id` values at or below this mark an agent whose token was
+/// rotated: agent `TOKEN_ROTATED - value`; other processes end its channels too.
+pub const TOKEN_ROTATED: i64 = -2;

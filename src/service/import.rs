@@ -1,0 +1,477 @@
+//! OpenAPI import (SPEC §2, §3.6): a document becomes tool versions, renamed, retired
+//! and re-approved as its operations change.
+
+use super::{
+    authoring, check_base_url, credential_names, demote_in, move_origin_in, origin_of,
+    MAX_VENDOR_NAME,
+};
+use super::{Actor, Graft, ServiceError, ServiceResult};
+use crate::db::{self};
+use crate::domain::names::{ToolName, VendorSlug};
+use crate::domain::{self, openapi, Cause};
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
+
+impl Graft {
+    /// Imports every operation of an OpenAPI document (`text`: JSON or YAML) as a tool of
+    /// `vendor`, version 1, authored by `import`, and keeps the document on the vendor.
+    /// With `create_base_url`, a missing vendor is created with that base URL (else the
+    /// document's). Operations already imported are skipped, so a second import adds
+    /// nothing. All tools go in one transaction: a failure leaves the toolbox unchanged.
+    /// `progress(done, total)` follows the planning.
+    /// Errors: vendor not found, a document that is not OpenAPI 2.0/3.x.
+    pub async fn import_openapi(
+        &self,
+        vendor: &str,
+        text: &str,
+        base_url: Option<&str>,
+        progress: &mut (dyn FnMut(usize, usize) + Send),
+    ) -> ServiceResult<ImportReport> {
+        self.import_openapi_by(&Actor::Rule, vendor, text, base_url, progress)
+            .await
+    }
+
+    /// [`Graft::import_openapi`] by `actor` (the person the vendor's import history
+    /// names). Importing a document again updates the vendor's tools (issue 14.3), in
+    /// the same transaction: an operation whose definition changed gets a new version
+    /// authored by `import` (approvals go back to pending when what a call does changed,
+    /// as for any version); a new operation becomes a tool; the tool of an operation gone
+    /// from the document is retired (demoted from every working set with cause
+    /// `retired`, kept for history); a retired tool whose operation is back is restored;
+    /// tools whose current version an agent wrote are left alone. Agents whose working
+    /// set changed get list_changed. The summary is kept in the vendor's import history.
+    pub async fn import_openapi_by(
+        &self,
+        actor: &Actor,
+        vendor: &str,
+        text: &str,
+        base_url: Option<&str>,
+        progress: &mut (dyn FnMut(usize, usize) + Send),
+    ) -> ServiceResult<ImportReport> {
+        let doc = openapi::parse_document(text).map_err(ServiceError::Invalid)?;
+        openapi::spec_version(&doc).map_err(ServiceError::Invalid)?;
+        let slug = VendorSlug::parse(vendor).map_err(ServiceError::Invalid)?;
+        let override_url = base_url.map(check_base_url).transpose()?;
+        let existing_vendor = db::select_vendor_by_slug(&self.inner.pool, vendor).await?;
+        let current: Vec<db::ToolRow> = match &existing_vendor {
+            Some(_) => db::select_vendor_tools(&self.inner.pool, vendor).await?,
+            None => Vec::new(),
+        };
+        // an agent's tool does not keep a name the document's operation has: the import
+        // takes it, and the agent's tool gets another (security review 32.20)
+        let names: HashSet<String> = current
+            .iter()
+            .filter(|t| !t.first_author.starts_with("agent:"))
+            .map(|t| t.name.clone())
+            .collect();
+        let agent_held: HashMap<&str, &db::ToolRow> = current
+            .iter()
+            .filter(|t| t.first_author.starts_with("agent:"))
+            .map(|t| (t.name.as_str(), t))
+            .collect();
+        let imported: HashMap<String, String> = current
+            .iter()
+            .filter_map(|t| Some((t.operation_id.clone()?, t.name.clone())))
+            .collect();
+        let named = credential_names(existing_vendor.as_ref());
+        let plan = openapi::plan_import_with(
+            &doc,
+            &slug,
+            &|n| names.contains(n),
+            &imported,
+            &named,
+            progress,
+        )
+        .map_err(ServiceError::Invalid)?;
+        let live = current
+            .iter()
+            .filter(|t| t.retired_at.is_none() && t.first_author == "import")
+            .count();
+        if plan.tools.is_empty() && plan.existing.is_empty() && live > 0 {
+            return Err(ServiceError::Invalid(format!(
+                "the document has no operation Graft can import ({} operations, {} skipped): importing it would retire all {live} tools of {vendor}; nothing was changed",
+                plan.total_operations,
+                plan.skipped.len()
+            )));
+        }
+        let now = self.now();
+        // the vendor (when new), its tools and its document: one transaction
+        let mut tx = self.write_tx().await?;
+        let vendor_id = match &existing_vendor {
+            Some(v) if v.removed_at.is_some() => {
+                db::update_vendor_removed(&mut tx, v.id, None).await?;
+                v.id
+            }
+            Some(v) => v.id,
+            None => {
+                let url = match override_url.clone().or_else(|| plan.base_url.clone()) {
+                    Some(u) => check_base_url(&u)?,
+                    None => {
+                        return Err(ServiceError::Invalid(format!(
+                            "vendor {vendor:?} does not exist and the document declares no absolute base URL: pass --base-url"
+                        )))
+                    }
+                };
+                let title = doc
+                    .pointer("/info/title")
+                    .and_then(|t| t.as_str())
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty());
+                db::insert_vendor(
+                    &mut tx,
+                    slug.as_str(),
+                    &title
+                        .map(|t| t.chars().take(MAX_VENDOR_NAME).collect::<String>())
+                        .unwrap_or_else(|| slug.to_string()),
+                    &url,
+                    now,
+                )
+                .await?
+            }
+        };
+        let mut moved: Vec<(String, String)> = Vec::new();
+        let mut moved_ids: Vec<i64> = Vec::new();
+        {
+            let mut taken: HashSet<String> = current.iter().map(|t| t.name.clone()).collect();
+            taken.extend(plan.tools.iter().map(|t| t.name.clone()));
+            for t in &plan.tools {
+                let Some(held) = agent_held.get(t.name.as_str()) else {
+                    continue;
+                };
+                let (new_name, _) = crate::domain::names::tool_name_for(
+                    &slug,
+                    &format!("{}_by_agent", held.name),
+                    &|n| taken.contains(n),
+                );
+                let new_name = new_name.to_string();
+                taken.insert(new_name.clone());
+                db::update_tool_name(&mut tx, held.id, &new_name).await?;
+                db::insert_note_in(
+                    &mut tx,
+                    held.id,
+                    "graft",
+                    &format!(
+                        "Renamed from {vendor}__{} to {vendor}__{new_name}: the vendor's OpenAPI document, imported now, has an operation of that name, and an import wins the name.",
+                        held.name
+                    ),
+                    now,
+                )
+                .await?;
+                moved.push((held.name.clone(), new_name));
+                moved_ids.push(held.id);
+            }
+        }
+        for t in &plan.tools {
+            ToolName::parse(&slug, &t.name).map_err(|e| {
+                ServiceError::Internal(anyhow::anyhow!("importer made a bad name: {e}"))
+            })?;
+            let binding =
+                serde_json::to_value(&t.binding).map_err(|e| ServiceError::Internal(e.into()))?;
+            let nv = version_row(t, &binding, t.hints, "import");
+            db::insert_tool(
+                &mut tx,
+                vendor_id,
+                &t.name,
+                t.operation_id.as_deref(),
+                &nv,
+                now,
+            )
+            .await?;
+        }
+        let mut report = ImportReport {
+            imported: plan.tools.len(),
+            moved,
+            adopted_base_url: match (&existing_vendor, &override_url) {
+                (None, None) => plan.base_url.clone(),
+                _ => None,
+            },
+            ..Default::default()
+        };
+        let by_name: HashMap<&str, &db::ToolRow> =
+            current.iter().map(|t| (t.name.as_str(), t)).collect();
+        let mut notify: Vec<i64> = Vec::new();
+        let mut seen: HashSet<&str> = HashSet::new();
+        // an operation still in the document that no longer drafts (now unsupported)
+        // keeps its tool as it is
+        let still_there: HashSet<&str> =
+            plan.skipped.iter().map(|s| s.operation.as_str()).collect();
+        for d in &plan.existing {
+            let Some(old) = by_name.get(d.name.as_str()) else {
+                continue;
+            };
+            seen.insert(old.name.as_str());
+            if old.authored_by.starts_with("agent:") {
+                report.kept.push(old.name.clone());
+                continue;
+            }
+            // a person's version (hints, a description) stays until the document changes
+            // the operation since the version import last wrote
+            let baseline = if old.authored_by == "import" {
+                (*old).clone()
+            } else {
+                match db::select_last_imported_version(&mut tx, old.id).await? {
+                    Some(v) => v,
+                    None => (*old).clone(),
+                }
+            };
+            if old.retired_at.is_some() {
+                db::update_tool_retired(&mut tx, old.id, None).await?;
+                report.restored.push(old.name.clone());
+            }
+            // a person's hints survive a new version that keeps the method
+            let hints = if old.hints_by.is_some() && old.method.eq_ignore_ascii_case(&d.method) {
+                crate::domain::tool::Hints {
+                    read_only_hint: old.read_only_hint,
+                    destructive_hint: old.destructive_hint,
+                    idempotent_hint: old.idempotent_hint,
+                    open_world_hint: old.open_world_hint,
+                }
+            } else {
+                d.hints
+            };
+            let binding =
+                serde_json::to_value(&d.binding).map_err(|e| ServiceError::Internal(e.into()))?;
+            let Some(what) = definition_change(&baseline, d, &binding, hints) else {
+                if old.retired_at.is_none() {
+                    report.unchanged += 1;
+                }
+                continue;
+            };
+            let next = old.version + 1;
+            let nv = version_row(d, &binding, hints, "import");
+            db::insert_tool_version(&mut tx, old.id, next, &nv, now).await?;
+            match authoring::call_change(old, d, hints) {
+                Some(why) => {
+                    db::reset_approvals(&mut tx, old.id, next, &why, now).await?;
+                }
+                None => db::carry_approvals(&mut tx, old.id, next).await?,
+            }
+            notify.extend(
+                db::sweep::select_entries_of_tools(&mut tx, &[old.id])
+                    .await?
+                    .into_iter()
+                    .map(|(a, _)| a),
+            );
+            report.updated.push((old.name.clone(), what));
+        }
+        // operations gone from the document: their imported tools retire
+        let gone: Vec<&db::ToolRow> = current
+            .iter()
+            .filter(|t| {
+                t.operation_id
+                    .as_deref()
+                    .is_some_and(|o| !still_there.contains(o))
+                    && t.retired_at.is_none()
+                    && t.first_author == "import"
+                    && !seen.contains(t.name.as_str())
+            })
+            .collect();
+        for t in &gone {
+            db::update_tool_retired(&mut tx, t.id, Some(now)).await?;
+            report.retired.push(t.name.clone());
+            let entries = db::sweep::select_entries_of_tools(&mut tx, &[t.id]).await?;
+            demote_in(&mut tx, &entries, Cause::Retired, actor, now).await?;
+            report.demoted += entries.len();
+            notify.extend(entries.iter().map(|(a, _)| *a));
+        }
+        let auth = openapi::connection_hint(&doc);
+        // `--base-url` on an existing vendor may move it to another origin
+        let origin_moved = match (&existing_vendor, &override_url) {
+            // a removed vendor brought back elsewhere too: its approvals do not follow
+            (Some(v), Some(u)) if origin_of(&v.base_url) != origin_of(u) => {
+                let (old, new) = (origin_of(&v.base_url), origin_of(u));
+                move_origin_in(&mut tx, vendor_id, slug.as_str(), &old, &new, actor, now).await?;
+                Some((old, new))
+            }
+            _ => None,
+        };
+        db::update_vendor_document(
+            &mut tx,
+            vendor_id,
+            &doc.to_string(),
+            auth.as_ref().map(|(k, n)| (*k, n.as_deref())),
+            override_url.as_deref(),
+        )
+        .await?;
+        let withheld = plan
+            .tools
+            .iter()
+            .flat_map(|t| {
+                let op = t.operation_id.clone().unwrap_or_default();
+                t.binding
+                    .withheld
+                    .iter()
+                    .map(move |(location, name)| (op.clone(), format!("{location} {name}")))
+            })
+            .collect();
+        let report = ImportReport {
+            brought_back: existing_vendor
+                .as_ref()
+                .is_some_and(|v| v.removed_at.is_some()),
+            vendor: slug.to_string(),
+            operations: plan.total_operations,
+            withheld,
+            renamed: plan.renamed,
+            origin_moved,
+            skipped: plan
+                .skipped
+                .into_iter()
+                .map(|s| (s.operation, s.reason))
+                .collect(),
+            ..report
+        };
+        let summary =
+            serde_json::to_string(&report).map_err(|e| ServiceError::Internal(e.into()))?;
+        db::insert_import(&mut tx, vendor_id, &actor.label(), now, &summary).await?;
+        tx.commit().await?;
+        self.toolbox_changed().await;
+        notify.sort_unstable();
+        notify.dedup();
+        self.changed(&notify).await;
+        Ok(report)
+    }
+
+    /// The newest `limit` imports of every vendor: `(vendor, who, ms, summary)`.
+    pub async fn recent_imports(
+        &self,
+        limit: i64,
+    ) -> ServiceResult<Vec<(String, String, i64, ImportReport)>> {
+        Ok(db::select_recent_imports(&self.inner.pool, limit)
+            .await?
+            .into_iter()
+            .map(|(v, who, at, text)| (v, who, at, serde_json::from_str(&text).unwrap_or_default()))
+            .collect())
+    }
+
+    /// The vendor's imports, newest first: `(who, ms, summary)`. Errors: `VendorNotFound`.
+    pub async fn imports(&self, vendor: &str) -> ServiceResult<Vec<(String, i64, ImportReport)>> {
+        let v = self.vendor(vendor).await?;
+        Ok(db::select_imports(&self.inner.pool, v.id)
+            .await?
+            .into_iter()
+            .map(|(who, at, text)| (who, at, serde_json::from_str(&text).unwrap_or_default()))
+            .collect())
+    }
+}
+
+/// What an OpenAPI import did (issue 14.3: a re-import of a changed document updates the
+/// vendor's tools).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct ImportReport {
+    /// Vendor slug.
+    pub vendor: String,
+    /// Operations in the document.
+    pub operations: usize,
+    /// Tools created.
+    pub imported: usize,
+    /// `(tool name, what changed)` of tools that got a new version (authored by import).
+    pub updated: Vec<(String, String)>,
+    /// Tools the document describes as their current version does.
+    pub unchanged: usize,
+    /// Tools whose operation came back to the document (they were retired).
+    pub restored: Vec<String>,
+    /// Tools retired: their operation is gone from the document (demoted everywhere,
+    /// kept for history).
+    pub retired: Vec<String>,
+    /// Tools left alone because an agent wrote their current version (acquire, publish).
+    pub kept: Vec<String>,
+    /// Working-set entries demoted because their tool was retired.
+    pub demoted: usize,
+    /// `(operation, name)` of tools whose name is not the plain snake case.
+    pub renamed: Vec<(String, String)>,
+    /// `(operation, reason)` of operations left out.
+    pub skipped: Vec<(String, String)>,
+    /// `(operation, "header Authorization")` of declared parameters not offered to
+    /// agents: headers Graft or the connection sets (issue 12.4).
+    pub withheld: Vec<(String, String)>,
+    /// Whether the vendor had been removed and this import brought it back (enabled).
+    pub brought_back: bool,
+    /// `(old name, new name)` of agents' tools renamed because the document has an
+    /// operation of their name (an import wins the name; security review 32.20).
+    pub moved: Vec<(String, String)>,
+    /// The base URL taken from the document's servers for a vendor this import
+    /// created: every call goes there, so the person is shown it (security review 32.7).
+    pub adopted_base_url: Option<String>,
+    /// `(old origin, new origin)` when the import's base URL moved an existing vendor to
+    /// another origin (its connections are suspended; security review 32.5).
+    pub origin_moved: Option<(String, String)>,
+}
+
+/// The stored form of a draft version (SPEC §2 `tool_versions`), with its binding as JSON
+/// and the hints to store (an author's follow the method; a person's are their own).
+pub(crate) fn version_row<'a>(
+    d: &'a crate::domain::tool::ToolDraft,
+    binding: &'a serde_json::Value,
+    hints: crate::domain::tool::Hints,
+    authored_by: &'a str,
+) -> db::NewVersion<'a> {
+    db::NewVersion {
+        title: d.title.as_deref(),
+        description: &d.description,
+        input_schema: &d.input_schema,
+        output_schema: None,
+        method: &d.method,
+        path_template: &d.path_template,
+        binding,
+        hints: [
+            hints.read_only_hint,
+            hints.destructive_hint,
+            hints.idempotent_hint,
+            hints.open_world_hint,
+        ],
+        authored_by,
+        search_text: serde_json::to_string(&domain::search::enrich::enrich_draft(d))
+            .unwrap_or_default(),
+    }
+}
+
+/// What a re-imported operation changes in its tool's current version, in words (every
+/// field: the call's shape as [`authoring::call_change`] words it, plus the title, the
+/// description, the input schema and the hints), or `None` when nothing differs.
+pub(crate) fn definition_change(
+    old: &db::ToolRow,
+    d: &crate::domain::tool::ToolDraft,
+    binding: &serde_json::Value,
+    hints: crate::domain::tool::Hints,
+) -> Option<String> {
+    let mut what: Vec<String> = Vec::new();
+    if let Some(c) = authoring::call_change(old, d, hints) {
+        what.push(c);
+    } else if serde_json::from_str::<serde_json::Value>(&old.binding)
+        .ok()
+        .as_ref()
+        != Some(binding)
+    {
+        what.push("the binding".into());
+    }
+    if old.title != d.title {
+        what.push("the title".into());
+    }
+    if old.description != d.description {
+        what.push("the description".into());
+    }
+    if serde_json::from_str::<serde_json::Value>(&old.input_schema)
+        .ok()
+        .as_ref()
+        != Some(&d.input_schema)
+    {
+        what.push("the input schema".into());
+    }
+    let old_hints = [
+        old.read_only_hint,
+        old.destructive_hint,
+        old.idempotent_hint,
+        old.open_world_hint,
+    ];
+    let new_hints = [
+        hints.read_only_hint,
+        hints.destructive_hint,
+        hints.idempotent_hint,
+        hints.open_world_hint,
+    ];
+    if old_hints != new_hints {
+        what.push("the hints".into());
+    }
+    (!what.is_empty()).then(|| what.join("; "))
+}

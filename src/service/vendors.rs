@@ -1,0 +1,432 @@
+//! Vendors (SPEC §2): adding, changing, removing, moving between origins.
+
+use super::{demote_in, unique_or, ImportReport};
+use super::{Actor, Graft, ServiceError, ServiceResult};
+use crate::db::{self, VendorRow};
+use crate::domain::names::VendorSlug;
+use crate::domain::Cause;
+
+impl Graft {
+    /// Creates a vendor; the slug of a removed vendor brings that vendor back (enabled,
+    /// with this name and base URL, its tools callable again and no document until one
+    /// is imported). Errors: invalid slug or base URL, or the slug is taken.
+    pub async fn add_vendor(
+        &self,
+        slug: &str,
+        display_name: Option<&str>,
+        base_url: &str,
+    ) -> ServiceResult<VendorRow> {
+        let slug = VendorSlug::parse(slug).map_err(ServiceError::Invalid)?;
+        let base_url = check_base_url(base_url)?;
+        let name = display_name
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .unwrap_or(slug.as_str());
+        check_vendor_name(name).map_err(ServiceError::Invalid)?;
+        // a removed vendor's slug brings that vendor back, with the URL (and the name)
+        // given
+        if let Some(old) = db::select_vendor_by_slug(&self.inner.pool, slug.as_str()).await? {
+            if old.removed_at.is_some() {
+                let keep = display_name.map(str::trim).is_none_or(str::is_empty);
+                let name = if keep {
+                    old.display_name.as_str()
+                } else {
+                    name
+                };
+                let mut tx = self.write_tx().await?;
+                db::update_vendor_removed(&mut tx, old.id, None).await?;
+                db::update_vendor(&mut tx, old.id, Some(name), Some(&base_url)).await?;
+                // approvals given at the old origin do not follow it to a new one
+                let (was, is) = (origin_of(&old.base_url), origin_of(&base_url));
+                if was != is {
+                    move_origin_in(
+                        &mut tx,
+                        old.id,
+                        slug.as_str(),
+                        &was,
+                        &is,
+                        &Actor::Rule,
+                        self.now(),
+                    )
+                    .await?;
+                }
+                tx.commit().await?;
+                tracing::info!(vendor = slug.as_str(), "removed vendor brought back");
+                self.state_changed().await;
+                self.toolbox_changed().await;
+                return self.vendor(slug.as_str()).await;
+            }
+        }
+        let mut conn = self.inner.pool.acquire().await?;
+        db::insert_vendor(&mut conn, slug.as_str(), name, &base_url, self.now())
+            .await
+            .map_err(|e| {
+                unique_or(e, ServiceError::Conflict, || {
+                    format!("a vendor {:?} exists already", slug.as_str())
+                })
+            })?;
+        self.vendor(slug.as_str()).await
+    }
+
+    /// Changes a vendor (issue 14.3): its display name and/or base URL (checked as for a
+    /// new vendor), and whether it is `enabled`. A base URL on another origin (scheme,
+    /// host or port) suspends the vendor's connections until a person confirms them
+    /// ([`Graft::confirm_connections`]) and sets its granted approvals back to pending,
+    /// both saying from where to where (security review 32.5; see
+    /// [`Graft::origin_move`] to ask first). Disabling takes its tools out of search
+    /// and refuses their calls and promotions, and demotes them from every working set
+    /// (cause `vendor_disabled`; each agent affected gets list_changed); enabling brings
+    /// the tools back to search (agents promote them again). Returns the vendor and the
+    /// entries demoted. Errors: `VendorNotFound`, `Invalid` (removed, nothing to change, a
+    /// bad URL or an empty name).
+    pub async fn set_vendor(
+        &self,
+        actor: &Actor,
+        slug: &str,
+        display_name: Option<&str>,
+        base_url: Option<&str>,
+        enabled: Option<bool>,
+    ) -> ServiceResult<(VendorRow, usize)> {
+        let v = self.live_vendor(slug).await?;
+        if display_name.is_none() && base_url.is_none() && enabled.is_none() {
+            return Err(ServiceError::Invalid(
+                "nothing to change: give a name, a base URL, or enable or disable".into(),
+            ));
+        }
+        let name = match display_name.map(str::trim) {
+            Some("") => return Err(ServiceError::Invalid("the name is empty".into())),
+            Some(n) => {
+                check_vendor_name(n).map_err(ServiceError::Invalid)?;
+                Some(n)
+            }
+            other => other,
+        };
+        let url = base_url.map(check_base_url).transpose()?;
+        let moved = url
+            .as_deref()
+            .map(|u| (origin_of(&v.base_url), origin_of(u)))
+            .filter(|(old, new)| old != new);
+        let now = self.now();
+        let mut tx = self.write_tx().await?;
+        db::update_vendor(&mut tx, v.id, name, url.as_deref()).await?;
+        if let Some((old, new)) = &moved {
+            move_origin_in(&mut tx, v.id, slug, old, new, actor, now).await?;
+        }
+        let mut demoted: Vec<(i64, i64)> = Vec::new();
+        match (enabled, v.disabled_at) {
+            (Some(false), None) => {
+                db::update_vendor_disabled(&mut tx, v.id, Some(now)).await?;
+                demoted = db::select_vendor_entries(&mut tx, v.id).await?;
+                demote_in(&mut tx, &demoted, Cause::VendorDisabled, actor, now).await?;
+            }
+            (Some(true), Some(_)) => db::update_vendor_disabled(&mut tx, v.id, None).await?,
+            _ => {}
+        }
+        tx.commit().await?;
+        tracing::info!(vendor = slug, by = %actor.label(), name = ?name, base_url = ?url, enabled = ?enabled, demoted = demoted.len(), "vendor changed");
+        // the base URL is read by calls, the name and the state by search
+        self.state_changed().await;
+        self.toolbox_changed().await;
+        self.changed_entries(&demoted).await;
+        Ok((self.vendor(slug).await?, demoted.len()))
+    }
+
+    /// Removes a vendor (issue 14.3): it is disabled (its tools leave search and refuse
+    /// calls, acquire and promotion), its tools are demoted from every working set
+    /// (cause `vendor_removed`; each agent affected gets list_changed), its connections
+    /// are revoked with their secrets dropped (and its tools' default connections
+    /// cleared), its stored document is dropped, and it
+    /// leaves the vendor lists. Its tools, versions, history, calls and import history
+    /// stay for the record; importing its document again (or adding a vendor with its
+    /// slug) brings it back. Returns `(entries demoted, connections revoked)`.
+    /// Errors: `VendorNotFound`, `Invalid` (removed already).
+    pub async fn remove_vendor(&self, actor: &Actor, slug: &str) -> ServiceResult<(usize, i64)> {
+        let v = self.vendor(slug).await?;
+        if v.removed_at.is_some() {
+            return Err(ServiceError::Invalid(format!(
+                "vendor {slug} was removed already"
+            )));
+        }
+        let now = self.now();
+        let mut tx = self.write_tx().await?;
+        db::update_vendor_removed(&mut tx, v.id, Some(now)).await?;
+        let demoted = db::select_vendor_entries(&mut tx, v.id).await?;
+        demote_in(&mut tx, &demoted, Cause::VendorRemoved, actor, now).await?;
+        let revoked = db::revoke_vendor_connections(&mut tx, v.id, now).await?;
+        // its tools' default connections are revoked: a tool brought back uses the
+        // vendor's new connection, not a pin to a dead one
+        db::clear_vendor_tool_connections(&mut tx, v.id).await?;
+        tx.commit().await?;
+        self.checkpoint().await;
+        tracing::info!(vendor = slug, by = %actor.label(), demoted = demoted.len(), connections = revoked, "vendor removed");
+        self.state_changed().await;
+        self.toolbox_changed().await;
+        self.changed_entries(&demoted).await;
+        Ok((demoted.len(), revoked))
+    }
+
+    /// Whether giving vendor `slug` the base URL `new` moves it to another origin:
+    /// `(old origin, new origin)` when it does (then its connections are suspended and
+    /// its approvals go back to pending). Errors: `VendorNotFound`, `Invalid` (a bad URL).
+    pub async fn origin_move(
+        &self,
+        slug: &str,
+        new: &str,
+    ) -> ServiceResult<Option<(String, String)>> {
+        let v = self.live_vendor(slug).await?;
+        let new = check_base_url(new)?;
+        let (old, new) = (origin_of(&v.base_url), origin_of(&new));
+        Ok((old != new).then_some((old, new)))
+    }
+
+    /// A person confirms a vendor's connections at its current base URL (after a move to
+    /// another origin); returns how many were suspended. Errors: `VendorNotFound`,
+    /// `Invalid` (removed, or nothing suspended).
+    pub async fn confirm_connections(&self, actor: &Actor, slug: &str) -> ServiceResult<u64> {
+        let v = self.live_vendor(slug).await?;
+        let mut tx = self.write_tx().await?;
+        let n = db::confirm_vendor_connections(&mut tx, v.id).await?;
+        tx.commit().await?;
+        if n == 0 {
+            return Err(ServiceError::Invalid(format!(
+                "no connection of {slug} waits for a confirmation"
+            )));
+        }
+        tracing::info!(vendor = slug, by = %actor.label(), connections = n, origin = %origin_of(&v.base_url), "connections confirmed at the vendor's new origin");
+        self.state_changed().await;
+        Ok(n)
+    }
+
+    /// Marks a vendor internal or not (security review 32.7): an internal vendor's calls
+    /// may go to private and link-local addresses; loopback needs
+    /// `GRAFT_VENDOR_LOOPBACK=allow` whatever the mark. Errors: `VendorNotFound`,
+    /// `Invalid` (removed).
+    pub async fn set_vendor_internal(
+        &self,
+        actor: &Actor,
+        slug: &str,
+        internal: bool,
+    ) -> ServiceResult<VendorRow> {
+        let v = self.live_vendor(slug).await?;
+        let mut tx = self.write_tx().await?;
+        db::update_vendor_internal(&mut tx, v.id, internal).await?;
+        tx.commit().await?;
+        tracing::info!(vendor = slug, by = %actor.label(), internal, "vendor marked");
+        self.state_changed().await;
+        self.vendor(slug).await
+    }
+
+    /// Says which parameters of vendor `slug`'s operations carry its connection's secret
+    /// besides what its security schemes name (issue 25.2: a document such as Slack's
+    /// declares its token as an ordinary required parameter), then imports its stored
+    /// document again so its tools follow: those parameters are no longer inputs, and
+    /// the secret is put in them. An empty list goes back to the schemes alone. Returns
+    /// the import's report (`None` without a stored document: the next import applies
+    /// it). Errors: `VendorNotFound`, `Invalid` (removed, or a name that is not a header
+    /// or parameter name).
+    pub async fn set_vendor_credential_params(
+        &self,
+        actor: &Actor,
+        slug: &str,
+        names: &[String],
+    ) -> ServiceResult<Option<ImportReport>> {
+        let v = self.live_vendor(slug).await?;
+        let names: Vec<String> = names
+            .iter()
+            .map(|n| n.trim().to_string())
+            .filter(|n| !n.is_empty())
+            .collect();
+        if let Some(bad) = names
+            .iter()
+            .find(|n| !crate::domain::tool::is_header_token(n) || n.contains(','))
+        {
+            return Err(ServiceError::Invalid(format!(
+                "{bad:?} is not a parameter name"
+            )));
+        }
+        let joined = (!names.is_empty()).then(|| names.join(","));
+        let mut tx = self.write_tx().await?;
+        db::update_vendor_credential_params(&mut tx, v.id, joined.as_deref()).await?;
+        tx.commit().await?;
+        tracing::info!(vendor = slug, by = %actor.label(), params = ?names, "credential parameters set");
+        self.state_changed().await;
+        match db::select_vendor_document(self.pool(), v.id).await? {
+            Some(text) => Ok(Some(
+                self.import_openapi_by(actor, slug, &text, None, &mut |_, _| {})
+                    .await?,
+            )),
+            None => Ok(None),
+        }
+    }
+
+    /// A vendor's tools (retired ones not counted) and the working-set entries of them.
+    pub async fn vendor_counts(&self, vendor_id: i64) -> ServiceResult<(i64, i64)> {
+        Ok(db::select_vendor_counts(&self.inner.pool, vendor_id).await?)
+    }
+
+    /// The vendor with a slug. Errors: `VendorNotFound` naming the vendors there are.
+    pub async fn vendor(&self, slug: &str) -> ServiceResult<VendorRow> {
+        match db::select_vendor_by_slug(&self.inner.pool, slug).await? {
+            Some(v) => Ok(v),
+            None => {
+                let all = self.vendor_slugs().await?;
+                let list = if all.is_empty() {
+                    "there are no vendors yet".to_string()
+                } else {
+                    format!("vendors: {}", all.join(", "))
+                };
+                Err(ServiceError::VendorNotFound(format!(
+                    "no vendor {slug:?} ({list})"
+                )))
+            }
+        }
+    }
+
+    /// The vendor with a slug, unless it was removed. Errors: `VendorNotFound`,
+    /// `Invalid` (removed: importing its document again brings it back).
+    pub async fn live_vendor(&self, slug: &str) -> ServiceResult<VendorRow> {
+        let v = self.vendor(slug).await?;
+        if v.removed_at.is_some() {
+            return Err(ServiceError::Invalid(format!(
+                "vendor {slug} was removed: import its OpenAPI document again (or add a vendor {slug}) to bring it back"
+            )));
+        }
+        Ok(v)
+    }
+
+    /// When `slug` is a removed vendor's, how many tools it has: adding a vendor with
+    /// that slug brings them back (the console and CLI say so).
+    pub async fn removed_vendor_tools(&self, slug: &str) -> ServiceResult<Option<i64>> {
+        match db::select_vendor_by_slug(&self.inner.pool, slug).await? {
+            Some(v) if v.removed_at.is_some() => Ok(Some(self.vendor_counts(v.id).await?.0)),
+            _ => Ok(None),
+        }
+    }
+
+    /// The slugs of removed vendors (importing a document under one brings it back).
+    pub async fn removed_vendors(&self) -> ServiceResult<Vec<String>> {
+        Ok(db::select_vendors(&self.inner.pool)
+            .await?
+            .into_iter()
+            .filter(|v| v.removed_at.is_some())
+            .map(|v| v.slug)
+            .collect())
+    }
+
+    /// Every vendor that is not removed, by slug.
+    pub async fn vendors(&self) -> ServiceResult<Vec<VendorRow>> {
+        Ok(db::select_vendors(&self.inner.pool)
+            .await?
+            .into_iter()
+            .filter(|v| v.removed_at.is_none())
+            .collect())
+    }
+
+    /// Every vendor slug (the nothing-found answer and `vendor_not_found` list them).
+    pub async fn vendor_slugs(&self) -> ServiceResult<Vec<String>> {
+        Ok(self
+            .vendors()
+            .await?
+            .into_iter()
+            .filter(|v| v.disabled_at.is_none())
+            .map(|v| v.slug)
+            .collect())
+    }
+}
+
+/// Longest vendor display name, in characters (a longer document title is cut).
+pub const MAX_VENDOR_NAME: usize = 100;
+
+/// Refuses a vendor display name over [`MAX_VENDOR_NAME`] characters. Errors: the rule,
+/// as a sentence.
+pub fn check_vendor_name(name: &str) -> Result<(), String> {
+    if name.chars().count() > MAX_VENDOR_NAME {
+        return Err(format!(
+            "a vendor name has at most {MAX_VENDOR_NAME} characters"
+        ));
+    }
+    Ok(())
+}
+
+/// A vendor's base URL moved from origin `old` to `new`: stored secrets and approved
+/// writes were given for the old origin, so none of them goes to the new one until a
+/// person says so (security review 32.5): its live connections are suspended and its
+/// granted approvals go back to pending, both saying from where to where.
+pub(crate) async fn move_origin_in(
+    tx: &mut db::Conn,
+    vendor_id: i64,
+    slug: &str,
+    old: &str,
+    new: &str,
+    actor: &Actor,
+    now: i64,
+) -> ServiceResult<()> {
+    let why = format!("the vendor's base URL moved from {old} to {new}");
+    let suspended = db::suspend_vendor_connections(tx, vendor_id, &why, now).await?;
+    let repended = db::reset_vendor_approvals(tx, vendor_id, &why, now).await?;
+    tracing::warn!(vendor = slug, by = %actor.label(), from = %old, to = %new, connections = suspended, approvals = repended.len(), "vendor moved to another origin: connections suspended, approvals pending again");
+    Ok(())
+}
+
+/// The parameter names a person said carry `vendor`'s credential (issue 25.2).
+pub(crate) fn credential_names(vendor: Option<&VendorRow>) -> Vec<String> {
+    vendor
+        .and_then(|v| v.credential_params.as_deref())
+        .map(|s| {
+            s.split(',')
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The origin of a URL (RFC 6454: `scheme://host[:port]`, the port only when not the
+/// scheme's default), or the URL itself when it does not parse.
+pub fn origin_of(url: &str) -> String {
+    url::Url::parse(url)
+        .map(|u| u.origin().ascii_serialization())
+        .unwrap_or_else(|_| url.to_string())
+}
+
+/// Checks a vendor base URL: absolute `http`/`https` with a host, no query or fragment;
+/// returned without a trailing `/`. Errors: `Invalid` with the reason.
+pub fn check_base_url(url: &str) -> ServiceResult<String> {
+    let u = url.trim();
+    // the URL is quoted in errors without what precedes an '@' (it may hold a password)
+    let shown = match u.split_once('@') {
+        Some((_, host)) => format!("…@{host}"),
+        None => u.to_string(),
+    };
+    let shown = shown.as_str();
+    let rest = u
+        .strip_prefix("https://")
+        .or_else(|| u.strip_prefix("http://"))
+        .ok_or_else(|| {
+            ServiceError::Invalid(format!(
+                "base URL {shown:?} must start with http:// or https://"
+            ))
+        })?;
+    let host = rest.split('/').next().unwrap_or("");
+    if url::Url::parse(u)
+        .ok()
+        .and_then(|p| p.host_str().map(str::to_string))
+        .is_none()
+    {
+        return Err(ServiceError::Invalid(format!(
+            "base URL {shown:?} is not a valid URL"
+        )));
+    }
+    if host.is_empty()
+        || host.contains('@')
+        || u.contains('?')
+        || u.contains('#')
+        || u.chars().any(char::is_whitespace)
+    {
+        return Err(ServiceError::Invalid(format!(
+            "base URL {shown:?} must be scheme://host[:port][/path] without user info, query or fragment"
+        )));
+    }
+    Ok(u.trim_end_matches('/').to_string())
+}

@@ -1,0 +1,275 @@
+//! Working sets (SPEC §3): promote, demote, history, and the tools an agent may call.
+
+use super::{Actor, Graft, ServiceError, ServiceResult};
+use crate::db::{self, EntryRow};
+use crate::domain::{Cause, PromotedBy};
+use serde::Serialize;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+impl Graft {
+    /// A tool by vendor and name for a call: from memory while nothing changed.
+    /// Errors: `ToolNotFound`.
+    pub async fn tool_for_call(&self, vendor: &str, name: &str) -> ServiceResult<Arc<db::ToolRow>> {
+        let hot = &self.inner.hot;
+        let epoch = hot.epoch();
+        if let Some(t) = hot.tool(vendor, name, epoch) {
+            return Ok(t);
+        }
+        // a retired tool or one of a disabled vendor resolves too: its call is refused,
+        // and recorded in the calls log, by run_tool_row
+        let t = Arc::new(self.tool(vendor, name).await?);
+        hot.put_tool(epoch, t.clone());
+        Ok(t)
+    }
+
+    /// Whether a tool is in an agent's working set (from memory while nothing changed).
+    pub async fn is_promoted(&self, agent_id: i64, tool_id: i64) -> ServiceResult<bool> {
+        let hot = &self.inner.hot;
+        let epoch = hot.epoch();
+        let set = match hot.set(agent_id, epoch) {
+            Some(s) => s,
+            None => {
+                let ids: HashSet<i64> = db::select_working_set_ids(&self.inner.pool, agent_id)
+                    .await?
+                    .into_iter()
+                    .collect();
+                let s = Arc::new(ids);
+                hot.put_set(agent_id, epoch, s.clone());
+                s
+            }
+        };
+        Ok(set.contains(&tool_id))
+    }
+
+    /// The cache epoch: it changes whenever anything a call or a tool list reads
+    /// changed (here, or in another process within a second); adapters key their own
+    /// caches by it.
+    pub fn cache_epoch(&self) -> u64 {
+        self.inner.hot.epoch()
+    }
+
+    /// An agent's working set as `(tool id, current version)`, in `tools/list` order
+    /// (vendor, name): a light read (no definitions).
+    pub async fn working_set_versions(&self, agent_id: i64) -> ServiceResult<Vec<(i64, i64)>> {
+        Ok(db::select_working_set_versions(&self.inner.pool, agent_id).await?)
+    }
+
+    /// Tools with their current version, by id (any order; unknown ids are left out).
+    pub async fn tools_by_ids(&self, ids: &[i64]) -> ServiceResult<Vec<db::ToolRow>> {
+        Ok(db::select_tools_by_ids(&self.inner.pool, ids).await?)
+    }
+
+    /// The agent's working set, stable order (vendor, name), with each tool's current
+    /// version.
+    pub async fn working_set(&self, agent_id: i64) -> ServiceResult<Vec<EntryRow>> {
+        Ok(db::select_working_set(&self.inner.pool, agent_id).await?)
+    }
+
+    /// A tool by vendor and name, with its current version. Errors: `ToolNotFound`.
+    pub async fn tool(&self, vendor: &str, name: &str) -> ServiceResult<db::ToolRow> {
+        db::select_tool(&self.inner.pool, vendor, name)
+            .await?
+            .ok_or_else(|| {
+                ServiceError::ToolNotFound(format!(
+                    "no tool {vendor}__{name} in the toolbox; call find_tool to search it"
+                ))
+            })
+    }
+
+    /// Puts a tool in an agent's working set (SPEC §3.4 `promote`): working_set and
+    /// history in one transaction, then one list_changed. Promoting a promoted tool is a
+    /// no-op answering the size. Never fails on the cap (the sweep applies it).
+    /// Errors: `ToolNotFound`, `AgentNotFound`.
+    pub async fn promote_tool(
+        &self,
+        actor: &Actor,
+        agent_id: i64,
+        vendor: &str,
+        name: &str,
+    ) -> ServiceResult<SetSize> {
+        self.spend_change(actor)?;
+        let (by, cause) = match actor {
+            Actor::Agent(_) => (PromotedBy::Agent, Cause::Agent),
+            Actor::Person(_) => (PromotedBy::Console, Cause::Console),
+            Actor::Rule => (PromotedBy::Rule, Cause::Rule),
+        };
+        self.promote_as(actor, agent_id, vendor, name, by, cause)
+            .await
+    }
+
+    pub(crate) async fn promote_as(
+        &self,
+        actor: &Actor,
+        agent_id: i64,
+        vendor: &str,
+        name: &str,
+        by: PromotedBy,
+        cause: Cause,
+    ) -> ServiceResult<SetSize> {
+        let agent = self.agent(agent_id).await?;
+        let tool = self.tool(vendor, name).await?;
+        usable(&tool)?;
+        let now = self.now();
+        let mut tx = self.write_tx().await?;
+        let changed = promote_in(&mut tx, agent_id, tool.id, by, cause, actor, now).await?;
+        let size = db::count_working_set(&mut tx, agent_id).await?;
+        tx.commit().await?;
+        if changed {
+            self.changed(&[agent_id]).await;
+        }
+        Ok(SetSize {
+            size,
+            cap: agent.cap,
+            changed,
+        })
+    }
+
+    /// Takes a tool out of an agent's working set (SPEC §3.4 `demote`): working_set and
+    /// history in one transaction, then one list_changed.
+    /// Errors: `ToolNotFound`, `NotPromoted`, `AgentNotFound`.
+    pub async fn demote_tool(
+        &self,
+        actor: &Actor,
+        agent_id: i64,
+        vendor: &str,
+        name: &str,
+    ) -> ServiceResult<SetSize> {
+        self.spend_change(actor)?;
+        let cause = match actor {
+            Actor::Agent(_) => Cause::Agent,
+            Actor::Person(_) => Cause::Console,
+            Actor::Rule => Cause::Rule,
+        };
+        let agent = self.agent(agent_id).await?;
+        let tool = self.tool(vendor, name).await?;
+        let now = self.now();
+        let mut tx = self.write_tx().await?;
+        if !db::delete_working_set_entry(&mut tx, agent_id, tool.id).await? {
+            return Err(ServiceError::NotPromoted(format!(
+                "{vendor}__{name} is not in the working set"
+            )));
+        }
+        db::insert_history(
+            &mut tx,
+            agent_id,
+            tool.id,
+            "demote",
+            cause.as_str(),
+            &actor.label(),
+            now,
+        )
+        .await?;
+        let size = db::count_working_set(&mut tx, agent_id).await?;
+        tx.commit().await?;
+        self.changed(&[agent_id]).await;
+        Ok(SetSize {
+            size,
+            cap: agent.cap,
+            changed: true,
+        })
+    }
+
+    /// An agent's history, newest first.
+    pub async fn history(
+        &self,
+        agent_id: i64,
+        limit: i64,
+        offset: i64,
+    ) -> ServiceResult<Vec<db::HistoryRow>> {
+        Ok(db::select_history(&self.inner.pool, agent_id, limit, offset).await?)
+    }
+}
+
+/// A working set's size against its cap: the answer of `promote` and `demote`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct SetSize {
+    /// Entries now.
+    pub size: i64,
+    /// The agent's cap.
+    pub cap: i64,
+    /// Whether the call changed the set (false for a no-op promotion).
+    #[serde(skip)]
+    pub changed: bool,
+}
+
+/// In a transaction: puts a tool in an agent's working set unless it is there, with its
+/// history row (SPEC §2: together or not at all). Returns whether the set changed.
+pub(crate) async fn promote_in(
+    conn: &mut db::Conn,
+    agent_id: i64,
+    tool_id: i64,
+    by: PromotedBy,
+    cause: Cause,
+    actor: &Actor,
+    now: i64,
+) -> Result<bool, sqlx::Error> {
+    let changed = db::insert_working_set_entry(conn, agent_id, tool_id, by.as_str(), now).await?;
+    if changed {
+        db::insert_history(
+            conn,
+            agent_id,
+            tool_id,
+            "promote",
+            cause.as_str(),
+            &actor.label(),
+            now,
+        )
+        .await?;
+    }
+    Ok(changed)
+}
+
+/// In a transaction: takes each `(agent, tool)` entry out of its working set with its
+/// history row (`demote`, `cause`, by `actor`): the twin of [`promote_in`] for demotions
+/// a change of the toolbox causes (a revoked connection, a retired tool, a disabled
+/// vendor).
+pub(crate) async fn demote_in(
+    conn: &mut db::Conn,
+    entries: &[(i64, i64)],
+    cause: Cause,
+    actor: &Actor,
+    now: i64,
+) -> Result<(), sqlx::Error> {
+    for (agent_id, tool_id) in entries {
+        // an entry another writer took out meanwhile gets no second history row
+        if !db::delete_working_set_entry(conn, *agent_id, *tool_id).await? {
+            continue;
+        }
+        db::insert_history(
+            conn,
+            *agent_id,
+            *tool_id,
+            "demote",
+            cause.as_str(),
+            &actor.label(),
+            now,
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// Refuses a tool that cannot be called or promoted: retired (its operation left the
+/// vendor's document, issue 14.3). Errors: `ToolNotFound` saying so.
+pub(crate) fn usable(t: &db::ToolRow) -> ServiceResult<()> {
+    if t.vendor_removed_at.is_some() {
+        return Err(ServiceError::ToolNotFound(format!(
+            "{}__{}: its vendor {} was removed; importing its document again brings it back",
+            t.vendor, t.name, t.vendor
+        )));
+    }
+    if t.vendor_disabled_at.is_some() {
+        return Err(ServiceError::ToolNotFound(format!(
+            "{}__{}: its vendor {} is disabled; a person can enable it again",
+            t.vendor, t.name, t.vendor
+        )));
+    }
+    if t.retired_at.is_some() {
+        return Err(ServiceError::ToolNotFound(format!(
+            "{}__{} was retired: the vendor's OpenAPI document no longer has its operation",
+            t.vendor, t.name
+        )));
+    }
+    Ok(())
+}
