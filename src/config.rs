@@ -45,7 +45,7 @@ pub struct Settings {
     pub embedding_model: Option<PathBuf>,
     /// `GRAFT_MAX_CONNECTIONS` (1024), `GRAFT_MAX_CONNECTIONS_PER_ADDRESS` (256) and
     /// `GRAFT_HEADER_TIMEOUT` (10s): what the port accepts (security review 32.2).
-    pub connection_limits: crate::server::listen::ConnectionLimits,
+    pub connection_limits: ConnectionLimits,
     /// `GRAFT_METRICS_TOKEN`: a bearer token that opens what an operator reads
     /// (`/healthz`'s toolbox size and stream count); without it they are not shown.
     pub metrics_token: Option<String>,
@@ -159,7 +159,7 @@ impl Settings {
         if sweep_interval.is_zero() {
             return Err("GRAFT_SWEEP_INTERVAL must be at least 1s".into());
         }
-        let mut connection_limits = crate::server::listen::ConnectionLimits::default();
+        let mut connection_limits = ConnectionLimits::default();
         let count = |name: &str, v: String| -> Result<usize, String> {
             v.trim()
                 .parse::<usize>()
@@ -321,6 +321,33 @@ impl Settings {
         }
         #[cfg(not(unix))]
         std::fs::create_dir_all(&self.data_dir)
+    }
+}
+
+/// Connection limits (README "Limits").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionLimits {
+    /// Open connections at once (`GRAFT_MAX_CONNECTIONS`, default 1024).
+    pub max_connections: usize,
+    /// Open connections from one client address (`GRAFT_MAX_CONNECTIONS_PER_ADDRESS`,
+    /// default 256: agents on one machine share its address).
+    pub max_per_address: usize,
+    /// Time to send a request's head, and the most a kept-alive connection may stay idle
+    /// (`GRAFT_HEADER_TIMEOUT`, default 10 s).
+    pub header_timeout: Duration,
+    /// Time to receive a request's whole body (`GRAFT_BODY_TIMEOUT`, default 60 s; an
+    /// OpenAPI upload of 32 MiB needs about 0.5 MB/s).
+    pub body_timeout: Duration,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        Self {
+            max_connections: 1024,
+            max_per_address: 256,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(60),
+        }
     }
 }
 

@@ -14,7 +14,7 @@ use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
 use serde::{Deserialize, Serialize};
 
 #[cfg(feature = "ssr")]
-use crate::server::console::{
+use crate::console::server::{
     accepts_html, is_local_path, person_of, query_without, ConsoleState, Flash,
 };
 #[cfg(feature = "ssr")]
@@ -1036,8 +1036,8 @@ pub async fn login(name: String, password: String, next: Option<String>) -> Cons
                     retry_after: r.wait.as_secs().max(1),
                 })
             }
-            Ok(crate::server::console::Attempt::After(wait)) => tokio::time::sleep(wait).await,
-            Ok(crate::server::console::Attempt::Go) => {}
+            Ok(crate::console::server::Attempt::After(wait)) => tokio::time::sleep(wait).await,
+            Ok(crate::console::server::Attempt::Go) => {}
         }
         let person = match state.graft.sign_in(&name, &password).await {
             Ok(p) => p,
@@ -1052,7 +1052,7 @@ pub async fn login(name: String, password: String, next: Option<String>) -> Cons
             return Err(ConsoleError::Refused("Wrong name or password.".into()));
         };
         state.sign_ins.succeeded(&name, address);
-        crate::server::console::start_session(&session, &person)
+        crate::console::server::start_session(&session, &person)
             .await
             .map_err(|_| ConsoleError::Internal)?;
         let next = next
@@ -1065,7 +1065,7 @@ pub async fn login(name: String, password: String, next: Option<String>) -> Cons
 }
 
 /// The address of the client of this request, for throttling
-/// ([`crate::server::console::client_address`]).
+/// ([`crate::console::server::client_address`]).
 #[cfg(feature = "ssr")]
 async fn client_address(state: &ConsoleState) -> std::net::IpAddr {
     let peer = leptos_axum::extract::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
@@ -1075,7 +1075,7 @@ async fn client_address(state: &ConsoleState) -> std::net::IpAddr {
     let headers = use_context::<http::request::Parts>()
         .map(|p| p.headers)
         .unwrap_or_default();
-    crate::server::console::client_address(peer, &headers, &state.trusted_proxies)
+    crate::console::server::client_address(peer, &headers, &state.trusted_proxies)
 }
 
 /// Signs out: deletes the session and goes to `/login`.
@@ -1129,7 +1129,7 @@ pub async fn change_password(current: String, new: String, confirm: String) -> C
                 state.sign_ins.succeeded(&person.name, address);
                 // the person's other sessions ended; this one carries on at the new epoch
                 let session = session().await?;
-                crate::server::console::start_session(&session, &renewed)
+                crate::console::server::start_session(&session, &renewed)
                     .await
                     .map_err(|_| ConsoleError::Internal)?;
                 back_saying_saved("password");
@@ -1655,7 +1655,7 @@ pub async fn tool(vendor: String, name: String) -> ConsoleResult<ToolData> {
             ..Default::default()
         };
         let calls = state.graft.calls(&filter, CALLS_SHOWN).await?;
-        let gated = d.tool.gated();
+        let gated = crate::service::approvals::gated(&d.tool);
         let pretty = |s: &str| {
             serde_json::from_str::<serde_json::Value>(s)
                 .and_then(|v| serde_json::to_string_pretty(&v))
@@ -1771,7 +1771,7 @@ fn vendor_item(v: crate::db::VendorRow) -> VendorItem {
 }
 
 #[cfg(feature = "ssr")]
-fn connection_item(c: crate::service::access::ConnectionInfo) -> ConnectionItem {
+fn connection_item(c: crate::service::connections::ConnectionInfo) -> ConnectionItem {
     ConnectionItem {
         id: c.id,
         vendor: c.vendor,
@@ -2022,7 +2022,7 @@ pub async fn add_vendor(slug: String, name: String, base_url: String) -> Console
 /// Errors: at `label` (empty, too long, taken), `kind`, `name` (missing or not a valid
 /// header or parameter name), `secret` (missing, short, not `user:password` for basic)
 /// or `vendor` (unknown, removed); the rules are
-/// [`crate::service::access::check_connection`]'s.
+/// [`crate::service::connections::check_connection`]'s.
 #[server(prefix = "/api", endpoint = "add_connection")]
 pub async fn add_connection(
     vendor: String,
@@ -2035,7 +2035,7 @@ pub async fn add_connection(
         let (state, person) = signed_in().await?;
         let name = Some(name.trim()).filter(|n| !n.is_empty());
         let secret = Some(secret.trim_end_matches(['\r', '\n'])).filter(|s| !s.is_empty());
-        crate::service::access::check_connection(label.trim(), &kind, name, secret)
+        crate::service::connections::check_connection(label.trim(), &kind, name, secret)
             .map_err(|(field, m)| ConsoleError::field(field, m))?;
         let c = match state
             .graft

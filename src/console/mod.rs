@@ -9,6 +9,8 @@
 pub mod api;
 pub mod components;
 pub mod pages;
+#[cfg(feature = "ssr")]
+pub mod server;
 pub mod snippets;
 
 use leptos::prelude::*;

@@ -56,25 +56,6 @@ pub struct ToolRow {
     pub vendor_removed_at: Option<i64>,
 }
 
-impl ToolRow {
-    /// Whether a call needs a person's approval first (SPEC §4.4, issue 12.15): a write
-    /// (by method and readOnlyHint); and, whatever the method, a definition an agent
-    /// wrote (a tool an agent described with `acquire`, or a version an agent published;
-    /// not version 1 of an operation taken as the vendor's document describes it) until
-    /// a person marks it read-only (`graft tool hints … --read-only true`) after the last
-    /// version an agent wrote.
-    pub fn gated(&self) -> bool {
-        let by_agent = |who: &str| who.starts_with("agent:");
-        let agent_tool = by_agent(&self.first_author) && self.operation_id.is_none();
-        let agent_version =
-            by_agent(&self.authored_by) && !(self.version == 1 && self.operation_id.is_some());
-        let person_vouched =
-            self.read_only_by.is_some() && self.read_only_hint && !by_agent(&self.authored_by);
-        crate::service::run::writes(&self.method, self.read_only_hint)
-            || ((agent_tool || agent_version) && !person_vouched)
-    }
-}
-
 pub(crate) const TOOL_SELECT: &str = "SELECT t.id, vd.slug AS vendor, t.name, t.operation_id, v.version, v.title, v.description, \
      v.input_schema, v.output_schema, v.method, v.path_template, v.binding, v.read_only_hint, v.destructive_hint, \
      v.idempotent_hint, v.open_world_hint, v.authored_by, t.hints_by, t.read_only_by, t.retired_at, \

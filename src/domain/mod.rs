@@ -1,6 +1,7 @@
 //! Pure rules of Graft: names, tool definitions, OpenAPI import planning, schema
 //! inlining and toolbox search. No I/O here: no sqlx, axum, leptos or tokio.
 
+pub mod approval;
 pub mod authoring;
 pub mod exact_json;
 pub mod markup;

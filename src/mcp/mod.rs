@@ -12,7 +12,7 @@
 
 pub mod meta;
 
-use crate::server::AuthedAgent;
+use crate::service::AuthedAgent;
 use crate::service::{Actor, Graft};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,

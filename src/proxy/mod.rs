@@ -3,6 +3,7 @@
 //! the response cut at a cap.
 
 pub mod destination;
+pub mod redact;
 pub mod request;
 
 use futures::StreamExt;

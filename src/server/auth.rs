@@ -10,6 +10,7 @@
 //!   BUILD-NOTES.md pitfall 5).
 //! - `HEAD /mcp` (Hermes probes it) answers 405 with `Allow`.
 
+use crate::service::AuthedAgent;
 use crate::service::Graft;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -18,15 +19,6 @@ use http::{header, HeaderValue, Method, StatusCode};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-
-/// The agent a request to `/mcp` authenticated as (an extension on the request).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AuthedAgent {
-    /// Agent id.
-    pub id: i64,
-    /// Agent name.
-    pub name: String,
-}
 
 /// State of the auth layer.
 #[derive(Clone)]

@@ -18,6 +18,7 @@
 //! hyper's HTTP/1.1 connection builder is used directly because `axum::serve` offers
 //! neither header timeouts nor connection limits.
 
+pub use crate::config::ConnectionLimits;
 use axum::extract::ConnectInfo;
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -28,33 +29,6 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
-
-/// Connection limits (README "Limits").
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ConnectionLimits {
-    /// Open connections at once (`GRAFT_MAX_CONNECTIONS`, default 1024).
-    pub max_connections: usize,
-    /// Open connections from one client address (`GRAFT_MAX_CONNECTIONS_PER_ADDRESS`,
-    /// default 256: agents on one machine share its address).
-    pub max_per_address: usize,
-    /// Time to send a request's head, and the most a kept-alive connection may stay idle
-    /// (`GRAFT_HEADER_TIMEOUT`, default 10 s).
-    pub header_timeout: Duration,
-    /// Time to receive a request's whole body (`GRAFT_BODY_TIMEOUT`, default 60 s; an
-    /// OpenAPI upload of 32 MiB needs about 0.5 MB/s).
-    pub body_timeout: Duration,
-}
-
-impl Default for ConnectionLimits {
-    fn default() -> Self {
-        Self {
-            max_connections: 1024,
-            max_per_address: 256,
-            header_timeout: Duration::from_secs(10),
-            body_timeout: Duration::from_secs(60),
-        }
-    }
-}
 
 /// Open connections per client address.
 #[derive(Default)]

@@ -2,14 +2,15 @@
 //! the bearer-auth layer), `/healthz` and the Leptos console; graceful shutdown.
 
 pub mod auth;
-pub mod console;
+
 pub mod listen;
 
 use crate::config::Settings;
+use crate::console::server as console;
 use crate::console::{shell, App};
 use crate::mcp::GraftMcp;
+pub use crate::service::AuthedAgent;
 use crate::service::Graft;
-pub use auth::AuthedAgent;
 use auth::SessionBindings;
 use axum::extract::State;
 use axum::response::IntoResponse;
@@ -70,7 +71,7 @@ pub struct Application {
     /// When the sweeper runs next (ms, the service's clock), shown by the console.
     next_sweep: Arc<std::sync::atomic::AtomicI64>,
     sessions_store: console::SessionDb,
-    connection_limits: listen::ConnectionLimits,
+    connection_limits: crate::config::ConnectionLimits,
 }
 
 /// How long a shutdown waits for tool calls in flight (a vendor call's own limit is 30 s).

@@ -115,6 +115,16 @@ impl Graft {
     }
 }
 
+/// The agent a request to `/mcp` authenticated as, by its bearer token (SPEC §3): the
+/// transport puts it on the request, the MCP adapter reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthedAgent {
+    /// Agent id.
+    pub id: i64,
+    /// Agent name.
+    pub name: String,
+}
+
 /// An agent with its working-set size.
 #[derive(Debug, Clone, Serialize)]
 pub struct AgentSummary {

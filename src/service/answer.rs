@@ -249,7 +249,7 @@ pub fn render(
             let longest = secrets.iter().map(String::len).max().unwrap_or(0);
             &body[..body
                 .len()
-                .saturating_sub(super::run::MAX_REFERENCE_LEN * longest)]
+                .saturating_sub(crate::proxy::redact::MAX_REFERENCE_LEN * longest)]
         } else {
             body
         };

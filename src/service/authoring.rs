@@ -96,47 +96,6 @@ enum PersonHints {
     Set { read_only: Option<bool> },
 }
 
-/// What a new version changes in what a call does (issue 12.15), in words, or `None`:
-/// the method, the path template, where inputs go (query, headers, cookies, defaults),
-/// the body encoding or fixed headers, or a read becoming a write. A new description or
-/// schema alone changes nothing here.
-pub fn call_change(old: &db::ToolRow, new: &ToolDraft, hints: Hints) -> Option<String> {
-    let mut what: Vec<String> = Vec::new();
-    if !old.method.eq_ignore_ascii_case(&new.method) {
-        what.push(format!("method {} → {}", old.method, new.method));
-    }
-    if old.path_template != new.path_template {
-        what.push(format!(
-            "path {} → {}",
-            old.path_template, new.path_template
-        ));
-    }
-    let ob: crate::domain::tool::Binding = serde_json::from_str(&old.binding).unwrap_or_default();
-    let nb = &new.binding;
-    if ob.path != nb.path
-        || ob.query != nb.query
-        || ob.headers != nb.headers
-        || ob.cookies != nb.cookies
-        || ob.styles != nb.styles
-    {
-        what.push("where the inputs go (path, query, headers, cookies)".into());
-    }
-    if ob.body != nb.body
-        || ob.body_property != nb.body_property
-        || ob.body_styles != nb.body_styles
-    {
-        what.push("the body encoding".into());
-    }
-    if ob.fixed_headers != nb.fixed_headers || ob.defaults != nb.defaults {
-        what.push("the headers or default values Graft sends".into());
-    }
-    let was_write = super::run::writes(&old.method, old.read_only_hint);
-    if !was_write && super::run::writes(&new.method, hints.read_only_hint) {
-        what.push("a read became a write".into());
-    }
-    (!what.is_empty()).then(|| what.join("; "))
-}
-
 /// Refuses to author a tool of a disabled or removed vendor (its tools refuse calls).
 fn refuse_disabled(v: &db::VendorRow) -> ServiceResult<()> {
     if v.removed_at.is_some() {
@@ -299,7 +258,7 @@ impl Graft {
         let binding =
             serde_json::to_value(&d.binding).map_err(|e| ServiceError::Internal(e.into()))?;
         let author = author_of(actor);
-        let nv = super::version_row(d, &binding, d.hints, &author);
+        let nv = super::versions::version_row(d, &binding, d.hints, &author);
         let now = self.now();
         let mut tx = self.write_tx().await?;
         let tool_id = db::insert_tool(
@@ -489,13 +448,13 @@ impl Graft {
         let binding =
             serde_json::to_value(&d.binding).map_err(|e| ServiceError::Internal(e.into()))?;
         let author = author_of(actor);
-        let mut nv = super::version_row(d, &binding, h, &author);
+        let mut nv = super::versions::version_row(d, &binding, h, &author);
         nv.title = nv.title.or(tool.title.as_deref());
         let now = self.now();
         let mut tx = self.write_tx().await?;
         let next = db::select_max_version(&mut tx, tool.id).await? + 1;
         db::insert_tool_version(&mut tx, tool.id, next, &nv, now).await?;
-        let change = call_change(tool, d, h);
+        let change = super::versions::call_change(tool, d, h);
         let reset = match (actor, change) {
             (Actor::Agent(_), Some(c)) => Some(format!("an agent wrote version {next}: {c}")),
             (Actor::Agent(_), None) => Some(format!("an agent wrote version {next}")),

@@ -2,13 +2,12 @@
 //! and re-approved as its operations change.
 
 use super::{
-    authoring, check_base_url, credential_names, demote_in, move_origin_in, origin_of,
-    MAX_VENDOR_NAME,
+    check_base_url, credential_names, demote_in, move_origin_in, origin_of, MAX_VENDOR_NAME,
 };
 use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self};
 use crate::domain::names::{ToolName, VendorSlug};
-use crate::domain::{self, openapi, Cause};
+use crate::domain::{openapi, Cause};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 
@@ -167,7 +166,7 @@ impl Graft {
             })?;
             let binding =
                 serde_json::to_value(&t.binding).map_err(|e| ServiceError::Internal(e.into()))?;
-            let nv = version_row(t, &binding, t.hints, "import");
+            let nv = super::versions::version_row(t, &binding, t.hints, "import");
             db::insert_tool(
                 &mut tx,
                 vendor_id,
@@ -231,16 +230,17 @@ impl Graft {
             };
             let binding =
                 serde_json::to_value(&d.binding).map_err(|e| ServiceError::Internal(e.into()))?;
-            let Some(what) = definition_change(&baseline, d, &binding, hints) else {
+            let Some(what) = super::versions::definition_change(&baseline, d, &binding, hints)
+            else {
                 if old.retired_at.is_none() {
                     report.unchanged += 1;
                 }
                 continue;
             };
             let next = old.version + 1;
-            let nv = version_row(d, &binding, hints, "import");
+            let nv = super::versions::version_row(d, &binding, hints, "import");
             db::insert_tool_version(&mut tx, old.id, next, &nv, now).await?;
-            match authoring::call_change(old, d, hints) {
+            match super::versions::call_change(old, d, hints) {
                 Some(why) => {
                     db::reset_approvals(&mut tx, old.id, next, &why, now).await?;
                 }
@@ -398,80 +398,47 @@ pub struct ImportReport {
     pub origin_moved: Option<(String, String)>,
 }
 
-/// The stored form of a draft version (SPEC §2 `tool_versions`), with its binding as JSON
-/// and the hints to store (an author's follow the method; a person's are their own).
-pub(crate) fn version_row<'a>(
-    d: &'a crate::domain::tool::ToolDraft,
-    binding: &'a serde_json::Value,
-    hints: crate::domain::tool::Hints,
-    authored_by: &'a str,
-) -> db::NewVersion<'a> {
-    db::NewVersion {
-        title: d.title.as_deref(),
-        description: &d.description,
-        input_schema: &d.input_schema,
-        output_schema: None,
-        method: &d.method,
-        path_template: &d.path_template,
-        binding,
-        hints: [
-            hints.read_only_hint,
-            hints.destructive_hint,
-            hints.idempotent_hint,
-            hints.open_world_hint,
-        ],
-        authored_by,
-        search_text: serde_json::to_string(&domain::search::enrich::enrich_draft(d))
-            .unwrap_or_default(),
+impl Graft {
+    /// Says which parameters of vendor `slug`'s operations carry its connection's secret
+    /// besides what its security schemes name (issue 25.2: a document such as Slack's
+    /// declares its token as an ordinary required parameter), then imports its stored
+    /// document again so its tools follow: those parameters are no longer inputs, and
+    /// the secret is put in them. An empty list goes back to the schemes alone. Returns
+    /// the import's report (`None` without a stored document: the next import applies
+    /// it). Errors: `VendorNotFound`, `Invalid` (removed, or a name that is not a header
+    /// or parameter name).
+    pub async fn set_vendor_credential_params(
+        &self,
+        actor: &Actor,
+        slug: &str,
+        names: &[String],
+    ) -> ServiceResult<Option<ImportReport>> {
+        let v = self.live_vendor(slug).await?;
+        let names: Vec<String> = names
+            .iter()
+            .map(|n| n.trim().to_string())
+            .filter(|n| !n.is_empty())
+            .collect();
+        if let Some(bad) = names
+            .iter()
+            .find(|n| !crate::domain::tool::is_header_token(n) || n.contains(','))
+        {
+            return Err(ServiceError::Invalid(format!(
+                "{bad:?} is not a parameter name"
+            )));
+        }
+        let joined = (!names.is_empty()).then(|| names.join(","));
+        let mut tx = self.write_tx().await?;
+        db::update_vendor_credential_params(&mut tx, v.id, joined.as_deref()).await?;
+        tx.commit().await?;
+        tracing::info!(vendor = slug, by = %actor.label(), params = ?names, "credential parameters set");
+        self.state_changed().await;
+        match db::select_vendor_document(self.pool(), v.id).await? {
+            Some(text) => Ok(Some(
+                self.import_openapi_by(actor, slug, &text, None, &mut |_, _| {})
+                    .await?,
+            )),
+            None => Ok(None),
+        }
     }
-}
-
-/// What a re-imported operation changes in its tool's current version, in words (every
-/// field: the call's shape as [`authoring::call_change`] words it, plus the title, the
-/// description, the input schema and the hints), or `None` when nothing differs.
-pub(crate) fn definition_change(
-    old: &db::ToolRow,
-    d: &crate::domain::tool::ToolDraft,
-    binding: &serde_json::Value,
-    hints: crate::domain::tool::Hints,
-) -> Option<String> {
-    let mut what: Vec<String> = Vec::new();
-    if let Some(c) = authoring::call_change(old, d, hints) {
-        what.push(c);
-    } else if serde_json::from_str::<serde_json::Value>(&old.binding)
-        .ok()
-        .as_ref()
-        != Some(binding)
-    {
-        what.push("the binding".into());
-    }
-    if old.title != d.title {
-        what.push("the title".into());
-    }
-    if old.description != d.description {
-        what.push("the description".into());
-    }
-    if serde_json::from_str::<serde_json::Value>(&old.input_schema)
-        .ok()
-        .as_ref()
-        != Some(&d.input_schema)
-    {
-        what.push("the input schema".into());
-    }
-    let old_hints = [
-        old.read_only_hint,
-        old.destructive_hint,
-        old.idempotent_hint,
-        old.open_world_hint,
-    ];
-    let new_hints = [
-        hints.read_only_hint,
-        hints.destructive_hint,
-        hints.idempotent_hint,
-        hints.open_world_hint,
-    ];
-    if old_hints != new_hints {
-        what.push("the hints".into());
-    }
-    (!what.is_empty()).then(|| what.join("; "))
 }

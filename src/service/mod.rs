@@ -2,11 +2,12 @@
 //! state change takes the acting identity ([`Actor`]) and writes every row it touches in
 //! one transaction, then tells the change hub once per batch (SPEC §2, §3.5).
 
-pub mod access;
 pub mod agents;
 pub mod answer;
+pub mod approvals;
 pub mod authoring;
 pub mod changes;
+pub mod connections;
 pub mod error;
 pub(crate) mod hot;
 pub mod hub;
@@ -18,6 +19,7 @@ pub mod search;
 pub mod secrets;
 pub mod sweep;
 pub mod vendors;
+pub mod versions;
 pub mod working_set;
 
 pub use agents::*;

@@ -258,7 +258,7 @@ impl Graft {
         &self,
         actor: &Actor,
         id: i64,
-    ) -> ServiceResult<(super::access::ConnectionInfo, usize)> {
+    ) -> ServiceResult<(super::connections::ConnectionInfo, usize)> {
         let now = self.now();
         let mut tx = self.write_tx().await?;
         let tools = db::select_tools_using_connection(&mut tx, id).await?;

@@ -1,6 +1,6 @@
 //! Vendors (SPEC §2): adding, changing, removing, moving between origins.
 
-use super::{demote_in, unique_or, ImportReport};
+use super::{demote_in, unique_or};
 use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self, VendorRow};
 use crate::domain::names::VendorSlug;
@@ -214,49 +214,6 @@ impl Graft {
         tracing::info!(vendor = slug, by = %actor.label(), internal, "vendor marked");
         self.state_changed().await;
         self.vendor(slug).await
-    }
-
-    /// Says which parameters of vendor `slug`'s operations carry its connection's secret
-    /// besides what its security schemes name (issue 25.2: a document such as Slack's
-    /// declares its token as an ordinary required parameter), then imports its stored
-    /// document again so its tools follow: those parameters are no longer inputs, and
-    /// the secret is put in them. An empty list goes back to the schemes alone. Returns
-    /// the import's report (`None` without a stored document: the next import applies
-    /// it). Errors: `VendorNotFound`, `Invalid` (removed, or a name that is not a header
-    /// or parameter name).
-    pub async fn set_vendor_credential_params(
-        &self,
-        actor: &Actor,
-        slug: &str,
-        names: &[String],
-    ) -> ServiceResult<Option<ImportReport>> {
-        let v = self.live_vendor(slug).await?;
-        let names: Vec<String> = names
-            .iter()
-            .map(|n| n.trim().to_string())
-            .filter(|n| !n.is_empty())
-            .collect();
-        if let Some(bad) = names
-            .iter()
-            .find(|n| !crate::domain::tool::is_header_token(n) || n.contains(','))
-        {
-            return Err(ServiceError::Invalid(format!(
-                "{bad:?} is not a parameter name"
-            )));
-        }
-        let joined = (!names.is_empty()).then(|| names.join(","));
-        let mut tx = self.write_tx().await?;
-        db::update_vendor_credential_params(&mut tx, v.id, joined.as_deref()).await?;
-        tx.commit().await?;
-        tracing::info!(vendor = slug, by = %actor.label(), params = ?names, "credential parameters set");
-        self.state_changed().await;
-        match db::select_vendor_document(self.pool(), v.id).await? {
-            Some(text) => Ok(Some(
-                self.import_openapi_by(actor, slug, &text, None, &mut |_, _| {})
-                    .await?,
-            )),
-            None => Ok(None),
-        }
     }
 
     /// A vendor's tools (retired ones not counted) and the working-set entries of them.

@@ -1380,7 +1380,7 @@ async fn the_toolbox_pages_through_every_tool_by_vendor_and_by_use() {
     // by use: calls that reached the vendor, every agent's together
     let g = &app.graft;
     for _ in 0..2 {
-        graft::db::runs::upsert_tool_usage(
+        graft::db::upsert_tool_usage(
             g.pool(),
             id,
             g.tool("petstore", "get_inventory").await.unwrap().id,
@@ -1389,7 +1389,7 @@ async fn the_toolbox_pages_through_every_tool_by_vendor_and_by_use() {
         .await
         .unwrap();
     }
-    graft::db::runs::upsert_tool_usage(
+    graft::db::upsert_tool_usage(
         g.pool(),
         id,
         g.tool("gadgets", "read_gadget_42").await.unwrap().id,

@@ -343,12 +343,12 @@ async fn a_cancelled_call_stops_and_is_logged_as_cancelled() {
         .cancel(Some("the user stopped it".into()))
         .await
         .unwrap();
-    let filter = graft::db::runs::CallFilter {
+    let filter = graft::db::CallFilter {
         agent_id: Some(w.agent_id),
         ..Default::default()
     };
     let calls = loop {
-        let calls = graft::db::runs::select_call_log(w.app.graft.pool(), &filter, 10)
+        let calls = graft::db::select_call_log(w.app.graft.pool(), &filter, 10)
             .await
             .unwrap();
         if !calls.is_empty() {

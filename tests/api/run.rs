@@ -170,11 +170,11 @@ async fn reads_run_through_run_tool_and_first_class_alike() {
         .tool("petstore", "find_pets_by_status")
         .await
         .unwrap();
-    let usage = graft::db::runs::select_tool_usage(s.app.graft.pool(), s.agent_id, tool.id)
+    let usage = graft::db::select_tool_usage(s.app.graft.pool(), s.agent_id, tool.id)
         .await
         .unwrap();
     assert_eq!(usage.map(|u| u.1), Some(2), "both real calls counted");
-    let calls = graft::db::runs::select_tool_calls(s.app.graft.pool(), s.agent_id)
+    let calls = graft::db::select_tool_calls(s.app.graft.pool(), s.agent_id)
         .await
         .unwrap();
     assert_eq!(calls.len(), 2, "the not_promoted refusal ran nothing");
@@ -370,7 +370,7 @@ async fn dry_runs_preview_writes_redacted_and_let_reads_through() {
     );
     let tool = s.app.graft.tool("stripe", "post_customers").await.unwrap();
     assert!(
-        graft::db::runs::select_tool_usage(s.app.graft.pool(), s.agent_id, tool.id)
+        graft::db::select_tool_usage(s.app.graft.pool(), s.agent_id, tool.id)
             .await
             .unwrap()
             .is_none()
@@ -400,7 +400,7 @@ async fn dry_runs_preview_writes_redacted_and_let_reads_through() {
         ))
     );
     assert_no_secret(&r);
-    let calls = graft::db::runs::select_tool_calls(s.app.graft.pool(), s.agent_id)
+    let calls = graft::db::select_tool_calls(s.app.graft.pool(), s.agent_id)
         .await
         .unwrap();
     assert_eq!(
@@ -529,7 +529,7 @@ async fn vendor_errors_timeouts_redirects_and_big_responses() {
     assert!(t.len() <= 512 * 1024, "{}", t.len());
     assert!(t.contains("characters not shown") && t.contains("response cap of 1048576 bytes"));
 
-    let calls = graft::db::runs::select_tool_calls(s.app.graft.pool(), s.agent_id)
+    let calls = graft::db::select_tool_calls(s.app.graft.pool(), s.agent_id)
         .await
         .unwrap();
     let codes: Vec<_> = calls
@@ -742,7 +742,7 @@ async fn a_shutdown_lets_calls_in_flight_finish() {
         .unwrap();
     let r = r.expect("the call in flight was answered");
     assert_eq!(r.is_error, Some(false), "{}", text(&r));
-    let calls = graft::db::runs::select_tool_calls(s.app.graft.pool(), s.agent_id)
+    let calls = graft::db::select_tool_calls(s.app.graft.pool(), s.agent_id)
         .await
         .unwrap();
     assert_eq!(calls.len(), 1, "and recorded");
@@ -790,7 +790,7 @@ async fn concurrent_writes_queue_instead_of_failing() {
 /// listing shows the request a person approves and the input of the call that asked.
 #[tokio::test]
 async fn the_calls_log_keeps_every_call_with_its_outcome_and_redacted_input() {
-    use graft::db::runs::{CallFilter, CallOutcome};
+    use graft::db::{CallFilter, CallOutcome};
     let limits = graft::proxy::ProxyLimits {
         total_timeout: std::time::Duration::from_secs(1),
         vendor_loopback: true,
@@ -938,7 +938,7 @@ async fn the_calls_log_keeps_every_call_with_its_outcome_and_redacted_input() {
         let tool = tool.to_string();
         async move {
             let t = g.tool("acme", &tool).await.unwrap();
-            graft::db::runs::select_tool_usage(g.pool(), s.agent_id, t.id)
+            graft::db::select_tool_usage(g.pool(), s.agent_id, t.id)
                 .await
                 .unwrap()
                 .map(|u| u.1)

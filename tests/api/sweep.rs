@@ -76,7 +76,7 @@ impl World {
     /// Records a call of tool `i` `days_ago` days before T0 (the proxy's own write).
     async fn use_tool(&self, agent: i64, i: usize, days_ago: i64) {
         let tool = self.graft.tool("acme", &format!("t{i}")).await.unwrap();
-        db::runs::upsert_tool_usage(self.graft.pool(), agent, tool.id, T0 - days_ago * DAY_MS)
+        db::upsert_tool_usage(self.graft.pool(), agent, tool.id, T0 - days_ago * DAY_MS)
             .await
             .unwrap();
     }

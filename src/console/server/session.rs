@@ -1,0 +1,266 @@
+//! Console sign-in sessions (SPEC §6): the cookie, the session store (ids kept hashed),
+//! who is signed in, and one-time flash messages.
+
+use crate::console::api::ImportSummary;
+use crate::service::people::Person;
+use crate::service::Graft;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use tower_sessions::cookie::SameSite;
+use tower_sessions::session_store::ExpiredDeletion;
+use tower_sessions::{Expiry, Session, SessionManagerLayer};
+use tower_sessions_sqlx_store::{PostgresStore, SqliteStore};
+
+/// The session key holding the signed-in person's name.
+pub(crate) const PERSON_KEY: &str = "person";
+
+/// Signed-in sessions end after this long without a request, over HTTPS.
+pub(crate) const SESSION_IDLE_DAYS: i64 = 7;
+
+/// The same over plain HTTP, where the cookie can be read on the way.
+pub const PLAIN_HTTP_IDLE_HOURS: i64 = 8;
+
+/// How long a one-time value waits to be shown.
+pub(crate) const FLASH_TTL: Duration = Duration::from_secs(600);
+
+/// A value shown once on the page a POST redirects to.
+#[derive(Debug, Clone)]
+pub enum Flash {
+    /// `(agent name, token)` of a new agent or a rotated token.
+    Token(String, String),
+    /// The summary of an OpenAPI upload.
+    Import(Box<ImportSummary>),
+}
+
+/// One-time values by random id, each for the person who caused it, for 10 minutes.
+/// In memory: a restart forgets them, which only means a token must be rotated again.
+#[derive(Default)]
+pub struct FlashStore {
+    items: Mutex<HashMap<String, (String, Instant, Flash)>>,
+}
+
+impl FlashStore {
+    /// Keeps `value` for `person`; returns its id (128 random bits, hex).
+    pub fn put(&self, person: &str, value: Flash) -> String {
+        let id = crate::service::random_hex(16);
+        let mut items = self.items.lock().expect("flash lock");
+        items.retain(|_, (_, at, _)| at.elapsed() < FLASH_TTL);
+        items.insert(id.clone(), (person.to_string(), Instant::now(), value));
+        id
+    }
+
+    /// Takes the value `id` kept for `person` (a second take finds nothing).
+    pub fn take(&self, person: &str, id: &str) -> Option<Flash> {
+        let mut items = self.items.lock().expect("flash lock");
+        match items.get(id) {
+            Some((p, at, _)) if p == person && at.elapsed() < FLASH_TTL => {
+                items.remove(id).map(|(_, _, v)| v)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The session layer over Graft's database (table `tower_sessions`: SQLite migration
+/// 0005, PostgreSQL migration 0002, in the schema Graft's tables are in).
+/// Errors: PostgreSQL could not say its current schema.
+pub async fn session_layer(
+    graft: &Graft,
+    secure: bool,
+) -> Result<(SessionManagerLayer<HashedStore>, SessionDb), sqlx::Error> {
+    let store = match graft.pool() {
+        crate::db::Pool::Sqlite(p) => SessionDb::Sqlite(SqliteStore::new(p.clone())),
+        crate::db::Pool::Postgres(p) => {
+            let schema: String = sqlx::query_scalar("SELECT current_schema()")
+                .fetch_one(p)
+                .await?;
+            let store = PostgresStore::new(p.clone())
+                .with_schema_name(&schema)
+                .and_then(|s| s.with_table_name("tower_sessions"))
+                .map_err(|e| sqlx::Error::Configuration(e.into()))?;
+            SessionDb::Postgres(store)
+        }
+    };
+    // over HTTPS a `__Host-` cookie: Secure, host-only, path `/`, so no other site of
+    // the domain can set or read it (RFC 6265bis §4.1.3.2); over plain HTTP a cookie
+    // travels to every port of the host and in the clear, so its sessions are short
+    // (security review 32.3; `graft serve` warns unless it listens on loopback only)
+    let (name, idle) = if secure {
+        (
+            "__Host-graft_session",
+            tower_sessions::cookie::time::Duration::days(SESSION_IDLE_DAYS),
+        )
+    } else {
+        (
+            "graft_session",
+            tower_sessions::cookie::time::Duration::hours(PLAIN_HTTP_IDLE_HOURS),
+        )
+    };
+    let layer = SessionManagerLayer::new(HashedStore(store.clone()))
+        .with_name(name)
+        .with_path("/")
+        .with_http_only(true)
+        .with_same_site(SameSite::Lax)
+        .with_secure(secure)
+        .with_expiry(Expiry::OnInactivity(idle));
+    Ok((layer, store))
+}
+
+/// tower-sessions' sqlx store on Graft's backend.
+#[derive(Debug, Clone)]
+pub enum SessionDb {
+    /// On SQLite.
+    Sqlite(SqliteStore),
+    /// On PostgreSQL.
+    Postgres(PostgresStore),
+}
+
+#[async_trait::async_trait]
+impl tower_sessions::session_store::SessionStore for SessionDb {
+    async fn create(
+        &self,
+        record: &mut tower_sessions::session::Record,
+    ) -> tower_sessions::session_store::Result<()> {
+        match self {
+            SessionDb::Sqlite(s) => s.create(record).await,
+            SessionDb::Postgres(s) => s.create(record).await,
+        }
+    }
+
+    async fn save(
+        &self,
+        record: &tower_sessions::session::Record,
+    ) -> tower_sessions::session_store::Result<()> {
+        match self {
+            SessionDb::Sqlite(s) => s.save(record).await,
+            SessionDb::Postgres(s) => s.save(record).await,
+        }
+    }
+
+    async fn load(
+        &self,
+        id: &tower_sessions::session::Id,
+    ) -> tower_sessions::session_store::Result<Option<tower_sessions::session::Record>> {
+        match self {
+            SessionDb::Sqlite(s) => s.load(id).await,
+            SessionDb::Postgres(s) => s.load(id).await,
+        }
+    }
+
+    async fn delete(
+        &self,
+        id: &tower_sessions::session::Id,
+    ) -> tower_sessions::session_store::Result<()> {
+        match self {
+            SessionDb::Sqlite(s) => s.delete(id).await,
+            SessionDb::Postgres(s) => s.delete(id).await,
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl ExpiredDeletion for SessionDb {
+    async fn delete_expired(&self) -> tower_sessions::session_store::Result<()> {
+        match self {
+            SessionDb::Sqlite(s) => s.delete_expired().await,
+            SessionDb::Postgres(s) => s.delete_expired().await,
+        }
+    }
+}
+
+/// The sqlx session store keyed by a SHA-256 of each session id rather than the id
+/// itself, so that a copy of the database (a backup, a stolen file) holds no cookie
+/// value that would sign its reader in; the cookie still carries the 128-bit random id
+/// (tower-sessions' `Id`), as it would with the plain store.
+#[derive(Debug, Clone)]
+pub struct HashedStore(SessionDb);
+
+/// The id a session is stored under: the first 128 bits of SHA-256 over the id's bytes.
+pub(crate) fn stored_id(id: &tower_sessions::session::Id) -> tower_sessions::session::Id {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(id.0.to_le_bytes());
+    let mut first = [0u8; 16];
+    first.copy_from_slice(&digest[..16]);
+    tower_sessions::session::Id(i128::from_le_bytes(first))
+}
+
+#[async_trait::async_trait]
+impl tower_sessions::session_store::SessionStore for HashedStore {
+    async fn create(
+        &self,
+        record: &mut tower_sessions::session::Record,
+    ) -> tower_sessions::session_store::Result<()> {
+        loop {
+            let mut stored = record.clone();
+            stored.id = stored_id(&record.id);
+            let asked = stored.id;
+            self.0.create(&mut stored).await?;
+            if stored.id == asked {
+                return Ok(());
+            }
+            // the hash was taken (the inner store then picked an id of its own, whose
+            // preimage nobody knows): drop that row and draw a new id
+            self.0.delete(&stored.id).await?;
+            record.id = tower_sessions::session::Id::default();
+        }
+    }
+
+    async fn save(
+        &self,
+        record: &tower_sessions::session::Record,
+    ) -> tower_sessions::session_store::Result<()> {
+        let mut stored = record.clone();
+        stored.id = stored_id(&record.id);
+        self.0.save(&stored).await
+    }
+
+    async fn load(
+        &self,
+        id: &tower_sessions::session::Id,
+    ) -> tower_sessions::session_store::Result<Option<tower_sessions::session::Record>> {
+        Ok(self.0.load(&stored_id(id)).await?.map(|mut r| {
+            r.id = *id;
+            r
+        }))
+    }
+
+    async fn delete(
+        &self,
+        id: &tower_sessions::session::Id,
+    ) -> tower_sessions::session_store::Result<()> {
+        self.0.delete(&stored_id(id)).await
+    }
+}
+
+/// What a session keeps: the person's id and the session epoch signed in at.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct SignedIn {
+    id: i64,
+    epoch: i64,
+}
+
+/// The person a session is signed in as, who must still exist at the same session epoch
+/// (a password change or removal ends their sessions), or `None`.
+pub async fn person_of(graft: &Graft, session: &Session) -> Option<Person> {
+    let s: SignedIn = session.get(PERSON_KEY).await.ok().flatten()?;
+    graft.session_person(s.id, s.epoch).await.ok().flatten()
+}
+
+/// Starts a signed-in session: a new id (against fixation), then the person.
+/// Errors: the session store failed.
+pub async fn start_session(
+    session: &Session,
+    person: &Person,
+) -> Result<(), tower_sessions::session::Error> {
+    session.cycle_id().await?;
+    session
+        .insert(
+            PERSON_KEY,
+            SignedIn {
+                id: person.id,
+                epoch: person.epoch,
+            },
+        )
+        .await
+}

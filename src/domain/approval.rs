@@ -1,0 +1,93 @@
+//! The approval rule of SPEC §4.4 (issue 12.15): which calls wait for a person. Pure:
+//! the service applies it to the tool version a call would run.
+
+/// Whether a tool writes (SPEC §4.4): its method is not GET/HEAD/OPTIONS, or its
+/// readOnlyHint is false. The method is compared without regard to case.
+pub fn writes(method: &str, read_only_hint: bool) -> bool {
+    !matches!(
+        method.to_ascii_uppercase().as_str(),
+        "GET" | "HEAD" | "OPTIONS"
+    ) || !read_only_hint
+}
+
+/// Who wrote a tool version, as the approval rule reads it. Authors are stored as
+/// `agent:<name>` or `person:<name>` (SPEC §2 tool_versions.authored_by).
+#[derive(Debug, Clone, Copy)]
+pub struct Authorship<'a> {
+    /// The author of version 1.
+    pub first_author: &'a str,
+    /// The author of this version.
+    pub authored_by: &'a str,
+    /// This version's number (1 is the first).
+    pub version: i64,
+    /// Whether the tool is an operation of the vendor's document (it has an operationId).
+    pub from_document: bool,
+    /// Who last set readOnlyHint by hand, if anyone.
+    pub read_only_by: Option<&'a str>,
+}
+
+/// Whether a call needs a person's approval first (SPEC §4.4, issue 12.15): a write
+/// (by method and readOnlyHint); and, whatever the method, a definition an agent wrote
+/// (a tool an agent described with `acquire`, or a version an agent published; not
+/// version 1 of an operation taken as the vendor's document describes it) until a
+/// person marks it read-only (`graft tool hints … --read-only true`) after the last
+/// version an agent wrote.
+pub fn needs_approval(method: &str, read_only_hint: bool, who: &Authorship<'_>) -> bool {
+    let by_agent = |who: &str| who.starts_with("agent:");
+    let agent_tool = by_agent(who.first_author) && !who.from_document;
+    let agent_version = by_agent(who.authored_by) && !(who.version == 1 && who.from_document);
+    let person_vouched = who.read_only_by.is_some() && read_only_hint && !by_agent(who.authored_by);
+    writes(method, read_only_hint) || ((agent_tool || agent_version) && !person_vouched)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_write_rule() {
+        assert!(!writes("GET", true));
+        assert!(writes("GET", false));
+        assert!(writes("POST", true));
+        assert!(writes("DELETE", true));
+        assert!(!writes("options", true));
+    }
+
+    #[test]
+    fn what_an_agent_wrote_waits_until_a_person_vouches() {
+        let doc = Authorship {
+            first_author: "person:ops",
+            authored_by: "person:ops",
+            version: 1,
+            from_document: true,
+            read_only_by: None,
+        };
+        assert!(!needs_approval("GET", true, &doc));
+        let acquired = Authorship {
+            first_author: "agent:a",
+            authored_by: "agent:a",
+            from_document: false,
+            ..doc
+        };
+        assert!(needs_approval("GET", true, &acquired));
+        let published = Authorship {
+            authored_by: "agent:a",
+            version: 2,
+            ..doc
+        };
+        assert!(needs_approval("GET", true, &published));
+        // a person's read-only mark after an agent's version does not vouch for it
+        let marked = Authorship {
+            read_only_by: Some("person:ops"),
+            ..published
+        };
+        assert!(needs_approval("GET", true, &marked));
+        let vouched = Authorship {
+            authored_by: "person:ops",
+            read_only_by: Some("person:ops"),
+            ..acquired
+        };
+        assert!(!needs_approval("GET", true, &vouched));
+        assert!(needs_approval("POST", true, &vouched));
+    }
+}

@@ -1,0 +1,414 @@
+//! Connections (vendor credentials, SPEC §2, §4.3, §8): adding, choosing per tool,
+//! sealing and resealing secrets, and the credential a call sends.
+
+use super::error::unique_or;
+use super::RunAnswer;
+use super::{Graft, ServiceError, ServiceResult};
+use crate::db::{self, ConnectionRow};
+use crate::proxy::request::Credential;
+use serde::Serialize;
+use serde_json::json;
+
+/// Shortest secret accepted: answers are redacted of every secret, which needs secrets
+/// that cannot occur by chance.
+pub const MIN_SECRET_CHARS: usize = 8;
+
+/// The kinds of credentials a connection holds (SPEC §2 `auth_kind`).
+pub const AUTH_KINDS: &[&str] = &["none", "bearer", "header", "query", "basic"];
+
+/// Checks a new connection's fields (SPEC §2, §8) before anything is stored; `name` and
+/// `secret` come trimmed, empty ones as `None`. Errors: `(field, message)`, the field
+/// being `label`, `kind`, `name` or `secret`, so a form shows the message at its field.
+/// Rules: a label of 1 to 64 characters; a kind of [`AUTH_KINDS`]; `header` and `query`
+/// need a name (an HTTP token, RFC 9110 §5.1, that is not `Host`, `Content-Length`,
+/// `Content-Type` or `Cookie`; a query name of letters, digits and `-_.[]`); every kind
+/// but `none` needs a secret of at least [`MIN_SECRET_CHARS`] characters without control
+/// characters; a `basic` secret is `user:password`.
+pub fn check_connection(
+    label: &str,
+    kind: &str,
+    name: Option<&str>,
+    secret: Option<&str>,
+) -> Result<(), (&'static str, String)> {
+    if label.is_empty() || label.chars().count() > 64 {
+        return Err(("label", "a connection label has 1 to 64 characters".into()));
+    }
+    // control characters, and the invisible ones that reorder or hide text (a label read
+    // as another one)
+    if label.chars().any(|c| {
+        c.is_control()
+            || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+    }) {
+        return Err((
+            "label",
+            "a connection label may not contain control or invisible characters".into(),
+        ));
+    }
+    if !AUTH_KINDS.contains(&kind) {
+        return Err((
+            "kind",
+            format!(
+                "unknown kind {kind:?}: use one of {}",
+                AUTH_KINDS.join(", ")
+            ),
+        ));
+    }
+    if matches!(kind, "header" | "query") {
+        let Some(n) = name else {
+            return Err((
+                "name",
+                format!(
+                    "a {kind} connection needs a name: the {} that carries the secret",
+                    if kind == "header" {
+                        "header"
+                    } else {
+                        "query parameter"
+                    }
+                ),
+            ));
+        };
+        let valid = match kind {
+            // an HTTP token (RFC 9110 §5.1)
+            "header" => http::HeaderName::from_bytes(n.as_bytes()).is_ok(),
+            _ => n
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.[]".contains(c)),
+        };
+        if !valid {
+            return Err(("name", format!("{n:?} is not a valid {kind} name")));
+        }
+        if kind == "header"
+            && ["host", "content-length", "content-type", "cookie"]
+                .contains(&n.to_ascii_lowercase().as_str())
+        {
+            return Err(("name", format!("{n:?} cannot carry a credential")));
+        }
+    }
+    if kind == "none" {
+        return Ok(());
+    }
+    let Some(s) = secret else {
+        return Err(("secret", format!("a {kind} connection needs a secret")));
+    };
+    if s.chars().count() < MIN_SECRET_CHARS {
+        return Err((
+            "secret",
+            format!("the secret is shorter than {MIN_SECRET_CHARS} characters: that is no credential (and could not be told apart in answers to redact it)"),
+        ));
+    }
+    if kind == "basic" && !s.contains(':') {
+        return Err(("secret", "a basic secret is user:password".into()));
+    }
+    if s.chars().any(|c| c.is_control()) {
+        return Err((
+            "secret",
+            "the secret may not contain control characters".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// A connection as shown to people: never its secret.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ConnectionInfo {
+    /// Id.
+    pub id: i64,
+    /// Vendor slug.
+    pub vendor: String,
+    /// Label.
+    pub label: String,
+    /// Auth kind.
+    pub auth_kind: String,
+    /// Header or parameter name.
+    pub name: Option<String>,
+    /// Creation time (ms).
+    pub created_at: i64,
+    /// Revocation time (ms).
+    pub revoked_at: Option<i64>,
+    /// Why it is suspended, when it is (its vendor moved to another origin; security
+    /// review 32.5).
+    pub suspended: Option<String>,
+}
+
+impl From<ConnectionRow> for ConnectionInfo {
+    fn from(c: ConnectionRow) -> Self {
+        Self {
+            id: c.id,
+            vendor: c.vendor,
+            label: c.label,
+            auth_kind: c.auth_kind,
+            name: c.header_or_param_name,
+            created_at: c.created_at,
+            revoked_at: c.revoked_at,
+            suspended: c.suspended_at.and(c.suspended_reason),
+        }
+    }
+}
+
+impl Graft {
+    /// Adds a connection to a vendor; the secret is sealed before it is stored and never
+    /// shown again. `name` is required for `header` and `query`; a `basic` secret is
+    /// `user:password`. Errors: `VendorNotFound`, `Invalid`, `Conflict` (label taken).
+    pub async fn add_connection(
+        &self,
+        vendor: &str,
+        label: &str,
+        kind: &str,
+        name: Option<&str>,
+        secret: Option<&str>,
+    ) -> ServiceResult<ConnectionInfo> {
+        let v = self.live_vendor(vendor).await?;
+        let label = label.trim();
+        // only a header or query connection has a name
+        let name = name
+            .map(str::trim)
+            .filter(|n| !n.is_empty() && matches!(kind, "header" | "query"));
+        let secret = secret
+            .map(|s| s.trim_end_matches(['\r', '\n']))
+            .filter(|s| !s.is_empty());
+        check_connection(label, kind, name, secret).map_err(|(_, m)| ServiceError::Invalid(m))?;
+        let sealed = match (kind, secret) {
+            ("none", _) | (_, None) => None,
+            (_, Some(s)) => Some(self.inner.key.seal(s)),
+        };
+        let id = db::insert_connection(
+            self.pool(),
+            v.id,
+            label,
+            kind,
+            name,
+            sealed.as_deref(),
+            self.now(),
+        )
+        .await
+        .map_err(|e| {
+            unique_or(e, ServiceError::Conflict, || {
+                format!("vendor {vendor} has a connection labelled {label:?} already")
+            })
+        })?;
+        let row = db::select_connection(self.pool(), id)
+            .await?
+            .ok_or_else(|| ServiceError::Internal(anyhow::anyhow!("connection vanished")))?;
+        self.state_changed().await;
+        Ok(row.into())
+    }
+
+    /// Every connection, without secrets.
+    pub async fn connections(&self) -> ServiceResult<Vec<ConnectionInfo>> {
+        Ok(db::select_connections(self.pool())
+            .await?
+            .into_iter()
+            .map(Into::into)
+            .collect())
+    }
+
+    /// Sets a tool's default connection (`None` clears it). Errors: `ToolNotFound`,
+    /// `Invalid` (unknown connection, or one of another vendor).
+    pub async fn set_tool_connection(
+        &self,
+        vendor: &str,
+        name: &str,
+        connection: Option<i64>,
+    ) -> ServiceResult<()> {
+        let tool = self.tool(vendor, name).await?;
+        if let Some(id) = connection {
+            let c = db::select_connection(self.pool(), id)
+                .await?
+                .ok_or_else(|| ServiceError::Invalid(format!("no connection with id {id}")))?;
+            if c.vendor != vendor {
+                return Err(ServiceError::Invalid(format!(
+                    "connection {id} belongs to {}, not {vendor}",
+                    c.vendor
+                )));
+            }
+        }
+        db::update_tool_connection(self.pool(), tool.id, connection).await?;
+        self.state_changed().await;
+        Ok(())
+    }
+}
+
+impl Graft {
+    /// The connection a tool's calls use, for people: `(label, why)`.
+    pub(super) async fn connection_in_words(
+        &self,
+        tool_id: i64,
+    ) -> ServiceResult<Option<(String, String)>> {
+        let (vendor_id, default) = db::select_tool_connection(self.pool(), tool_id).await?;
+        let conns = db::select_vendor_connections(self.pool(), vendor_id).await?;
+        if let Some(id) = default {
+            return Ok(conns.iter().find(|c| c.id == id).map(|c| {
+                let state = if c.revoked_at.is_some() {
+                    "the tool's default, revoked"
+                } else {
+                    "the tool's default"
+                };
+                (c.label.clone(), state.to_string())
+            }));
+        }
+        let active: Vec<_> = conns.iter().filter(|c| c.revoked_at.is_none()).collect();
+        Ok(match active.len() {
+            1 => Some((
+                active[0].label.clone(),
+                "the vendor's only active connection".into(),
+            )),
+            // as credential_for decides: the newest, revoked, and the call refused
+            0 => conns.last().map(|c| {
+                (
+                    c.label.clone(),
+                    "revoked: calls fail until a person adds a connection".into(),
+                )
+            }),
+            n => Some((
+                format!("{n} active connections"),
+                "ambiguous: set the tool's default (graft tool connection)".into(),
+            )),
+        })
+    }
+
+    /// Re-seals every stored connection secret under `new` (security review 32.6, `graft
+    /// key rotate`), in one write transaction: each secret is opened with the key this
+    /// service holds and sealed with `new`, so after the commit only `new` opens them.
+    /// Returns how many were re-sealed. Errors: `Invalid` when a secret does not open
+    /// with the current key (nothing is changed).
+    pub async fn reseal_secrets(&self, new: &super::secrets::SecretKey) -> ServiceResult<usize> {
+        let mut tx = self.write_tx().await?;
+        let conns = db::select_connections(self.pool()).await?;
+        let mut n = 0;
+        for c in conns {
+            let Some(sealed) = c.secret_ciphertext.as_deref() else {
+                continue;
+            };
+            let plain = self.inner.key.open(sealed).map_err(|_| {
+                ServiceError::Invalid(format!(
+                    "the secret of connection {} ({}) does not open with the current key: nothing was changed",
+                    c.id, c.label
+                ))
+            })?;
+            db::update_connection_secret(&mut tx, c.id, &new.seal(&plain)).await?;
+            n += 1;
+        }
+        tx.commit().await?;
+        self.checkpoint().await;
+        self.state_changed().await;
+        Ok(n)
+    }
+
+    /// Checks that the secret key opens the stored secrets (a wrong `GRAFT_SECRET_KEY`
+    /// is caught at start, not at the first call). Errors: `Invalid` with the remedy.
+    pub async fn check_secret_key(&self) -> ServiceResult<()> {
+        if let Some(c) = db::select_connections(self.pool())
+            .await?
+            .into_iter()
+            .find(|c| c.secret_ciphertext.is_some())
+        {
+            self.inner.key.open(c.secret_ciphertext.as_deref().unwrap_or_default()).map_err(|_| {
+                ServiceError::Invalid(format!(
+                    "the secret key does not open the stored connection secrets (connection {} \"{}\" of {}): give Graft the key they were sealed with (GRAFT_SECRET_KEY, GRAFT_SECRET_KEY_FILE, else the data directory's secret.key; a key file that was missing was just created with a new key). After an interrupted `graft key rotate`, the new key is in secret.key.new beside the key file; after a rotation while a server ran, a connection that server added is sealed with the old key: revoke it and add it again",
+                    c.id, c.label, c.vendor
+                ))
+            })?;
+        }
+        Ok(())
+    }
+
+    /// A tool's credential and vendor URL for a call, from memory while nothing changed.
+    pub(crate) async fn call_setting(
+        &self,
+        tool: &db::ToolRow,
+    ) -> ServiceResult<std::sync::Arc<super::hot::CallSetting>> {
+        let hot = &self.inner.hot;
+        let epoch = hot.epoch();
+        if let Some(s) = hot.setting(tool.id, epoch) {
+            return Ok(s);
+        }
+        let credential = self.credential_for(tool.id).await?;
+        let vendor = self.vendor(&tool.vendor).await?;
+        let s = std::sync::Arc::new(super::hot::CallSetting {
+            credential,
+            base_url: vendor.base_url,
+            internal: vendor.internal,
+        });
+        hot.put_setting(tool.id, epoch, s.clone());
+        Ok(s)
+    }
+
+    /// The credential a tool's calls use (SPEC §4.5): its default connection, else the
+    /// vendor's only active one, else none. `Err(answer)` for a revoked or ambiguous one.
+    pub(crate) async fn credential_for(
+        &self,
+        tool_id: i64,
+    ) -> ServiceResult<Result<Credential, RunAnswer>> {
+        let (vendor_id, default) = db::select_tool_connection(self.pool(), tool_id).await?;
+        let conns = db::select_vendor_connections(self.pool(), vendor_id).await?;
+        let chosen = match default {
+            Some(id) => conns.iter().find(|c| c.id == id),
+            None => {
+                let active: Vec<_> = conns.iter().filter(|c| c.revoked_at.is_none()).collect();
+                match active.len() {
+                    1 => Some(active[0]),
+                    0 if conns.is_empty() => return Ok(Ok(Credential::None)),
+                    0 => conns.last(),
+                    _ => {
+                        return Ok(Err(RunAnswer::err(
+                            "connection_ambiguous",
+                            "the vendor has several active connections and this tool has no default: ask a person to set one",
+                            json!({"connections": active.iter().map(|c| c.label.clone()).collect::<Vec<_>>()}),
+                        )))
+                    }
+                }
+            }
+        };
+        let Some(c) = chosen else {
+            return Ok(Ok(Credential::None));
+        };
+        if c.revoked_at.is_some() {
+            return Ok(Err(RunAnswer::err(
+                "connection_revoked",
+                format!(
+                    "the connection {:?} this tool uses was revoked: ask a person for a new one",
+                    c.label
+                ),
+                json!({"connection": c.label}),
+            )));
+        }
+        if let Some(why) = c.suspended_at.and(c.suspended_reason.as_ref()) {
+            return Ok(Err(RunAnswer::err(
+                "connection_suspended",
+                format!(
+                    "{why}: its connection {:?} sends nothing until a person confirms it there (the vendor's page in the console, or graft connection confirm {})",
+                    c.label, c.vendor
+                ),
+                json!({"connection": c.label}),
+            )));
+        }
+        let secret = match &c.secret_ciphertext {
+            Some(s) => self
+                .inner
+                .key
+                .open(s)
+                .map_err(|e| ServiceError::Internal(anyhow::anyhow!(e)))?,
+            None => String::new(),
+        };
+        let name = c.header_or_param_name.clone().unwrap_or_default();
+        Ok(Ok(match c.auth_kind.as_str() {
+            "bearer" => Credential::Bearer(secret),
+            "header" => Credential::Header {
+                name,
+                value: secret,
+            },
+            "query" => Credential::Query {
+                name,
+                value: secret,
+            },
+            "basic" => {
+                let (user, password) = secret.split_once(':').unwrap_or((secret.as_str(), ""));
+                Credential::Basic {
+                    user: user.into(),
+                    password: password.into(),
+                }
+            }
+            _ => Credential::None,
+        }))
+    }
+}
