@@ -2,9 +2,11 @@
 //! relative with the exact UTC time on hover, errors at a field, and the working-set
 //! chart (a server-rendered SVG).
 
-use super::api::{nav, ConsoleError, Logout, NavData};
+use super::server_fns::{nav, ConsoleError, Logout, NavData};
+pub use super::words::count;
 use leptos::prelude::*;
 use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
 
 /// The frame of a signed-in page: navigation (with the count of pending approvals),
 /// sign-out, the banner asking to change a first-start password, then the page.
@@ -68,20 +70,6 @@ pub fn utc(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms)
         .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
         .unwrap_or_default()
-}
-
-/// `n` and a noun, plural unless `n` is 1 ("1 tool", "3 tools", "2 entries").
-pub fn count(n: i64, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else if let Some(stem) = noun
-        .strip_suffix('y')
-        .filter(|s| !s.ends_with(['a', 'e', 'i', 'o', 'u']))
-    {
-        format!("{n} {stem}ies")
-    } else {
-        format!("{n} {noun}s")
-    }
 }
 
 /// How long ago `at` was from `now` (both ms), in words: "just now", "5 minutes ago",
@@ -280,4 +268,109 @@ mod tests {
         assert_eq!(relative(now, now + 4 * 60_000), "in 4 minutes");
         assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
     }
+}
+
+/// A page's error signal from an action's last value.
+pub(crate) fn error_of<S>(action: ServerAction<S>) -> Signal<Option<ConsoleError>>
+where
+    S: leptos::server_fn::ServerFn<Error = ConsoleError> + Clone + Send + Sync + 'static,
+    S::Output: Clone + Send + Sync + 'static,
+{
+    Signal::derive(move || action.value().get().and_then(|r| r.err()))
+}
+
+/// Whether `action` saved: its last value is Ok (hydrated), or the page was reached after
+/// a plain form post that saved `what` (`?saved=what`).
+pub(crate) fn saved<S>(action: ServerAction<S>, what: &'static str) -> Signal<bool>
+where
+    S: leptos::server_fn::ServerFn<Output = (), Error = ConsoleError>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+{
+    let query = use_query_map();
+    let posted = Memo::new(move |_| query.read().get("saved").as_deref() == Some(what));
+    Signal::derive(move || matches!(action.value().get(), Some(Ok(()))) || posted.get())
+}
+
+/// A form that empties itself once `action` saved (issue 14.5), so a password or a
+/// secret typed in it is not left in the page: the returned `NodeRef` goes on the
+/// `ActionForm`. Hydrated, the form is reset to its defaults; without JavaScript the page
+/// after the post renders it afresh, empty.
+pub(crate) fn clear_on_save<S>(action: ServerAction<S>) -> NodeRef<leptos::html::Form>
+where
+    S: leptos::server_fn::ServerFn<Output = (), Error = ConsoleError>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+{
+    let form = NodeRef::<leptos::html::Form>::new();
+    Effect::new(move |_| {
+        if matches!(action.value().get(), Some(Ok(()))) {
+            if let Some(f) = form.get_untracked() {
+                f.reset();
+            }
+        }
+    });
+    form
+}
+
+/// How many times `action` saved (hydrated): a page's data reloads on this rather than
+/// on every submission, so a refused form keeps what the person typed.
+pub(crate) fn saves<S>(action: ServerAction<S>) -> ReadSignal<usize>
+where
+    S: leptos::server_fn::ServerFn<Output = (), Error = ConsoleError>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+{
+    let (n, set_n) = signal(0usize);
+    Effect::new(move |_| {
+        if matches!(action.value().get(), Some(Ok(()))) {
+            set_n.update(|n| *n += 1);
+        }
+    });
+    n
+}
+
+/// A button that copies `text` to the clipboard (the Clipboard API), shown once the page
+/// is hydrated; without JavaScript the text beside it is selectable as a whole.
+#[component]
+pub(crate) fn CopyButton(text: String, what: &'static str) -> impl IntoView {
+    let (hydrated, set_hydrated) = signal(false);
+    Effect::new(move |_| set_hydrated.set(true));
+    let (copied, set_copied) = signal(false);
+    let text = StoredValue::new(text);
+    move || {
+        hydrated.get().then(|| {
+            view! {
+                <button type="button" class="copy" aria-label=format!("Copy {what}")
+                    on:click=move |_| {
+                        copy_to_clipboard(&text.get_value());
+                        set_copied.set(true);
+                    }>
+                    {move || if copied.get() { "Copied" } else { "Copy" }}
+                </button>
+            }
+        })
+    }
+}
+
+#[cfg(feature = "hydrate")]
+pub(crate) fn copy_to_clipboard(text: &str) {
+    if let Some(w) = web_sys::window() {
+        // the promise settles on its own; a refusal leaves the selectable text
+        let _ = w.navigator().clipboard().write_text(text);
+    }
+}
+
+#[cfg(not(feature = "hydrate"))]
+pub(crate) fn copy_to_clipboard(_: &str) {}
+
+/// What a call does (`reads`, `writes`, `deletes`) as a badge.
+pub(crate) fn does_badge(does: &str) -> impl IntoView {
+    view! { <span class=format!("badge {does}")>{does.to_string()}</span> }
 }

@@ -6,9 +6,13 @@
 //! Every route renders with `SsrMode::Async`: the page is sent once its data is loaded,
 //! so a browser without JavaScript gets the whole page (streamed fragments need JS).
 
-pub mod api;
 pub mod components;
+pub mod error;
 pub mod pages;
+pub mod server_fns;
+pub mod words;
+/// The server functions under their former name, while callers move (issue 23).
+pub use server_fns as api;
 #[cfg(feature = "ssr")]
 pub mod server;
 pub mod snippets;

@@ -12,7 +12,7 @@
 
 pub mod meta;
 
-use crate::service::AuthedAgent;
+use crate::service::{AuthedAgent, ToolCall};
 use crate::service::{Actor, Graft};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
@@ -545,35 +545,25 @@ impl ServerHandler for GraftMcp {
                 None,
             ));
         };
-        match self.graft.tool_for_call(vendor, tool).await {
-            Ok(row) => {
-                let promoted = self
-                    .graft
-                    .is_promoted(agent.id, row.id)
-                    .await
-                    .map_err(internal)?;
-                // a retired tool, or one of a disabled or removed vendor, is refused in
-                // words (and logged) as run_tool refuses it, rather than sent to promote
-                if !promoted && crate::service::usable(&row).is_ok() {
-                    let hint = if meta::offered("run_tool") {
-                        ", or call it once through run_tool"
-                    } else {
-                        ""
-                    };
-                    return Ok(within_budget(tool_error(
-                        "not_promoted",
-                        &format!("{name} is in the toolbox but not in your working set: call promote {{vendor: \"{vendor}\", name: \"{tool}\"}}{hint}"),
-                        json!({"vendor": vendor, "name": tool}),
-                    ), budget)
-                    .into());
-                }
-                let input = Value::Object(args);
-                let answer = self
-                    .graft
-                    .run_tool_row(agent.id, &row, input, false, &context.ct)
-                    .await
-                    .map_err(internal)?;
-                Ok(within_budget(meta::run_result(answer), budget).into())
+        let input = Value::Object(args);
+        match self
+            .graft
+            .call_promoted_tool(agent.id, vendor, tool, input, &context.ct)
+            .await
+        {
+            Ok(ToolCall::Ran(answer)) => Ok(within_budget(meta::run_result(answer), budget).into()),
+            Ok(ToolCall::NotPromoted) => {
+                let hint = if meta::offered("run_tool") {
+                    ", or call it once through run_tool"
+                } else {
+                    ""
+                };
+                Ok(within_budget(tool_error(
+                    "not_promoted",
+                    &format!("{name} is in the toolbox but not in your working set: call promote {{vendor: \"{vendor}\", name: \"{tool}\"}}{hint}"),
+                    json!({"vendor": vendor, "name": tool}),
+                ), budget)
+                .into())
             }
             Err(crate::service::ServiceError::ToolNotFound(_)) => Err(ErrorData::invalid_params(
                 format!(

@@ -6,8 +6,39 @@ use crate::domain::{Cause, PromotedBy};
 use serde::Serialize;
 use std::collections::HashSet;
 use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// What a call of a first-class tool (`vendor__name`, SPEC §3.6) came to.
+#[derive(Debug)]
+pub enum ToolCall {
+    /// The tool ran (or was refused in words: approval, input, vendor): its answer.
+    Ran(super::RunAnswer),
+    /// The tool is usable but not in the agent's working set: the agent must promote it
+    /// first (SPEC §3.6). Nothing was sent or logged.
+    NotPromoted,
+}
 
 impl Graft {
+    /// Calls `vendor__name` as a first-class tool of the agent's list (SPEC §3.6): only a
+    /// tool in the agent's working set runs. A retired tool, or one of a disabled or
+    /// removed vendor, is not answered `NotPromoted` but refused in words (and logged) by
+    /// the run, as `run_tool` refuses it. Errors: `ToolNotFound` when no such tool exists.
+    pub async fn call_promoted_tool(
+        &self,
+        agent_id: i64,
+        vendor: &str,
+        name: &str,
+        input: serde_json::Value,
+        cancel: &CancellationToken,
+    ) -> ServiceResult<ToolCall> {
+        let row = self.tool_for_call(vendor, name).await?;
+        if !self.is_promoted(agent_id, row.id).await? && usable(&row).is_ok() {
+            return Ok(ToolCall::NotPromoted);
+        }
+        let answer = self.run_tool_row(agent_id, &row, input, false, cancel).await?;
+        Ok(ToolCall::Ran(answer))
+    }
+
     /// A tool by vendor and name for a call: from memory while nothing changed.
     /// Errors: `ToolNotFound`.
     pub async fn tool_for_call(&self, vendor: &str, name: &str) -> ServiceResult<Arc<db::ToolRow>> {

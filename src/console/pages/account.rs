@@ -1,0 +1,55 @@
+//! Signing in and one's account (SPEC §6).
+
+use super::*;
+
+/// `/login`: name and password.
+#[component]
+pub fn LoginPage() -> impl IntoView {
+    let login = ServerAction::<Login>::new();
+    let query = use_query_map();
+    let next = move || query.read().get("next").unwrap_or_default();
+    let err = error_of(login);
+    view! {
+        <Title text="Sign in · Graft"/>
+        <main class="narrow">
+            <h1>"Sign in to Graft"</h1>
+            <FormError err/>
+            <ActionForm action=login attr:class="stack">
+                <input type="hidden" name="next" value=next/>
+                <label>"Name"<input name="name" autocomplete="username" required/></label>
+                <label>"Password"<input type="password" name="password" autocomplete="current-password" required/></label>
+                <button type="submit">"Sign in"</button>
+            </ActionForm>
+            <p class="muted">"On first start Graft creates "<code>"admin"</code>" and prints its password once to the server log; "<code>"graft user add NAME"</code>" adds people."</p>
+        </main>
+    }
+}
+
+/// `/account`: who is signed in, and the password change.
+#[component]
+pub fn AccountPage() -> impl IntoView {
+    let change = ServerAction::<ChangePassword>::new();
+    let me = Resource::new(|| (), |_| whoami());
+    let err = error_of(change);
+    let saved = saved(change, "password");
+    view! {
+        <Frame title="Account" refresh=change.version()>
+            <h1>"Account"</h1>
+            {loaded(me, "Loading…", |name| view! { <p>"Signed in as "<strong>{name}</strong>"."</p> })}
+            <section class="card">
+                <h2>"Change password"</h2>
+                <FormError err/>
+                {move || saved.get().then(|| view! { <p class="ok" role="status">"Password changed."</p> })}
+                <ActionForm action=change node_ref=clear_on_save(change) attr:class="stack">
+                    <label>"Current password"<input type="password" name="current" autocomplete="current-password"/></label>
+                    <FieldError err field="current"/>
+                    <label>"New password (10 characters or more)"<input type="password" name="new" autocomplete="new-password"/></label>
+                    <FieldError err field="new"/>
+                    <label>"New password again"<input type="password" name="confirm" autocomplete="new-password"/></label>
+                    <FieldError err field="confirm"/>
+                    <button type="submit">"Change password"</button>
+                </ActionForm>
+            </section>
+        </Frame>
+    }
+}

@@ -1,0 +1,413 @@
+//! One agent's page (SPEC §6): its working set, promote, the sweep's preview, history
+//! and calls.
+
+use super::*;
+
+/// `/agents/:name`: the working set, promote, the chart, settings, history, approvals.
+#[component]
+pub fn AgentPage() -> impl IntoView {
+    let params = use_params_map();
+    let query = use_query_map();
+    let edit = ServerAction::<EditAgent>::new();
+    let promote_action = ServerAction::<Promote>::new();
+    let demote_action = ServerAction::<Demote>::new();
+    let decide_action = ServerAction::<Decide>::new();
+    let rotate = ServerAction::<RotateToken>::new();
+    let name = move || params.read().get("name").unwrap_or_default();
+    let page = move || {
+        query
+            .read()
+            .get("page")
+            .and_then(|p| p.parse::<i64>().ok())
+            .unwrap_or(1)
+    };
+    let q = move || query.read().get("q").unwrap_or_default();
+    let outcome = move || query.read().get("calls");
+    let before = move || {
+        query
+            .read()
+            .get("before")
+            .and_then(|b| b.parse::<i64>().ok())
+    };
+    let data = Resource::new(
+        move || {
+            (
+                name(),
+                page(),
+                outcome(),
+                before(),
+                edit.version().get()
+                    + promote_action.version().get()
+                    + demote_action.version().get()
+                    + decide_action.version().get(),
+            )
+        },
+        |(n, p, o, b, _)| agent(n, p, o, b),
+    );
+    let hits = Resource::new(
+        move || (q(), name(), promote_action.version().get()),
+        |(q, n, _)| search_tools(q, Some(n), None),
+    );
+    let errs = [
+        error_of(promote_action),
+        error_of(demote_action),
+        error_of(decide_action),
+        error_of(rotate),
+    ];
+    let action_err = Signal::derive(move || errs.iter().find_map(|e| e.get()));
+    let edit_err = error_of(edit);
+    let saved = saved(edit, "agent");
+    view! {
+        <Frame title=untrack(name) refresh=decide_action.version()>
+            <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    let d = match data.await {
+                        Ok(d) => d,
+                        Err(e) => return view! { <h1>{name()}</h1><LoadError err=e/> }.into_any(),
+                    };
+                    let a = d.agent.clone();
+                    let (n_h1, n_hits, n_hidden, n_name, n_rotate) = (a.name.clone(), a.name.clone(), a.name.clone(), a.name.clone(), a.name.clone());
+                    let now = d.now;
+                    let (cap_input, set_cap_input) = signal(a.cap);
+                    view! {
+                        <h1>"Agent "{n_h1}</h1>
+                        <p class="muted">
+                            {a.harness.as_deref().map(|h| format!("{} · ", harness_in_words(h)))}
+                            {format!("{} of {} tools · idle window {} days · last seen ", a.size, a.cap, a.idle_window_days)}
+                            {match a.last_seen_at { Some(t) => view! { <When at=t now/> }.into_any(), None => "never".into_any() }}
+                        </p>
+                        <FormError err=action_err/>
+                        <section class="card">
+                            <h2>"Working set"</h2>
+                            {working_set_table(&d, demote_action)}
+                        </section>
+                        <section class="card">
+                            <h2>"Promote from the toolbox"</h2>
+                            <form method="get" class="search" role="search">
+                                <label>"Search the toolbox"<input type="search" name="q" value=untrack(q) placeholder="e.g. list users"/></label>
+                                <button type="submit">"Search"</button>
+                            </form>
+                            {promote_hits(hits, n_hits, promote_action)}
+                        </section>
+                        <section class="card">
+                            <h2>"Working-set size"</h2>
+                            <SizeChart sizes=d.sizes.clone() now cap=a.cap/>
+                        </section>
+                        <section class="card" id="settings">
+                            <h2>"Name, cap and idle window"</h2>
+                            <FormError err=edit_err/>
+                            {move || saved.get().then(|| view! { <p class="ok" role="status">"Saved. The rule reads these at the next sweep."</p> })}
+                            <ActionForm action=edit attr:class="grid-form" attr:novalidate=true>
+                                <input type="hidden" name="agent" value=n_hidden/>
+                                <label>"Name"<input name="name" value=n_name/></label>
+                                <FieldError err=edit_err field="name"/>
+                                <label>"Cap (1–500 tools)"
+                                    <input name="cap" type="number" min="1" max="500" value=a.cap.to_string()
+                                        on:input=move |ev| set_cap_input.set(event_target_value(&ev).trim().parse().unwrap_or(0))/>
+                                </label>
+                                <FieldError err=edit_err field="cap"/>
+                                <label>"Idle window (1–3650 days)"<input name="window" type="number" min="1" max="3650" value=a.idle_window_days.to_string()/></label>
+                                <FieldError err=edit_err field="window"/>
+                                <button type="submit">"Save"</button>
+                            </ActionForm>
+                            {move || cap_warning(cap_input.get()).map(|w| view! { <p class="warning" role="note">{w}</p> })}
+                            <p class="muted">{format!("Changes take effect at the next sweep (in {} min).", d.next_sweep_minutes)}</p>
+                            {sweep_preview(&d.preview)}
+                        </section>
+                        <section class="card" id="history">
+                            <h2>"History"</h2>
+                            {history_table(&d)}
+                        </section>
+                        <section class="card" id="calls">
+                            <h2>"Recent calls"</h2>
+                            {calls_filter(&d)}
+                            {calls_table(d.calls.clone(), now, CallColumns::Tool, if d.calls_outcome.is_some() || d.calls_before.is_some() { "No calls match." } else { "No calls yet." })}
+                            {calls_pager(&d)}
+                        </section>
+                        <section class="card">
+                            <h2>"Approvals"</h2>
+                            {approvals_table(d.approvals.clone(), now, decide_action, false)}
+                        </section>
+                        <section class="card">
+                            <h2>"Token"</h2>
+                            <p>"A new token replaces the old one at once; the agent's client needs the new one."</p>
+                            <Confirm label="Rotate token".to_string()>
+                                <p>"The old token stops working at once: the agent's client is refused until it is given the new token, which the next page shows once."</p>
+                                <ActionForm action=rotate>
+                                    <input type="hidden" name="agent" value=n_rotate/>
+                                    <input type="hidden" name="confirm" value="yes"/>
+                                    <button type="submit" class="danger solid">"Rotate the token now"</button>
+                                </ActionForm>
+                            </Confirm>
+                        </section>
+                    }.into_any()
+                })}
+            </Suspense>
+        </Frame>
+    }
+}
+
+pub(crate) fn working_set_table(
+    d: &AgentData,
+    demote_action: ServerAction<Demote>,
+) -> impl IntoView {
+    if d.entries.is_empty() {
+        return view! { <p class="muted">"Empty: the agent sees only Graft's own calls. It promotes tools with find_tool and promote, or you can below."</p> }.into_any();
+    }
+    let now = d.now;
+    let agent = d.agent.name.clone();
+    view! {
+        <div class="table-wrap">
+            <table class="working-set">
+                <thead><tr>
+                    <th>"Tool"</th><th>"Description"</th><th>"Promoted by"</th><th>"Promoted"</th><th>"Last used"</th><th>"Calls"</th><th></th>
+                </tr></thead>
+                <tbody>
+                    {d.entries.iter().map(|e| {
+                        let tool = format!("{}__{}", e.vendor, e.name);
+                        let href = format!("/tools/{}/{}", segment(&e.vendor), segment(&e.name));
+                        let agent = agent.clone();
+                        let (t1, t2, t3, t4) = (tool.clone(), tool.clone(), tool.clone(), tool.clone());
+                        view! {
+                            <tr data-tool=t1>
+                                <td><a href=href><code>{t2}</code></a></td>
+                                <td class="desc">{e.description.clone()}</td>
+                                <td class="promoted-by" data-label="Promoted by">{e.promoted_by.clone()}</td>
+                                <td data-label="Promoted"><When at=e.promoted_at now/></td>
+                                <td class="last-used" data-label="Last used">{match e.last_used_at {
+                                    Some(t) => view! { <When at=t now/> }.into_any(),
+                                    None => view! { <span>"never"</span> }.into_any(),
+                                }}</td>
+                                <td class="num calls" data-label="Calls">{e.calls}</td>
+                                <td>
+                                    <ActionForm action=demote_action>
+                                        <input type="hidden" name="agent" value=agent/>
+                                        <input type="hidden" name="tool" value=t3/>
+                                        <button type="submit" class="danger" aria-label=format!("Demote {t4}")>"Demote"</button>
+                                    </ActionForm>
+                                </td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+    .into_any()
+}
+
+pub(crate) fn promote_hits(
+    hits: Resource<ConsoleResult<SearchData>>,
+    agent: String,
+    promote_action: ServerAction<Promote>,
+) -> impl IntoView {
+    view! {
+        {loaded(hits, "Searching…", move |s| match s {
+                        s if s.hits.is_empty() => view! { <p class="muted">{if s.total == 0 { "Search by vendor, name or description." } else { "" }}</p> }.into_any(),
+                        s => view! {
+                            <p class="muted">{format!("{} of {} matches", s.hits.len(), s.total)}</p>
+                            <ul class="hits">
+                                {s.hits.into_iter().map(|h| {
+                                    let tool = format!("{}__{}", h.vendor, h.name);
+                                    let agent = agent.clone();
+                                    let (t1, t2, t3, t4) = (tool.clone(), tool.clone(), tool.clone(), tool.clone());
+                                    view! {
+                                        <li data-tool=t1>
+                                            <code>{t2}</code>" "
+                                            {does_badge(does_in_words(None, h.read_only, h.destructive))}
+                                            <span class="desc">{h.description}</span>
+                                            {if h.promoted {
+                                                view! { <span class="badge">"promoted"</span> }.into_any()
+                                            } else {
+                                                view! {
+                                                    <ActionForm action=promote_action attr:class="inline">
+                                                        <input type="hidden" name="agent" value=agent/>
+                                                        <input type="hidden" name="tool" value=t3/>
+                                                        <button type="submit" aria-label=format!("Promote {t4}")>"Promote"</button>
+                                                    </ActionForm>
+                                                }.into_any()
+                                            }}
+                                        </li>
+                                    }
+                                }).collect_view()}
+                            </ul>
+                        }.into_any(),
+        })}
+    }
+}
+
+pub(crate) fn sweep_preview(preview: &[(String, String)]) -> impl IntoView {
+    if preview.is_empty() {
+        return view! { <p class="preview">"The next sweep would demote nothing."</p> }.into_any();
+    }
+    view! {
+        <div class="preview">
+            <p>"The next sweep would demote:"</p>
+            <ul>{preview.iter().cloned().map(|(t, c)| view! { <li><code>{t}</code>" — "{c}</li> }).collect_view()}</ul>
+        </div>
+    }
+    .into_any()
+}
+
+pub(crate) fn history_table(d: &AgentData) -> impl IntoView {
+    if d.history.is_empty() {
+        return view! { <p class="muted">"Nothing yet."</p> }.into_any();
+    }
+    let now = d.now;
+    let pages = ((d.history_total + d.per_page - 1) / d.per_page).max(1);
+    let base = format!("/agents/{}", segment(&d.agent.name));
+    let link = move |p: i64| format!("{base}?page={p}#history");
+    view! {
+        <div class="table-wrap">
+            <table class="history">
+                <thead><tr><th>"When"</th><th>"Tool"</th><th>"Change"</th><th>"Cause"</th></tr></thead>
+                <tbody>
+                    {d.history.iter().cloned().map(|h| view! {
+                        <tr>
+                            <td><When at=h.at now/></td>
+                            <td><code>{h.tool}</code></td>
+                            <td>{if h.action == "promote" { "promoted" } else { "demoted" }}</td>
+                            <td class="cause" data-label="Cause">{h.cause}</td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+        <nav class="pager" aria-label="History pages">
+            {(d.page > 1).then(|| view! { <a href=link(d.page - 1)>"Newer"</a> })}
+            <span>{format!("Page {} of {} ({} changes)", d.page, pages, d.history_total)}</span>
+            {(d.page < pages).then(|| view! { <a href=link(d.page + 1)>"Older"</a> })}
+        </nav>
+    }
+    .into_any()
+}
+
+/// Links that narrow an agent's calls to one outcome (plain links: they work without
+/// JavaScript).
+pub(crate) fn calls_filter(d: &AgentData) -> impl IntoView {
+    let base = format!("/agents/{}", segment(&d.agent.name));
+    let current = d.calls_outcome.clone().unwrap_or_default();
+    let choices = [
+        ("", "All"),
+        ("failed", "Failed"),
+        ("approval", "Approvals"),
+        ("dry-run", "Dry runs"),
+        ("ok", "Succeeded"),
+    ];
+    view! {
+        <nav class="filters" aria-label="Calls by outcome">
+            {choices.into_iter().map(|(value, label)| {
+                let href = if value.is_empty() { format!("{base}#calls") } else { format!("{base}?calls={value}#calls") };
+                let here = (current == value).then_some("page");
+                view! { <a href=href aria-current=here>{label}</a> }
+            }).collect_view()}
+        </nav>
+    }
+}
+
+/// Links to an agent's newest calls (when an older page is shown) and older ones (when
+/// there are more).
+pub(crate) fn calls_pager(d: &AgentData) -> impl IntoView {
+    let base = format!("/agents/{}", segment(&d.agent.name));
+    let filter = d.calls_outcome.as_ref().map(|o| format!("calls={o}"));
+    let link = |before: Option<i64>| {
+        let query: Vec<String> = filter
+            .iter()
+            .cloned()
+            .chain(before.map(|b| format!("before={b}")))
+            .collect();
+        if query.is_empty() {
+            format!("{base}#calls")
+        } else {
+            format!("{base}?{}#calls", query.join("&"))
+        }
+    };
+    let newest = d.calls_before.is_some().then(|| link(None));
+    let older = d
+        .calls
+        .last()
+        .filter(|_| d.calls_more)
+        .map(|c| link(Some(c.id)));
+    (newest.is_some() || older.is_some()).then(|| {
+        view! {
+            <nav class="pager" aria-label="Calls pages">
+                {newest.map(|h| view! { <a href=h>"Newest calls"</a> })}
+                {older.map(|h| view! { <a href=h>"Older calls"</a> })}
+            </nav>
+        }
+    })
+}
+
+/// Which of agent and tool a calls table names (the page names the other).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CallColumns {
+    /// The tool (an agent's page).
+    Tool,
+    /// The agent (a tool's page).
+    Agent,
+    /// Both (the home page).
+    Both,
+}
+
+/// A table of calls, newest first: when, the agent and/or the tool, its outcome with
+/// the vendor's status and the error, duration, and the redacted input.
+pub(crate) fn calls_table(
+    calls: Vec<CallItem>,
+    now: i64,
+    columns: CallColumns,
+    none: &'static str,
+) -> impl IntoView {
+    if calls.is_empty() {
+        return view! { <p class="muted">{none}</p> }.into_any();
+    }
+    view! {
+        <div class="table-wrap">
+            <table class="calls">
+                <thead><tr>
+                    <th>"When"</th>
+                    {(columns != CallColumns::Tool).then(|| view! { <th>"Agent"</th> })}
+                    {(columns != CallColumns::Agent).then(|| view! { <th>"Tool"</th> })}
+                    <th>"Outcome"</th><th>"Took"</th><th>"Input"</th>
+                </tr></thead>
+                <tbody>
+                    {calls.into_iter().map(|c| {
+                        let tool_href = format!("/tools/{}/{}", segment(&c.vendor), segment(&c.name));
+                        let agent_cell = (columns != CallColumns::Tool).then(|| view! {
+                            <td data-label="Agent"><a href=format!("/agents/{}", segment(&c.agent))>{c.agent.clone()}</a>
+                                {(columns == CallColumns::Agent).then(|| format!(" · v{}", c.version))}</td>
+                        });
+                        let tool_cell = (columns != CallColumns::Agent).then(|| view! {
+                            <td data-label="Tool"><a href=tool_href><code>{c.tool.clone()}</code></a>{format!(" v{}", c.version)}</td>
+                        });
+                        let status = c.http_status.map(|s| format!(" · HTTP {s}")).unwrap_or_default();
+                        view! {
+                            <tr data-outcome=c.outcome.clone()>
+                                <td data-label="When"><When at=c.at now/></td>
+                                {agent_cell}
+                                {tool_cell}
+                                <td data-label="Outcome" class=if c.ok { "outcome ok" } else if c.outcome == "waits for approval" { "outcome waiting" } else { "outcome failed" }>
+                                    <strong>{c.outcome.clone()}</strong>{status}
+                                    {c.message.clone().map(|m| view! { <div class="muted message">{m}</div> })}
+                                </td>
+                                <td data-label="Took">{format!("{} ms", c.duration_ms)}</td>
+                                <td data-label="Input">{c.input.clone().map(|i| view! { <code class="input">{i}</code> })}</td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+    .into_any()
+}
+
+/// Client-side limits of tools per request (CLIENTS.md): a warning, not a refusal.
+pub(crate) fn cap_warning(cap: i64) -> Option<&'static str> {
+    if cap > 128 {
+        Some("Above 128 tools, VS Code and OpenAI models refuse the request; keep the cap at 128 or less for those clients.")
+    } else if cap > 40 {
+        Some("Above 40 tools, Cursor's tool choice degrades.")
+    } else {
+        None
+    }
+}

@@ -1,0 +1,27 @@
+//! The console's pages (SPEC §6), one route each. Data comes from the server functions in
+//! [`super::server_fns`]; every form is an `ActionForm` (or a plain GET/multipart form), so it
+//! works as a plain POST without JavaScript and without page loads when hydrated.
+
+mod account;
+mod agent;
+mod agents;
+mod approvals;
+mod home;
+mod toolbox;
+mod vendor;
+mod vendors;
+
+pub use account::*;
+pub use agent::*;
+pub use agents::*;
+pub use approvals::*;
+pub use home::*;
+pub use toolbox::*;
+pub use vendor::*;
+pub use vendors::*;
+
+use super::components::*;
+use super::server_fns::*;
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::{use_params_map, use_query_map};

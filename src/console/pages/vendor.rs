@@ -1,0 +1,192 @@
+//! One vendor's page (SPEC §6): its state, origin, imports and connections.
+
+use super::*;
+
+/// `/vendors/:slug`: a vendor's name and base URL (editable), its state (disable with a
+/// confirmation that works without JavaScript; enable), its connections (add one, the
+/// kind prefilled from its document; revoke), removal (confirmed), its tools and import
+/// history. A removed vendor's page says so and keeps only its import history.
+#[component]
+pub fn VendorPage() -> impl IntoView {
+    let params = use_params_map();
+    let slug = move || params.read().get("slug").unwrap_or_default();
+    let edit = ServerAction::<EditVendor>::new();
+    let set_state = ServerAction::<SetVendorState>::new();
+    let add_conn = ServerAction::<AddConnection>::new();
+    let revoke = ServerAction::<RevokeConnection>::new();
+    let remove = ServerAction::<RemoveVendor>::new();
+    let confirm_conns = ServerAction::<ConfirmConnections>::new();
+    let set_internal = ServerAction::<SetVendorInternal>::new();
+    let conn_saves = saves(add_conn);
+    let data = Resource::new(
+        move || {
+            (
+                slug(),
+                edit.version().get()
+                    + set_state.version().get()
+                    + conn_saves.get()
+                    + revoke.version().get()
+                    + confirm_conns.version().get()
+                    + set_internal.version().get(),
+            )
+        },
+        |(s, _)| vendor(s),
+    );
+    let confirm_err = error_of(confirm_conns);
+    let internal_err = error_of(set_internal);
+    let edit_err = error_of(edit);
+    let state_err = error_of(set_state);
+    let conn_err = error_of(add_conn);
+    let revoke_err = error_of(revoke);
+    let remove_err = error_of(remove);
+    let conn_saved = saved(add_conn, "connection");
+    let saved = saved(edit, "vendor");
+    view! {
+        <Frame title=untrack(slug)>
+            {loaded(data, "Loading…", move |d| {
+                let v = d.vendor.clone();
+                let now = d.now;
+                let (s1, s2, s3, s4) = (v.slug.clone(), v.slug.clone(), v.slug.clone(), v.slug.clone());
+                let (s5, s6) = (v.slug.clone(), v.slug.clone());
+                let (base1, base2) = (v.base_url.clone(), v.base_url.clone());
+                let suspended: Option<String> = d.connections.iter().find_map(|c| c.suspended.clone());
+                let v_conn = v.clone();
+                let history = view! {
+                    <section class="card" id="imports">
+                        <h2>"Import history"</h2>
+                        {if d.imports.is_empty() {
+                            view! { <p class="muted">"No document imported yet. "<a href="/vendors#import">"Import one"</a>"."</p> }.into_any()
+                        } else {
+                            view! { <ul>{d.imports.clone().into_iter().map(|i| view! {
+                                <li><When at=i.at now/>{format!(" by {}: {}", i.by, i.headline)}
+                                    {(!i.details.is_empty()).then(|| view! { <details><summary>"Which tools"</summary><ul>
+                                        {i.details.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}
+                                    </ul></details> })}
+                                </li>
+                            }).collect_view()}</ul> }.into_any()
+                        }}
+                    </section>
+                };
+                if let Some(at) = v.removed_at {
+                    return view! {
+                        <p class="crumbs"><a href="/vendors">"Vendors"</a></p>
+                        <h1>{v.name.clone()}" "<code>{v.slug.clone()}</code></h1>
+                        <p class="warning" role="note">"Removed "<When at now/>
+                            {format!(": its {} stay in the record but are out of search and refuse calls; its connections are revoked. Importing its OpenAPI document again (on ", count(d.tools, "tool"))}
+                            <a href="/vendors#import">"Vendors"</a>") brings it back."</p>
+                        {history}
+                    }.into_any();
+                }
+                view! {
+                    <p class="crumbs"><a href="/vendors">"Vendors"</a></p>
+                    <h1>{v.name.clone()}" "<code>{v.slug.clone()}</code></h1>
+                    <p class="muted">
+                        {if v.disabled { "Disabled: its tools are out of search and refuse calls. " } else { "" }}
+                        {format!("{} in the toolbox, {}. ", count(d.tools, "tool"), count(d.entries, "working-set entry"))}
+                        {(!v.disabled).then(|| view! { <a href=format!("/tools?vendor={}", segment(&v.slug))>"See its tools"</a> })}
+                    </p>
+                    <section class="card" id="settings">
+                        <h2>"Name and base URL"</h2>
+                        <FormError err=edit_err/>
+                        {move || saved.get().then(|| view! { <p class="ok" role="status">"Saved. Calls use the new base URL now."</p> })}
+                        <ActionForm action=edit attr:class="grid-form" attr:novalidate=true>
+                            <input type="hidden" name="slug" value=s1/>
+                            <label>"Name"<input name="name" value=v.name.clone()/></label>
+                            <FieldError err=edit_err field="name"/>
+                            <label>"Base URL (every call of its tools starts with it)"<input name="base_url" value=v.base_url.clone()/></label>
+                            <FieldError err=edit_err field="base_url"/>
+                            <label class="check"><input type="checkbox" name="confirm_move" value="yes"/>
+                                " If the new base URL is on another host, port or scheme: yes, move it (its connections then wait for my confirmation there, and its approvals are asked again)"</label>
+                            <FieldError err=edit_err field="confirm_move"/>
+                            <button type="submit">"Save"</button>
+                        </ActionForm>
+                    </section>
+                    <section class="card" id="connections">
+                        <h2>"Connections"</h2>
+                        {suspended.map(|why| view! {
+                            <div class="warning" role="alert" id="suspended">
+                                <p>{format!("{why}. Its connections send nothing until you confirm them at {}: a stored secret, or an approved write, must not follow a base URL somewhere else without a person's word.", base1)}</p>
+                                <FormError err=confirm_err/>
+                                <ActionForm action=confirm_conns attr:class="inline">
+                                    <input type="hidden" name="slug" value=s5.clone()/>
+                                    <button type="submit">{format!("Confirm its connections at {}", base2)}</button>
+                                </ActionForm>
+                            </div>
+                        })}
+                        <FormError err=revoke_err/>
+                        {connections_table(d.connections.clone(), now, revoke)}
+                        <h3>"Add a connection"</h3>
+                        <FormError err=conn_err/>
+                        {move || conn_saved.get().then(|| view! { <p class="ok" role="status">"Connection added; its secret is sealed."</p> })}
+                        <ConnectionForm action=add_conn vendor=v_conn.clone()/>
+                    </section>
+                    <section class="card" id="network">
+                        <h2>"Network"</h2>
+                        <FormError err=internal_err/>
+                        {if v.internal {
+                            view! {
+                                <p>"Internal: its calls may go to private and link-local addresses of this network (never to cloud metadata addresses)."</p>
+                                <ActionForm action=set_internal>
+                                    <input type="hidden" name="slug" value=s6.clone()/>
+                                    <input type="hidden" name="internal" value="no"/>
+                                    <button type="submit">"Take the internal mark off"</button>
+                                </ActionForm>
+                            }.into_any()
+                        } else {
+                            view! {
+                                <p>"Its calls go to public addresses only: a base URL or a host name that leads to a private, loopback or link-local address is refused. Mark it internal if it really lives on your internal network."</p>
+                                <ActionForm action=set_internal>
+                                    <input type="hidden" name="slug" value=s6.clone()/>
+                                    <input type="hidden" name="internal" value="yes"/>
+                                    <label class="check"><input type="checkbox" name="confirm" value="yes" required/>
+                                        " Yes, its calls may reach this network's private addresses"</label>
+                                    <FieldError err=internal_err field="confirm"/>
+                                    <button type="submit">"Mark it internal"</button>
+                                </ActionForm>
+                            }.into_any()
+                        }}
+                    </section>
+                    <section class="card" id="state">
+                        <h2>"State"</h2>
+                        <FormError err=state_err/>
+                        {if v.disabled {
+                            view! {
+                                <p>"Enabling puts its tools back in search; agents promote them again as they need them."</p>
+                                <ActionForm action=set_state>
+                                    <input type="hidden" name="slug" value=s2/>
+                                    <input type="hidden" name="enabled" value="yes"/>
+                                    <button type="submit">"Enable the vendor"</button>
+                                </ActionForm>
+                            }.into_any()
+                        } else {
+                            view! {
+                                <p>"Disabling takes its tools out of search, refuses their calls, and demotes them from every working set (history says why). Its tools, history and connections stay."</p>
+                                <ActionForm action=set_state>
+                                    <input type="hidden" name="slug" value=s3/>
+                                    <input type="hidden" name="enabled" value="no"/>
+                                    <label class="check"><input type="checkbox" name="confirm" value="yes" required/>
+                                        {format!(" Yes, demote its tools from {}", count(d.entries, "working-set entry"))}</label>
+                                    <FieldError err=state_err field="confirm"/>
+                                    <button type="submit" class="danger">"Disable the vendor"</button>
+                                </ActionForm>
+                            }.into_any()
+                        }}
+                    </section>
+                    <section class="card" id="remove">
+                        <h2>"Remove"</h2>
+                        <p>"Removing takes the vendor off the lists: its tools leave every working set and refuse calls, its connections are revoked and their secrets dropped. Its tools, calls and history stay in the record, and importing its document again brings it back."</p>
+                        <FormError err=remove_err/>
+                        <ActionForm action=remove>
+                            <input type="hidden" name="slug" value=s4/>
+                            <label class="check"><input type="checkbox" name="confirm" value="yes" required/>
+                                {format!(" Yes, remove {} and demote its tools from {}", v.slug, count(d.entries, "working-set entry"))}</label>
+                            <FieldError err=remove_err field="confirm"/>
+                            <button type="submit" class="danger">"Remove the vendor"</button>
+                        </ActionForm>
+                    </section>
+                    {history}
+                }.into_any()
+            })}
+        </Frame>
+    }
+}

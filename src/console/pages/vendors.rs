@@ -1,0 +1,375 @@
+//! The Vendors page (SPEC §6): uploads, import summaries, connections.
+
+use super::*;
+
+/// `/vendors`: vendors, OpenAPI upload, connections.
+#[component]
+pub fn VendorsPage() -> impl IntoView {
+    let query = use_query_map();
+    let add = ServerAction::<AddVendor>::new();
+    let revoke = ServerAction::<RevokeConnection>::new();
+    let data = Resource::new(
+        move || {
+            (
+                query.read().get("import"),
+                add.version().get() + revoke.version().get(),
+            )
+        },
+        |(import, _)| vendors(import),
+    );
+    let add_err = error_of(add);
+    let vendor_saved = saved(add, "vendor");
+    let revoke_err = error_of(revoke);
+    let (importing, set_importing) = signal(false);
+    // bytes sent / total of the upload (hydrated only)
+    let (sent, set_sent) = signal::<Option<(f64, f64)>>(None);
+    let (refused, set_refused) = signal::<Option<String>>(None);
+    view! {
+        <Frame title="Vendors">
+            <h1>"Vendors"</h1>
+            {loaded(data, "Loading…", move |d| {
+                let now = d.now;
+                // what the last action said, while it is still true
+                let removed_now = query.read_untracked().get("removed").filter(|s| d.removed.contains(s));
+                let back_now = query.read_untracked().get("back").filter(|s| d.vendors.iter().any(|v| &v.slug == s));
+                view! {
+                    {removed_now.map(|slug| view! {
+                        <p class="ok" role="status">{format!("Vendor {slug} was removed: its tools left every working set and refuse calls, its connections are revoked. They stay in the record; importing its document again brings it back.")}</p>
+                    })}
+                    {back_now.map(|slug| view! {
+                        <p class="ok" role="status">{format!("Vendor {slug} was removed before and is back: its tools are in search and callable again (retired ones stay retired). Its old connections stay revoked: add a new one on its page, and import its document again if it changed.")}</p>
+                    })}
+                    {d.import.clone().map(import_summary)}
+                    {if d.vendors.is_empty() {
+                        view! { <p class="muted">"No vendors yet."</p> }.into_any()
+                    } else {
+                        view! { <div class="table-wrap"><table>
+                            <thead><tr><th>"Slug"</th><th>"Name"</th><th>"Base URL"</th><th>"OpenAPI document"</th><th>"State"</th></tr></thead>
+                            <tbody>{d.vendors.iter().cloned().map(|v| view! {
+                                <tr data-vendor=v.slug.clone()>
+                                    <td><a href=format!("/vendors/{}", segment(&v.slug)) title="settings, state and imports"><code>{v.slug.clone()}</code></a></td>
+                                    <td class="name">{v.name}</td>
+                                    <td><code>{v.base_url}</code></td>
+                                    <td>{if v.has_document { "stored" } else { "—" }}</td>
+                                    <td>{if v.disabled { "disabled" } else { "enabled" }}</td>
+                                </tr>
+                            }).collect_view()}</tbody>
+                        </table></div> }.into_any()
+                    }}
+                    {(!d.removed.is_empty()).then(|| view! {
+                        <p class="muted removed">{format!("Removed: {}. Importing a document under one of these slugs brings it back.", d.removed.join(", "))}</p>
+                    })}
+                    {(!d.imports.is_empty()).then(|| view! {
+                        <section class="card" id="imports">
+                            <h2>"Import history"</h2>
+                            <div class="table-wrap"><table class="imports">
+                                <thead><tr><th>"When"</th><th>"Vendor"</th><th>"By"</th><th>"What it did"</th></tr></thead>
+                                <tbody>{d.imports.clone().into_iter().map(|i| view! {
+                                    <tr data-vendor=i.vendor.clone()>
+                                        <td data-label="When"><When at=i.at now/></td>
+                                        <td data-label="Vendor"><a href=format!("/vendors/{}", segment(&i.vendor))><code>{i.vendor.clone()}</code></a></td>
+                                        <td data-label="By">{i.by}</td>
+                                        <td data-label="What it did">{i.headline}
+                                            {(!i.details.is_empty()).then(|| view! { <details><summary>"Which tools"</summary><ul>
+                                                {i.details.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}
+                                            </ul></details> }.into_any())}
+                                        </td>
+                                    </tr>
+                                }).collect_view()}</tbody>
+                            </table></div>
+                        </section>
+                    }.into_any())}
+                    <section class="card" id="connections">
+                        <h2>"Connections"</h2>
+                        <FormError err=revoke_err/>
+                        {connections_table(d.connections.clone(), now, revoke)}
+                        <h3>"Add a connection"</h3>
+                        {if d.vendors.is_empty() {
+                            view! { <p class="muted">"Import a vendor's document (below) first; its connection comes next."</p> }.into_any()
+                        } else {
+                            view! {
+                                <p>"A connection is added on its vendor's page, where the form starts with what the vendor's document asks for:"</p>
+                                <ul class="add-connection">{d.vendors.iter().map(|v| view! {
+                                    <li><a href=format!("/vendors/{}#connections", segment(&v.slug))>{format!("Add a connection to {}", v.slug)}</a></li>
+                                }).collect_view()}</ul>
+                            }.into_any()
+                        }}
+                        <p class="muted">"The secret is encrypted at rest and never shown again, here or to agents."</p>
+                    </section>
+                }
+            })}
+            <section class="card">
+                <h2>"New vendor"</h2>
+                <FormError err=add_err/>
+                {move || vendor_saved.get().then(|| view! { <p class="ok" role="status">"Vendor created."</p> })}
+                <ActionForm action=add node_ref=clear_on_save(add) attr:class="grid-form" attr:novalidate=true>
+                    <label>"Slug"<input name="slug" placeholder="stripe"/></label>
+                    <FieldError err=add_err field="slug"/>
+                    <label>"Name"<input name="name" placeholder="Stripe"/></label>
+                    <FieldError err=add_err field="name"/>
+                    <label>"Base URL"<input name="base_url" placeholder="https://api.stripe.com"/></label>
+                    <FieldError err=add_err field="base_url"/>
+                    <button type="submit">"Create vendor"</button>
+                </ActionForm>
+            </section>
+            <section class="card" id="import">
+                <h2>"Import an OpenAPI document"</h2>
+                <p class="muted">"OpenAPI 3.0, 3.1 or Swagger 2.0, JSON or YAML, up to 32 MiB. Every operation becomes a tool of the vendor (a new vendor is created with the document's server URL, or the base URL given). A newer document of a vendor updates its tools: changed operations get a new version, new ones are added, and tools whose operation is gone are retired (demoted, kept for the record). All or nothing: a failure changes nothing."</p>
+                <form method="post" action="/vendors/import" enctype="multipart/form-data" class="grid-form"
+                      on:submit=move |ev| {
+                          let refused = upload_with_progress(ev, set_sent);
+                          set_importing.set(refused.is_none());
+                          set_refused.set(refused);
+                      }>
+                    <label>"Vendor slug"<input name="vendor" required placeholder="stripe"/></label>
+                    <label>"Base URL (optional)"<input name="base_url" placeholder="from the document"/></label>
+                    <label>"Document"<input type="file" name="document" accept=".json,.yaml,.yml,application/json,application/yaml" required/></label>
+                    <button type="submit">"Import"</button>
+                </form>
+                {move || refused.get().map(|m| view! { <p class="error" role="alert">{m}</p> })}
+                {move || importing.get().then(|| view! {
+                    <p role="status" class="upload">
+                        {move || match sent.get() {
+                            Some((done, total)) if done < total => format!("Uploading… {}% ", (done * 100.0 / total) as u32),
+                            Some(_) => "Uploaded; importing… ".to_string(),
+                            None => "Uploading and importing… ".to_string(),
+                        }}
+                        <progress max="100" value=move || sent.get().map(|(d, t)| (d * 100.0 / t.max(1.0)).round().to_string())></progress>
+                    </p>
+                })}
+            </section>
+        </Frame>
+    }
+}
+
+/// When hydrated, sends the upload form with `XMLHttpRequest` so the page can show the
+/// bytes sent, then goes where the server redirected (the summary). Without JavaScript, or
+/// when anything here is unavailable, the form posts as usual.
+#[cfg(feature = "hydrate")]
+pub(crate) fn upload_with_progress(
+    ev: leptos::ev::SubmitEvent,
+    progress: WriteSignal<Option<(f64, f64)>>,
+) -> Option<String> {
+    use wasm_bindgen::closure::Closure;
+    use wasm_bindgen::JsCast;
+    let Some(form) = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::HtmlFormElement>().ok())
+    else {
+        return None;
+    };
+    let (Ok(data), Ok(xhr)) = (
+        web_sys::FormData::new_with_form(&form),
+        web_sys::XmlHttpRequest::new(),
+    ) else {
+        return None;
+    };
+    if let Ok(file) = data.get("document").dyn_into::<web_sys::File>() {
+        if file.size() > MAX_UPLOAD_BYTES as f64 {
+            ev.prevent_default();
+            return Some(format!(
+                "The document is {:.1} MiB; Graft imports documents up to {} MiB.",
+                file.size() / 1_048_576.0,
+                MAX_UPLOAD_BYTES >> 20
+            ));
+        }
+    }
+    if xhr.open("POST", "/vendors/import").is_err()
+        || xhr.set_request_header("x-graft-upload", "1").is_err()
+    {
+        return None;
+    }
+    ev.prevent_default();
+    let on_progress =
+        Closure::<dyn FnMut(web_sys::ProgressEvent)>::new(move |e: web_sys::ProgressEvent| {
+            if e.length_computable() {
+                progress.set(Some((e.loaded(), e.total())));
+            }
+        });
+    if let Ok(upload) = xhr.upload() {
+        upload.set_onprogress(Some(on_progress.as_ref().unchecked_ref()));
+    }
+    on_progress.forget();
+    let done = xhr.clone();
+    let on_end = Closure::<dyn FnMut()>::new(move || {
+        // the summary's address, sent as text; signed out (a redirect to /login that the
+        // request followed) or anything else: the plain page
+        let text = done.response_text().ok().flatten().unwrap_or_default();
+        let target = if done.status().unwrap_or(0) == 200 && text.starts_with("/vendors?import=") {
+            text
+        } else {
+            "/vendors".to_string()
+        };
+        if let Some(w) = web_sys::window() {
+            let _ = w.location().assign(&target);
+        }
+    });
+    xhr.set_onloadend(Some(on_end.as_ref().unchecked_ref()));
+    on_end.forget();
+    let _ = xhr.send_with_opt_form_data(Some(&data));
+    None
+}
+
+#[cfg(not(feature = "hydrate"))]
+pub(crate) fn upload_with_progress(
+    _: leptos::ev::SubmitEvent,
+    _: WriteSignal<Option<(f64, f64)>>,
+) -> Option<String> {
+    None
+}
+
+pub(crate) fn import_summary(s: ImportSummary) -> impl IntoView {
+    match s.error {
+        Some(e) => view! {
+            <section class="card error-card" role="alert" id="import-summary">
+                <h2>"Import failed"</h2>
+                <p>{format!("Nothing was imported for {}: {e}", if s.vendor.is_empty() { "the vendor" } else { s.vendor.as_str() })}</p>
+            </section>
+        }
+        .into_any(),
+        None => view! {
+            <section class="card ok-card" role="status" id="import-summary">
+                <h2>"Import done"</h2>
+                <p class="headline">{s.headline()}</p>
+                {s.adopted_base_url.clone().map(|u| view! { <p class="warning" role="note">"Base URL "<code>{u}</code>", taken from the document's servers: every call of these tools goes there. Change it on the vendor's page if it is not the API you mean."</p> })}
+                {s.origin_moved.clone().map(|(old, new)| view! { <p class="warning" role="note">{format!("Moved from {old} to {new}: its connections send nothing until you confirm them on the vendor's page, and its approvals are asked again.")}</p> })}
+                {(!s.moved.is_empty()).then(|| view! { <details open><summary>"Agents' tools renamed: the document's operations take their names"</summary><ul>
+                    {s.moved.clone().into_iter().map(|(o, n)| view! { <li><code>{o}</code>" → "<code>{n}</code></li> }).collect_view()}
+                </ul></details> })}
+                {(!s.updated.is_empty()).then(|| view! { <details open><summary>"Updated: a new version, authored by import"</summary><ul>
+                    {s.updated.clone().into_iter().map(|(n, what)| view! { <li><a href=format!("/tools/{}/{}", segment(&s.vendor), segment(&n))><code>{n.clone()}</code></a>": "{what}</li> }).collect_view()}
+                </ul></details> })}
+                {(!s.retired.is_empty()).then(|| view! { <details open><summary>"Retired: no longer in the document (demoted from working sets, kept for history)"</summary><ul>
+                    {s.retired.clone().into_iter().map(|n| view! { <li><code>{n}</code></li> }).collect_view()}
+                </ul></details> })}
+                {(!s.restored.is_empty()).then(|| view! { <details><summary>"Restored: back in the document"</summary><ul>
+                    {s.restored.clone().into_iter().map(|n| view! { <li><code>{n}</code></li> }).collect_view()}
+                </ul></details> })}
+                {(!s.kept.is_empty()).then(|| view! { <details><summary>"Left alone: an agent wrote their current version"</summary><ul>
+                    {s.kept.clone().into_iter().map(|n| view! { <li><code>{n}</code></li> }).collect_view()}
+                </ul></details> })}
+                {(!s.renamed.is_empty()).then(|| view! { <details><summary>"Renamed"</summary><ul>
+                    {s.renamed.into_iter().map(|(o, n)| view! { <li><code>{o}</code>" → "<code>{n}</code></li> }).collect_view()}
+                </ul></details> })}
+                {(!s.skipped.is_empty()).then(|| view! { <details><summary>"Skipped"</summary><ul>
+                    {s.skipped.into_iter().map(|(o, r)| view! { <li><code>{o}</code>": "{r}</li> }).collect_view()}
+                </ul></details> })}
+                {(!s.withheld.is_empty()).then(|| view! { <details><summary>"Parameters not offered to agents (Graft or the connection sets them)"</summary><ul>
+                    {s.withheld.into_iter().map(|(o, p)| view! { <li><code>{o}</code>": "{p}</li> }).collect_view()}
+                </ul></details> })}
+                <p><a href=format!("/tools?vendor={}", segment(&s.vendor))>"See its tools"</a></p>
+            </section>
+        }
+        .into_any(),
+    }
+}
+
+/// The kinds a connection can be, with the words the form shows.
+pub(crate) const CONNECTION_KINDS: [(&str, &str); 5] = [
+    ("bearer", "bearer (Authorization: Bearer)"),
+    ("header", "header (e.g. X-Api-Key)"),
+    ("query", "query parameter"),
+    ("basic", "basic (user:password)"),
+    ("none", "none"),
+];
+
+/// The form that adds a connection to `vendor` (issue 14.5), on the vendor's page: the
+/// kind and the header or parameter name start as its document asks (its
+/// securitySchemes, read at import); errors show at their fields; once saved the form
+/// empties (the secret is never rendered back).
+#[component]
+pub(crate) fn ConnectionForm(
+    action: ServerAction<AddConnection>,
+    vendor: VendorItem,
+) -> impl IntoView {
+    let err = error_of(action);
+    let kind = vendor
+        .auth_kind
+        .clone()
+        .unwrap_or_else(|| "bearer".to_string());
+    let name = vendor.auth_name.clone().unwrap_or_default();
+    let suggestion = match (vendor.auth_kind.as_deref(), name.as_str()) {
+        (Some("header"), n) => Some(format!(
+            "{}'s document asks for the header {n}.",
+            vendor.slug
+        )),
+        (Some("query"), n) => Some(format!(
+            "{}'s document asks for the query parameter {n}.",
+            vendor.slug
+        )),
+        (Some("bearer"), _) => Some(format!(
+            "{}'s document asks for a bearer token.",
+            vendor.slug
+        )),
+        (Some("basic"), _) => Some(format!(
+            "{}'s document asks for HTTP basic auth.",
+            vendor.slug
+        )),
+        _ => None,
+    };
+    let form = clear_on_save(action);
+    view! {
+        <ActionForm action node_ref=form attr:class="grid-form" attr:novalidate=true>
+            <input type="hidden" name="vendor" value=vendor.slug.clone()/>
+            <FieldError err field="vendor"/>
+            {suggestion.map(|s| view! { <p class="muted hint">{s}</p> })}
+            <label>"Label"<input name="label" required placeholder="production"/></label>
+            <FieldError err field="label"/>
+            <label>"Kind"
+                <select name="kind">
+                    {CONNECTION_KINDS.iter().map(|(value, words)| view! {
+                        <option value=*value selected=kind == *value>{*words}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+            <FieldError err field="kind"/>
+            <label>"Header or query parameter name"
+                <input name="name" placeholder="only for header and query" value=name/></label>
+            <FieldError err field="name"/>
+            <label>"Secret (write-only)"<input type="password" name="secret" autocomplete="off"/></label>
+            <FieldError err field="secret"/>
+            <button type="submit">"Add connection"</button>
+        </ActionForm>
+    }
+}
+
+pub(crate) fn connections_table(
+    list: Vec<ConnectionItem>,
+    now: i64,
+    revoke: ServerAction<RevokeConnection>,
+) -> impl IntoView {
+    if list.is_empty() {
+        return view! { <p class="muted">"No connections: tools run without credentials."</p> }
+            .into_any();
+    }
+    view! {
+        <div class="table-wrap"><table class="connections">
+            <thead><tr><th>"Vendor"</th><th>"Label"</th><th>"Kind"</th><th>"Added"</th><th>"State"</th><th></th></tr></thead>
+            <tbody>{list.into_iter().map(|c| { let (l1, l2) = (c.label.clone(), c.label.clone()); view! {
+                <tr data-connection=l1>
+                    <td><code>{c.vendor}</code></td>
+                    <td>{c.label.clone()}</td>
+                    <td>{c.kind}{c.name.map(|n| format!(" ({n})"))}</td>
+                    <td><When at=c.created_at now/></td>
+                    <td>{match (c.revoked_at, c.suspended.clone()) {
+                        (Some(t), _) => view! { "revoked "<When at=t now/> }.into_any(),
+                        (None, Some(why)) => view! { <span class="warning-text" title=why>"suspended: the base URL moved"</span> }.into_any(),
+                        (None, None) => "active".into_any(),
+                    }}</td>
+                    <td>{c.revoked_at.is_none().then(|| view! {
+                        <Confirm label="Revoke".to_string()>
+                            <p>{format!("Calls that use {l2} fail from now on, and each tool whose calls use it is demoted in every working set. Its secret cannot be recovered.")}</p>
+                            <ActionForm action=revoke attr:class="inline">
+                                <input type="hidden" name="id" value=c.id.to_string()/>
+                                <input type="hidden" name="confirm" value="yes"/>
+                                <button type="submit" class="danger solid" aria-label=format!("Revoke {l2}")>"Revoke it"</button>
+                            </ActionForm>
+                        </Confirm>
+                    })}</td>
+                </tr>
+            }}).collect_view()}</tbody>
+        </table></div>
+        <p class="muted">"Revoking demotes, in every working set, each tool whose calls use the connection."</p>
+    }
+    .into_any()
+}

@@ -1,0 +1,484 @@
+//! Agents in the console (SPEC §6): list, add, edit, rotate a token, and one agent's
+//! working set, history and calls, with promote, demote and moves between agents.
+
+use super::*;
+
+/// An agent row of the Agents page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentItem {
+    /// Name (unique; the page address).
+    pub name: String,
+    /// Harness label.
+    pub harness: Option<String>,
+    /// Working-set size now.
+    pub size: i64,
+    /// Cap, 1..=500.
+    pub cap: i64,
+    /// Idle window, days.
+    pub idle_window_days: i64,
+    /// Last authenticated MCP request (ms since the epoch).
+    pub last_seen_at: Option<i64>,
+}
+
+/// The Agents page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentsData {
+    /// The server's clock (ms) for relative times.
+    pub now: i64,
+    /// Every agent by name.
+    pub agents: Vec<AgentItem>,
+}
+
+/// A working-set entry as the harness sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntryItem {
+    /// Vendor slug.
+    pub vendor: String,
+    /// Tool name.
+    pub name: String,
+    /// Description.
+    pub description: String,
+    /// Promoted by, in words ("the agent", "a publish", "a person", "the rule").
+    pub promoted_by: String,
+    /// Promotion time (ms).
+    pub promoted_at: i64,
+    /// Last call (ms); `None` reads "never".
+    pub last_used_at: Option<i64>,
+    /// Calls by this agent.
+    pub calls: i64,
+}
+
+/// A History row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryItem {
+    /// `vendor__name`.
+    pub tool: String,
+    /// `promote` or `demote`.
+    pub action: String,
+    /// The cause in words (SPEC §6).
+    pub cause: String,
+    /// When (ms).
+    pub at: i64,
+}
+
+/// The Agent page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentData {
+    /// The server's clock (ms).
+    pub now: i64,
+    /// The agent.
+    pub agent: AgentItem,
+    /// Its working set, by vendor and name.
+    pub entries: Vec<EntryItem>,
+    /// One page of history, newest first.
+    pub history: Vec<HistoryItem>,
+    /// History rows in all.
+    pub history_total: i64,
+    /// The page shown (from 1).
+    pub page: i64,
+    /// Rows per page.
+    pub per_page: i64,
+    /// What the next sweep would demote: `(vendor__name, cause in words)`.
+    pub preview: Vec<(String, String)>,
+    /// Minutes until the next sweep.
+    pub next_sweep_minutes: i64,
+    /// This agent's approvals.
+    pub approvals: Vec<ApprovalItem>,
+    /// Working-set size after each change, `(ms, size)`, oldest first.
+    pub sizes: Vec<(i64, i64)>,
+    /// Its newest calls (20 at most), newest first, narrowed to `calls_outcome`.
+    pub calls: Vec<CallItem>,
+    /// The outcome the calls are narrowed to (`ok`, `failed`, `approval`, `dry-run`).
+    pub calls_outcome: Option<String>,
+    /// Whether older calls exist past the last one shown.
+    pub calls_more: bool,
+    /// The call id the list starts below, when it is not the newest page.
+    #[serde(default)]
+    pub calls_before: Option<i64>,
+}
+
+/// One call of the calls log (issue 14.4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallItem {
+    /// Call id (increasing; `before` of the next page).
+    pub id: i64,
+    /// Agent name.
+    pub agent: String,
+    /// `vendor__name`.
+    pub tool: String,
+    /// Vendor slug.
+    pub vendor: String,
+    /// Tool name.
+    pub name: String,
+    /// The version that ran.
+    pub version: i64,
+    /// Whether it succeeded.
+    pub ok: bool,
+    /// The outcome in words (`ok`, `dry run`, `waits for approval`, `vendor error`, …).
+    pub outcome: String,
+    /// The vendor's HTTP status, when it answered.
+    pub http_status: Option<i64>,
+    /// The error told to the agent (redacted).
+    pub message: Option<String>,
+    /// The input, redacted JSON text.
+    pub input: Option<String>,
+    /// Duration (ms).
+    pub duration_ms: i64,
+    /// When (ms).
+    pub at: i64,
+}
+
+/// A token shown once, with the configuration snippets of each client (CLIENTS.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenReveal {
+    /// Agent name.
+    pub agent: String,
+    /// The bearer token (shown once, never stored in clear).
+    pub token: String,
+    /// The MCP endpoint URL.
+    pub url: String,
+    /// `(client, where it goes, text)`.
+    pub snippets: Vec<(String, String, String)>,
+}
+
+#[cfg(feature = "ssr")]
+pub(crate) fn agent_item(a: crate::service::AgentSummary) -> AgentItem {
+    AgentItem {
+        name: a.name,
+        harness: a.harness,
+        size: a.size,
+        cap: a.cap,
+        idle_window_days: a.idle_window_days,
+        last_seen_at: a.last_seen_at,
+    }
+}
+
+/// A calls-log row for the console.
+#[cfg(feature = "ssr")]
+pub(crate) fn call_item(c: crate::db::CallLogRow) -> CallItem {
+    CallItem {
+        id: c.id,
+        outcome: if c.dry_run && c.status != "ok" {
+            format!("{} (dry run)", c.outcome())
+        } else {
+            c.outcome().to_string()
+        },
+        ok: c.status == "ok",
+        tool: format!("{}__{}", c.vendor, c.name),
+        agent: c.agent,
+        vendor: c.vendor,
+        name: c.name,
+        version: c.version,
+        http_status: c.http_status,
+        // the first sentence: an approval's message goes on to what the agent should
+        // tell its user
+        message: c
+            .message
+            .map(|m| crate::domain::search::text::first_sentence(&m, 200)),
+        input: c.input,
+        duration_ms: c.duration_ms,
+        at: c.at,
+    }
+}
+
+/// The Agents page: every agent with its size, cap, window and last seen.
+#[server(prefix = "/api", endpoint = "agents")]
+pub async fn agents() -> ConsoleResult<AgentsData> {
+    with_status(async move {
+        let (state, _) = signed_in().await?;
+        let agents = state.graft.list_agents().await?;
+        Ok(AgentsData {
+            now: state.graft.clock_now(),
+            agents: agents.into_iter().map(agent_item).collect(),
+        })
+    })
+    .await
+}
+
+/// Checks the agent form's fields one by one so each error lands at its field.
+#[cfg(feature = "ssr")]
+pub(crate) fn check_agent_fields(
+    name: &str,
+    cap: &str,
+    window: &str,
+) -> ConsoleResult<(String, i64, i64)> {
+    use crate::domain;
+    let name = domain::check_agent_name(name.trim()).map_err(|m| ConsoleError::field("name", m))?;
+    let cap = number("cap", "cap", cap)?;
+    domain::check_cap(cap).map_err(|m| ConsoleError::field("cap", m))?;
+    let window = number("window", "idle window", window)?;
+    domain::check_idle_window(window).map_err(|m| ConsoleError::field("window", m))?;
+    Ok((name, cap, window))
+}
+
+/// Maps a taken name to the `name` field.
+#[cfg(feature = "ssr")]
+pub(crate) fn name_taken(e: ServiceError) -> ConsoleError {
+    match e {
+        ServiceError::Conflict(m) => ConsoleError::field("name", m),
+        other => other.into(),
+    }
+}
+
+/// Creates an agent (SPEC §6 New agent) and goes to the page that shows its token once.
+/// Errors: at `name` (rules, taken), `cap` (1..=500), `window` (1..=3650 days).
+#[server(prefix = "/api", endpoint = "add_agent")]
+pub async fn add_agent(
+    name: String,
+    harness: String,
+    cap: String,
+    window: String,
+) -> ConsoleResult<()> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        let (name, cap, window) = check_agent_fields(&name, &cap, &window)?;
+        if !harness.is_empty() && !HARNESSES.iter().any(|(v, _)| *v == harness) {
+            return Err(ConsoleError::field(
+                "harness",
+                "choose a harness from the list",
+            ));
+        }
+        let (agent, token) = state
+            .graft
+            .add_agent(&name, Some(harness.as_str()), Some(cap), Some(window))
+            .await
+            .map_err(name_taken)?;
+        tracing::info!(agent = %agent.name, by = %person.name, "agent created in the console");
+        let id = state
+            .flash
+            .put(&person.name, Flash::Token(agent.name.clone(), token));
+        leptos_axum::redirect(&format!(
+            "/agents/{}/token?reveal={id}",
+            segment(&agent.name)
+        ));
+        Ok(())
+    })
+    .await
+}
+
+/// Changes an agent's name, cap and idle window (SPEC §6 "Name, cap and idle window");
+/// the rule reads them at the next sweep. Nothing is saved when a field is wrong. A new
+/// name moves the page to its new address.
+#[server(prefix = "/api", endpoint = "edit_agent")]
+pub async fn edit_agent(
+    agent: String,
+    name: String,
+    cap: String,
+    window: String,
+) -> ConsoleResult<()> {
+    with_status(async move {
+        let (state, _) = signed_in().await?;
+        let (name, cap, window) = check_agent_fields(&name, &cap, &window)?;
+        let a = state
+            .graft
+            .set_agent(&agent, Some(&name), Some(cap), Some(window))
+            .await
+            .map_err(name_taken)?;
+        if a.name != agent {
+            leptos_axum::redirect(&format!("/agents/{}?saved=agent", segment(&a.name)));
+        } else {
+            back_saying_saved("agent");
+        }
+        Ok(())
+    })
+    .await
+}
+
+/// Refuses a destructive action that was not confirmed (issue 14.5): the console's
+/// second step sends `confirm=yes`. Errors: `Refused` saying what the action does and
+/// that nothing was done (the step is not a field the person fills).
+#[cfg(feature = "ssr")]
+pub(crate) fn confirmed(confirm: Option<&str>, what: &str) -> ConsoleResult<()> {
+    match confirm {
+        Some("yes") => Ok(()),
+        _ => Err(ConsoleError::Refused(format!(
+            "Nothing was done: {what}, so it needs its second step (confirm)."
+        ))),
+    }
+}
+
+/// Gives an agent a new token and goes to the page that shows it once. The old token
+/// stops working at once, so it must be confirmed: `confirm` = `yes`. Errors: `Refused`
+/// (not confirmed, unknown agent).
+#[server(prefix = "/api", endpoint = "rotate_token")]
+pub async fn rotate_token(agent: String, confirm: Option<String>) -> ConsoleResult<()> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        confirmed(
+            confirm.as_deref(),
+            "rotating the token stops the old one at once",
+        )?;
+        let a = state.graft.agent_by_name(&agent).await?;
+        let token = state.graft.rotate_token(a.id).await?;
+        tracing::info!(agent = %a.name, by = %person.name, "token rotated in the console");
+        let id = state
+            .flash
+            .put(&person.name, Flash::Token(a.name.clone(), token));
+        leptos_axum::redirect(&format!("/agents/{}/token?reveal={id}", segment(&a.name)));
+        Ok(())
+    })
+    .await
+}
+
+/// The token of `agent` kept for this person under `reveal`, taken (a second read finds
+/// nothing), with the client snippets. `None` once shown, expired (10 minutes), or kept
+/// for another agent. Errors: `Refused` for an unknown agent (the page answers 404).
+#[server(prefix = "/api", endpoint = "take_token")]
+pub async fn take_token(agent: String, reveal: String) -> ConsoleResult<Option<TokenReveal>> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        let row = state.graft.agent_by_name(&agent).await?;
+        let (wanted, harness) = (row.name, row.harness);
+        let Some(Flash::Token(agent, token)) = state.flash.take(&person.name, &reveal) else {
+            return Ok(None);
+        };
+        if agent != wanted {
+            return Ok(None);
+        }
+        let url = format!("{}/mcp", state.public_url.trim_end_matches('/'));
+        let mut snippets = crate::console::snippets::all(&agent, &url, &token);
+        // the client chosen when the agent was made comes first
+        if let Some(label) = harness.as_deref().map(harness_in_words) {
+            snippets.sort_by_key(|(client, _, _)| *client != label);
+        }
+        Ok(Some(TokenReveal {
+            snippets,
+            agent,
+            token,
+            url,
+        }))
+    })
+    .await
+}
+
+/// The Agent page's data; `page` of History counts from 1 (20 rows a page); its recent
+/// calls are narrowed to `outcome` (`ok`, `failed`, `approval`, `dry-run`; none, empty or
+/// anything else: all) and start below call id `before` (the next page).
+#[server(prefix = "/api", endpoint = "agent")]
+pub async fn agent(
+    name: String,
+    page: i64,
+    outcome: Option<String>,
+    before: Option<i64>,
+) -> ConsoleResult<AgentData> {
+    with_status(async move {
+        const PER_PAGE: i64 = 20;
+        let (state, _) = signed_in().await?;
+        let g = &state.graft;
+        let a = g.agent_by_name(&name).await?;
+        let now = g.clock_now();
+        let entries = g.working_set_view(a.id).await?;
+        let history_total = g.history_count(a.id).await?;
+        let pages = ((history_total + PER_PAGE - 1) / PER_PAGE).max(1);
+        let page = page.clamp(1, pages);
+        let history = g.history(a.id, PER_PAGE, (page - 1) * PER_PAGE).await?;
+        let preview =
+            crate::service::Graft::sweep_preview(&a, &entries, state.next_sweep_at().max(now));
+        // an unknown outcome (a stale or mistyped link) shows every call
+        let outcome = outcome
+            .as_deref()
+            .map(str::trim)
+            .and_then(crate::db::CallOutcome::parse);
+        let filter = crate::db::CallFilter {
+            agent_id: Some(a.id),
+            outcome,
+            before,
+            ..Default::default()
+        };
+        let mut calls = g.calls(&filter, CALLS_SHOWN + 1).await?;
+        let calls_more = calls.len() as i64 > CALLS_SHOWN;
+        calls.truncate(CALLS_SHOWN as usize);
+        let approvals = g
+            .approvals()
+            .await?
+            .into_iter()
+            .filter(|x| x.agent_id == a.id)
+            .map(approval_item)
+            .collect();
+        Ok(AgentData {
+            now,
+            agent: AgentItem {
+                size: entries.len() as i64,
+                name: a.name,
+                harness: a.harness,
+                cap: a.cap,
+                idle_window_days: a.idle_window_days,
+                last_seen_at: a.last_seen_at,
+            },
+            entries: entries
+                .into_iter()
+                .map(|e| EntryItem {
+                    vendor: e.entry.tool.vendor,
+                    name: e.entry.tool.name,
+                    // the full text is on the tool's page
+                    description: crate::domain::openapi::truncate_chars(
+                        &e.entry.tool.description,
+                        200,
+                    ),
+                    promoted_by: promoted_by_in_words(&e.entry.promoted_by).into(),
+                    promoted_at: e.entry.promoted_at,
+                    last_used_at: e.last_used_at,
+                    calls: e.calls,
+                })
+                .collect(),
+            history: history
+                .into_iter()
+                .map(|h| HistoryItem {
+                    tool: format!("{}__{}", h.vendor, h.name),
+                    action: h.action,
+                    cause: cause_in_words(&h.cause).into(),
+                    at: h.at,
+                })
+                .collect(),
+            history_total,
+            page,
+            per_page: PER_PAGE,
+            preview: preview
+                .into_iter()
+                .map(|(t, c)| (t, cause_in_words(&c).to_string()))
+                .collect(),
+            next_sweep_minutes: state.minutes_to_next_sweep(now),
+            approvals,
+            sizes: g.size_over_time(a.id).await?,
+            calls: calls.into_iter().map(call_item).collect(),
+            calls_outcome: outcome.map(|o| o.as_str().to_string()),
+            calls_more,
+            calls_before: before,
+        })
+    })
+    .await
+}
+
+/// Promotes a tool for an agent as this person (history cause `console`; list_changed
+/// reaches that agent only). `tool` is `vendor__name`.
+#[server(prefix = "/api", endpoint = "promote")]
+pub async fn promote(agent: String, tool: String) -> ConsoleResult<()> {
+    with_status(move_tool(agent, tool, true)).await
+}
+
+/// Demotes a tool for an agent as this person (history cause `console`).
+#[server(prefix = "/api", endpoint = "demote")]
+pub async fn demote(agent: String, tool: String) -> ConsoleResult<()> {
+    with_status(move_tool(agent, tool, false)).await
+}
+
+/// Promotes (or demotes) `tool` (`vendor__name`) for `agent` as the signed-in person.
+#[cfg(feature = "ssr")]
+pub(crate) async fn move_tool(agent: String, tool: String, promote: bool) -> ConsoleResult<()> {
+    let (state, person) = signed_in().await?;
+    let a = state.graft.agent_by_name(&agent).await?;
+    let (vendor, name) = split_tool(&tool)?;
+    let actor = Actor::Person(person.name);
+    if promote {
+        state.graft.promote_tool(&actor, a.id, vendor, name).await?;
+    } else {
+        state.graft.demote_tool(&actor, a.id, vendor, name).await?;
+    }
+    Ok(())
+}
+
+#[cfg(feature = "ssr")]
+pub(crate) fn split_tool(tool: &str) -> ConsoleResult<(&str, &str)> {
+    tool.split_once("__")
+        .ok_or_else(|| ConsoleError::Refused(format!("{tool:?} is not vendor__name")))
+}

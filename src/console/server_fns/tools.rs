@@ -1,0 +1,331 @@
+//! The toolbox in the console (SPEC §6): search, browse by vendor or by use, one tool's
+//! versions, notes and calls.
+
+use super::*;
+
+/// A toolbox hit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HitItem {
+    /// Vendor slug.
+    pub vendor: String,
+    /// Tool name.
+    pub name: String,
+    /// The first sentence of its description (160 characters at most).
+    pub description: String,
+    /// Relevance, 0–1, two decimals.
+    pub score: String,
+    /// Whether the agent asked about has it promoted.
+    pub promoted: bool,
+    /// readOnlyHint.
+    pub read_only: bool,
+    /// destructiveHint.
+    pub destructive: bool,
+}
+
+/// A toolbox search's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchData {
+    /// Up to 50 hits, best first.
+    pub hits: Vec<HitItem>,
+    /// Matches in all.
+    pub total: usize,
+    /// Tools in the toolbox.
+    pub toolbox: i64,
+    /// Whether search ranks by meaning too (an embedding model is loaded); else words
+    /// only.
+    pub semantic: bool,
+}
+
+/// A tool as the Toolbox lists it when browsing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BrowseItem {
+    /// Vendor slug.
+    pub vendor: String,
+    /// Tool name.
+    pub name: String,
+    /// The first sentence of its description (160 characters at most), plain text.
+    pub description: String,
+    /// What a call does, in words: `reads`, `writes` or `deletes` ([`does_in_words`]).
+    pub does: String,
+    /// Calls that reached the vendor, every agent's together.
+    pub calls: i64,
+    /// The last such call (ms).
+    pub last_used_at: Option<i64>,
+}
+
+/// The Toolbox browsed without a query (issue 14.2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BrowseData {
+    /// The server's clock (ms).
+    pub now: i64,
+    /// Every vendor: `(slug, display name, tools)`, by slug.
+    pub vendors: Vec<(String, String, i64)>,
+    /// The vendor shown (none: all).
+    pub vendor: Option<String>,
+    /// `name` or `use`.
+    pub sort: String,
+    /// One page of tools.
+    pub tools: Vec<BrowseItem>,
+    /// Tools in all (of the vendor shown).
+    pub total: i64,
+    /// The page shown (from 1).
+    pub page: i64,
+    /// Tools per page.
+    pub per_page: i64,
+}
+
+/// A version of a tool.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VersionItem {
+    /// Number.
+    pub version: i64,
+    /// Method.
+    pub method: String,
+    /// Path template.
+    pub path: String,
+    /// Description.
+    pub description: String,
+    /// Who wrote it, in words.
+    pub author: String,
+    /// When (ms).
+    pub created_at: i64,
+    /// `[readOnly, destructive, idempotent, openWorld]`.
+    pub hints: [bool; 4],
+    /// Binding, pretty JSON.
+    pub binding: String,
+    /// Input schema, pretty JSON.
+    pub input_schema: String,
+}
+
+/// The tool page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolData {
+    /// The server's clock (ms).
+    pub now: i64,
+    /// Vendor slug.
+    pub vendor: String,
+    /// Tool name.
+    pub name: String,
+    /// Operation it was imported from.
+    pub operation_id: Option<String>,
+    /// Every version, newest first.
+    pub versions: Vec<VersionItem>,
+    /// `(agent, promoted by in words)` of the agents that have it promoted.
+    pub holders: Vec<(String, String)>,
+    /// `(author, text, ms)`, oldest first.
+    pub notes: Vec<(String, String, i64)>,
+    /// The connection its calls use: `(label, why)`.
+    pub connection: Option<(String, String)>,
+    /// Its newest calls by any agent (20 at most), newest first.
+    pub calls: Vec<CallItem>,
+    /// Whether an agent's first call needs a person's approval (a write, or a
+    /// definition an agent wrote).
+    #[serde(default)]
+    pub gated: bool,
+    /// When a re-import retired it (ms): its operation left the vendor's document.
+    #[serde(default)]
+    pub retired_at: Option<i64>,
+    /// Whether its vendor is disabled.
+    #[serde(default)]
+    pub vendor_disabled: bool,
+    /// Whether its vendor was removed (it is disabled too).
+    #[serde(default)]
+    pub vendor_removed: bool,
+}
+
+/// The toolbox search (the same search as `find_tool`); `agent` marks what that agent
+/// has promoted; `vendor` (a slug) keeps that vendor's hits only, ranked as when the
+/// query names the vendor. An empty query answers no hits.
+#[server(prefix = "/api", endpoint = "search_tools")]
+pub async fn search_tools(
+    query: String,
+    agent: Option<String>,
+    vendor: Option<String>,
+) -> ConsoleResult<SearchData> {
+    with_status(async move {
+        let (state, _) = signed_in().await?;
+        let g = &state.graft;
+        let toolbox = g.toolbox_size().await?;
+        let semantic = g.search_status().model.is_some();
+        if query.trim().is_empty() {
+            return Ok(SearchData {
+                hits: vec![],
+                total: 0,
+                toolbox,
+                semantic,
+            });
+        }
+        let agent_id = match agent.filter(|a| !a.is_empty()) {
+            Some(a) => Some(g.agent_by_name(&a).await?.id),
+            None => None,
+        };
+        let mut query: String = query.chars().take(200).collect();
+        let vendor = vendor.filter(|v| !v.trim().is_empty());
+        if let Some(v) = &vendor {
+            g.vendor(v).await?;
+            // a vendor named in the query ranks its tools first (find_tool's rule)
+            query = format!("{query} {v}");
+        }
+        let mut r = g.search_tools(agent_id, &query, 50).await?;
+        if let Some(v) = &vendor {
+            r.hits.retain(|h| &h.vendor == v);
+            r.total = r.hits.len();
+        }
+        Ok(SearchData {
+            hits: r
+                .hits
+                .into_iter()
+                .map(|h| HitItem {
+                    vendor: h.vendor,
+                    name: h.name,
+                    description: h.description,
+                    score: format!("{:.2}", h.score),
+                    promoted: h.promoted,
+                    read_only: h.read_only_hint,
+                    destructive: h.destructive_hint,
+                })
+                .collect(),
+            total: r.total,
+            toolbox,
+            semantic,
+        })
+    })
+    .await
+}
+
+/// The Toolbox without a query (issue 14.2): page `page` (from 1; 50 tools a page) of
+/// `vendor`'s tools (a slug; none or empty: every vendor), sorted by `sort` (`name`, the
+/// default and what any other value gives, or `use`: most calls first). Errors: an
+/// unknown vendor.
+#[server(prefix = "/api", endpoint = "browse_tools")]
+pub async fn browse_tools(
+    vendor: Option<String>,
+    sort: Option<String>,
+    page: Option<i64>,
+) -> ConsoleResult<BrowseData> {
+    with_status(async move {
+        const PER_PAGE: i64 = 50;
+        let (state, _) = signed_in().await?;
+        let g = &state.graft;
+        let vendor = vendor.filter(|v| !v.trim().is_empty());
+        // an unknown order (a stale or mistyped link) sorts by name
+        let (order, sort) = match sort.as_deref() {
+            Some("use") => (crate::db::BrowseOrder::Use, "use"),
+            _ => (crate::db::BrowseOrder::Name, "name"),
+        };
+        let page = page.unwrap_or(1).clamp(1, i64::MAX / PER_PAGE);
+        let (mut rows, total) = g
+            .browse_tools(vendor.as_deref(), order, PER_PAGE, (page - 1) * PER_PAGE)
+            .await?;
+        let pages = ((total + PER_PAGE - 1) / PER_PAGE).max(1);
+        let page = if page > pages {
+            // past the end (the toolbox shrank): the last page
+            let (last, _) = g
+                .browse_tools(vendor.as_deref(), order, PER_PAGE, (pages - 1) * PER_PAGE)
+                .await?;
+            rows = last;
+            pages
+        } else {
+            page
+        };
+        Ok(BrowseData {
+            now: g.clock_now(),
+            vendors: g.vendor_tool_counts().await?,
+            vendor,
+            sort: sort.to_string(),
+            tools: rows
+                .into_iter()
+                .map(|r| BrowseItem {
+                    description: crate::domain::search::text::first_sentence(
+                        &crate::domain::search::text::plain_text(&r.description),
+                        160,
+                    ),
+                    does: does_in_words(Some(&r.method), r.read_only_hint, r.destructive_hint)
+                        .to_string(),
+                    vendor: r.vendor,
+                    name: r.name,
+                    calls: r.calls,
+                    last_used_at: r.last_used_at,
+                })
+                .collect(),
+            total,
+            page,
+            per_page: PER_PAGE,
+        })
+    })
+    .await
+}
+
+/// A tool page: versions (newest first), hints, binding, holders, notes, connection.
+#[server(prefix = "/api", endpoint = "tool")]
+pub async fn tool(vendor: String, name: String) -> ConsoleResult<ToolData> {
+    with_status(async move {
+        let (state, _) = signed_in().await?;
+        let d = match state.graft.tool_detail(&vendor, &name).await {
+            Err(ServiceError::ToolNotFound(_)) => {
+                // the service's words speak to an agent ("call find_tool")
+                return Err(ConsoleError::Refused(format!(
+                    "There is no tool {vendor}__{name} in the toolbox. Search the Toolbox for the one you mean."
+                )));
+            }
+            other => other?,
+        };
+        let filter = crate::db::CallFilter {
+            tool_id: Some(d.tool.id),
+            ..Default::default()
+        };
+        let calls = state.graft.calls(&filter, CALLS_SHOWN).await?;
+        let gated = crate::service::approvals::gated(&d.tool);
+        let pretty = |s: &str| {
+            serde_json::from_str::<serde_json::Value>(s)
+                .and_then(|v| serde_json::to_string_pretty(&v))
+                .unwrap_or_else(|_| s.to_string())
+        };
+        let mut versions: Vec<VersionItem> = d
+            .versions
+            .iter()
+            .zip(d.authors.iter())
+            .map(|(v, author)| VersionItem {
+                version: v.version,
+                method: v.method.clone(),
+                path: v.path_template.clone(),
+                description: mark_bidi(&v.description),
+                author: author.clone(),
+                created_at: v.created_at,
+                hints: [
+                    v.read_only_hint,
+                    v.destructive_hint,
+                    v.idempotent_hint,
+                    v.open_world_hint,
+                ],
+                binding: pretty(&v.binding),
+                input_schema: pretty(&v.input_schema),
+            })
+            .collect();
+        versions.reverse();
+        Ok(ToolData {
+            now: state.graft.clock_now(),
+            vendor: d.tool.vendor,
+            name: d.tool.name,
+            operation_id: d.tool.operation_id,
+            versions,
+            holders: d
+                .promoted_for
+                .into_iter()
+                .map(|(_, agent, by)| (agent, promoted_by_in_words(&by).to_string()))
+                .collect(),
+            notes: d
+                .notes
+                .into_iter()
+                .map(|n| (n.author.replace(':', " "), mark_bidi(&n.body), n.created_at))
+                .collect(),
+            connection: d.connection,
+            calls: calls.into_iter().map(call_item).collect(),
+            gated,
+            retired_at: d.tool.retired_at,
+            vendor_disabled: d.tool.vendor_disabled_at.is_some(),
+            vendor_removed: d.tool.vendor_removed_at.is_some(),
+        })
+    })
+    .await
+}

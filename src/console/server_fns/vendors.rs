@@ -1,0 +1,641 @@
+//! Vendors and connections in the console (SPEC §6): import summaries, a vendor's
+//! page, state, internal flag, connections added and revoked.
+
+use super::*;
+
+/// A vendor row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VendorItem {
+    /// Slug.
+    pub slug: String,
+    /// Display name.
+    pub name: String,
+    /// Base URL.
+    pub base_url: String,
+    /// Whether an OpenAPI document is stored.
+    pub has_document: bool,
+    /// Whether a person disabled it.
+    #[serde(default)]
+    pub disabled: bool,
+    /// When a person removed it (ms).
+    #[serde(default)]
+    pub removed_at: Option<i64>,
+    /// The connection kind its document calls for (`bearer`, `header`, `query`,
+    /// `basic`), which the connection form starts with.
+    #[serde(default)]
+    pub auth_kind: Option<String>,
+    /// The header or query parameter name its document's API key scheme names.
+    #[serde(default)]
+    pub auth_name: Option<String>,
+    /// A person marked it internal: its calls may reach private and link-local
+    /// addresses (security review 32.7).
+    #[serde(default)]
+    pub internal: bool,
+}
+
+/// A vendor's page (issue 14.3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VendorData {
+    /// The server's clock (ms).
+    pub now: i64,
+    /// The vendor.
+    pub vendor: VendorItem,
+    /// Its tools (retired ones not counted).
+    pub tools: i64,
+    /// Working-set entries of its tools, every agent's.
+    pub entries: i64,
+    /// Its imports, newest first.
+    pub imports: Vec<ImportItem>,
+    /// Its connections, revoked ones too.
+    #[serde(default)]
+    pub connections: Vec<ConnectionItem>,
+}
+
+/// A connection row (never its secret).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConnectionItem {
+    /// Id.
+    pub id: i64,
+    /// Vendor slug.
+    pub vendor: String,
+    /// Label.
+    pub label: String,
+    /// `none`, `bearer`, `header`, `query`, `basic`.
+    pub kind: String,
+    /// Header or parameter name.
+    pub name: Option<String>,
+    /// Created (ms).
+    pub created_at: i64,
+    /// Revoked (ms).
+    pub revoked_at: Option<i64>,
+    /// Why it is suspended, when it is: its vendor moved to another origin (security
+    /// review 32.5).
+    #[serde(default)]
+    pub suspended: Option<String>,
+}
+
+/// What an OpenAPI import did, for the page that follows the upload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportSummary {
+    /// Vendor slug.
+    pub vendor: String,
+    /// Operations in the document.
+    pub operations: usize,
+    /// Tools created.
+    pub imported: usize,
+    /// `(operation, name)` renamed.
+    pub renamed: Vec<(String, String)>,
+    /// `(operation, reason)` left out.
+    pub skipped: Vec<(String, String)>,
+    /// `(operation, "header Authorization")`: declared parameters not offered to agents
+    /// (Graft or the connection sets them).
+    #[serde(default)]
+    pub withheld: Vec<(String, String)>,
+    /// `(tool name, what changed)` of tools that got a new version.
+    #[serde(default)]
+    pub updated: Vec<(String, String)>,
+    /// Tools left as they were.
+    #[serde(default)]
+    pub unchanged: usize,
+    /// Tools whose operation came back.
+    #[serde(default)]
+    pub restored: Vec<String>,
+    /// Tools retired: their operation left the document.
+    #[serde(default)]
+    pub retired: Vec<String>,
+    /// Tools left alone because an agent wrote their current version.
+    #[serde(default)]
+    pub kept: Vec<String>,
+    /// Working-set entries demoted because their tool retired.
+    #[serde(default)]
+    pub demoted: usize,
+    /// Whether the import brought a removed vendor back.
+    #[serde(default)]
+    pub brought_back: bool,
+    /// `(old, new)` names of agents' tools the document's operations took the names of.
+    #[serde(default)]
+    pub moved: Vec<(String, String)>,
+    /// The base URL taken from the document for the vendor it created.
+    #[serde(default)]
+    pub adopted_base_url: Option<String>,
+    /// `(old origin, new origin)` when the import moved the vendor.
+    #[serde(default)]
+    pub origin_moved: Option<(String, String)>,
+    /// Or why nothing was imported.
+    pub error: Option<String>,
+}
+
+impl ImportSummary {
+    /// The summary in one sentence (issue 14.3): what was added, updated, retired,
+    /// restored, left alone and skipped; "nothing changed" when the document describes
+    /// every tool as it is.
+    pub fn headline(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        if self.brought_back {
+            parts.push("brought back (it had been removed)".into());
+        }
+        if self.imported > 0 {
+            let noun = if self.imported == 1 { "tool" } else { "tools" };
+            parts.push(format!("{} new {noun}", self.imported));
+        }
+        if !self.updated.is_empty() {
+            parts.push(format!("{} updated (a new version)", self.updated.len()));
+        }
+        if !self.restored.is_empty() {
+            parts.push(format!("{} restored", self.restored.len()));
+        }
+        if !self.retired.is_empty() {
+            let demoted = match self.demoted {
+                0 => String::new(),
+                n => format!(
+                    ", {} demoted",
+                    crate::console::words::count(n as i64, "working-set entry")
+                ),
+            };
+            parts.push(format!(
+                "{} retired (gone from the document{demoted})",
+                self.retired.len()
+            ));
+        }
+        if self.unchanged > 0 {
+            parts.push(format!("{} unchanged", self.unchanged));
+        }
+        if !self.kept.is_empty() {
+            parts.push(format!(
+                "{} left alone (an agent wrote their current version)",
+                self.kept.len()
+            ));
+        }
+        if !self.skipped.is_empty() {
+            parts.push(format!("{} operations skipped", self.skipped.len()));
+        }
+        let changed = self.imported
+            + self.updated.len()
+            + self.restored.len()
+            + self.retired.len()
+            + usize::from(self.brought_back);
+        let ops = crate::console::words::count(self.operations as i64, "operation");
+        if parts.is_empty() {
+            format!("Vendor {}, {ops}: nothing to import.", self.vendor)
+        } else if changed == 0 {
+            format!(
+                "Nothing changed for vendor {} ({ops}): {}.",
+                self.vendor,
+                parts.join(", ")
+            )
+        } else {
+            format!("Vendor {}, {ops}: {}.", self.vendor, parts.join(", "))
+        }
+    }
+}
+
+#[cfg(feature = "ssr")]
+impl From<crate::service::ImportReport> for ImportSummary {
+    fn from(r: crate::service::ImportReport) -> Self {
+        Self {
+            vendor: r.vendor,
+            operations: r.operations,
+            imported: r.imported,
+            renamed: r.renamed,
+            skipped: r.skipped,
+            withheld: r.withheld,
+            updated: r.updated,
+            unchanged: r.unchanged,
+            restored: r.restored,
+            retired: r.retired,
+            kept: r.kept,
+            demoted: r.demoted,
+            brought_back: r.brought_back,
+            moved: r.moved,
+            adopted_base_url: r.adopted_base_url,
+            origin_moved: r.origin_moved,
+            error: None,
+        }
+    }
+}
+
+/// One import in a vendor's import history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportItem {
+    /// Vendor slug.
+    pub vendor: String,
+    /// When (ms).
+    pub at: i64,
+    /// Who, in words (`ops`, `the command line or a test`).
+    pub by: String,
+    /// Its summary in one sentence ([`ImportSummary::headline`]).
+    pub headline: String,
+    /// Which tools it updated, retired, restored or left alone, one line each.
+    #[serde(default)]
+    pub details: Vec<String>,
+}
+
+impl ImportSummary {
+    /// Which tools the import updated (and what changed), retired, restored and left
+    /// alone, one line each, for the import history.
+    pub fn details(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .updated
+            .iter()
+            .map(|(n, what)| format!("updated {n}: {what}"))
+            .collect();
+        out.extend(
+            self.retired
+                .iter()
+                .map(|n| format!("retired {n}: its operation left the document")),
+        );
+        out.extend(self.restored.iter().map(|n| format!("restored {n}")));
+        out.extend(
+            self.kept
+                .iter()
+                .map(|n| format!("left alone {n}: an agent wrote its current version")),
+        );
+        out
+    }
+}
+
+/// The Vendors page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VendorsData {
+    /// The server's clock (ms).
+    pub now: i64,
+    /// Every vendor but removed ones.
+    pub vendors: Vec<VendorItem>,
+    /// Every connection of those vendors, revoked ones too.
+    pub connections: Vec<ConnectionItem>,
+    /// The summary of the import just done, when the page follows one.
+    pub import: Option<ImportSummary>,
+    /// The newest imports of every vendor (20 at most), newest first.
+    #[serde(default)]
+    pub imports: Vec<ImportItem>,
+    /// Slugs of removed vendors (an import under one brings it back).
+    #[serde(default)]
+    pub removed: Vec<String>,
+}
+
+/// Largest OpenAPI document the console imports (Stripe's is about 4 MB).
+pub const MAX_UPLOAD_BYTES: usize = 32 * 1024 * 1024;
+
+/// The Vendors page; `import` names the summary of an upload just done.
+#[server(prefix = "/api", endpoint = "vendors")]
+pub async fn vendors(import: Option<String>) -> ConsoleResult<VendorsData> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        let import = match import.and_then(|id| state.flash.take(&person.name, &id)) {
+            Some(Flash::Import(s)) => Some(*s),
+            _ => None,
+        };
+        let imports: Vec<ImportItem> = state
+            .graft
+            .recent_imports(20)
+            .await?
+            .into_iter()
+            .map(|(v, by, at, report)| import_item(&v, (by, at, report)))
+            .collect();
+        let vendors: Vec<VendorItem> = state
+            .graft
+            .vendors()
+            .await?
+            .into_iter()
+            .map(vendor_item)
+            .collect();
+        Ok(VendorsData {
+            now: state.graft.clock_now(),
+            // a removed vendor's connections (revoked) leave the list with it
+            connections: state
+                .graft
+                .connections()
+                .await?
+                .into_iter()
+                .filter(|c| vendors.iter().any(|v| v.slug == c.vendor))
+                .map(connection_item)
+                .collect(),
+            vendors,
+            import,
+            imports,
+            removed: state.graft.removed_vendors().await?,
+        })
+    })
+    .await
+}
+
+#[cfg(feature = "ssr")]
+pub(crate) fn vendor_item(v: crate::db::VendorRow) -> VendorItem {
+    VendorItem {
+        slug: v.slug,
+        name: v.display_name,
+        base_url: v.base_url,
+        has_document: v.has_document,
+        disabled: v.disabled_at.is_some(),
+        removed_at: v.removed_at,
+        auth_kind: v.auth_kind,
+        auth_name: v.auth_name,
+        internal: v.internal,
+    }
+}
+
+#[cfg(feature = "ssr")]
+pub(crate) fn connection_item(c: crate::service::connections::ConnectionInfo) -> ConnectionItem {
+    ConnectionItem {
+        id: c.id,
+        vendor: c.vendor,
+        label: c.label,
+        kind: c.auth_kind,
+        name: c.name,
+        created_at: c.created_at,
+        revoked_at: c.revoked_at,
+        suspended: c.suspended,
+    }
+}
+
+#[cfg(feature = "ssr")]
+pub(crate) fn import_item(
+    vendor: &str,
+    (by, at, report): (String, i64, crate::service::ImportReport),
+) -> ImportItem {
+    let summary = ImportSummary::from(report);
+    ImportItem {
+        vendor: vendor.to_string(),
+        at,
+        by: by
+            .strip_prefix("person:")
+            .unwrap_or("the command line")
+            .to_string(),
+        headline: summary.headline(),
+        details: summary.details(),
+    }
+}
+
+/// A vendor's page: its settings, state, tools and import history.
+#[server(prefix = "/api", endpoint = "vendor")]
+pub async fn vendor(slug: String) -> ConsoleResult<VendorData> {
+    with_status(async move {
+        let (state, _) = signed_in().await?;
+        let g = &state.graft;
+        let v = g.vendor(&slug).await?;
+        let (tools, entries) = g.vendor_counts(v.id).await?;
+        Ok(VendorData {
+            now: g.clock_now(),
+            imports: g
+                .imports(&v.slug)
+                .await?
+                .into_iter()
+                .map(|i| import_item(&v.slug, i))
+                .collect(),
+            connections: g
+                .connections()
+                .await?
+                .into_iter()
+                .filter(|c| c.vendor == v.slug)
+                .map(connection_item)
+                .collect(),
+            vendor: vendor_item(v),
+            tools,
+            entries,
+        })
+    })
+    .await
+}
+
+/// Changes a vendor's name and base URL (both as shown in the form). Errors: at `name`
+/// (empty) or `base_url` (not an absolute http or https URL).
+#[server(prefix = "/api", endpoint = "edit_vendor")]
+pub async fn edit_vendor(
+    slug: String,
+    name: String,
+    base_url: String,
+    confirm_move: Option<String>,
+) -> ConsoleResult<()> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        if name.trim().is_empty() {
+            return Err(ConsoleError::field("name", "give the vendor a name"));
+        }
+        crate::service::check_vendor_name(name.trim())
+            .map_err(|m| ConsoleError::field("name", m))?;
+        if let Err(e) = crate::service::check_base_url(&base_url) {
+            return Err(ConsoleError::field("base_url", e.to_string()));
+        }
+        // a move to another origin suspends the connections and sets the approvals back
+        // to pending: only when the person ticked that they mean it (security review 32.5)
+        if let Some((old, new)) = state.graft.origin_move(&slug, &base_url).await? {
+            if confirm_move.as_deref() != Some("yes") {
+                return Err(ConsoleError::field(
+                    "confirm_move",
+                    format!("this moves the vendor from {old} to {new}: its connections will send nothing until you confirm them there, and its approvals go back to pending. Tick the box to move it"),
+                ));
+            }
+        }
+        state
+            .graft
+            .set_vendor(
+                &Actor::Person(person.name),
+                &slug,
+                Some(&name),
+                Some(&base_url),
+                None,
+            )
+            .await?;
+        back_saying_saved("vendor");
+        Ok(())
+    })
+    .await
+}
+
+/// Confirms a vendor's connections at its new base URL (after a move to another origin).
+/// Errors: `Refused` when none waits.
+#[server(prefix = "/api", endpoint = "confirm_connections")]
+pub async fn confirm_connections(slug: String) -> ConsoleResult<()> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        state
+            .graft
+            .confirm_connections(&Actor::Person(person.name), &slug)
+            .await?;
+        back_saying_saved("connections");
+        Ok(())
+    })
+    .await
+}
+
+/// Marks a vendor internal (`internal` = `yes`) or not (`no`): an internal vendor's
+/// calls may go to private and link-local addresses. Marking needs `confirm` = `yes`.
+/// Errors: at `confirm`.
+#[server(prefix = "/api", endpoint = "set_vendor_internal")]
+pub async fn set_vendor_internal(
+    slug: String,
+    internal: String,
+    confirm: Option<String>,
+) -> ConsoleResult<()> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        let internal = match internal.as_str() {
+            "yes" => true,
+            "no" => false,
+            _ => return Err(ConsoleError::Refused("internal must be yes or no".into())),
+        };
+        if internal && confirm.as_deref() != Some("yes") {
+            return Err(ConsoleError::field(
+                "confirm",
+                "tick the box: the vendor's calls may then reach this network's private addresses",
+            ));
+        }
+        state
+            .graft
+            .set_vendor_internal(&Actor::Person(person.name), &slug, internal)
+            .await?;
+        back_saying_saved("internal");
+        Ok(())
+    })
+    .await
+}
+
+/// Disables (`enabled` = `no`) or enables (`yes`) a vendor. Disabling demotes its tools
+/// from every working set, so it must be confirmed: `confirm` = `yes` (a checkbox, which
+/// works without JavaScript). Errors: at `confirm`.
+#[server(prefix = "/api", endpoint = "set_vendor_state")]
+pub async fn set_vendor_state(
+    slug: String,
+    enabled: String,
+    confirm: Option<String>,
+) -> ConsoleResult<()> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        let enabled = match enabled.as_str() {
+            "yes" => true,
+            "no" => false,
+            other => return Err(ConsoleError::Refused(format!("{other:?} is not yes or no"))),
+        };
+        if !enabled && confirm.as_deref() != Some("yes") {
+            return Err(ConsoleError::field(
+                "confirm",
+                "tick the box to confirm: disabling demotes the vendor's tools from every working set",
+            ));
+        }
+        state
+            .graft
+            .set_vendor(&Actor::Person(person.name), &slug, None, None, Some(enabled))
+            .await?;
+        Ok(())
+    })
+    .await
+}
+
+/// Removes a vendor ([`crate::service::Graft::remove_vendor`]): its tools are demoted
+/// from every working set and refuse calls, its connections are revoked, and it leaves
+/// the lists; its tools and history stay. Must be confirmed: `confirm` = `yes` (a
+/// checkbox). Goes to the Vendors page, which says what was done
+/// (`?removed=SLUG`). Errors: at `confirm`; `Refused` (no such vendor, removed already).
+#[server(prefix = "/api", endpoint = "remove_vendor")]
+pub async fn remove_vendor(slug: String, confirm: Option<String>) -> ConsoleResult<()> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        if confirm.as_deref() != Some("yes") {
+            return Err(ConsoleError::field(
+                "confirm",
+                "tick the box to confirm: removing demotes the vendor's tools from every working set and revokes its connections",
+            ));
+        }
+        let (demoted, revoked) = state
+            .graft
+            .remove_vendor(&Actor::Person(person.name.clone()), &slug)
+            .await?;
+        tracing::info!(vendor = %slug, by = %person.name, demoted, revoked, "vendor removed in the console");
+        leptos_axum::redirect(&format!("/vendors?removed={}", segment(&slug)));
+        Ok(())
+    })
+    .await
+}
+
+/// Creates a vendor. Errors: at `slug` (rules, taken) or `base_url`.
+#[server(prefix = "/api", endpoint = "add_vendor")]
+pub async fn add_vendor(slug: String, name: String, base_url: String) -> ConsoleResult<()> {
+    with_status(async move {
+        let (state, _) = signed_in().await?;
+        if let Err(m) = crate::domain::names::VendorSlug::parse(slug.trim()) {
+            return Err(ConsoleError::field("slug", m));
+        }
+        if let Err(e) = crate::service::check_base_url(base_url.trim()) {
+            return Err(ConsoleError::field("base_url", e.to_string()));
+        }
+        crate::service::check_vendor_name(name.trim())
+            .map_err(|m| ConsoleError::field("name", m))?;
+        let back = state.graft.removed_vendor_tools(slug.trim()).await?;
+        match state
+            .graft
+            .add_vendor(slug.trim(), Some(name.as_str()), base_url.trim())
+            .await
+        {
+            Ok(v) if back.is_some() => {
+                // a removed vendor is back: the Vendors page says so, not "created"
+                leptos_axum::redirect(&format!("/vendors?back={}", segment(&v.slug)));
+                Ok(())
+            }
+            Ok(_) => {
+                back_saying_saved("vendor");
+                Ok(())
+            }
+            Err(ServiceError::Conflict(m)) => Err(ConsoleError::field("slug", m)),
+            Err(e) => Err(e.into()),
+        }
+    })
+    .await
+}
+
+/// Adds a connection; the secret is sealed and never shown again (write-only).
+/// Errors: at `label` (empty, too long, taken), `kind`, `name` (missing or not a valid
+/// header or parameter name), `secret` (missing, short, not `user:password` for basic)
+/// or `vendor` (unknown, removed); the rules are
+/// [`crate::service::connections::check_connection`]'s.
+#[server(prefix = "/api", endpoint = "add_connection")]
+pub async fn add_connection(
+    vendor: String,
+    label: String,
+    kind: String,
+    name: String,
+    secret: String,
+) -> ConsoleResult<()> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        let name = Some(name.trim()).filter(|n| !n.is_empty());
+        let secret = Some(secret.trim_end_matches(['\r', '\n'])).filter(|s| !s.is_empty());
+        crate::service::connections::check_connection(label.trim(), &kind, name, secret)
+            .map_err(|(field, m)| ConsoleError::field(field, m))?;
+        let c = match state
+            .graft
+            .add_connection(&vendor, label.trim(), &kind, name, secret)
+            .await
+        {
+            Ok(c) => c,
+            Err(ServiceError::Conflict(m)) => return Err(ConsoleError::field("label", m)),
+            Err(ServiceError::VendorNotFound(m) | ServiceError::Invalid(m)) => {
+                return Err(ConsoleError::field("vendor", m))
+            }
+            Err(e) => return Err(e.into()),
+        };
+        tracing::info!(connection = c.id, vendor = %c.vendor, by = %person.name, "connection added in the console");
+        back_saying_saved("connection");
+        Ok(())
+    })
+    .await
+}
+
+/// Revokes a connection; the tools whose calls use it are demoted in every working set
+/// (cause `connection_revoked`, SPEC §5). Must be confirmed: `confirm` = `yes`.
+/// Errors: `Refused` (not confirmed, no such connection, revoked already).
+#[server(prefix = "/api", endpoint = "revoke_connection")]
+pub async fn revoke_connection(id: i64, confirm: Option<String>) -> ConsoleResult<()> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        confirmed(
+            confirm.as_deref(),
+            "revoking a connection fails the calls that use it and demotes their tools",
+        )?;
+        state
+            .graft
+            .revoke_connection(&Actor::Person(person.name), id)
+            .await?;
+        Ok(())
+    })
+    .await
+}
