@@ -1,0 +1,277 @@
+//! Query analysis (SPEC §3.4, issue 10): the vendors a query names, and for each of its
+//! task words the index terms it reaches (itself, synonyms and abbreviations, the
+//! agent-to-API lexicon, shared prefixes) with their credit and information; and the
+//! text of a query that a sentence-embedding model reads.
+
+use super::action::{core_action, idioms, QUERY_FILLER};
+use super::index::SearchIndex;
+use super::lexicon;
+use super::text::{self, words, Analyzer};
+use super::types::{Analyzed, SearchParams};
+
+/// Groups of words agents use for the same thing in API requests (abbreviations and
+/// near-synonyms); a query word in a group also looks for the others, at
+/// [`SearchParams::expansion_weight`].
+const SYNONYMS: &[&[&str]] = &[
+    &["repo", "repository"],
+    &["ref", "reference"],
+    &["org", "organization", "organisation"],
+    &["msg", "message"],
+    &["config", "configuration", "settings"],
+    &["auth", "authentication", "authorization"],
+    &["env", "environment"],
+    &["app", "application"],
+    &["info", "information", "details"],
+    &["stats", "statistics", "metrics"],
+    &["doc", "document"],
+    &["img", "image", "picture", "photo"],
+    &["mail", "email"],
+    &["dm", "direct"],
+    &["pr", "pull"],
+    &["sms", "text"],
+    &["rename", "update"],
+    &["modify", "update"],
+    &["alter", "update"],
+    &["erase", "delete"],
+    &["destroy", "delete"],
+    &["retrieve", "get"],
+    &["lookup", "get"],
+    &["view", "get"],
+    &["browse", "list"],
+    &["enumerate", "list"],
+    &["subscribe", "subscription"],
+    &["unsubscribe", "subscription"],
+    &["charge", "payment"],
+    &["pay", "payment"],
+    &["bill", "invoice"],
+    &["signup", "register"],
+    &["login", "signin"],
+    &["logout", "signout"],
+    &["upload", "file"],
+    &["download", "file"],
+    // what agents say for the API's verbs (a query word looks for the others)
+    &["notify", "message", "send", "post"],
+    &["tell", "message", "send"],
+    &["ping", "message"],
+    &["invite", "add", "member"],
+    &["kick", "remove", "member"],
+    &["ban", "remove", "member"],
+    &["close", "update", "state"],
+    &["complete", "update", "status"],
+    &["finish", "update", "status"],
+    &["resolve", "update", "status"],
+    &["reopen", "update", "state"],
+    &["schedule", "create", "event"],
+    &["reschedule", "update", "event"],
+    &["book", "create", "booking"],
+    &["provision", "create", "instance"],
+    &["spin", "create", "instance"],
+    &["boot", "start", "instance"],
+    &["vm", "instance", "machine"],
+    &["server", "instance"],
+    &["turn", "update"],
+    &["enable", "update"],
+    &["disable", "update"],
+    &["ticket", "issue"],
+    &["bug", "issue"],
+    &["reimburse", "refund"],
+    &["meeting", "event"],
+    &["standup", "meeting", "event"],
+    &["appointment", "event", "booking"],
+    &["calendar", "event"],
+    &["share", "permission", "collaboration"],
+    &["grant", "permission", "access"],
+    &["forum", "topic", "post"],
+    &["presence", "status"],
+    &["transcribe", "transcription"],
+    &["translate", "translation"],
+    &["tweet", "post"],
+    &["dm", "message"],
+    &["chat", "message"],
+    // workflow and status changes in trackers and inboxes
+    &["move", "transition"],
+    &["mark", "update", "modify"],
+    &["announce", "post", "publish", "tweet"],
+    &["react", "reaction"],
+    &["money", "balance", "funds"],
+];
+
+/// The text of a query that a sentence-embedding model reads: the query without its
+/// payload ([`text::query_parts`]), so that what the call would carry does not pull the
+/// query's vector towards other tools.
+/// The query's API words from the agent-to-API lexicon ([`lexicon::concepts`]) are
+/// appended in parentheses ("text the customer (sms message)"): a static model averages
+/// its tokens, and the API's words move the query's vector towards the documents that
+/// use them (development set: semantic recall@5 0.58 → 0.68, fused 0.82 → 0.85; a
+/// held-out set 0.57 → 0.60).
+pub fn embedding_query(query: &str) -> String {
+    let core = text::query_parts(query).core;
+    let analyzer = Analyzer::default();
+    let mut extra: Vec<&str> = Vec::new();
+    for word in idioms(words(&core)) {
+        for t in lexicon::concepts(&analyzer.stem(&word)) {
+            if !extra.contains(t) && *t != word.as_str() {
+                extra.push(t);
+            }
+        }
+    }
+    if extra.is_empty() {
+        core
+    } else {
+        format!("{core} ({})", extra.join(" "))
+    }
+}
+
+impl SearchIndex {
+    /// The vendors a query names, and the query's words without them (when other words
+    /// remain).
+    fn vendors_in(&self, query_words: &[String]) -> (Vec<String>, Vec<String>) {
+        let mut named = Vec::new();
+        let mut keep = vec![true; query_words.len()];
+        for (slug, names) in &self.vendor_names {
+            for name in names {
+                if name.is_empty() || name.len() > query_words.len() {
+                    continue;
+                }
+                for start in 0..=query_words.len() - name.len() {
+                    if query_words[start..start + name.len()] == name[..] {
+                        if !named.contains(slug) {
+                            named.push(slug.clone());
+                        }
+                        keep[start..start + name.len()]
+                            .iter_mut()
+                            .for_each(|k| *k = false);
+                    }
+                }
+            }
+        }
+        let rest: Vec<String> = query_words
+            .iter()
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|(w, _)| w.clone())
+            .collect();
+        let content = rest.iter().any(|w| !text::is_stop_word(w));
+        if content {
+            (named, rest)
+        } else {
+            (named, query_words.to_vec())
+        }
+    }
+
+    pub(super) fn analyze(&self, query: &str, params: &SearchParams) -> Analyzed {
+        let all = words(query);
+        let (vendors, rest) = self.vendors_in(&all);
+        let rest = idioms(rest);
+        let parts = text::query_parts(query);
+        let action = (params.action_weight > 0.0)
+            .then(|| core_action(&parts.core))
+            .flatten();
+        let payload = parts.payload;
+        let max_idf = self.idf(1);
+        let mut seen: Vec<String> = Vec::new();
+        let mut terms = Vec::new();
+        for word in rest
+            .iter()
+            .filter(|w| !text::is_stop_word(w) && !QUERY_FILLER.contains(&w.as_str()))
+        {
+            let stem = self.analyzer.stem(word);
+            if seen.contains(&stem) {
+                continue;
+            }
+            seen.push(stem.clone());
+            let mut alternatives: Vec<(u32, f32)> = Vec::new();
+            let exact = self.terms.get(&stem).copied();
+            if let Some(id) = exact {
+                alternatives.push((id, 1.0));
+            }
+            for group in SYNONYMS.iter().filter(|g| g.contains(&word.as_str())) {
+                for other in group.iter().filter(|o| **o != word.as_str()) {
+                    if let Some(&id) = self.terms.get(&self.analyzer.stem(other)) {
+                        if !alternatives.iter().any(|a| a.0 == id) {
+                            alternatives.push((id, params.expansion_weight));
+                        }
+                    }
+                }
+            }
+            let mut concept_idf = 0f32;
+            if params.concept_weight > 0.0 {
+                for target in lexicon::concepts(&stem) {
+                    let Some(&id) = self.terms.get(&self.analyzer.stem(target)) else {
+                        continue;
+                    };
+                    concept_idf = concept_idf.max(self.idf(self.postings[id as usize].len()));
+                    match alternatives.iter_mut().find(|a| a.0 == id) {
+                        Some(a) => a.1 = a.1.max(params.concept_weight),
+                        None => alternatives.push((id, params.concept_weight)),
+                    }
+                }
+            }
+            if exact.is_none() {
+                for id in self.prefix_relatives(&stem) {
+                    if !alternatives.iter().any(|a| a.0 == id) {
+                        alternatives.push((id, params.expansion_weight * 0.8));
+                    }
+                }
+            }
+            // the query term's information: its own idf, else its best stand-in's, else
+            // that of the rarest term (an unknown word is not free to miss)
+            let idf = match exact {
+                Some(id) => self.idf(self.postings[id as usize].len()),
+                None => alternatives
+                    .iter()
+                    .map(|(id, _)| self.idf(self.postings[*id as usize].len()))
+                    .fold(None, |m: Option<f32>, x| Some(m.map_or(x, |m| m.max(x))))
+                    .unwrap_or(max_idf),
+            };
+            let idf = if params.concept_idf > 0.0 {
+                idf.max(concept_idf * params.concept_idf.min(1.0))
+            } else {
+                idf
+            };
+            let share = if payload.contains(word) {
+                params.payload_weight.clamp(0.0, 1.0)
+            } else {
+                1.0
+            };
+            terms.push((idf * share, alternatives));
+        }
+        let mut reached: Vec<u32> = terms
+            .iter()
+            .flat_map(|(_, alts)| alts.iter().map(|a| a.0))
+            .collect();
+        reached.sort_unstable();
+        reached.dedup();
+        Analyzed {
+            terms,
+            reached,
+            vendors,
+            action,
+        }
+    }
+
+    /// Vocabulary terms related to an unknown stem by a shared prefix: terms that start
+    /// with it (stem ≥ 4 characters), and terms of ≥ 3 characters it starts with that
+    /// cover at least half of it ("refer" → "ref").
+    fn prefix_relatives(&self, stem: &str) -> Vec<u32> {
+        let mut out = Vec::new();
+        if stem.len() >= 4 {
+            for (term, &id) in self.sorted_terms.range(stem.to_string()..) {
+                if !term.starts_with(stem) || out.len() >= 8 {
+                    break;
+                }
+                out.push(id);
+            }
+        }
+        for cut in (3..stem.len()).rev() {
+            if !stem.is_char_boundary(cut) || cut * 2 < stem.len() {
+                continue;
+            }
+            if let Some(&id) = self.terms.get(&stem[..cut]) {
+                out.push(id);
+                break;
+            }
+        }
+        out
+    }
+}
