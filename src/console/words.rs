@@ -82,7 +82,6 @@ pub fn segment(s: &str) -> String {
     percent_encoding::utf8_percent_encode(s, KEEP).to_string()
 }
 
-
 /// `n` and a noun, plural unless `n` is 1 ("1 tool", "3 tools", "2 entries").
 pub fn count(n: i64, noun: &str) -> String {
     if n == 1 {

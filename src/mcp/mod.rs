@@ -12,8 +12,8 @@
 
 pub mod meta;
 
-use crate::service::{AuthedAgent, ToolCall};
 use crate::service::{Actor, Graft};
+use crate::service::{AuthedAgent, ToolCall};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
     DiscoverResult, Implementation, InitializeRequestParams, InitializeResult, JsonObject,

@@ -386,7 +386,7 @@ impl Graft {
     ) -> ServiceResult<(RunAnswer, Option<u16>)> {
         let qualified = format!("{}__{}", tool.vendor, tool.name);
         // 0. a retired tool, or one of a disabled vendor, runs nothing
-        if let Err(e) = super::usable(tool) {
+        if let Err(e) = usable(tool) {
             let code = if tool.vendor_removed_at.is_some() {
                 "vendor_removed"
             } else if tool.vendor_disabled_at.is_some() {
@@ -735,4 +735,28 @@ impl Graft {
     ) -> ServiceResult<Vec<db::CallLogRow>> {
         Ok(db::select_call_log(&self.inner.pool, filter, limit.clamp(1, 500)).await?)
     }
+}
+
+/// Refuses a tool that cannot be called or promoted: retired (its operation left the
+/// vendor's document, issue 14.3). Errors: `ToolNotFound` saying so.
+pub(crate) fn usable(t: &db::ToolRow) -> ServiceResult<()> {
+    if t.vendor_removed_at.is_some() {
+        return Err(ServiceError::ToolNotFound(format!(
+            "{}__{}: its vendor {} was removed; importing its document again brings it back",
+            t.vendor, t.name, t.vendor
+        )));
+    }
+    if t.vendor_disabled_at.is_some() {
+        return Err(ServiceError::ToolNotFound(format!(
+            "{}__{}: its vendor {} is disabled; a person can enable it again",
+            t.vendor, t.name, t.vendor
+        )));
+    }
+    if t.retired_at.is_some() {
+        return Err(ServiceError::ToolNotFound(format!(
+            "{}__{} was retired: the vendor's OpenAPI document no longer has its operation",
+            t.vendor, t.name
+        )));
+    }
+    Ok(())
 }

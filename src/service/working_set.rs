@@ -32,10 +32,12 @@ impl Graft {
         cancel: &CancellationToken,
     ) -> ServiceResult<ToolCall> {
         let row = self.tool_for_call(vendor, name).await?;
-        if !self.is_promoted(agent_id, row.id).await? && usable(&row).is_ok() {
+        if !self.is_promoted(agent_id, row.id).await? && super::run::usable(&row).is_ok() {
             return Ok(ToolCall::NotPromoted);
         }
-        let answer = self.run_tool_row(agent_id, &row, input, false, cancel).await?;
+        let answer = self
+            .run_tool_row(agent_id, &row, input, false, cancel)
+            .await?;
         Ok(ToolCall::Ran(answer))
     }
 
@@ -140,7 +142,7 @@ impl Graft {
     ) -> ServiceResult<SetSize> {
         let agent = self.agent(agent_id).await?;
         let tool = self.tool(vendor, name).await?;
-        usable(&tool)?;
+        super::run::usable(&tool)?;
         let now = self.now();
         let mut tx = self.write_tx().await?;
         let changed = promote_in(&mut tx, agent_id, tool.id, by, cause, actor, now).await?;
@@ -277,30 +279,6 @@ pub(crate) async fn demote_in(
             now,
         )
         .await?;
-    }
-    Ok(())
-}
-
-/// Refuses a tool that cannot be called or promoted: retired (its operation left the
-/// vendor's document, issue 14.3). Errors: `ToolNotFound` saying so.
-pub(crate) fn usable(t: &db::ToolRow) -> ServiceResult<()> {
-    if t.vendor_removed_at.is_some() {
-        return Err(ServiceError::ToolNotFound(format!(
-            "{}__{}: its vendor {} was removed; importing its document again brings it back",
-            t.vendor, t.name, t.vendor
-        )));
-    }
-    if t.vendor_disabled_at.is_some() {
-        return Err(ServiceError::ToolNotFound(format!(
-            "{}__{}: its vendor {} is disabled; a person can enable it again",
-            t.vendor, t.name, t.vendor
-        )));
-    }
-    if t.retired_at.is_some() {
-        return Err(ServiceError::ToolNotFound(format!(
-            "{}__{} was retired: the vendor's OpenAPI document no longer has its operation",
-            t.vendor, t.name
-        )));
     }
     Ok(())
 }
