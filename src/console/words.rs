@@ -56,7 +56,8 @@ pub fn cause_in_words(cause: &str) -> &'static str {
         "retired" => "its operation left the vendor's document",
         "vendor_disabled" => "its vendor was disabled",
         "vendor_removed" => "its vendor was removed",
-        "rule" => "the rule",
+        // SPEC §1: Graft itself promoting the starter set a person gave the agent
+        "rule" => "the starter set",
         _ => "unknown",
     }
 }
@@ -113,6 +114,8 @@ mod tests {
         assert_eq!(cause_in_words("publish"), "published by the agent");
         assert_eq!(cause_in_words("console"), "a person in the console");
         assert_eq!(cause_in_words("idle"), "unused past the idle window");
+        assert_eq!(cause_in_words("rule"), "the starter set");
+        assert_eq!(promoted_by_in_words("rule"), "the rule");
         assert_eq!(cause_in_words("cap"), "over the working-set cap");
         assert_eq!(
             cause_in_words("connection_revoked"),

@@ -106,3 +106,40 @@ pub async fn delete_change_events_before(pool: &Pool, before: i64) -> DbResult<(
     .map(|r| r.rows_affected()))?;
     Ok(())
 }
+
+/// PostgreSQL's announcements of change events (`LISTEN graft_changes`, SPEC §9): each
+/// is the payload of [`change_payload`]. When the listening connection drops, sqlx's
+/// listener connects and listens again, and [`ChangeListener::next`] says so (`None`), so
+/// the caller reads whatever was recorded meanwhile.
+pub struct ChangeListener(sqlx::postgres::PgListener);
+
+/// What [`ChangeListener::next`] heard.
+#[derive(Debug)]
+pub enum Heard {
+    /// An announcement; its payload names the origin that wrote it ([`payload_origin`]).
+    Payload(String),
+    /// The connection dropped and listens again: announcements may have been missed.
+    Reconnected,
+}
+
+impl ChangeListener {
+    /// Listens on [`CHANGES_CHANNEL`]; `None` on SQLite, which has no announcements (its
+    /// readers poll `change_events`). Errors: the database refused or is unreachable.
+    pub async fn connect(pool: &Pool) -> DbResult<Option<ChangeListener>> {
+        let Pool::Postgres(p) = pool else {
+            return Ok(None);
+        };
+        let mut l = sqlx::postgres::PgListener::connect_with(p).await?;
+        l.listen(CHANGES_CHANNEL).await?;
+        Ok(Some(ChangeListener(l)))
+    }
+
+    /// Waits for the next announcement. Errors: the connection was lost and could not be
+    /// made again yet (call again after a pause).
+    pub async fn next(&mut self) -> DbResult<Heard> {
+        Ok(match self.0.try_recv().await? {
+            Some(n) => Heard::Payload(n.payload().to_string()),
+            None => Heard::Reconnected,
+        })
+    }
+}

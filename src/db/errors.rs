@@ -39,3 +39,6 @@ pub fn refused_value(e: &sqlx::Error) -> Option<&'static str> {
 pub fn is_unique_violation(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(d) if d.is_unique_violation())
 }
+
+/// The database layer's error (sqlx's): the service maps it once, to `ServiceError`.
+pub use sqlx::Error as DbError;

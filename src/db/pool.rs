@@ -349,3 +349,11 @@ fn owner_only(path: &std::path::Path) -> std::io::Result<()> {
     }
     Ok(())
 }
+
+/// The file a `sqlite://…` URL names, or `None` for any other URL (`graft db copy`
+/// checks that the installation it copies exists).
+pub fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
+    SqliteConnectOptions::from_str(url)
+        .ok()
+        .map(|o| o.get_filename().to_path_buf())
+}

@@ -81,24 +81,6 @@ str_enum!(Cause {
     Retired => "retired", VendorDisabled => "vendor_disabled", VendorRemoved => "vendor_removed",
 });
 
-impl Cause {
-    /// The cause in words, as the console's History card shows it (SPEC §6).
-    pub fn in_words(self) -> &'static str {
-        match self {
-            Self::Agent => "the agent asked",
-            Self::Publish => "published by the agent",
-            Self::Console => "a person in the console",
-            Self::Rule => "the starter set",
-            Self::Idle => "unused past the idle window",
-            Self::Cap => "over the working-set cap",
-            Self::ConnectionRevoked => "its connection was revoked",
-            Self::Retired => "its operation left the vendor's document",
-            Self::VendorDisabled => "its vendor was disabled",
-            Self::VendorRemoved => "its vendor was removed",
-        }
-    }
-}
-
 /// Checks a cap (1..=500, SPEC §1). Errors: a sentence for the field.
 pub fn check_cap(cap: i64) -> Result<i64, String> {
     if (1..=500).contains(&cap) {

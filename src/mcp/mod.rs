@@ -120,7 +120,7 @@ impl ToolDefs {
 }
 
 /// An MCP tool definition of a tool's current version (SPEC §3.3).
-fn definition(t: crate::db::ToolRow, schema_budget: usize) -> Tool {
+fn definition(t: crate::service::ToolView, schema_budget: usize) -> Tool {
     // served within its budget (issue 12.13); calls validate against the full schema
     let schema = match serde_json::from_str::<Value>(&t.input_schema) {
         Ok(full) => {

@@ -46,7 +46,7 @@ pub enum ServiceError {
     /// server shutting down): `database_unavailable`. Nothing was changed; the same call
     /// works again once the database is back (issue 11.7).
     #[error("the database is unavailable or busy; nothing was changed, try again shortly")]
-    Unavailable(#[source] sqlx::Error),
+    Unavailable(#[source] crate::db::DbError),
     /// A fault of Graft's own (database, I/O). Shown as "internal error".
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
@@ -71,8 +71,8 @@ impl ServiceError {
     }
 }
 
-impl From<sqlx::Error> for ServiceError {
-    fn from(e: sqlx::Error) -> Self {
+impl From<crate::db::DbError> for ServiceError {
+    fn from(e: crate::db::DbError) -> Self {
         if crate::db::is_unavailable(&e) {
             Self::Unavailable(e)
         } else if let Some(why) = crate::db::refused_value(&e) {
@@ -86,7 +86,7 @@ impl From<sqlx::Error> for ServiceError {
 /// A unique-constraint violation becomes `kind(message())` (a taken name); any other
 /// database error is `Internal`.
 pub fn unique_or(
-    e: sqlx::Error,
+    e: crate::db::DbError,
     kind: impl FnOnce(String) -> ServiceError,
     message: impl FnOnce() -> String,
 ) -> ServiceError {

@@ -12,6 +12,7 @@ pub mod error;
 pub(crate) mod hot;
 pub mod hub;
 pub mod import;
+pub mod input;
 pub mod people;
 pub mod quota;
 pub mod run;
@@ -29,6 +30,13 @@ pub use vendors::*;
 pub use working_set::*;
 
 use crate::db::{self, Pool};
+/// What the adapters read and filter by: the service's names for the rows it answers
+/// with (the db layer's structs, re-exported), so that no adapter names `crate::db`.
+pub use crate::db::{
+    ApprovalRow as ApprovalView, Backend, BrowseOrder, CallFilter, CallLogRow as CallView,
+    CallOutcome, SessionDb, ToolRow as ToolView, VendorRow as VendorView,
+    VersionRow as VersionView,
+};
 use crate::domain::search::SearchIndex;
 use crate::proxy::{Proxy, ProxyLimits};
 use chrono::{DateTime, Utc};
@@ -113,7 +121,7 @@ pub(crate) struct WriteTx {
 
 impl WriteTx {
     /// Commits (and releases the lock).
-    pub async fn commit(self) -> Result<(), sqlx::Error> {
+    pub async fn commit(self) -> Result<(), db::DbError> {
         self.tx.commit().await
     }
 }
@@ -164,8 +172,8 @@ struct Inner {
     write_lock: Arc<tokio::sync::Mutex<()>>,
     /// Compiled input-schema validators, with the schema they were compiled from, by
     /// (tool id, version): versions are immutable.
-    validators: Mutex<HashMap<(i64, i64), Arc<run::InputCheck>>>,
-    /// Input validations running at once, process-wide ([`run::validation_slots`]).
+    validators: Mutex<HashMap<(i64, i64), Arc<input::InputCheck>>>,
+    /// Input validations running at once, process-wide ([`input::validation_slots`]).
     validation_slots: Arc<tokio::sync::Semaphore>,
     /// One validation at a time per agent.
     agent_validations: Mutex<HashMap<i64, Arc<tokio::sync::Semaphore>>>,
@@ -228,6 +236,12 @@ impl ServiceConfig {
 }
 
 impl Graft {
+    /// The store of the console's sign-in sessions, in Graft's database (SPEC §6).
+    /// Errors: `Unavailable` when PostgreSQL cannot say its current schema.
+    pub async fn session_store(&self) -> ServiceResult<SessionDb> {
+        Ok(SessionDb::open(self.pool()).await?)
+    }
+
     /// The limits in force: timeouts, response cap, result and schema budgets.
     pub fn limits(&self) -> ProxyLimits {
         self.inner.proxy.limits()
@@ -278,7 +292,7 @@ impl Graft {
                 public_url: config.public_url.trim_end_matches('/').to_string(),
                 origin: new_token(),
                 validators: Mutex::new(HashMap::new()),
-                validation_slots: Arc::new(tokio::sync::Semaphore::new(run::validation_slots())),
+                validation_slots: Arc::new(tokio::sync::Semaphore::new(input::validation_slots())),
                 agent_validations: Mutex::new(HashMap::new()),
                 password_checks: tokio::sync::Semaphore::new(people::PASSWORD_CHECKS),
                 quotas: config.quotas,
@@ -311,7 +325,7 @@ impl Graft {
     /// Writers of this process first queue on an async lock: SQLite's own wait for a
     /// busy database sleeps in steps of up to 100 ms, which put ~60 ms on the slowest
     /// calls when eight sessions recorded their calls at once (issue 15).
-    async fn write_tx(&self) -> Result<WriteTx, sqlx::Error> {
+    async fn write_tx(&self) -> Result<WriteTx, db::DbError> {
         // SQLite: writers of this process queue here rather than on the file's lock.
         // PostgreSQL: each waits on the advisory lock by itself, so that a lock held
         // elsewhere costs every waiter one lock timeout at most, not one per writer ahead

@@ -236,7 +236,7 @@ pub(crate) async fn promote_in(
     cause: Cause,
     actor: &Actor,
     now: i64,
-) -> Result<bool, sqlx::Error> {
+) -> Result<bool, db::DbError> {
     let changed = db::insert_working_set_entry(conn, agent_id, tool_id, by.as_str(), now).await?;
     if changed {
         db::insert_history(
@@ -263,7 +263,7 @@ pub(crate) async fn demote_in(
     cause: Cause,
     actor: &Actor,
     now: i64,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), db::DbError> {
     for (agent_id, tool_id) in entries {
         // an entry another writer took out meanwhile gets no second history row
         if !db::delete_working_set_entry(conn, *agent_id, *tool_id).await? {

@@ -3,14 +3,12 @@
 
 use crate::console::api::ImportSummary;
 use crate::service::people::Person;
-use crate::service::Graft;
+use crate::service::{Graft, ServiceResult, SessionDb};
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use tower_sessions::cookie::SameSite;
-use tower_sessions::session_store::ExpiredDeletion;
 use tower_sessions::{Expiry, Session, SessionManagerLayer};
-use tower_sessions_sqlx_store::{PostgresStore, SqliteStore};
 
 /// The session key holding the signed-in person's name.
 pub(crate) const PERSON_KEY: &str = "person";
@@ -68,20 +66,8 @@ impl FlashStore {
 pub async fn session_layer(
     graft: &Graft,
     secure: bool,
-) -> Result<(SessionManagerLayer<HashedStore>, SessionDb), sqlx::Error> {
-    let store = match graft.pool() {
-        crate::db::Pool::Sqlite(p) => SessionDb::Sqlite(SqliteStore::new(p.clone())),
-        crate::db::Pool::Postgres(p) => {
-            let schema: String = sqlx::query_scalar("SELECT current_schema()")
-                .fetch_one(p)
-                .await?;
-            let store = PostgresStore::new(p.clone())
-                .with_schema_name(&schema)
-                .and_then(|s| s.with_table_name("tower_sessions"))
-                .map_err(|e| sqlx::Error::Configuration(e.into()))?;
-            SessionDb::Postgres(store)
-        }
-    };
+) -> ServiceResult<(SessionManagerLayer<HashedStore>, SessionDb)> {
+    let store = graft.session_store().await?;
     // over HTTPS a `__Host-` cookie: Secure, host-only, path `/`, so no other site of
     // the domain can set or read it (RFC 6265bis §4.1.3.2); over plain HTTP a cookie
     // travels to every port of the host and in the clear, so its sessions are short
@@ -105,68 +91,6 @@ pub async fn session_layer(
         .with_secure(secure)
         .with_expiry(Expiry::OnInactivity(idle));
     Ok((layer, store))
-}
-
-/// tower-sessions' sqlx store on Graft's backend.
-#[derive(Debug, Clone)]
-pub enum SessionDb {
-    /// On SQLite.
-    Sqlite(SqliteStore),
-    /// On PostgreSQL.
-    Postgres(PostgresStore),
-}
-
-#[async_trait::async_trait]
-impl tower_sessions::session_store::SessionStore for SessionDb {
-    async fn create(
-        &self,
-        record: &mut tower_sessions::session::Record,
-    ) -> tower_sessions::session_store::Result<()> {
-        match self {
-            SessionDb::Sqlite(s) => s.create(record).await,
-            SessionDb::Postgres(s) => s.create(record).await,
-        }
-    }
-
-    async fn save(
-        &self,
-        record: &tower_sessions::session::Record,
-    ) -> tower_sessions::session_store::Result<()> {
-        match self {
-            SessionDb::Sqlite(s) => s.save(record).await,
-            SessionDb::Postgres(s) => s.save(record).await,
-        }
-    }
-
-    async fn load(
-        &self,
-        id: &tower_sessions::session::Id,
-    ) -> tower_sessions::session_store::Result<Option<tower_sessions::session::Record>> {
-        match self {
-            SessionDb::Sqlite(s) => s.load(id).await,
-            SessionDb::Postgres(s) => s.load(id).await,
-        }
-    }
-
-    async fn delete(
-        &self,
-        id: &tower_sessions::session::Id,
-    ) -> tower_sessions::session_store::Result<()> {
-        match self {
-            SessionDb::Sqlite(s) => s.delete(id).await,
-            SessionDb::Postgres(s) => s.delete(id).await,
-        }
-    }
-}
-
-#[async_trait::async_trait]
-impl ExpiredDeletion for SessionDb {
-    async fn delete_expired(&self) -> tower_sessions::session_store::Result<()> {
-        match self {
-            SessionDb::Sqlite(s) => s.delete_expired().await,
-            SessionDb::Postgres(s) => s.delete_expired().await,
-        }
-    }
 }
 
 /// The sqlx session store keyed by a SHA-256 of each session id rather than the id

@@ -155,7 +155,7 @@ pub(crate) fn agent_item(a: crate::service::AgentSummary) -> AgentItem {
 
 /// A calls-log row for the console.
 #[cfg(feature = "ssr")]
-pub(crate) fn call_item(c: crate::db::CallLogRow) -> CallItem {
+pub(crate) fn call_item(c: crate::service::CallView) -> CallItem {
     CallItem {
         id: c.id,
         outcome: if c.dry_run && c.status != "ok" {
@@ -378,8 +378,8 @@ pub async fn agent(
         let outcome = outcome
             .as_deref()
             .map(str::trim)
-            .and_then(crate::db::CallOutcome::parse);
-        let filter = crate::db::CallFilter {
+            .and_then(crate::service::CallOutcome::parse);
+        let filter = crate::service::CallFilter {
             agent_id: Some(a.id),
             outcome,
             before,

@@ -50,7 +50,7 @@ pub struct ApprovalsData {
 }
 
 #[cfg(feature = "ssr")]
-pub(crate) fn approval_item(a: crate::db::ApprovalRow) -> ApprovalItem {
+pub(crate) fn approval_item(a: crate::service::ApprovalView) -> ApprovalItem {
     ApprovalItem {
         agent: a.agent,
         vendor: a.vendor,

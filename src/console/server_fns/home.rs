@@ -69,8 +69,8 @@ pub async fn home() -> ConsoleResult<HomeData> {
                 (agent, format!("{vendor}__{name}"), cause)
             })
             .collect();
-        let failed = crate::db::CallFilter {
-            outcome: Some(crate::db::CallOutcome::Failed),
+        let failed = crate::service::CallFilter {
+            outcome: Some(crate::service::CallOutcome::Failed),
             ..Default::default()
         };
         Ok(HomeData {

@@ -210,8 +210,8 @@ pub async fn browse_tools(
         let vendor = vendor.filter(|v| !v.trim().is_empty());
         // an unknown order (a stale or mistyped link) sorts by name
         let (order, sort) = match sort.as_deref() {
-            Some("use") => (crate::db::BrowseOrder::Use, "use"),
-            _ => (crate::db::BrowseOrder::Name, "name"),
+            Some("use") => (crate::service::BrowseOrder::Use, "use"),
+            _ => (crate::service::BrowseOrder::Name, "name"),
         };
         let page = page.unwrap_or(1).clamp(1, i64::MAX / PER_PAGE);
         let (mut rows, total) = g
@@ -270,7 +270,7 @@ pub async fn tool(vendor: String, name: String) -> ConsoleResult<ToolData> {
             }
             other => other?,
         };
-        let filter = crate::db::CallFilter {
+        let filter = crate::service::CallFilter {
             tool_id: Some(d.tool.id),
             ..Default::default()
         };

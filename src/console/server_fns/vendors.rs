@@ -320,7 +320,7 @@ pub async fn vendors(import: Option<String>) -> ConsoleResult<VendorsData> {
 }
 
 #[cfg(feature = "ssr")]
-pub(crate) fn vendor_item(v: crate::db::VendorRow) -> VendorItem {
+pub(crate) fn vendor_item(v: crate::service::VendorView) -> VendorItem {
     VendorItem {
         slug: v.slug,
         name: v.display_name,

@@ -1,0 +1,77 @@
+//! `graft sweep`: one sweep now, or a dry run (SPEC §5).
+
+use super::*;
+
+/// A sweep report in words, for people (`graft sweep`).
+pub fn describe_sweep(r: &crate::service::sweep::SweepReport) -> String {
+    let when = format_time(Some(r.now));
+    let verb = if r.dry_run { "would demote" } else { "demoted" };
+    let mut out = String::new();
+    if r.agents.is_empty() {
+        out.push_str(&format!(
+            "Sweep as of {when}{}: nothing to demote ({} working-set entries checked).\n",
+            if r.dry_run { " (dry run)" } else { "" },
+            r.entries
+        ));
+        return out;
+    }
+    out.push_str(&format!(
+        "Sweep as of {when}{}: {verb} {} tools of {} agents ({} entries checked).\n",
+        if r.dry_run {
+            " (dry run, nothing changed)"
+        } else {
+            ""
+        },
+        r.demotions(),
+        r.agents.len(),
+        r.entries
+    ));
+    for a in &r.agents {
+        out.push_str(&format!(
+            "{} (cap {}, idle window {} days, {} tools before):\n",
+            a.agent, a.cap, a.idle_window_days, a.before
+        ));
+        for d in &a.demoted {
+            let why = match d.cause.as_str() {
+                "idle" => format!(
+                    "idle: unused past the idle window (last used {}, promoted {})",
+                    format_time(d.last_used_at),
+                    format_time(Some(d.promoted_at))
+                ),
+                _ => format!(
+                    "cap: over the working-set cap, never called since its promotion {}",
+                    format_time(Some(d.promoted_at))
+                ),
+            };
+            out.push_str(&format!("  {verb} {}__{}: {why}\n", d.vendor, d.name));
+        }
+    }
+    out
+}
+
+/// The arguments of `graft sweep`.
+#[derive(Debug, clap::Args)]
+pub struct SweepArgs {
+    /// Sweep as of this time (RFC 3339, e.g. 2026-12-24T12:00:00Z) instead of now.
+    #[arg(long)]
+    pub at: Option<String>,
+    /// Only print what the sweep would demote; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `graft sweep` (SPEC §7).
+pub(super) async fn sweep(graft: &Graft, args: SweepArgs) -> anyhow::Result<()> {
+    let SweepArgs { at, dry_run } = args;
+    let now = match at {
+        Some(t) => chrono::DateTime::parse_from_rfc3339(&t)
+            .with_context(|| {
+                format!("--at {t:?} is not an RFC 3339 time (e.g. 2026-12-24T12:00:00Z)")
+            })?
+            .with_timezone(&chrono::Utc),
+        None => chrono::Utc::now(),
+    };
+    let report = graft.sweep_once(now.timestamp_millis(), dry_run).await?;
+    print!("{}", describe_sweep(&report));
+    Ok(())
+}

@@ -1,0 +1,365 @@
+//! The `/mcp` endpoint's HTTP edge (MCP transports, both revisions): bodies that are not
+//! one JSON-RPC message, malformed tools/call, CORS for browser clients, and which
+//! origins may call.
+
+use super::*;
+
+/// Most bytes of one JSON-RPC message posted to `/mcp` (rmcp's default, set
+/// explicitly; an `acquire` with a large input schema fits many times over).
+pub const MAX_MCP_BODY: usize = 4 << 20;
+
+/// A JSON-RPC error answer (JSON-RPC 2.0 §5, `id: null` since the request's id could
+/// not be read) with HTTP status `status`.
+pub(crate) fn jsonrpc_error(
+    status: http::StatusCode,
+    code: i64,
+    message: &str,
+) -> axum::response::Response {
+    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
+    (status, Json(body)).into_response()
+}
+
+/// Posts to `/mcp` that are not one JSON-RPC message get a JSON-RPC error with HTTP 400
+/// in both eras (MCP 2025-11-25 basic/transports: "the body MUST be a single JSON-RPC
+/// request, notification, or response"), where rmcp would answer 415 "fail to
+/// deserialize": malformed JSON → -32700 parse error; an array (a batch, removed from
+/// the protocol in 2025-06-18), another JSON value or an object that is no JSON-RPC
+/// message → -32600 invalid request. A body over [`MAX_MCP_BODY`] gets 413.
+pub(crate) async fn jsonrpc_errors(
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use http::StatusCode;
+    let is_json = req
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| {
+            ct.split(';')
+                .next()
+                .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+        });
+    if req.method() != http::Method::POST || !is_json {
+        return next.run(req).await;
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = match axum::body::to_bytes(body, MAX_MCP_BODY).await {
+        Ok(b) => b,
+        Err(_) => {
+            return jsonrpc_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                -32600,
+                &format!("Invalid Request: the message is over {MAX_MCP_BODY} bytes"),
+            )
+        }
+    };
+    if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&bytes) {
+        return jsonrpc_error(
+            StatusCode::BAD_REQUEST,
+            -32700,
+            &format!("Parse error: the body is not JSON ({e})"),
+        );
+    }
+    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => {}
+        Some(b'[') => {
+            return jsonrpc_error(
+                StatusCode::BAD_REQUEST,
+                -32600,
+                "Invalid Request: JSON-RPC batches are not supported (removed in MCP 2025-06-18); send one message per request",
+            )
+        }
+        _ => {
+            return jsonrpc_error(
+                StatusCode::BAD_REQUEST,
+                -32600,
+                "Invalid Request: the body must be one JSON-RPC message (a JSON object)",
+            )
+        }
+    }
+    // a tools/call whose params rmcp cannot read is answered -32601 "method not found"
+    // by rmcp; it is a call with invalid params (JSON-RPC 2.0 §5.1, issue 25.12)
+    let bad_call = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|m| Some((m.get("id")?.clone(), tools_call_problem(&m)?)));
+    let resp = next
+        .run(axum::extract::Request::from_parts(
+            parts,
+            axum::body::Body::from(bytes),
+        ))
+        .await;
+    if let Some((id, problem)) = bad_call {
+        if resp.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+            // params rmcp could not read as any message at all (a string, say)
+            let body =
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": problem}});
+            return (StatusCode::OK, Json(body)).into_response();
+        }
+        return invalid_params(resp, &problem).await;
+    }
+    if resp.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        // a JSON object rmcp could not read as a JSON-RPC message
+        let why = axum::body::to_bytes(resp.into_body(), 4096)
+            .await
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        let why = why
+            .trim_start_matches("fail to deserialize request body")
+            .trim();
+        return jsonrpc_error(
+            StatusCode::BAD_REQUEST,
+            -32600,
+            &format!(
+                "Invalid Request: not a JSON-RPC 2.0 request, notification or response ({why})"
+            ),
+        );
+    }
+    resp
+}
+
+/// What is wrong with a `tools/call` request's params, when they are not what MCP
+/// 2025-11-25 server/tools "Calling Tools" says: an object with a string `name` and, if
+/// given, an object `arguments`.
+pub(crate) fn tools_call_problem(message: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    if message.get("method").and_then(Value::as_str) != Some("tools/call")
+        || message.get("id").is_none()
+    {
+        return None;
+    }
+    let kind = |v: &Value| match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    };
+    let Some(params) = message.get("params").filter(|p| !p.is_null()) else {
+        return Some(
+            "Invalid params: tools/call needs params {\"name\": <tool name>, \"arguments\": {…}}"
+                .into(),
+        );
+    };
+    let Some(params) = params.as_object() else {
+        return Some(format!(
+            "Invalid params: params must be an object, not {}",
+            kind(params)
+        ));
+    };
+    match params.get("name") {
+        None => {
+            return Some(
+                "Invalid params: params.name is missing: give the name of the tool to call".into(),
+            )
+        }
+        Some(Value::String(_)) => {}
+        Some(other) => {
+            return Some(format!(
+                "Invalid params: params.name must be a string (the tool's name), not {}",
+                kind(other)
+            ))
+        }
+    }
+    match params.get("arguments") {
+        None | Some(Value::Null) | Some(Value::Object(_)) => None,
+        Some(other) => Some(format!(
+            "Invalid params: params.arguments must be an object of the tool's inputs, not {}",
+            kind(other)
+        )),
+    }
+}
+
+/// rmcp's answer to a malformed `tools/call` turned into JSON-RPC -32602 with `problem`
+/// as its message, keeping the request's id: in a JSON body, or in the `data:` lines of
+/// an event stream (legacy sessions answer errors that way), rewritten as they pass; the
+/// HTTP status stays rmcp's. Answers that carry no JSON-RPC error (a 404 for an unknown
+/// session, say) pass as they are.
+pub(crate) async fn invalid_params(
+    resp: axum::response::Response,
+    problem: &str,
+) -> axum::response::Response {
+    use futures::StreamExt;
+    use http::StatusCode;
+    let content_type = resp
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let rewrite = {
+        let problem = problem.to_string();
+        move |text: &str| -> Option<String> {
+            let mut v = serde_json::from_str::<serde_json::Value>(text).ok()?;
+            v.get("error")?;
+            v["error"] = json!({"code": -32602, "message": problem});
+            Some(v.to_string())
+        }
+    };
+    let (mut parts, body) = resp.into_parts();
+    parts.headers.remove(http::header::CONTENT_LENGTH);
+    if content_type.starts_with("application/json") {
+        let Ok(bytes) = axum::body::to_bytes(body, 1 << 20).await else {
+            return http::StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        };
+        let rewritten = std::str::from_utf8(&bytes).ok().and_then(&rewrite);
+        // rmcp answers an unknown method 404 in the stateless era; invalid params are the
+        // client's error (400), and a 404 reads to clients as "session not found"
+        if rewritten.is_some() && parts.status == StatusCode::NOT_FOUND {
+            parts.status = StatusCode::BAD_REQUEST;
+        }
+        let out = rewritten.map(axum::body::Bytes::from).unwrap_or(bytes);
+        return axum::response::Response::from_parts(parts, axum::body::Body::from(out));
+    }
+    if content_type.starts_with("text/event-stream") {
+        let stream = body.into_data_stream().map(move |chunk| {
+            chunk.map(|bytes| {
+                let Ok(text) = std::str::from_utf8(&bytes) else {
+                    return bytes;
+                };
+                let lines: Vec<String> = text
+                    .split('\n')
+                    .map(
+                        |line| match line.strip_prefix("data: ").and_then(&rewrite) {
+                            Some(fixed) => format!("data: {fixed}"),
+                            None => line.to_string(),
+                        },
+                    )
+                    .collect();
+                axum::body::Bytes::from(lines.join("\n"))
+            })
+        });
+        return axum::response::Response::from_parts(parts, axum::body::Body::from_stream(stream));
+    }
+    axum::response::Response::from_parts(parts, body)
+}
+
+/// CORS for browser-based MCP clients (the MCP Inspector, web agents) on `/mcp`
+/// (Fetch standard §3.2, as tower-http implements it): preflights from an allowed origin
+/// (a loopback page on any port, `allowed_origins`, the public URL's origin) are answered
+/// without auth; methods GET, POST, DELETE, OPTIONS; the request headers MCP clients send;
+/// `Mcp-Session-Id` and `WWW-Authenticate` exposed to the page. Other origins get no CORS
+/// headers (and rmcp answers their requests 403).
+pub(crate) fn mcp_cors(origins: Arc<Vec<String>>) -> tower_http::cors::CorsLayer {
+    use http::{HeaderName, Method};
+    use tower_http::cors::{AllowOrigin, CorsLayer};
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::predicate(move |origin, _| {
+            origin
+                .to_str()
+                .is_ok_and(|o| origin_allowed(o, origins.as_slice()))
+        }))
+        .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
+        .allow_headers([
+            http::header::AUTHORIZATION,
+            http::header::CONTENT_TYPE,
+            http::header::ACCEPT,
+            HeaderName::from_static("mcp-protocol-version"),
+            HeaderName::from_static("mcp-session-id"),
+            HeaderName::from_static("last-event-id"),
+            HeaderName::from_static("mcp-method"),
+        ])
+        .expose_headers([
+            HeaderName::from_static("mcp-session-id"),
+            http::header::WWW_AUTHENTICATE,
+        ])
+        .max_age(std::time::Duration::from_secs(600))
+}
+
+/// Requests to `/mcp` from a browser page on an origin that is not allowed: 403 before
+/// anything else (auth included), and a preflight's answer carries no CORS header at
+/// all (tower-http's layer still names the allowed methods and headers).
+pub(crate) async fn foreign_origins(
+    State(allowed): State<Arc<Vec<String>>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let foreign = req
+        .headers()
+        .get(http::header::ORIGIN)
+        .is_some_and(|o| !o.to_str().is_ok_and(|o| origin_allowed(o, &allowed)));
+    if !foreign {
+        return next.run(req).await;
+    }
+    if req.method() != http::Method::OPTIONS {
+        return (http::StatusCode::FORBIDDEN, "Forbidden: Origin not allowed").into_response();
+    }
+    let mut resp = next.run(req).await;
+    let cors: Vec<http::HeaderName> = resp
+        .headers()
+        .keys()
+        .filter(|k| k.as_str().starts_with("access-control-"))
+        .cloned()
+        .collect();
+    for k in cors {
+        resp.headers_mut().remove(k);
+    }
+    resp
+}
+
+/// Whether a browser `Origin` is one of `allowed`: exact (ASCII case-insensitive), or
+/// a `scheme://host:*` pattern that matches that host on any port (or without one).
+pub fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
+    allowed
+        .iter()
+        .any(|pattern| match pattern.strip_suffix(":*") {
+            Some(prefix) => {
+                origin.eq_ignore_ascii_case(prefix)
+                    || origin.get(..prefix.len()).is_some_and(|head| {
+                        head.eq_ignore_ascii_case(prefix)
+                            && origin[prefix.len()..]
+                                .strip_prefix(':')
+                                .is_some_and(|port| {
+                                    !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit())
+                                })
+                    })
+            }
+            None => origin.eq_ignore_ascii_case(pattern),
+        })
+}
+
+/// The host (with port when given) of a URL.
+pub(crate) fn host_of(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let host = rest.split('/').next()?;
+    (!host.is_empty()).then(|| host.to_string())
+}
+
+/// The origin (`scheme://host[:port]`) of a URL.
+pub(crate) fn origin_of(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let host = rest.split('/').next()?;
+    (!host.is_empty()).then(|| format!("{scheme}://{host}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::origin_allowed;
+
+    #[test]
+    fn origins_match_exactly_or_on_any_port() {
+        let allowed: Vec<String> = ["http://localhost:*", "https://agents.example.com"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        for ok in [
+            "http://localhost:6274",
+            "http://localhost",
+            "HTTP://LOCALHOST:1",
+            "https://agents.example.com",
+        ] {
+            assert!(origin_allowed(ok, &allowed), "{ok}");
+        }
+        for bad in [
+            "http://localhost.evil.com",
+            "http://localhost:80x",
+            "http://localhost:",
+            "https://localhost:6274",
+            "https://agents.example.com:444",
+            "https://agents.example.com.evil",
+            "null",
+        ] {
+            assert!(!origin_allowed(bad, &allowed), "{bad}");
+        }
+    }
+}

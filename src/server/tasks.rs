@@ -1,0 +1,154 @@
+//! The server's background work: other processes' changes forwarded to this one's MCP
+//! channels (SPEC §3.5, §9), the periodic sweep (SPEC §5), and the shutdown signal.
+
+use super::*;
+
+/// Forwards working-set changes made by other processes (the CLI, another server) to
+/// this server's MCP channels (SPEC §3.5): on PostgreSQL when they are announced
+/// ([`forward_notified_changes`]), on SQLite by polling `change_events` every second.
+pub(crate) async fn forward_changes(graft: Graft, shutdown: CancellationToken) {
+    if graft.pool().backend() == crate::db::Backend::Postgres {
+        return forward_notified_changes(graft, shutdown).await;
+    }
+    // None until the cursor could be read (a database briefly unavailable at start must
+    // not stop this process from hearing the others for good)
+    let mut cursor: Option<i64> = None;
+    let mut ticks = tokio::time::interval(std::time::Duration::from_secs(1));
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            _ = ticks.tick() => {
+                catch_up(&graft, &mut cursor).await;
+            }
+        }
+    }
+}
+
+/// One step of forwarding other processes' changes: with no cursor yet, reads the newest
+/// event (where forwarding starts); else forwards the events after the cursor and moves
+/// it. Says whether the database answered; a failure is logged and leaves the cursor.
+pub(crate) async fn catch_up(graft: &Graft, cursor: &mut Option<i64>) -> bool {
+    let step = match *cursor {
+        None => graft.change_cursor().await,
+        Some(c) => graft.forward_foreign_changes(c).await,
+    };
+    match step {
+        Ok(c) => {
+            *cursor = Some(c);
+            true
+        }
+        Err(e) => {
+            tracing::warn!(error = ?e, "reading change events failed; retrying");
+            false
+        }
+    }
+}
+
+/// Forwards other instances' changes on PostgreSQL: `LISTEN graft_changes`
+/// ([`crate::db::CHANGES_CHANNEL`]); each announcement from another origin reads
+/// `change_events` after this server's cursor, so a change reaches the agent's streams as
+/// soon as it commits, once. When the listening connection drops, the listener
+/// connects and listens again, and this reads whatever was recorded meanwhile: no change
+/// is lost. The cursor is read after LISTEN, so nothing falls between the two.
+pub(crate) async fn forward_notified_changes(graft: Graft, shutdown: CancellationToken) {
+    use crate::db::{ChangeListener, Heard};
+    let pause = std::time::Duration::from_secs(1);
+    let mut listener = loop {
+        match ChangeListener::connect(graft.pool()).await {
+            Ok(Some(l)) => break l,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::warn!(error = ?e, "cannot listen for other instances' changes yet; retrying")
+            }
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tokio::time::sleep(pause) => {}
+        }
+    };
+    let mut cursor: Option<i64> = None;
+    // catch up first (cursor None: start at the newest event)
+    let mut behind = true;
+    loop {
+        if behind {
+            behind = !catch_up(&graft, &mut cursor).await;
+            if behind {
+                tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    _ = tokio::time::sleep(pause) => {}
+                }
+                continue;
+            }
+        }
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            n = listener.next() => match n {
+                Ok(Heard::Payload(p)) => {
+                    behind = crate::db::payload_origin(&p) != graft.origin();
+                }
+                // the connection dropped and was made again: read what was missed
+                Ok(Heard::Reconnected) => {
+                    tracing::info!("listening for other instances' changes again");
+                    behind = true;
+                }
+                Err(e) => {
+                    tracing::warn!(error = ?e, "lost the change listener; reconnecting");
+                    behind = true;
+                    tokio::select! {
+                        _ = shutdown.cancelled() => return,
+                        _ = tokio::time::sleep(pause) => {}
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The periodic sweep (SPEC §5): every `interval`, first one `interval` after start.
+pub(crate) async fn sweeper(
+    graft: Graft,
+    interval: std::time::Duration,
+    next: Arc<std::sync::atomic::AtomicI64>,
+    shutdown: CancellationToken,
+) {
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            _ = ticks.tick() => {
+                next.store(
+                    graft.clock_now() + interval.as_millis() as i64,
+                    std::sync::atomic::Ordering::Relaxed,
+                );
+                match graft.sweep_scheduled(graft.clock_now()).await {
+                    Ok(None) => tracing::debug!("sweep: another instance is sweeping"),
+                    Ok(Some(r)) if r.demotions() > 0 => tracing::info!(demoted = r.demotions(), agents = r.agents.len(), "sweep"),
+                    Ok(Some(r)) => tracing::debug!(entries = r.entries, "sweep: nothing to demote"),
+                    Err(e) => tracing::error!(error = ?e, "sweep failed"),
+                }
+            }
+        }
+    }
+}
+
+pub(crate) async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = term => {}
+    }
+}
