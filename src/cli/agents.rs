@@ -1,6 +1,8 @@
 //! `graft agent …`: adding, listing and changing agents (SPEC §7).
 
-use super::*;
+use super::format_time;
+use crate::service::Graft;
+use clap::Subcommand;
 
 /// `graft agent …`
 #[derive(Debug, Subcommand)]

@@ -1,6 +1,10 @@
 //! `graft approval list`, `graft approve`, `graft deny` (SPEC §4.4).
 
-use super::*;
+use super::format_time;
+use super::person;
+use super::split_tool;
+use crate::service::Graft;
+use clap::Subcommand;
 
 /// `graft approval …`
 #[derive(Debug, Subcommand)]

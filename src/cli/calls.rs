@@ -1,6 +1,7 @@
 //! `graft calls`: the calls log (SPEC §4).
 
-use super::*;
+use super::split_tool;
+use crate::service::Graft;
 
 /// The arguments of `graft calls`.
 #[derive(Debug, clap::Args)]

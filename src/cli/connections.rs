@@ -1,6 +1,10 @@
 //! `graft connection …`: vendor credentials (SPEC §4.3, §7).
 
-use super::*;
+use super::format_time;
+use super::person;
+use crate::service::Graft;
+use anyhow::Context;
+use clap::Subcommand;
 
 /// `graft connection …`
 #[derive(Debug, Subcommand)]

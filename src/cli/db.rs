@@ -1,6 +1,10 @@
 //! `graft db …`: moving an installation from SQLite to PostgreSQL (SPEC §9).
 
-use super::*;
+use super::without_password;
+use crate::config::Settings;
+use crate::service::Graft;
+use anyhow::Context;
+use clap::Subcommand;
 
 /// `graft db …`
 #[derive(Debug, Subcommand)]

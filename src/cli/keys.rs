@@ -1,6 +1,9 @@
 //! `graft key rotate`: re-sealing every secret under a new key (SPEC §8).
 
-use super::*;
+use crate::config::Settings;
+use crate::service::Graft;
+use anyhow::Context;
+use clap::Subcommand;
 
 /// `graft key …`
 #[derive(Debug, Subcommand)]

@@ -2,7 +2,6 @@
 //! one line on stderr and a non-zero exit.
 
 use crate::config::Settings;
-use crate::server::Application;
 use crate::service::{Graft, SystemClock};
 use anyhow::Context;
 use clap::{Parser, Subcommand};

@@ -1,6 +1,10 @@
 //! `graft serve`: MCP and the console on one port (SPEC §3, §6).
 
-use super::*;
+use super::embed_with_bar;
+use crate::config::Settings;
+use crate::server::Application;
+use crate::service::Graft;
+use anyhow::Context;
 
 /// `graft serve` (SPEC §7): checks the key, embeds what lacks embeddings, creates the
 /// first console user, then serves MCP and the console until stopped.

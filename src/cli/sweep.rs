@@ -1,6 +1,8 @@
 //! `graft sweep`: one sweep now, or a dry run (SPEC §5).
 
-use super::*;
+use super::format_time;
+use crate::service::Graft;
+use anyhow::Context;
 
 /// A sweep report in words, for people (`graft sweep`).
 pub fn describe_sweep(r: &crate::service::sweep::SweepReport) -> String {

@@ -1,6 +1,11 @@
 //! `graft tool …`: one tool, its hints, notes, versions and search (SPEC §7).
 
-use super::*;
+use super::format_time;
+use super::person;
+use super::split_tool;
+use crate::service::Graft;
+use anyhow::Context;
+use clap::Subcommand;
 
 /// `graft tool …`
 #[derive(Debug, Subcommand)]

@@ -1,6 +1,8 @@
 //! `graft user …`: the people who sign in to the console (SPEC §6, §7).
 
-use super::*;
+use crate::service::Graft;
+use anyhow::Context;
+use clap::Subcommand;
 
 /// `graft user …`
 #[derive(Debug, Subcommand)]

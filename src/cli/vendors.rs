@@ -1,6 +1,11 @@
 //! `graft vendor …` and `graft import-openapi`: vendors and their documents (SPEC §2, §7).
 
-use super::*;
+use super::embed_with_bar;
+use super::person;
+use crate::service::Graft;
+use anyhow::Context;
+use clap::Subcommand;
+use std::path::PathBuf;
 
 /// `graft vendor …`
 #[derive(Debug, Subcommand)]

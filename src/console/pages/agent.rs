@@ -1,7 +1,34 @@
 //! One agent's page (SPEC §6): its working set, promote, the sweep's preview, history
 //! and calls.
 
-use super::*;
+use super::tables::approvals_table;
+use super::tables::{calls_table, CallColumns};
+use crate::console::components::does_badge;
+use crate::console::components::error_of;
+use crate::console::components::loaded;
+use crate::console::components::saved;
+use crate::console::components::Confirm;
+use crate::console::components::FieldError;
+use crate::console::components::FormError;
+use crate::console::components::Frame;
+use crate::console::components::LoadError;
+use crate::console::components::SizeChart;
+use crate::console::components::When;
+use crate::console::server_fns::agent;
+use crate::console::server_fns::search_tools;
+use crate::console::server_fns::AgentData;
+use crate::console::server_fns::ConsoleResult;
+use crate::console::server_fns::Decide;
+use crate::console::server_fns::Demote;
+use crate::console::server_fns::EditAgent;
+use crate::console::server_fns::Promote;
+use crate::console::server_fns::RotateToken;
+use crate::console::server_fns::SearchData;
+use crate::console::words::does_in_words;
+use crate::console::words::harness_in_words;
+use crate::console::words::segment;
+use leptos::prelude::*;
+use leptos_router::hooks::{use_params_map, use_query_map};
 
 /// `/agents/:name`: the working set, promote, the chart, settings, history, approvals.
 #[component]
@@ -336,69 +363,6 @@ pub(crate) fn calls_pager(d: &AgentData) -> impl IntoView {
             </nav>
         }
     })
-}
-
-/// Which of agent and tool a calls table names (the page names the other).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum CallColumns {
-    /// The tool (an agent's page).
-    Tool,
-    /// The agent (a tool's page).
-    Agent,
-    /// Both (the home page).
-    Both,
-}
-
-/// A table of calls, newest first: when, the agent and/or the tool, its outcome with
-/// the vendor's status and the error, duration, and the redacted input.
-pub(crate) fn calls_table(
-    calls: Vec<CallItem>,
-    now: i64,
-    columns: CallColumns,
-    none: &'static str,
-) -> impl IntoView {
-    if calls.is_empty() {
-        return view! { <p class="muted">{none}</p> }.into_any();
-    }
-    view! {
-        <div class="table-wrap">
-            <table class="calls">
-                <thead><tr>
-                    <th>"When"</th>
-                    {(columns != CallColumns::Tool).then(|| view! { <th>"Agent"</th> })}
-                    {(columns != CallColumns::Agent).then(|| view! { <th>"Tool"</th> })}
-                    <th>"Outcome"</th><th>"Took"</th><th>"Input"</th>
-                </tr></thead>
-                <tbody>
-                    {calls.into_iter().map(|c| {
-                        let tool_href = format!("/tools/{}/{}", segment(&c.vendor), segment(&c.name));
-                        let agent_cell = (columns != CallColumns::Tool).then(|| view! {
-                            <td data-label="Agent"><a href=format!("/agents/{}", segment(&c.agent))>{c.agent.clone()}</a>
-                                {(columns == CallColumns::Agent).then(|| format!(" · v{}", c.version))}</td>
-                        });
-                        let tool_cell = (columns != CallColumns::Agent).then(|| view! {
-                            <td data-label="Tool"><a href=tool_href><code>{c.tool.clone()}</code></a>{format!(" v{}", c.version)}</td>
-                        });
-                        let status = c.http_status.map(|s| format!(" · HTTP {s}")).unwrap_or_default();
-                        view! {
-                            <tr data-outcome=c.outcome.clone()>
-                                <td data-label="When"><When at=c.at now/></td>
-                                {agent_cell}
-                                {tool_cell}
-                                <td data-label="Outcome" class=if c.ok { "outcome ok" } else if c.outcome == "waits for approval" { "outcome waiting" } else { "outcome failed" }>
-                                    <strong>{c.outcome.clone()}</strong>{status}
-                                    {c.message.clone().map(|m| view! { <div class="muted message">{m}</div> })}
-                                </td>
-                                <td data-label="Took">{format!("{} ms", c.duration_ms)}</td>
-                                <td data-label="Input">{c.input.clone().map(|i| view! { <code class="input">{i}</code> })}</td>
-                            </tr>
-                        }
-                    }).collect_view()}
-                </tbody>
-            </table>
-        </div>
-    }
-    .into_any()
 }
 
 /// Client-side limits of tools per request (CLIENTS.md): a warning, not a refusal.

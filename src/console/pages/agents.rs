@@ -1,6 +1,25 @@
 //! The Agents page (SPEC §6): the list, adding an agent, and its token shown once.
 
-use super::*;
+use crate::console::components::error_of;
+use crate::console::components::loaded;
+use crate::console::components::saved;
+use crate::console::components::CopyButton;
+use crate::console::components::FieldError;
+use crate::console::components::FormError;
+use crate::console::components::Frame;
+use crate::console::components::When;
+use crate::console::server_fns::agents;
+use crate::console::server_fns::take_token;
+use crate::console::server_fns::AddAgent;
+use crate::console::server_fns::AgentsData;
+use crate::console::server_fns::ConsoleError;
+use crate::console::server_fns::EditAgent;
+use crate::console::server_fns::TokenReveal;
+use crate::console::words::harness_in_words;
+use crate::console::words::segment;
+use crate::console::words::HARNESSES;
+use leptos::prelude::*;
+use leptos_router::hooks::{use_params_map, use_query_map};
 
 /// `/agents`: every agent, Edit per row, and New agent.
 #[component]

@@ -7,6 +7,7 @@ mod agent;
 mod agents;
 mod approvals;
 mod home;
+mod tables;
 mod toolbox;
 mod vendor;
 mod vendors;
@@ -19,9 +20,3 @@ pub use home::*;
 pub use toolbox::*;
 pub use vendor::*;
 pub use vendors::*;
-
-use super::components::*;
-use super::server_fns::*;
-use leptos::prelude::*;
-use leptos_meta::Title;
-use leptos_router::hooks::{use_params_map, use_query_map};

@@ -1,6 +1,27 @@
 //! One vendor's page (SPEC §6): its state, origin, imports and connections.
 
-use super::*;
+use super::tables::connections_table;
+use super::tables::ConnectionForm;
+use crate::console::components::error_of;
+use crate::console::components::loaded;
+use crate::console::components::saved;
+use crate::console::components::saves;
+use crate::console::components::FieldError;
+use crate::console::components::FormError;
+use crate::console::components::Frame;
+use crate::console::components::When;
+use crate::console::server_fns::vendor;
+use crate::console::server_fns::AddConnection;
+use crate::console::server_fns::ConfirmConnections;
+use crate::console::server_fns::EditVendor;
+use crate::console::server_fns::RemoveVendor;
+use crate::console::server_fns::RevokeConnection;
+use crate::console::server_fns::SetVendorInternal;
+use crate::console::server_fns::SetVendorState;
+use crate::console::words::count;
+use crate::console::words::segment;
+use leptos::prelude::*;
+use leptos_router::hooks::use_params_map;
 
 /// `/vendors/:slug`: a vendor's name and base URL (editable), its state (disable with a
 /// confirmation that works without JavaScript; enable), its connections (add one, the

@@ -1,6 +1,23 @@
 //! The Vendors page (SPEC §6): uploads, import summaries, connections.
 
-use super::*;
+use super::tables::connections_table;
+use crate::console::components::clear_on_save;
+use crate::console::components::error_of;
+use crate::console::components::loaded;
+use crate::console::components::saved;
+use crate::console::components::FieldError;
+use crate::console::components::FormError;
+use crate::console::components::Frame;
+use crate::console::components::When;
+use crate::console::server_fns::vendors;
+use crate::console::server_fns::AddVendor;
+use crate::console::server_fns::ImportSummary;
+use crate::console::server_fns::RevokeConnection;
+#[cfg(feature = "hydrate")]
+use crate::console::server_fns::MAX_UPLOAD_BYTES;
+use crate::console::words::segment;
+use leptos::prelude::*;
+use leptos_router::hooks::use_query_map;
 
 /// `/vendors`: vendors, OpenAPI upload, connections.
 #[component]
@@ -262,114 +279,4 @@ pub(crate) fn import_summary(s: ImportSummary) -> impl IntoView {
         }
         .into_any(),
     }
-}
-
-/// The kinds a connection can be, with the words the form shows.
-pub(crate) const CONNECTION_KINDS: [(&str, &str); 5] = [
-    ("bearer", "bearer (Authorization: Bearer)"),
-    ("header", "header (e.g. X-Api-Key)"),
-    ("query", "query parameter"),
-    ("basic", "basic (user:password)"),
-    ("none", "none"),
-];
-
-/// The form that adds a connection to `vendor` (issue 14.5), on the vendor's page: the
-/// kind and the header or parameter name start as its document asks (its
-/// securitySchemes, read at import); errors show at their fields; once saved the form
-/// empties (the secret is never rendered back).
-#[component]
-pub(crate) fn ConnectionForm(
-    action: ServerAction<AddConnection>,
-    vendor: VendorItem,
-) -> impl IntoView {
-    let err = error_of(action);
-    let kind = vendor
-        .auth_kind
-        .clone()
-        .unwrap_or_else(|| "bearer".to_string());
-    let name = vendor.auth_name.clone().unwrap_or_default();
-    let suggestion = match (vendor.auth_kind.as_deref(), name.as_str()) {
-        (Some("header"), n) => Some(format!(
-            "{}'s document asks for the header {n}.",
-            vendor.slug
-        )),
-        (Some("query"), n) => Some(format!(
-            "{}'s document asks for the query parameter {n}.",
-            vendor.slug
-        )),
-        (Some("bearer"), _) => Some(format!(
-            "{}'s document asks for a bearer token.",
-            vendor.slug
-        )),
-        (Some("basic"), _) => Some(format!(
-            "{}'s document asks for HTTP basic auth.",
-            vendor.slug
-        )),
-        _ => None,
-    };
-    let form = clear_on_save(action);
-    view! {
-        <ActionForm action node_ref=form attr:class="grid-form" attr:novalidate=true>
-            <input type="hidden" name="vendor" value=vendor.slug.clone()/>
-            <FieldError err field="vendor"/>
-            {suggestion.map(|s| view! { <p class="muted hint">{s}</p> })}
-            <label>"Label"<input name="label" required placeholder="production"/></label>
-            <FieldError err field="label"/>
-            <label>"Kind"
-                <select name="kind">
-                    {CONNECTION_KINDS.iter().map(|(value, words)| view! {
-                        <option value=*value selected=kind == *value>{*words}</option>
-                    }).collect_view()}
-                </select>
-            </label>
-            <FieldError err field="kind"/>
-            <label>"Header or query parameter name"
-                <input name="name" placeholder="only for header and query" value=name/></label>
-            <FieldError err field="name"/>
-            <label>"Secret (write-only)"<input type="password" name="secret" autocomplete="off"/></label>
-            <FieldError err field="secret"/>
-            <button type="submit">"Add connection"</button>
-        </ActionForm>
-    }
-}
-
-pub(crate) fn connections_table(
-    list: Vec<ConnectionItem>,
-    now: i64,
-    revoke: ServerAction<RevokeConnection>,
-) -> impl IntoView {
-    if list.is_empty() {
-        return view! { <p class="muted">"No connections: tools run without credentials."</p> }
-            .into_any();
-    }
-    view! {
-        <div class="table-wrap"><table class="connections">
-            <thead><tr><th>"Vendor"</th><th>"Label"</th><th>"Kind"</th><th>"Added"</th><th>"State"</th><th></th></tr></thead>
-            <tbody>{list.into_iter().map(|c| { let (l1, l2) = (c.label.clone(), c.label.clone()); view! {
-                <tr data-connection=l1>
-                    <td><code>{c.vendor}</code></td>
-                    <td>{c.label.clone()}</td>
-                    <td>{c.kind}{c.name.map(|n| format!(" ({n})"))}</td>
-                    <td><When at=c.created_at now/></td>
-                    <td>{match (c.revoked_at, c.suspended.clone()) {
-                        (Some(t), _) => view! { "revoked "<When at=t now/> }.into_any(),
-                        (None, Some(why)) => view! { <span class="warning-text" title=why>"suspended: the base URL moved"</span> }.into_any(),
-                        (None, None) => "active".into_any(),
-                    }}</td>
-                    <td>{c.revoked_at.is_none().then(|| view! {
-                        <Confirm label="Revoke".to_string()>
-                            <p>{format!("Calls that use {l2} fail from now on, and each tool whose calls use it is demoted in every working set. Its secret cannot be recovered.")}</p>
-                            <ActionForm action=revoke attr:class="inline">
-                                <input type="hidden" name="id" value=c.id.to_string()/>
-                                <input type="hidden" name="confirm" value="yes"/>
-                                <button type="submit" class="danger solid" aria-label=format!("Revoke {l2}")>"Revoke it"</button>
-                            </ActionForm>
-                        </Confirm>
-                    })}</td>
-                </tr>
-            }}).collect_view()}</tbody>
-        </table></div>
-        <p class="muted">"Revoking demotes, in every working set, each tool whose calls use the connection."</p>
-    }
-    .into_any()
 }

@@ -2,7 +2,8 @@
 //! server function, Host checks, redirects after sign-in, form errors kept across a
 //! redirect, and the static files' revalidation.
 
-use super::*;
+use super::session::person_of;
+use super::{ConsoleState, FORM_ERRORS_KEY};
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};

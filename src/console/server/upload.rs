@@ -1,7 +1,8 @@
 //! Uploading an OpenAPI document from the console's Vendors page (SPEC §6): a
 //! multipart form, read within a cap, imported, and its summary shown.
 
-use super::*;
+use super::session::{person_of, Flash};
+use super::ConsoleState;
 use crate::console::api::{ImportSummary, MAX_UPLOAD_BYTES};
 use crate::service::people::Person;
 use crate::service::Graft;

@@ -1,7 +1,42 @@
 //! Agents in the console (SPEC §6): list, add, edit, rotate a token, and one agent's
 //! working set, history and calls, with promote, demote and moves between agents.
 
-use super::*;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::approval_item;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::back_saying_saved;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::number;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::signed_in;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::with_status;
+use crate::console::server_fns::ApprovalItem;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::ConsoleError;
+use crate::console::server_fns::ConsoleResult;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::Flash;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::CALLS_SHOWN;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::{confirmed, split_tool};
+#[cfg(feature = "ssr")]
+use crate::console::words::cause_in_words;
+#[cfg(feature = "ssr")]
+use crate::console::words::harness_in_words;
+#[cfg(feature = "ssr")]
+use crate::console::words::promoted_by_in_words;
+#[cfg(feature = "ssr")]
+use crate::console::words::segment;
+#[cfg(feature = "ssr")]
+use crate::console::words::HARNESSES;
+#[cfg(feature = "ssr")]
+use crate::service::Actor;
+#[cfg(feature = "ssr")]
+use crate::service::ServiceError;
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
 
 /// An agent row of the Agents page.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -284,19 +319,6 @@ pub async fn edit_agent(
     .await
 }
 
-/// Refuses a destructive action that was not confirmed (issue 14.5): the console's
-/// second step sends `confirm=yes`. Errors: `Refused` saying what the action does and
-/// that nothing was done (the step is not a field the person fills).
-#[cfg(feature = "ssr")]
-pub(crate) fn confirmed(confirm: Option<&str>, what: &str) -> ConsoleResult<()> {
-    match confirm {
-        Some("yes") => Ok(()),
-        _ => Err(ConsoleError::Refused(format!(
-            "Nothing was done: {what}, so it needs its second step (confirm)."
-        ))),
-    }
-}
-
 /// Gives an agent a new token and goes to the page that shows it once. The old token
 /// stops working at once, so it must be confirmed: `confirm` = `yes`. Errors: `Refused`
 /// (not confirmed, unknown agent).
@@ -475,10 +497,4 @@ pub(crate) async fn move_tool(agent: String, tool: String, promote: bool) -> Con
         state.graft.demote_tool(&actor, a.id, vendor, name).await?;
     }
     Ok(())
-}
-
-#[cfg(feature = "ssr")]
-pub(crate) fn split_tool(tool: &str) -> ConsoleResult<(&str, &str)> {
-    tool.split_once("__")
-        .ok_or_else(|| ConsoleError::Refused(format!("{tool:?} is not vendor__name")))
 }

@@ -1,6 +1,20 @@
 //! The home page's data and the navigation's (pending approvals) (SPEC §6).
 
-use super::*;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::agent_item;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::call_item;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::signed_in;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::with_status;
+use crate::console::server_fns::AgentItem;
+use crate::console::server_fns::CallItem;
+use crate::console::server_fns::ConsoleResult;
+#[cfg(feature = "ssr")]
+use crate::console::words::cause_in_words;
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
 
 /// The home page (`/`, issue 14): what is set up yet, and an overview of the agents.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -25,15 +25,13 @@ pub use vendors::*;
 
 pub use super::error::{ConsoleError, ConsoleResult};
 pub use super::words::*;
+#[cfg(feature = "ssr")]
 use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
 
 #[cfg(feature = "ssr")]
 use crate::console::server::{
     accepts_html, is_local_path, person_of, query_without, ConsoleState, Flash,
 };
-#[cfg(feature = "ssr")]
-use crate::service::{Actor, ServiceError};
 
 /// The state and the signed-in person, or `SignedOut`.
 #[cfg(feature = "ssr")]
@@ -123,4 +121,23 @@ pub(crate) fn number(field: &str, label: &str, text: &str) -> ConsoleResult<i64>
     text.trim()
         .parse::<i64>()
         .map_err(|_| ConsoleError::field(field, format!("{label} must be a whole number")))
+}
+
+/// Refuses a destructive action that was not confirmed (issue 14.5): the console's
+/// second step sends `confirm=yes`. Errors: `Refused` saying what the action does and
+/// that nothing was done (the step is not a field the person fills).
+#[cfg(feature = "ssr")]
+pub(crate) fn confirmed(confirm: Option<&str>, what: &str) -> ConsoleResult<()> {
+    match confirm {
+        Some("yes") => Ok(()),
+        _ => Err(ConsoleError::Refused(format!(
+            "Nothing was done: {what}, so it needs its second step (confirm)."
+        ))),
+    }
+}
+
+#[cfg(feature = "ssr")]
+pub(crate) fn split_tool(tool: &str) -> ConsoleResult<(&str, &str)> {
+    tool.split_once("__")
+        .ok_or_else(|| ConsoleError::Refused(format!("{tool:?} is not vendor__name")))
 }

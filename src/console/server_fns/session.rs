@@ -1,6 +1,23 @@
 //! Signing in and out, who is signed in, and changing one's password (SPEC §6).
 
-use super::*;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::back_saying_saved;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::is_local_path;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::session;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::signed_in;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::with_status;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::ConsoleError;
+use crate::console::server_fns::ConsoleResult;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::ConsoleState;
+#[cfg(feature = "ssr")]
+use crate::service::ServiceError;
+use leptos::prelude::*;
 
 /// Signs a person in: checks the password (argon2), stores the person in a new session
 /// (the id is cycled against fixation) and goes to `next` (a local path) or `/`.

@@ -1,7 +1,28 @@
 //! The toolbox in the console (SPEC §6): search, browse by vendor or by use, one tool's
 //! versions, notes and calls.
 
-use super::*;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::call_item;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::signed_in;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::with_status;
+use crate::console::server_fns::CallItem;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::ConsoleError;
+use crate::console::server_fns::ConsoleResult;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::CALLS_SHOWN;
+#[cfg(feature = "ssr")]
+use crate::console::words::does_in_words;
+#[cfg(feature = "ssr")]
+use crate::console::words::mark_bidi;
+#[cfg(feature = "ssr")]
+use crate::console::words::promoted_by_in_words;
+#[cfg(feature = "ssr")]
+use crate::service::ServiceError;
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
 
 /// A toolbox hit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,7 +1,27 @@
 //! Vendors and connections in the console (SPEC §6): import summaries, a vendor's
 //! page, state, internal flag, connections added and revoked.
 
-use super::*;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::back_saying_saved;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::confirmed;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::signed_in;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::with_status;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::ConsoleError;
+use crate::console::server_fns::ConsoleResult;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::Flash;
+#[cfg(feature = "ssr")]
+use crate::console::words::segment;
+#[cfg(feature = "ssr")]
+use crate::service::Actor;
+#[cfg(feature = "ssr")]
+use crate::service::ServiceError;
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
 
 /// A vendor row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,0 +1,271 @@
+//! Tables and forms more than one page shows: calls, approvals, connections.
+
+use crate::console::components::clear_on_save;
+use crate::console::components::error_of;
+use crate::console::components::Confirm;
+use crate::console::components::FieldError;
+use crate::console::components::When;
+use crate::console::server_fns::AddConnection;
+use crate::console::server_fns::ApprovalItem;
+use crate::console::server_fns::CallItem;
+use crate::console::server_fns::ConnectionItem;
+use crate::console::server_fns::Decide;
+use crate::console::server_fns::RevokeConnection;
+use crate::console::server_fns::VendorItem;
+use crate::console::words::segment;
+use leptos::prelude::*;
+
+/// Which of agent and tool a calls table names (the page names the other).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CallColumns {
+    /// The tool (an agent's page).
+    Tool,
+    /// The agent (a tool's page).
+    Agent,
+    /// Both (the home page).
+    Both,
+}
+
+/// A table of calls, newest first: when, the agent and/or the tool, its outcome with
+/// the vendor's status and the error, duration, and the redacted input.
+pub(crate) fn calls_table(
+    calls: Vec<CallItem>,
+    now: i64,
+    columns: CallColumns,
+    none: &'static str,
+) -> impl IntoView {
+    if calls.is_empty() {
+        return view! { <p class="muted">{none}</p> }.into_any();
+    }
+    view! {
+        <div class="table-wrap">
+            <table class="calls">
+                <thead><tr>
+                    <th>"When"</th>
+                    {(columns != CallColumns::Tool).then(|| view! { <th>"Agent"</th> })}
+                    {(columns != CallColumns::Agent).then(|| view! { <th>"Tool"</th> })}
+                    <th>"Outcome"</th><th>"Took"</th><th>"Input"</th>
+                </tr></thead>
+                <tbody>
+                    {calls.into_iter().map(|c| {
+                        let tool_href = format!("/tools/{}/{}", segment(&c.vendor), segment(&c.name));
+                        let agent_cell = (columns != CallColumns::Tool).then(|| view! {
+                            <td data-label="Agent"><a href=format!("/agents/{}", segment(&c.agent))>{c.agent.clone()}</a>
+                                {(columns == CallColumns::Agent).then(|| format!(" · v{}", c.version))}</td>
+                        });
+                        let tool_cell = (columns != CallColumns::Agent).then(|| view! {
+                            <td data-label="Tool"><a href=tool_href><code>{c.tool.clone()}</code></a>{format!(" v{}", c.version)}</td>
+                        });
+                        let status = c.http_status.map(|s| format!(" · HTTP {s}")).unwrap_or_default();
+                        view! {
+                            <tr data-outcome=c.outcome.clone()>
+                                <td data-label="When"><When at=c.at now/></td>
+                                {agent_cell}
+                                {tool_cell}
+                                <td data-label="Outcome" class=if c.ok { "outcome ok" } else if c.outcome == "waits for approval" { "outcome waiting" } else { "outcome failed" }>
+                                    <strong>{c.outcome.clone()}</strong>{status}
+                                    {c.message.clone().map(|m| view! { <div class="muted message">{m}</div> })}
+                                </td>
+                                <td data-label="Took">{format!("{} ms", c.duration_ms)}</td>
+                                <td data-label="Input">{c.input.clone().map(|i| view! { <code class="input">{i}</code> })}</td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+    .into_any()
+}
+
+pub(crate) fn approvals_table(
+    list: Vec<ApprovalItem>,
+    now: i64,
+    decide_action: ServerAction<Decide>,
+    show_agent: bool,
+) -> impl IntoView {
+    if list.is_empty() {
+        return view! { <p class="muted">"No approvals yet: a tool that writes, or one an agent wrote, asks here on its first call."</p> }.into_any();
+    }
+    view! {
+        <div class="table-wrap">
+            <table class="approvals">
+                <thead><tr>
+                    {show_agent.then(|| view! { <th>"Agent"</th> })}
+                    <th>"Tool"</th><th>"State"</th><th>"Asked"</th><th>"Decided"</th><th></th>
+                </tr></thead>
+                <tbody>
+                    {list.into_iter().map(|x| {
+                        let tool = format!("{}__{}", x.vendor, x.name);
+                        let buttons: Vec<(&'static str, &'static str)> = match x.state.as_str() {
+                            "pending" => vec![("grant", "Approve"), ("deny", "Deny")],
+                            // a revoked grant is a denial; approving again restores it
+                            "granted" => vec![("revoke", "Revoke")],
+                            _ => vec![("grant", "Approve")],
+                        };
+                        let agent_href = format!("/agents/{}", segment(&x.agent));
+                        view! {
+                            <tr data-state=x.state.clone() data-tool=tool.clone() data-agent=x.agent.clone()>
+                                {show_agent.then(|| view! { <td><a href=agent_href>{x.agent.clone()}</a></td> })}
+                                <td>
+                                    <code>{tool.clone()}</code>
+                                    {x.version.map(|v| view! { " " <span class="version" title="the version asked for or decided on">{format!("version {v}")}</span> })}
+                                    {x.changed.clone().map(|c| view! { <div class="changed muted">{format!("Approved before; a new version changed: {c}")}</div> })}
+                                    {x.request.clone().map(|r| view! { <div class="request"><code>{r}</code></div> })}
+                                    {x.description.clone().filter(|d| !d.is_empty()).map(|d| view! { <div class="muted">{d}</div> })}
+                                    {x.input.clone().map(|i| view! { <div class="asked-input">"Input of the call that asked: "<code class="input">{i}</code></div> })}
+                                    {(!x.sends.is_empty()).then(|| view! { <details class="sends"><summary>{format!("Headers and parameters it sends besides the body ({})", x.sends.len())}</summary><ul>
+                                        {x.sends.clone().into_iter().map(|l| view! { <li><code>{l}</code></li> }).collect_view()}
+                                    </ul></details> }.into_any())}
+                                </td>
+                                <td class=format!("state {}", x.state)>{x.state.clone()}</td>
+                                <td data-label="Asked"><When at=x.requested_at now/></td>
+                                <td>{x.decided_at.map(|t| view! { <When at=t now/>" by "{x.decided_by.clone().unwrap_or_default().trim_start_matches("person:").replace(':', " ")} })}</td>
+                                <td class="actions">
+                                    {buttons.into_iter().map(|(decision, label)| {
+                                        let (agent, tool) = (x.agent.clone(), tool.clone());
+                                        let version = x.version.map(|v| v.to_string());
+                                        let (a2, t2) = (agent.clone(), tool.clone());
+                                        let aria = format!("{label} {tool} for {agent}");
+                                        let form = view! {
+                                            <ActionForm action=decide_action attr:class="inline">
+                                                <input type="hidden" name="agent" value=a2/>
+                                                <input type="hidden" name="tool" value=t2/>
+                                                {version.map(|v| view! { <input type="hidden" name="version" value=v/> })}
+                                                <input type="hidden" name="decision" value=decision/>
+                                                {(decision == "revoke").then(|| view! { <input type="hidden" name="confirm" value="yes"/> })}
+                                                <button type="submit" class=if decision == "revoke" { "danger solid" } else { "" }
+                                                    aria-label=aria>{label}</button>
+                                            </ActionForm>
+                                        };
+                                        if decision == "revoke" {
+                                            view! {
+                                                <Confirm label="Revoke".to_string()>
+                                                    <p>{format!("{agent} is refused when it calls {tool} until a person approves again.")}</p>
+                                                    {form}
+                                                </Confirm>
+                                            }.into_any()
+                                        } else {
+                                            form.into_any()
+                                        }
+                                    }).collect_view()}
+                                </td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+    .into_any()
+}
+
+/// The kinds a connection can be, with the words the form shows.
+pub(crate) const CONNECTION_KINDS: [(&str, &str); 5] = [
+    ("bearer", "bearer (Authorization: Bearer)"),
+    ("header", "header (e.g. X-Api-Key)"),
+    ("query", "query parameter"),
+    ("basic", "basic (user:password)"),
+    ("none", "none"),
+];
+
+/// The form that adds a connection to `vendor` (issue 14.5), on the vendor's page: the
+/// kind and the header or parameter name start as its document asks (its
+/// securitySchemes, read at import); errors show at their fields; once saved the form
+/// empties (the secret is never rendered back).
+#[component]
+pub(crate) fn ConnectionForm(
+    action: ServerAction<AddConnection>,
+    vendor: VendorItem,
+) -> impl IntoView {
+    let err = error_of(action);
+    let kind = vendor
+        .auth_kind
+        .clone()
+        .unwrap_or_else(|| "bearer".to_string());
+    let name = vendor.auth_name.clone().unwrap_or_default();
+    let suggestion = match (vendor.auth_kind.as_deref(), name.as_str()) {
+        (Some("header"), n) => Some(format!(
+            "{}'s document asks for the header {n}.",
+            vendor.slug
+        )),
+        (Some("query"), n) => Some(format!(
+            "{}'s document asks for the query parameter {n}.",
+            vendor.slug
+        )),
+        (Some("bearer"), _) => Some(format!(
+            "{}'s document asks for a bearer token.",
+            vendor.slug
+        )),
+        (Some("basic"), _) => Some(format!(
+            "{}'s document asks for HTTP basic auth.",
+            vendor.slug
+        )),
+        _ => None,
+    };
+    let form = clear_on_save(action);
+    view! {
+        <ActionForm action node_ref=form attr:class="grid-form" attr:novalidate=true>
+            <input type="hidden" name="vendor" value=vendor.slug.clone()/>
+            <FieldError err field="vendor"/>
+            {suggestion.map(|s| view! { <p class="muted hint">{s}</p> })}
+            <label>"Label"<input name="label" required placeholder="production"/></label>
+            <FieldError err field="label"/>
+            <label>"Kind"
+                <select name="kind">
+                    {CONNECTION_KINDS.iter().map(|(value, words)| view! {
+                        <option value=*value selected=kind == *value>{*words}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+            <FieldError err field="kind"/>
+            <label>"Header or query parameter name"
+                <input name="name" placeholder="only for header and query" value=name/></label>
+            <FieldError err field="name"/>
+            <label>"Secret (write-only)"<input type="password" name="secret" autocomplete="off"/></label>
+            <FieldError err field="secret"/>
+            <button type="submit">"Add connection"</button>
+        </ActionForm>
+    }
+}
+
+pub(crate) fn connections_table(
+    list: Vec<ConnectionItem>,
+    now: i64,
+    revoke: ServerAction<RevokeConnection>,
+) -> impl IntoView {
+    if list.is_empty() {
+        return view! { <p class="muted">"No connections: tools run without credentials."</p> }
+            .into_any();
+    }
+    view! {
+        <div class="table-wrap"><table class="connections">
+            <thead><tr><th>"Vendor"</th><th>"Label"</th><th>"Kind"</th><th>"Added"</th><th>"State"</th><th></th></tr></thead>
+            <tbody>{list.into_iter().map(|c| { let (l1, l2) = (c.label.clone(), c.label.clone()); view! {
+                <tr data-connection=l1>
+                    <td><code>{c.vendor}</code></td>
+                    <td>{c.label.clone()}</td>
+                    <td>{c.kind}{c.name.map(|n| format!(" ({n})"))}</td>
+                    <td><When at=c.created_at now/></td>
+                    <td>{match (c.revoked_at, c.suspended.clone()) {
+                        (Some(t), _) => view! { "revoked "<When at=t now/> }.into_any(),
+                        (None, Some(why)) => view! { <span class="warning-text" title=why>"suspended: the base URL moved"</span> }.into_any(),
+                        (None, None) => "active".into_any(),
+                    }}</td>
+                    <td>{c.revoked_at.is_none().then(|| view! {
+                        <Confirm label="Revoke".to_string()>
+                            <p>{format!("Calls that use {l2} fail from now on, and each tool whose calls use it is demoted in every working set. Its secret cannot be recovered.")}</p>
+                            <ActionForm action=revoke attr:class="inline">
+                                <input type="hidden" name="id" value=c.id.to_string()/>
+                                <input type="hidden" name="confirm" value="yes"/>
+                                <button type="submit" class="danger solid" aria-label=format!("Revoke {l2}")>"Revoke it"</button>
+                            </ActionForm>
+                        </Confirm>
+                    })}</td>
+                </tr>
+            }}).collect_view()}</tbody>
+        </table></div>
+        <p class="muted">"Revoking demotes, in every working set, each tool whose calls use the connection."</p>
+    }
+    .into_any()
+}
