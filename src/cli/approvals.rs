@@ -1,8 +1,6 @@
 //! `graft approval list`, `graft approve`, `graft deny` (SPEC §4.4).
 
-use super::format_time;
-use super::person;
-use super::split_tool;
+use super::{format_time, person, split_tool};
 use crate::service::Graft;
 use clap::Subcommand;
 

@@ -1,7 +1,6 @@
 //! `graft connection …`: vendor credentials (SPEC §4.3, §7).
 
-use super::format_time;
-use super::person;
+use super::{format_time, person};
 use crate::service::Graft;
 use anyhow::Context;
 use clap::Subcommand;

@@ -1,8 +1,6 @@
 //! `graft tool …`: one tool, its hints, notes, versions and search (SPEC §7).
 
-use super::format_time;
-use super::person;
-use super::split_tool;
+use super::{format_time, person, split_tool};
 use crate::service::Graft;
 use anyhow::Context;
 use clap::Subcommand;

@@ -1,7 +1,6 @@
 //! `graft vendor …` and `graft import-openapi`: vendors and their documents (SPEC §2, §7).
 
-use super::embed_with_bar;
-use super::person;
+use super::{embed_with_bar, person};
 use crate::service::Graft;
 use anyhow::Context;
 use clap::Subcommand;

@@ -177,6 +177,20 @@ pub fn bearer_token(value: Option<&HeaderValue>) -> Option<Result<&str, ()>> {
     }
 }
 
+/// Reads what is left of a small refused request's body (at most 64 KiB, for at most a
+/// second) before `refusal` is sent: hyper closes a connection whose request body was
+/// not read, and a client that already sent its next request on that kept-alive
+/// connection would see it dropped instead of answered.
+async fn drained(req: Request, refusal: Response) -> Response {
+    let body = req.into_body();
+    let _ = tokio::time::timeout(
+        std::time::Duration::from_secs(1),
+        axum::body::to_bytes(body, 64 * 1024),
+    )
+    .await;
+    refusal
+}
+
 /// The bearer-auth middleware (see the module doc).
 pub async fn bearer_auth(State(state): State<AuthState>, mut req: Request, next: Next) -> Response {
     if req.method() == Method::HEAD {
@@ -187,22 +201,24 @@ pub async fn bearer_auth(State(state): State<AuthState>, mut req: Request, next:
     }
     let token = match bearer_token(req.headers().get(header::AUTHORIZATION)) {
         None => {
-            return unauthorized(
+            let refusal = unauthorized(
                 false,
                 "missing bearer token: send Authorization: Bearer <agent token>",
-            )
+            );
+            return drained(req, refusal).await;
         }
         Some(Err(())) => {
-            return unauthorized(
+            let refusal = unauthorized(
                 true,
                 "malformed Authorization header: send Authorization: Bearer <agent token>",
-            )
+            );
+            return drained(req, refusal).await;
         }
         Some(Ok(t)) => t.to_string(),
     };
     let agent = match state.graft.authenticate(&token).await {
         Ok(Some(a)) => a,
-        Ok(None) => return unauthorized(true, "unknown agent token"),
+        Ok(None) => return drained(req, unauthorized(true, "unknown agent token")).await,
         Err(e) => {
             // the database is down (issue 11.7): a JSON-RPC error that says so, and when
             // to try again; nothing was done

@@ -1,15 +1,9 @@
 //! Signing in and one's account (SPEC §6).
 
-use crate::console::components::clear_on_save;
-use crate::console::components::error_of;
-use crate::console::components::loaded;
-use crate::console::components::saved;
-use crate::console::components::FieldError;
-use crate::console::components::FormError;
-use crate::console::components::Frame;
-use crate::console::server_fns::whoami;
-use crate::console::server_fns::ChangePassword;
-use crate::console::server_fns::Login;
+use crate::console::components::{
+    clear_on_save, error_of, loaded, saved, FieldError, FormError, Frame,
+};
+use crate::console::server_fns::{whoami, ChangePassword, Login};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;

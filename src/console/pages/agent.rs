@@ -1,32 +1,16 @@
 //! One agent's page (SPEC §6): its working set, promote, the sweep's preview, history
 //! and calls.
 
-use super::tables::approvals_table;
-use super::tables::{calls_table, CallColumns};
-use crate::console::components::does_badge;
-use crate::console::components::error_of;
-use crate::console::components::loaded;
-use crate::console::components::saved;
-use crate::console::components::Confirm;
-use crate::console::components::FieldError;
-use crate::console::components::FormError;
-use crate::console::components::Frame;
-use crate::console::components::LoadError;
-use crate::console::components::SizeChart;
-use crate::console::components::When;
-use crate::console::server_fns::agent;
-use crate::console::server_fns::search_tools;
-use crate::console::server_fns::AgentData;
-use crate::console::server_fns::ConsoleResult;
-use crate::console::server_fns::Decide;
-use crate::console::server_fns::Demote;
-use crate::console::server_fns::EditAgent;
-use crate::console::server_fns::Promote;
-use crate::console::server_fns::RotateToken;
-use crate::console::server_fns::SearchData;
-use crate::console::words::does_in_words;
-use crate::console::words::harness_in_words;
-use crate::console::words::segment;
+use super::tables::{approvals_table, calls_table, CallColumns};
+use crate::console::components::{
+    does_badge, error_of, loaded, saved, Confirm, FieldError, FormError, Frame, LoadError,
+    SizeChart, When,
+};
+use crate::console::server_fns::{
+    agent, search_tools, AgentData, ConsoleResult, Decide, Demote, EditAgent, Promote, RotateToken,
+    SearchData,
+};
+use crate::console::words::{does_in_words, harness_in_words, segment};
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 

@@ -1,23 +1,12 @@
 //! The Agents page (SPEC §6): the list, adding an agent, and its token shown once.
 
-use crate::console::components::error_of;
-use crate::console::components::loaded;
-use crate::console::components::saved;
-use crate::console::components::CopyButton;
-use crate::console::components::FieldError;
-use crate::console::components::FormError;
-use crate::console::components::Frame;
-use crate::console::components::When;
-use crate::console::server_fns::agents;
-use crate::console::server_fns::take_token;
-use crate::console::server_fns::AddAgent;
-use crate::console::server_fns::AgentsData;
-use crate::console::server_fns::ConsoleError;
-use crate::console::server_fns::EditAgent;
-use crate::console::server_fns::TokenReveal;
-use crate::console::words::harness_in_words;
-use crate::console::words::segment;
-use crate::console::words::HARNESSES;
+use crate::console::components::{
+    error_of, loaded, saved, CopyButton, FieldError, FormError, Frame, When,
+};
+use crate::console::server_fns::{
+    agents, take_token, AddAgent, AgentsData, ConsoleError, EditAgent, TokenReveal,
+};
+use crate::console::words::{harness_in_words, segment, HARNESSES};
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 

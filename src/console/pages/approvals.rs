@@ -1,12 +1,8 @@
 //! The Approvals page (SPEC §4.4, §6).
 
 use super::tables::approvals_table;
-use crate::console::components::error_of;
-use crate::console::components::loaded;
-use crate::console::components::FormError;
-use crate::console::components::Frame;
-use crate::console::server_fns::approvals;
-use crate::console::server_fns::Decide;
+use crate::console::components::{error_of, loaded, FormError, Frame};
+use crate::console::server_fns::{approvals, Decide};
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 

@@ -1,14 +1,9 @@
 //! The home page (SPEC §6): agents, approvals waiting, the last sweep.
 
-use super::tables::calls_table;
-use super::tables::CallColumns;
-use crate::console::components::loaded;
-use crate::console::components::Frame;
-use crate::console::components::When;
-use crate::console::server_fns::home;
-use crate::console::server_fns::HomeData;
-use crate::console::words::count;
-use crate::console::words::segment;
+use super::tables::{calls_table, CallColumns};
+use crate::console::components::{loaded, Frame, When};
+use crate::console::server_fns::{home, HomeData};
+use crate::console::words::{count, segment};
 use leptos::prelude::*;
 
 /// `/`: the first steps while something is missing (each links to its form and is

@@ -1,17 +1,9 @@
 //! Tables and forms more than one page shows: calls, approvals, connections.
 
-use crate::console::components::clear_on_save;
-use crate::console::components::error_of;
-use crate::console::components::Confirm;
-use crate::console::components::FieldError;
-use crate::console::components::When;
-use crate::console::server_fns::AddConnection;
-use crate::console::server_fns::ApprovalItem;
-use crate::console::server_fns::CallItem;
-use crate::console::server_fns::ConnectionItem;
-use crate::console::server_fns::Decide;
-use crate::console::server_fns::RevokeConnection;
-use crate::console::server_fns::VendorItem;
+use crate::console::components::{clear_on_save, error_of, Confirm, FieldError, When};
+use crate::console::server_fns::{
+    AddConnection, ApprovalItem, CallItem, ConnectionItem, Decide, RevokeConnection, VendorItem,
+};
 use crate::console::words::segment;
 use leptos::prelude::*;
 

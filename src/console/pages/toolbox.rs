@@ -1,21 +1,11 @@
 //! The Toolbox page and one tool's page (SPEC §6).
 
-use super::tables::calls_table;
-use super::tables::CallColumns;
-use crate::console::components::does_badge;
-use crate::console::components::loaded;
-use crate::console::components::Frame;
-use crate::console::components::When;
-use crate::console::server_fns::browse_tools;
-use crate::console::server_fns::search_tools;
-use crate::console::server_fns::tool;
-use crate::console::server_fns::BrowseData;
-use crate::console::server_fns::ConsoleError;
-use crate::console::server_fns::SearchData;
-use crate::console::server_fns::ToolData;
-use crate::console::words::count;
-use crate::console::words::does_in_words;
-use crate::console::words::segment;
+use super::tables::{calls_table, CallColumns};
+use crate::console::components::{does_badge, loaded, Frame, When};
+use crate::console::server_fns::{
+    browse_tools, search_tools, tool, BrowseData, ConsoleError, SearchData, ToolData,
+};
+use crate::console::words::{count, does_in_words, segment};
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 

@@ -1,25 +1,14 @@
 //! One vendor's page (SPEC §6): its state, origin, imports and connections.
 
-use super::tables::connections_table;
-use super::tables::ConnectionForm;
-use crate::console::components::error_of;
-use crate::console::components::loaded;
-use crate::console::components::saved;
-use crate::console::components::saves;
-use crate::console::components::FieldError;
-use crate::console::components::FormError;
-use crate::console::components::Frame;
-use crate::console::components::When;
-use crate::console::server_fns::vendor;
-use crate::console::server_fns::AddConnection;
-use crate::console::server_fns::ConfirmConnections;
-use crate::console::server_fns::EditVendor;
-use crate::console::server_fns::RemoveVendor;
-use crate::console::server_fns::RevokeConnection;
-use crate::console::server_fns::SetVendorInternal;
-use crate::console::server_fns::SetVendorState;
-use crate::console::words::count;
-use crate::console::words::segment;
+use super::tables::{connections_table, ConnectionForm};
+use crate::console::components::{
+    error_of, loaded, saved, saves, FieldError, FormError, Frame, When,
+};
+use crate::console::server_fns::{
+    vendor, AddConnection, ConfirmConnections, EditVendor, RemoveVendor, RevokeConnection,
+    SetVendorInternal, SetVendorState,
+};
+use crate::console::words::{count, segment};
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 

@@ -1,20 +1,12 @@
 //! The Vendors page (SPEC §6): uploads, import summaries, connections.
 
 use super::tables::connections_table;
-use crate::console::components::clear_on_save;
-use crate::console::components::error_of;
-use crate::console::components::loaded;
-use crate::console::components::saved;
-use crate::console::components::FieldError;
-use crate::console::components::FormError;
-use crate::console::components::Frame;
-use crate::console::components::When;
-use crate::console::server_fns::vendors;
-use crate::console::server_fns::AddVendor;
-use crate::console::server_fns::ImportSummary;
-use crate::console::server_fns::RevokeConnection;
+use crate::console::components::{
+    clear_on_save, error_of, loaded, saved, FieldError, FormError, Frame, When,
+};
 #[cfg(feature = "hydrate")]
 use crate::console::server_fns::MAX_UPLOAD_BYTES;
+use crate::console::server_fns::{vendors, AddVendor, ImportSummary, RevokeConnection};
 use crate::console::words::segment;
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;

@@ -2,39 +2,17 @@
 //! working set, history and calls, with promote, demote and moves between agents.
 
 #[cfg(feature = "ssr")]
-use crate::console::server_fns::approval_item;
+use crate::console::server_fns::{
+    approval_item, back_saying_saved, confirmed, number, signed_in, split_tool, with_status,
+    ConsoleError, Flash, CALLS_SHOWN,
+};
+use crate::console::server_fns::{ApprovalItem, ConsoleResult};
 #[cfg(feature = "ssr")]
-use crate::console::server_fns::back_saying_saved;
+use crate::console::words::{
+    cause_in_words, harness_in_words, promoted_by_in_words, segment, HARNESSES,
+};
 #[cfg(feature = "ssr")]
-use crate::console::server_fns::number;
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::signed_in;
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::with_status;
-use crate::console::server_fns::ApprovalItem;
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::ConsoleError;
-use crate::console::server_fns::ConsoleResult;
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::Flash;
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::CALLS_SHOWN;
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::{confirmed, split_tool};
-#[cfg(feature = "ssr")]
-use crate::console::words::cause_in_words;
-#[cfg(feature = "ssr")]
-use crate::console::words::harness_in_words;
-#[cfg(feature = "ssr")]
-use crate::console::words::promoted_by_in_words;
-#[cfg(feature = "ssr")]
-use crate::console::words::segment;
-#[cfg(feature = "ssr")]
-use crate::console::words::HARNESSES;
-#[cfg(feature = "ssr")]
-use crate::service::Actor;
-#[cfg(feature = "ssr")]
-use crate::service::ServiceError;
+use crate::service::{Actor, ServiceError};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 

@@ -1,16 +1,8 @@
 //! Approvals in the console (SPEC §4.4, §6): the list, and granting or refusing one.
 
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::confirmed;
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::signed_in;
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::split_tool;
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::with_status;
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::ConsoleError;
 use crate::console::server_fns::ConsoleResult;
+#[cfg(feature = "ssr")]
+use crate::console::server_fns::{confirmed, signed_in, split_tool, with_status, ConsoleError};
 #[cfg(feature = "ssr")]
 use crate::console::words::mark_bidi;
 #[cfg(feature = "ssr")]

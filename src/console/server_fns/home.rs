@@ -1,16 +1,8 @@
 //! The home page's data and the navigation's (pending approvals) (SPEC §6).
 
 #[cfg(feature = "ssr")]
-use crate::console::server_fns::agent_item;
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::call_item;
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::signed_in;
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::with_status;
-use crate::console::server_fns::AgentItem;
-use crate::console::server_fns::CallItem;
-use crate::console::server_fns::ConsoleResult;
+use crate::console::server_fns::{agent_item, call_item, signed_in, with_status};
+use crate::console::server_fns::{AgentItem, CallItem, ConsoleResult};
 #[cfg(feature = "ssr")]
 use crate::console::words::cause_in_words;
 use leptos::prelude::*;

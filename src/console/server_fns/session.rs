@@ -1,20 +1,10 @@
 //! Signing in and out, who is signed in, and changing one's password (SPEC §6).
 
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::back_saying_saved;
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::is_local_path;
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::session;
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::signed_in;
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::with_status;
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::ConsoleError;
 use crate::console::server_fns::ConsoleResult;
 #[cfg(feature = "ssr")]
-use crate::console::server_fns::ConsoleState;
+use crate::console::server_fns::{
+    back_saying_saved, is_local_path, session, signed_in, with_status, ConsoleError, ConsoleState,
+};
 #[cfg(feature = "ssr")]
 use crate::service::ServiceError;
 use leptos::prelude::*;

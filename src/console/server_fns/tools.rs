@@ -2,23 +2,10 @@
 //! versions, notes and calls.
 
 #[cfg(feature = "ssr")]
-use crate::console::server_fns::call_item;
+use crate::console::server_fns::{call_item, signed_in, with_status, ConsoleError, CALLS_SHOWN};
+use crate::console::server_fns::{CallItem, ConsoleResult};
 #[cfg(feature = "ssr")]
-use crate::console::server_fns::signed_in;
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::with_status;
-use crate::console::server_fns::CallItem;
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::ConsoleError;
-use crate::console::server_fns::ConsoleResult;
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::CALLS_SHOWN;
-#[cfg(feature = "ssr")]
-use crate::console::words::does_in_words;
-#[cfg(feature = "ssr")]
-use crate::console::words::mark_bidi;
-#[cfg(feature = "ssr")]
-use crate::console::words::promoted_by_in_words;
+use crate::console::words::{does_in_words, mark_bidi, promoted_by_in_words};
 #[cfg(feature = "ssr")]
 use crate::service::ServiceError;
 use leptos::prelude::*;

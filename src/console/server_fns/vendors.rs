@@ -1,25 +1,15 @@
 //! Vendors and connections in the console (SPEC §6): import summaries, a vendor's
 //! page, state, internal flag, connections added and revoked.
 
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::back_saying_saved;
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::confirmed;
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::signed_in;
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::with_status;
-#[cfg(feature = "ssr")]
-use crate::console::server_fns::ConsoleError;
 use crate::console::server_fns::ConsoleResult;
 #[cfg(feature = "ssr")]
-use crate::console::server_fns::Flash;
+use crate::console::server_fns::{
+    back_saying_saved, confirmed, signed_in, with_status, ConsoleError, Flash,
+};
 #[cfg(feature = "ssr")]
 use crate::console::words::segment;
 #[cfg(feature = "ssr")]
-use crate::service::Actor;
-#[cfg(feature = "ssr")]
-use crate::service::ServiceError;
+use crate::service::{Actor, ServiceError};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
