@@ -1,7 +1,9 @@
 //! The console for people (SPEC §6): Leptos pages rendered on the server (every form works
 //! without JavaScript) and hydrated in the browser (the same forms, without page loads).
-//! `api` holds the server functions over the service, `pages` the routes, `components`
-//! the pieces they share, `snippets` the client configurations and the Graft skill.
+//! `server_fns` holds the server functions over the service (one file per resource),
+//! `pages` the routes (one file per page), `components` the pieces they share, `words`
+//! the wording of causes and states, `snippets` the client configurations and the Graft
+//! skill, and `server` (ssr only) sessions, the gate, the sign-in throttle and uploads.
 //!
 //! Every route renders with `SsrMode::Async`: the page is sent once its data is loaded,
 //! so a browser without JavaScript gets the whole page (streamed fragments need JS).

@@ -342,10 +342,6 @@ impl Graft {
         self.now()
     }
 
-    // ------------------------------------------------------------ agents
-
-    // ------------------------------------------------------------ vendors and import
-
     /// Empties SQLite's write-ahead log into the database file (after a secret was
     /// dropped); a failure is only logged: the next checkpoint does the same.
     pub(crate) async fn checkpoint(&self) {
@@ -353,8 +349,4 @@ impl Graft {
             tracing::warn!(error = ?e, "checkpointing the write-ahead log failed");
         }
     }
-
-    // ------------------------------------------------------------ toolbox search
-
-    // ------------------------------------------------------------ working sets
 }
