@@ -168,6 +168,16 @@ fn main() {
                 .map(|m| m.id().to_string())
                 .unwrap_or_default(),
         );
+        // and the schema: a database cached by a build with other migrations would be
+        // refused ("migration N was previously applied but has been modified")
+        let migrations = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/sqlite");
+        let mut files: Vec<_> = std::fs::read_dir(&migrations)
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        files.sort();
+        for f in files {
+            h.update(std::fs::read(&f).unwrap_or_default());
+        }
         hex::encode(&h.finalize()[..8])
     };
     let db_dir = cache_dir().join("bench");
