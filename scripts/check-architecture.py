@@ -3,11 +3,14 @@
 (console, mcp, cli, server) on top and only db talking to sqlx.
 
 Checks, each violation printed as `path:line: message`, then a summary:
-  1. The adapters (src/console, src/mcp, src/cli, src/cli.rs) never name `crate::db`
+  1. The adapters (src/console, src/mcp, src/cli, src/server) never name `crate::db`
      (in `use` lines, grouped imports such as `use crate::{db::X, service}`, inline
      paths, or super:: paths that reach it). The one allowance is the database copy
-     command: a file whose path contains `copy`, or a line ending with the comment
-     marker `// arch: db copy`.
+     command: a line ending with the comment marker `// arch: db copy`.
+  1b. An adapter names no other adapter, except the shared wording (`console::words`,
+     SPEC §1's words for people in the console, the CLI and MCP answers); src/server
+     is the composition root (it mounts the console and MCP), and the CLI's serve
+     command starts the server.
   2. src/db never names `crate::service`.
   3. Only src/db names sqlx (`sqlx::...` or `use sqlx`).
   4. No .rs file in src has more than 700 lines outside its `#[cfg(test)]` items
@@ -39,7 +42,10 @@ from collections import deque
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = "src"
 LIMIT = 700
-ADAPTERS = ("src/console/", "src/mcp/", "src/cli/", "src/cli.rs")
+ADAPTERS = ("src/console/", "src/mcp/", "src/cli/", "src/server/")
+ADAPTER_MODULES = {"console", "mcp", "cli", "server"}
+# (from, to) top-level adapter pairs that are allowed: composition
+ADAPTER_EDGES = {("server", "console"), ("server", "mcp"), ("cli", "server")}
 COPY_MARKER = "// arch: db copy"
 
 
@@ -199,8 +205,14 @@ def scan(f, crate, edges):
                         named.append((path + rest, line_of(off), shown, False))
     for path, ln, shown, checked in named:
         if checked and path[:1] == ["db"] and f.startswith(ADAPTERS) \
-                and "copy" not in f and COPY_MARKER not in lines[ln - 1]:
+                and COPY_MARKER not in lines[ln - 1]:
             found.append(f"{f}:{ln}: adapter names the database layer ({shown})")
+        own = mod[:1] and mod[0]
+        if own in ADAPTER_MODULES and path[:1] and path[0] in ADAPTER_MODULES \
+                and path[0] != own and path[:2] != ["console", "words"] \
+                and (own, path[0]) not in ADAPTER_EDGES \
+                and not any(a <= ln <= b for a, b in tests):
+            found.append(f"{f}:{ln}: adapter {own} names adapter {path[0]} ({shown})")
         if checked and path[:1] == ["service"] and f.startswith("src/db/"):
             found.append(f"{f}:{ln}: db names the service layer ({shown})")
         if f.endswith("main.rs") or any(a <= ln <= b for a, b in tests):

@@ -324,6 +324,10 @@ impl Settings {
     }
 }
 
+/// Console sessions over plain HTTP, where the cookie can be read on the way, end
+/// after this many idle hours (over HTTPS, after 7 days).
+pub const PLAIN_HTTP_IDLE_HOURS: i64 = 8;
+
 /// Connection limits (README "Limits").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConnectionLimits {

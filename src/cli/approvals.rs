@@ -14,7 +14,6 @@ pub enum ApprovalCommand {
 /// The arguments of `graft approve`.
 #[derive(Debug, clap::Args)]
 pub struct ApproveArgs {
-    /// Agent name.
     pub agent: String,
     /// The tool as VENDOR__NAME.
     pub tool: String,
@@ -27,7 +26,6 @@ pub struct ApproveArgs {
 /// The arguments of `graft deny`.
 #[derive(Debug, clap::Args)]
 pub struct DenyArgs {
-    /// Agent name.
     pub agent: String,
     /// The tool as VENDOR__NAME.
     pub tool: String,
@@ -53,7 +51,7 @@ pub(super) async fn approval(graft: &Graft, command: ApprovalCommand) -> anyhow:
                     .unwrap_or_default();
                 println!(
                     "{:<8} {:<20} {}__{}{version}  asked {}{decided}{changed}",
-                    a.state,
+                    a.state.as_str(),
                     a.agent,
                     a.vendor,
                     a.name,

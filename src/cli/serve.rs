@@ -59,7 +59,7 @@ pub(super) async fn serve(graft: Graft, settings: &Settings) -> anyhow::Result<(
         tracing::warn!(
             %addr,
             "the console is served over plain HTTP on an address others can reach: passwords and the session cookie cross the network in the clear, and the cookie goes to every port of this host. Put Graft behind HTTPS and set GRAFT_PUBLIC_URL=https://… (sessions over plain HTTP end after {} idle hours)",
-            crate::console::server::PLAIN_HTTP_IDLE_HOURS
+            crate::config::PLAIN_HTTP_IDLE_HOURS
         );
     }
     tracing::info!(%addr, "graft serving MCP at http://{addr}/mcp and the console at http://{addr}/");

@@ -1,6 +1,7 @@
 //! `graft sweep`: one sweep now, or a dry run (SPEC §5).
 
 use super::format_time;
+use crate::domain::Cause;
 use crate::service::Graft;
 use anyhow::Context;
 
@@ -34,8 +35,8 @@ pub fn describe_sweep(r: &crate::service::sweep::SweepReport) -> String {
             a.agent, a.cap, a.idle_window_days, a.before
         ));
         for d in &a.demoted {
-            let why = match d.cause.as_str() {
-                "idle" => format!(
+            let why = match d.cause {
+                Cause::Idle => format!(
                     "idle: unused past the idle window (last used {}, promoted {})",
                     format_time(d.last_used_at),
                     format_time(Some(d.promoted_at))

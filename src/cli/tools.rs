@@ -1,6 +1,7 @@
 //! `graft tool …`: one tool, its hints, notes, versions and search (SPEC §7).
 
 use super::{format_time, person, split_tool};
+use crate::console::words::promoted_by_in_words;
 use crate::service::Graft;
 use anyhow::Context;
 use clap::Subcommand;
@@ -177,8 +178,9 @@ pub fn describe_tool(d: &crate::service::authoring::ToolDetail) -> String {
     if d.promoted_for.is_empty() {
         out.push_str("  (no agent)\n");
     }
-    for (_, name, by) in &d.promoted_for {
-        out.push_str(&format!("  {name} (promoted by {by})\n"));
+    for p in &d.promoted_for {
+        let by = promoted_by_in_words(p.promoted_by);
+        out.push_str(&format!("  {} (promoted by {by})\n", p.agent));
     }
     out
 }

@@ -1,6 +1,7 @@
 //! `graft vendor …` and `graft import-openapi`: vendors and their documents (SPEC §2, §7).
 
 use super::{embed_with_bar, person};
+use crate::console::words::ImportSummary;
 use crate::service::Graft;
 use anyhow::Context;
 use clap::Subcommand;
@@ -126,7 +127,7 @@ pub(super) async fn vendor(graft: &Graft, command: VendorCommand) -> anyhow::Res
                     v.slug,
                     v.display_name,
                     v.base_url,
-                    crate::console::components::count(n, "tool")
+                    crate::console::words::count(n, "tool")
                 ),
                 None => println!(
                     "Created vendor {} ({}) at {}.",
@@ -205,7 +206,7 @@ pub(super) async fn vendor(graft: &Graft, command: VendorCommand) -> anyhow::Res
                     (false, Some(r)) => println!(
                         "Vendor {slug}: {} carry the connection's secret; imported again: {}",
                         credential_param.join(", "),
-                        crate::console::api::ImportSummary::from(r).headline()
+                        ImportSummary::from(r).headline()
                     ),
                     (false, None) => println!(
                         "Vendor {slug}: {} will carry the connection's secret from its next import.",
@@ -269,7 +270,7 @@ pub(super) async fn vendor(graft: &Graft, command: VendorCommand) -> anyhow::Res
             }
         }
         VendorCommand::Remove { slug, yes } => {
-            use crate::console::components::count;
+            use crate::console::words::count;
             let v = graft.live_vendor(&slug).await?;
             if !yes {
                 let (tools, entries) = graft.vendor_counts(v.id).await?;
@@ -340,7 +341,7 @@ pub(super) async fn import_openapi(graft: &Graft, args: ImportOpenapiArgs) -> an
     bar.finish_and_clear();
     let report = report?;
     embed_with_bar(graft).await?;
-    let summary = crate::console::api::ImportSummary::from(report.clone());
+    let summary = ImportSummary::from(report.clone());
     println!("{}", summary.headline());
     if let Some(url) = &report.adopted_base_url {
         println!(

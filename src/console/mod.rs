@@ -13,8 +13,7 @@ pub mod error;
 pub mod pages;
 pub mod server_fns;
 pub mod words;
-/// The server functions under their former name, while callers move (issue 23).
-pub use server_fns as api;
+
 #[cfg(feature = "ssr")]
 pub mod server;
 pub mod snippets;

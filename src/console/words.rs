@@ -1,6 +1,10 @@
 //! The one place where causes, states, harnesses and counts become words (SPEC §1's
 //! glossary), shared by the console's pages, the CLI and MCP answers.
 
+#[cfg(feature = "ssr")]
+use crate::domain::{Cause, HistoryAction, PromotedBy};
+use serde::{Deserialize, Serialize};
+
 /// `text` with every character that could hide or reorder what a person reads made
 /// visible ([`crate::domain::markup::visible`]; security review 32.16).
 #[cfg(feature = "ssr")]
@@ -45,31 +49,40 @@ pub fn harness_in_words(h: &str) -> String {
 }
 
 /// History causes in the words of SPEC §6.
-pub fn cause_in_words(cause: &str) -> &'static str {
+#[cfg(feature = "ssr")]
+pub fn cause_in_words(cause: Cause) -> &'static str {
     match cause {
-        "agent" => "the agent asked",
-        "publish" => "published by the agent",
-        "console" => "a person in the console",
-        "idle" => "unused past the idle window",
-        "cap" => "over the working-set cap",
-        "connection_revoked" => "its connection was revoked",
-        "retired" => "its operation left the vendor's document",
-        "vendor_disabled" => "its vendor was disabled",
-        "vendor_removed" => "its vendor was removed",
+        Cause::Agent => "the agent asked",
+        Cause::Publish => "published by the agent",
+        Cause::Console => "a person in the console",
+        Cause::Idle => "unused past the idle window",
+        Cause::Cap => "over the working-set cap",
+        Cause::ConnectionRevoked => "its connection was revoked",
+        Cause::Retired => "its operation left the vendor's document",
+        Cause::VendorDisabled => "its vendor was disabled",
+        Cause::VendorRemoved => "its vendor was removed",
         // SPEC §1: Graft itself promoting the starter set a person gave the agent
-        "rule" => "the starter set",
-        _ => "unknown",
+        Cause::Rule => "the starter set",
     }
 }
 
 /// `promoted_by` in the words of the seed page's Promoted by column.
-pub fn promoted_by_in_words(by: &str) -> &'static str {
+#[cfg(feature = "ssr")]
+pub fn promoted_by_in_words(by: PromotedBy) -> &'static str {
     match by {
-        "agent" => "the agent",
-        "publish" => "a publish",
-        "console" => "a person",
-        "rule" => "the rule",
-        _ => "unknown",
+        PromotedBy::Agent => "the agent",
+        PromotedBy::Publish => "a publish",
+        PromotedBy::Console => "a person",
+        PromotedBy::Rule => "the rule",
+    }
+}
+
+/// A history action in the words of the agent page's History table.
+#[cfg(feature = "ssr")]
+pub fn action_in_words(action: HistoryAction) -> &'static str {
+    match action {
+        HistoryAction::Promote => "promoted",
+        HistoryAction::Demote => "demoted",
     }
 }
 
@@ -97,6 +110,167 @@ pub fn count(n: i64, noun: &str) -> String {
     }
 }
 
+/// What an OpenAPI import did, for the page that follows the upload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportSummary {
+    /// Vendor slug.
+    pub vendor: String,
+    /// Operations in the document.
+    pub operations: usize,
+    /// Tools created.
+    pub imported: usize,
+    /// `(operation, name)` renamed.
+    pub renamed: Vec<(String, String)>,
+    /// `(operation, reason)` left out.
+    pub skipped: Vec<(String, String)>,
+    /// `(operation, "header Authorization")`: declared parameters not offered to agents
+    /// (Graft or the connection sets them).
+    #[serde(default)]
+    pub withheld: Vec<(String, String)>,
+    /// `(tool name, what changed)` of tools that got a new version.
+    #[serde(default)]
+    pub updated: Vec<(String, String)>,
+    /// Tools left as they were.
+    #[serde(default)]
+    pub unchanged: usize,
+    /// Tools whose operation came back.
+    #[serde(default)]
+    pub restored: Vec<String>,
+    /// Tools retired: their operation left the document.
+    #[serde(default)]
+    pub retired: Vec<String>,
+    /// Tools left alone because an agent wrote their current version.
+    #[serde(default)]
+    pub kept: Vec<String>,
+    /// Working-set entries demoted because their tool retired.
+    #[serde(default)]
+    pub demoted: usize,
+    /// Whether the import brought a removed vendor back.
+    #[serde(default)]
+    pub brought_back: bool,
+    /// `(old, new)` names of agents' tools the document's operations took the names of.
+    #[serde(default)]
+    pub moved: Vec<(String, String)>,
+    /// The base URL taken from the document for the vendor it created.
+    #[serde(default)]
+    pub adopted_base_url: Option<String>,
+    /// `(old origin, new origin)` when the import moved the vendor.
+    #[serde(default)]
+    pub origin_moved: Option<(String, String)>,
+    /// Or why nothing was imported.
+    pub error: Option<String>,
+}
+
+impl ImportSummary {
+    /// The summary in one sentence (issue 14.3): what was added, updated, retired,
+    /// restored, left alone and skipped; "nothing changed" when the document describes
+    /// every tool as it is.
+    pub fn headline(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        if self.brought_back {
+            parts.push("brought back (it had been removed)".into());
+        }
+        if self.imported > 0 {
+            let noun = if self.imported == 1 { "tool" } else { "tools" };
+            parts.push(format!("{} new {noun}", self.imported));
+        }
+        if !self.updated.is_empty() {
+            parts.push(format!("{} updated (a new version)", self.updated.len()));
+        }
+        if !self.restored.is_empty() {
+            parts.push(format!("{} restored", self.restored.len()));
+        }
+        if !self.retired.is_empty() {
+            let demoted = match self.demoted {
+                0 => String::new(),
+                n => format!(", {} demoted", count(n as i64, "working-set entry")),
+            };
+            parts.push(format!(
+                "{} retired (gone from the document{demoted})",
+                self.retired.len()
+            ));
+        }
+        if self.unchanged > 0 {
+            parts.push(format!("{} unchanged", self.unchanged));
+        }
+        if !self.kept.is_empty() {
+            parts.push(format!(
+                "{} left alone (an agent wrote their current version)",
+                self.kept.len()
+            ));
+        }
+        if !self.skipped.is_empty() {
+            parts.push(format!("{} operations skipped", self.skipped.len()));
+        }
+        let changed = self.imported
+            + self.updated.len()
+            + self.restored.len()
+            + self.retired.len()
+            + usize::from(self.brought_back);
+        let ops = count(self.operations as i64, "operation");
+        if parts.is_empty() {
+            format!("Vendor {}, {ops}: nothing to import.", self.vendor)
+        } else if changed == 0 {
+            format!(
+                "Nothing changed for vendor {} ({ops}): {}.",
+                self.vendor,
+                parts.join(", ")
+            )
+        } else {
+            format!("Vendor {}, {ops}: {}.", self.vendor, parts.join(", "))
+        }
+    }
+}
+
+#[cfg(feature = "ssr")]
+impl From<crate::service::ImportReport> for ImportSummary {
+    fn from(r: crate::service::ImportReport) -> Self {
+        Self {
+            vendor: r.vendor,
+            operations: r.operations,
+            imported: r.imported,
+            renamed: r.renamed,
+            skipped: r.skipped,
+            withheld: r.withheld,
+            updated: r.updated,
+            unchanged: r.unchanged,
+            restored: r.restored,
+            retired: r.retired,
+            kept: r.kept,
+            demoted: r.demoted,
+            brought_back: r.brought_back,
+            moved: r.moved,
+            adopted_base_url: r.adopted_base_url,
+            origin_moved: r.origin_moved,
+            error: None,
+        }
+    }
+}
+
+impl ImportSummary {
+    /// Which tools the import updated (and what changed), retired, restored and left
+    /// alone, one line each, for the import history.
+    pub fn details(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .updated
+            .iter()
+            .map(|(n, what)| format!("updated {n}: {what}"))
+            .collect();
+        out.extend(
+            self.retired
+                .iter()
+                .map(|n| format!("retired {n}: its operation left the document")),
+        );
+        out.extend(self.restored.iter().map(|n| format!("restored {n}")));
+        out.extend(
+            self.kept
+                .iter()
+                .map(|n| format!("left alone {n}: an agent wrote its current version")),
+        );
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,17 +282,39 @@ mod tests {
         assert_eq!(segment("é"), "%C3%A9");
     }
 
+    #[cfg(feature = "ssr")]
     #[test]
     fn causes_read_as_the_spec_words_them() {
-        assert_eq!(cause_in_words("agent"), "the agent asked");
-        assert_eq!(cause_in_words("publish"), "published by the agent");
-        assert_eq!(cause_in_words("console"), "a person in the console");
-        assert_eq!(cause_in_words("idle"), "unused past the idle window");
-        assert_eq!(cause_in_words("rule"), "the starter set");
-        assert_eq!(promoted_by_in_words("rule"), "the rule");
-        assert_eq!(cause_in_words("cap"), "over the working-set cap");
         assert_eq!(
-            cause_in_words("connection_revoked"),
+            cause_in_words(Cause::parse("agent").unwrap()),
+            "the agent asked"
+        );
+        assert_eq!(
+            cause_in_words(Cause::parse("publish").unwrap()),
+            "published by the agent"
+        );
+        assert_eq!(
+            cause_in_words(Cause::parse("console").unwrap()),
+            "a person in the console"
+        );
+        assert_eq!(
+            cause_in_words(Cause::parse("idle").unwrap()),
+            "unused past the idle window"
+        );
+        assert_eq!(
+            cause_in_words(Cause::parse("rule").unwrap()),
+            "the starter set"
+        );
+        assert_eq!(
+            promoted_by_in_words(PromotedBy::parse("rule").unwrap()),
+            "the rule"
+        );
+        assert_eq!(
+            cause_in_words(Cause::parse("cap").unwrap()),
+            "over the working-set cap"
+        );
+        assert_eq!(
+            cause_in_words(Cause::parse("connection_revoked").unwrap()),
             "its connection was revoked"
         );
     }

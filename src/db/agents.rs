@@ -7,7 +7,6 @@ use sqlx::FromRow;
 /// An `agents` row.
 #[derive(Debug, Clone, FromRow, PartialEq, Eq)]
 pub struct AgentRow {
-    /// Id.
     pub id: i64,
     /// Unique name.
     pub name: String,

@@ -1,6 +1,7 @@
 //! Queries of approvals (SPEC §4.4): pending, decided, carried to new versions.
 
 use super::{Conn, DbResult, Pool};
+use crate::domain::approval::ApprovalState;
 use crate::on_db;
 use sqlx::FromRow;
 
@@ -29,18 +30,15 @@ pub async fn reset_vendor_approvals(
 /// An `approvals` row with names.
 #[derive(Debug, Clone, FromRow, PartialEq, Eq)]
 pub struct ApprovalRow {
-    /// Agent id.
     pub agent_id: i64,
-    /// Agent name.
     pub agent: String,
-    /// Tool id.
     pub tool_id: i64,
     /// Vendor slug.
     pub vendor: String,
     /// Tool name.
     pub name: String,
-    /// `pending`, `granted` or `denied`.
-    pub state: String,
+    #[sqlx(try_from = "String")]
+    pub state: ApprovalState,
     /// When first asked (ms).
     pub requested_at: i64,
     /// When decided (ms).
@@ -215,7 +213,7 @@ pub async fn upsert_approval_decision(
     agent_id: i64,
     tool_id: i64,
     version: i64,
-    state: &str,
+    state: ApprovalState,
     by: &str,
     now: i64,
 ) -> DbResult<()> {
@@ -227,7 +225,7 @@ pub async fn upsert_approval_decision(
     )
     .bind(agent_id)
     .bind(tool_id)
-    .bind(state)
+    .bind(state.as_str())
     .bind(now)
     .bind(by)
     .bind(version)

@@ -18,13 +18,10 @@ pub async fn delete_calls_before(pool: &Pool, cutoff: i64) -> DbResult<u64> {
 /// One call-log row to insert.
 #[derive(Debug, Clone)]
 pub struct NewCall<'a> {
-    /// Agent.
     pub agent_id: i64,
-    /// Tool.
     pub tool_id: i64,
     /// Version that ran.
     pub version: i64,
-    /// Dry run.
     pub dry_run: bool,
     /// `ok` or `error`.
     pub status: &'a str,
@@ -109,17 +106,13 @@ pub async fn select_tool_usage(
 /// A call-log row.
 #[derive(Debug, Clone, FromRow, PartialEq, Eq)]
 pub struct CallRow {
-    /// Tool id.
     pub tool_id: i64,
-    /// Version.
     pub version: i64,
-    /// Dry run.
     pub dry_run: bool,
     /// `ok` / `error`.
     pub status: String,
     /// Vendor status.
     pub http_status: Option<i64>,
-    /// Error code.
     pub error_code: Option<String>,
 }
 
@@ -188,7 +181,6 @@ impl CallOutcome {
 pub struct CallLogRow {
     /// Call id (increasing).
     pub id: i64,
-    /// Agent name.
     pub agent: String,
     /// Vendor slug.
     pub vendor: String,
@@ -196,7 +188,6 @@ pub struct CallLogRow {
     pub name: String,
     /// The version that ran.
     pub version: i64,
-    /// Dry run.
     pub dry_run: bool,
     /// `ok` / `error`.
     pub status: String,

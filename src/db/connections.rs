@@ -19,11 +19,9 @@ pub async fn clear_vendor_tool_connections(conn: &mut Conn, vendor_id: i64) -> D
 /// A `connections` row (the secret stays sealed).
 #[derive(Debug, Clone, FromRow, PartialEq, Eq)]
 pub struct ConnectionRow {
-    /// Id.
     pub id: i64,
     /// Vendor slug.
     pub vendor: String,
-    /// Label.
     pub label: String,
     /// `none`, `bearer`, `header`, `query` or `basic`.
     pub auth_kind: String,

@@ -37,7 +37,6 @@ const BATCH_ROWS: i64 = 500;
 /// One copied table: its name and the rows found on both sides after the copy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Copied {
-    /// Table name.
     pub table: &'static str,
     /// Rows in the SQLite table, which the PostgreSQL table was checked to hold too.
     pub rows: i64,

@@ -1,7 +1,9 @@
 //! Queries of the sweep (SPEC §5) and of agent settings.
 
 use super::{Conn, DbResult, Pool};
+use crate::domain::Cause;
 use crate::on_db;
+use sqlx::FromRow;
 
 /// The working-set entries, with usage, of every agent the rule may touch as of `now`:
 /// agents over their cap, or with an entry whose idle clock is older than their window
@@ -162,16 +164,28 @@ pub async fn select_entries_of_tools(
     Ok(out)
 }
 
-/// What the newest sweep that demoted anything demoted (issue 14.1's overview): `(agent,
-/// vendor slug, tool name, cause, at)` of each of its history rows (causes `idle` and
-/// `cap`; one sweep writes them all at one time), by agent and tool; empty when no sweep
-/// has demoted anything yet.
-pub async fn select_last_sweep(
-    pool: &Pool,
-) -> DbResult<Vec<(String, String, String, String, i64)>> {
+/// One demotion of a past sweep (a history row of cause `idle` or `cap`).
+#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+pub struct SweptRow {
+    pub agent: String,
+    /// Vendor slug.
+    pub vendor: String,
+    /// Tool name.
+    pub name: String,
+    /// `Idle` or `Cap`.
+    #[sqlx(try_from = "String")]
+    pub cause: Cause,
+    /// When the sweep ran (ms).
+    pub at: i64,
+}
+
+/// What the newest sweep that demoted anything demoted (issue 14.1's overview): each of
+/// its history rows (one sweep writes them all at one time), by agent and tool; empty
+/// when no sweep has demoted anything yet.
+pub async fn select_last_sweep(pool: &Pool) -> DbResult<Vec<SweptRow>> {
     on_db!(pool, |e| {
         sqlx::query_as(
-        "SELECT ag.name, vd.slug, t.name, h.cause, h.at FROM history h \
+        "SELECT ag.name AS agent, vd.slug AS vendor, t.name, h.cause, h.at FROM history h \
          JOIN agents ag ON ag.id = h.agent_id JOIN tools t ON t.id = h.tool_id \
          JOIN vendors vd ON vd.id = t.vendor_id \
          WHERE h.cause IN ('idle', 'cap') AND h.at = (SELECT MAX(x.at) FROM history x WHERE x.cause IN ('idle', 'cap')) \

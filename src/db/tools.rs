@@ -1,6 +1,7 @@
 //! Queries of tools (SPEC §2): versions, notes, imports, the toolbox's pages.
 
 use super::{Conn, DbResult, Pool};
+use crate::domain::PromotedBy;
 use crate::on_db;
 use serde_json::Value;
 use sqlx::FromRow;
@@ -18,9 +19,7 @@ pub struct ToolRow {
     pub operation_id: Option<String>,
     /// Current version number.
     pub version: i64,
-    /// Title.
     pub title: Option<String>,
-    /// Description.
     pub description: String,
     /// Input schema (JSON text).
     pub input_schema: String,
@@ -28,7 +27,6 @@ pub struct ToolRow {
     pub output_schema: Option<String>,
     /// HTTP method.
     pub method: String,
-    /// Path template.
     pub path_template: String,
     /// Binding (JSON text).
     pub binding: String,
@@ -67,19 +65,13 @@ pub(crate) const TOOL_SELECT: &str = "SELECT t.id, vd.slug AS vendor, t.name, t.
 /// A new tool version to insert.
 #[derive(Debug, Clone)]
 pub struct NewVersion<'a> {
-    /// Title.
     pub title: Option<&'a str>,
-    /// Description.
     pub description: &'a str,
-    /// Input schema.
     pub input_schema: &'a Value,
-    /// Output schema.
     pub output_schema: Option<&'a Value>,
     /// HTTP method.
     pub method: &'a str,
-    /// Path template.
     pub path_template: &'a str,
-    /// Binding.
     pub binding: &'a Value,
     /// Hints: read-only, destructive, idempotent, open-world.
     pub hints: [bool; 4],
@@ -356,15 +348,11 @@ pub async fn select_vendor_tools(pool: &Pool, vendor: &str) -> DbResult<Vec<Tool
 pub struct VersionRow {
     /// Version number.
     pub version: i64,
-    /// Title.
     pub title: Option<String>,
-    /// Description.
     pub description: String,
     /// Input schema (JSON text).
     pub input_schema: String,
-    /// Method.
     pub method: String,
-    /// Path template.
     pub path_template: String,
     /// Binding (JSON text).
     pub binding: String,
@@ -408,7 +396,6 @@ pub async fn select_max_version(conn: &mut Conn, tool_id: i64) -> DbResult<i64> 
 /// A note on a tool.
 #[derive(Debug, Clone, FromRow, PartialEq, Eq)]
 pub struct NoteRow {
-    /// Id.
     pub id: i64,
     /// `agent:<id>` or `person:<name>`.
     pub author: String,
@@ -492,6 +479,7 @@ pub async fn insert_note_in(
     Ok(())
 }
 
+/// [`insert_note_in`] on a connection of its own.
 pub async fn insert_note(
     pool: &Pool,
     tool_id: i64,
@@ -499,17 +487,7 @@ pub async fn insert_note(
     body: &str,
     now: i64,
 ) -> DbResult<()> {
-    on_db!(pool, |e| sqlx::query(
-        "INSERT INTO tool_notes (tool_id, author, body, created_at) VALUES ($1, $2, $3, $4)",
-    )
-    .bind(tool_id)
-    .bind(author)
-    .bind(body)
-    .bind(now)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected()))?;
-    Ok(())
+    insert_note_in(&mut pool.acquire().await?, tool_id, author, body, now).await
 }
 
 /// A tool's notes, oldest first.
@@ -522,15 +500,25 @@ pub async fn select_notes(pool: &Pool, tool_id: i64) -> DbResult<Vec<NoteRow>> {
 }
 
 /// Names of the agents that have a tool promoted, with promoted_by.
-pub async fn select_promoters(pool: &Pool, tool_id: i64) -> DbResult<Vec<(i64, String, String)>> {
+pub async fn select_promoters(pool: &Pool, tool_id: i64) -> DbResult<Vec<PromoterRow>> {
     on_db!(pool, |e| {
         sqlx::query_as(
-        "SELECT a.id, a.name, ws.promoted_by FROM working_set ws JOIN agents a ON a.id = ws.agent_id \
+        "SELECT a.id AS agent_id, a.name AS agent, ws.promoted_by FROM working_set ws JOIN agents a ON a.id = ws.agent_id \
          WHERE ws.tool_id = $1 ORDER BY a.name",
     )
     .bind(tool_id)
     .fetch_all(e).await
     })
+}
+
+/// An agent that has a tool promoted.
+#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+pub struct PromoterRow {
+    pub agent_id: i64,
+    pub agent: String,
+    /// Who promoted it.
+    #[sqlx(try_from = "String")]
+    pub promoted_by: PromotedBy,
 }
 
 /// The tool of a vendor made from an operation, if any.

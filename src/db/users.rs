@@ -7,7 +7,6 @@ use sqlx::FromRow;
 /// A `users` row (a person who signs in to the console).
 #[derive(Debug, Clone, FromRow)]
 pub struct UserRow {
-    /// Id.
     pub id: i64,
     /// Unique sign-in name.
     pub name: String,

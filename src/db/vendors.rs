@@ -7,11 +7,9 @@ use sqlx::FromRow;
 /// A `vendors` row without its document.
 #[derive(Debug, Clone, FromRow, PartialEq, Eq)]
 pub struct VendorRow {
-    /// Id.
     pub id: i64,
     /// Slug (SPEC §2).
     pub slug: String,
-    /// Display name.
     pub display_name: String,
     /// Base URL every request of its tools starts with.
     pub base_url: String,

@@ -2,19 +2,20 @@
 
 use super::tools::{ToolRow, TOOL_SELECT};
 use super::{Conn, DbResult, Pool};
+use crate::domain::{Cause, HistoryAction, PromotedBy};
 use crate::on_db;
 use sqlx::FromRow;
 
 /// A working-set entry with its tool's current version.
 #[derive(Debug, Clone, FromRow, PartialEq)]
 pub struct EntryRow {
-    /// The tool.
     #[sqlx(flatten)]
     pub tool: ToolRow,
     /// When it was promoted (ms).
     pub promoted_at: i64,
-    /// `agent`, `publish`, `console` or `rule`.
-    pub promoted_by: String,
+    /// Who promoted it.
+    #[sqlx(try_from = "String")]
+    pub promoted_by: PromotedBy,
 }
 
 /// The agent's working set in a stable order (vendor, name).
@@ -128,16 +129,17 @@ pub async fn insert_history(
 /// A history row with the tool's qualified parts.
 #[derive(Debug, Clone, FromRow, PartialEq, Eq)]
 pub struct HistoryRow {
-    /// Id.
     pub id: i64,
     /// Vendor slug.
     pub vendor: String,
     /// Tool name.
     pub name: String,
-    /// `promote` or `demote`.
-    pub action: String,
+    /// What it did.
+    #[sqlx(try_from = "String")]
+    pub action: HistoryAction,
     /// Cause (SPEC §1).
-    pub cause: String,
+    #[sqlx(try_from = "String")]
+    pub cause: Cause,
     /// Who acted.
     pub actor: String,
     /// When (ms).

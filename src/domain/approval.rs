@@ -1,6 +1,22 @@
 //! The approval rule of SPEC §4.4 (issue 12.15): which calls wait for a person. Pure:
 //! the service applies it to the tool version a call would run.
 
+use serde::{Deserialize, Serialize};
+
+/// An approval's state (SPEC §4.4): asked and waiting, allowed, or refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalState {
+    /// Asked, waiting for a person.
+    Pending,
+    /// A person allowed the agent to run the tool.
+    Granted,
+    /// A person refused.
+    Denied,
+}
+
+super::str_enum!(ApprovalState { Pending => "pending", Granted => "granted", Denied => "denied" });
+
 /// Whether a tool writes (SPEC §4.4): its method is not GET/HEAD/OPTIONS, or its
 /// readOnlyHint is false. The method is compared without regard to case.
 pub fn writes(method: &str, read_only_hint: bool) -> bool {

@@ -88,7 +88,6 @@ pub struct ToolSpec {
     pub method: String,
     /// Path template relative to the vendor's base URL.
     pub path: String,
-    /// Input schema.
     pub input_schema: Value,
     /// Properties sent as query parameters.
     pub query: Vec<String>,

@@ -59,6 +59,17 @@ pub enum Cause {
     VendorRemoved,
 }
 
+/// What a history event did to a working set (SPEC §2 history.action).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HistoryAction {
+    /// The tool entered the working set.
+    Promote,
+    /// The tool left the working set.
+    Demote,
+}
+
+/// Text-backed enums: `as_str`, `parse` and `TryFrom<String>` for row decoding.
 macro_rules! str_enum {
     ($t:ty { $($v:ident => $s:literal),* $(,)? }) => {
         impl $t {
@@ -71,10 +82,19 @@ macro_rules! str_enum {
                 match s { $($s => Some(Self::$v),)* _ => None }
             }
         }
+        impl TryFrom<String> for $t {
+            type Error = String;
+            /// Decodes a stored column (`#[sqlx(try_from = "String")]` on row fields).
+            fn try_from(s: String) -> Result<Self, String> {
+                Self::parse(&s).ok_or_else(|| format!("unknown {} {s:?}", stringify!($t)))
+            }
+        }
     };
 }
+pub(crate) use str_enum;
 
 str_enum!(PromotedBy { Agent => "agent", Publish => "publish", Console => "console", Rule => "rule" });
+str_enum!(HistoryAction { Promote => "promote", Demote => "demote" });
 str_enum!(Cause {
     Agent => "agent", Publish => "publish", Console => "console", Rule => "rule",
     Idle => "idle", Cap => "cap", ConnectionRevoked => "connection_revoked",

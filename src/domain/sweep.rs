@@ -19,7 +19,6 @@ pub const DAY_MS: i64 = 86_400_000;
 /// One working-set entry with its usage, as the sweep reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SweepEntry {
-    /// The tool.
     pub tool_id: i64,
     /// When it was promoted (ms).
     pub promoted_at: i64,

@@ -151,9 +151,7 @@ pub enum Style {
 /// "Fixed Fields": for arrays and objects, a separate parameter per item or property).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ParamStyle {
-    /// The style.
     pub style: Style,
-    /// `explode`.
     pub explode: bool,
 }
 

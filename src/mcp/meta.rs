@@ -539,13 +539,13 @@ async fn promote_or_demote(
         let mut text = if s.changed {
             format!(
                 "Promoted {qualified}. Your working set holds {} (cap {}).",
-                crate::console::components::count(s.size, "tool"),
+                crate::console::words::count(s.size, "tool"),
                 s.cap
             )
         } else {
             format!(
                 "{qualified} was already promoted. Your working set holds {} (cap {}).",
-                crate::console::components::count(s.size, "tool"),
+                crate::console::words::count(s.size, "tool"),
                 s.cap
             )
         };
@@ -562,7 +562,7 @@ async fn promote_or_demote(
             .map_err(service_error)?;
         let text = format!(
             "Demoted {qualified}. Your working set holds {} (cap {}).",
-            crate::console::components::count(s.size, "tool"),
+            crate::console::words::count(s.size, "tool"),
             s.cap
         );
         Ok(tool_ok(text, json!({"size": s.size, "cap": s.cap})))

@@ -35,7 +35,6 @@ pub struct Reach {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the vendor's address {address} is {what}; {remedy}")]
 pub struct Refused {
-    /// The address.
     pub address: IpAddr,
     /// What kind of address it is.
     pub what: &'static str,

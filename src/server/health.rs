@@ -1,7 +1,13 @@
 //! `GET /healthz`: up or not for anyone; details (database, search mode, counts) only
 //! with the metrics token (security review 32).
 
-use super::*;
+use super::auth;
+use crate::service::Graft;
+use axum::extract::State;
+use axum::response::IntoResponse;
+use axum::Json;
+use serde_json::json;
+use std::sync::Arc;
 
 /// What `/healthz` reads.
 #[derive(Clone)]

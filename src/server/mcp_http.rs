@@ -2,7 +2,11 @@
 //! one JSON-RPC message, malformed tools/call, CORS for browser clients, and which
 //! origins may call.
 
-use super::*;
+use axum::extract::State;
+use axum::response::IntoResponse;
+use axum::Json;
+use serde_json::json;
+use std::sync::Arc;
 
 /// Most bytes of one JSON-RPC message posted to `/mcp` (rmcp's default, set
 /// explicitly; an `acquire` with a large input schema fits many times over).

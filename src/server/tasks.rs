@@ -1,13 +1,15 @@
 //! The server's background work: other processes' changes forwarded to this one's MCP
 //! channels (SPEC §3.5, §9), the periodic sweep (SPEC §5), and the shutdown signal.
 
-use super::*;
+use crate::service::{Backend, Graft, Heard};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
 
 /// Forwards working-set changes made by other processes (the CLI, another server) to
 /// this server's MCP channels (SPEC §3.5): on PostgreSQL when they are announced
 /// ([`forward_notified_changes`]), on SQLite by polling `change_events` every second.
 pub(crate) async fn forward_changes(graft: Graft, shutdown: CancellationToken) {
-    if graft.pool().backend() == crate::db::Backend::Postgres {
+    if graft.pool().backend() == Backend::Postgres {
         return forward_notified_changes(graft, shutdown).await;
     }
     // None until the cursor could be read (a database briefly unavailable at start must
@@ -45,16 +47,15 @@ pub(crate) async fn catch_up(graft: &Graft, cursor: &mut Option<i64>) -> bool {
 }
 
 /// Forwards other instances' changes on PostgreSQL: `LISTEN graft_changes`
-/// ([`crate::db::CHANGES_CHANNEL`]); each announcement from another origin reads
+/// ([`Graft::listen_changes`]); each announcement from another origin reads
 /// `change_events` after this server's cursor, so a change reaches the agent's streams as
 /// soon as it commits, once. When the listening connection drops, the listener
 /// connects and listens again, and this reads whatever was recorded meanwhile: no change
 /// is lost. The cursor is read after LISTEN, so nothing falls between the two.
 pub(crate) async fn forward_notified_changes(graft: Graft, shutdown: CancellationToken) {
-    use crate::db::{ChangeListener, Heard};
     let pause = std::time::Duration::from_secs(1);
     let mut listener = loop {
-        match ChangeListener::connect(graft.pool()).await {
+        match graft.listen_changes().await {
             Ok(Some(l)) => break l,
             Ok(None) => return,
             Err(e) => {
@@ -84,7 +85,7 @@ pub(crate) async fn forward_notified_changes(graft: Graft, shutdown: Cancellatio
             _ = shutdown.cancelled() => return,
             n = listener.next() => match n {
                 Ok(Heard::Payload(p)) => {
-                    behind = crate::db::payload_origin(&p) != graft.origin();
+                    behind = graft.announced_elsewhere(&p);
                 }
                 // the connection dropped and was made again: read what was missed
                 Ok(Heard::Reconnected) => {

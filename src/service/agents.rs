@@ -113,6 +113,65 @@ impl Graft {
             .await?
             .ok_or_else(|| ServiceError::AgentNotFound(format!("no agent named {name:?}")))
     }
+
+    /// Gives an agent a new token (shown once, stored as a hash); the old one stops
+    /// working at its next request. Errors: `AgentNotFound`.
+    pub async fn rotate_token(&self, agent_id: i64) -> ServiceResult<String> {
+        let token = new_token();
+        if !db::update_agent_token(self.pool(), agent_id, &hash_token(&token)).await? {
+            return Err(ServiceError::AgentNotFound(format!(
+                "no agent with id {agent_id}"
+            )));
+        }
+        self.state_changed().await;
+        // the old token's open sessions and listen streams end, here and in every other
+        // process (SPEC §3.1; security review 32.9)
+        let ended = self.inner.hub.disconnect(agent_id);
+        if let Err(e) = crate::db::insert_change_events(
+            self.pool(),
+            &[super::TOKEN_ROTATED - agent_id],
+            self.origin(),
+            self.clock_now(),
+        )
+        .await
+        {
+            tracing::warn!(error = ?e, "cannot tell other processes that a token was rotated");
+        }
+        tracing::info!(
+            agent = agent_id,
+            channels = ended,
+            "token rotated: the old token's streams end"
+        );
+        Ok(token)
+    }
+
+    /// Changes an agent's name, cap and idle window (each optional). The rule reads them
+    /// at the next sweep; nothing else changes now.
+    /// Errors: `AgentNotFound`, `Invalid` (cap 1..=500, window 1..=3650, name rules),
+    /// `Conflict` (name taken).
+    pub async fn set_agent(
+        &self,
+        name: &str,
+        new_name: Option<&str>,
+        cap: Option<i64>,
+        window: Option<i64>,
+    ) -> ServiceResult<db::AgentRow> {
+        let a = self.agent_by_name(name).await?;
+        let new_name =
+            domain::check_agent_name(new_name.unwrap_or(&a.name)).map_err(ServiceError::Invalid)?;
+        let cap = domain::check_cap(cap.unwrap_or(a.cap)).map_err(ServiceError::Invalid)?;
+        let window = domain::check_idle_window(window.unwrap_or(a.idle_window_days))
+            .map_err(ServiceError::Invalid)?;
+        db::update_agent_settings(self.pool(), a.id, &new_name, cap, window)
+            .await
+            .map_err(|e| {
+                unique_or(e, ServiceError::Conflict, || {
+                    format!("an agent named {new_name:?} exists already")
+                })
+            })?;
+        self.state_changed().await;
+        self.agent(a.id).await
+    }
 }
 
 /// The agent a request to `/mcp` authenticated as, by its bearer token (SPEC §3): the
@@ -128,9 +187,7 @@ pub struct AuthedAgent {
 /// An agent with its working-set size.
 #[derive(Debug, Clone, Serialize)]
 pub struct AgentSummary {
-    /// Id.
     pub id: i64,
-    /// Name.
     pub name: String,
     /// Harness label.
     pub harness: Option<String>,

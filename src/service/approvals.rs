@@ -2,7 +2,7 @@
 
 use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self, ApprovalRow, ToolRow};
-use crate::domain::approval::{needs_approval, Authorship};
+use crate::domain::approval::{needs_approval, ApprovalState, Authorship};
 
 /// Whether a call of `tool` (its newest version) waits for a person first: the rule of
 /// SPEC §4.4 ([`needs_approval`]) read from the tool's row.
@@ -24,6 +24,22 @@ impl Graft {
     /// Every approval, pending first.
     pub async fn approvals(&self) -> ServiceResult<Vec<ApprovalRow>> {
         Ok(db::select_approvals(self.pool()).await?)
+    }
+
+    /// Whether `agent` holds a granted approval of `vendor__name`: refusing it now takes
+    /// back a grant, which refuses the agent's calls (the console asks to confirm).
+    /// Errors: `AgentNotFound`, `ToolNotFound`.
+    pub async fn approval_granted(
+        &self,
+        agent: &str,
+        vendor: &str,
+        name: &str,
+    ) -> ServiceResult<bool> {
+        let a = self.agent_by_name(agent).await?;
+        let t = self.tool(vendor, name).await?;
+        Ok(db::select_approval(self.pool(), a.id, t.id)
+            .await?
+            .is_some_and(|a| a.state == ApprovalState::Granted))
     }
 
     /// A person's decision on one agent's use of one write tool (SPEC §4.4): `granted`
@@ -71,7 +87,11 @@ impl Graft {
                 t.version
             )));
         }
-        let state = if grant { "granted" } else { "denied" };
+        let state = if grant {
+            ApprovalState::Granted
+        } else {
+            ApprovalState::Denied
+        };
         db::upsert_approval_decision(
             self.pool(),
             a.id,
@@ -85,5 +105,10 @@ impl Graft {
         Ok(db::select_approval(self.pool(), a.id, t.id)
             .await?
             .expect("decided row exists"))
+    }
+
+    /// Approvals waiting for a person's decision (the console's nav shows the count).
+    pub async fn pending_approvals(&self) -> ServiceResult<i64> {
+        Ok(db::count_pending_approvals(self.pool()).await?)
     }
 }

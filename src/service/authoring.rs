@@ -44,8 +44,8 @@ pub struct ToolDetail {
     pub versions: Vec<db::VersionRow>,
     /// Notes, oldest first.
     pub notes: Vec<db::NoteRow>,
-    /// `(agent id, agent name, promoted_by)` of the agents that have it promoted.
-    pub promoted_for: Vec<(i64, String, String)>,
+    /// The agents that have it promoted.
+    pub promoted_for: Vec<db::PromoterRow>,
     /// The connection its calls use now: `(label, why)`, or `None` for no credential.
     pub connection: Option<(String, String)>,
     /// Who authored each version, in words (`agent hermes`, `person ops`, `import`).
@@ -497,7 +497,7 @@ impl Graft {
         let mut agents: Vec<i64> = db::select_promoters(self.pool(), tool_id)
             .await?
             .into_iter()
-            .map(|(id, _, _)| id)
+            .map(|p| p.agent_id)
             .collect();
         agents.extend(also);
         agents.sort_unstable();

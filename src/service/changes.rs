@@ -2,7 +2,7 @@
 //! the hub, on this instance and from others.
 
 use super::{Graft, ServiceResult};
-use crate::db::{self};
+use crate::db::{self, ChangeListener};
 
 impl Graft {
     /// Tells every channel of these agents that their working sets changed: this
@@ -18,6 +18,19 @@ impl Graft {
         {
             tracing::warn!(error = ?e, "cannot record a change event for other processes");
         }
+    }
+
+    /// On PostgreSQL, a connection listening for other instances' change announcements
+    /// (`LISTEN graft_changes`); `None` on SQLite, where servers poll instead.
+    /// Errors: the database failed.
+    pub async fn listen_changes(&self) -> ServiceResult<Option<ChangeListener>> {
+        Ok(ChangeListener::connect(&self.inner.pool).await?)
+    }
+
+    /// Whether an announcement heard by [`Graft::listen_changes`] came from another
+    /// process (this one's own changes reached its channels already).
+    pub fn announced_elsewhere(&self, payload: &str) -> bool {
+        db::payload_origin(payload) != self.inner.origin
     }
 
     /// The newest change event: where a server starts forwarding other processes'

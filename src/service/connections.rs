@@ -3,8 +3,9 @@
 
 use super::error::unique_or;
 use super::RunAnswer;
-use super::{Graft, ServiceError, ServiceResult};
+use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self, ConnectionRow};
+use crate::domain::Cause;
 use crate::proxy::request::Credential;
 use serde::Serialize;
 use serde_json::json;
@@ -111,13 +112,10 @@ pub fn check_connection(
 /// A connection as shown to people: never its secret.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct ConnectionInfo {
-    /// Id.
     pub id: i64,
     /// Vendor slug.
     pub vendor: String,
-    /// Label.
     pub label: String,
-    /// Auth kind.
     pub auth_kind: String,
     /// Header or parameter name.
     pub name: Option<String>,
@@ -226,9 +224,7 @@ impl Graft {
         self.state_changed().await;
         Ok(())
     }
-}
 
-impl Graft {
     /// The connection a tool's calls use, for people: `(label, why)`.
     pub(super) async fn connection_in_words(
         &self,
@@ -410,5 +406,38 @@ impl Graft {
             }
             _ => Credential::None,
         }))
+    }
+
+    /// Revokes a connection and, in the same transaction, demotes in every working set
+    /// each tool whose calls would use it (cause `connection_revoked`, SPEC §5); each
+    /// agent affected gets one list_changed. Returns the connection and how many entries
+    /// were demoted. Errors: `Invalid` for an unknown or already revoked connection.
+    pub async fn revoke_connection(
+        &self,
+        actor: &Actor,
+        id: i64,
+    ) -> ServiceResult<(super::connections::ConnectionInfo, usize)> {
+        let now = self.now();
+        let mut tx = self.write_tx().await?;
+        let tools = db::select_tools_using_connection(&mut tx, id).await?;
+        if !db::revoke_connection(&mut tx, id, now).await? {
+            drop(tx);
+            return Err(match db::select_connection(self.pool(), id).await? {
+                Some(_) => ServiceError::Invalid(format!("connection {id} is revoked already")),
+                None => ServiceError::Invalid(format!("no connection with id {id}")),
+            });
+        }
+        let entries = db::sweep::select_entries_of_tools(&mut tx, &tools).await?;
+        super::demote_in(&mut tx, &entries, Cause::ConnectionRevoked, actor, now).await?;
+        tx.commit().await?;
+        // the dropped secret leaves the write-ahead log too (security review 32.6)
+        self.checkpoint().await;
+        self.changed_entries(&entries).await;
+        self.state_changed().await;
+        let info = db::select_connection(self.pool(), id)
+            .await?
+            .expect("revoked row exists")
+            .into();
+        Ok((info, entries.len()))
     }
 }

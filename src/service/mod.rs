@@ -13,12 +13,12 @@ pub(crate) mod hot;
 pub mod hub;
 pub mod import;
 pub mod input;
-pub mod people;
 pub mod quota;
 pub mod run;
 pub mod search;
 pub mod secrets;
 pub mod sweep;
+pub mod users;
 pub mod vendors;
 pub mod versions;
 pub mod working_set;
@@ -34,7 +34,7 @@ use crate::db::{self, Pool};
 /// with (the db layer's structs, re-exported), so that no adapter names `crate::db`.
 pub use crate::db::{
     ApprovalRow as ApprovalView, Backend, BrowseOrder, CallFilter, CallLogRow as CallView,
-    CallOutcome, SessionDb, ToolRow as ToolView, VendorRow as VendorView,
+    CallOutcome, ChangeListener, Heard, SessionDb, ToolRow as ToolView, VendorRow as VendorView,
     VersionRow as VersionView,
 };
 use crate::domain::search::SearchIndex;
@@ -178,7 +178,7 @@ struct Inner {
     /// One validation at a time per agent.
     agent_validations: Mutex<HashMap<i64, Arc<tokio::sync::Semaphore>>>,
     /// Password checks (argon2, ~19 MiB and tens of ms each) running at once,
-    /// process-wide, apart from the validation slots ([`people::PASSWORD_CHECKS`]).
+    /// process-wide, apart from the validation slots ([`users::PASSWORD_CHECKS`]).
     password_checks: tokio::sync::Semaphore,
     /// Per-agent limits and their counts.
     quotas: quota::Quotas,
@@ -294,7 +294,7 @@ impl Graft {
                 validators: Mutex::new(HashMap::new()),
                 validation_slots: Arc::new(tokio::sync::Semaphore::new(input::validation_slots())),
                 agent_validations: Mutex::new(HashMap::new()),
-                password_checks: tokio::sync::Semaphore::new(people::PASSWORD_CHECKS),
+                password_checks: tokio::sync::Semaphore::new(users::PASSWORD_CHECKS),
                 quotas: config.quotas,
                 meter: quota::Meter::default(),
             }),

@@ -3,7 +3,7 @@
 
 use super::{Graft, ServiceError, ServiceResult};
 use crate::db;
-use crate::domain::approval::writes;
+use crate::domain::approval::{writes, ApprovalState};
 use crate::domain::tool::Binding;
 use crate::proxy::redact::{logged_input, redact, secret_values, LOGGED_MESSAGE_CHARS};
 use crate::proxy::request::{self, Credential, Operation};
@@ -338,10 +338,9 @@ impl Graft {
             let mut approval = db::select_approval(self.pool(), agent_id, tool.id).await?;
             // a grant stands for the version it was given on (a new version that changes
             // nothing carries it forward); one for another version raced a publish
-            if let Some(a) = approval
-                .as_mut()
-                .filter(|a| a.state == "granted" && a.version.is_some_and(|v| v != tool.version))
-            {
+            if let Some(a) = approval.as_mut().filter(|a| {
+                a.state == ApprovalState::Granted && a.version.is_some_and(|v| v != tool.version)
+            }) {
                 let why = format!(
                     "the approval was given for version {}",
                     a.version.unwrap_or_default()
@@ -355,12 +354,12 @@ impl Graft {
                     self.now(),
                 )
                 .await?;
-                a.state = "pending".into();
+                a.state = ApprovalState::Pending;
                 a.changed = Some(why);
             }
-            match approval.as_ref().map(|a| a.state.as_str()) {
-                Some("granted") => {}
-                Some("denied") => {
+            match approval.as_ref().map(|a| a.state) {
+                Some(ApprovalState::Granted) => {}
+                Some(ApprovalState::Denied) => {
                     return Ok((
                         RunAnswer::err(
                             "approval_denied",

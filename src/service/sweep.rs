@@ -4,26 +4,24 @@
 //! sweeps at once demote each entry once. Each agent that lost tools gets one
 //! list_changed per sweep. Also: agent settings edits, and revoking a connection.
 
-use super::error::unique_or;
-use super::{Actor, Graft, ServiceError, ServiceResult};
+use super::{Actor, Graft, ServiceResult};
 use crate::db::{self, sweep as q};
 use crate::domain::sweep::{plan_agent, AgentRule, SweepEntry};
-use crate::domain::{self, Cause};
+use crate::domain::Cause;
 use serde::Serialize;
 use std::collections::HashMap;
 
 /// One demotion of a sweep.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SweptTool {
-    /// Tool id.
     #[serde(skip)]
     pub tool_id: i64,
     /// Vendor slug.
     pub vendor: String,
     /// Tool name.
     pub name: String,
-    /// `idle` or `cap`.
-    pub cause: String,
+    /// `Idle` or `Cap`.
+    pub cause: Cause,
     /// Promotion time (ms).
     pub promoted_at: i64,
     /// Last use (ms), if ever.
@@ -33,9 +31,7 @@ pub struct SweptTool {
 /// What a sweep did (or, as a dry run, would do) for one agent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AgentSweep {
-    /// Agent id.
     pub agent_id: i64,
-    /// Agent name.
     pub agent: String,
     /// Cap at the sweep.
     pub cap: i64,
@@ -160,7 +156,7 @@ impl Graft {
                         tool_id: d.entry.tool_id,
                         vendor,
                         name,
-                        cause: d.cause.as_str().into(),
+                        cause: d.cause,
                         promoted_at: d.entry.promoted_at,
                         last_used_at: d.entry.last_used_at,
                     }
@@ -181,7 +177,7 @@ impl Graft {
         // write: each planned demotion re-checked against its row, in batches
         let mut done: std::collections::HashSet<(i64, i64)> = std::collections::HashSet::new();
         let mut batch: Vec<q::PlannedRow> = Vec::new();
-        let mut causes: HashMap<(i64, i64), String> = HashMap::new();
+        let mut causes: HashMap<(i64, i64), Cause> = HashMap::new();
         let mut pending = report.agents.iter().peekable();
         while pending.peek().is_some() {
             batch.clear();
@@ -196,7 +192,7 @@ impl Graft {
                         d.promoted_at,
                         d.last_used_at.unwrap_or(-1),
                     ));
-                    causes.insert((a.agent_id, d.tool_id), d.cause.clone());
+                    causes.insert((a.agent_id, d.tool_id), d.cause);
                 }
                 pending.next();
             }
@@ -221,73 +217,12 @@ impl Graft {
         report.agents.retain(|a| !a.demoted.is_empty());
         Ok(report)
     }
-
-    /// Changes an agent's name, cap and idle window (each optional). The rule reads them
-    /// at the next sweep; nothing else changes now.
-    /// Errors: `AgentNotFound`, `Invalid` (cap 1..=500, window 1..=3650, name rules),
-    /// `Conflict` (name taken).
-    pub async fn set_agent(
-        &self,
-        name: &str,
-        new_name: Option<&str>,
-        cap: Option<i64>,
-        window: Option<i64>,
-    ) -> ServiceResult<db::AgentRow> {
-        let a = self.agent_by_name(name).await?;
-        let new_name =
-            domain::check_agent_name(new_name.unwrap_or(&a.name)).map_err(ServiceError::Invalid)?;
-        let cap = domain::check_cap(cap.unwrap_or(a.cap)).map_err(ServiceError::Invalid)?;
-        let window = domain::check_idle_window(window.unwrap_or(a.idle_window_days))
-            .map_err(ServiceError::Invalid)?;
-        db::update_agent_settings(self.pool(), a.id, &new_name, cap, window)
-            .await
-            .map_err(|e| {
-                unique_or(e, ServiceError::Conflict, || {
-                    format!("an agent named {new_name:?} exists already")
-                })
-            })?;
-        self.state_changed().await;
-        self.agent(a.id).await
-    }
-
-    /// Revokes a connection and, in the same transaction, demotes in every working set
-    /// each tool whose calls would use it (cause `connection_revoked`, SPEC §5); each
-    /// agent affected gets one list_changed. Returns the connection and how many entries
-    /// were demoted. Errors: `Invalid` for an unknown or already revoked connection.
-    pub async fn revoke_connection(
-        &self,
-        actor: &Actor,
-        id: i64,
-    ) -> ServiceResult<(super::connections::ConnectionInfo, usize)> {
-        let now = self.now();
-        let mut tx = self.write_tx().await?;
-        let tools = db::select_tools_using_connection(&mut tx, id).await?;
-        if !db::revoke_connection(&mut tx, id, now).await? {
-            drop(tx);
-            return Err(match db::select_connection(self.pool(), id).await? {
-                Some(_) => ServiceError::Invalid(format!("connection {id} is revoked already")),
-                None => ServiceError::Invalid(format!("no connection with id {id}")),
-            });
-        }
-        let entries = q::select_entries_of_tools(&mut tx, &tools).await?;
-        super::demote_in(&mut tx, &entries, Cause::ConnectionRevoked, actor, now).await?;
-        tx.commit().await?;
-        // the dropped secret leaves the write-ahead log too (security review 32.6)
-        self.checkpoint().await;
-        self.changed_entries(&entries).await;
-        self.state_changed().await;
-        let info = db::select_connection(self.pool(), id)
-            .await?
-            .expect("revoked row exists")
-            .into();
-        Ok((info, entries.len()))
-    }
 }
 
 impl Graft {
-    /// What the newest sweep that demoted anything demoted: `(agent, vendor, tool name,
-    /// cause, ms)` rows, all at one time; empty when no sweep has demoted anything.
-    pub async fn last_sweep(&self) -> ServiceResult<Vec<(String, String, String, String, i64)>> {
+    /// What the newest sweep that demoted anything demoted, all at one time; empty when
+    /// no sweep has demoted anything.
+    pub async fn last_sweep(&self) -> ServiceResult<Vec<db::sweep::SweptRow>> {
         Ok(db::sweep::select_last_sweep(&self.inner.pool).await?)
     }
 }

@@ -2,6 +2,7 @@
 
 use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self, EntryRow};
+use crate::domain::sweep::{plan_agent, AgentRule, SweepEntry};
 use crate::domain::{Cause, PromotedBy};
 use serde::Serialize;
 use std::collections::HashSet;
@@ -212,6 +213,82 @@ impl Graft {
     ) -> ServiceResult<Vec<db::HistoryRow>> {
         Ok(db::select_history(&self.inner.pool, agent_id, limit, offset).await?)
     }
+
+    /// An agent's working set with each entry's last use and calls (SPEC §6).
+    pub async fn working_set_view(&self, agent_id: i64) -> ServiceResult<Vec<EntryView>> {
+        let entries = self.working_set(agent_id).await?;
+        let usage: std::collections::HashMap<i64, (i64, i64)> =
+            db::select_agent_usage(self.pool(), agent_id)
+                .await?
+                .into_iter()
+                .map(|(tool, at, calls)| (tool, (at, calls)))
+                .collect();
+        Ok(entries
+            .into_iter()
+            .map(|entry| {
+                let u = usage.get(&entry.tool.id);
+                EntryView {
+                    last_used_at: u.map(|u| u.0),
+                    calls: u.map(|u| u.1).unwrap_or(0),
+                    entry,
+                }
+            })
+            .collect())
+    }
+
+    /// What the next sweep would demote for `agent` as of `now` (ms), given its working
+    /// set as [`Graft::working_set_view`] reads it: `(vendor__name, Idle or Cap)` pairs, idle
+    /// first (SPEC §5; the same plan the sweep runs).
+    pub fn sweep_preview(
+        agent: &db::AgentRow,
+        view: &[EntryView],
+        now: i64,
+    ) -> Vec<(String, Cause)> {
+        let entries: Vec<SweepEntry> = view
+            .iter()
+            .map(|e| SweepEntry {
+                tool_id: e.entry.tool.id,
+                promoted_at: e.entry.promoted_at,
+                last_used_at: e.last_used_at,
+            })
+            .collect();
+        let rule = AgentRule {
+            cap: agent.cap,
+            idle_window_days: agent.idle_window_days,
+        };
+        plan_agent(rule, &entries, now)
+            .iter()
+            .filter_map(|d| {
+                view.iter()
+                    .find(|e| e.entry.tool.id == d.entry.tool_id)
+                    .map(|e| {
+                        (
+                            format!("{}__{}", e.entry.tool.vendor, e.entry.tool.name),
+                            d.cause,
+                        )
+                    })
+            })
+            .collect()
+    }
+
+    /// Number of history rows of an agent (for paging).
+    pub async fn history_count(&self, agent_id: i64) -> ServiceResult<i64> {
+        Ok(db::count_history(self.pool(), agent_id).await?)
+    }
+
+    /// The working-set size after each promotion and demotion, `(at ms, size)`, oldest
+    /// first, from history (SPEC §2: history is never rewritten).
+    pub async fn size_over_time(&self, agent_id: i64) -> ServiceResult<Vec<(i64, i64)>> {
+        let steps = db::select_history_steps(self.pool(), agent_id).await?;
+        let mut size = 0i64;
+        Ok(steps
+            .into_iter()
+            .map(|(at, d)| {
+                size = (size + d).max(0);
+                (at, size)
+            })
+            .collect())
+    }
 }
 
 /// A working set's size against its cap: the answer of `promote` and `demote`.
@@ -281,4 +358,15 @@ pub(crate) async fn demote_in(
         .await?;
     }
     Ok(())
+}
+
+/// One working-set entry as the console shows it (SPEC §6 Agent page).
+#[derive(Debug, Clone)]
+pub struct EntryView {
+    /// The entry with its tool's current version.
+    pub entry: db::EntryRow,
+    /// Last call by this agent (ms), if any.
+    pub last_used_at: Option<i64>,
+    /// Calls by this agent.
+    pub calls: i64,
 }

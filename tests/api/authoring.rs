@@ -108,9 +108,11 @@ async fn acquire_then_use_in_the_same_turn_then_first_class_and_publish_v2() {
     let r = call(&c, "acme__get_item", json!({"id": "i-2"})).await;
     assert_eq!(r.is_error, Some(false));
     let ws = app.graft.working_set(agent_id).await.unwrap();
-    assert_eq!(ws[0].promoted_by, "publish");
+    assert_eq!(ws[0].promoted_by.as_str(), "publish");
     assert_eq!(
-        app.graft.history(agent_id, 10, 0).await.unwrap()[0].cause,
+        app.graft.history(agent_id, 10, 0).await.unwrap()[0]
+            .cause
+            .as_str(),
         "publish"
     );
 
@@ -166,7 +168,7 @@ async fn acquire_then_use_in_the_same_turn_then_first_class_and_publish_v2() {
         graft::cli::describe_tool(&app.graft.tool_detail("acme", "get_item").await.unwrap());
     assert!(
         shown.contains("Returns 404 for archived items")
-            && shown.contains("alpha (promoted by publish)")
+            && shown.contains("alpha (promoted by a publish)")
             && shown.contains("by agent alpha"),
         "{shown}"
     );

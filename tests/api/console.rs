@@ -1762,7 +1762,10 @@ async fn destructive_actions_need_a_second_step_and_connection_forms_help() {
         .await
         .unwrap();
     assert!(unconfirmed(&e), "{e}");
-    assert_eq!(app.graft.approvals().await.unwrap()[0].state, "granted");
+    assert_eq!(
+        app.graft.approvals().await.unwrap()[0].state.as_str(),
+        "granted"
+    );
     let page = b.get("/approvals").await.text().await.unwrap();
     assert!(
         page.contains(r#"<details class="confirm"><summary>Revoke"#),
@@ -1770,7 +1773,10 @@ async fn destructive_actions_need_a_second_step_and_connection_forms_help() {
     );
     let r = b.call("decide", &decide("revoke", Some("yes"))).await;
     assert_eq!(r.status(), 200);
-    assert_eq!(app.graft.approvals().await.unwrap()[0].state, "denied");
+    assert_eq!(
+        app.graft.approvals().await.unwrap()[0].state.as_str(),
+        "denied"
+    );
 
     // remove the vendor: the box must be ticked; then the Vendors page says so
     let e: Value = b

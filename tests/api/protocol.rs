@@ -388,7 +388,7 @@ async fn meta_tool_errors_are_tool_results() {
         ("promote", "agent", format!("agent:{id}"))
     );
     let ws = app.graft.working_set(id).await.unwrap();
-    assert_eq!(ws[0].promoted_by, "agent");
+    assert_eq!(ws[0].promoted_by.as_str(), "agent");
 
     // unknown tool: JSON-RPC -32602; a known tool outside the working set: not_promoted
     let err = a

@@ -257,7 +257,7 @@ async fn secrets_and_approvals_stay_with_the_origin_they_were_given_for() {
     assert_eq!(second.count(), 0, "no secret went to the new origin");
     let approvals = g.approvals().await.unwrap();
     let a = approvals.iter().find(|a| a.name == "put_item").unwrap();
-    assert_eq!(a.state, "pending");
+    assert_eq!(a.state.as_str(), "pending");
     assert!(
         a.changed.as_deref().unwrap_or("").contains("moved from"),
         "{a:?}"
@@ -1294,7 +1294,11 @@ async fn a_vendor_brought_back_elsewhere_asks_again() {
     );
     let a = g.approvals().await.unwrap();
     assert_eq!(
-        a.iter().find(|a| a.name == "put_item").unwrap().state,
+        a.iter()
+            .find(|a| a.name == "put_item")
+            .unwrap()
+            .state
+            .as_str(),
         "pending"
     );
     app.stop().await;

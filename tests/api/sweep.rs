@@ -98,8 +98,8 @@ impl World {
             .await
             .unwrap()
             .into_iter()
-            .filter(|h| h.action == "demote")
-            .map(|h| (h.name, h.cause))
+            .filter(|h| h.action.as_str() == "demote")
+            .map(|h| (h.name, h.cause.as_str().to_string()))
             .collect();
         h.sort();
         h
@@ -156,7 +156,10 @@ async fn the_cap_demotes_only_never_called_tools_oldest_promotion_first() {
             .collect::<Vec<_>>(),
         ["t22", "t23", "t24"]
     );
-    assert!(r.agents[0].demoted.iter().all(|d| d.cause == "cap"));
+    assert!(r.agents[0]
+        .demoted
+        .iter()
+        .all(|d| d.cause.as_str() == "cap"));
     assert_eq!(
         w.set(a).await.len(),
         22,

@@ -277,7 +277,7 @@ pub(crate) fn history_table(d: &AgentData) -> impl IntoView {
                         <tr>
                             <td><When at=h.at now/></td>
                             <td><code>{h.tool}</code></td>
-                            <td>{if h.action == "promote" { "promoted" } else { "demoted" }}</td>
+                            <td>{h.action}</td>
                             <td class="cause" data-label="Cause">{h.cause}</td>
                         </tr>
                     }).collect_view()}

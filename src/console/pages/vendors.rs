@@ -6,8 +6,9 @@ use crate::console::components::{
 };
 #[cfg(feature = "hydrate")]
 use crate::console::server_fns::MAX_UPLOAD_BYTES;
-use crate::console::server_fns::{vendors, AddVendor, ImportSummary, RevokeConnection};
+use crate::console::server_fns::{vendors, AddVendor, RevokeConnection};
 use crate::console::words::segment;
+use crate::console::words::ImportSummary;
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 

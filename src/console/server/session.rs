@@ -1,8 +1,8 @@
 //! Console sign-in sessions (SPEC §6): the cookie, the session store (ids kept hashed),
 //! who is signed in, and one-time flash messages.
 
-use crate::console::api::ImportSummary;
-use crate::service::people::Person;
+use crate::console::words::ImportSummary;
+use crate::service::users::Person;
 use crate::service::{Graft, ServiceResult, SessionDb};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -16,8 +16,7 @@ pub(crate) const PERSON_KEY: &str = "person";
 /// Signed-in sessions end after this long without a request, over HTTPS.
 pub(crate) const SESSION_IDLE_DAYS: i64 = 7;
 
-/// The same over plain HTTP, where the cookie can be read on the way.
-pub const PLAIN_HTTP_IDLE_HOURS: i64 = 8;
+use crate::config::PLAIN_HTTP_IDLE_HOURS;
 
 /// How long a one-time value waits to be shown.
 pub(crate) const FLASH_TTL: Duration = Duration::from_secs(600);

@@ -3,8 +3,9 @@
 
 use super::session::{person_of, Flash};
 use super::ConsoleState;
-use crate::console::api::{ImportSummary, MAX_UPLOAD_BYTES};
-use crate::service::people::Person;
+use crate::console::server_fns::MAX_UPLOAD_BYTES;
+use crate::console::words::ImportSummary;
+use crate::service::users::Person;
 use crate::service::Graft;
 use axum::extract::{Multipart, State};
 use axum::response::{IntoResponse, Redirect, Response};

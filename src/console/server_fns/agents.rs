@@ -9,7 +9,7 @@ use crate::console::server_fns::{
 use crate::console::server_fns::{ApprovalItem, ConsoleResult};
 #[cfg(feature = "ssr")]
 use crate::console::words::{
-    cause_in_words, harness_in_words, promoted_by_in_words, segment, HARNESSES,
+    action_in_words, cause_in_words, harness_in_words, promoted_by_in_words, segment, HARNESSES,
 };
 #[cfg(feature = "ssr")]
 use crate::service::{Actor, ServiceError};
@@ -49,7 +49,6 @@ pub struct EntryItem {
     pub vendor: String,
     /// Tool name.
     pub name: String,
-    /// Description.
     pub description: String,
     /// Promoted by, in words ("the agent", "a publish", "a person", "the rule").
     pub promoted_by: String,
@@ -66,7 +65,7 @@ pub struct EntryItem {
 pub struct HistoryItem {
     /// `vendor__name`.
     pub tool: String,
-    /// `promote` or `demote`.
+    /// `promoted` or `demoted`.
     pub action: String,
     /// The cause in words (SPEC §6).
     pub cause: String,
@@ -79,7 +78,6 @@ pub struct HistoryItem {
 pub struct AgentData {
     /// The server's clock (ms).
     pub now: i64,
-    /// The agent.
     pub agent: AgentItem,
     /// Its working set, by vendor and name.
     pub entries: Vec<EntryItem>,
@@ -115,7 +113,6 @@ pub struct AgentData {
 pub struct CallItem {
     /// Call id (increasing; `before` of the next page).
     pub id: i64,
-    /// Agent name.
     pub agent: String,
     /// `vendor__name`.
     pub tool: String,
@@ -144,7 +141,6 @@ pub struct CallItem {
 /// A token shown once, with the configuration snippets of each client (CLIENTS.md).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TokenReveal {
-    /// Agent name.
     pub agent: String,
     /// The bearer token (shown once, never stored in clear).
     pub token: String,
@@ -415,7 +411,7 @@ pub async fn agent(
                         &e.entry.tool.description,
                         200,
                     ),
-                    promoted_by: promoted_by_in_words(&e.entry.promoted_by).into(),
+                    promoted_by: promoted_by_in_words(e.entry.promoted_by).into(),
                     promoted_at: e.entry.promoted_at,
                     last_used_at: e.last_used_at,
                     calls: e.calls,
@@ -425,8 +421,8 @@ pub async fn agent(
                 .into_iter()
                 .map(|h| HistoryItem {
                     tool: format!("{}__{}", h.vendor, h.name),
-                    action: h.action,
-                    cause: cause_in_words(&h.cause).into(),
+                    action: action_in_words(h.action).into(),
+                    cause: cause_in_words(h.cause).into(),
                     at: h.at,
                 })
                 .collect(),
@@ -435,7 +431,7 @@ pub async fn agent(
             per_page: PER_PAGE,
             preview: preview
                 .into_iter()
-                .map(|(t, c)| (t, cause_in_words(&c).to_string()))
+                .map(|(t, c)| (t, cause_in_words(c).to_string()))
                 .collect(),
             next_sweep_minutes: state.minutes_to_next_sweep(now),
             approvals,

@@ -13,7 +13,6 @@ use serde::{Deserialize, Serialize};
 /// An approval row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ApprovalItem {
-    /// Agent name.
     pub agent: String,
     /// Vendor slug.
     pub vendor: String,
@@ -63,7 +62,7 @@ pub(crate) fn approval_item(a: crate::service::ApprovalView) -> ApprovalItem {
         agent: a.agent,
         vendor: a.vendor,
         name: a.name,
-        state: a.state,
+        state: a.state.as_str().into(),
         requested_at: a.requested_at,
         decided_at: a.decided_at,
         decided_by: a.decided_by,
@@ -161,10 +160,7 @@ pub async fn decide(
         };
         // taking back a grant refuses the agent's calls: a revoke, or a deny clicked on
         // a page that showed the approval pending before someone granted it
-        let granted = !grant
-            && state.graft.approvals().await?.iter().any(|a| {
-                a.agent == agent && a.vendor == vendor && a.name == name && a.state == "granted"
-            });
+        let granted = !grant && state.graft.approval_granted(&agent, vendor, name).await?;
         if decision == "revoke" || granted {
             confirmed(
                 confirm.as_deref(),

@@ -67,12 +67,12 @@ pub async fn home() -> ConsoleResult<HomeData> {
         let g = &state.graft;
         let now = g.clock_now();
         let swept = g.last_sweep().await?;
-        let last_sweep_at = swept.first().map(|r| r.4);
+        let last_sweep_at = swept.first().map(|r| r.at);
         let last_sweep = swept
             .into_iter()
-            .map(|(agent, vendor, name, cause, _)| {
-                let cause = cause_in_words(&cause).to_string();
-                (agent, format!("{vendor}__{name}"), cause)
+            .map(|r| {
+                let cause = cause_in_words(r.cause).to_string();
+                (r.agent, format!("{}__{}", r.vendor, r.name), cause)
             })
             .collect();
         let failed = crate::service::CallFilter {

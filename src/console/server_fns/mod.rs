@@ -35,7 +35,7 @@ use crate::console::server::{
 
 /// The state and the signed-in person, or `SignedOut`.
 #[cfg(feature = "ssr")]
-async fn signed_in() -> ConsoleResult<(ConsoleState, crate::service::people::Person)> {
+async fn signed_in() -> ConsoleResult<(ConsoleState, crate::service::users::Person)> {
     let state = use_context::<ConsoleState>().ok_or(ConsoleError::Internal)?;
     let session = session().await.map_err(|_| ConsoleError::SignedOut)?;
     let person = person_of(&state.graft, &session)
@@ -138,6 +138,6 @@ pub(crate) fn confirmed(confirm: Option<&str>, what: &str) -> ConsoleResult<()> 
 
 #[cfg(feature = "ssr")]
 pub(crate) fn split_tool(tool: &str) -> ConsoleResult<(&str, &str)> {
-    tool.split_once("__")
+    crate::domain::names::split_qualified(tool)
         .ok_or_else(|| ConsoleError::Refused(format!("{tool:?} is not vendor__name")))
 }

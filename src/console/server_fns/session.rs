@@ -99,7 +99,7 @@ pub async fn change_password(current: String, new: String, confirm: String) -> C
                 "the two new passwords differ",
             ));
         }
-        if let Err(e) = crate::service::people::check_password(&new) {
+        if let Err(e) = crate::service::users::check_password(&new) {
             return Err(ConsoleError::field("new", e.to_string()));
         }
         // checking the current password is a sign-in: counted and throttled alike

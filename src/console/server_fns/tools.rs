@@ -87,11 +87,9 @@ pub struct BrowseData {
 pub struct VersionItem {
     /// Number.
     pub version: i64,
-    /// Method.
     pub method: String,
     /// Path template.
     pub path: String,
-    /// Description.
     pub description: String,
     /// Who wrote it, in words.
     pub author: String,
@@ -320,7 +318,7 @@ pub async fn tool(vendor: String, name: String) -> ConsoleResult<ToolData> {
             holders: d
                 .promoted_for
                 .into_iter()
-                .map(|(_, agent, by)| (agent, promoted_by_in_words(&by).to_string()))
+                .map(|p| (p.agent, promoted_by_in_words(p.promoted_by).to_string()))
                 .collect(),
             notes: d
                 .notes

@@ -8,6 +8,7 @@ use crate::console::server_fns::{
 };
 #[cfg(feature = "ssr")]
 use crate::console::words::segment;
+use crate::console::words::ImportSummary;
 #[cfg(feature = "ssr")]
 use crate::service::{Actor, ServiceError};
 use leptos::prelude::*;
@@ -16,11 +17,9 @@ use serde::{Deserialize, Serialize};
 /// A vendor row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VendorItem {
-    /// Slug.
     pub slug: String,
     /// Display name.
     pub name: String,
-    /// Base URL.
     pub base_url: String,
     /// Whether an OpenAPI document is stored.
     pub has_document: bool,
@@ -48,7 +47,6 @@ pub struct VendorItem {
 pub struct VendorData {
     /// The server's clock (ms).
     pub now: i64,
-    /// The vendor.
     pub vendor: VendorItem,
     /// Its tools (retired ones not counted).
     pub tools: i64,
@@ -64,11 +62,9 @@ pub struct VendorData {
 /// A connection row (never its secret).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConnectionItem {
-    /// Id.
     pub id: i64,
     /// Vendor slug.
     pub vendor: String,
-    /// Label.
     pub label: String,
     /// `none`, `bearer`, `header`, `query`, `basic`.
     pub kind: String,
@@ -82,146 +78,6 @@ pub struct ConnectionItem {
     /// review 32.5).
     #[serde(default)]
     pub suspended: Option<String>,
-}
-
-/// What an OpenAPI import did, for the page that follows the upload.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ImportSummary {
-    /// Vendor slug.
-    pub vendor: String,
-    /// Operations in the document.
-    pub operations: usize,
-    /// Tools created.
-    pub imported: usize,
-    /// `(operation, name)` renamed.
-    pub renamed: Vec<(String, String)>,
-    /// `(operation, reason)` left out.
-    pub skipped: Vec<(String, String)>,
-    /// `(operation, "header Authorization")`: declared parameters not offered to agents
-    /// (Graft or the connection sets them).
-    #[serde(default)]
-    pub withheld: Vec<(String, String)>,
-    /// `(tool name, what changed)` of tools that got a new version.
-    #[serde(default)]
-    pub updated: Vec<(String, String)>,
-    /// Tools left as they were.
-    #[serde(default)]
-    pub unchanged: usize,
-    /// Tools whose operation came back.
-    #[serde(default)]
-    pub restored: Vec<String>,
-    /// Tools retired: their operation left the document.
-    #[serde(default)]
-    pub retired: Vec<String>,
-    /// Tools left alone because an agent wrote their current version.
-    #[serde(default)]
-    pub kept: Vec<String>,
-    /// Working-set entries demoted because their tool retired.
-    #[serde(default)]
-    pub demoted: usize,
-    /// Whether the import brought a removed vendor back.
-    #[serde(default)]
-    pub brought_back: bool,
-    /// `(old, new)` names of agents' tools the document's operations took the names of.
-    #[serde(default)]
-    pub moved: Vec<(String, String)>,
-    /// The base URL taken from the document for the vendor it created.
-    #[serde(default)]
-    pub adopted_base_url: Option<String>,
-    /// `(old origin, new origin)` when the import moved the vendor.
-    #[serde(default)]
-    pub origin_moved: Option<(String, String)>,
-    /// Or why nothing was imported.
-    pub error: Option<String>,
-}
-
-impl ImportSummary {
-    /// The summary in one sentence (issue 14.3): what was added, updated, retired,
-    /// restored, left alone and skipped; "nothing changed" when the document describes
-    /// every tool as it is.
-    pub fn headline(&self) -> String {
-        let mut parts: Vec<String> = Vec::new();
-        if self.brought_back {
-            parts.push("brought back (it had been removed)".into());
-        }
-        if self.imported > 0 {
-            let noun = if self.imported == 1 { "tool" } else { "tools" };
-            parts.push(format!("{} new {noun}", self.imported));
-        }
-        if !self.updated.is_empty() {
-            parts.push(format!("{} updated (a new version)", self.updated.len()));
-        }
-        if !self.restored.is_empty() {
-            parts.push(format!("{} restored", self.restored.len()));
-        }
-        if !self.retired.is_empty() {
-            let demoted = match self.demoted {
-                0 => String::new(),
-                n => format!(
-                    ", {} demoted",
-                    crate::console::words::count(n as i64, "working-set entry")
-                ),
-            };
-            parts.push(format!(
-                "{} retired (gone from the document{demoted})",
-                self.retired.len()
-            ));
-        }
-        if self.unchanged > 0 {
-            parts.push(format!("{} unchanged", self.unchanged));
-        }
-        if !self.kept.is_empty() {
-            parts.push(format!(
-                "{} left alone (an agent wrote their current version)",
-                self.kept.len()
-            ));
-        }
-        if !self.skipped.is_empty() {
-            parts.push(format!("{} operations skipped", self.skipped.len()));
-        }
-        let changed = self.imported
-            + self.updated.len()
-            + self.restored.len()
-            + self.retired.len()
-            + usize::from(self.brought_back);
-        let ops = crate::console::words::count(self.operations as i64, "operation");
-        if parts.is_empty() {
-            format!("Vendor {}, {ops}: nothing to import.", self.vendor)
-        } else if changed == 0 {
-            format!(
-                "Nothing changed for vendor {} ({ops}): {}.",
-                self.vendor,
-                parts.join(", ")
-            )
-        } else {
-            format!("Vendor {}, {ops}: {}.", self.vendor, parts.join(", "))
-        }
-    }
-}
-
-#[cfg(feature = "ssr")]
-impl From<crate::service::ImportReport> for ImportSummary {
-    fn from(r: crate::service::ImportReport) -> Self {
-        Self {
-            vendor: r.vendor,
-            operations: r.operations,
-            imported: r.imported,
-            renamed: r.renamed,
-            skipped: r.skipped,
-            withheld: r.withheld,
-            updated: r.updated,
-            unchanged: r.unchanged,
-            restored: r.restored,
-            retired: r.retired,
-            kept: r.kept,
-            demoted: r.demoted,
-            brought_back: r.brought_back,
-            moved: r.moved,
-            adopted_base_url: r.adopted_base_url,
-            origin_moved: r.origin_moved,
-            error: None,
-        }
-    }
 }
 
 /// One import in a vendor's import history.
@@ -238,30 +94,6 @@ pub struct ImportItem {
     /// Which tools it updated, retired, restored or left alone, one line each.
     #[serde(default)]
     pub details: Vec<String>,
-}
-
-impl ImportSummary {
-    /// Which tools the import updated (and what changed), retired, restored and left
-    /// alone, one line each, for the import history.
-    pub fn details(&self) -> Vec<String> {
-        let mut out: Vec<String> = self
-            .updated
-            .iter()
-            .map(|(n, what)| format!("updated {n}: {what}"))
-            .collect();
-        out.extend(
-            self.retired
-                .iter()
-                .map(|n| format!("retired {n}: its operation left the document")),
-        );
-        out.extend(self.restored.iter().map(|n| format!("restored {n}")));
-        out.extend(
-            self.kept
-                .iter()
-                .map(|n| format!("left alone {n}: an agent wrote its current version")),
-        );
-        out
-    }
 }
 
 /// The Vendors page.

@@ -51,7 +51,6 @@ pub struct EnrichInput<'a> {
     pub summary: Option<&'a str>,
     /// Description (Markdown or HTML allowed).
     pub description: &'a str,
-    /// Tags.
     pub tags: &'a [String],
     /// The input schema (`{"type":"object","properties":{…}}`): its property names are
     /// the parameter names; a `body` object's properties count too.

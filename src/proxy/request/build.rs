@@ -21,7 +21,6 @@ pub struct Operation<'a> {
     pub method: &'a str,
     /// Path template, e.g. `/v1/customers/{customer}`.
     pub path_template: &'a str,
-    /// Binding.
     pub binding: &'a Binding,
 }
 

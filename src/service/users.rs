@@ -3,9 +3,8 @@
 //! `admin`, token rotation, an agent's working set with its usage, the sweep preview of
 //! one agent, and the working-set size over time drawn from history.
 
-use super::{hash_token, new_token, Graft, ServiceError, ServiceResult};
+use super::{new_token, Graft, ServiceError, ServiceResult};
 use crate::db;
-use crate::domain::sweep::{plan_agent, AgentRule, SweepEntry};
 use argon2::password_hash::{
     rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString,
 };
@@ -17,7 +16,6 @@ pub const MIN_PASSWORD_CHARS: usize = 10;
 /// A person signed in to the console.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Person {
-    /// Id.
     pub id: i64,
     /// Sign-in name.
     pub name: String,
@@ -33,17 +31,6 @@ impl From<db::UserRow> for Person {
             epoch: u.session_epoch,
         }
     }
-}
-
-/// One working-set entry as the console shows it (SPEC §6 Agent page).
-#[derive(Debug, Clone)]
-pub struct EntryView {
-    /// The entry with its tool's current version.
-    pub entry: db::EntryRow,
-    /// Last call by this agent (ms), if any.
-    pub last_used_at: Option<i64>,
-    /// Calls by this agent.
-    pub calls: i64,
 }
 
 /// Checks a person's name: 1..=64 letters, digits, `-`, `_`, `.`, `@`.
@@ -200,11 +187,6 @@ impl Graft {
         Ok(db::select_password_generated(self.pool(), person_id).await?)
     }
 
-    /// Approvals waiting for a person's decision (the console's nav shows the count).
-    pub async fn pending_approvals(&self) -> ServiceResult<i64> {
-        Ok(db::count_pending_approvals(self.pool()).await?)
-    }
-
     /// The person a name and password belong to, or `None` (same answer, and about the
     /// same time, for an unknown name and a wrong password). At most [`PASSWORD_CHECKS`]
     /// run at once; errors: `Busy` when none came free within [`PASSWORD_CHECK_WAIT`].
@@ -290,112 +272,5 @@ impl Graft {
             return Err(ServiceError::Invalid(format!("no user named {name:?}")));
         }
         Ok(())
-    }
-
-    /// Gives an agent a new token (shown once, stored as a hash); the old one stops
-    /// working at its next request. Errors: `AgentNotFound`.
-    pub async fn rotate_token(&self, agent_id: i64) -> ServiceResult<String> {
-        let token = new_token();
-        if !db::update_agent_token(self.pool(), agent_id, &hash_token(&token)).await? {
-            return Err(ServiceError::AgentNotFound(format!(
-                "no agent with id {agent_id}"
-            )));
-        }
-        self.state_changed().await;
-        // the old token's open sessions and listen streams end, here and in every other
-        // process (SPEC §3.1; security review 32.9)
-        let ended = self.inner.hub.disconnect(agent_id);
-        if let Err(e) = crate::db::insert_change_events(
-            self.pool(),
-            &[super::TOKEN_ROTATED - agent_id],
-            self.origin(),
-            self.clock_now(),
-        )
-        .await
-        {
-            tracing::warn!(error = ?e, "cannot tell other processes that a token was rotated");
-        }
-        tracing::info!(
-            agent = agent_id,
-            channels = ended,
-            "token rotated: the old token's streams end"
-        );
-        Ok(token)
-    }
-
-    /// An agent's working set with each entry's last use and calls (SPEC §6).
-    pub async fn working_set_view(&self, agent_id: i64) -> ServiceResult<Vec<EntryView>> {
-        let entries = self.working_set(agent_id).await?;
-        let usage: std::collections::HashMap<i64, (i64, i64)> =
-            db::select_agent_usage(self.pool(), agent_id)
-                .await?
-                .into_iter()
-                .map(|(tool, at, calls)| (tool, (at, calls)))
-                .collect();
-        Ok(entries
-            .into_iter()
-            .map(|entry| {
-                let u = usage.get(&entry.tool.id);
-                EntryView {
-                    last_used_at: u.map(|u| u.0),
-                    calls: u.map(|u| u.1).unwrap_or(0),
-                    entry,
-                }
-            })
-            .collect())
-    }
-
-    /// What the next sweep would demote for `agent` as of `now` (ms), given its working
-    /// set as [`Graft::working_set_view`] reads it: `(vendor__name, cause)` pairs, idle
-    /// first (SPEC §5; the same plan the sweep runs).
-    pub fn sweep_preview(
-        agent: &db::AgentRow,
-        view: &[EntryView],
-        now: i64,
-    ) -> Vec<(String, String)> {
-        let entries: Vec<SweepEntry> = view
-            .iter()
-            .map(|e| SweepEntry {
-                tool_id: e.entry.tool.id,
-                promoted_at: e.entry.promoted_at,
-                last_used_at: e.last_used_at,
-            })
-            .collect();
-        let rule = AgentRule {
-            cap: agent.cap,
-            idle_window_days: agent.idle_window_days,
-        };
-        plan_agent(rule, &entries, now)
-            .iter()
-            .filter_map(|d| {
-                view.iter()
-                    .find(|e| e.entry.tool.id == d.entry.tool_id)
-                    .map(|e| {
-                        (
-                            format!("{}__{}", e.entry.tool.vendor, e.entry.tool.name),
-                            d.cause.as_str().to_string(),
-                        )
-                    })
-            })
-            .collect()
-    }
-
-    /// Number of history rows of an agent (for paging).
-    pub async fn history_count(&self, agent_id: i64) -> ServiceResult<i64> {
-        Ok(db::count_history(self.pool(), agent_id).await?)
-    }
-
-    /// The working-set size after each promotion and demotion, `(at ms, size)`, oldest
-    /// first, from history (SPEC §2: history is never rewritten).
-    pub async fn size_over_time(&self, agent_id: i64) -> ServiceResult<Vec<(i64, i64)>> {
-        let steps = db::select_history_steps(self.pool(), agent_id).await?;
-        let mut size = 0i64;
-        Ok(steps
-            .into_iter()
-            .map(|(at, d)| {
-                size = (size + d).max(0);
-                (at, size)
-            })
-            .collect())
     }
 }
