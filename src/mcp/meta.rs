@@ -2,6 +2,7 @@
 //! input schemas have a root object, no union and no `$ref`.
 
 use super::{tool_error, tool_ok};
+use crate::domain::search::{read_part, MAX_QUERY_WORDS};
 use crate::service::{Actor, Graft, RunAnswer, ServiceError};
 use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
 use serde::Deserialize;
@@ -16,11 +17,6 @@ pub const OFFERED: &[&str] = &[
     "acquire",
     "publish",
 ];
-
-/// Longest `find_tool` query, in characters and in words.
-pub const MAX_QUERY_CHARS: usize = 200;
-/// See [`MAX_QUERY_CHARS`].
-pub const MAX_QUERY_WORDS: usize = 12;
 
 /// Whether `name` is an implemented meta-tool.
 pub fn offered(name: &str) -> bool {
@@ -51,11 +47,11 @@ pub fn tools() -> Vec<Tool> {
     vec![
         Tool::new(
             "find_tool",
-            "Search Graft's toolbox of vendor API tools, promoted or not, ranked by how well each fits what you mean. Say the action and the object, and the vendor if you know it: \"create a GitHub issue\", \"refund a payment\", \"post a message to a Slack channel\". Hits come best first, each with the vendor and name that promote, demote and run_tool take, a one-sentence description, whether it is promoted for you now, its readOnlyHint and destructiveHint, and a score from 0 to 1. When nothing fits, the answer says so and points at acquire.",
+            "Search Graft's toolbox of vendor API tools, promoted or not, ranked by how well each fits what you mean. Describe the task in your own words, as you would to a colleague: the action and the object, the vendor if you know it (\"create a GitHub issue\", \"did the SMS we sent to +447700900123 get delivered?\"). Ids, names and quoted text may stay in; they weigh less than the task's words. The first 64 words are read. Hits come best first, each with the vendor and name that promote, demote and run_tool take, a one-sentence description, whether it is promoted for you now, its readOnlyHint and destructiveHint, and a score from 0 to 1. When nothing fits, the answer says so and points at acquire.",
             schema(json!({
                 "type": "object",
                 "properties": {
-                    "query": {"type": "string", "description": "What you want to do: the action and the object, the vendor if known, e.g. \"list open pull requests on GitHub\"."},
+                    "query": {"type": "string", "description": "What you want to do, in your own words: the action and the object, the vendor if known, e.g. \"list open pull requests on GitHub\". Up to 2,000 characters; the first 64 words are read."},
                     "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10, "description": "Most hits to return (1 to 50, default 10)."}
                 },
                 "required": ["query"],
@@ -293,15 +289,13 @@ async fn find_tool(
     args: JsonObject,
 ) -> Result<CallToolResult, CallToolResult> {
     let a: FindToolArgs = parse(args)?;
-    if a.query.chars().count() > MAX_QUERY_CHARS
-        || a.query.split_whitespace().count() > MAX_QUERY_WORDS
-    {
-        return Err(tool_error(
-            "invalid_input",
-            &format!("query is too long: at most {MAX_QUERY_WORDS} words and {MAX_QUERY_CHARS} characters"),
-            json!({}),
-        ));
-    }
+    // never refused for its length (issue 24.1): the ranking reads the first 64 words
+    let (query, cut) = read_part(&a.query);
+    let cut_note = if cut {
+        format!("\n(Only the first {MAX_QUERY_WORDS} words of your request were read.)")
+    } else {
+        String::new()
+    };
     let limit = a.limit.unwrap_or(10);
     if !(1..=50).contains(&limit) {
         return Err(tool_error(
@@ -311,7 +305,7 @@ async fn find_tool(
         ));
     }
     let found = graft
-        .search_tools(Some(agent_id), &a.query, limit as usize)
+        .search_tools(Some(agent_id), query, limit as usize)
         .await
         .map_err(service_error)?;
     if found.hits.is_empty() {
@@ -321,7 +315,7 @@ async fn find_tool(
         } else {
             format!("vendors: {}", vendors.join(", "))
         };
-        let acquirable = graft.acquirable(&a.query, 5).await.map_err(service_error)?;
+        let acquirable = graft.acquirable(query, 5).await.map_err(service_error)?;
         let next = if acquirable.is_empty() {
             "To author the tool you need, call acquire with vendor, name, description, method, path and inputSchema (and query, headers, bodyEncoding if needed).".to_string()
         } else {
@@ -339,13 +333,10 @@ async fn find_tool(
                 ops.join("; ")
             )
         };
-        let message = format!(
-            "No tool in the toolbox matches {:?} ({vendor_text}). {next}",
-            a.query
-        );
+        let message = format!("No tool in the toolbox matches {query:?} ({vendor_text}). {next}");
         return Ok(tool_ok(
-            message.clone(),
-            json!({"hits": [], "total": 0, "message": message, "vendors": vendors, "acquirable": acquirable}),
+            format!("{message}{cut_note}"),
+            json!({"hits": [], "total": 0, "message": message, "vendors": vendors, "acquirable": acquirable, "cut": cut}),
         ));
     }
     let mut text = format!("{} of {} matching tools:\n", found.hits.len(), found.total);
@@ -362,8 +353,8 @@ async fn find_tool(
         ));
     }
     Ok(tool_ok(
-        text.trim_end().to_string(),
-        json!({"hits": found.hits, "total": found.total}),
+        format!("{}{cut_note}", text.trim_end()),
+        json!({"hits": found.hits, "total": found.total, "cut": cut}),
     ))
 }
 

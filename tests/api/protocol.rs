@@ -907,16 +907,22 @@ async fn stated_limits_answer_clear_errors() {
     );
 
     let (c, _) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
-    let long = "word ".repeat(graft::mcp::meta::MAX_QUERY_WORDS + 1);
-    let wide = "x".repeat(graft::mcp::meta::MAX_QUERY_CHARS + 1);
-    for args in [
-        json!({"query": long}),
-        json!({"query": wide}),
-        json!({"query": "create issue", "limit": 51}),
-    ] {
-        let r = call(&c, "find_tool", args.clone()).await;
-        assert_eq!(code(&r).as_deref(), Some("invalid_input"), "{args}");
+    // a query is never refused for its length (issue 24.1): it is cut and answered
+    let long = "word ".repeat(graft::domain::search::MAX_QUERY_WORDS + 1);
+    let wide = "x".repeat(100_000);
+    for query in [long, wide] {
+        let r = call(&c, "find_tool", json!({"query": query})).await;
+        assert_eq!(r.is_error, Some(false), "{}", text(&r));
+        assert_eq!(r.structured_content.clone().unwrap()["cut"], true);
+        assert!(text(&r).contains("first 64 words"), "{}", text(&r));
     }
+    let r = call(
+        &c,
+        "find_tool",
+        json!({"query": "create issue", "limit": 51}),
+    )
+    .await;
+    assert_eq!(code(&r).as_deref(), Some("invalid_input"));
     let props: serde_json::Map<String, Value> = (0..6_000)
         .map(|i| {
             (

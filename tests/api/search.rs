@@ -211,3 +211,46 @@ async fn open_graft_with_model(url: &str, model: Option<Arc<graft::semantic::Mod
     .await
     .unwrap()
 }
+
+/// Issue 24.1: agents describe tasks in their own words, with ids, amounts and quoted
+/// text; find_tool answers every such request (none refused for its length) and an
+/// over-long one is cut to its first 64 words, never refused. With the model, as
+/// `scripts/start.sh` runs Graft (words alone still miss long conversational requests).
+#[tokio::test]
+async fn long_requests_in_an_agents_words_are_answered_not_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_with_model(dir.path(), Some(test_model())).await;
+    let (_, token) = agent(&app, "alpha").await;
+    let c = modern_client(&app, &token).await;
+    let request = "Please refund the second charge ch_3NfYh2KZ of 49.99 USD on order ord_8812 \
+        back to the customer's card and leave the note \"duplicate charge, sorry about that, it \
+        was our mistake\" on it so that our support team can see why";
+    assert!(request.split_whitespace().count() >= 40);
+    let r = call(&c, "find_tool", json!({"query": request})).await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let s = r.structured_content.unwrap();
+    assert_eq!(s["cut"], false);
+    let names = hit_names(&s);
+    assert!(
+        names[..names.len().min(5)]
+            .iter()
+            .any(|n| n.contains("refund")),
+        "{names:?}"
+    );
+    // 2,000 characters and more: the task first, then a pasted log the ranking skips
+    let log = " GET /v1/charges 200 req_8f2a ok".repeat(80);
+    let wide = format!("post a message to the ops channel on Slack saying the deploy failed{log}");
+    assert!(wide.chars().count() > 2000);
+    let r = call(&c, "find_tool", json!({"query": wide})).await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let s = r.structured_content.clone().unwrap();
+    assert_eq!(s["cut"], true);
+    assert_eq!(
+        rank_of(&s, "slack__chat_post_message").map(|r| r < 5),
+        Some(true),
+        "{:?}",
+        hit_names(&s)
+    );
+    assert!(text(&r).contains("first 64 words"));
+    app.stop().await;
+}

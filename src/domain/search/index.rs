@@ -235,15 +235,29 @@ impl SearchIndex {
         let n = self.docs.len() as f32;
         (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln()
     }
+}
 
+/// Query terms a lexical score is normalized over: a longer query's weight is scaled to
+/// this many terms of its average weight ([`SearchIndex::lexical_scores`]).
+const NORMALIZED_TERMS: f32 = 12.0;
+
+impl SearchIndex {
     /// Lexical scores (0–1) of every document for an analysed query.
     pub(super) fn lexical_scores(&self, q: &Analyzed, params: &SearchParams) -> Vec<f32> {
         let n = self.docs.len();
         let mut scores = vec![0f32; n];
-        let total_idf: f32 = q.terms.iter().map(|t| t.0).sum();
-        if total_idf <= 0.0 {
+        // a score is the share of the request's task words a tool matches: payload
+        // (ids, numbers, quoted text) can add to it but is not owed, and a long request
+        // (an agent's own words, issue 24.1) is read as if it had NORMALIZED_TERMS task
+        // terms of its average weight, since no tool names every word of a paragraph
+        let (mass, count) = match q.task {
+            (m, n) if m > 0.0 => (m, n),
+            _ => (q.terms.iter().map(|t| t.0).sum(), q.terms.len()),
+        };
+        if mass <= 0.0 {
             return scores;
         }
+        let total_idf = mass * (NORMALIZED_TERMS / count as f32).min(1.0);
         let mut best = vec![0f32; n];
         let mut touched: Vec<u32> = Vec::new();
         for (idf, alternatives) in &q.terms {
@@ -293,7 +307,7 @@ impl SearchIndex {
             if params.name_coverage > 0.0 {
                 covered = covered.max(params.name_coverage.min(1.0) * share(&self.name_heads[d]));
             }
-            *s = *s / total_idf * (1.0 - w + w * covered);
+            *s = (*s / total_idf * (1.0 - w + w * covered)).min(1.0);
         }
         scores
     }

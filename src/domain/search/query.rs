@@ -9,6 +9,38 @@ use super::lexicon;
 use super::text::{self, words, Analyzer};
 use super::types::{Analyzed, SearchParams};
 
+/// Longest query read, in characters (issue 24.1): a longer one is cut here, never
+/// refused, so an agent may describe its task in its own words.
+pub const MAX_QUERY_CHARS: usize = 2000;
+/// Words of a query the ranking reads: the first 64 (whitespace-separated) of its first
+/// [`MAX_QUERY_CHARS`] characters. This bounds each query's work, whatever its phrasing.
+pub const MAX_QUERY_WORDS: usize = 64;
+
+/// The part of `query` the ranking reads ([`MAX_QUERY_CHARS`], then
+/// [`MAX_QUERY_WORDS`]), and whether anything was cut. Reads at most the first
+/// 2,000 characters of `query`, so its cost does not grow with what was sent.
+pub fn read_part(query: &str) -> (&str, bool) {
+    let chars_end = query
+        .char_indices()
+        .nth(MAX_QUERY_CHARS)
+        .map_or(query.len(), |(i, _)| i);
+    let head = &query[..chars_end];
+    let mut words = 0;
+    let mut in_word = false;
+    for (i, c) in head.char_indices() {
+        if c.is_whitespace() {
+            in_word = false;
+        } else if !in_word {
+            in_word = true;
+            words += 1;
+            if words > MAX_QUERY_WORDS {
+                return (head[..i].trim_end(), true);
+            }
+        }
+    }
+    (head, chars_end < query.len())
+}
+
 /// Groups of words agents use for the same thing in API requests (abbreviations and
 /// near-synonyms); a query word in a group also looks for the others, at
 /// [`SearchParams::expansion_weight`].
@@ -105,7 +137,7 @@ const SYNONYMS: &[&[&str]] = &[
 /// use them (development set: semantic recall@5 0.58 → 0.68, fused 0.82 → 0.85; a
 /// held-out set 0.57 → 0.60).
 pub fn embedding_query(query: &str) -> String {
-    let core = text::query_parts(query).core;
+    let core = text::query_parts(read_part(query).0).core;
     let analyzer = Analyzer::default();
     let mut extra: Vec<&str> = Vec::new();
     for word in idioms(words(&core)) {
@@ -171,6 +203,7 @@ impl SearchIndex {
         let max_idf = self.idf(1);
         let mut seen: Vec<String> = Vec::new();
         let mut terms = Vec::new();
+        let mut task = (0f32, 0usize);
         for word in rest
             .iter()
             .filter(|w| !text::is_stop_word(w) && !QUERY_FILLER.contains(&w.as_str()))
@@ -234,6 +267,9 @@ impl SearchIndex {
             } else {
                 1.0
             };
+            if share == 1.0 {
+                task = (task.0 + idf, task.1 + 1);
+            }
             terms.push((idf * share, alternatives));
         }
         let mut reached: Vec<u32> = terms
@@ -244,6 +280,7 @@ impl SearchIndex {
         reached.dedup();
         Analyzed {
             terms,
+            task,
             reached,
             vendors,
             action,
@@ -273,5 +310,35 @@ impl SearchIndex {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_query_is_cut_to_its_first_64_words() {
+        let q = (1..=100)
+            .map(|i| format!("w{i}"))
+            .collect::<Vec<_>>()
+            .join(" \n ");
+        let (read, cut) = read_part(&q);
+        assert!(cut);
+        assert_eq!(read.split_whitespace().count(), MAX_QUERY_WORDS);
+        assert!(read.ends_with("w64"), "{read}");
+        let short = "store NPM_TOKEN as an encrypted Actions secret on the acme/web repo";
+        assert_eq!(read_part(short), (short, false));
+    }
+
+    #[test]
+    fn a_wide_query_is_cut_at_2000_characters_on_a_char_boundary() {
+        let q = "é".repeat(3000);
+        let (read, cut) = read_part(&q);
+        assert!(cut);
+        assert_eq!(read.chars().count(), MAX_QUERY_CHARS);
+        let exact = "x".repeat(MAX_QUERY_CHARS);
+        assert_eq!(read_part(&exact), (exact.as_str(), false));
+        assert_eq!(read_part(""), ("", false));
     }
 }

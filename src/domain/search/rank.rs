@@ -4,6 +4,7 @@
 
 use super::action::Action;
 use super::index::SearchIndex;
+use super::query::read_part;
 use super::text::words;
 use super::types::{Hit, Mode, Ranked, SearchParams};
 use std::collections::HashMap;
@@ -29,7 +30,8 @@ impl SearchIndex {
     /// Ranks the documents for `query`. `embedding` is the query's unit vector from the
     /// same model as the documents' (ignored when the index has none or its length
     /// differs). Returns nothing when no document clears the threshold; else the best
-    /// `limit` hits above the floor, best first, and how many cleared it in all.
+    /// `limit` hits above the floor, best first, and how many cleared it in all. Reads
+    /// the query's first 64 words ([`super::query::read_part`]).
     pub fn search(
         &self,
         query: &str,
@@ -38,6 +40,7 @@ impl SearchIndex {
         params: &SearchParams,
         limit: usize,
     ) -> Ranked {
+        let query = read_part(query).0;
         if self.docs.is_empty() || words(query).is_empty() || limit == 0 {
             return Ranked::default();
         }

@@ -443,7 +443,17 @@ pub fn query_parts(query: &str) -> QueryParts {
                 && !z.is_empty()
                 && z.chars().all(|c| c.is_ascii_digit())
         };
+        // an identifier a vendor minted: letters and digits mixed in one token joined by
+        // `_` or of 8 characters and more (ch_3NfYh2KZ, ord_8812, a1b2c3d4), or a phone
+        // number (+447700900123); short ones (v2, s3, oauth2) are API words
+        let minted = trimmed.chars().any(|c| c.is_ascii_digit())
+            && trimmed.chars().any(|c| c.is_alphabetic())
+            && (trimmed.contains('_') || trimmed.chars().count() >= 8);
+        let phone =
+            trimmed.starts_with('+') && trimmed[1..].starts_with(|c: char| c.is_ascii_digit());
         let payload = trimmed.starts_with(|c: char| c.is_ascii_digit() || c == '$')
+            || minted
+            || phone
             || trimmed.starts_with(['#', '@'])
             || trimmed.contains('@')
             || id_like

@@ -190,6 +190,9 @@ pub struct Hit {
 pub(super) struct Analyzed {
     /// Per query term: its idf and its (term id, credit) alternatives.
     pub(super) terms: Vec<(f32, Vec<(u32, f32)>)>,
+    /// The weight of the query's task terms (not payload: ids, numbers, quoted text),
+    /// and how many there are: what a lexical score is a share of.
+    pub(super) task: (f32, usize),
     /// Every term id a query term reaches (sorted), for coverage.
     pub(super) reached: Vec<u32>,
     /// Vendors named.
