@@ -14,10 +14,13 @@
 //! independent. `GRAFT_CRASH_KILLS` sets the kill points per scenario (default 100);
 //! the seed of the random delays is printed, and `GRAFT_CRASH_SEED` replays it.
 
+mod common;
+
+use common::{free_port, seeded, specs_dir};
 use graft::service::{Actor, Graft, ServiceConfig, SystemClock};
 use rand::{Rng, SeedableRng};
-use serde_json::{json, Value};
-use std::collections::{HashMap, HashSet};
+use serde_json::json;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -37,25 +40,7 @@ fn kills() -> usize {
         .unwrap_or(100)
 }
 
-fn rng(scenario: &str) -> rand::rngs::StdRng {
-    let seed = std::env::var("GRAFT_CRASH_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        });
-    eprintln!("{scenario}: GRAFT_CRASH_SEED={seed}");
-    rand::rngs::StdRng::seed_from_u64(seed)
-}
 
-fn specs_dir() -> PathBuf {
-    std::env::var_os("GRAFT_SPECS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/specs"))
-}
 
 fn db_url(dir: &Path) -> String {
     format!("sqlite://{}?mode=rwc", dir.join("graft.db").display())
@@ -146,34 +131,13 @@ async fn check_counting(dir: &Path, what: &str) -> (i64, i64, usize) {
             .await
             .unwrap();
     let history = rows.len();
-    let mut last: HashMap<(i64, i64), String> = HashMap::new();
-    for (agent, tool, action) in rows {
-        let before = last.get(&(agent, tool)).map(String::as_str);
-        let fits = matches!(
-            (before, action.as_str()),
-            (None | Some("demote"), "promote") | (Some("promote"), "demote")
-        );
-        assert!(
-            fits,
-            "{what}: agent {agent} tool {tool}: {action} after {before:?}"
-        );
-        last.insert((agent, tool), action);
-    }
     let set: HashSet<(i64, i64)> = sqlx::query_as("SELECT agent_id, tool_id FROM working_set")
         .fetch_all(pool)
         .await
         .unwrap()
         .into_iter()
         .collect();
-    let promoted: HashSet<(i64, i64)> = last
-        .iter()
-        .filter(|(_, a)| a.as_str() == "promote")
-        .map(|(k, _)| *k)
-        .collect();
-    assert_eq!(
-        set, promoted,
-        "{what}: the working set is what its history says"
-    );
+    common::assert_history_explains(rows, set, what);
     let approvals: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM approvals")
         .fetch_one(pool)
         .await
@@ -264,7 +228,7 @@ async fn a_killed_import_is_all_or_nothing() {
     };
     let all = tools_of(whole.clone()).await;
     assert!(all > 400, "{all}");
-    let mut rng = rng("import");
+    let mut rng = seeded("import");
     let (mut none, mut some) = (0, 0);
     for i in 0..kills() {
         let dir = root.path().join(format!("k{i}"));
@@ -335,7 +299,7 @@ async fn a_killed_sweep_leaves_one_history_row_per_change() {
     let reading = full_run(&mut dry).await;
     let took = full_run(&mut sweep(&whole)).await;
     check(&whole, "a whole sweep").await;
-    let mut rng = rng("sweep");
+    let mut rng = seeded("sweep");
     for i in 0..kills() {
         let dir = root.path().join(format!("k{i}"));
         copy_db(&base, &dir);
@@ -360,38 +324,7 @@ async fn a_killed_sweep_leaves_one_history_row_per_change() {
     );
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
-/// A 2026-07-28 stateless `tools/call` (the protocol fields in `_meta`).
-async fn call(http: &reqwest::Client, url: &str, token: &str, tool: &str, args: Value) {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": tool, "arguments": args, "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": {"name": "crash", "version": "0"},
-            "io.modelcontextprotocol/clientCapabilities": {}}}});
-    // the server may die under the request: any outcome is fine here
-    let sent = http
-        .post(url)
-        .bearer_auth(token)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", tool)
-        .body(body.to_string())
-        .timeout(Duration::from_secs(5))
-        .send()
-        .await;
-    if let Ok(r) = sent {
-        let _ = r.bytes().await;
-    }
-}
 
 #[tokio::test]
 async fn a_killed_server_loses_no_promotion_demotion_approval_or_connection() {
@@ -415,7 +348,7 @@ async fn a_killed_server_loses_no_promotion_demotion_approval_or_connection() {
     checkpoint(&g).await;
     g.pool().as_sqlite().unwrap().close().await;
     let (approvals, connections, prepared_rows) = check_counting(&base, "prepared").await;
-    let mut rng = rng("serve");
+    let mut rng = seeded("serve");
     let mut changes: Vec<usize> = Vec::new();
     let http = reqwest::Client::new();
     for i in 0..kills() {
@@ -447,12 +380,14 @@ async fn a_killed_server_loses_no_promotion_demotion_approval_or_connection() {
                 for _ in 0..200 {
                     let tool = &tools[r.gen_range(0..tools.len())];
                     let meta = if r.gen_bool(0.6) { "promote" } else { "demote" };
-                    call(
+                    // the server may die under the request: any outcome is fine here
+                    common::call(
                         &http,
                         &url,
                         &token,
                         meta,
                         json!({"vendor": "petstore", "name": tool}),
+                        Duration::from_secs(5),
                     )
                     .await;
                 }

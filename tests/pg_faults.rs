@@ -10,11 +10,14 @@
 //!   tool the history alternates promote/demote and ends in a promote exactly when the
 //!   tool is in the working set.
 
+mod common;
+
+use common::{free_port, seeded, specs_dir};
 use graft::service::{Actor, Graft, ServiceConfig, SystemClock};
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
-use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::collections::HashSet;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -65,25 +68,7 @@ impl Drop for Cluster {
     }
 }
 
-fn specs_dir() -> PathBuf {
-    std::env::var_os("GRAFT_SPECS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/specs"))
-}
 
-fn seeded(what: &str) -> rand::rngs::StdRng {
-    let seed = std::env::var("GRAFT_CRASH_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        });
-    eprintln!("{what}: GRAFT_CRASH_SEED={seed}");
-    rand::rngs::StdRng::seed_from_u64(seed)
-}
 
 async fn open(url: &str) -> Graft {
     let mut config = ServiceConfig::ephemeral("http://127.0.0.1:3000");
@@ -138,34 +123,13 @@ async fn check(url: &str, what: &str) -> usize {
             .await
             .unwrap();
     let n = rows.len();
-    let mut last: HashMap<(i64, i64), String> = HashMap::new();
-    for (agent, tool, action) in rows {
-        let before = last.get(&(agent, tool)).map(String::as_str);
-        let fits = matches!(
-            (before, action.as_str()),
-            (None | Some("demote"), "promote") | (Some("promote"), "demote")
-        );
-        assert!(
-            fits,
-            "{what}: agent {agent} tool {tool}: {action} after {before:?}"
-        );
-        last.insert((agent, tool), action);
-    }
     let set: HashSet<(i64, i64)> = sqlx::query_as("SELECT agent_id, tool_id FROM working_set")
         .fetch_all(pg)
         .await
         .unwrap()
         .into_iter()
         .collect();
-    let promoted: HashSet<(i64, i64)> = last
-        .iter()
-        .filter(|(_, a)| a.as_str() == "promote")
-        .map(|(k, _)| *k)
-        .collect();
-    assert_eq!(
-        set, promoted,
-        "{what}: the working set is what its history says"
-    );
+    common::assert_history_explains(rows, set, what);
     pool.close().await;
     n
 }
@@ -188,13 +152,6 @@ fn graft_cmd(url: &str, data: &Path) -> Command {
     c
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// A `graft serve` process and its address.
 struct Server {
@@ -221,8 +178,7 @@ async fn serve(url: &str, data: &Path) -> Server {
     Server { child, base }
 }
 
-/// A 2026-07-28 stateless `tools/call`; the status and body, or `None` when the request
-/// failed (the server died under it).
+/// A 2026-07-28 stateless `tools/call` ([`common::call`], 20 s at most).
 async fn call(
     http: &reqwest::Client,
     base: &str,
@@ -230,26 +186,7 @@ async fn call(
     tool: &str,
     args: Value,
 ) -> Option<(u16, String)> {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": tool, "arguments": args, "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": {"name": "faults", "version": "0"},
-            "io.modelcontextprotocol/clientCapabilities": {}}}});
-    let r = http
-        .post(format!("{base}/mcp"))
-        .bearer_auth(token)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", "tools/call")
-        .header("mcp-name", tool)
-        .body(body.to_string())
-        .timeout(Duration::from_secs(20))
-        .send()
-        .await
-        .ok()?;
-    let status = r.status().as_u16();
-    Some((status, r.text().await.ok()?))
+    common::call(http, &format!("{base}/mcp"), token, tool, args, Duration::from_secs(20)).await
 }
 
 /// Clients promoting and demoting petstore tools at random until `stop`.
