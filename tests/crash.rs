@@ -40,8 +40,6 @@ fn kills() -> usize {
         .unwrap_or(100)
 }
 
-
-
 fn db_url(dir: &Path) -> String {
     format!("sqlite://{}?mode=rwc", dir.join("graft.db").display())
 }
@@ -323,8 +321,6 @@ async fn a_killed_sweep_leaves_one_history_row_per_change() {
         SWEPT_AGENTS * 60
     );
 }
-
-
 
 #[tokio::test]
 async fn a_killed_server_loses_no_promotion_demotion_approval_or_connection() {

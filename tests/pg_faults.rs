@@ -68,8 +68,6 @@ impl Drop for Cluster {
     }
 }
 
-
-
 async fn open(url: &str) -> Graft {
     let mut config = ServiceConfig::ephemeral("http://127.0.0.1:3000");
     config.key =
@@ -152,7 +150,6 @@ fn graft_cmd(url: &str, data: &Path) -> Command {
     c
 }
 
-
 /// A `graft serve` process and its address.
 struct Server {
     child: Child,
@@ -186,7 +183,15 @@ async fn call(
     tool: &str,
     args: Value,
 ) -> Option<(u16, String)> {
-    common::call(http, &format!("{base}/mcp"), token, tool, args, Duration::from_secs(20)).await
+    common::call(
+        http,
+        &format!("{base}/mcp"),
+        token,
+        tool,
+        args,
+        Duration::from_secs(20),
+    )
+    .await
 }
 
 /// Clients promoting and demoting petstore tools at random until `stop`.

@@ -277,8 +277,12 @@ pub(super) async fn tool(graft: &Graft, command: ToolCommand) -> anyhow::Result<
                     "(search matches words only: no embedding model; see scripts/get-model.sh)"
                 );
             }
+            if let Some(cut) = found.cut {
+                eprintln!("({})", cut.note());
+            }
             if found.hits.is_empty() {
-                println!("No tool matches {query:?}.");
+                let read = crate::domain::search::read_part(&query).0;
+                println!("No tool matches {read:?}.");
             }
             for h in &found.hits {
                 let ro = if h.read_only_hint { " (read-only)" } else { "" };

@@ -1,7 +1,7 @@
 //! Queries of the sweep (SPEC §5) and of agent settings.
 
 use super::{Conn, DbResult, Pool};
-use crate::domain::Cause;
+use crate::domain::{Cause, HistoryAction};
 use crate::on_db;
 use sqlx::FromRow;
 
@@ -123,7 +123,7 @@ pub async fn delete_entries_as_planned(
 /// Appends demotion history rows `(agent id, tool id, cause)` in one statement.
 pub async fn insert_demotions(
     conn: &mut Conn,
-    rows: &[(i64, i64, &str)],
+    rows: &[(i64, i64, Cause)],
     actor: &str,
     now: i64,
 ) -> DbResult<()> {
@@ -135,8 +135,8 @@ pub async fn insert_demotions(
             qb.push_values(chunk, |mut b, (a, t, c)| {
                 b.push_bind(*a)
                     .push_bind(*t)
-                    .push_bind("demote")
-                    .push_bind(*c)
+                    .push_bind(HistoryAction::Demote.as_str())
+                    .push_bind(c.as_str())
                     .push_bind(actor)
                     .push_bind(now);
             });

@@ -69,7 +69,7 @@ pub async fn insert_working_set_entry(
     conn: &mut Conn,
     agent_id: i64,
     tool_id: i64,
-    promoted_by: &str,
+    promoted_by: PromotedBy,
     now: i64,
 ) -> DbResult<bool> {
     let r = on_db!(conn, |e| {
@@ -80,7 +80,7 @@ pub async fn insert_working_set_entry(
     .bind(agent_id)
     .bind(tool_id)
     .bind(now)
-    .bind(promoted_by)
+    .bind(promoted_by.as_str())
     .execute(e).await.map(|r| r.rows_affected())
     })?;
     Ok(r == 1)
@@ -108,8 +108,8 @@ pub async fn insert_history(
     conn: &mut Conn,
     agent_id: i64,
     tool_id: i64,
-    action: &str,
-    cause: &str,
+    action: HistoryAction,
+    cause: Cause,
     actor: &str,
     now: i64,
 ) -> DbResult<()> {
@@ -117,8 +117,8 @@ pub async fn insert_history(
         sqlx::query("INSERT INTO history (agent_id, tool_id, action, cause, actor, at) VALUES ($1, $2, $3, $4, $5, $6)")
         .bind(agent_id)
         .bind(tool_id)
-        .bind(action)
-        .bind(cause)
+        .bind(action.as_str())
+        .bind(cause.as_str())
         .bind(actor)
         .bind(now)
         .execute(e).await.map(|r| r.rows_affected())

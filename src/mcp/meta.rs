@@ -2,7 +2,7 @@
 //! input schemas have a root object, no union and no `$ref`.
 
 use super::{tool_error, tool_ok};
-use crate::domain::search::{read_part, MAX_QUERY_WORDS};
+use crate::domain::search::read_part;
 use crate::service::{Actor, Graft, RunAnswer, ServiceError};
 use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
 use serde::Deserialize;
@@ -289,13 +289,9 @@ async fn find_tool(
     args: JsonObject,
 ) -> Result<CallToolResult, CallToolResult> {
     let a: FindToolArgs = parse(args)?;
-    // never refused for its length (issue 24.1): the ranking reads the first 64 words
+    // never refused for its length (issue 24.1): the ranking reads its first part
     let (query, cut) = read_part(&a.query);
-    let cut_note = if cut {
-        format!("\n(Only the first {MAX_QUERY_WORDS} words of your request were read.)")
-    } else {
-        String::new()
-    };
+    let cut_note = cut.map(|c| format!("\n({})", c.note())).unwrap_or_default();
     let limit = a.limit.unwrap_or(10);
     if !(1..=50).contains(&limit) {
         return Err(tool_error(
@@ -336,7 +332,7 @@ async fn find_tool(
         let message = format!("No tool in the toolbox matches {query:?} ({vendor_text}). {next}");
         return Ok(tool_ok(
             format!("{message}{cut_note}"),
-            json!({"hits": [], "total": 0, "message": message, "vendors": vendors, "acquirable": acquirable, "cut": cut}),
+            json!({"hits": [], "total": 0, "message": message, "vendors": vendors, "acquirable": acquirable, "cut": cut.is_some()}),
         ));
     }
     let mut text = format!("{} of {} matching tools:\n", found.hits.len(), found.total);
@@ -354,7 +350,7 @@ async fn find_tool(
     }
     Ok(tool_ok(
         format!("{}{cut_note}", text.trim_end()),
-        json!({"hits": found.hits, "total": found.total, "cut": cut}),
+        json!({"hits": found.hits, "total": found.total, "cut": cut.is_some()}),
     ))
 }
 

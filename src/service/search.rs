@@ -45,6 +45,9 @@ pub struct SearchResult {
     pub hits: Vec<ToolHit>,
     /// Every hit that cleared the threshold.
     pub total: usize,
+    /// What was cut from an over-long query before ranking ([`search::read_part`]).
+    #[serde(skip)]
+    pub cut: Option<search::Cut>,
 }
 
 /// An operation of a stored document that is one `acquire` away.
@@ -361,7 +364,9 @@ impl Graft {
         mode: Mode,
         params: &SearchParams,
     ) -> ServiceResult<SearchResult> {
-        if query.trim().is_empty() {
+        // never refused for its length (issue 24.1): the ranking reads its first part
+        let (query, cut) = search::read_part(query);
+        if query.is_empty() {
             return Err(ServiceError::Invalid(
                 "query is empty: give one or more words to look for".into(),
             ));
@@ -402,7 +407,7 @@ impl Graft {
                 }
             })
             .collect();
-        Ok(SearchResult { hits, total })
+        Ok(SearchResult { hits, total, cut })
     }
 
     /// Up to `limit` operations of stored documents that are not tools yet, ranked for

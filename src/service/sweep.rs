@@ -198,10 +198,8 @@ impl Graft {
             }
             let mut tx = self.write_tx().await?;
             let deleted = q::delete_entries_as_planned(&mut tx, &batch).await?;
-            let rows: Vec<(i64, i64, &str)> = deleted
-                .iter()
-                .map(|k| (k.0, k.1, causes[k].as_str()))
-                .collect();
+            let rows: Vec<(i64, i64, Cause)> =
+                deleted.iter().map(|k| (k.0, k.1, causes[k])).collect();
             q::insert_demotions(&mut tx, &rows, &Actor::Rule.label(), now).await?;
             tx.commit().await?;
             let mut agents: Vec<i64> = deleted.iter().map(|k| k.0).collect();

@@ -3,7 +3,7 @@
 use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self, EntryRow};
 use crate::domain::sweep::{plan_agent, AgentRule, SweepEntry};
-use crate::domain::{Cause, PromotedBy};
+use crate::domain::{Cause, HistoryAction, PromotedBy};
 use serde::Serialize;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -188,8 +188,8 @@ impl Graft {
             &mut tx,
             agent_id,
             tool.id,
-            "demote",
-            cause.as_str(),
+            HistoryAction::Demote,
+            cause,
             &actor.label(),
             now,
         )
@@ -314,14 +314,14 @@ pub(crate) async fn promote_in(
     actor: &Actor,
     now: i64,
 ) -> Result<bool, db::DbError> {
-    let changed = db::insert_working_set_entry(conn, agent_id, tool_id, by.as_str(), now).await?;
+    let changed = db::insert_working_set_entry(conn, agent_id, tool_id, by, now).await?;
     if changed {
         db::insert_history(
             conn,
             agent_id,
             tool_id,
-            "promote",
-            cause.as_str(),
+            HistoryAction::Promote,
+            cause,
             &actor.label(),
             now,
         )
@@ -350,8 +350,8 @@ pub(crate) async fn demote_in(
             conn,
             *agent_id,
             *tool_id,
-            "demote",
-            cause.as_str(),
+            HistoryAction::Demote,
+            cause,
             &actor.label(),
             now,
         )

@@ -76,7 +76,11 @@ pub async fn call(
 /// Asserts that history rows `(agent, tool, action)` in id order alternate promote and
 /// demote per pair, and that the working set `set` holds exactly the pairs whose last
 /// row is a promote. `what` names the scenario in failures.
-pub fn assert_history_explains(rows: Vec<(i64, i64, String)>, set: HashSet<(i64, i64)>, what: &str) {
+pub fn assert_history_explains(
+    rows: Vec<(i64, i64, String)>,
+    set: HashSet<(i64, i64)>,
+    what: &str,
+) {
     let mut last: HashMap<(i64, i64), String> = HashMap::new();
     for (agent, tool, action) in rows {
         let before = last.get(&(agent, tool)).map(String::as_str);

@@ -165,12 +165,13 @@ pub async fn search_tools(
             Some(a) => Some(g.agent_by_name(&a).await?.id),
             None => None,
         };
-        let mut query: String = query.chars().take(200).collect();
+        let mut query = query;
         let vendor = vendor.filter(|v| !v.trim().is_empty());
         if let Some(v) = &vendor {
             g.vendor(v).await?;
-            // a vendor named in the query ranks its tools first (find_tool's rule)
-            query = format!("{query} {v}");
+            // a vendor named in the query ranks its tools first (find_tool's rule); first,
+            // so that cutting an over-long query keeps it
+            query = format!("{v} {query}");
         }
         let mut r = g.search_tools(agent_id, &query, 50).await?;
         if let Some(v) = &vendor {

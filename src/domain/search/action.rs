@@ -124,10 +124,13 @@ const CHANGE_OPENERS: &[&str] = &[
     "rename",
     "reopen",
     "reschedule",
+    "register",
     "resize",
     "restart",
     "rerun",
     "revoke",
+    "rotate",
+    "save",
     "scale",
     "schedule",
     "send",
@@ -142,6 +145,19 @@ const CHANGE_OPENERS: &[&str] = &[
     "update",
     "upload",
     "void",
+    "write",
+];
+
+/// Words that open a request to change something only as verbs, and are nouns as often
+/// ("store the key" / "store locations", "record a payment" / "record of payments",
+/// "post the notes" / "post comments"): a change when a determiner or pronoun follows
+/// ("store the…", "put it…"), or when a lead-in came first ("I need to store…").
+const CHANGE_OPENERS_AS_VERBS: &[&str] = &["keep", "log", "post", "put", "record", "store"];
+
+/// Words after which an opener is a verb with its object.
+const OBJECT_OPENERS: &[&str] = &[
+    "a", "an", "another", "her", "his", "it", "its", "my", "new", "our", "some", "that", "the",
+    "their", "them", "these", "this", "those", "your",
 ];
 
 /// Words that may come before a request's verb and say nothing of the action ("I'd like
@@ -220,6 +236,12 @@ pub(super) fn core_action(core: &str) -> Option<Action> {
         (!changes_later).then_some(Action::Read)
     } else if CHANGE_OPENERS.contains(&first.as_str()) {
         Some(Action::Change)
+    } else if CHANGE_OPENERS_AS_VERBS.contains(&first.as_str()) {
+        let object = all
+            .get(at + 1)
+            .is_some_and(|w| OBJECT_OPENERS.contains(&w.as_str()));
+        let led_in = all[..at].iter().any(|w| LEAD_IN.contains(&w.as_str()));
+        (object || led_in).then_some(Action::Change)
     } else {
         None
     }
@@ -425,5 +447,112 @@ mod tests {
         assert_eq!(query_action("what is the way to delete a repo"), None);
         assert_eq!(query_action("get rid of the old webhook"), None);
         assert_eq!(query_action("email addresses of everyone"), None);
+    }
+
+    #[test]
+    fn a_request_to_store_save_or_set_ranks_the_write_above_the_read() {
+        // issue 24.5: GitHub's secret of a repository, read and written at one path,
+        // among other operations of the same API
+        let mut docs = vec![
+            doc(
+                1,
+                "github",
+                "actions_get_repo_secret",
+                "GET",
+                "/repos/{owner}/{repo}/actions/secrets/{secret_name}",
+                "Get a repository secret",
+            ),
+            doc(
+                2,
+                "github",
+                "actions_create_or_update_repo_secret",
+                "PUT",
+                "/repos/{owner}/{repo}/actions/secrets/{secret_name}",
+                "Create or update a repository secret with an encrypted value",
+            ),
+            doc(
+                3,
+                "github",
+                "actions_list_repo_secrets",
+                "GET",
+                "/repos/{owner}/{repo}/actions/secrets",
+                "List repository secrets",
+            ),
+        ];
+        for (i, (name, method, path, summary)) in [
+            (
+                "issues_create",
+                "POST",
+                "/repos/{owner}/{repo}/issues",
+                "Create an issue",
+            ),
+            (
+                "issues_list_for_repo",
+                "GET",
+                "/repos/{owner}/{repo}/issues",
+                "List repository issues",
+            ),
+            (
+                "pulls_create",
+                "POST",
+                "/repos/{owner}/{repo}/pulls",
+                "Create a pull request",
+            ),
+            (
+                "repos_get",
+                "GET",
+                "/repos/{owner}/{repo}",
+                "Get a repository",
+            ),
+            (
+                "users_get_authenticated",
+                "GET",
+                "/user",
+                "Get the authenticated user",
+            ),
+            (
+                "actions_list_workflow_runs",
+                "GET",
+                "/repos/{owner}/{repo}/actions/runs",
+                "List workflow runs for a repository",
+            ),
+            (
+                "repos_create_deploy_key",
+                "POST",
+                "/repos/{owner}/{repo}/keys",
+                "Create a deploy key",
+            ),
+            ("gists_create", "POST", "/gists", "Create a gist"),
+            (
+                "orgs_list_members",
+                "GET",
+                "/orgs/{org}/members",
+                "List organization members",
+            ),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            docs.push(doc(10 + i as i64, "github", name, method, path, summary));
+        }
+        let idx = SearchIndex::build(docs, None);
+        for q in [
+            "I need to store NPM_TOKEN as an encrypted Actions secret on the acme/web repo",
+            "store the signing key as a secret of the acme/web repository",
+            "save a new secret for the repo",
+            "please set the repository secret SENTRY_DSN",
+            "put the token in the repo's actions secrets",
+        ] {
+            let got = names(&idx, q);
+            let at = |n: &str| got.iter().position(|g| g == n).unwrap_or(usize::MAX);
+            let write = at("github__actions_create_or_update_repo_secret");
+            assert!(
+                write < 2 && write < at("github__actions_get_repo_secret"),
+                "{q}: {got:?}"
+            );
+        }
+        // the noun stays a noun: a store's or a record's reads are reads
+        assert_eq!(query_action("store locations near the airport"), None);
+        assert_eq!(query_action("record of payments last month"), None);
     }
 }

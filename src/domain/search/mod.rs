@@ -49,7 +49,9 @@ mod types;
 pub use action::{doc_action, query_action, Action};
 pub use enrich::{enrich, EnrichInput, SearchText};
 pub use index::{vendor_label, SearchIndex};
-pub use query::{embedding_query, read_part, MAX_QUERY_CHARS, MAX_QUERY_WORDS};
+pub use query::{
+    embedding_query, read_part, Cut, MAX_QUERY_CHARS, MAX_QUERY_RUNS, MAX_QUERY_WORDS,
+};
 pub use types::{Field, Hit, Mode, Ranked, SearchDoc, SearchParams, FIELDS};
 
 /// Documents and helpers shared by the tests of this module's files.

@@ -13,32 +13,75 @@ use super::types::{Analyzed, SearchParams};
 /// refused, so an agent may describe its task in its own words.
 pub const MAX_QUERY_CHARS: usize = 2000;
 /// Words of a query the ranking reads: the first 64 (whitespace-separated) of its first
-/// [`MAX_QUERY_CHARS`] characters. This bounds each query's work, whatever its phrasing.
+/// [`MAX_QUERY_CHARS`] characters.
 pub const MAX_QUERY_WORDS: usize = 64;
+/// Runs of letters and digits the ranking reads at most (`a,b,c` is one word of three):
+/// with [`MAX_QUERY_CHARS`], the bound on each query's work whatever its phrasing.
+pub const MAX_QUERY_RUNS: usize = 256;
 
-/// The part of `query` the ranking reads ([`MAX_QUERY_CHARS`], then
-/// [`MAX_QUERY_WORDS`]), and whether anything was cut. Reads at most the first
-/// 2,000 characters of `query`, so its cost does not grow with what was sent.
-pub fn read_part(query: &str) -> (&str, bool) {
-    let chars_end = query
-        .char_indices()
-        .nth(MAX_QUERY_CHARS)
-        .map_or(query.len(), |(i, _)| i);
-    let head = &query[..chars_end];
-    let mut words = 0;
-    let mut in_word = false;
-    for (i, c) in head.char_indices() {
-        if c.is_whitespace() {
-            in_word = false;
-        } else if !in_word {
-            in_word = true;
-            words += 1;
-            if words > MAX_QUERY_WORDS {
-                return (head[..i].trim_end(), true);
+/// What [`read_part`] cut from a query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cut {
+    /// Words past the 64th (or past [`MAX_QUERY_RUNS`] runs of letters and digits).
+    Words,
+    /// Characters past the 2,000th.
+    Characters,
+}
+
+impl Cut {
+    /// The sentence that tells the agent what was read.
+    pub fn note(self) -> String {
+        match self {
+            Cut::Words => {
+                format!("Only the first {MAX_QUERY_WORDS} words of your request were read.")
+            }
+            Cut::Characters => {
+                format!("Only the first {MAX_QUERY_CHARS} characters of your request were read.")
             }
         }
     }
-    (head, chars_end < query.len())
+}
+
+/// The part of `query` the ranking reads, without leading whitespace: at most
+/// [`MAX_QUERY_CHARS`] characters (ending at a word's end when the cut would split one),
+/// then at most [`MAX_QUERY_WORDS`] words and [`MAX_QUERY_RUNS`] runs of letters and
+/// digits; and what was cut, if anything but whitespace was. Reads at most the first
+/// 2,000 characters after the leading whitespace, so its cost does not grow with what
+/// was sent.
+pub fn read_part(query: &str) -> (&str, Option<Cut>) {
+    let query = query.trim_start();
+    let mut end = query
+        .char_indices()
+        .nth(MAX_QUERY_CHARS)
+        .map_or(query.len(), |(i, _)| i);
+    let mut by = Cut::Characters;
+    // a word split by the character limit is left out whole (when it is not the only one)
+    if query[end..].starts_with(|c: char| !c.is_whitespace()) {
+        if let Some(space) = query[..end].rfind(char::is_whitespace) {
+            end = space;
+        }
+    }
+    let (mut words, mut runs) = (0, 0);
+    let (mut in_word, mut in_run) = (false, false);
+    for (i, c) in query[..end].char_indices() {
+        let starts_word = !c.is_whitespace() && !in_word;
+        let starts_run = c.is_alphanumeric() && !in_run;
+        in_word = !c.is_whitespace();
+        in_run = c.is_alphanumeric();
+        words += usize::from(starts_word);
+        runs += usize::from(starts_run);
+        if words > MAX_QUERY_WORDS || runs > MAX_QUERY_RUNS {
+            end = i;
+            by = Cut::Words;
+            break;
+        }
+    }
+    let read = query[..end].trim_end();
+    let cut = query[end..]
+        .chars()
+        .any(|c| !c.is_whitespace())
+        .then_some(by);
+    (read, cut)
 }
 
 /// Groups of words agents use for the same thing in API requests (abbreviations and
@@ -324,21 +367,39 @@ mod tests {
             .collect::<Vec<_>>()
             .join(" \n ");
         let (read, cut) = read_part(&q);
-        assert!(cut);
+        assert_eq!(cut, Some(Cut::Words));
         assert_eq!(read.split_whitespace().count(), MAX_QUERY_WORDS);
         assert!(read.ends_with("w64"), "{read}");
         let short = "store NPM_TOKEN as an encrypted Actions secret on the acme/web repo";
-        assert_eq!(read_part(short), (short, false));
+        assert_eq!(read_part(short), (short, None));
+        // leading and trailing whitespace is not the request: never counted, never a cut
+        assert_eq!(
+            read_part(&format!("{}refund a charge \n", " ".repeat(3000))),
+            ("refund a charge", None)
+        );
+        // punctuation-joined words count as the runs the ranking reads
+        let commas = "a,".repeat(400);
+        let (read, cut) = read_part(&commas);
+        assert_eq!(cut, Some(Cut::Words));
+        assert_eq!(
+            read.chars().filter(|c| c.is_alphanumeric()).count(),
+            MAX_QUERY_RUNS
+        );
     }
 
     #[test]
-    fn a_wide_query_is_cut_at_2000_characters_on_a_char_boundary() {
+    fn a_wide_query_is_cut_at_2000_characters_at_a_word_end() {
         let q = "é".repeat(3000);
         let (read, cut) = read_part(&q);
-        assert!(cut);
+        assert_eq!(cut, Some(Cut::Characters));
         assert_eq!(read.chars().count(), MAX_QUERY_CHARS);
         let exact = "x".repeat(MAX_QUERY_CHARS);
-        assert_eq!(read_part(&exact), (exact.as_str(), false));
-        assert_eq!(read_part(""), ("", false));
+        assert_eq!(read_part(&exact), (exact.as_str(), None));
+        assert_eq!(read_part(&format!("{exact} \n")), (exact.as_str(), None));
+        assert_eq!(read_part(""), ("", None));
+        // a word the limit would split is left out whole
+        let word = "é".repeat(1995);
+        let q = format!("{word} refund");
+        assert_eq!(read_part(&q), (word.as_str(), Some(Cut::Characters)));
     }
 }

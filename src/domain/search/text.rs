@@ -443,16 +443,40 @@ pub fn query_parts(query: &str) -> QueryParts {
                 && !z.is_empty()
                 && z.chars().all(|c| c.is_ascii_digit())
         };
-        // an identifier a vendor minted: letters and digits mixed in one token joined by
-        // `_` or of 8 characters and more (ch_3NfYh2KZ, ord_8812, a1b2c3d4), or a phone
-        // number (+447700900123); short ones (v2, s3, oauth2) are API words
-        let minted = trimmed.chars().any(|c| c.is_ascii_digit())
-            && trimmed.chars().any(|c| c.is_alphabetic())
-            && (trimmed.contains('_') || trimmed.chars().count() >= 8);
+        // an identifier a vendor minted, not an API word (v1, oauth2, sha256, s3_bucket, a
+        // path): a part of 4+ digits (ord_8812), or of 6+ letters and digits that switch
+        // between the two at least twice (ch_3NfYh2KZ, a uuid's 550e8400), between `_`,
+        // `-` or `.`
+        let minted = !trimmed.contains(['/', '{'])
+            && trimmed.split(['_', '-', '.']).any(|part| {
+                let all_alnum = !part.is_empty() && part.chars().all(|c| c.is_ascii_alphanumeric());
+                let digits = part.chars().filter(char::is_ascii_digit).count();
+                let switches = part
+                    .as_bytes()
+                    .windows(2)
+                    .filter(|w| w[0].is_ascii_digit() != w[1].is_ascii_digit())
+                    .count();
+                all_alnum
+                    && ((digits >= 4 && digits == part.len()) || (part.len() >= 6 && switches >= 2))
+            });
+        // a constant's name (NPM_TOKEN, SENTRY_DSN) or an owner/name slug (acme/web)
+        let constant = trimmed.contains('_')
+            && trimmed.len() >= 4
+            && trimmed
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+        let slug = !trimmed.starts_with('/')
+            && !trimmed.contains('{')
+            && trimmed.split('/').count() == 2
+            && trimmed.split('/').all(|p| {
+                !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || "-_.".contains(c))
+            });
         let phone =
             trimmed.starts_with('+') && trimmed[1..].starts_with(|c: char| c.is_ascii_digit());
         let payload = trimmed.starts_with(|c: char| c.is_ascii_digit() || c == '$')
             || minted
+            || constant
+            || slug
             || phone
             || trimmed.starts_with(['#', '@'])
             || trimmed.contains('@')
@@ -589,6 +613,16 @@ mod tests {
         assert_eq!(p.core, "post to Slack");
         let p = query_parts("cancel tomorrow's standup");
         assert_eq!(p.core, "cancel standup");
+        // ids a vendor minted and phone numbers are payload; API words with digits are not
+        let p = query_parts("refund ch_3NfYh2KZ on order ord_8812 and text +447700900123");
+        assert_eq!(p.core, "refund on order and text");
+        let p = query_parts("store NPM_TOKEN as a secret of acme/web");
+        assert_eq!(p.core, "store as a secret of");
+        let p = query_parts("POST /v1/refunds with oauth2 and a sha256 of the s3_bucket");
+        assert_eq!(
+            p.core,
+            "POST /v1/refunds with oauth2 and a sha256 of the s3_bucket"
+        );
         let p = query_parts("find the Slack user whose email is jane@acme.com");
         assert_eq!(p.payload, ["jane", "acme", "com"]);
         // "that" pointing at a thing is not a clause; words like s3 and v2 are names
