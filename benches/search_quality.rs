@@ -22,6 +22,9 @@
 //! ranking code nor its output. No rule or lexicon entry comes from its queries (only
 //! its totals were read when choosing between knob values), so it tells whether a
 //! change that helps the development set helps queries nobody tuned for.
+//! `benches/search_heldout_long.json` is a second held-out set (60 natural requests, 45 of
+//! 13 to 45 words, as agents write them mid-task), written the same way;
+//! `scripts/search-quality-mcp.py` runs any set through a real MCP client.
 
 use graft::domain::search::{Mode, SearchParams};
 use graft::service::{Graft, ServiceConfig, SystemClock};

@@ -57,6 +57,8 @@ def main():
     ap.add_argument("--shared", default=os.environ.get("GRAFT_SHARED_SPECS")
                     or os.path.join(os.path.dirname(root), "shared", "specs"))
     ap.add_argument("--devset", default=os.path.join(root, "benches", "search_devset.json"))
+    ap.add_argument("--min-queries", type=int, default=MIN_QUERIES,
+                    help=f"fewest queries a set may have (default {MIN_QUERIES}; the long held-out set has 60)")
     args = ap.parse_args()
 
     problems = []
@@ -98,8 +100,8 @@ def main():
     queries = devset.get("queries", [])
     kinds = Counter(q.get("kind") for q in queries)
     print("queries: " + ", ".join(f"{k} {kinds.get(k, 0)}" for k in KINDS) + f", total {len(queries)}")
-    if len(queries) < MIN_QUERIES:
-        problems.append(f"queries: {len(queries)}, fewer than {MIN_QUERIES}")
+    if len(queries) < args.min_queries:
+        problems.append(f"queries: {len(queries)}, fewer than {args.min_queries}")
     if kinds.get("natural", 0) * 2 < len(queries):
         problems.append("queries: fewer than half are 'natural'")
     texts = Counter(q.get("query", "").strip().lower() for q in queries)
