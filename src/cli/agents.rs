@@ -1,6 +1,6 @@
 //! `graft agent …`: adding, listing and changing agents (SPEC §7).
 
-use super::format_time;
+use super::{format_time, person};
 use crate::service::Graft;
 use clap::Subcommand;
 
@@ -37,6 +37,22 @@ pub enum AgentCommand {
         #[arg(long)]
         window: Option<i64>,
     },
+    /// Refuse an agent's token from now on and end its sessions; its working set, history
+    /// and approvals are kept (issue 28.1).
+    Disable {
+        /// Agent name.
+        name: String,
+    },
+    /// Let a disabled agent's token in again.
+    Enable {
+        /// Agent name.
+        name: String,
+    },
+    /// Give an agent a new token and print it (shown once); the old one stops at once.
+    Rotate {
+        /// Agent name.
+        name: String,
+    },
 }
 
 /// `graft agent …` (SPEC §7).
@@ -68,8 +84,13 @@ pub(super) async fn agent(graft: &Graft, command: AgentCommand) -> anyhow::Resul
                 "name", "harness", "set/cap", "window"
             );
             for a in agents {
+                let disabled = if a.disabled_at.is_some() {
+                    "  (disabled)"
+                } else {
+                    ""
+                };
                 println!(
-                    "{:<24} {:<14} {:>9} {:>6}d  {}",
+                    "{:<24} {:<14} {:>9} {:>6}d  {}{disabled}",
                     a.name,
                     a.harness.unwrap_or_else(|| "-".into()),
                     format!("{}/{}", a.size, a.cap),
@@ -91,6 +112,30 @@ pub(super) async fn agent(graft: &Graft, command: AgentCommand) -> anyhow::Resul
                 "Agent {}: cap {}, idle window {} days. The rule applies them at the next sweep.",
                 a.name, a.cap, a.idle_window_days
             );
+        }
+        AgentCommand::Disable { name } => {
+            let a = graft.set_agent_disabled(&person(), &name, true).await?;
+            println!(
+                "Agent {} is disabled: its token is refused and its sessions ended. Its working set, history and approvals are kept (graft agent enable {} lets it in again).",
+                a.name, a.name
+            );
+        }
+        AgentCommand::Enable { name } => {
+            let a = graft.set_agent_disabled(&person(), &name, false).await?;
+            println!(
+                "Agent {} is enabled: its current token works again.",
+                a.name
+            );
+        }
+        AgentCommand::Rotate { name } => {
+            let a = graft.agent_by_name(&name).await?;
+            let token = graft.rotate_token(a.id).await?;
+            println!(
+                "Agent {}: a new token; the old one stopped working and its sessions ended.",
+                a.name
+            );
+            println!("The new token, shown this once (Graft keeps only a hash):");
+            println!("{token}");
         }
     }
     Ok(())

@@ -20,9 +20,12 @@ pub struct AgentRow {
     pub created_at: i64,
     /// Last authenticated request (ms).
     pub last_seen_at: Option<i64>,
+    /// When a person disabled it (ms); its tokens are refused until it is enabled.
+    pub disabled_at: Option<i64>,
 }
 
-const AGENT_COLUMNS: &str = "id, name, harness, cap, idle_window_days, created_at, last_seen_at";
+const AGENT_COLUMNS: &str =
+    "id, name, harness, cap, idle_window_days, created_at, last_seen_at, disabled_at";
 
 /// Inserts an agent; returns its id. Errors: the name or token hash is taken (unique).
 pub async fn insert_agent(
@@ -110,6 +113,23 @@ pub async fn update_agent_token(pool: &Pool, agent_id: i64, token_hash: &str) ->
     )
     .bind(token_hash)
     .bind(agent_id)
+    .execute(e)
+    .await
+    .map(|r| r.rows_affected()))?;
+    Ok(r == 1)
+}
+
+/// Sets or clears `disabled_at`; whether the agent exists.
+pub async fn update_agent_disabled(
+    pool: &Pool,
+    id: i64,
+    disabled_at: Option<i64>,
+) -> DbResult<bool> {
+    let r = on_db!(pool, |e| sqlx::query(
+        "UPDATE agents SET disabled_at = $1 WHERE id = $2"
+    )
+    .bind(disabled_at)
+    .bind(id)
     .execute(e)
     .await
     .map(|r| r.rows_affected()))?;

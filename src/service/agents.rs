@@ -1,7 +1,7 @@
 //! Agents (SPEC §2): adding, listing, authenticating by token.
 
 use super::{hash_token, new_token, unique_or};
-use super::{Graft, ServiceError, ServiceResult};
+use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self, AgentRow};
 use crate::domain::{self};
 use serde::Serialize;
@@ -72,6 +72,7 @@ impl Graft {
                 cap: a.cap,
                 idle_window_days: a.idle_window_days,
                 last_seen_at: a.last_seen_at,
+                disabled_at: a.disabled_at,
             })
             .collect())
     }
@@ -90,7 +91,8 @@ impl Graft {
                 a
             }
         };
-        let Some(agent) = agent else {
+        // a disabled agent's token is refused like an unknown one (issue 28.1)
+        let Some(agent) = agent.filter(|a| a.disabled_at.is_none()) else {
             return Ok(None);
         };
         let now = self.now();
@@ -124,8 +126,50 @@ impl Graft {
             )));
         }
         self.state_changed().await;
-        // the old token's open sessions and listen streams end, here and in every other
-        // process (SPEC §3.1; security review 32.9)
+        let ended = self.end_sessions(agent_id).await;
+        tracing::info!(
+            agent = agent_id,
+            channels = ended,
+            "token rotated: the old token's streams end"
+        );
+        Ok(token)
+    }
+
+    /// Disables (`disabled`) or enables an agent (issue 28.1). A disabled agent's token
+    /// is refused (401, as an unknown one) and its open sessions and streams end, here
+    /// and in every other process; its working set, history, approvals and token are
+    /// kept, so enabling it makes the same token work again. Returns the agent as it is
+    /// now. Errors: `AgentNotFound`, `Invalid` (an agent as the actor).
+    pub async fn set_agent_disabled(
+        &self,
+        actor: &Actor,
+        name: &str,
+        disabled: bool,
+    ) -> ServiceResult<AgentRow> {
+        if matches!(actor, Actor::Agent(_)) {
+            return Err(ServiceError::Invalid(
+                "only a person can disable or enable an agent".into(),
+            ));
+        }
+        let a = self.agent_by_name(name).await?;
+        if a.disabled_at.is_some() != disabled {
+            let at = disabled.then(|| self.now());
+            db::update_agent_disabled(self.pool(), a.id, at).await?;
+            self.state_changed().await;
+            if disabled {
+                let ended = self.end_sessions(a.id).await;
+                tracing::info!(agent = a.id, channels = ended, actor = %actor.label(), "agent disabled: its streams end");
+            } else {
+                tracing::info!(agent = a.id, actor = %actor.label(), "agent enabled");
+            }
+        }
+        self.agent(a.id).await
+    }
+
+    /// Ends an agent's open sessions and listen streams here and tells every other
+    /// process to end theirs (SPEC §3.1; security review 32.9): after a rotation or when
+    /// the agent is disabled. Returns how many channels ended here.
+    async fn end_sessions(&self, agent_id: i64) -> usize {
         let ended = self.inner.hub.disconnect(agent_id);
         if let Err(e) = crate::db::insert_change_events(
             self.pool(),
@@ -135,14 +179,9 @@ impl Graft {
         )
         .await
         {
-            tracing::warn!(error = ?e, "cannot tell other processes that a token was rotated");
+            tracing::warn!(error = ?e, "cannot tell other processes to end an agent's streams");
         }
-        tracing::info!(
-            agent = agent_id,
-            channels = ended,
-            "token rotated: the old token's streams end"
-        );
-        Ok(token)
+        ended
     }
 
     /// Changes an agent's name, cap and idle window (each optional). The rule reads them
@@ -199,6 +238,8 @@ pub struct AgentSummary {
     pub size: i64,
     /// Last authenticated request (ms since the epoch).
     pub last_seen_at: Option<i64>,
+    /// When a person disabled it (ms), if it is disabled.
+    pub disabled_at: Option<i64>,
 }
 
 /// How often `last_seen_at` is written at most, per agent (ms).

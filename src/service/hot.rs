@@ -164,6 +164,7 @@ mod tests {
             idle_window_days: 21,
             created_at: 0,
             last_seen_at: None,
+            disabled_at: None,
         }
     }
 

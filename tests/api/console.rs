@@ -1863,3 +1863,99 @@ async fn destructive_actions_need_a_second_step_and_connection_forms_help() {
     assert_eq!(field(&e), "name", "{e}");
     app.stop().await;
 }
+
+/// Issue 28.1: a person disables an agent (its token is refused at once, its sessions
+/// end, its working set and history stay) and enables it again (the same token works);
+/// disabling asks for a second step; only a person may do either.
+#[tokio::test]
+async fn a_disabled_agent_is_refused_until_a_person_enables_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_in(dir.path()).await;
+    let doc = std::fs::read_to_string(specs_dir().join("petstore_openapi.yaml")).unwrap();
+    app.graft
+        .import_openapi("petstore", &doc, Some("http://127.0.0.1:9"), &mut |_, _| {})
+        .await
+        .unwrap();
+    let (id, token) = agent(&app, "retiring").await;
+    let (other_id, other) = agent(&app, "staying").await;
+    let c = modern_client(&app, &token).await;
+    let r = call(
+        &c,
+        "promote",
+        serde_json::json!({"vendor": "petstore", "name": "find_pets_by_status"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    app.graft.add_user("ops", PASSWORD).await.unwrap();
+    let mut b = Browser::new(&app);
+    b.sign_in("ops", PASSWORD).await;
+
+    // the second step: without it nothing changes and the token still works
+    let unconfirmed = |v: &Value| {
+        v["Refused"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("Nothing was done") && m.contains("second step"))
+    };
+    let form = [("agent", "retiring"), ("disabled", "yes")];
+    let e: Value = b
+        .call("set_agent_disabled", &form)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(unconfirmed(&e), "{e}");
+    assert_eq!(raw_initialize(&app, &token).await.status(), 200);
+    let page = b.get("/agents/retiring").await.text().await.unwrap();
+    assert!(
+        page.contains(r#"<details class="confirm"><summary>Disable agent"#),
+        "{page}"
+    );
+
+    let confirmed = [
+        ("agent", "retiring"),
+        ("disabled", "yes"),
+        ("confirm", "yes"),
+    ];
+    assert_eq!(b.call("set_agent_disabled", &confirmed).await.status(), 200);
+    assert_eq!(raw_initialize(&app, &token).await.status(), 401);
+    assert_eq!(
+        raw_initialize(&app, &other).await.status(),
+        200,
+        "other agents are untouched"
+    );
+    let page = b.get("/agents/retiring").await.text().await.unwrap();
+    assert!(page.contains("Enable the agent"), "{page}");
+    let list = b.get("/agents").await.text().await.unwrap();
+    assert!(list.contains("disabled"), "{list}");
+    // kept: the working set and its history
+    assert_eq!(app.graft.working_set(id).await.unwrap().len(), 1);
+    assert_eq!(app.graft.history(id, 10, 0).await.unwrap().len(), 1);
+    assert!(app.graft.working_set(other_id).await.unwrap().is_empty());
+    // an agent cannot enable itself (nor anyone)
+    let e = app
+        .graft
+        .set_agent_disabled(&graft::service::Actor::Agent(other_id), "retiring", false)
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("only a person"), "{e}");
+
+    let enable = [("agent", "retiring"), ("disabled", "no")];
+    assert_eq!(b.call("set_agent_disabled", &enable).await.status(), 200);
+    assert_eq!(
+        raw_initialize(&app, &token).await.status(),
+        200,
+        "the same token works again"
+    );
+    let e: Value = b
+        .call(
+            "set_agent_disabled",
+            &[("agent", "retiring"), ("disabled", "maybe")],
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(e.to_string().contains("yes or no"), "{e}");
+    let _ = c.cancel().await;
+    app.stop().await;
+}

@@ -336,3 +336,50 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float) -> int | None:
         return proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         return None
+
+
+# --------------------------------------------------------------------------- agent lifecycle (issue 28.1)
+
+
+async def _initialize_status(url: str, token: str) -> int:
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+    }
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json", **auth(token)}
+    async with httpx2.AsyncClient(timeout=10.0) as http:
+        return (await http.post(url, json=initialize, headers=headers)).status_code
+
+
+async def _becomes(url: str, token: str, status: int, within: float = 10.0) -> None:
+    deadline = time.monotonic() + within
+    while (got := await _initialize_status(url, token)) != status:
+        assert time.monotonic() < deadline, f"still {got}, not {status}, after {within} s"
+        await anyio.sleep(0.2)
+
+
+async def test_the_cli_disables_enables_and_rotates_an_agent_under_a_running_server(tmp_path: Path) -> None:
+    """`graft agent disable|enable|rotate` from another process reach the running server."""
+    server = start_graft(tmp_path, agents=("A", "B"))
+    try:
+        token, data_dir = server.tokens["A"], server.data_dir
+        await _becomes(server.url, token, 200)
+        out = _run("agent", "disable", "A", data_dir=data_dir)
+        assert "Agent A is disabled" in out, out
+        await _becomes(server.url, token, 401)
+        assert await _initialize_status(server.url, server.tokens["B"]) == 200
+        listed = _run("agent", "list", data_dir=data_dir)
+        assert any(line.startswith("A ") and "(disabled)" in line for line in listed.splitlines()), listed
+        assert "Agent A is enabled" in _run("agent", "enable", "A", data_dir=data_dir)
+        await _becomes(server.url, token, 200)
+        new = _run("agent", "rotate", "A", data_dir=data_dir).strip().splitlines()[-1].strip()
+        assert new.startswith("graft_") and new != token, new
+        await _becomes(server.url, token, 401)
+        assert await _initialize_status(server.url, new) == 200
+        failed = run_cli("agent", "disable", "nobody", data_dir=data_dir, check=False)
+        assert failed.returncode != 0 and "nobody" in failed.stderr, failed
+    finally:
+        code = server.stop(timeout=10.0)
+        assert code == 0, f"graft exited {code}\n{server.log_tail()}"

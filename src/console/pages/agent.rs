@@ -8,7 +8,7 @@ use crate::console::components::{
 };
 use crate::console::server_fns::{
     agent, search_tools, AgentData, ConsoleResult, Decide, Demote, EditAgent, Promote, RotateToken,
-    SearchData,
+    SearchData, SetAgentDisabled,
 };
 use crate::console::words::{does_in_words, harness_in_words, segment};
 use leptos::prelude::*;
@@ -24,6 +24,7 @@ pub fn AgentPage() -> impl IntoView {
     let demote_action = ServerAction::<Demote>::new();
     let decide_action = ServerAction::<Decide>::new();
     let rotate = ServerAction::<RotateToken>::new();
+    let disable = ServerAction::<SetAgentDisabled>::new();
     let name = move || params.read().get("name").unwrap_or_default();
     let page = move || {
         query
@@ -64,6 +65,7 @@ pub fn AgentPage() -> impl IntoView {
         error_of(demote_action),
         error_of(decide_action),
         error_of(rotate),
+        error_of(disable),
     ];
     let action_err = Signal::derive(move || errs.iter().find_map(|e| e.get()));
     let edit_err = error_of(edit);
@@ -78,6 +80,8 @@ pub fn AgentPage() -> impl IntoView {
                     };
                     let a = d.agent.clone();
                     let (n_h1, n_hits, n_hidden, n_name, n_rotate) = (a.name.clone(), a.name.clone(), a.name.clone(), a.name.clone(), a.name.clone());
+                    let n_disable = a.name.clone();
+                    let disabled_at = a.disabled_at;
                     let now = d.now;
                     let (cap_input, set_cap_input) = signal(a.cap);
                     view! {
@@ -87,6 +91,9 @@ pub fn AgentPage() -> impl IntoView {
                             {format!("{} of {} tools · idle window {} days · last seen ", a.size, a.cap, a.idle_window_days)}
                             {match a.last_seen_at { Some(t) => view! { <When at=t now/> }.into_any(), None => "never".into_any() }}
                         </p>
+                        {disabled_at.map(|t| view! {
+                            <p class="warning" role="status">"Disabled "<When at=t now/>": its token is refused. Its working set, history and approvals are kept; enable it below to let it in again."</p>
+                        })}
                         <FormError err=action_err/>
                         <section class="card">
                             <h2>"Working set"</h2>
@@ -150,6 +157,31 @@ pub fn AgentPage() -> impl IntoView {
                                     <button type="submit" class="danger solid">"Rotate the token now"</button>
                                 </ActionForm>
                             </Confirm>
+                        </section>
+                        <section class="card" id="access">
+                            <h2>"Access"</h2>
+                            {match disabled_at {
+                                None => view! {
+                                    <p>"Disabling refuses the agent's token at once and ends its open sessions; its working set, history and approvals are kept."</p>
+                                    <Confirm label="Disable agent".to_string()>
+                                        <p>"The agent's client is refused from now on, until a person enables it again."</p>
+                                        <ActionForm action=disable>
+                                            <input type="hidden" name="agent" value=n_disable/>
+                                            <input type="hidden" name="disabled" value="yes"/>
+                                            <input type="hidden" name="confirm" value="yes"/>
+                                            <button type="submit" class="danger solid">"Disable the agent now"</button>
+                                        </ActionForm>
+                                    </Confirm>
+                                }.into_any(),
+                                Some(_) => view! {
+                                    <p>"Enabling lets the agent's current token in again."</p>
+                                    <ActionForm action=disable>
+                                        <input type="hidden" name="agent" value=n_disable/>
+                                        <input type="hidden" name="disabled" value="no"/>
+                                        <button type="submit">"Enable the agent"</button>
+                                    </ActionForm>
+                                }.into_any(),
+                            }}
                         </section>
                     }.into_any()
                 })}

@@ -31,6 +31,9 @@ pub struct AgentItem {
     pub idle_window_days: i64,
     /// Last authenticated MCP request (ms since the epoch).
     pub last_seen_at: Option<i64>,
+    /// When a person disabled it (ms): its token is refused until it is enabled.
+    #[serde(default)]
+    pub disabled_at: Option<i64>,
 }
 
 /// The Agents page.
@@ -159,6 +162,7 @@ pub(crate) fn agent_item(a: crate::service::AgentSummary) -> AgentItem {
         cap: a.cap,
         idle_window_days: a.idle_window_days,
         last_seen_at: a.last_seen_at,
+        disabled_at: a.disabled_at,
     }
 }
 
@@ -316,6 +320,42 @@ pub async fn rotate_token(agent: String, confirm: Option<String>) -> ConsoleResu
     .await
 }
 
+/// Disables (`disabled` = `yes`) or enables (`no`) an agent (issue 28.1). Disabling
+/// refuses its token at once and ends its sessions, so it must be confirmed: `confirm` =
+/// `yes`. Errors: `Refused` (not confirmed, unknown agent or value).
+#[server(prefix = "/api", endpoint = "set_agent_disabled")]
+pub async fn set_agent_disabled(
+    agent: String,
+    disabled: String,
+    confirm: Option<String>,
+) -> ConsoleResult<()> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        let disabled = match disabled.as_str() {
+            "yes" => true,
+            "no" => false,
+            other => {
+                return Err(ConsoleError::Refused(format!(
+                    "disabled must be yes or no (got {other:?})"
+                )))
+            }
+        };
+        if disabled {
+            confirmed(
+                confirm.as_deref(),
+                "disabling an agent refuses its token at once",
+            )?;
+        }
+        let a = state
+            .graft
+            .set_agent_disabled(&Actor::Person(person.name), &agent, disabled)
+            .await?;
+        leptos_axum::redirect(&format!("/agents/{}", segment(&a.name)));
+        Ok(())
+    })
+    .await
+}
+
 /// The token of `agent` kept for this person under `reveal`, taken (a second read finds
 /// nothing), with the client snippets. `None` once shown, expired (10 minutes), or kept
 /// for another agent. Errors: `Refused` for an unknown agent (the page answers 404).
@@ -400,6 +440,7 @@ pub async fn agent(
                 cap: a.cap,
                 idle_window_days: a.idle_window_days,
                 last_seen_at: a.last_seen_at,
+                disabled_at: a.disabled_at,
             },
             entries: entries
                 .into_iter()
