@@ -282,18 +282,19 @@ async fn a_killed_sweep_leaves_one_history_row_per_change() {
     g.pool().as_sqlite().unwrap().close().await;
     let (approvals, connections, prepared_rows) = check_counting(&base, "prepared").await;
     let mut demoted: Vec<usize> = Vec::new();
-    // a sweep far in the future: every entry is idle, 360 demotions
+    // a sweep planned far in the future and applied now: every entry is idle, 360
+    // demotions
     let sweep = |dir: &Path| {
         let mut c = graft_cmd(dir);
-        c.args(["sweep", "--at", "2099-01-01T00:00:00Z"]);
+        c.args(["sweep", "--at", "2099-01-01T00:00:00Z", "--commit"]);
         c
     };
     let whole = root.path().join("whole");
     copy_db(&base, &whole);
     // the process's start and the sweep's reading, then the demotions: kill points go
     // where the writing is
-    let mut dry = sweep(&whole);
-    dry.arg("--dry-run");
+    let mut dry = graft_cmd(&whole);
+    dry.args(["sweep", "--at", "2099-01-01T00:00:00Z"]); // a preview: nothing written
     let reading = full_run(&mut dry).await;
     let took = full_run(&mut sweep(&whole)).await;
     check(&whole, "a whole sweep").await;

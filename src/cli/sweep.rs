@@ -55,26 +55,44 @@ pub fn describe_sweep(r: &crate::service::sweep::SweepReport) -> String {
 /// The arguments of `graft sweep`.
 #[derive(Debug, clap::Args)]
 pub struct SweepArgs {
-    /// Sweep as of this time (RFC 3339, e.g. 2026-12-24T12:00:00Z) instead of now.
+    /// Preview a sweep as of this time (RFC 3339, e.g. 2026-12-24T12:00:00Z) instead of
+    /// now: what it would demote; nothing changes without --commit.
     #[arg(long)]
     pub at: Option<String>,
+    /// With --at: apply that sweep now (its history carries the real time).
+    #[arg(long, requires = "at")]
+    pub commit: bool,
     /// Only print what the sweep would demote; change nothing.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "commit")]
     pub dry_run: bool,
 }
 
 /// `graft sweep` (SPEC §7).
 pub(super) async fn sweep(graft: &Graft, args: SweepArgs) -> anyhow::Result<()> {
-    let SweepArgs { at, dry_run } = args;
-    let now = match at {
-        Some(t) => chrono::DateTime::parse_from_rfc3339(&t)
-            .with_context(|| {
-                format!("--at {t:?} is not an RFC 3339 time (e.g. 2026-12-24T12:00:00Z)")
-            })?
-            .with_timezone(&chrono::Utc),
-        None => chrono::Utc::now(),
+    let SweepArgs {
+        at,
+        commit,
+        dry_run,
+    } = args;
+    let Some(t) = at else {
+        let report = graft
+            .sweep_once(chrono::Utc::now().timestamp_millis(), dry_run)
+            .await?;
+        print!("{}", describe_sweep(&report));
+        return Ok(());
     };
-    let report = graft.sweep_once(now.timestamp_millis(), dry_run).await?;
+    let as_of = chrono::DateTime::parse_from_rfc3339(&t)
+        .with_context(|| format!("--at {t:?} is not an RFC 3339 time (e.g. 2026-12-24T12:00:00Z)"))?
+        .with_timezone(&chrono::Utc);
+    // a sweep as of another time is a preview unless the person commits it (issue 28.4)
+    let report = graft
+        .sweep_as_of(as_of.timestamp_millis(), dry_run || !commit)
+        .await?;
     print!("{}", describe_sweep(&report));
+    if !commit && !dry_run {
+        println!("(A preview as of {t}: nothing changed. Add --commit to apply it now.)");
+    } else if commit {
+        println!("(Planned as of {t}, applied now: history records the real time.)");
+    }
     Ok(())
 }

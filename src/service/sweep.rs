@@ -93,8 +93,25 @@ impl Graft {
     }
 
     /// One sweep as of `now` (ms since the epoch): the idle rule, then the cap rule, for
-    /// every agent (SPEC §5). With `dry_run`, plans only. Errors: database faults.
+    /// every agent (SPEC §5), its history rows written at `now`. With `dry_run`, plans
+    /// only. Errors: database faults.
     pub async fn sweep_once(&self, now: i64, dry_run: bool) -> ServiceResult<SweepReport> {
+        self.sweep_at(now, now, dry_run).await
+    }
+
+    /// A sweep planned as of `as_of` (ms; a person's "what if", `graft sweep --at`) and,
+    /// unless `dry_run`, applied now: its history rows carry the real time, never a
+    /// future one (issue 28.4). The report's `now` is `as_of`. Errors: database faults.
+    pub async fn sweep_as_of(&self, as_of: i64, dry_run: bool) -> ServiceResult<SweepReport> {
+        self.sweep_at(as_of, self.now(), dry_run).await
+    }
+
+    async fn sweep_at(
+        &self,
+        now: i64,
+        written_at: i64,
+        dry_run: bool,
+    ) -> ServiceResult<SweepReport> {
         let total = q::count_entries(self.pool()).await? as usize;
         let rows = q::select_sweep_entries(self.pool(), now).await?;
         let rules: HashMap<i64, (String, AgentRule)> = q::select_agent_rules(self.pool())
@@ -200,7 +217,7 @@ impl Graft {
             let deleted = q::delete_entries_as_planned(&mut tx, &batch).await?;
             let rows: Vec<(i64, i64, Cause)> =
                 deleted.iter().map(|k| (k.0, k.1, causes[k])).collect();
-            q::insert_demotions(&mut tx, &rows, &Actor::Rule.label(), now).await?;
+            q::insert_demotions(&mut tx, &rows, &Actor::Rule.label(), written_at).await?;
             tx.commit().await?;
             let mut agents: Vec<i64> = deleted.iter().map(|k| k.0).collect();
             agents.sort_unstable();

@@ -379,3 +379,30 @@ async fn one_list_changed_per_sweep_to_that_agent_only_and_revocation_demotes() 
     mb.cancel().await.unwrap();
     app.stop().await;
 }
+
+/// Issue 28.4: a sweep as of a future time is a what-if: planned as of that time, its
+/// history rows (when applied) carry the real time, never a future one.
+#[tokio::test]
+async fn a_sweep_as_of_a_future_time_records_the_real_time() {
+    let w = world(2).await;
+    let a = w.agent("alpha", 20).await;
+    w.promote(a, 0, 1).await; // promoted yesterday: idle only 21 days from now
+    w.promote(a, 1, 1).await;
+    let future = T0 + 30 * DAY_MS;
+    // planned as of now: nothing is idle yet
+    assert_eq!(w.graft.sweep_once(T0, true).await.unwrap().demotions(), 0);
+    // as of 30 days on: both would go; a dry run changes nothing
+    let preview = w.graft.sweep_as_of(future, true).await.unwrap();
+    assert_eq!(
+        (preview.demotions(), preview.now, preview.dry_run),
+        (2, future, true)
+    );
+    assert_eq!(w.set(a).await.len(), 2);
+    // applied: demoted now, written at the real time (the clock's T0), not at `future`
+    let r = w.graft.sweep_as_of(future, false).await.unwrap();
+    assert_eq!(r.demotions(), 2);
+    assert!(w.set(a).await.is_empty());
+    let h = w.graft.history(a, 10, 0).await.unwrap();
+    assert!(h.iter().all(|e| e.at <= T0), "{h:?}");
+    assert_eq!(w.demotions(a).await.len(), 2);
+}
