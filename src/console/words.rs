@@ -96,6 +96,21 @@ pub fn segment(s: &str) -> String {
     percent_encoding::utf8_percent_encode(s, KEEP).to_string()
 }
 
+/// Why a working set is over its cap, in words (issue 28.4), or `None` when it is not:
+/// the cap trims only tools never called since their promotion (SPEC §5), so `called`
+/// tools of `size` stay until the idle window of `idle_days` days demotes them.
+pub fn over_cap_in_words(size: i64, cap: i64, called: i64, idle_days: i64) -> Option<String> {
+    (size > cap).then(|| {
+        format!(
+            "{} for a cap of {cap}: {} called since promotion {} kept, because the cap trims only tools not called since their promotion. Unused for {}, a tool leaves at the sweep.",
+            count(size, "tool"),
+            count(called, "tool"),
+            if called == 1 { "is" } else { "are" },
+            count(idle_days, "day"),
+        )
+    })
+}
+
 /// `n` and a noun, plural unless `n` is 1 ("1 tool", "3 tools", "2 entries").
 pub fn count(n: i64, noun: &str) -> String {
     if n == 1 {
@@ -274,6 +289,23 @@ impl ImportSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_over_cap_set_says_why() {
+        assert_eq!(over_cap_in_words(3, 3, 3, 21), None);
+        let w = over_cap_in_words(7, 3, 5, 1).unwrap();
+        assert!(
+            w.starts_with("7 tools for a cap of 3: 5 tools called since promotion are kept"),
+            "{w}"
+        );
+        assert!(
+            w.ends_with("Unused for 1 day, a tool leaves at the sweep."),
+            "{w}"
+        );
+        assert!(over_cap_in_words(2, 1, 1, 21)
+            .unwrap()
+            .contains("1 tool called since promotion is kept"));
+    }
 
     #[test]
     fn link_segments_are_percent_encoded_utf8() {

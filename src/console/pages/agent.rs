@@ -10,7 +10,7 @@ use crate::console::server_fns::{
     agent, search_tools, AgentData, ConsoleResult, Decide, Demote, EditAgent, Promote, RotateToken,
     SearchData, SetAgentDisabled,
 };
-use crate::console::words::{does_in_words, harness_in_words, segment};
+use crate::console::words::{does_in_words, harness_in_words, over_cap_in_words, segment};
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
@@ -199,7 +199,15 @@ pub(crate) fn working_set_table(
     }
     let now = d.now;
     let agent = d.agent.name.clone();
+    let called = d
+        .entries
+        .iter()
+        .filter(|e| e.last_used_at.is_some_and(|u| u >= e.promoted_at))
+        .count() as i64;
+    let a = &d.agent;
+    let over_cap = over_cap_in_words(a.size, a.cap, called, a.idle_window_days);
     view! {
+        {over_cap.map(|w| view! { <p class="muted" role="note">{w}</p> })}
         <div class="table-wrap">
             <table class="working-set">
                 <thead><tr>
