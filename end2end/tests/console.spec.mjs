@@ -397,3 +397,29 @@ test('another page cannot frame the console (security review 32.4)', async ({ pa
     server.close();
   }
 });
+
+test('disable an agent: a second step, its token refused, then enabled again (issue 28.1)', async ({ page }, testInfo) => {
+  testInfo.annotations.push({ type: 'expected-console-error', description: '401' });
+  await signIn(page, testInfo);
+  const name = unique(testInfo, 'retiring');
+  const token = await createAgent(page, testInfo, name);
+  const before = await connectAgent(token);
+  await before.client.close();
+  await goto(page, testInfo, `/agents/${name}`);
+  const access = page.locator('#access');
+  await access.getByText('Disable agent').click();
+  await access.getByRole('button', { name: 'Disable the agent now' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'its token is refused' })).toBeVisible();
+  await ready(page, testInfo);
+  await shot(page, testInfo, 'agent-disabled');
+  await expect(connectAgent(token)).rejects.toThrow();
+  await goto(page, testInfo, '/agents');
+  await expect(page.locator(`tr[data-agent="${name}"]`)).toContainText('disabled');
+  await shot(page, testInfo, 'agents-with-a-disabled-one');
+  await goto(page, testInfo, `/agents/${name}`);
+  await page.locator('#access').getByRole('button', { name: 'Enable the agent' }).click();
+  await expect(page.locator('#access').getByText('Disable agent')).toBeVisible();
+  const after = await connectAgent(token);
+  expect(await after.toolNames()).toContain('find_tool');
+  await after.client.close();
+});

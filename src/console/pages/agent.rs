@@ -51,7 +51,8 @@ pub fn AgentPage() -> impl IntoView {
                 edit.version().get()
                     + promote_action.version().get()
                     + demote_action.version().get()
-                    + decide_action.version().get(),
+                    + decide_action.version().get()
+                    + disable.version().get(),
             )
         },
         |(n, p, o, b, _)| agent(n, p, o, b),
