@@ -8,7 +8,7 @@ use crate::console::components::{
 };
 use crate::console::server_fns::{
     agent, search_tools, AgentData, ConsoleResult, Decide, Demote, EditAgent, Promote, RotateToken,
-    SearchData, SetAgentDisabled,
+    SearchData, SetAgentDisabled, TOKEN_PLACEHOLDER,
 };
 use crate::console::words::{does_in_words, harness_in_words, over_cap_in_words, segment};
 use leptos::prelude::*;
@@ -158,6 +158,17 @@ pub fn AgentPage() -> impl IntoView {
                                     <button type="submit" class="danger solid">"Rotate the token now"</button>
                                 </ActionForm>
                             </Confirm>
+                        </section>
+                        <section class="card" id="connect">
+                            <details>
+                                <summary><h2 class="inline">"Connect a client"</h2></summary>
+                                <p>{format!("Each client's configuration for this agent. Put the agent's token where {TOKEN_PLACEHOLDER} stands: Graft keeps only a hash of it, so it was shown once, when the agent was created or its token rotated (rotate it above for a new one).")}</p>
+                                {d.snippets.clone().into_iter().map(|(client, place, text)| view! {
+                                    <h3>{client.clone()}</h3>
+                                    <p class="muted">{place}</p>
+                                    <pre data-client=client><code>{text}</code></pre>
+                                }).collect_view()}
+                            </details>
                         </section>
                         <section class="card" id="access">
                             <h2>"Access"</h2>

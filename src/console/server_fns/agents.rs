@@ -63,6 +63,10 @@ pub struct EntryItem {
     pub calls: i64,
 }
 
+/// What the agent page's client configurations show where the token goes: Graft keeps
+/// only its hash, so the token itself is shown once, at creation or rotation.
+pub const TOKEN_PLACEHOLDER: &str = "YOUR_AGENT_TOKEN";
+
 /// A History row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HistoryItem {
@@ -109,6 +113,10 @@ pub struct AgentData {
     /// The call id the list starts below, when it is not the newest page.
     #[serde(default)]
     pub calls_before: Option<i64>,
+    /// Each client's configuration with [`TOKEN_PLACEHOLDER`] where the token goes
+    /// (issue 28.1): `(client, where it goes, text)`, the agent's harness first.
+    #[serde(default)]
+    pub snippets: Vec<(String, String, String)>,
 }
 
 /// One call of the calls log (issue 14.4).
@@ -402,6 +410,11 @@ pub async fn agent(
         let (state, _) = signed_in().await?;
         let g = &state.graft;
         let a = g.agent_by_name(&name).await?;
+        let url = format!("{}/mcp", state.public_url.trim_end_matches('/'));
+        let mut snippets = crate::console::snippets::all(&a.name, &url, TOKEN_PLACEHOLDER);
+        if let Some(label) = a.harness.as_deref().map(harness_in_words) {
+            snippets.sort_by_key(|(client, _, _)| *client != label);
+        }
         let now = g.clock_now();
         let entries = g.working_set_view(a.id).await?;
         let history_total = g.history_count(a.id).await?;
@@ -481,6 +494,7 @@ pub async fn agent(
             calls_outcome: outcome.map(|o| o.as_str().to_string()),
             calls_more,
             calls_before: before,
+            snippets,
         })
     })
     .await
