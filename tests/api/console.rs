@@ -1597,11 +1597,6 @@ async fn destructive_actions_need_a_second_step_and_connection_forms_help() {
     let mut b = Browser::new(&app);
     b.sign_in("ops", PASSWORD).await;
     let field = |v: &Value| v["Field"]["field"].as_str().unwrap_or_default().to_string();
-    let unconfirmed = |v: &Value| {
-        v["Refused"]
-            .as_str()
-            .is_some_and(|m| m.starts_with("Nothing was done") && m.contains("second step"))
-    };
 
     // the connection form, prefilled from petstore's api_key header scheme
     let page = b.get("/vendors/petstore").await.text().await.unwrap();
@@ -1891,11 +1886,6 @@ async fn a_disabled_agent_is_refused_until_a_person_enables_it() {
     b.sign_in("ops", PASSWORD).await;
 
     // the second step: without it nothing changes and the token still works
-    let unconfirmed = |v: &Value| {
-        v["Refused"]
-            .as_str()
-            .is_some_and(|m| m.starts_with("Nothing was done") && m.contains("second step"))
-    };
     let form = [("agent", "retiring"), ("disabled", "yes")];
     let e: Value = b
         .call("set_agent_disabled", &form)
@@ -1958,4 +1948,11 @@ async fn a_disabled_agent_is_refused_until_a_person_enables_it() {
     assert!(e.to_string().contains("yes or no"), "{e}");
     let _ = c.cancel().await;
     app.stop().await;
+}
+
+/// Whether a server function's error says it did nothing for want of its second step.
+fn unconfirmed(v: &Value) -> bool {
+    v["Refused"]
+        .as_str()
+        .is_some_and(|m| m.starts_with("Nothing was done") && m.contains("second step"))
 }
