@@ -279,15 +279,27 @@ where
     Signal::derive(move || action.value().get().and_then(|r| r.err()))
 }
 
-/// Whether `action` saved: its last value is Ok (hydrated), or the page was reached after
-/// a plain form post that saved `what` (`?saved=what`).
-pub(crate) fn saved<S>(action: ServerAction<S>, what: &'static str) -> Signal<bool>
-where
+/// A server function that answers nothing on success: what [`saved`], [`clear_on_save`]
+/// and [`saves`] watch.
+pub(crate) trait SavingFn:
+    leptos::server_fn::ServerFn<Output = (), Error = ConsoleError> + Clone + Send + Sync + 'static
+{
+}
+
+impl<S> SavingFn for S where
     S: leptos::server_fn::ServerFn<Output = (), Error = ConsoleError>
         + Clone
         + Send
         + Sync
-        + 'static,
+        + 'static
+{
+}
+
+/// Whether `action` saved: its last value is Ok (hydrated), or the page was reached after
+/// a plain form post that saved `what` (`?saved=what`).
+pub(crate) fn saved<S>(action: ServerAction<S>, what: &'static str) -> Signal<bool>
+where
+    S: SavingFn,
 {
     let query = use_query_map();
     let posted = Memo::new(move |_| query.read().get("saved").as_deref() == Some(what));
@@ -300,11 +312,7 @@ where
 /// after the post renders it afresh, empty.
 pub(crate) fn clear_on_save<S>(action: ServerAction<S>) -> NodeRef<leptos::html::Form>
 where
-    S: leptos::server_fn::ServerFn<Output = (), Error = ConsoleError>
-        + Clone
-        + Send
-        + Sync
-        + 'static,
+    S: SavingFn,
 {
     let form = NodeRef::<leptos::html::Form>::new();
     Effect::new(move |_| {
@@ -321,11 +329,7 @@ where
 /// on every submission, so a refused form keeps what the person typed.
 pub(crate) fn saves<S>(action: ServerAction<S>) -> ReadSignal<usize>
 where
-    S: leptos::server_fn::ServerFn<Output = (), Error = ConsoleError>
-        + Clone
-        + Send
-        + Sync
-        + 'static,
+    S: SavingFn,
 {
     let (n, set_n) = signal(0usize);
     Effect::new(move |_| {

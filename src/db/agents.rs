@@ -1,7 +1,7 @@
 //! Queries of agents (SPEC §2): rows, tokens, settings, last seen.
 
 use super::{DbResult, Pool};
-use crate::on_db;
+use crate::{execute, on_db};
 use sqlx::FromRow;
 
 /// An `agents` row.
@@ -95,27 +95,23 @@ pub async fn select_agent(pool: &Pool, id: i64) -> DbResult<Option<AgentRow>> {
 
 /// Sets `last_seen_at`.
 pub async fn update_agent_last_seen(pool: &Pool, id: i64, now: i64) -> DbResult<()> {
-    on_db!(pool, |e| sqlx::query(
-        "UPDATE agents SET last_seen_at = $1 WHERE id = $2"
-    )
-    .bind(now)
-    .bind(id)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected()))?;
+    execute!(
+        pool,
+        "UPDATE agents SET last_seen_at = $1 WHERE id = $2",
+        now,
+        id
+    )?;
     Ok(())
 }
 
 /// Replaces an agent's token hash; whether the agent exists.
 pub async fn update_agent_token(pool: &Pool, agent_id: i64, token_hash: &str) -> DbResult<bool> {
-    let r = on_db!(pool, |e| sqlx::query(
-        "UPDATE agents SET token_hash = $1 WHERE id = $2"
-    )
-    .bind(token_hash)
-    .bind(agent_id)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected()))?;
+    let r = execute!(
+        pool,
+        "UPDATE agents SET token_hash = $1 WHERE id = $2",
+        token_hash,
+        agent_id
+    )?;
     Ok(r == 1)
 }
 
@@ -125,14 +121,12 @@ pub async fn update_agent_disabled(
     id: i64,
     disabled_at: Option<i64>,
 ) -> DbResult<bool> {
-    let r = on_db!(pool, |e| sqlx::query(
-        "UPDATE agents SET disabled_at = $1 WHERE id = $2"
-    )
-    .bind(disabled_at)
-    .bind(id)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected()))?;
+    let r = execute!(
+        pool,
+        "UPDATE agents SET disabled_at = $1 WHERE id = $2",
+        disabled_at,
+        id
+    )?;
     Ok(r == 1)
 }
 
@@ -144,15 +138,13 @@ pub async fn update_agent_settings(
     cap: i64,
     idle_window_days: i64,
 ) -> DbResult<()> {
-    on_db!(pool, |e| sqlx::query(
-        "UPDATE agents SET name = $1, cap = $2, idle_window_days = $3 WHERE id = $4"
-    )
-    .bind(name)
-    .bind(cap)
-    .bind(idle_window_days)
-    .bind(id)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected()))?;
+    execute!(
+        pool,
+        "UPDATE agents SET name = $1, cap = $2, idle_window_days = $3 WHERE id = $4",
+        name,
+        cap,
+        idle_window_days,
+        id
+    )?;
     Ok(())
 }

@@ -2,7 +2,7 @@
 
 use super::{Conn, DbResult, Pool};
 use crate::domain::approval::ApprovalState;
-use crate::on_db;
+use crate::{execute, on_db};
 use sqlx::FromRow;
 
 /// Every granted approval of a vendor's tools becomes a pending request again, saying
@@ -128,17 +128,8 @@ pub async fn insert_pending_approval(
     version: i64,
     now: i64,
 ) -> DbResult<()> {
-    on_db!(pool, |e| {
-        sqlx::query(
-        "INSERT INTO approvals (agent_id, tool_id, state, requested_at, version) VALUES ($1, $2, 'pending', $3, $4) \
-         ON CONFLICT (agent_id, tool_id) DO UPDATE SET version = excluded.version WHERE approvals.state = 'pending'",
-    )
-    .bind(agent_id)
-    .bind(tool_id)
-    .bind(now)
-    .bind(version)
-    .execute(e).await.map(|r| r.rows_affected())
-    })?;
+    execute!(pool, "INSERT INTO approvals (agent_id, tool_id, state, requested_at, version) VALUES ($1, $2, 'pending', $3, $4) \
+         ON CONFLICT (agent_id, tool_id) DO UPDATE SET version = excluded.version WHERE approvals.state = 'pending'", agent_id, tool_id, now, version)?;
     Ok(())
 }
 
@@ -169,14 +160,12 @@ pub async fn reset_approvals(
 /// A new version `version` of a tool that changes nothing in its calls: the tool's
 /// granted and pending approvals now stand for (or ask about) that version.
 pub async fn carry_approvals(conn: &mut Conn, tool_id: i64, version: i64) -> DbResult<()> {
-    on_db!(conn, |e| sqlx::query(
+    execute!(
+        conn,
         "UPDATE approvals SET version = $2 WHERE tool_id = $1 AND state IN ('granted', 'pending')",
-    )
-    .bind(tool_id)
-    .bind(version)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected()))?;
+        tool_id,
+        version
+    )?;
     Ok(())
 }
 
@@ -190,18 +179,8 @@ pub async fn repend_approval(
     changed: &str,
     now: i64,
 ) -> DbResult<()> {
-    on_db!(pool, |e| {
-        sqlx::query(
-        "UPDATE approvals SET state = 'pending', version = $3, changed = $4, requested_at = $5, decided_at = NULL, decided_by = NULL \
-         WHERE agent_id = $1 AND tool_id = $2",
-    )
-    .bind(agent_id)
-    .bind(tool_id)
-    .bind(version)
-    .bind(changed)
-    .bind(now)
-    .execute(e).await.map(|r| r.rows_affected())
-    })?;
+    execute!(pool, "UPDATE approvals SET state = 'pending', version = $3, changed = $4, requested_at = $5, decided_at = NULL, decided_by = NULL \
+         WHERE agent_id = $1 AND tool_id = $2", agent_id, tool_id, version, changed, now)?;
     Ok(())
 }
 
@@ -217,20 +196,9 @@ pub async fn upsert_approval_decision(
     by: &str,
     now: i64,
 ) -> DbResult<()> {
-    on_db!(pool, |e| {
-        sqlx::query(
-        "INSERT INTO approvals (agent_id, tool_id, state, requested_at, decided_at, decided_by, version) VALUES ($1, $2, $3, $4, $4, $5, $6) \
+    execute!(pool, "INSERT INTO approvals (agent_id, tool_id, state, requested_at, decided_at, decided_by, version) VALUES ($1, $2, $3, $4, $4, $5, $6) \
          ON CONFLICT (agent_id, tool_id) DO UPDATE SET state = excluded.state, decided_at = excluded.decided_at, decided_by = excluded.decided_by, \
-         version = excluded.version, changed = NULL",
-    )
-    .bind(agent_id)
-    .bind(tool_id)
-    .bind(state.as_str())
-    .bind(now)
-    .bind(by)
-    .bind(version)
-    .execute(e).await.map(|r| r.rows_affected())
-    })?;
+         version = excluded.version, changed = NULL", agent_id, tool_id, state.as_str(), now, by, version)?;
     Ok(())
 }
 

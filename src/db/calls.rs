@@ -1,18 +1,12 @@
 //! Queries of the call log and tool usage (SPEC §4, §5 idle clock).
 
 use super::{Conn, DbResult, Pool};
-use crate::on_db;
+use crate::{execute, on_db};
 use sqlx::FromRow;
 
 /// Deletes the calls logged before `cutoff` (ms); returns how many.
 pub async fn delete_calls_before(pool: &Pool, cutoff: i64) -> DbResult<u64> {
-    on_db!(pool, |e| sqlx::query(
-        "DELETE FROM tool_calls WHERE at < $1"
-    )
-    .bind(cutoff)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected()))
+    execute!(pool, "DELETE FROM tool_calls WHERE at < $1", cutoff)
 }
 
 /// One call-log row to insert.
@@ -40,51 +34,19 @@ pub struct NewCall<'a> {
 /// Records a call (run it in one transaction): its `tool_calls` row and, when it
 /// reached the vendor (`used`), its `tool_usage` (`last_used_at` = now, `calls` + 1).
 pub async fn record_call(conn: &mut Conn, c: &NewCall<'_>, used: bool, now: i64) -> DbResult<()> {
-    on_db!(conn, |e| {
-        sqlx::query(
-        "INSERT INTO tool_calls (agent_id, tool_id, version, dry_run, status, http_status, duration_ms, at, error_code, input, message) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-    )
-    .bind(c.agent_id)
-    .bind(c.tool_id)
-    .bind(c.version)
-    .bind(c.dry_run)
-    .bind(c.status)
-    .bind(c.http_status)
-    .bind(c.duration_ms)
-    .bind(now)
-    .bind(c.error_code)
-    .bind(c.input)
-    .bind(c.message)
-    .execute(e).await.map(|r| r.rows_affected())
-    })?;
+    execute!(conn, "INSERT INTO tool_calls (agent_id, tool_id, version, dry_run, status, http_status, duration_ms, at, error_code, input, message) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)", c.agent_id, c.tool_id, c.version, c.dry_run, c.status, c.http_status, c.duration_ms, now, c.error_code, c.input, c.message)?;
     if used {
-        on_db!(conn, |e| {
-            sqlx::query(
-            "INSERT INTO tool_usage (agent_id, tool_id, last_used_at, calls) VALUES ($1, $2, $3, 1) \
-             ON CONFLICT (agent_id, tool_id) DO UPDATE SET last_used_at = excluded.last_used_at, calls = tool_usage.calls + 1",
-        )
-        .bind(c.agent_id)
-        .bind(c.tool_id)
-        .bind(now)
-        .execute(e).await.map(|r| r.rows_affected())
-        })?;
+        execute!(conn, "INSERT INTO tool_usage (agent_id, tool_id, last_used_at, calls) VALUES ($1, $2, $3, 1) \
+             ON CONFLICT (agent_id, tool_id) DO UPDATE SET last_used_at = excluded.last_used_at, calls = tool_usage.calls + 1", c.agent_id, c.tool_id, now)?;
     }
     Ok(())
 }
 
 /// Counts a call that reached the vendor: `last_used_at` = now, `calls` + 1.
 pub async fn upsert_tool_usage(pool: &Pool, agent_id: i64, tool_id: i64, now: i64) -> DbResult<()> {
-    on_db!(pool, |e| {
-        sqlx::query(
-        "INSERT INTO tool_usage (agent_id, tool_id, last_used_at, calls) VALUES ($1, $2, $3, 1) \
-         ON CONFLICT (agent_id, tool_id) DO UPDATE SET last_used_at = excluded.last_used_at, calls = tool_usage.calls + 1",
-    )
-    .bind(agent_id)
-    .bind(tool_id)
-    .bind(now)
-    .execute(e).await.map(|r| r.rows_affected())
-    })?;
+    execute!(pool, "INSERT INTO tool_usage (agent_id, tool_id, last_used_at, calls) VALUES ($1, $2, $3, 1) \
+         ON CONFLICT (agent_id, tool_id) DO UPDATE SET last_used_at = excluded.last_used_at, calls = tool_usage.calls + 1", agent_id, tool_id, now)?;
     Ok(())
 }
 

@@ -1,7 +1,7 @@
 //! Change events: which agents' working sets changed, for every instance (SPEC §3.5, §9).
 
 use super::{Conn, DbResult, Pool};
-use crate::on_db;
+use crate::{execute, on_db};
 
 /// The PostgreSQL channel that announces change events (`LISTEN graft_changes`); see
 /// [`insert_change_events`] for its payload.
@@ -97,13 +97,11 @@ pub async fn select_last_change_event(pool: &Pool) -> DbResult<i64> {
 /// emptied table would hand out ids again that other processes' cursors have passed
 /// (they would never see those changes).
 pub async fn delete_change_events_before(pool: &Pool, before: i64) -> DbResult<()> {
-    on_db!(pool, |e| sqlx::query(
+    execute!(
+        pool,
         "DELETE FROM change_events WHERE at < $1 AND id < (SELECT MAX(id) FROM change_events)",
-    )
-    .bind(before)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected()))?;
+        before
+    )?;
     Ok(())
 }
 

@@ -1,18 +1,16 @@
 //! Queries of connections (SPEC §4.3): sealed secrets, per-tool defaults, revocation.
 
 use super::{Conn, DbResult, Pool};
-use crate::on_db;
+use crate::{execute, on_db};
 use sqlx::FromRow;
 
 /// Clears the default connection of every tool of a vendor.
 pub async fn clear_vendor_tool_connections(conn: &mut Conn, vendor_id: i64) -> DbResult<()> {
-    on_db!(conn, |e| sqlx::query(
-        "UPDATE tools SET default_connection_id = NULL WHERE vendor_id = $1"
-    )
-    .bind(vendor_id)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected()))?;
+    execute!(
+        conn,
+        "UPDATE tools SET default_connection_id = NULL WHERE vendor_id = $1",
+        vendor_id
+    )?;
     Ok(())
 }
 
@@ -47,14 +45,12 @@ const CONNECTION_SELECT: &str =
 
 /// Replaces a connection's sealed secret (a key rotation re-seals every secret).
 pub async fn update_connection_secret(conn: &mut Conn, id: i64, sealed: &str) -> DbResult<()> {
-    on_db!(conn, |e| sqlx::query(
-        "UPDATE connections SET secret_ciphertext = $1 WHERE id = $2"
-    )
-    .bind(sealed)
-    .bind(id)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected()))?;
+    execute!(
+        conn,
+        "UPDATE connections SET secret_ciphertext = $1 WHERE id = $2",
+        sealed,
+        id
+    )?;
     Ok(())
 }
 
@@ -66,29 +62,25 @@ pub async fn suspend_vendor_connections(
     why: &str,
     now: i64,
 ) -> DbResult<u64> {
-    on_db!(conn, |e| sqlx::query(
+    execute!(
+        conn,
         "UPDATE connections SET suspended_at = $1, suspended_reason = $2 \
          WHERE vendor_id = $3 AND revoked_at IS NULL",
+        now,
+        why,
+        vendor_id
     )
-    .bind(now)
-    .bind(why)
-    .bind(vendor_id)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected()))
 }
 
 /// A person confirmed a vendor's connections at its current base URL; returns how many
 /// were suspended.
 pub async fn confirm_vendor_connections(conn: &mut Conn, vendor_id: i64) -> DbResult<u64> {
-    on_db!(conn, |e| sqlx::query(
+    execute!(
+        conn,
         "UPDATE connections SET suspended_at = NULL, suspended_reason = NULL \
          WHERE vendor_id = $1 AND suspended_at IS NOT NULL",
+        vendor_id
     )
-    .bind(vendor_id)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected()))
 }
 
 /// Inserts a connection; returns its id. Errors: the label is taken for the vendor.
@@ -151,16 +143,7 @@ pub async fn select_connection(pool: &Pool, id: i64) -> DbResult<Option<Connecti
 /// Marks a connection revoked and drops its sealed secret (a revoked secret is never
 /// sent again, so it is not kept; security review 32.6); returns whether it was active.
 pub async fn revoke_connection(conn: &mut Conn, id: i64, now: i64) -> DbResult<bool> {
-    let r = on_db!(conn, |e| {
-        sqlx::query(
-        "UPDATE connections SET revoked_at = $1, secret_ciphertext = NULL WHERE id = $2 AND revoked_at IS NULL"
-    )
-    .bind(now)
-    .bind(id)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected())
-    })?;
+    let r = execute!(conn, "UPDATE connections SET revoked_at = $1, secret_ciphertext = NULL WHERE id = $2 AND revoked_at IS NULL", now, id)?;
     Ok(r == 1)
 }
 
@@ -174,14 +157,7 @@ pub async fn revoke_vendor_connections(conn: &mut Conn, vendor_id: i64, now: i64
     .bind(vendor_id)
     .fetch_one(e)
     .await)?;
-    on_db!(conn, |e| {
-        sqlx::query(
-        "UPDATE connections SET revoked_at = COALESCE(revoked_at, $1), secret_ciphertext = NULL WHERE vendor_id = $2",
-    )
-    .bind(now)
-    .bind(vendor_id)
-    .execute(e).await.map(|r| r.rows_affected())
-    })?;
+    execute!(conn, "UPDATE connections SET revoked_at = COALESCE(revoked_at, $1), secret_ciphertext = NULL WHERE vendor_id = $2", now, vendor_id)?;
     Ok(live)
 }
 
@@ -201,14 +177,12 @@ pub async fn update_tool_connection(
     tool_id: i64,
     connection_id: Option<i64>,
 ) -> DbResult<()> {
-    on_db!(pool, |e| sqlx::query(
-        "UPDATE tools SET default_connection_id = $1 WHERE id = $2"
-    )
-    .bind(connection_id)
-    .bind(tool_id)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected()))?;
+    execute!(
+        pool,
+        "UPDATE tools SET default_connection_id = $1 WHERE id = $2",
+        connection_id,
+        tool_id
+    )?;
     Ok(())
 }
 

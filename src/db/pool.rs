@@ -26,6 +26,21 @@ macro_rules! on_db {
     };
 }
 
+/// Runs one statement that returns no rows on either backend and answers how many rows it
+/// changed: `execute!(pool, "UPDATE agents SET name = $1 WHERE id = $2", name, id)` is
+/// [`on_db!`] with one `.bind` per argument, in order, then `execute` and
+/// `rows_affected()`. Evaluates to `Result<u64, sqlx::Error>`.
+#[macro_export]
+macro_rules! execute {
+    ($on:expr, $sql:expr $(, $arg:expr)* $(,)?) => {
+        $crate::on_db!($on, |e| sqlx::query($sql)
+            $(.bind($arg))*
+            .execute(e)
+            .await
+            .map(|r| r.rows_affected()))
+    };
+}
+
 /// Which database a [`Pool`] speaks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {

@@ -1,7 +1,7 @@
 //! Queries of search data (SPEC §3.4): each version's search text and stored embeddings.
 
 use super::{Conn, DbResult, Pool};
-use crate::on_db;
+use crate::{execute, on_db};
 use sqlx::FromRow;
 
 /// `(tool id, vendor, name, description, read-only, destructive)` of every tool's current
@@ -68,14 +68,12 @@ pub async fn update_version_search_text(
     version_id: i64,
     text: &str,
 ) -> DbResult<()> {
-    on_db!(conn, |e| sqlx::query(
-        "UPDATE tool_versions SET search_text = $1 WHERE id = $2"
-    )
-    .bind(text)
-    .bind(version_id)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected()))?;
+    execute!(
+        conn,
+        "UPDATE tool_versions SET search_text = $1 WHERE id = $2",
+        text,
+        version_id
+    )?;
     Ok(())
 }
 

@@ -2,7 +2,7 @@
 
 use super::{Conn, DbResult, Pool};
 use crate::domain::PromotedBy;
-use crate::on_db;
+use crate::{execute, on_db};
 use serde_json::Value;
 use sqlx::FromRow;
 
@@ -112,30 +112,9 @@ pub async fn insert_tool_version(
     v: &NewVersion<'_>,
     now: i64,
 ) -> DbResult<()> {
-    on_db!(conn, |e| {
-        sqlx::query(
-        "INSERT INTO tool_versions (tool_id, version, title, description, input_schema, output_schema, method, \
+    execute!(conn, "INSERT INTO tool_versions (tool_id, version, title, description, input_schema, output_schema, method, \
          path_template, binding, read_only_hint, destructive_hint, idempotent_hint, open_world_hint, authored_by, created_at, search_text) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
-    )
-    .bind(tool_id)
-    .bind(version)
-    .bind(v.title)
-    .bind(v.description)
-    .bind(v.input_schema.to_string())
-    .bind(v.output_schema.map(|s| s.to_string()))
-    .bind(v.method)
-    .bind(v.path_template)
-    .bind(v.binding.to_string())
-    .bind(v.hints[0])
-    .bind(v.hints[1])
-    .bind(v.hints[2])
-    .bind(v.hints[3])
-    .bind(v.authored_by)
-    .bind(now)
-    .bind(&v.search_text)
-    .execute(e).await.map(|r| r.rows_affected())
-    })?;
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)", tool_id, version, v.title, v.description, v.input_schema.to_string(), v.output_schema.map(|s| s.to_string()), v.method, v.path_template, v.binding.to_string(), v.hints[0], v.hints[1], v.hints[2], v.hints[3], v.authored_by, now, &v.search_text)?;
     Ok(())
 }
 
@@ -275,14 +254,12 @@ pub async fn select_last_imported_version(
 
 /// Marks a tool retired at `at` (ms), or restores it (`None`).
 pub async fn update_tool_retired(conn: &mut Conn, tool_id: i64, at: Option<i64>) -> DbResult<()> {
-    on_db!(conn, |e| sqlx::query(
-        "UPDATE tools SET retired_at = $2 WHERE id = $1"
-    )
-    .bind(tool_id)
-    .bind(at)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected()))?;
+    execute!(
+        conn,
+        "UPDATE tools SET retired_at = $2 WHERE id = $1",
+        tool_id,
+        at
+    )?;
     Ok(())
 }
 
@@ -295,16 +272,14 @@ pub async fn insert_import(
     at: i64,
     summary: &str,
 ) -> DbResult<()> {
-    on_db!(conn, |e| sqlx::query(
-        "INSERT INTO imports (vendor_id, actor, at, summary) VALUES ($1, $2, $3, $4)"
-    )
-    .bind(vendor_id)
-    .bind(actor)
-    .bind(at)
-    .bind(summary)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected()))?;
+    execute!(
+        conn,
+        "INSERT INTO imports (vendor_id, actor, at, summary) VALUES ($1, $2, $3, $4)",
+        vendor_id,
+        actor,
+        at,
+        summary
+    )?;
     Ok(())
 }
 
@@ -408,28 +383,24 @@ pub struct NoteRow {
 /// Records who (`person:<name>`, or `None` to forget) set a tool's hints: they survive
 /// later publishes that keep the method (issue 12.15).
 pub async fn update_hints_by(conn: &mut Conn, tool_id: i64, who: Option<&str>) -> DbResult<()> {
-    on_db!(conn, |e| sqlx::query(
-        "UPDATE tools SET hints_by = $1 WHERE id = $2"
-    )
-    .bind(who)
-    .bind(tool_id)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected()))?;
+    execute!(
+        conn,
+        "UPDATE tools SET hints_by = $1 WHERE id = $2",
+        who,
+        tool_id
+    )?;
     Ok(())
 }
 
 /// Records who marked a tool read-only (`None`: nobody, or an agent wrote a version
 /// since): an agent-written tool a person marked read-only runs without approval.
 pub async fn update_read_only_by(conn: &mut Conn, tool_id: i64, who: Option<&str>) -> DbResult<()> {
-    on_db!(conn, |e| sqlx::query(
-        "UPDATE tools SET read_only_by = $1 WHERE id = $2"
-    )
-    .bind(who)
-    .bind(tool_id)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected()))?;
+    execute!(
+        conn,
+        "UPDATE tools SET read_only_by = $1 WHERE id = $2",
+        who,
+        tool_id
+    )?;
     Ok(())
 }
 
@@ -447,14 +418,12 @@ pub async fn count_tools_authored(pool: &Pool, author: &str) -> DbResult<i64> {
 /// Renames a tool (an agent's tool whose name an imported operation takes; security
 /// review 32.20). Errors: the name is taken.
 pub async fn update_tool_name(conn: &mut Conn, tool_id: i64, name: &str) -> DbResult<()> {
-    on_db!(conn, |e| sqlx::query(
-        "UPDATE tools SET name = $1 WHERE id = $2"
-    )
-    .bind(name)
-    .bind(tool_id)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected()))?;
+    execute!(
+        conn,
+        "UPDATE tools SET name = $1 WHERE id = $2",
+        name,
+        tool_id
+    )?;
     Ok(())
 }
 
@@ -466,16 +435,14 @@ pub async fn insert_note_in(
     body: &str,
     now: i64,
 ) -> DbResult<()> {
-    on_db!(conn, |e| sqlx::query(
+    execute!(
+        conn,
         "INSERT INTO tool_notes (tool_id, author, body, created_at) VALUES ($1, $2, $3, $4)",
-    )
-    .bind(tool_id)
-    .bind(author)
-    .bind(body)
-    .bind(now)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected()))?;
+        tool_id,
+        author,
+        body,
+        now
+    )?;
     Ok(())
 }
 

@@ -1,7 +1,7 @@
 //! Queries of people who sign in to the console (`users`, SPEC §6).
 
 use super::{DbResult, Pool};
-use crate::on_db;
+use crate::{execute, on_db};
 use sqlx::FromRow;
 
 /// A `users` row (a person who signs in to the console).
@@ -58,11 +58,7 @@ pub async fn select_user(pool: &Pool, id: i64) -> DbResult<Option<UserRow>> {
 
 /// Deletes a person; whether one was deleted.
 pub async fn delete_user(pool: &Pool, name: &str) -> DbResult<bool> {
-    let r = on_db!(pool, |e| sqlx::query("DELETE FROM users WHERE name = $1")
-        .bind(name)
-        .execute(e)
-        .await
-        .map(|r| r.rows_affected()))?;
+    let r = execute!(pool, "DELETE FROM users WHERE name = $1", name)?;
     Ok(r == 1)
 }
 
@@ -87,13 +83,6 @@ pub async fn select_password_generated(pool: &Pool, user_id: i64) -> DbResult<bo
 /// Replaces a person's password hash and moves to a new session epoch (their sessions end);
 /// whether the person exists. The password is no longer the generated one.
 pub async fn update_user_password(pool: &Pool, name: &str, password_hash: &str) -> DbResult<bool> {
-    let r = on_db!(pool, |e| {
-        sqlx::query(
-        "UPDATE users SET password_hash = $1, session_epoch = session_epoch + 1, password_generated = 0 WHERE name = $2",
-    )
-    .bind(password_hash)
-    .bind(name)
-    .execute(e).await.map(|r| r.rows_affected())
-    })?;
+    let r = execute!(pool, "UPDATE users SET password_hash = $1, session_epoch = session_epoch + 1, password_generated = 0 WHERE name = $2", password_hash, name)?;
     Ok(r == 1)
 }

@@ -1,7 +1,7 @@
 //! Queries of vendors (SPEC §2): rows, state, stored documents, counts.
 
 use super::{Conn, DbResult, Pool};
-use crate::on_db;
+use crate::{execute, on_db};
 use sqlx::FromRow;
 
 /// A `vendors` row without its document.
@@ -42,28 +42,18 @@ pub async fn update_vendor(
     display_name: Option<&str>,
     base_url: Option<&str>,
 ) -> DbResult<()> {
-    on_db!(conn, |e| {
-        sqlx::query(
-        "UPDATE vendors SET display_name = COALESCE($2, display_name), base_url = COALESCE($3, base_url) WHERE id = $1",
-    )
-    .bind(id)
-    .bind(display_name)
-    .bind(base_url)
-    .execute(e).await.map(|r| r.rows_affected())
-    })?;
+    execute!(conn, "UPDATE vendors SET display_name = COALESCE($2, display_name), base_url = COALESCE($3, base_url) WHERE id = $1", id, display_name, base_url)?;
     Ok(())
 }
 
 /// Disables a vendor at `at` (ms) or enables it (`None`).
 pub async fn update_vendor_disabled(conn: &mut Conn, id: i64, at: Option<i64>) -> DbResult<()> {
-    on_db!(conn, |e| sqlx::query(
-        "UPDATE vendors SET disabled_at = $2 WHERE id = $1"
-    )
-    .bind(id)
-    .bind(at)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected()))?;
+    execute!(
+        conn,
+        "UPDATE vendors SET disabled_at = $2 WHERE id = $1",
+        id,
+        at
+    )?;
     Ok(())
 }
 
@@ -71,23 +61,12 @@ pub async fn update_vendor_disabled(conn: &mut Conn, id: i64, at: Option<i64>) -
 /// (`None`: enabled, with no document until one is imported).
 pub async fn update_vendor_removed(conn: &mut Conn, id: i64, at: Option<i64>) -> DbResult<()> {
     match at {
-        Some(at) => on_db!(conn, |e| {
-            sqlx::query(
-            "UPDATE vendors SET removed_at = $2, disabled_at = COALESCE(disabled_at, $2), openapi_document = NULL WHERE id = $1",
-        )
-        .bind(id)
-        .bind(at)
-        .execute(e)
-        .await
-        .map(|r| r.rows_affected())
-        }),
-        None => on_db!(conn, |e| sqlx::query(
-            "UPDATE vendors SET removed_at = NULL, disabled_at = NULL WHERE id = $1"
-        )
-        .bind(id)
-        .execute(e)
-        .await
-        .map(|r| r.rows_affected())),
+        Some(at) => execute!(conn, "UPDATE vendors SET removed_at = $2, disabled_at = COALESCE(disabled_at, $2), openapi_document = NULL WHERE id = $1", id, at),
+        None => execute!(
+            conn,
+            "UPDATE vendors SET removed_at = NULL, disabled_at = NULL WHERE id = $1",
+            id
+        ),
     }?;
     Ok(())
 }
@@ -124,27 +103,23 @@ pub async fn update_vendor_credential_params(
     id: i64,
     names: Option<&str>,
 ) -> DbResult<()> {
-    on_db!(conn, |e| sqlx::query(
-        "UPDATE vendors SET credential_params = $1 WHERE id = $2"
-    )
-    .bind(names)
-    .bind(id)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected()))?;
+    execute!(
+        conn,
+        "UPDATE vendors SET credential_params = $1 WHERE id = $2",
+        names,
+        id
+    )?;
     Ok(())
 }
 
 /// Marks a vendor internal or not (security review 32.7).
 pub async fn update_vendor_internal(conn: &mut Conn, id: i64, internal: bool) -> DbResult<()> {
-    on_db!(conn, |e| sqlx::query(
-        "UPDATE vendors SET internal = $1 WHERE id = $2"
-    )
-    .bind(internal)
-    .bind(id)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected()))?;
+    execute!(
+        conn,
+        "UPDATE vendors SET internal = $1 WHERE id = $2",
+        internal,
+        id
+    )?;
     Ok(())
 }
 
@@ -197,17 +172,7 @@ pub async fn update_vendor_document(
     auth: Option<(&str, Option<&str>)>,
     base_url: Option<&str>,
 ) -> DbResult<()> {
-    on_db!(conn, |e| {
-        sqlx::query(
-        "UPDATE vendors SET openapi_document = $1, base_url = COALESCE($2, base_url), auth_kind = $4, auth_name = $5 WHERE id = $3",
-    )
-    .bind(document)
-    .bind(base_url)
-    .bind(id)
-    .bind(auth.map(|a| a.0))
-    .bind(auth.and_then(|a| a.1))
-    .execute(e).await.map(|r| r.rows_affected())
-    })?;
+    execute!(conn, "UPDATE vendors SET openapi_document = $1, base_url = COALESCE($2, base_url), auth_kind = $4, auth_name = $5 WHERE id = $3", document, base_url, id, auth.map(|a| a.0), auth.and_then(|a| a.1))?;
     Ok(())
 }
 

@@ -3,7 +3,7 @@
 use super::tools::{ToolRow, TOOL_SELECT};
 use super::{Conn, DbResult, Pool};
 use crate::domain::{Cause, HistoryAction, PromotedBy};
-use crate::on_db;
+use crate::{execute, on_db};
 use sqlx::FromRow;
 
 /// A working-set entry with its tool's current version.
@@ -72,17 +72,8 @@ pub async fn insert_working_set_entry(
     promoted_by: PromotedBy,
     now: i64,
 ) -> DbResult<bool> {
-    let r = on_db!(conn, |e| {
-        sqlx::query(
-        "INSERT INTO working_set (agent_id, tool_id, promoted_at, promoted_by) VALUES ($1, $2, $3, $4) \
-         ON CONFLICT (agent_id, tool_id) DO NOTHING",
-    )
-    .bind(agent_id)
-    .bind(tool_id)
-    .bind(now)
-    .bind(promoted_by.as_str())
-    .execute(e).await.map(|r| r.rows_affected())
-    })?;
+    let r = execute!(conn, "INSERT INTO working_set (agent_id, tool_id, promoted_at, promoted_by) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (agent_id, tool_id) DO NOTHING", agent_id, tool_id, now, promoted_by.as_str())?;
     Ok(r == 1)
 }
 
@@ -92,14 +83,12 @@ pub async fn delete_working_set_entry(
     agent_id: i64,
     tool_id: i64,
 ) -> DbResult<bool> {
-    let r = on_db!(conn, |e| sqlx::query(
-        "DELETE FROM working_set WHERE agent_id = $1 AND tool_id = $2"
-    )
-    .bind(agent_id)
-    .bind(tool_id)
-    .execute(e)
-    .await
-    .map(|r| r.rows_affected()))?;
+    let r = execute!(
+        conn,
+        "DELETE FROM working_set WHERE agent_id = $1 AND tool_id = $2",
+        agent_id,
+        tool_id
+    )?;
     Ok(r == 1)
 }
 
@@ -113,16 +102,7 @@ pub async fn insert_history(
     actor: &str,
     now: i64,
 ) -> DbResult<()> {
-    on_db!(conn, |e| {
-        sqlx::query("INSERT INTO history (agent_id, tool_id, action, cause, actor, at) VALUES ($1, $2, $3, $4, $5, $6)")
-        .bind(agent_id)
-        .bind(tool_id)
-        .bind(action.as_str())
-        .bind(cause.as_str())
-        .bind(actor)
-        .bind(now)
-        .execute(e).await.map(|r| r.rows_affected())
-    })?;
+    execute!(conn, "INSERT INTO history (agent_id, tool_id, action, cause, actor, at) VALUES ($1, $2, $3, $4, $5, $6)", agent_id, tool_id, action.as_str(), cause.as_str(), actor, now)?;
     Ok(())
 }
 

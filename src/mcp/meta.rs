@@ -5,6 +5,8 @@ use super::{tool_error, tool_ok};
 use crate::domain::search::read_part;
 use crate::service::{Actor, Graft, RunAnswer, ServiceError};
 use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
+use schemars::transform::RecursiveTransform;
+use schemars::{generate::SchemaSettings, JsonSchema, Schema};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -23,23 +25,44 @@ pub fn offered(name: &str) -> bool {
     OFFERED.contains(&name)
 }
 
-fn schema(v: Value) -> JsonObject {
-    match v {
+/// The input schema of a meta-tool, derived from its argument type (as rmcp's examples
+/// derive theirs): JSON Schema 2020-12 with a root object, every subschema inline (no
+/// `$ref`), and no union: an optional field is left out of `required` rather than typed
+/// `["string", "null"]`, since some clients refuse type unions (CLIENTS.md). Field docs
+/// become descriptions; `deny_unknown_fields` becomes `additionalProperties: false`.
+fn input_schema<T: JsonSchema>() -> JsonObject {
+    let generator = SchemaSettings::draft2020_12()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+            s.transforms.push(Box::new(RecursiveTransform(plain_types)));
+        })
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<T>();
+    schema.remove("title");
+    match schema.to_value() {
         Value::Object(m) => m,
-        _ => unreachable!("meta-tool schemas are objects"),
+        _ => unreachable!("argument types are structs, whose schemas are objects"),
     }
 }
 
-fn vendor_name_schema(verb: &str) -> JsonObject {
-    schema(json!({
-        "type": "object",
-        "properties": {
-            "vendor": {"type": "string", "description": format!("The vendor of the tool to {verb} (from find_tool).")},
-            "name": {"type": "string", "description": format!("The tool's name within its vendor (from find_tool); or, without vendor, the full <vendor>__<name> as your tool list shows it.")}
-        },
-        "required": ["name"],
-        "additionalProperties": false
-    }))
+/// `"type": [T, "null"]` becomes `"type": T` (see [`input_schema`]); the `"default":
+/// null` of an optional field and Rust's integer `format` (`int64`, which no client
+/// needs) are left out.
+fn plain_types(schema: &mut Schema) {
+    if schema.get("default") == Some(&Value::Null) {
+        schema.remove("default");
+    }
+    if schema.get("format").and_then(Value::as_str) == Some("int64") {
+        schema.remove("format");
+    }
+    if let Some(Value::Array(types)) = schema.get_mut("type") {
+        types.retain(|t| t != "null");
+        if types.len() == 1 {
+            let only = types.remove(0);
+            schema.insert("type".into(), only);
+        }
+    }
 }
 
 /// The meta-tools' definitions, in order.
@@ -48,83 +71,60 @@ pub fn tools() -> Vec<Tool> {
         Tool::new(
             "find_tool",
             "Search Graft's toolbox of vendor API tools, promoted or not, ranked by how well each fits what you mean. Describe the task in your own words, as you would to a colleague: the action and the object, the vendor if you know it (\"create a GitHub issue\", \"did the SMS we sent to +447700900123 get delivered?\"). Ids, names and quoted text may stay in; they weigh less than the task's words. The first 64 words are read. Hits come best first, each with the vendor and name that promote, demote and run_tool take, a one-sentence description, whether it is promoted for you now, its readOnlyHint and destructiveHint, and a score from 0 to 1. When nothing fits, the answer says so and points at acquire.",
-            schema(json!({
-                "type": "object",
-                "properties": {
-                    "query": {"type": "string", "description": "What you want to do, in your own words: the action and the object, the vendor if known, e.g. \"list open pull requests on GitHub\". Up to 2,000 characters; the first 64 words are read."},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10, "description": "Most hits to return (1 to 50, default 10)."}
-                },
-                "required": ["query"],
-                "additionalProperties": false
-            })),
+            input_schema::<FindToolArgs>(),
         )
         .with_title("Find a tool")
         .with_annotations(ToolAnnotations::new().read_only(true).destructive(false).idempotent(true).open_world(false)),
         Tool::new(
             "promote",
             "Put a toolbox tool into your working set, so that it appears in your tool list as <vendor>__<name>. Harmless: a tool that writes still asks a person on its first call. Answers the working set's new size and your cap.",
-            vendor_name_schema("promote"),
+            input_schema::<VendorNameArgs>(),
         )
         .with_title("Promote a tool")
         .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(true).open_world(false)),
         Tool::new(
             "demote",
             "Take a tool out of your working set when you are done with it. Deletes nothing: find_tool finds it again and promote brings it back. Answers the working set's new size and your cap.",
-            vendor_name_schema("demote"),
+            input_schema::<VendorNameArgs>(),
         )
         .with_title("Demote a tool")
         .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(true).open_world(false)),
         Tool::new(
             "run_tool",
             "Run any toolbox tool without promoting it, exactly as calling <vendor>__<name> would: the same input validation, the same approval rule for writes, the same answer. Use it for a tool you just promoted that is not in your list yet, or one you need once. With dryRun true, reads (GET, HEAD) reach the vendor and every other method stops at Graft with a preview of the request.",
-            schema(json!({
-                "type": "object",
-                "properties": {
-                    "vendor": {"type": "string", "description": "The tool's vendor (from find_tool)."},
-                    "name": {"type": "string", "description": "The tool's name within its vendor (from find_tool); or, without vendor, the full <vendor>__<name>."},
-                    "input": {"type": "object", "description": "The tool's input, as its input schema describes."},
-                    "dryRun": {"type": "boolean", "default": false, "description": "Preview a write instead of sending it (reads still run)."}
-                },
-                "required": ["name"],
-                "additionalProperties": false
-            })),
+            input_schema::<RunToolArgs>(),
         )
         .with_title("Run a tool")
         .with_annotations(ToolAnnotations::new().read_only(false).destructive(true).idempotent(false).open_world(true)),
         Tool::new(
             "acquire",
             "Author a new tool of an existing vendor when find_tool finds none (call find_tool first: a demoted tool is one promote away). Either describe it (vendor, name, description, method, path, inputSchema, and optionally query, headers, bodyEncoding), or give {vendor, operationId} of an operation find_tool listed as acquirable from the vendor's stored OpenAPI document. The tool is published as version 1 and promoted for you; call it through run_tool until your client re-reads its list.",
-            schema({
-                let mut props = definition_properties();
-                props["operationId"] = json!({"type": "string", "description": "An operation of the vendor's stored OpenAPI document (from find_tool's acquirable list)."});
-                json!({"type": "object", "properties": props, "required": ["vendor"], "additionalProperties": false})
-            }),
+            definition_schema("vendor"),
         )
         .with_title("Author a tool")
         .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(false).open_world(false)),
         Tool::new(
             "publish",
             "Publish a new version of a tool: give {vendor, name} (or name as <vendor>__<name>) and any field to change (description, method, path, inputSchema, query, headers, bodyEncoding). Versions are kept forever; calls use the newest. Promotes the tool for you if it is not.",
-            schema(json!({"type": "object", "properties": definition_properties(), "required": ["name"], "additionalProperties": false})),
+            definition_schema("name"),
         )
         .with_title("Publish a new version")
         .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(false).open_world(false)),
     ]
 }
 
-fn definition_properties() -> Value {
-    json!({
-        "vendor": {"type": "string", "description": "An existing vendor (find_tool's nothing-found answer lists them)."},
-        "name": {"type": "string", "description": "Tool name: a-z, 0-9 and '_', no '__'; <vendor>__<name> at most 52 characters."},
-        "description": {"type": "string", "description": "What the tool does, for the model."},
-        "method": {"type": "string", "enum": ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"], "description": "HTTP method."},
-        "path": {"type": "string", "description": "Path after the vendor's base URL, with {placeholders} that are inputSchema properties, e.g. /v1/items/{id}."},
-        "inputSchema": {"type": "object", "description": "JSON Schema of the input: a root {\"type\": \"object\", \"properties\": {...}}; $ref/$defs are inlined."},
-        "query": {"type": "array", "items": {"type": "string"}, "description": "Properties sent as query parameters."},
-        "headers": {"type": "array", "items": {"type": "string"}, "description": "Properties sent as headers."},
-        "bodyEncoding": {"type": "string", "enum": ["json", "form"], "description": "How the remaining properties are sent as the body (json by default; GET, HEAD and DELETE send them in the query)."},
-        "readOnlyHint": {"type": "boolean", "description": "Ignored: hints follow the method (GET/HEAD read-only, DELETE destructive)."}
-    })
+/// acquire's and publish's schema: [`DefinitionArgs`] with `required` the one field each
+/// needs; publish takes no `operationId` (only acquire reads an operation from the stored
+/// document).
+fn definition_schema(required: &str) -> JsonObject {
+    let mut schema = input_schema::<DefinitionArgs>();
+    if required == "name" {
+        if let Some(Value::Object(props)) = schema.get_mut("properties") {
+            props.remove("operationId");
+        }
+    }
+    schema.insert("required".into(), json!([required]));
+    schema
 }
 
 /// The MCP result of a run (SPEC §4.7).
@@ -157,43 +157,69 @@ pub fn run_result(answer: RunAnswer) -> CallToolResult {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct FindToolArgs {
+    /// What you want to do, in your own words: the action and the object, the vendor if known, e.g. "list open pull requests on GitHub". Up to 2,000 characters; the first 64 words are read.
     query: String,
+    /// Most hits to return (1 to 50, default 10).
+    #[schemars(range(min = 1, max = 50), extend("default" = 10))]
     limit: Option<i64>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RunToolArgs {
+    /// The tool's vendor (from find_tool).
     vendor: Option<String>,
+    /// The tool's name within its vendor (from find_tool); or, without vendor, the full <vendor>__<name>.
     name: String,
+    /// The tool's input, as its input schema describes.
     #[serde(default)]
+    #[schemars(with = "Option<JsonObject>")]
     input: Option<Value>,
+    /// Preview a write instead of sending it (reads still run).
     #[serde(default, rename = "dryRun")]
     dry_run: bool,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[allow(dead_code)] // the hint fields are read only to tell the agent they were ignored
 struct DefinitionArgs {
+    /// An existing vendor (find_tool's nothing-found answer lists them).
     vendor: Option<String>,
+    /// Tool name: a-z, 0-9 and '_', no '__'; <vendor>__<name> at most 52 characters.
     name: Option<String>,
+    /// What the tool does, for the model.
     description: Option<String>,
+    /// HTTP method.
+    #[schemars(extend("enum" = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]))]
     method: Option<String>,
+    /// Path after the vendor's base URL, with {placeholders} that are inputSchema properties, e.g. /v1/items/{id}.
     path: Option<String>,
+    /// JSON Schema of the input: a root {"type": "object", "properties": {...}}; $ref/$defs are inlined.
+    #[schemars(with = "Option<JsonObject>")]
     input_schema: Option<Value>,
+    /// Properties sent as query parameters.
     query: Option<Vec<String>>,
+    /// Properties sent as headers.
     headers: Option<Vec<String>>,
+    /// How the remaining properties are sent as the body (json by default; GET, HEAD and DELETE send them in the query).
+    #[schemars(extend("enum" = ["json", "form"]))]
     body_encoding: Option<String>,
+    /// An operation of the vendor's stored OpenAPI document (from find_tool's acquirable list).
     operation_id: Option<String>,
     // hints an agent may send; they are ignored: an author's hints follow the method
+    /// Ignored: hints follow the method (GET/HEAD read-only, DELETE destructive).
     read_only_hint: Option<bool>,
+    #[schemars(skip)]
     destructive_hint: Option<bool>,
+    #[schemars(skip)]
     idempotent_hint: Option<bool>,
+    #[schemars(skip)]
     open_world_hint: Option<bool>,
+    #[schemars(skip)]
     annotations: Option<Value>,
 }
 
@@ -209,10 +235,12 @@ impl DefinitionArgs {
 
 const HINTS_NOTE: &str = " The hints you sent were ignored: an authored tool's hints follow its method (a person can change them).";
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct VendorNameArgs {
+    /// The tool's vendor (from find_tool).
     vendor: Option<String>,
+    /// The tool's name within its vendor (from find_tool); or, without vendor, the full <vendor>__<name> as your tool list shows it.
     name: String,
 }
 
@@ -553,5 +581,94 @@ async fn promote_or_demote(
             s.cap
         );
         Ok(tool_ok(text, json!({"size": s.size, "cap": s.cap})))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    /// Every schema path that is a union, a `$ref` or a `"type"` list (MCP clients that
+    /// refuse them, CLIENTS.md).
+    fn unions(v: &Value, at: String, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    let here = format!("{at}/{k}");
+                    if ["anyOf", "oneOf", "allOf", "$ref", "$defs"].contains(&k.as_str())
+                        || (k == "type" && !x.is_string())
+                    {
+                        out.push(here.clone());
+                    }
+                    unions(x, here, out);
+                }
+            }
+            Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    unions(x, format!("{at}/{i}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn meta_tool_schemas_are_closed_objects_without_unions() {
+        for tool in super::tools() {
+            let schema = Value::Object(tool.input_schema.as_ref().clone());
+            assert_eq!(schema["type"], "object", "{}", tool.name);
+            assert_eq!(schema["additionalProperties"], false, "{}", tool.name);
+            let mut found = Vec::new();
+            unions(&schema, String::new(), &mut found);
+            assert!(found.is_empty(), "{}: {found:?}", tool.name);
+            let props = schema["properties"].as_object().unwrap();
+            for (name, p) in props {
+                assert!(
+                    p["description"].is_string(),
+                    "{}.{name} has no description",
+                    tool.name
+                );
+            }
+            for r in schema["required"].as_array().unwrap() {
+                assert!(
+                    props.contains_key(r.as_str().unwrap()),
+                    "{}: {r}",
+                    tool.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn schemas_carry_what_the_argument_types_check() {
+        let tools = super::tools();
+        let get = |n: &str| {
+            Value::Object(
+                tools
+                    .iter()
+                    .find(|t| t.name == n)
+                    .unwrap()
+                    .input_schema
+                    .as_ref()
+                    .clone(),
+            )
+        };
+        let find = get("find_tool");
+        assert_eq!(find["required"], serde_json::json!(["query"]));
+        assert_eq!(find["properties"]["limit"]["minimum"], 1);
+        assert_eq!(find["properties"]["limit"]["maximum"], 50);
+        assert_eq!(find["properties"]["limit"]["default"], 10);
+        assert_eq!(get("run_tool")["properties"]["input"]["type"], "object");
+        assert_eq!(get("run_tool")["properties"]["dryRun"]["type"], "boolean");
+        let acquire = get("acquire");
+        assert_eq!(acquire["required"], serde_json::json!(["vendor"]));
+        assert!(acquire["properties"]["operationId"].is_object());
+        let publish = get("publish");
+        assert_eq!(publish["required"], serde_json::json!(["name"]));
+        assert!(publish["properties"].get("operationId").is_none());
+        assert!(publish["properties"].get("destructiveHint").is_none());
+        assert_eq!(publish["properties"]["method"]["enum"][0], "GET");
+        assert_eq!(publish["properties"]["inputSchema"]["type"], "object");
+        assert_eq!(get("promote")["required"], serde_json::json!(["name"]));
     }
 }

@@ -217,15 +217,21 @@ const COOKIE_OCTET: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
     .add(b'\\')
     .add(b'%');
 
+/// An array's scalar items as text joined by `,` (OpenAPI `style: simple` and `form`
+/// without explode); objects and nulls inside it are left out.
+fn comma_joined(items: &[Value]) -> String {
+    items
+        .iter()
+        .filter_map(scalar_text)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// A cookie parameter's value (OpenAPI `style: form`: arrays joined by `,`, which is
 /// then encoded), or why it is refused.
 pub(super) fn cookie_value(name: &str, v: &Value) -> Result<String, String> {
     let text = match v {
-        Value::Array(a) => a
-            .iter()
-            .filter_map(scalar_text)
-            .collect::<Vec<_>>()
-            .join(","),
+        Value::Array(a) => comma_joined(a),
         Value::Object(_) => {
             return Err(format!("cookie {name:?} must be a string, number or list"))
         }
@@ -236,11 +242,7 @@ pub(super) fn cookie_value(name: &str, v: &Value) -> Result<String, String> {
 
 pub(super) fn header_value(name: &str, v: &Value) -> Result<String, String> {
     let text = match v {
-        Value::Array(a) => a
-            .iter()
-            .filter_map(scalar_text)
-            .collect::<Vec<_>>()
-            .join(","),
+        Value::Array(a) => comma_joined(a),
         Value::Object(m) => m
             .iter()
             .flat_map(|(k, x)| [k.clone(), scalar_text(x).unwrap_or_default()])
