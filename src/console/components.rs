@@ -342,6 +342,25 @@ where
 
 /// A button that copies `text` to the clipboard (the Clipboard API), shown once the page
 /// is hydrated; without JavaScript the text beside it is selectable as a whole.
+/// A data table in its scrolling wrapper (`div.table-wrap`; on a phone the stylesheet
+/// stacks each row's cells under their `data-label`): `head` is the header row's cells
+/// (`<th>`s), `children` the body's rows (`<tr>`s), `class` the table's own class.
+#[component]
+pub(crate) fn DataTable(
+    #[prop(optional)] class: Option<&'static str>,
+    head: AnyView,
+    children: Children,
+) -> impl IntoView {
+    view! {
+        <div class="table-wrap">
+            <table class=class>
+                <thead><tr>{head}</tr></thead>
+                <tbody>{children()}</tbody>
+            </table>
+        </div>
+    }
+}
+
 #[component]
 pub(crate) fn CopyButton(text: String, what: &'static str) -> impl IntoView {
     let (hydrated, set_hydrated) = signal(false);

@@ -3,8 +3,8 @@
 
 use super::tables::{approvals_table, calls_table, CallColumns};
 use crate::console::components::{
-    does_badge, error_of, loaded, saved, Confirm, FieldError, FormError, Frame, LoadError,
-    SizeChart, When,
+    does_badge, error_of, loaded, saved, Confirm, DataTable, FieldError, FormError, Frame,
+    LoadError, SizeChart, When,
 };
 use crate::console::server_fns::{
     agent, search_tools, AgentData, ConsoleResult, Decide, Demote, EditAgent, Promote, RotateToken,
@@ -218,15 +218,11 @@ pub(crate) fn working_set_table(
         .count() as i64;
     let a = &d.agent;
     let over_cap = over_cap_in_words(a.size, a.cap, called, a.idle_window_days);
+    let entries = d.entries.clone();
     view! {
         {over_cap.map(|w| view! { <p class="muted" role="note">{w}</p> })}
-        <div class="table-wrap">
-            <table class="working-set">
-                <thead><tr>
-                    <th>"Tool"</th><th>"Description"</th><th>"Promoted by"</th><th>"Promoted"</th><th>"Last used"</th><th>"Calls"</th><th></th>
-                </tr></thead>
-                <tbody>
-                    {d.entries.iter().map(|e| {
+        <DataTable class="working-set" head=view! { <th>"Tool"</th><th>"Description"</th><th>"Promoted by"</th><th>"Promoted"</th><th>"Last used"</th><th>"Calls"</th><th></th> }.into_any()>
+                    {entries.into_iter().map(|e| {
                         let tool = format!("{}__{}", e.vendor, e.name);
                         let href = format!("/tools/{}/{}", segment(&e.vendor), segment(&e.name));
                         let agent = agent.clone();
@@ -252,9 +248,7 @@ pub(crate) fn working_set_table(
                             </tr>
                         }
                     }).collect_view()}
-                </tbody>
-            </table>
-        </div>
+                </DataTable>
     }
     .into_any()
 }
@@ -320,12 +314,10 @@ pub(crate) fn history_table(d: &AgentData) -> impl IntoView {
     let pages = ((d.history_total + d.per_page - 1) / d.per_page).max(1);
     let base = format!("/agents/{}", segment(&d.agent.name));
     let link = move |p: i64| format!("{base}?page={p}#history");
+    let history = d.history.clone();
     view! {
-        <div class="table-wrap">
-            <table class="history">
-                <thead><tr><th>"When"</th><th>"Tool"</th><th>"Change"</th><th>"Cause"</th></tr></thead>
-                <tbody>
-                    {d.history.iter().cloned().map(|h| view! {
+        <DataTable class="history" head=view! { <th>"When"</th><th>"Tool"</th><th>"Change"</th><th>"Cause"</th> }.into_any()>
+                    {history.into_iter().map(|h| view! {
                         <tr>
                             <td><When at=h.at now/></td>
                             <td><code>{h.tool}</code></td>
@@ -333,9 +325,7 @@ pub(crate) fn history_table(d: &AgentData) -> impl IntoView {
                             <td class="cause" data-label="Cause">{h.cause}</td>
                         </tr>
                     }).collect_view()}
-                </tbody>
-            </table>
-        </div>
+                </DataTable>
         <nav class="pager" aria-label="History pages">
             {(d.page > 1).then(|| view! { <a href=link(d.page - 1)>"Newer"</a> })}
             <span>{format!("Page {} of {} ({} changes)", d.page, pages, d.history_total)}</span>

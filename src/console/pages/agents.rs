@@ -1,7 +1,7 @@
 //! The Agents page (SPEC §6): the list, adding an agent, and its token shown once.
 
 use crate::console::components::{
-    error_of, loaded, saved, CopyButton, FieldError, FormError, Frame, When,
+    error_of, loaded, saved, CopyButton, DataTable, FieldError, FormError, Frame, When,
 };
 use crate::console::server_fns::{
     agents, take_token, AddAgent, AgentsData, ConsoleError, EditAgent, TokenReveal,
@@ -70,12 +70,7 @@ pub(crate) fn agents_table(
             };
             view! { <p class="error" role="alert">{text}</p> }
         })}
-        <div class="table-wrap">
-            <table>
-                <thead><tr>
-                    <th>"Name"</th><th>"Harness"</th><th>"Working set"</th><th>"Idle window"</th><th>"Last seen"</th><th>"Edit"</th>
-                </tr></thead>
-                <tbody>
+        <DataTable head=view! { <th>"Name"</th><th>"Harness"</th><th>"Working set"</th><th>"Idle window"</th><th>"Last seen"</th><th>"Edit"</th> }.into_any()>
                     {d.agents.into_iter().map(|a| {
                         let href = format!("/agents/{}", segment(&a.name));
                         let over = a.size > a.cap;
@@ -105,9 +100,7 @@ pub(crate) fn agents_table(
                             </tr>
                         }
                     }).collect_view()}
-                </tbody>
-            </table>
-        </div>
+                </DataTable>
     }
     .into_any()
 }

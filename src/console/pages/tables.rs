@@ -1,6 +1,6 @@
 //! Tables and forms more than one page shows: calls, approvals, connections.
 
-use crate::console::components::{clear_on_save, error_of, Confirm, FieldError, When};
+use crate::console::components::{clear_on_save, error_of, Confirm, DataTable, FieldError, When};
 use crate::console::server_fns::{
     AddConnection, ApprovalItem, CallItem, ConnectionItem, Decide, RevokeConnection, VendorItem,
 };
@@ -30,15 +30,10 @@ pub(crate) fn calls_table(
         return view! { <p class="muted">{none}</p> }.into_any();
     }
     view! {
-        <div class="table-wrap">
-            <table class="calls">
-                <thead><tr>
-                    <th>"When"</th>
+        <DataTable class="calls" head=view! { <th>"When"</th>
                     {(columns != CallColumns::Tool).then(|| view! { <th>"Agent"</th> })}
                     {(columns != CallColumns::Agent).then(|| view! { <th>"Tool"</th> })}
-                    <th>"Outcome"</th><th>"Took"</th><th>"Input"</th>
-                </tr></thead>
-                <tbody>
+                    <th>"Outcome"</th><th>"Took"</th><th>"Input"</th> }.into_any()>
                     {calls.into_iter().map(|c| {
                         let tool_href = format!("/tools/{}/{}", segment(&c.vendor), segment(&c.name));
                         let agent_cell = (columns != CallColumns::Tool).then(|| view! {
@@ -63,9 +58,7 @@ pub(crate) fn calls_table(
                             </tr>
                         }
                     }).collect_view()}
-                </tbody>
-            </table>
-        </div>
+                </DataTable>
     }
     .into_any()
 }
@@ -80,13 +73,8 @@ pub(crate) fn approvals_table(
         return view! { <p class="muted">"No approvals yet: a tool that writes, or one an agent wrote, asks here on its first call."</p> }.into_any();
     }
     view! {
-        <div class="table-wrap">
-            <table class="approvals">
-                <thead><tr>
-                    {show_agent.then(|| view! { <th>"Agent"</th> })}
-                    <th>"Tool"</th><th>"State"</th><th>"Asked"</th><th>"Decided"</th><th></th>
-                </tr></thead>
-                <tbody>
+        <DataTable class="approvals" head=view! { {show_agent.then(|| view! { <th>"Agent"</th> })}
+                    <th>"Tool"</th><th>"State"</th><th>"Asked"</th><th>"Decided"</th><th></th> }.into_any()>
                     {list.into_iter().map(|x| {
                         let tool = format!("{}__{}", x.vendor, x.name);
                         let buttons: Vec<(&'static str, &'static str)> = match x.state.as_str() {
@@ -145,9 +133,7 @@ pub(crate) fn approvals_table(
                             </tr>
                         }
                     }).collect_view()}
-                </tbody>
-            </table>
-        </div>
+                </DataTable>
     }
     .into_any()
 }
@@ -231,9 +217,7 @@ pub(crate) fn connections_table(
             .into_any();
     }
     view! {
-        <div class="table-wrap"><table class="connections">
-            <thead><tr><th>"Vendor"</th><th>"Label"</th><th>"Kind"</th><th>"Added"</th><th>"State"</th><th></th></tr></thead>
-            <tbody>{list.into_iter().map(|c| { let (l1, l2) = (c.label.clone(), c.label.clone()); view! {
+        <DataTable class="connections" head=view! { <th>"Vendor"</th><th>"Label"</th><th>"Kind"</th><th>"Added"</th><th>"State"</th><th></th> }.into_any()>{list.into_iter().map(|c| { let (l1, l2) = (c.label.clone(), c.label.clone()); view! {
                 <tr data-connection=l1>
                     <td><code>{c.vendor}</code></td>
                     <td>{c.label.clone()}</td>
@@ -255,8 +239,7 @@ pub(crate) fn connections_table(
                         </Confirm>
                     })}</td>
                 </tr>
-            }}).collect_view()}</tbody>
-        </table></div>
+            }}).collect_view()}</DataTable>
         <p class="muted">"Revoking demotes, in every working set, each tool whose calls use the connection."</p>
     }
     .into_any()
