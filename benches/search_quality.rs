@@ -397,6 +397,155 @@ fn main() {
     if std::env::var("GRAFT_BENCH_TUNE").is_ok_and(|v| v == "1") {
         tune(&rt, &graft, &queries, model.as_deref());
     }
+
+    if std::env::var("GRAFT_BENCH_REPLAY").is_ok_and(|v| v == "1") {
+        // issue 24.3: the tasks of all three query sets (the development set and both
+        // held-out sets), grouped by their right answers; half of each task's phrasings
+        // train (an agent asks, then promotes a right answer), the other half test
+        let mut tasks: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+        for file in [
+            "search_devset.json",
+            "search_heldout.json",
+            "search_heldout_long.json",
+        ] {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("benches")
+                .join(file);
+            let set: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+            for q in set["queries"].as_array().unwrap() {
+                let raw = q["expected"].as_array().unwrap();
+                if q["kind"] == "nonsense"
+                    || raw
+                        .iter()
+                        .any(|e| !slugs.contains(e["vendor"].as_str().unwrap()))
+                {
+                    continue;
+                }
+                let mut expected: Vec<String> = raw
+                    .iter()
+                    .filter_map(|e| resolve(e["vendor"].as_str().unwrap(), e))
+                    .collect();
+                expected.sort();
+                if expected.is_empty() {
+                    continue;
+                }
+                let text = q["query"].as_str().unwrap().to_string();
+                match tasks.iter_mut().find(|(e, _)| *e == expected) {
+                    Some((_, phrasings)) => phrasings.push(text),
+                    None => tasks.push((expected, vec![text])),
+                }
+            }
+        }
+        replay(&rt, &graft, &tasks, model.clone());
+    }
+}
+
+/// The usage replay of issue 24.3 on a copy of the bench database (the cached one stays
+/// untouched): recall on the test phrasings before and after agents' picks on the
+/// training ones.
+fn replay(
+    rt: &tokio::runtime::Runtime,
+    graft: &Graft,
+    tasks: &[(Vec<String>, Vec<String>)],
+    model: Option<Arc<graft::semantic::Model>>,
+) {
+    let dir = tempfile_dir();
+    let copy = dir.join("replay.db");
+    let _ = std::fs::remove_file(&copy);
+    rt.block_on(
+        sqlx::query("VACUUM INTO $1")
+            .bind(copy.to_string_lossy().to_string())
+            .execute(graft.pool().as_sqlite().unwrap()),
+    )
+    .expect("copy the bench database");
+    let g = rt.block_on(async {
+        Graft::open(
+            &format!("sqlite://{}", copy.display()),
+            Arc::new(SystemClock),
+            ServiceConfig::ephemeral("http://127.0.0.1:3000").with_model(model),
+        )
+        .await
+        .expect("open the copy")
+    });
+    let split: Vec<(&Vec<String>, &[String], &[String])> = tasks
+        .iter()
+        .filter(|(_, p)| p.len() >= 2)
+        .map(|(e, p)| {
+            let half = p.len() / 2;
+            (e, &p[..half], &p[half..])
+        })
+        .collect();
+    // the tasks nobody trained (one phrasing): picks of other tools must not hurt them
+    let untrained: Vec<(&Vec<String>, &[String], &[String])> = tasks
+        .iter()
+        .filter(|(_, p)| p.len() == 1)
+        .map(|(e, p)| (e, &p[..0], &p[..]))
+        .collect();
+    let measure = |g: &Graft, split: &[(&Vec<String>, &[String], &[String])]| {
+        let mut t = Tally::default();
+        for (expected, _, test) in split {
+            for q in test.iter() {
+                let found = rt
+                    .block_on(g.search_tools_with(
+                        None,
+                        q,
+                        10,
+                        Mode::Fused,
+                        &SearchParams::default(),
+                    ))
+                    .unwrap();
+                let rank = found
+                    .hits
+                    .iter()
+                    .position(|h| expected.contains(&format!("{}__{}", h.vendor, h.name)));
+                t.add(rank);
+            }
+        }
+        t
+    };
+    let before = measure(&g, &split);
+    let untrained_before = measure(&g, &untrained);
+    let mut picks = 0;
+    for (i, (expected, train, _)) in split.iter().enumerate() {
+        for (j, q) in train.iter().enumerate() {
+            let (agent, _) = rt
+                .block_on(g.add_agent(&format!("replay-{i}-{j}"), None, None, None))
+                .unwrap();
+            rt.block_on(g.find_tool(agent.id, q, 10)).unwrap();
+            let (vendor, name) = expected[0].split_once("__").unwrap();
+            rt.block_on(g.promote_tool(
+                &graft::service::Actor::Agent(agent.id),
+                agent.id,
+                vendor,
+                name,
+            ))
+            .unwrap();
+            picks += 1;
+        }
+    }
+    let after = measure(&g, &split);
+    let untrained_after = measure(&g, &untrained);
+    println!(
+        "\nusage replay: {} tasks with 2+ phrasings, {picks} training picks, {} test phrasings",
+        split.len(),
+        before.n
+    );
+    println!(
+        "{:<9} {:>4}  {:>6}  {:>6}  {:>6}",
+        "", "n", "R@1", "R@5", "MRR@10"
+    );
+    println!("{:<9} {}", "before", before.row());
+    println!("{:<9} {}", "after", after.row());
+    println!("the {} phrasings of untrained tasks:", untrained_before.n);
+    println!("{:<9} {}", "before", untrained_before.row());
+    println!("{:<9} {}", "after", untrained_after.row());
+    let _ = std::fs::remove_file(&copy);
+}
+
+fn tempfile_dir() -> PathBuf {
+    let d = cache_dir().join("bench").join("replay");
+    std::fs::create_dir_all(&d).unwrap();
+    d
 }
 
 /// The default knobs with `GRAFT_BENCH_PARAMS` applied (`name=value,…` for
@@ -419,6 +568,9 @@ fn overridden(mut p: SearchParams) -> SearchParams {
             "lexical_threshold" => p.lexical_threshold = v,
             "floor_share" => p.floor_share = v,
             "payload_weight" => p.payload_weight = v,
+            "learned_weight" => p.learned_weight = v,
+            "learned_cosine_floor" => p.learned_cosine_floor = v,
+            "learned_cosine_ceiling" => p.learned_cosine_ceiling = v,
             "expansion_weight" => p.expansion_weight = v,
             "coverage_weight" => p.coverage_weight = v,
             "vendor_boost" => p.vendor_boost = v,

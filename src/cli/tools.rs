@@ -16,6 +16,10 @@ pub enum ToolCommand {
         /// Most hits to show (1 to 50).
         #[arg(long, default_value_t = 20)]
         limit: usize,
+        /// Under each hit, why it ranked there: the score of each leg (words, meaning,
+        /// what agents' picks taught) and the fields the request's words matched.
+        #[arg(long)]
+        explain: bool,
     },
     /// Show a tool: every version with what changed, hints, notes, the agents that have it.
     Show {
@@ -270,8 +274,16 @@ pub(super) async fn tool(graft: &Graft, command: ToolCommand) -> anyhow::Result<
                     .unwrap_or_else(|| "the vendor's only active connection".into())
             );
         }
-        ToolCommand::Search { query, limit } => {
-            let found = graft.search_tools(None, &query, limit).await?;
+        ToolCommand::Search {
+            query,
+            limit,
+            explain,
+        } => {
+            let (found, why) = if explain {
+                graft.explain_search(&query, limit).await?
+            } else {
+                (graft.search_tools(None, &query, limit).await?, Vec::new())
+            };
             if graft.search_status().model.is_none() {
                 eprintln!(
                     "(search matches words only: no embedding model; see scripts/get-model.sh)"
@@ -284,13 +296,31 @@ pub(super) async fn tool(graft: &Graft, command: ToolCommand) -> anyhow::Result<
                 let read = crate::domain::search::read_part(&query).0;
                 println!("No tool matches {read:?}.");
             }
-            for h in &found.hits {
+            for (i, h) in found.hits.iter().enumerate() {
                 let ro = if h.read_only_hint { " (read-only)" } else { "" };
                 // the name first: scripts take the first word of each line
                 println!(
                     "{}__{}{}  {:.2}  {}",
                     h.vendor, h.name, ro, h.score, h.description
                 );
+                if let Some(w) = why.get(i) {
+                    let fields: Vec<String> = w
+                        .fields
+                        .iter()
+                        .map(|(f, terms)| format!("{f} ({})", terms.join(", ")))
+                        .collect();
+                    println!(
+                        "    words {:.2} · meaning {:.2} · learned {:.2} · matched: {}",
+                        w.lexical,
+                        w.semantic,
+                        w.learned,
+                        if fields.is_empty() {
+                            "no field".to_string()
+                        } else {
+                            fields.join("; ")
+                        }
+                    );
+                }
             }
             if found.total > found.hits.len() {
                 println!(

@@ -13,7 +13,7 @@ use sqlx::{Connection, Row};
 /// schema that is not here (and is not bookkeeping: `_sqlx_migrations`, `sqlite_*`,
 /// `tower_sessions`) makes the copy refuse to start, so a new table is never left
 /// behind silently.
-pub const TABLES: [&str; 15] = [
+pub const TABLES: [&str; 17] = [
     "vendors",
     "connections",
     "tools",
@@ -29,6 +29,8 @@ pub const TABLES: [&str; 15] = [
     "users",
     "embeddings",
     "imports",
+    "recent_searches",
+    "search_evidence",
 ];
 
 /// Rows read from SQLite and written to PostgreSQL at a time.

@@ -329,7 +329,7 @@ async fn find_tool(
         ));
     }
     let found = graft
-        .search_tools(Some(agent_id), query, limit as usize)
+        .find_tool(agent_id, query, limit as usize)
         .await
         .map_err(service_error)?;
     if found.hits.is_empty() {

@@ -13,6 +13,7 @@ pub(crate) mod hot;
 pub mod hub;
 pub mod import;
 pub mod input;
+pub mod learning;
 pub mod quota;
 pub mod run;
 pub mod search;
@@ -42,9 +43,10 @@ use crate::proxy::{Proxy, ProxyLimits};
 use chrono::{DateTime, Utc};
 pub use error::{unique_or, ServiceError, ServiceResult};
 use hub::ChangeHub;
+pub use learning::{LearnedView, Pick};
 use rand::RngCore;
 pub use run::RunAnswer;
-pub use search::{Acquirable, SearchResult, SearchStatus, ToolHit};
+pub use search::{Acquirable, HitExplain, SearchResult, SearchStatus, ToolHit};
 use secrets::SecretKey;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -164,6 +166,8 @@ struct Inner {
     stored_ops: RwLock<Option<Arc<search::StoredIndex>>>,
     /// Held while an index is built, so concurrent searches build it once.
     index_build: tokio::sync::Mutex<()>,
+    /// The toolbox's learned field (issue 24.3); `None` after this process learned.
+    learned: RwLock<Option<learning::LearnedCache>>,
     /// The sentence-embedding model; `None`: search is lexical-only.
     model: Option<Arc<crate::semantic::Model>>,
     /// What tool calls read, kept in memory until something changes.
@@ -284,6 +288,7 @@ impl Graft {
                 search: RwLock::new(None),
                 stored_ops: RwLock::new(None),
                 index_build: tokio::sync::Mutex::new(()),
+                learned: RwLock::new(None),
                 model: config.model,
                 hot: hot::HotCache::default(),
                 write_lock: Arc::new(tokio::sync::Mutex::new(())),

@@ -135,6 +135,10 @@ impl Graft {
                 wait,
             ));
         }
+        // a call of a tool that the agent's last find_tool answered teaches search
+        // (issue 24.3)
+        self.learn_from_pick(agent_id, tool, super::Pick::Call)
+            .await;
         let Some(_running) = self.inner.meter.running(quotas, agent_id) else {
             return Ok(rate_limited(
                 format!(

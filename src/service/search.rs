@@ -38,6 +38,18 @@ pub struct ToolHit {
     pub score: f32,
 }
 
+/// Why a hit ranked where it did ([`Graft::explain_search`]): each leg's score (0–1)
+/// and the fields the request's words matched, with the terms that matched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HitExplain {
+    pub lexical: f32,
+    pub semantic: f32,
+    /// What agents' picks taught (issue 24.3).
+    pub learned: f32,
+    /// `(field, matched terms)`, in the index's field order.
+    pub fields: Vec<(&'static str, Vec<String>)>,
+}
+
 /// A search's answer: the first `limit` hits and how many cleared the threshold.
 #[derive(Debug, Clone, Serialize)]
 pub struct SearchResult {
@@ -354,6 +366,31 @@ impl Graft {
         .await
     }
 
+    /// find_tool (SPEC §3.4) for an agent: [`Graft::search_tools`], and the request is
+    /// kept for ten minutes so that the tool the agent then promotes or calls teaches
+    /// the next search (issue 24.3, [`super::learning`]).
+    pub async fn find_tool(
+        &self,
+        agent_id: i64,
+        query: &str,
+        limit: usize,
+    ) -> ServiceResult<SearchResult> {
+        let (result, keys) = self
+            .ranked(
+                Some(agent_id),
+                query,
+                limit,
+                Mode::Fused,
+                &SearchParams::default(),
+            )
+            .await?;
+        let keys: Vec<i64> = keys.into_iter().map(|(k, _)| k).collect();
+        if let Err(e) = self.remember_search(agent_id, query, &keys).await {
+            tracing::warn!(agent_id, error = %e, "could not keep a search to learn from");
+        }
+        Ok(result)
+    }
+
     /// [`Graft::search_tools`] with the rankers and knobs given (the quality bench
     /// compares them). Without a model every mode is lexical.
     pub async fn search_tools_with(
@@ -364,6 +401,48 @@ impl Graft {
         mode: Mode,
         params: &SearchParams,
     ) -> ServiceResult<SearchResult> {
+        Ok(self.ranked(agent_id, query, limit, mode, params).await?.0)
+    }
+
+    /// Why each hit ranked where it did (`graft tool search --explain`): the search's
+    /// answer and, per hit, its scores by leg and the fields its words matched.
+    /// Errors: as [`Graft::search_tools`].
+    pub async fn explain_search(
+        &self,
+        query: &str,
+        limit: usize,
+    ) -> ServiceResult<(SearchResult, Vec<HitExplain>)> {
+        let params = SearchParams::default();
+        let (result, ranked) = self
+            .ranked(None, query, limit, Mode::Fused, &params)
+            .await?;
+        let idx = self.search_index().await?;
+        let read = search::read_part(query).0;
+        let explains = ranked
+            .into_iter()
+            .map(|(_, h)| HitExplain {
+                lexical: round3(h.lexical),
+                semantic: round3(h.semantic),
+                learned: round3(h.learned),
+                fields: idx
+                    .matched_fields(read, h.doc, &params)
+                    .into_iter()
+                    .map(|(f, terms)| (f.as_str(), terms))
+                    .collect(),
+            })
+            .collect();
+        Ok((result, explains))
+    }
+
+    /// A search's answer and the tool id and scores of each hit, in order.
+    async fn ranked(
+        &self,
+        agent_id: Option<i64>,
+        query: &str,
+        limit: usize,
+        mode: Mode,
+        params: &SearchParams,
+    ) -> ServiceResult<(SearchResult, Vec<(i64, search::Hit)>)> {
         // never refused for its length (issue 24.1): the ranking reads its first part
         let (query, cut) = search::read_part(query);
         if query.is_empty() {
@@ -382,7 +461,15 @@ impl Graft {
         } else {
             self.query_embedding(query).await?
         };
-        let ranked = idx.search(query, embedding.as_deref(), mode, params, limit);
+        let learned = self.learned_for(&idx).await?;
+        let ranked = idx.search_learned(
+            query,
+            embedding.as_deref(),
+            mode,
+            params,
+            limit,
+            Some(&learned),
+        );
         let promoted: HashSet<i64> = match agent_id {
             Some(a) => db::select_working_set_ids(self.pool(), a)
                 .await?
@@ -391,6 +478,11 @@ impl Graft {
             None => HashSet::new(),
         };
         let total = ranked.total;
+        let keys = ranked
+            .hits
+            .iter()
+            .map(|h| (idx.docs()[h.doc].key, *h))
+            .collect();
         let hits = ranked
             .hits
             .into_iter()
@@ -407,7 +499,7 @@ impl Graft {
                 }
             })
             .collect();
-        Ok(SearchResult { hits, total, cut })
+        Ok((SearchResult { hits, total, cut }, keys))
     }
 
     /// Up to `limit` operations of stored documents that are not tools yet, ranked for

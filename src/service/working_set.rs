@@ -152,6 +152,9 @@ impl Graft {
         if changed {
             self.changed(&[agent_id]).await;
         }
+        if let Actor::Agent(a) = actor {
+            self.learn_from_pick(*a, &tool, super::Pick::Promote).await;
+        }
         Ok(SetSize {
             size,
             cap: agent.cap,

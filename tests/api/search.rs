@@ -254,3 +254,149 @@ async fn long_requests_in_an_agents_words_are_answered_not_refused() {
     assert!(text(&r).contains("first 64 words"));
     app.stop().await;
 }
+
+/// Issue 24.3: what one agent picks after a find_tool teaches every agent's find_tool;
+/// an author's picks of its own tool teach nothing; each agent counts once; a person
+/// sees the learned phrases on the tool's page and clears them, and they stop counting;
+/// nothing of a request's payload reaches the database.
+#[tokio::test]
+async fn picks_teach_find_tool_for_every_agent_and_never_store_the_payload() {
+    use super::console::{Browser, PASSWORD};
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_with_model(dir.path(), None).await;
+    let (_, alpha_token) = agent(&app, "alpha").await;
+    let (_, beta_token) = agent(&app, "beta").await;
+    let (_, author_token) = agent(&app, "author").await;
+    let alpha = modern_client(&app, &alpha_token).await;
+    let beta = modern_client(&app, &beta_token).await;
+    let author = modern_client(&app, &author_token).await;
+    let request = "nudge the crew about the outage ZX9Q-77141";
+    let target = "petstore__update_pet_with_form";
+    let find = |c, q: &'static str| async move {
+        let r = call(c, "find_tool", json!({"query": q, "limit": 10})).await;
+        assert_eq!(r.is_error, Some(false), "{}", text(&r));
+        r.structured_content.unwrap()
+    };
+
+    let before = find(&beta, request).await;
+    assert!(
+        rank_of(&before, target).is_none_or(|r| r >= 5),
+        "{:?}",
+        hit_names(&before)
+    );
+    // alpha asks, then promotes the tool it meant: evidence
+    find(&alpha, request).await;
+    let r = call(
+        &alpha,
+        "promote",
+        json!({"vendor": "petstore", "name": "update_pet_with_form"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let learned = app
+        .graft
+        .learned_phrases("petstore", "update_pet_with_form")
+        .await
+        .unwrap();
+    assert_eq!(learned.len(), 1, "{learned:?}");
+    assert_eq!(learned[0].phrase, "nudge crew outage");
+    assert_eq!(learned[0].agents, 1);
+    // beta, who never picked it, now finds it in its first five
+    let after = find(&beta, request).await;
+    assert!(
+        rank_of(&after, target).is_some_and(|r| r < 5),
+        "{:?}",
+        hit_names(&after)
+    );
+    // the same agent picking again counts once
+    find(&alpha, request).await;
+    call(
+        &alpha,
+        "run_tool",
+        json!({"vendor": "petstore", "name": "update_pet_with_form", "input": {"petId": 1}, "dryRun": true}),
+    )
+    .await;
+    let learned = app
+        .graft
+        .learned_phrases("petstore", "update_pet_with_form")
+        .await
+        .unwrap();
+    assert_eq!(learned[0].agents, 1, "{learned:?}");
+
+    // an author's picks of its own tool teach nothing
+    let r = call(
+        &author,
+        "acquire",
+        json!({"vendor": "petstore", "name": "crew_pager", "description": "Page a person",
+               "method": "POST", "path": "/pages", "inputSchema": {"type": "object", "properties": {"who": {"type": "string"}}}}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    find(&author, "wake up the crew").await;
+    call(
+        &author,
+        "promote",
+        json!({"vendor": "petstore", "name": "crew_pager"}),
+    )
+    .await;
+    call(
+        &author,
+        "run_tool",
+        json!({"vendor": "petstore", "name": "crew_pager", "input": {"who": "x"}, "dryRun": true}),
+    )
+    .await;
+    assert!(app
+        .graft
+        .learned_phrases("petstore", "crew_pager")
+        .await
+        .unwrap()
+        .is_empty());
+
+    // a person sees the phrase on the tool's page and clears it: it stops counting
+    app.graft.add_user("ops", PASSWORD).await.unwrap();
+    let mut b = Browser::new(&app);
+    b.sign_in("ops", PASSWORD).await;
+    let page = b
+        .get("/tools/petstore/update_pet_with_form")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("<q>nudge crew outage</q>"), "{page}");
+    let form = [
+        ("vendor", "petstore"),
+        ("name", "update_pet_with_form"),
+        ("confirm", "yes"),
+    ];
+    assert_eq!(b.call("clear_learned", &form).await.status(), 200);
+    assert!(app
+        .graft
+        .learned_phrases("petstore", "update_pet_with_form")
+        .await
+        .unwrap()
+        .is_empty());
+    let cleared = find(&beta, request).await;
+    assert_eq!(rank_of(&cleared, target), rank_of(&before, target));
+
+    // the request's id never reached the database (nor its journal)
+    for c in [alpha, beta, author] {
+        c.cancel().await.unwrap();
+    }
+    app.stop().await;
+    if !on_postgres() {
+        for entry in std::fs::read_dir(dir.path()).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_file() {
+                let bytes = std::fs::read(&path).unwrap().to_ascii_lowercase();
+                for needle in [&b"77141"[..], b"zx9q"] {
+                    assert!(
+                        !bytes.windows(needle.len()).any(|w| w == needle),
+                        "{} holds {}",
+                        path.display(),
+                        String::from_utf8_lossy(needle)
+                    );
+                }
+            }
+        }
+    }
+}

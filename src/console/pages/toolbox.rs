@@ -1,9 +1,9 @@
 //! The Toolbox page and one tool's page (SPEC §6).
 
 use super::tables::{calls_table, CallColumns};
-use crate::console::components::{does_badge, loaded, Frame, When};
+use crate::console::components::{does_badge, loaded, Confirm, Frame, When};
 use crate::console::server_fns::{
-    browse_tools, search_tools, tool, BrowseData, ConsoleError, SearchData, ToolData,
+    browse_tools, search_tools, tool, BrowseData, ClearLearned, ConsoleError, SearchData, ToolData,
 };
 use crate::console::words::{count, does_in_words, segment};
 use leptos::prelude::*;
@@ -161,15 +161,19 @@ pub fn ToolPage() -> impl IntoView {
             p.get("name").unwrap_or_default(),
         )
     };
-    let data = Resource::new(key, |(v, n)| tool(v, n));
+    let clear = ServerAction::<ClearLearned>::new();
+    let data = Resource::new(
+        move || (key(), clear.version().get()),
+        |((v, n), _)| tool(v, n),
+    );
     view! {
         <Frame title={ let (v, n) = untrack(key); format!("{v}__{n}") }>
-            {loaded(data, "Loading…", tool_view)}
+            {loaded(data, "Loading…", move |t| tool_view(t, clear))}
         </Frame>
     }
 }
 
-pub(crate) fn tool_view(t: ToolData) -> impl IntoView {
+pub(crate) fn tool_view(t: ToolData, clear: ServerAction<ClearLearned>) -> impl IntoView {
     let now = t.now;
     let current = t.versions.first().cloned();
     let back = format!("/tools?vendor={}", segment(&t.vendor));
@@ -222,6 +226,29 @@ pub(crate) fn tool_view(t: ToolData) -> impl IntoView {
         <section class="card" id="calls">
             <h2>"Recent calls"</h2>
             {calls_table(t.calls.clone(), now, CallColumns::Agent, "No calls yet.")}
+        </section>
+        <section class="card" id="learned">
+            <h2>"Learned from agents' picks"</h2>
+            {if t.learned.is_empty() {
+                view! { <p class="muted">"Nothing yet. When an agent promotes or calls this tool right after a find_tool, the task words of its request (never ids, numbers or quoted text) lift the tool for every agent that asks alike."</p> }.into_any()
+            } else {
+                let (v, n) = (t.vendor.clone(), t.name.clone());
+                view! {
+                    <p>"find_tool ranks this tool higher for requests like these, because agents picked it after asking so. Each agent counts once per request; a pick weighs half after 90 days."</p>
+                    <ul class="learned">{t.learned.iter().cloned().map(|(phrase, agents, at)| view! {
+                        <li><q>{phrase}</q>{format!(" — {} ", count(agents as i64, "agent"))}<When at now/></li>
+                    }).collect_view()}</ul>
+                    <Confirm label="Clear learned phrases".to_string()>
+                        <p>"find_tool forgets these phrases for this tool at once; later picks teach it again."</p>
+                        <ActionForm action=clear>
+                            <input type="hidden" name="vendor" value=v/>
+                            <input type="hidden" name="name" value=n/>
+                            <input type="hidden" name="confirm" value="yes"/>
+                            <button type="submit" class="danger solid">"Clear them now"</button>
+                        </ActionForm>
+                    </Confirm>
+                }.into_any()
+            }}
         </section>
         <section class="card">
             <h2>"Notes"</h2>

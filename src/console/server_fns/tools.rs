@@ -7,7 +7,7 @@ use crate::console::server_fns::{CallItem, ConsoleResult};
 #[cfg(feature = "ssr")]
 use crate::console::words::{does_in_words, mark_bidi, promoted_by_in_words};
 #[cfg(feature = "ssr")]
-use crate::service::ServiceError;
+use crate::service::{Actor, ServiceError};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -137,6 +137,10 @@ pub struct ToolData {
     /// Whether its vendor was removed (it is disabled too).
     #[serde(default)]
     pub vendor_removed: bool,
+    /// What find_tool learned from agents' picks (issue 24.3): `(phrase, agents, newest
+    /// pick in ms)`, strongest first.
+    #[serde(default)]
+    pub learned: Vec<(String, usize, i64)>,
 }
 
 /// The toolbox search (the same search as `find_tool`); `agent` marks what that agent
@@ -283,6 +287,13 @@ pub async fn tool(vendor: String, name: String) -> ConsoleResult<ToolData> {
         };
         let calls = state.graft.calls(&filter, CALLS_SHOWN).await?;
         let gated = crate::service::approvals::gated(&d.tool);
+        let learned = state
+            .graft
+            .learned_phrases(&d.tool.vendor, &d.tool.name)
+            .await?
+            .into_iter()
+            .map(|l| (l.phrase, l.agents, l.last_at))
+            .collect();
         let pretty = |s: &str| {
             serde_json::from_str::<serde_json::Value>(s)
                 .and_then(|v| serde_json::to_string_pretty(&v))
@@ -332,7 +343,37 @@ pub async fn tool(vendor: String, name: String) -> ConsoleResult<ToolData> {
             retired_at: d.tool.retired_at,
             vendor_disabled: d.tool.vendor_disabled_at.is_some(),
             vendor_removed: d.tool.vendor_removed_at.is_some(),
+            learned,
         })
+    })
+    .await
+}
+
+/// Forgets what find_tool learned for a tool from agents' picks (issue 24.3): its
+/// phrases stop lifting it at once. Needs its second step (`confirm` = `yes`).
+/// Errors: `Refused` (not confirmed, unknown tool).
+#[server(prefix = "/api", endpoint = "clear_learned")]
+pub async fn clear_learned(
+    vendor: String,
+    name: String,
+    confirm: Option<String>,
+) -> ConsoleResult<()> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        crate::console::server_fns::confirmed(
+            confirm.as_deref(),
+            "clearing what find_tool learned cannot be undone",
+        )?;
+        state
+            .graft
+            .clear_learned(&Actor::Person(person.name), &vendor, &name)
+            .await?;
+        leptos_axum::redirect(&format!(
+            "/tools/{}/{}#learned",
+            crate::console::words::segment(&vendor),
+            crate::console::words::segment(&name)
+        ));
+        Ok(())
     })
     .await
 }

@@ -195,6 +195,41 @@ impl SearchIndex {
         idx
     }
 
+    /// Which fields of document `doc` the query's words reached, with the index terms
+    /// (stemmed) that matched in each, in [`Field::ALL`] order; a word that reached a term
+    /// through a synonym, an abbreviation, a prefix or the lexicon names the term it
+    /// reached. `query` is read whole: pass its first part ([`super::read_part`]). For
+    /// `graft tool search --explain`.
+    pub fn matched_fields(
+        &self,
+        query: &str,
+        doc: usize,
+        params: &SearchParams,
+    ) -> Vec<(Field, Vec<String>)> {
+        let q = self.analyze(query, params);
+        let name_of: HashMap<u32, &str> =
+            self.terms.iter().map(|(t, &id)| (id, t.as_str())).collect();
+        let mut out: Vec<(Field, Vec<String>)> = Vec::new();
+        for field in Field::ALL {
+            let mut terms: Vec<String> = Vec::new();
+            for (_, alternatives) in &q.terms {
+                for &(term, _) in alternatives {
+                    let postings = &self.postings[term as usize];
+                    if let Ok(i) = postings.binary_search_by_key(&(doc as u32), |p| p.0) {
+                        let t = name_of.get(&term).copied().unwrap_or_default().to_string();
+                        if postings[i].1[field as usize] > 0 && !terms.contains(&t) {
+                            terms.push(t);
+                        }
+                    }
+                }
+            }
+            if !terms.is_empty() {
+                out.push((field, terms));
+            }
+        }
+        out
+    }
+
     fn term_id(&mut self, term: String) -> u32 {
         if let Some(&id) = self.terms.get(&term) {
             return id;

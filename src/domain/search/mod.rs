@@ -40,6 +40,7 @@
 mod action;
 pub mod enrich;
 mod index;
+mod learned;
 pub mod lexicon;
 mod query;
 mod rank;
@@ -49,6 +50,7 @@ mod types;
 pub use action::{doc_action, query_action, Action};
 pub use enrich::{enrich, EnrichInput, SearchText};
 pub use index::{vendor_label, SearchIndex};
+pub use learned::{decayed, task_phrase, Learned, LearnedPhrase, HALF_LIFE_MS};
 pub use query::{
     embedding_query, read_part, Cut, MAX_QUERY_CHARS, MAX_QUERY_RUNS, MAX_QUERY_WORDS,
 };

@@ -4,6 +4,7 @@
 
 use super::action::Action;
 use super::index::SearchIndex;
+use super::learned::Learned;
 use super::query::read_part;
 use super::text::words;
 use super::types::{Hit, Mode, Ranked, SearchParams};
@@ -40,6 +41,23 @@ impl SearchIndex {
         params: &SearchParams,
         limit: usize,
     ) -> Ranked {
+        self.search_learned(query, embedding, mode, params, limit, None)
+    }
+
+    /// [`SearchIndex::search`] that also reads the documents' learned field (issue 24.3,
+    /// [`Learned`]): a document's score `s` becomes `s + w × l × (1 − s)`, with `l` its
+    /// learned match (0–1) and `w` [`SearchParams::learned_weight`], so a tool agents
+    /// picked for such requests rises, and may clear the threshold, without ever
+    /// scoring above 1.
+    pub fn search_learned(
+        &self,
+        query: &str,
+        embedding: Option<&[f32]>,
+        mode: Mode,
+        params: &SearchParams,
+        limit: usize,
+        learned: Option<&Learned>,
+    ) -> Ranked {
         let query = read_part(query).0;
         if self.docs.is_empty() || words(query).is_empty() || limit == 0 {
             return Ranked::default();
@@ -74,16 +92,31 @@ impl SearchIndex {
             Mode::Fused => (params.lexical_weight, params.threshold),
         };
         let floor = threshold * params.floor_share.clamp(0.0, 1.0);
+        let mut taught = vec![0f32; self.docs.len()];
+        if let Some(learned) = learned.filter(|l| !l.is_empty()) {
+            let semantic_leg = embedding.filter(|_| mode != Mode::Lexical);
+            for (d, l) in learned.scores(
+                query,
+                semantic_leg,
+                params.learned_cosine_floor,
+                params.learned_cosine_ceiling,
+            ) {
+                taught[d] = l;
+            }
+        }
+        let w_learned = params.learned_weight.clamp(0.0, 1.0);
         let mut hits: Vec<Hit> = (0..self.docs.len())
             .filter_map(|d| {
                 let l = lexical[d];
                 let s = semantic.get(d).copied().unwrap_or(0.0);
-                let score = weight * l + (1.0 - weight) * s;
+                let base = weight * l + (1.0 - weight) * s;
+                let score = base + w_learned * taught[d] * (1.0 - base);
                 (score >= floor && score > 0.0).then(|| Hit {
                     doc: d,
                     score,
                     lexical: l,
                     semantic: s,
+                    learned: taught[d],
                     vendor_named: q.vendors.contains(&self.docs[d].vendor),
                 })
             })

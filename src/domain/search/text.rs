@@ -388,6 +388,9 @@ pub struct QueryParts {
     pub core: String,
     /// The payload's lower-case words (as [`words`] splits them).
     pub payload: Vec<String>,
+    /// Whether every word besides stop words was payload (`core` is then the query
+    /// itself, and `payload` empty).
+    pub only_payload: bool,
 }
 
 /// Splits a query into [`QueryParts`].
@@ -506,11 +509,13 @@ pub fn query_parts(query: &str) -> QueryParts {
         return QueryParts {
             core: query.trim().to_string(),
             payload: Vec::new(),
+            only_payload: keep.iter().any(|k| !k),
         };
     }
     QueryParts {
         core: core.join(" "),
         payload,
+        only_payload: false,
     }
 }
 

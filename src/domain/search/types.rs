@@ -26,6 +26,32 @@ pub enum Field {
     Description,
 }
 
+impl Field {
+    /// Every field, in [`SearchParams::field_weights`] order.
+    pub const ALL: [Field; FIELDS] = [
+        Field::Name,
+        Field::Summary,
+        Field::Tags,
+        Field::Path,
+        Field::Verbs,
+        Field::Params,
+        Field::Description,
+    ];
+
+    /// The field's name as `graft tool search --explain` prints it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Field::Name => "name",
+            Field::Summary => "summary",
+            Field::Tags => "tags",
+            Field::Path => "path",
+            Field::Verbs => "verbs",
+            Field::Params => "parameters",
+            Field::Description => "description",
+        }
+    }
+}
+
 /// One searchable entry: a tool's current version, or an operation of a stored document.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchDoc {
@@ -117,6 +143,17 @@ pub struct SearchParams {
     /// when more than that of name and summary together), so a tool whose summary is
     /// missing or a long note still counts as covered by "create site".
     pub name_coverage: f32,
+    /// How much a document's learned field lifts its score (issue 24.3; 0: learning is
+    /// off): see [`SearchIndex::search_learned`].
+    ///
+    /// [`SearchIndex::search_learned`]: super::SearchIndex::search_learned
+    pub learned_weight: f32,
+    /// Cosine between a request and a learned phrase at or below which they do not match
+    /// (two requests are closer to each other than a request to a tool's text, so this
+    /// sits above [`SearchParams::cosine_floor`]).
+    pub learned_cosine_floor: f32,
+    /// Cosine at or above which a request and a learned phrase mean the same.
+    pub learned_cosine_ceiling: f32,
 }
 
 impl Default for SearchParams {
@@ -145,6 +182,9 @@ impl Default for SearchParams {
             concept_weight: 0.7,
             concept_idf: 0.0,
             name_coverage: 1.0,
+            learned_weight: 0.6,
+            learned_cosine_floor: 0.5,
+            learned_cosine_ceiling: 0.85,
         }
     }
 }
@@ -182,6 +222,9 @@ pub struct Hit {
     pub lexical: f32,
     /// Semantic score, 0–1 (0 without embeddings).
     pub semantic: f32,
+    /// How well the document's learned phrases match, 0–1 (issue 24.3; 0 when nothing
+    /// was learned).
+    pub learned: f32,
     /// Whether the query named this document's vendor.
     pub vendor_named: bool,
 }

@@ -1,0 +1,193 @@
+//! What find_tool learns from agents' picks (issue 24.3): a tool's **learned field**, the
+//! task words of requests after which agents promoted or called it. Both legs read it:
+//! the lexical leg by the share of the request's terms a phrase shares (stemmed, as the
+//! index reads documents), the semantic leg by the cosine between the request's and the
+//! phrase's embeddings. Evidence decays with a half-life of 90 days, and one agent counts
+//! once per tool and phrase (the database keeps one row per tool, agent and phrase).
+
+use super::index::SearchIndex;
+use super::text::{self, words, Analyzer};
+use std::collections::{HashMap, HashSet};
+
+/// Evidence loses half its weight in this many milliseconds (90 days).
+pub const HALF_LIFE_MS: i64 = 90 * 24 * 3600 * 1000;
+
+/// Most task words a learned phrase keeps.
+pub const PHRASE_WORDS: usize = 16;
+
+/// The words of a request that name its task, as find_tool learns them: the query's
+/// first part ([`super::read_part`]) without its payload ([`text::query_parts`]: ids,
+/// numbers, times, quoted text, a clause about the circumstances), without stop words and
+/// without any word that holds a digit, lower case, at most [`PHRASE_WORDS`]. `None` when
+/// nothing is left: such a request teaches nothing, and nothing of a payload is ever
+/// stored.
+pub fn task_phrase(query: &str) -> Option<String> {
+    let read = super::read_part(query).0;
+    let parts = text::query_parts(read);
+    if parts.only_payload {
+        return None;
+    }
+    let payload: HashSet<&str> = parts.payload.iter().map(String::as_str).collect();
+    let kept: Vec<String> = words(&parts.core)
+        .into_iter()
+        .filter(|w| {
+            !payload.contains(w.as_str())
+                && !text::is_stop_word(w)
+                && !w.chars().any(|c| c.is_ascii_digit())
+                && w.len() > 1
+        })
+        .take(PHRASE_WORDS)
+        .collect();
+    (!kept.is_empty()).then(|| kept.join(" "))
+}
+
+/// The weight of one piece of evidence `age_ms` old: 1 when new, halving every
+/// [`HALF_LIFE_MS`] (a pick from the future counts as new).
+pub fn decayed(age_ms: i64) -> f32 {
+    0.5f64.powf(age_ms.max(0) as f64 / HALF_LIFE_MS as f64) as f32
+}
+
+/// A phrase learned for one document: the document's key ([`super::SearchDoc::key`]),
+/// the phrase, and its evidence (the sum of [`decayed`] weights of the agents that
+/// picked the tool after asking for it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LearnedPhrase {
+    pub key: i64,
+    pub phrase: String,
+    pub evidence: f32,
+}
+
+#[derive(Debug, Clone)]
+struct Phrase {
+    terms: Vec<String>,
+    /// Unit vector from the index's model, or empty.
+    embedding: Vec<f32>,
+    /// 0–1: `evidence / (evidence + 0.5)`, so one fresh pick weighs 2/3 and more picks
+    /// approach 1.
+    strength: f32,
+}
+
+/// The learned field of an index's documents, built beside the index (evidence changes
+/// far more often than the toolbox, and rebuilding this costs microseconds per phrase).
+#[derive(Debug, Clone, Default)]
+pub struct Learned {
+    by_doc: HashMap<usize, Vec<Phrase>>,
+}
+
+impl Learned {
+    /// Builds the learned field of `index`'s documents from `phrases`; `embeddings`, when
+    /// given, holds one unit vector per phrase in order (from the model of the index's
+    /// own embeddings). Phrases of keys the index does not hold are left out.
+    pub fn build(
+        index: &SearchIndex,
+        phrases: &[LearnedPhrase],
+        embeddings: Option<Vec<Vec<f32>>>,
+    ) -> Self {
+        let analyzer = Analyzer::default();
+        let doc_of: HashMap<i64, usize> = index
+            .docs()
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.key, i))
+            .collect();
+        let mut by_doc: HashMap<usize, Vec<Phrase>> = HashMap::new();
+        for (i, p) in phrases.iter().enumerate() {
+            let Some(&doc) = doc_of.get(&p.key) else {
+                continue;
+            };
+            let embedding = embeddings
+                .as_ref()
+                .and_then(|e| e.get(i))
+                .filter(|e| e.len() == index.dim())
+                .cloned()
+                .unwrap_or_default();
+            let evidence = p.evidence.max(0.0);
+            by_doc.entry(doc).or_default().push(Phrase {
+                terms: dedup(analyzer.terms(&p.phrase)),
+                embedding,
+                strength: evidence / (evidence + 0.5),
+            });
+        }
+        Self { by_doc }
+    }
+
+    /// Whether nothing was learned.
+    pub fn is_empty(&self) -> bool {
+        self.by_doc.is_empty()
+    }
+
+    /// Per document with learned phrases: how well they match the request, 0–1: the
+    /// best phrase's strength times the larger of its lexical match (shared terms over
+    /// the larger term count) and its semantic match (cosine rescaled between `floor`
+    /// and `ceiling`; 0 without embeddings).
+    pub(super) fn scores(
+        &self,
+        query: &str,
+        embedding: Option<&[f32]>,
+        floor: f32,
+        ceiling: f32,
+    ) -> Vec<(usize, f32)> {
+        let analyzer = Analyzer::default();
+        let terms = dedup(analyzer.terms(&task_phrase(query).unwrap_or_default()));
+        let span = (ceiling - floor).max(1e-3);
+        let mut out: Vec<(usize, f32)> = self
+            .by_doc
+            .iter()
+            .map(|(&doc, phrases)| {
+                let best = phrases
+                    .iter()
+                    .map(|p| {
+                        let shared = p.terms.iter().filter(|t| terms.contains(t)).count();
+                        let lexical = shared as f32 / p.terms.len().max(terms.len()).max(1) as f32;
+                        let semantic = match embedding {
+                            Some(e) if p.embedding.len() == e.len() => {
+                                let cos: f32 = p.embedding.iter().zip(e).map(|(a, b)| a * b).sum();
+                                ((cos - floor) / span).clamp(0.0, 1.0)
+                            }
+                            _ => 0.0,
+                        };
+                        p.strength * lexical.max(semantic)
+                    })
+                    .fold(0.0f32, f32::max);
+                (doc, best)
+            })
+            .filter(|(_, s)| *s > 0.0)
+            .collect();
+        out.sort_by_key(|(d, _)| *d);
+        out
+    }
+}
+
+fn dedup(mut terms: Vec<String>) -> Vec<String> {
+    let mut seen = HashSet::new();
+    terms.retain(|t| seen.insert(t.clone()));
+    terms
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_phrase_keeps_the_task_and_never_the_payload() {
+        assert_eq!(
+            task_phrase("did the SMS we sent to +447700900123 an hour ago get delivered?")
+                .as_deref(),
+            Some("sms sent hour ago get delivered")
+        );
+        let p = task_phrase("store NPM_TOKEN as an encrypted Actions secret on acme/web").unwrap();
+        assert!(!p.contains("npm") && !p.contains("acme"), "{p}");
+        assert!(p.contains("secret"), "{p}");
+        let p = task_phrase("refund charge ch_3NfYh2KZ saying \"sorry about that\"").unwrap();
+        assert_eq!(p, "refund charge");
+        assert_eq!(task_phrase("4711 ZX-9"), None);
+    }
+
+    #[test]
+    fn evidence_halves_every_ninety_days() {
+        assert!((decayed(0) - 1.0).abs() < 1e-6);
+        assert!((decayed(HALF_LIFE_MS) - 0.5).abs() < 1e-4);
+        assert!((decayed(2 * HALF_LIFE_MS) - 0.25).abs() < 1e-4);
+        assert!((decayed(-5) - 1.0).abs() < 1e-6);
+    }
+}
