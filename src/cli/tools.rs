@@ -17,7 +17,9 @@ pub enum ToolCommand {
         #[arg(long, default_value_t = 20)]
         limit: usize,
         /// Under each hit, why it ranked there: the score of each leg (words, meaning,
-        /// what agents' picks taught) and the fields the request's words matched.
+        /// what agents' picks taught), the fields the request's words matched, and the
+        /// learned phrases. The hit's score also holds the vendor, action and variety
+        /// factors, so it is not a sum of the legs.
         #[arg(long)]
         explain: bool,
     },
@@ -320,6 +322,15 @@ pub(super) async fn tool(graft: &Graft, command: ToolCommand) -> anyhow::Result<
                             fields.join("; ")
                         }
                     );
+                    if w.learned > 0.0 {
+                        let taught = graft.learned_phrases(&h.vendor, &h.name).await?;
+                        let shown: Vec<String> = taught
+                            .iter()
+                            .take(3)
+                            .map(|l| format!("{:?}", l.phrase))
+                            .collect();
+                        println!("    learned from agents' picks after: {}", shown.join(", "));
+                    }
                 }
             }
             if found.total > found.hits.len() {

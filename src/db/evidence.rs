@@ -40,6 +40,42 @@ pub async fn select_recent_search(
     .await)
 }
 
+/// Forgets `agent_id`'s last search (it taught a tool, or taught nothing); how many rows
+/// went (0 or 1).
+pub async fn delete_recent_search(pool: &Pool, agent_id: i64) -> DbResult<u64> {
+    execute!(
+        pool,
+        "DELETE FROM recent_searches WHERE agent_id = $1",
+        agent_id
+    )
+}
+
+/// Forgets every agent's search made before `before` (ms).
+pub async fn delete_recent_searches_before(pool: &Pool, before: i64) -> DbResult<u64> {
+    execute!(pool, "DELETE FROM recent_searches WHERE at < $1", before)
+}
+
+/// Takes back what `agent_id`'s picks taught about `tool_id`; how many rows went.
+pub async fn delete_agent_tool_evidence(pool: &Pool, agent_id: i64, tool_id: i64) -> DbResult<u64> {
+    execute!(
+        pool,
+        "DELETE FROM search_evidence WHERE agent_id = $1 AND tool_id = $2",
+        agent_id,
+        tool_id
+    )
+}
+
+/// Keeps `agent_id`'s newest `keep` pieces of evidence and drops the rest.
+pub async fn trim_agent_evidence(pool: &Pool, agent_id: i64, keep: i64) -> DbResult<u64> {
+    execute!(
+        pool,
+        "DELETE FROM search_evidence WHERE agent_id = $1 AND at < \
+         (SELECT at FROM search_evidence WHERE agent_id = $1 ORDER BY at DESC LIMIT 1 OFFSET $2)",
+        agent_id,
+        keep - 1
+    )
+}
+
 /// Records that `agent_id` picked `tool_id` after asking for `phrase` (at `at`, ms): one
 /// row per tool, agent and phrase, whose time moves to the newest pick.
 pub async fn upsert_evidence(

@@ -43,7 +43,7 @@ use crate::proxy::{Proxy, ProxyLimits};
 use chrono::{DateTime, Utc};
 pub use error::{unique_or, ServiceError, ServiceResult};
 use hub::ChangeHub;
-pub use learning::{LearnedView, Pick};
+pub use learning::LearnedView;
 use rand::RngCore;
 pub use run::RunAnswer;
 pub use search::{Acquirable, HitExplain, SearchResult, SearchStatus, ToolHit};
@@ -168,6 +168,8 @@ struct Inner {
     index_build: tokio::sync::Mutex<()>,
     /// The toolbox's learned field (issue 24.3); `None` after this process learned.
     learned: RwLock<Option<learning::LearnedCache>>,
+    /// One build of the learned field at a time, and what it reuses.
+    learned_build: learning::LearnedBuild,
     /// The sentence-embedding model; `None`: search is lexical-only.
     model: Option<Arc<crate::semantic::Model>>,
     /// What tool calls read, kept in memory until something changes.
@@ -289,6 +291,7 @@ impl Graft {
                 stored_ops: RwLock::new(None),
                 index_build: tokio::sync::Mutex::new(()),
                 learned: RwLock::new(None),
+                learned_build: learning::LearnedBuild::default(),
                 model: config.model,
                 hot: hot::HotCache::default(),
                 write_lock: Arc::new(tokio::sync::Mutex::new(())),

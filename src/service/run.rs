@@ -102,8 +102,15 @@ impl Graft {
         cancel: &CancellationToken,
     ) -> ServiceResult<RunAnswer> {
         let tool = self.tool_for_call(vendor, name).await?;
-        self.run_tool_row(agent_id, &tool, input, dry_run, cancel)
-            .await
+        let answer = self
+            .run_tool_row(agent_id, &tool, input, dry_run, cancel)
+            .await?;
+        // a call that ran (or a dry run that passed every check) of a tool the agent's
+        // last find_tool answered teaches search (issue 24.3)
+        if matches!(answer, RunAnswer::Ok { .. }) {
+            self.learn_from_pick(agent_id, &tool).await;
+        }
+        Ok(answer)
     }
 
     /// [`Graft::run_tool`] for a tool already resolved (with [`Graft::tool_for_call`]).
@@ -135,10 +142,6 @@ impl Graft {
                 wait,
             ));
         }
-        // a call of a tool that the agent's last find_tool answered teaches search
-        // (issue 24.3)
-        self.learn_from_pick(agent_id, tool, super::Pick::Call)
-            .await;
         let Some(_running) = self.inner.meter.running(quotas, agent_id) else {
             return Ok(rate_limited(
                 format!(

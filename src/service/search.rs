@@ -385,7 +385,8 @@ impl Graft {
             )
             .await?;
         let keys: Vec<i64> = keys.into_iter().map(|(k, _)| k).collect();
-        if let Err(e) = self.remember_search(agent_id, query, &keys).await {
+        let idx = self.search_index().await?;
+        if let Err(e) = self.remember_search(&idx, agent_id, query, &keys).await {
             tracing::warn!(agent_id, error = %e, "could not keep a search to learn from");
         }
         Ok(result)

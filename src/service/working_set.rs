@@ -39,6 +39,9 @@ impl Graft {
         let answer = self
             .run_tool_row(agent_id, &row, input, false, cancel)
             .await?;
+        if matches!(answer, super::RunAnswer::Ok { .. }) {
+            self.learn_from_pick(agent_id, &row).await;
+        }
         Ok(ToolCall::Ran(answer))
     }
 
@@ -153,7 +156,7 @@ impl Graft {
             self.changed(&[agent_id]).await;
         }
         if let Actor::Agent(a) = actor {
-            self.learn_from_pick(*a, &tool, super::Pick::Promote).await;
+            self.learn_from_pick(*a, &tool).await;
         }
         Ok(SetSize {
             size,
@@ -200,6 +203,9 @@ impl Graft {
         let size = db::count_working_set(&mut tx, agent_id).await?;
         tx.commit().await?;
         self.changed(&[agent_id]).await;
+        if let Actor::Agent(a) = actor {
+            self.unlearn_pick(*a, tool.id).await;
+        }
         Ok(SetSize {
             size,
             cap: agent.cap,

@@ -255,131 +255,127 @@ async fn long_requests_in_an_agents_words_are_answered_not_refused() {
     app.stop().await;
 }
 
-/// Issue 24.3: what one agent picks after a find_tool teaches every agent's find_tool;
-/// an author's picks of its own tool teach nothing; each agent counts once; a person
-/// sees the learned phrases on the tool's page and clears them, and they stop counting;
-/// nothing of a request's payload reaches the database.
+/// Issue 24.3: what agents pick after a find_tool teaches every agent's find_tool (a
+/// tool that search answered rises; one that matches nothing cannot be pushed in); an
+/// author's picks of its own tool teach nothing; each agent counts once; a demote takes
+/// an agent's evidence back; a person sees the learned phrases on the tool's page and
+/// clears them, and they stop counting; nothing of a request's payload, nor a name that
+/// is no API word, reaches the database.
 #[tokio::test]
 async fn picks_teach_find_tool_for_every_agent_and_never_store_the_payload() {
     use super::console::{Browser, PASSWORD};
     let dir = tempfile::tempdir().unwrap();
     let app = spawn_with_model(dir.path(), None).await;
-    let (_, alpha_token) = agent(&app, "alpha").await;
-    let (_, beta_token) = agent(&app, "beta").await;
-    let (_, author_token) = agent(&app, "author").await;
-    let alpha = modern_client(&app, &alpha_token).await;
-    let beta = modern_client(&app, &beta_token).await;
-    let author = modern_client(&app, &author_token).await;
-    let request = "nudge the crew about the outage ZX9Q-77141";
-    let target = "petstore__update_pet_with_form";
+    let mut clients = Vec::new();
+    for name in ["alpha", "carol", "beta", "author", "mallory"] {
+        let (_, token) = agent(&app, name).await;
+        clients.push(modern_client(&app, &token).await);
+    }
+    let [alpha, carol, beta, author, mallory] = &clients[..] else {
+        unreachable!()
+    };
+    let request = "find pets with a status for the crew ZX9Q-77141 of Thatcherson";
     let find = |c, q: &'static str| async move {
-        let r = call(c, "find_tool", json!({"query": q, "limit": 10})).await;
+        let r = call(c, "find_tool", json!({"query": q, "limit": 30})).await;
         assert_eq!(r.is_error, Some(false), "{}", text(&r));
         r.structured_content.unwrap()
     };
+    let promote = |c, tool: String| async move {
+        let (v, n) = tool.split_once("__").unwrap();
+        let r = call(c, "promote", json!({"vendor": v, "name": n})).await;
+        assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    };
+    let phrases = |tool: &str| {
+        let (v, n) = tool.split_once("__").unwrap();
+        let (v, n) = (v.to_string(), n.to_string());
+        let g = app.graft.clone();
+        async move { g.learned_phrases(&v, &n).await.unwrap() }
+    };
 
-    let before = find(&beta, request).await;
-    assert!(
-        rank_of(&before, target).is_none_or(|r| r >= 5),
-        "{:?}",
-        hit_names(&before)
-    );
-    // alpha asks, then promotes the tool it meant: evidence
-    find(&alpha, request).await;
-    let r = call(
-        &alpha,
-        "promote",
-        json!({"vendor": "petstore", "name": "update_pet_with_form"}),
-    )
-    .await;
-    assert_eq!(r.is_error, Some(false), "{}", text(&r));
-    let learned = app
-        .graft
-        .learned_phrases("petstore", "update_pet_with_form")
-        .await
-        .unwrap();
+    // a tool the request reaches, but not in the first five
+    let before = find(beta, request).await;
+    let names = hit_names(&before);
+    assert!(names.len() > 6, "{names:?}");
+    let target = names[6].clone();
+    // a tool the request does not reach at all cannot be taught
+    assert_eq!(rank_of(&before, "twilio__list_account"), None);
+    find(mallory, request).await;
+    promote(mallory, "twilio__list_account".into()).await;
+    let unreached = rank_of(&find(beta, request).await, "twilio__list_account");
+    assert_eq!(unreached, None);
+
+    // two agents ask, then promote the tool they meant: evidence
+    for c in [alpha, carol] {
+        find(c, request).await;
+        promote(c, target.clone()).await;
+    }
+    let learned = phrases(&target).await;
     assert_eq!(learned.len(), 1, "{learned:?}");
-    assert_eq!(learned[0].phrase, "nudge crew outage");
-    assert_eq!(learned[0].agents, 1);
-    // beta, who never picked it, now finds it in its first five
-    let after = find(&beta, request).await;
+    let phrase = learned[0].phrase.clone();
+    assert!(phrase.starts_with("find pets status"), "{phrase}");
+    assert_eq!(learned[0].agents, 2);
+    // beta, who never picked it, now finds it higher, in its first five
+    let after = find(beta, request).await;
     assert!(
-        rank_of(&after, target).is_some_and(|r| r < 5),
-        "{:?}",
+        rank_of(&after, &target).is_some_and(|r| r < 5),
+        "{target} in {:?}",
         hit_names(&after)
     );
-    // the same agent picking again counts once
-    find(&alpha, request).await;
-    call(
-        &alpha,
-        "run_tool",
-        json!({"vendor": "petstore", "name": "update_pet_with_form", "input": {"petId": 1}, "dryRun": true}),
-    )
-    .await;
-    let learned = app
-        .graft
-        .learned_phrases("petstore", "update_pet_with_form")
-        .await
-        .unwrap();
-    assert_eq!(learned[0].agents, 1, "{learned:?}");
+    // the same agent picking again counts once; one search teaches one tool
+    find(alpha, request).await;
+    promote(alpha, target.clone()).await;
+    promote(alpha, names[7].clone()).await;
+    assert_eq!(phrases(&target).await[0].agents, 2);
+    assert!(phrases(&names[7]).await.is_empty());
+    // a demote takes the agent's evidence back
+    let (v, n) = target.split_once("__").unwrap();
+    call(carol, "demote", json!({"vendor": v, "name": n})).await;
+    assert_eq!(phrases(&target).await[0].agents, 1);
 
     // an author's picks of its own tool teach nothing
     let r = call(
-        &author,
+        author,
         "acquire",
-        json!({"vendor": "petstore", "name": "crew_pager", "description": "Page a person",
+        json!({"vendor": "petstore", "name": "crew_pager", "description": "Page a person of the pet crew",
                "method": "POST", "path": "/pages", "inputSchema": {"type": "object", "properties": {"who": {"type": "string"}}}}),
     )
     .await;
     assert_eq!(r.is_error, Some(false), "{}", text(&r));
-    find(&author, "wake up the crew").await;
+    let s = find(author, "page the pet crew").await;
+    assert!(rank_of(&s, "petstore__crew_pager").is_some(), "{s}");
+    promote(author, "petstore__crew_pager".into()).await;
     call(
-        &author,
-        "promote",
-        json!({"vendor": "petstore", "name": "crew_pager"}),
-    )
-    .await;
-    call(
-        &author,
+        author,
         "run_tool",
         json!({"vendor": "petstore", "name": "crew_pager", "input": {"who": "x"}, "dryRun": true}),
     )
     .await;
-    assert!(app
-        .graft
-        .learned_phrases("petstore", "crew_pager")
-        .await
-        .unwrap()
-        .is_empty());
+    assert!(phrases("petstore__crew_pager").await.is_empty());
 
     // a person sees the phrase on the tool's page and clears it: it stops counting
     app.graft.add_user("ops", PASSWORD).await.unwrap();
     let mut b = Browser::new(&app);
     b.sign_in("ops", PASSWORD).await;
     let page = b
-        .get("/tools/petstore/update_pet_with_form")
+        .get(&format!("/tools/{v}/{n}"))
         .await
         .text()
         .await
         .unwrap();
-    assert!(page.contains("<q>nudge crew outage</q>"), "{page}");
-    let form = [
-        ("vendor", "petstore"),
-        ("name", "update_pet_with_form"),
-        ("confirm", "yes"),
-    ];
+    assert!(page.contains(&format!("<q>{phrase}</q>")), "{page}");
+    let form = [("vendor", v), ("name", n), ("confirm", "yes")];
     assert_eq!(b.call("clear_learned", &form).await.status(), 200);
-    assert!(app
-        .graft
-        .learned_phrases("petstore", "update_pet_with_form")
-        .await
-        .unwrap()
-        .is_empty());
-    let cleared = find(&beta, request).await;
-    assert_eq!(rank_of(&cleared, target), rank_of(&before, target));
+    assert!(phrases(&target).await.is_empty());
+    let cleared = find(beta, request).await;
+    assert_eq!(
+        rank_of(&cleared, &target),
+        Some(6),
+        "{:?}",
+        hit_names(&cleared)
+    );
 
-    // the request's id never reached the database (nor its journal)
-    for c in [alpha, beta, author] {
+    // the request's id and the person's name never reached the database (nor its journal)
+    for c in clients {
         c.cancel().await.unwrap();
     }
     app.stop().await;
@@ -388,7 +384,7 @@ async fn picks_teach_find_tool_for_every_agent_and_never_store_the_payload() {
             let path = entry.unwrap().path();
             if path.is_file() {
                 let bytes = std::fs::read(&path).unwrap().to_ascii_lowercase();
-                for needle in [&b"77141"[..], b"zx9q"] {
+                for needle in [&b"77141"[..], b"zx9q", b"thatcherson"] {
                     assert!(
                         !bytes.windows(needle.len()).any(|w| w == needle),
                         "{} holds {}",

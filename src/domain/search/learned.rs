@@ -17,10 +17,11 @@ pub const PHRASE_WORDS: usize = 16;
 
 /// The words of a request that name its task, as find_tool learns them: the query's
 /// first part ([`super::read_part`]) without its payload ([`text::query_parts`]: ids,
-/// numbers, times, quoted text, a clause about the circumstances), without stop words and
-/// without any word that holds a digit, lower case, at most [`PHRASE_WORDS`]. `None` when
-/// nothing is left: such a request teaches nothing, and nothing of a payload is ever
-/// stored.
+/// numbers, times, double-quoted text, a clause about the circumstances), without text in
+/// single quotes or backticks, without any token that is not a plain word (URLs, paths,
+/// `key=value`, e-mail-like text), without stop words and words that hold a digit, lower
+/// case, at most [`PHRASE_WORDS`]. `None` when nothing is left: such a request teaches
+/// nothing. [`SearchIndex::learnable_phrase`] also keeps only the toolbox's own words.
 pub fn task_phrase(query: &str) -> Option<String> {
     let read = super::read_part(query).0;
     let parts = text::query_parts(read);
@@ -28,7 +29,45 @@ pub fn task_phrase(query: &str) -> Option<String> {
         return None;
     }
     let payload: HashSet<&str> = parts.payload.iter().map(String::as_str).collect();
-    let kept: Vec<String> = words(&parts.core)
+    // beyond query_parts: text in single quotes or backticks, and every token that is not
+    // a plain word (URLs, paths, key=value, dotted names, e-mail-like text)
+    let mut plain: Vec<&str> = Vec::new();
+    let mut quoted: Option<char> = None;
+    for token in parts.core.split_whitespace() {
+        if let Some(q) = quoted {
+            if token
+                .trim_end_matches(['.', ',', '!', '?', ';', ':', ')'])
+                .ends_with(q)
+            {
+                quoted = None;
+            }
+            continue;
+        }
+        if let Some(q) = token
+            .chars()
+            .next()
+            .filter(|c| matches!(c, '\'' | '`' | '‘'))
+        {
+            let close = if q == '‘' { '’' } else { q };
+            let rest = &token[q.len_utf8()..];
+            if !rest
+                .trim_end_matches(['.', ',', '!', '?', ';', ':', ')'])
+                .ends_with(close)
+            {
+                quoted = Some(close);
+            }
+            continue;
+        }
+        let bare = token.trim_matches(|c: char| !c.is_alphanumeric());
+        if !bare.is_empty()
+            && bare
+                .chars()
+                .all(|c| c.is_alphabetic() || c == '\'' || c == '’' || c == '-')
+        {
+            plain.push(bare);
+        }
+    }
+    let kept: Vec<String> = words(&plain.join(" "))
         .into_iter()
         .filter(|w| {
             !payload.contains(w.as_str())
@@ -39,6 +78,24 @@ pub fn task_phrase(query: &str) -> Option<String> {
         .take(PHRASE_WORDS)
         .collect();
     (!kept.is_empty()).then(|| kept.join(" "))
+}
+
+impl SearchIndex {
+    /// [`task_phrase`] with only the words the toolbox's own documents use (a stemmed
+    /// term of the index) or that the agent-to-API lexicon knows: a person's name, a
+    /// message's text or a secret that slipped past the payload rules is not an API word,
+    /// so it is never stored.
+    pub fn learnable_phrase(&self, query: &str) -> Option<String> {
+        let phrase = task_phrase(query)?;
+        let kept: Vec<&str> = phrase
+            .split(' ')
+            .filter(|w| {
+                let stem = self.analyzer.stem(w);
+                self.terms.contains_key(&stem) || !super::lexicon::concepts(&stem).is_empty()
+            })
+            .collect();
+        (!kept.is_empty()).then(|| kept.join(" "))
+    }
 }
 
 /// The weight of one piece of evidence `age_ms` old: 1 when new, halving every
@@ -62,8 +119,9 @@ struct Phrase {
     terms: Vec<String>,
     /// Unit vector from the index's model, or empty.
     embedding: Vec<f32>,
-    /// 0–1: `evidence / (evidence + 0.5)`, so one fresh pick weighs 2/3 and more picks
-    /// approach 1.
+    /// 0–1: `evidence / (evidence + 2)`, so one agent's fresh pick weighs 1/3 (it cannot
+    /// lift a tool that matches nothing over the threshold), two agents' 1/2, and more
+    /// agents approach 1.
     strength: f32,
 }
 
@@ -105,7 +163,7 @@ impl Learned {
             by_doc.entry(doc).or_default().push(Phrase {
                 terms: dedup(analyzer.terms(&p.phrase)),
                 embedding,
-                strength: evidence / (evidence + 0.5),
+                strength: evidence / (evidence + 2.0),
             });
         }
         Self { by_doc }
@@ -180,6 +238,15 @@ mod tests {
         assert!(p.contains("secret"), "{p}");
         let p = task_phrase("refund charge ch_3NfYh2KZ saying \"sorry about that\"").unwrap();
         assert_eq!(p, "refund charge");
+        assert_eq!(
+            task_phrase("post 'our Q3 layoffs start Monday' to the `ops` channel").as_deref(),
+            Some("post channel")
+        );
+        assert_eq!(
+            task_phrase("fetch https://internal.example.com/reset?token=abc and post it")
+                .as_deref(),
+            Some("fetch post")
+        );
         assert_eq!(task_phrase("4711 ZX-9"), None);
     }
 
