@@ -108,14 +108,16 @@ pub struct EvidenceRow {
     pub at: i64,
 }
 
-/// Every piece of evidence, by tool and phrase.
+/// Every piece of evidence of agents that are not disabled, by tool and phrase.
 pub async fn select_evidence(pool: &Pool) -> DbResult<Vec<EvidenceRow>> {
     on_db!(pool, |e| {
         sqlx::query_as(
-        "SELECT tool_id, agent_id, phrase, at FROM search_evidence ORDER BY tool_id, phrase, agent_id"
-    )
-    .fetch_all(e)
-    .await
+            "SELECT e.tool_id, e.agent_id, e.phrase, e.at FROM search_evidence e \
+         JOIN agents a ON a.id = e.agent_id WHERE a.disabled_at IS NULL \
+         ORDER BY e.tool_id, e.phrase, e.agent_id",
+        )
+        .fetch_all(e)
+        .await
     })
 }
 

@@ -156,6 +156,8 @@ impl Graft {
             let at = disabled.then(|| self.now());
             db::update_agent_disabled(self.pool(), a.id, at).await?;
             self.state_changed().await;
+            // a disabled agent's picks stop teaching search (issue 24.3)
+            self.forget_learned();
             if disabled {
                 let ended = self.end_sessions(a.id).await;
                 tracing::info!(agent = a.id, channels = ended, actor = %actor.label(), "agent disabled: its streams end");

@@ -1,6 +1,6 @@
 //! find_tool learns from what agents pick (issue 24.3): an agent's find_tool is kept for
-//! ten minutes ([`LEARN_WINDOW_MS`]); the first promote, or call answered without error,
-//! of a tool it answered is evidence that the request's task words mean that tool, and
+//! ten minutes ([`LEARN_WINDOW_MS`]); the first promote, or call (not a dry run) answered
+//! without error, of a tool among its first [`ANSWERED_HITS`] hits is evidence that the request's task words mean that tool, and
 //! uses the search up (one search teaches one tool). The evidence becomes the tools'
 //! learned field ([`Learned`]), which every later search reads, whichever agent asks.
 //! Only the toolbox's own words of the task are kept
@@ -18,6 +18,9 @@ use std::time::{Duration, Instant};
 
 /// How long after a find_tool a pick counts as its answer (ms): ten minutes.
 pub const LEARN_WINDOW_MS: i64 = 10 * 60 * 1000;
+
+/// How many of a search's first hits a pick may teach (find_tool's default limit).
+pub const ANSWERED_HITS: usize = 10;
 
 /// Most evidence rows one agent keeps (its oldest go first), so that no agent can grow
 /// the table, or the work of reading it, without limit.
@@ -72,8 +75,10 @@ impl Graft {
             db::delete_recent_search(self.pool(), agent_id).await?;
             return Ok(());
         };
+        // only the first ANSWERED_HITS count: with a large limit nearly any tool is a hit
         let hits = hit_keys
             .iter()
+            .take(ANSWERED_HITS)
             .map(i64::to_string)
             .collect::<Vec<_>>()
             .join(",");

@@ -105,9 +105,9 @@ impl Graft {
         let answer = self
             .run_tool_row(agent_id, &tool, input, dry_run, cancel)
             .await?;
-        // a call that ran (or a dry run that passed every check) of a tool the agent's
-        // last find_tool answered teaches search (issue 24.3)
-        if matches!(answer, RunAnswer::Ok { .. }) {
+        // a call that ran of a tool the agent's last find_tool answered teaches search
+        // (issue 24.3); a dry run sends nothing and teaches nothing
+        if !dry_run && matches!(answer, RunAnswer::Ok { .. }) {
             self.learn_from_pick(agent_id, &tool).await;
         }
         Ok(answer)

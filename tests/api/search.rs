@@ -332,6 +332,20 @@ async fn picks_teach_find_tool_for_every_agent_and_never_store_the_payload() {
     call(carol, "demote", json!({"vendor": v, "name": n})).await;
     assert_eq!(phrases(&target).await[0].agents, 1);
 
+    // a disabled agent's picks stop counting, and count again once it is enabled
+    let person = graft::service::Actor::Person("ops".into());
+    let lifted = rank_of(&find(beta, request).await, &target);
+    app.graft
+        .set_agent_disabled(&person, "alpha", true)
+        .await
+        .unwrap();
+    assert_eq!(rank_of(&find(beta, request).await, &target), Some(6));
+    app.graft
+        .set_agent_disabled(&person, "alpha", false)
+        .await
+        .unwrap();
+    assert_eq!(rank_of(&find(beta, request).await, &target), lifted);
+
     // an author's picks of its own tool teach nothing
     let r = call(
         author,

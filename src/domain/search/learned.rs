@@ -43,13 +43,18 @@ pub fn task_phrase(query: &str) -> Option<String> {
             }
             continue;
         }
-        if let Some(q) = token
-            .chars()
-            .next()
-            .filter(|c| matches!(c, '\'' | '`' | '‘'))
-        {
+        // a quote that opens anywhere in the token (`'x`, `text:'x`, `(‘x`), not an
+        // apostrophe between letters (don't, o'clock)
+        let chars: Vec<char> = token.chars().collect();
+        let opener = chars.iter().enumerate().find(|&(i, &c)| {
+            matches!(c, '\'' | '`' | '‘')
+                && !(i > 0
+                    && chars[i - 1].is_alphabetic()
+                    && chars.get(i + 1).is_some_and(|n| n.is_alphabetic()))
+        });
+        if let Some((i, &q)) = opener {
             let close = if q == '‘' { '’' } else { q };
-            let rest = &token[q.len_utf8()..];
+            let rest: String = chars[i + 1..].iter().collect();
             if !rest
                 .trim_end_matches(['.', ',', '!', '?', ';', ':', ')'])
                 .ends_with(close)
@@ -247,6 +252,16 @@ mod tests {
                 .as_deref(),
             Some("fetch post")
         );
+        assert_eq!(
+            task_phrase("post message text:'password reset for admin' in the channel").as_deref(),
+            Some("post message channel")
+        );
+        assert_eq!(
+            task_phrase("post a message (‘secret project falcon’) to the channel").as_deref(),
+            Some("post message channel")
+        );
+        // an apostrophe between letters opens no quote
+        assert!(task_phrase("don't page ops").unwrap().ends_with("page ops"));
         assert_eq!(task_phrase("4711 ZX-9"), None);
     }
 
