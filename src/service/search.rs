@@ -375,7 +375,7 @@ impl Graft {
         query: &str,
         limit: usize,
     ) -> ServiceResult<SearchResult> {
-        let (result, keys) = self
+        let (result, keys, idx) = self
             .ranked(
                 Some(agent_id),
                 query,
@@ -385,7 +385,6 @@ impl Graft {
             )
             .await?;
         let keys: Vec<i64> = keys.into_iter().map(|(k, _)| k).collect();
-        let idx = self.search_index().await?;
         if let Err(e) = self.remember_search(&idx, agent_id, query, &keys).await {
             tracing::warn!(agent_id, error = %e, "could not keep a search to learn from");
         }
@@ -414,10 +413,10 @@ impl Graft {
         limit: usize,
     ) -> ServiceResult<(SearchResult, Vec<HitExplain>)> {
         let params = SearchParams::default();
-        let (result, ranked) = self
+        // the fields are read from the very index that ranked the hits
+        let (result, ranked, idx) = self
             .ranked(None, query, limit, Mode::Fused, &params)
             .await?;
-        let idx = self.search_index().await?;
         let read = search::read_part(query).0;
         let explains = ranked
             .into_iter()
@@ -435,7 +434,8 @@ impl Graft {
         Ok((result, explains))
     }
 
-    /// A search's answer and the tool id and scores of each hit, in order.
+    /// A search's answer, the tool id and scores of each hit in order, and the index
+    /// that ranked them (whose `docs` the hits' `doc` positions refer to).
     async fn ranked(
         &self,
         agent_id: Option<i64>,
@@ -443,7 +443,7 @@ impl Graft {
         limit: usize,
         mode: Mode,
         params: &SearchParams,
-    ) -> ServiceResult<(SearchResult, Vec<(i64, search::Hit)>)> {
+    ) -> ServiceResult<(SearchResult, Vec<(i64, search::Hit)>, Arc<SearchIndex>)> {
         // never refused for its length (issue 24.1): the ranking reads its first part
         let (query, cut) = search::read_part(query);
         if query.is_empty() {
@@ -500,7 +500,7 @@ impl Graft {
                 }
             })
             .collect();
-        Ok((SearchResult { hits, total, cut }, keys))
+        Ok((SearchResult { hits, total, cut }, keys, idx))
     }
 
     /// Up to `limit` operations of stored documents that are not tools yet, ranked for
