@@ -20,6 +20,17 @@ pub enum AgentCommand {
         /// Harness label (claude-code, cursor, hermes, …).
         #[arg(long)]
         harness: Option<String>,
+        /// A starter template (graft template list): the rule promotes its tools at once.
+        #[arg(long, value_name = "TEMPLATE")]
+        starter: Option<String>,
+    },
+    /// Show or change an agent's starter set: the tools the rule promotes for it when
+    /// the set changes or is applied (issue 31).
+    Starter {
+        /// Agent name.
+        name: String,
+        #[command(subcommand)]
+        action: StarterAction,
     },
     /// List agents.
     List,
@@ -55,6 +66,120 @@ pub enum AgentCommand {
     },
 }
 
+/// `graft agent NAME starter …`
+#[derive(Debug, Subcommand)]
+pub enum StarterAction {
+    /// Print the starter set: its template, each tool and whether it is promoted.
+    List,
+    /// Add tools (VENDOR__NAME) to the agent's own starter tools, then apply the set.
+    Add {
+        #[arg(required = true, value_name = "TOOL")]
+        tools: Vec<String>,
+    },
+    /// Take tools off the agent's own starter tools (nothing is demoted).
+    Remove {
+        #[arg(required = true, value_name = "TOOL")]
+        tools: Vec<String>,
+    },
+    /// Promote every starter tool not in the working set again (after a sweep).
+    Apply,
+    /// Use a template (or `--none`), then apply the set.
+    Template {
+        /// Template name.
+        #[arg(required_unless_present = "none", conflicts_with = "none")]
+        template: Option<String>,
+        /// Use no template.
+        #[arg(long)]
+        none: bool,
+    },
+}
+
+/// Prints what applying a starter set did: promoted, skipped, and what the next sweep
+/// would demote (issue 31.4).
+pub(super) fn print_applied(a: &crate::service::Applied) {
+    use crate::console::words::{cause_in_words, count};
+    if a.promoted.is_empty() {
+        println!(
+            "Agent {}: every starter tool is in the working set already ({} of {} tools).",
+            a.agent, a.size, a.cap
+        );
+    } else {
+        println!(
+            "Agent {}: the rule promoted {}: {} (working set {} of {} tools).",
+            a.agent,
+            count(a.promoted.len() as i64, "starter tool"),
+            a.promoted.join(", "),
+            a.size,
+            a.cap
+        );
+    }
+    for (t, why) in &a.skipped {
+        println!("  not promoted: {t}: {why}");
+    }
+    if !a.would_demote.is_empty() {
+        println!("The next sweep would demote:");
+        for (t, c) in &a.would_demote {
+            println!("  {t} ({})", cause_in_words(*c));
+        }
+    }
+}
+
+async fn starter(graft: &Graft, name: &str, action: StarterAction) -> anyhow::Result<()> {
+    let who = person();
+    match action {
+        StarterAction::List => {
+            let s = graft.starter_set(name).await?;
+            match &s.template {
+                Some(t) => println!("Agent {name} uses the starter template {t}."),
+                None => println!("Agent {name} uses no starter template."),
+            }
+            if s.entries.is_empty() {
+                println!("Its starter set is empty: graft agent starter {name} add VENDOR__NAME");
+            }
+            for e in s.entries {
+                let from = match (e.own, e.from_template) {
+                    (true, true) => "own, template",
+                    (true, false) => "own",
+                    _ => "template",
+                };
+                let state = if let Some(why) = &e.unusable {
+                    format!("cannot be promoted: {why}")
+                } else if e.promoted {
+                    "promoted".to_string()
+                } else {
+                    "not in the working set".to_string()
+                };
+                let approval = if e.awaits_approval {
+                    "  (its first call waits for approval: graft approve)"
+                } else {
+                    ""
+                };
+                println!(
+                    "  {}__{}  [{from}]  {state}{approval}",
+                    e.tool.vendor, e.tool.name
+                );
+            }
+        }
+        StarterAction::Add { tools } => {
+            print_applied(&graft.edit_agent_starter(&who, name, &tools, &[]).await?)
+        }
+        StarterAction::Remove { tools } => {
+            graft.edit_agent_starter(&who, name, &[], &tools).await?;
+            println!(
+                "Took {} off agent {name}'s starter tools; its working set keeps them until they are demoted.",
+                tools.join(", ")
+            );
+        }
+        StarterAction::Apply => print_applied(&graft.apply_starter(&who, name).await?),
+        StarterAction::Template { template, .. } => print_applied(
+            &graft
+                .set_agent_template(&who, name, template.as_deref())
+                .await?,
+        ),
+    }
+    Ok(())
+}
+
 /// `graft agent …` (SPEC §7).
 pub(super) async fn agent(graft: &Graft, command: AgentCommand) -> anyhow::Result<()> {
     match command {
@@ -63,17 +188,22 @@ pub(super) async fn agent(graft: &Graft, command: AgentCommand) -> anyhow::Resul
             cap,
             window,
             harness,
+            starter,
         } => {
-            let (agent, token) = graft
-                .add_agent(&name, harness.as_deref(), cap, window)
+            let (agent, token, applied) = graft
+                .add_agent_with_starter(&name, harness.as_deref(), cap, window, starter.as_deref())
                 .await?;
             println!(
                 "Created agent {} (cap {}, idle window {} days).",
                 agent.name, agent.cap, agent.idle_window_days
             );
+            if let Some(a) = &applied {
+                print_applied(a);
+            }
             println!("Its token, shown this once (Graft keeps only a hash):");
             println!("{token}");
         }
+        AgentCommand::Starter { name, action } => starter(graft, &name, action).await?,
         AgentCommand::List => {
             let agents = graft.list_agents().await?;
             if agents.is_empty() {

@@ -27,6 +27,7 @@ mod db;
 mod keys;
 mod serve;
 mod sweep;
+mod templates;
 mod tools;
 mod users;
 mod vendors;
@@ -38,6 +39,7 @@ pub use connections::ConnectionCommand;
 pub use db::DbCommand;
 pub use keys::KeyCommand;
 pub use sweep::SweepArgs;
+pub use templates::TemplateCommand;
 pub use tools::{describe_tool, ToolCommand};
 pub use users::UserCommand;
 pub use vendors::{ImportOpenapiArgs, VendorCommand};
@@ -70,6 +72,9 @@ pub enum Command {
     /// Manage agents.
     #[command(subcommand)]
     Agent(AgentCommand),
+    /// Manage starter templates: tool lists the rule promotes for new agents.
+    #[command(subcommand)]
+    Template(TemplateCommand),
     /// Manage vendors.
     #[command(subcommand)]
     Vendor(VendorCommand),
@@ -230,6 +235,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command.unwrap_or(Command::Serve { addr: None }) {
         Command::Serve { .. } => serve::serve(graft, &settings).await,
         Command::Agent(c) => agents::agent(&graft, c).await,
+        Command::Template(c) => templates::template(&graft, c).await,
         Command::User(c) => users::user(&graft, c).await,
         Command::Db(c) => db::db(&graft, &settings, c).await,
         Command::Vendor(c) => vendors::vendor(&graft, c).await,

@@ -39,6 +39,7 @@ pub fn Frame(
                 <a href="/agents">"Agents"</a>
                 <a href="/tools">"Toolbox"</a>
                 <a href="/vendors">"Vendors"</a>
+                <a href="/starters">"Starter sets"</a>
                 <a href="/approvals">"Approvals"{nav_view(|d| {
                     (d.pending > 0)
                         .then(|| view! { " "<span class="count" title="waiting for a decision">{d.pending}</span> })

@@ -22,10 +22,12 @@ pub struct AgentRow {
     pub last_seen_at: Option<i64>,
     /// When a person disabled it (ms); its tokens are refused until it is enabled.
     pub disabled_at: Option<i64>,
+    /// The starter template it uses (issue 31), if any.
+    pub starter_template_id: Option<i64>,
 }
 
 const AGENT_COLUMNS: &str =
-    "id, name, harness, cap, idle_window_days, created_at, last_seen_at, disabled_at";
+    "id, name, harness, cap, idle_window_days, created_at, last_seen_at, disabled_at, starter_template_id";
 
 /// Inserts an agent; returns its id. Errors: the name or token hash is taken (unique).
 pub async fn insert_agent(

@@ -13,12 +13,13 @@ use sqlx::{Connection, Row};
 /// schema that is not here (and is not bookkeeping: `_sqlx_migrations`, `sqlite_*`,
 /// `tower_sessions`) makes the copy refuse to start, so a new table is never left
 /// behind silently.
-pub const TABLES: [&str; 17] = [
+pub const TABLES: [&str; 20] = [
     "vendors",
     "connections",
     "tools",
     "tool_versions",
     "tool_notes",
+    "starter_templates",
     "agents",
     "working_set",
     "tool_usage",
@@ -31,6 +32,8 @@ pub const TABLES: [&str; 17] = [
     "imports",
     "recent_searches",
     "search_evidence",
+    "starter_template_tools",
+    "agent_starter_tools",
 ];
 
 /// Rows read from SQLite and written to PostgreSQL at a time.

@@ -101,9 +101,12 @@ str_enum!(Cause {
     Retired => "retired", VendorDisabled => "vendor_disabled", VendorRemoved => "vendor_removed",
 });
 
-/// Checks a cap (1..=500, SPEC §1). Errors: a sentence for the field.
+/// The largest working-set cap (SPEC §1).
+pub const MAX_CAP: i64 = 500;
+
+/// Checks a cap (1..=[`MAX_CAP`], SPEC §1). Errors: a sentence for the field.
 pub fn check_cap(cap: i64) -> Result<i64, String> {
-    if (1..=500).contains(&cap) {
+    if (1..=MAX_CAP).contains(&cap) {
         Ok(cap)
     } else {
         Err(format!("cap must be between 1 and 500 tools (got {cap})"))

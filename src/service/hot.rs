@@ -165,6 +165,7 @@ mod tests {
             created_at: 0,
             last_seen_at: None,
             disabled_at: None,
+            starter_template_id: None,
         }
     }
 

@@ -18,6 +18,7 @@ pub mod quota;
 pub mod run;
 pub mod search;
 pub mod secrets;
+pub mod starters;
 pub mod sweep;
 pub mod users;
 pub mod vendors;
@@ -27,6 +28,7 @@ pub mod working_set;
 pub use agents::*;
 pub use changes::*;
 pub use import::*;
+pub use starters::*;
 pub use vendors::*;
 pub use working_set::*;
 

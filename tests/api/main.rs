@@ -15,5 +15,6 @@ mod protocol;
 mod run;
 mod search;
 mod security;
+mod starters;
 mod sweep;
 mod vendor;

@@ -1,6 +1,7 @@
 //! One agent's page (SPEC §6): its working set, promote, the sweep's preview, history
 //! and calls.
 
+use super::starters::{starter_card, StarterActions};
 use super::tables::{approvals_table, calls_table, CallColumns};
 use crate::console::components::{
     does_badge, error_of, loaded, saved, Confirm, DataTable, FieldError, FormError, Frame,
@@ -10,6 +11,7 @@ use crate::console::server_fns::{
     agent, search_tools, AgentData, ConsoleResult, Decide, Demote, EditAgent, Promote, RotateToken,
     SearchData, SetAgentDisabled, TOKEN_PLACEHOLDER,
 };
+use crate::console::server_fns::{ApplyStarter, EditStarter, SetStarterTemplate};
 use crate::console::words::{does_in_words, harness_in_words, over_cap_in_words, segment};
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
@@ -25,6 +27,12 @@ pub fn AgentPage() -> impl IntoView {
     let decide_action = ServerAction::<Decide>::new();
     let rotate = ServerAction::<RotateToken>::new();
     let disable = ServerAction::<SetAgentDisabled>::new();
+    let starter = StarterActions {
+        edit: ServerAction::<EditStarter>::new(),
+        template: ServerAction::<SetStarterTemplate>::new(),
+        apply: ServerAction::<ApplyStarter>::new(),
+        decide: decide_action,
+    };
     let name = move || params.read().get("name").unwrap_or_default();
     let page = move || {
         query
@@ -52,7 +60,10 @@ pub fn AgentPage() -> impl IntoView {
                     + promote_action.version().get()
                     + demote_action.version().get()
                     + decide_action.version().get()
-                    + disable.version().get(),
+                    + disable.version().get()
+                    + starter.edit.version().get()
+                    + starter.template.version().get()
+                    + starter.apply.version().get(),
             )
         },
         |(n, p, o, b, _)| agent(n, p, o, b),
@@ -61,12 +72,20 @@ pub fn AgentPage() -> impl IntoView {
         move || (q(), name(), promote_action.version().get()),
         |(q, n, _)| search_tools(q, Some(n), None),
     );
+    let sq = move || query.read().get("sq").unwrap_or_default();
+    let starter_hits = Resource::new(
+        move || (sq(), starter.edit.version().get()),
+        |(q, _)| search_tools(q, None, None),
+    );
     let errs = [
         error_of(promote_action),
         error_of(demote_action),
         error_of(decide_action),
         error_of(rotate),
         error_of(disable),
+        error_of(starter.edit),
+        error_of(starter.template),
+        error_of(starter.apply),
     ];
     let action_err = Signal::derive(move || errs.iter().find_map(|e| e.get()));
     let edit_err = error_of(edit);
@@ -99,6 +118,10 @@ pub fn AgentPage() -> impl IntoView {
                         <section class="card">
                             <h2>"Working set"</h2>
                             {working_set_table(&d, demote_action)}
+                        </section>
+                        <section class="card" id="starter">
+                            <h2>"Starter set"</h2>
+                            {starter_card(a.name.clone(), a.cap, d.preview.len(), d.starter.clone(), untrack(sq), starter_hits, starter)}
                         </section>
                         <section class="card">
                             <h2>"Promote from the toolbox"</h2>

@@ -41,12 +41,33 @@ pub fn AgentsPage() -> impl IntoView {
                     <FieldError err=add_err field="cap"/>
                     <label>"Idle window (days)"<input name="window" type="number" min="1" max="3650" value="21"/></label>
                     <FieldError err=add_err field="window"/>
+                    {loaded(data, "", |d| starter_choice(d.templates))}
+                    <FieldError err=add_err field="starter"/>
                     <button type="submit">"Create agent"</button>
                 </ActionForm>
                 <p class="muted">"The next page shows the agent's token once, with the configuration for its client."</p>
             </section>
         </Frame>
     }
+}
+
+/// New agent's choice of starter template (issue 31): the rule promotes its tools at once.
+fn starter_choice(templates: Vec<String>) -> impl IntoView {
+    if templates.is_empty() {
+        return view! {
+            <p class="muted">"Starter set: none yet. "<a href="/starters">"Define a starter template"</a>" to give new agents their tools from the first turn."</p>
+        }
+        .into_any();
+    }
+    view! {
+        <label>"Starter set"
+            <select name="starter">
+                <option value="">"(none)"</option>
+                {templates.into_iter().map(|t| { let t1 = t.clone(); view! { <option value=t1>{t}</option> } }).collect_view()}
+            </select>
+        </label>
+    }
+    .into_any()
 }
 
 pub(crate) fn agents_table(

@@ -43,6 +43,9 @@ pub struct AgentsData {
     pub now: i64,
     /// Every agent by name.
     pub agents: Vec<AgentItem>,
+    /// Every starter template's name (New agent's choice, issue 31).
+    #[serde(default)]
+    pub templates: Vec<String>,
 }
 
 /// A working-set entry as the harness sees it.
@@ -117,6 +120,9 @@ pub struct AgentData {
     /// (issue 28.1): `(client, where it goes, text)`, the agent's harness first.
     #[serde(default)]
     pub snippets: Vec<(String, String, String)>,
+    /// Its starter set (issue 31).
+    #[serde(default)]
+    pub starter: crate::console::server_fns::StarterData,
 }
 
 /// One call of the calls log (issue 14.4).
@@ -211,6 +217,13 @@ pub async fn agents() -> ConsoleResult<AgentsData> {
         Ok(AgentsData {
             now: state.graft.clock_now(),
             agents: agents.into_iter().map(agent_item).collect(),
+            templates: state
+                .graft
+                .starter_templates()
+                .await?
+                .into_iter()
+                .map(|t| t.name)
+                .collect(),
         })
     })
     .await
@@ -242,13 +255,16 @@ pub(crate) fn name_taken(e: ServiceError) -> ConsoleError {
 }
 
 /// Creates an agent (SPEC §6 New agent) and goes to the page that shows its token once.
-/// Errors: at `name` (rules, taken), `cap` (1..=500), `window` (1..=3650 days).
+/// With `starter` (a template's name; empty: none) the rule promotes the template's tools
+/// at once (issue 31). Errors: at `name` (rules, taken), `cap` (1..=500), `window`
+/// (1..=3650 days), `starter` (no such template).
 #[server(prefix = "/api", endpoint = "add_agent")]
 pub async fn add_agent(
     name: String,
     harness: String,
     cap: String,
     window: String,
+    starter: Option<String>,
 ) -> ConsoleResult<()> {
     with_status(async move {
         let (state, person) = signed_in().await?;
@@ -259,9 +275,30 @@ pub async fn add_agent(
                 "choose a harness from the list",
             ));
         }
-        let (agent, token) = state
+        let starter = starter.filter(|s| !s.trim().is_empty());
+        if let Some(s) = &starter {
+            if !state
+                .graft
+                .starter_templates()
+                .await?
+                .iter()
+                .any(|t| &t.name == s)
+            {
+                return Err(ConsoleError::field(
+                    "starter",
+                    format!("no starter template named {s:?}: choose one from the list"),
+                ));
+            }
+        }
+        let (agent, token, _) = state
             .graft
-            .add_agent(&name, Some(harness.as_str()), Some(cap), Some(window))
+            .add_agent_with_starter(
+                &name,
+                Some(harness.as_str()),
+                Some(cap),
+                Some(window),
+                starter.as_deref(),
+            )
             .await
             .map_err(name_taken)?;
         tracing::info!(agent = %agent.name, by = %person.name, "agent created in the console");
@@ -495,6 +532,7 @@ pub async fn agent(
             calls_more,
             calls_before: before,
             snippets,
+            starter: crate::console::server_fns::starter_data(g, &name).await?,
         })
     })
     .await

@@ -13,6 +13,7 @@ mod agents;
 mod approvals;
 mod home;
 mod session;
+mod starters;
 mod tools;
 mod vendors;
 
@@ -20,6 +21,7 @@ pub use agents::*;
 pub use approvals::*;
 pub use home::*;
 pub use session::*;
+pub use starters::*;
 pub use tools::*;
 pub use vendors::*;
 
