@@ -423,3 +423,49 @@ test('disable an agent: a second step, its token refused, then enabled again (is
   expect(await after.toolNames()).toContain('find_tool');
   await after.client.close();
 });
+
+test('a starter template: a new agent starts with its tools, promoted by the rule, and a write approved ahead runs (issue 31)', async ({ page }, testInfo) => {
+  await signIn(page, testInfo);
+  const tpl = unique(testInfo, 'support');
+  await goto(page, testInfo, '/starters');
+  await page.locator('#new-template').getByLabel('Name').fill(tpl);
+  await page.getByRole('button', { name: 'Create template' }).click();
+  await expect(page).toHaveURL(new RegExp(`/starters/${tpl}$`));
+  await ready(page, testInfo);
+  await page.getByLabel('Search the toolbox').fill('widget');
+  await page.getByRole('button', { name: 'Search', exact: true }).click();
+  await ready(page, testInfo);
+  await page.getByRole('button', { name: 'Add widgets__list_widgets' }).click();
+  await expect(page.locator('tr[data-tool="widgets__list_widgets"]')).toBeVisible();
+  await ready(page, testInfo);
+  await page.getByRole('button', { name: 'Add widgets__create_widget' }).click();
+  await expect(page.locator('tr[data-tool="widgets__create_widget"]')).toBeVisible();
+  await expect(page.locator('li[data-tool="widgets__list_widgets"] .listed')).toHaveText('listed');
+  await shot(page, testInfo, 'starter-template');
+
+  // a new agent from the template: its first tools/list holds the template's tools
+  const name = unique(testInfo, 'helpdesk');
+  await goto(page, testInfo, '/agents');
+  const form = page.locator('#new-agent form');
+  await form.getByLabel('Name').fill(name);
+  await form.getByLabel('Starter set').selectOption(tpl);
+  await form.getByRole('button', { name: 'Create agent' }).click();
+  await expect(page).toHaveURL(new RegExp(`/agents/${name}/token\\?reveal=`));
+  const token = await page.locator('pre.token').getAttribute('data-token');
+  const agent = await connectAgent(token);
+  expect(await agent.toolNames()).toEqual(expect.arrayContaining(['widgets__list_widgets', 'widgets__create_widget']));
+
+  await goto(page, testInfo, `/agents/${name}`);
+  await expect(page.locator('tr[data-tool="widgets__list_widgets"] .promoted-by')).toHaveText('the rule');
+  await expect(page.locator('#history .cause').first()).toHaveText('the starter set');
+  const starter = page.locator('#starter');
+  await expect(starter.getByLabel('Template')).toHaveValue(tpl);
+  await expect(starter.getByRole('note').filter({ hasText: 'approval before the agent' })).toBeVisible();
+  await starter.getByRole('button', { name: 'Approve widgets__create_widget now' }).click();
+  await expect(starter.locator('tr[data-tool="widgets__create_widget"] .starter-approval')).toHaveText('granted');
+  await ready(page, testInfo);
+  await shot(page, testInfo, 'agent-starter-set');
+  const first = await agent.call('widgets__create_widget', { name: `w-${name}` });
+  expect(first.isError).toBeFalsy();
+  await agent.client.close();
+});

@@ -208,7 +208,7 @@ fn add_hits(
                 {s.hits.into_iter().map(|h| {
                     let tool = format!("{}__{}", h.vendor, h.name);
                     let action = if listed.contains(&tool) {
-                        view! { <span class="badge">"listed"</span> }.into_any()
+                        view! { <span class="badge listed">"listed"</span> }.into_any()
                     } else {
                         form(tool.clone())
                     };
@@ -263,7 +263,7 @@ pub(crate) fn starter_card(
     view! {
         <p>"The tools this agent should have from its first turn: the rule promotes each one that is not in its working set when the set changes, and when you apply it again. "
            "Taking a tool off the list demotes nothing; the sweep treats starter tools like any other."</p>
-        <ActionForm action=set_template attr:class="row-form">
+        <ActionForm action=set_template attr:class="search starter-template">
             <input type="hidden" name="agent" value=a1/>
             <label>"Template"
                 <select name="template">
@@ -321,10 +321,10 @@ pub(crate) fn starter_card(
                                     <button type="submit" aria-label=format!("Approve {tl} now")>"Approve now"</button>
                                 </ActionForm>
                             }.into_any()
-                        } else if t.read_only {
-                            view! { <span class="muted">"not needed (reads)"</span> }.into_any()
+                        } else if t.needs_approval {
+                            view! { <span class="ok">"granted"</span> }.into_any()
                         } else {
-                            view! { <span>"granted or not needed"</span> }.into_any()
+                            view! { <span class="muted">"not needed"</span> }.into_any()
                         };
                         let (tool1, tool2, label) = (tool.clone(), tool.clone(), format!("Take {tool} off the starter set"));
                         let own = t.own;
@@ -346,7 +346,7 @@ pub(crate) fn starter_card(
                         }
                     }).collect_view()}
                 </DataTable>
-                <ActionForm action=apply>
+                <ActionForm action=apply attr:class="after-table">
                     <input type="hidden" name="agent" value=a2/>
                     <button type="submit">"Apply the starter set again"</button>
                 </ActionForm>

@@ -53,6 +53,8 @@ pub struct StarterToolItem {
     pub from_template: bool,
     /// In the agent's working set now (agent pages only).
     pub promoted: bool,
+    /// A write whose calls need a person's approval (SPEC §4.4).
+    pub needs_approval: bool,
     /// Its first call by the agent would wait for a person (agent pages only).
     pub awaits_approval: bool,
     /// Why the rule cannot promote it (retired, vendor disabled or removed).
@@ -92,6 +94,7 @@ fn tool_item(t: &crate::db::ToolRow) -> StarterToolItem {
         own: false,
         from_template: false,
         promoted: false,
+        needs_approval: crate::service::approvals::gated(t),
         awaits_approval: false,
         unusable: crate::service::run::usable(t).err().map(|e| e.to_string()),
     }
