@@ -467,5 +467,16 @@ test('a starter template: a new agent starts with its tools, promoted by the rul
   await shot(page, testInfo, 'agent-starter-set');
   const first = await agent.call('widgets__create_widget', { name: `w-${name}` });
   expect(first.isError).toBeFalsy();
+
+  // the agent's own starter tools: found and added on its page, promoted by the rule at once
+  const changes = agent.changes;
+  await starter.getByLabel('Find a tool to add').fill('catalog');
+  await starter.getByRole('button', { name: 'Find', exact: true }).click();
+  await ready(page, testInfo);
+  await starter.getByRole('button', { name: 'Add widgets__get_catalog to the starter set' }).click();
+  await expect(starter.locator('tr[data-tool="widgets__get_catalog"] .starter-state')).toHaveText('promoted');
+  await expect(page.locator('tr[data-tool="widgets__get_catalog"] .promoted-by')).toHaveText('the rule');
+  await agent.waitForChanges(changes + 1);
+  expect(await agent.toolNames()).toContain('widgets__get_catalog');
   await agent.client.close();
 });

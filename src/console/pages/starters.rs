@@ -354,8 +354,8 @@ pub(crate) fn starter_card(
         }}
         <h3>"Add to the starter set"</h3>
         <form method="get" class="search" role="search" action="#starter">
-            <label>"Search the toolbox"<input type="search" name="sq" value=sq placeholder="e.g. list tickets"/></label>
-            <button type="submit">"Search"</button>
+            <label>"Find a tool to add"<input type="search" name="sq" value=sq placeholder="e.g. list tickets"/></label>
+            <button type="submit">"Find"</button>
         </form>
         {add_hits(hits, listed, move |tool| { let a3 = a3.clone(); let label = format!("Add {tool} to the starter set"); view! {
             <ActionForm action=edit attr:class="inline">
