@@ -480,3 +480,26 @@ test('a starter template: a new agent starts with its tools, promoted by the rul
   expect(await agent.toolNames()).toContain('widgets__get_catalog');
   await agent.client.close();
 });
+
+test('remove an agent: a second step, its token refused, its history kept, its name free (issue 28.1)', async ({ page }, testInfo) => {
+  testInfo.annotations.push({ type: 'expected-console-error', description: '401' });
+  await signIn(page, testInfo);
+  const name = unique(testInfo, 'leaving');
+  const token = await createAgent(page, testInfo, name);
+  const agent = await connectAgent(token);
+  await agent.call('promote', { vendor: 'widgets', name: 'list_widgets' });
+  await agent.client.close();
+  await goto(page, testInfo, `/agents/${name}`);
+  const access = page.locator('#access');
+  await access.getByText('Remove agent').click();
+  await access.getByRole('button', { name: 'Remove the agent now' }).click();
+  await expect(page).toHaveURL(new RegExp(`/agents/${name}(~|%7E)\\d+$`));
+  await expect(page.getByRole('status').filter({ hasText: 'Removed' })).toBeVisible();
+  await expect(page.locator('#history .cause').first()).toHaveText('the agent was removed');
+  await expect(page.locator('#access')).toBeHidden();
+  await ready(page, testInfo);
+  await shot(page, testInfo, 'agent-removed');
+  await expect(connectAgent(token)).rejects.toThrow();
+  // the name is free for a new agent
+  await createAgent(page, testInfo, name);
+});

@@ -64,6 +64,15 @@ pub enum AgentCommand {
         /// Agent name.
         name: String,
     },
+    /// Remove an agent: its token and sessions end, its working set is demoted (History:
+    /// the agent was removed), its history is kept, and its name is free again.
+    Remove {
+        /// Agent name.
+        name: String,
+        /// Confirm (the removal cannot be undone).
+        #[arg(long)]
+        yes: bool,
+    },
 }
 
 /// `graft agent NAME starter …`
@@ -214,7 +223,9 @@ pub(super) async fn agent(graft: &Graft, command: AgentCommand) -> anyhow::Resul
                 "name", "harness", "set/cap", "window"
             );
             for a in agents {
-                let disabled = if a.disabled_at.is_some() {
+                let disabled = if a.removed_at.is_some() {
+                    "  (removed)"
+                } else if a.disabled_at.is_some() {
                     "  (disabled)"
                 } else {
                     ""
@@ -254,6 +265,22 @@ pub(super) async fn agent(graft: &Graft, command: AgentCommand) -> anyhow::Resul
             let a = graft.set_agent_disabled(&person(), &name, false).await?;
             println!(
                 "Agent {} is enabled: its current token works again.",
+                a.name
+            );
+        }
+        AgentCommand::Remove { name, yes } => {
+            if !yes {
+                let a = graft.agent_by_name(&name).await?;
+                let n = graft.working_set(a.id).await?.len() as i64;
+                anyhow::bail!(
+                    "removing agent {} ends its token and sessions and demotes its {}; it cannot be undone. Run it again with --yes",
+                    a.name,
+                    crate::console::words::count(n, "tool")
+                );
+            }
+            let a = graft.remove_agent(&person(), &name).await?;
+            println!(
+                "Removed agent {name}: its token is refused, its working set demoted; its history is kept (as {}). The name {name} is free.",
                 a.name
             );
         }

@@ -61,6 +61,7 @@ pub fn cause_in_words(cause: Cause) -> &'static str {
         Cause::Retired => "its operation left the vendor's document",
         Cause::VendorDisabled => "its vendor was disabled",
         Cause::VendorRemoved => "its vendor was removed",
+        Cause::AgentRemoved => "the agent was removed",
         // SPEC §1: Graft itself promoting the starter set a person gave the agent
         Cause::Rule => "the starter set",
     }

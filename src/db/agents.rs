@@ -1,6 +1,6 @@
 //! Queries of agents (SPEC §2): rows, tokens, settings, last seen.
 
-use super::{DbResult, Pool};
+use super::{Conn, DbResult, Pool};
 use crate::{execute, on_db};
 use sqlx::FromRow;
 
@@ -24,10 +24,13 @@ pub struct AgentRow {
     pub disabled_at: Option<i64>,
     /// The starter template it uses (issue 31), if any.
     pub starter_template_id: Option<i64>,
+    /// When a person removed it (ms): its name was freed (`<name>~<id>`), its token
+    /// replaced, its working set demoted; the row stays for History.
+    pub removed_at: Option<i64>,
 }
 
 const AGENT_COLUMNS: &str =
-    "id, name, harness, cap, idle_window_days, created_at, last_seen_at, disabled_at, starter_template_id";
+    "id, name, harness, cap, idle_window_days, created_at, last_seen_at, disabled_at, starter_template_id, removed_at";
 
 /// Inserts an agent; returns its id. Errors: the name or token hash is taken (unique).
 pub async fn insert_agent(
@@ -149,4 +152,40 @@ pub async fn update_agent_settings(
         id
     )?;
     Ok(())
+}
+
+/// Marks an agent removed (issue 28.1), in a transaction: its name becomes `new_name`
+/// (freeing the old one), its token hash `token_hash` (a hash of nothing anyone holds),
+/// `removed_at` and (unless set) `disabled_at` become `now`; its own starter tools, last
+/// search and search evidence go, and its pending approvals with them. Whether it
+/// existed and was not removed already.
+pub async fn update_agent_removed(
+    conn: &mut Conn,
+    id: i64,
+    new_name: &str,
+    token_hash: &str,
+    now: i64,
+) -> DbResult<bool> {
+    let r = execute!(
+        &mut *conn,
+        "UPDATE agents SET name = $2, token_hash = $3, removed_at = $4, \
+         disabled_at = COALESCE(disabled_at, $4), starter_template_id = NULL \
+         WHERE id = $1 AND removed_at IS NULL",
+        id,
+        new_name,
+        token_hash,
+        now
+    )?;
+    if r == 0 {
+        return Ok(false);
+    }
+    for sql in [
+        "DELETE FROM agent_starter_tools WHERE agent_id = $1",
+        "DELETE FROM recent_searches WHERE agent_id = $1",
+        "DELETE FROM search_evidence WHERE agent_id = $1",
+        "DELETE FROM approvals WHERE agent_id = $1 AND state = 'pending'",
+    ] {
+        execute!(&mut *conn, sql, id)?;
+    }
+    Ok(true)
 }

@@ -112,7 +112,7 @@ pub async fn select_approvals(pool: &Pool) -> DbResult<Vec<ApprovalRow>> {
          JOIN tools t ON t.id = a.tool_id JOIN vendors v ON v.id = t.vendor_id \
          LEFT JOIN tool_versions tv ON tv.tool_id = a.tool_id AND tv.version = COALESCE(a.version, \
           (SELECT MAX(x.version) FROM tool_versions x WHERE x.tool_id = a.tool_id)) \
-         WHERE v.removed_at IS NULL \
+         WHERE v.removed_at IS NULL AND ag.removed_at IS NULL \
          ORDER BY CASE a.state WHEN 'pending' THEN 0 ELSE 1 END, a.requested_at DESC, a.agent_id, a.tool_id",
     )
     .fetch_all(e).await

@@ -57,6 +57,8 @@ pub enum Cause {
     VendorDisabled,
     /// Its vendor was removed.
     VendorRemoved,
+    /// A person removed the agent (issue 28.1).
+    AgentRemoved,
 }
 
 /// What a history event did to a working set (SPEC §2 history.action).
@@ -99,6 +101,7 @@ str_enum!(Cause {
     Agent => "agent", Publish => "publish", Console => "console", Rule => "rule",
     Idle => "idle", Cap => "cap", ConnectionRevoked => "connection_revoked",
     Retired => "retired", VendorDisabled => "vendor_disabled", VendorRemoved => "vendor_removed",
+    AgentRemoved => "agent_removed",
 });
 
 /// The largest working-set cap (SPEC §1).

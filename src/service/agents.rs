@@ -73,6 +73,7 @@ impl Graft {
                 idle_window_days: a.idle_window_days,
                 last_seen_at: a.last_seen_at,
                 disabled_at: a.disabled_at,
+                removed_at: a.removed_at,
             })
             .collect())
     }
@@ -91,8 +92,9 @@ impl Graft {
                 a
             }
         };
-        // a disabled agent's token is refused like an unknown one (issue 28.1)
-        let Some(agent) = agent.filter(|a| a.disabled_at.is_none()) else {
+        // a disabled or removed agent's token is refused like an unknown one (issue 28.1)
+        let Some(agent) = agent.filter(|a| a.disabled_at.is_none() && a.removed_at.is_none())
+        else {
             return Ok(None);
         };
         let now = self.now();
@@ -119,6 +121,7 @@ impl Graft {
     /// Gives an agent a new token (shown once, stored as a hash); the old one stops
     /// working at its next request. Errors: `AgentNotFound`.
     pub async fn rotate_token(&self, agent_id: i64) -> ServiceResult<String> {
+        alive(&self.agent(agent_id).await?)?;
         let token = new_token();
         if !db::update_agent_token(self.pool(), agent_id, &hash_token(&token)).await? {
             return Err(ServiceError::AgentNotFound(format!(
@@ -152,6 +155,7 @@ impl Graft {
             ));
         }
         let a = self.agent_by_name(name).await?;
+        alive(&a)?;
         if a.disabled_at.is_some() != disabled {
             let at = disabled.then(|| self.now());
             db::update_agent_disabled(self.pool(), a.id, at).await?;
@@ -165,6 +169,53 @@ impl Graft {
                 tracing::info!(agent = a.id, actor = %actor.label(), "agent enabled");
             }
         }
+        self.agent(a.id).await
+    }
+
+    /// Removes an agent (issue 28.1): its token and sessions end (here and in every
+    /// other process), its working set is demoted with cause `agent_removed` (one
+    /// list_changed), its own starter tools, pending approvals and what its searches
+    /// taught go; its history stays under the row, which is renamed `<name>~<id>` so the
+    /// name is free for a new agent. Only people. Returns the removed row.
+    /// Errors: `AgentNotFound`, `Forbidden` (an agent as the actor).
+    pub async fn remove_agent(&self, actor: &Actor, name: &str) -> ServiceResult<AgentRow> {
+        if matches!(actor, Actor::Agent(_)) {
+            return Err(ServiceError::Forbidden(
+                "only a person can remove an agent".into(),
+            ));
+        }
+        let a = self.agent_by_name(name).await?;
+        alive(&a)?;
+        let now = self.now();
+        let entries: Vec<(i64, i64)> = db::select_working_set_ids(self.pool(), a.id)
+            .await?
+            .into_iter()
+            .map(|t| (a.id, t))
+            .collect();
+        let mut tx = self.write_tx().await?;
+        super::working_set::demote_in(
+            &mut tx,
+            &entries,
+            crate::domain::Cause::AgentRemoved,
+            actor,
+            now,
+        )
+        .await?;
+        let renamed = format!("{}~{}", a.name, a.id);
+        if !db::update_agent_removed(&mut tx, a.id, &renamed, &hash_token(&new_token()), now)
+            .await?
+        {
+            return Err(ServiceError::AgentNotFound(format!(
+                "agent {:?} was removed already",
+                a.name
+            )));
+        }
+        tx.commit().await?;
+        self.changed(&[a.id]).await;
+        self.state_changed().await;
+        self.forget_learned();
+        let ended = self.end_sessions(a.id).await;
+        tracing::info!(agent = a.id, name = %a.name, demoted = entries.len(), channels = ended, actor = %actor.label(), "agent removed");
         self.agent(a.id).await
     }
 
@@ -198,6 +249,7 @@ impl Graft {
         window: Option<i64>,
     ) -> ServiceResult<db::AgentRow> {
         let a = self.agent_by_name(name).await?;
+        alive(&a)?;
         let new_name =
             domain::check_agent_name(new_name.unwrap_or(&a.name)).map_err(ServiceError::Invalid)?;
         let cap = domain::check_cap(cap.unwrap_or(a.cap)).map_err(ServiceError::Invalid)?;
@@ -212,6 +264,18 @@ impl Graft {
             })?;
         self.state_changed().await;
         self.agent(a.id).await
+    }
+}
+
+/// Refuses a change to a removed agent (issue 28.1): its page stays readable, nothing
+/// on it can be changed. Errors: `Invalid`, saying so.
+pub(crate) fn alive(a: &AgentRow) -> ServiceResult<()> {
+    match a.removed_at {
+        Some(_) => Err(ServiceError::Invalid(format!(
+            "agent {} was removed: its history is kept, and nothing else about it can change; create a new agent instead",
+            a.name
+        ))),
+        None => Ok(()),
     }
 }
 
@@ -242,6 +306,8 @@ pub struct AgentSummary {
     pub last_seen_at: Option<i64>,
     /// When a person disabled it (ms), if it is disabled.
     pub disabled_at: Option<i64>,
+    /// When a person removed it (ms); its name reads `<name>~<id>` since.
+    pub removed_at: Option<i64>,
 }
 
 /// How often `last_seen_at` is written at most, per agent (ms).

@@ -166,6 +166,7 @@ mod tests {
             last_seen_at: None,
             disabled_at: None,
             starter_template_id: None,
+            removed_at: None,
         }
     }
 

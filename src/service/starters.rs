@@ -348,6 +348,7 @@ impl Graft {
     ) -> ServiceResult<Applied> {
         people_only(actor)?;
         let a = self.agent_by_name(agent).await?;
+        super::agents::alive(&a)?;
         let add = self.starter_tools_named(add).await?;
         let remove = self.removable_named(remove).await?;
         let own: Vec<i64> = db::select_starter_tools(self.pool(), a.id)
@@ -379,6 +380,7 @@ impl Graft {
     ) -> ServiceResult<Applied> {
         people_only(actor)?;
         let a = self.agent_by_name(agent).await?;
+        super::agents::alive(&a)?;
         let id = match template.map(str::trim).filter(|t| !t.is_empty()) {
             Some(t) => Some(self.template_row(t).await?.id),
             None => None,
@@ -396,6 +398,7 @@ impl Graft {
     pub async fn apply_starter(&self, actor: &Actor, agent: &str) -> ServiceResult<Applied> {
         people_only(actor)?;
         let a = self.agent_by_name(agent).await?;
+        super::agents::alive(&a)?;
         self.apply_starter_to(&a).await
     }
 

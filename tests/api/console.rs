@@ -1950,6 +1950,124 @@ async fn a_disabled_agent_is_refused_until_a_person_enables_it() {
     app.stop().await;
 }
 
+#[tokio::test]
+async fn a_removed_agent_keeps_its_history_and_frees_its_name() {
+    use graft::domain::Cause;
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_in(dir.path()).await;
+    let doc = std::fs::read_to_string(specs_dir().join("petstore_openapi.yaml")).unwrap();
+    app.graft
+        .import_openapi("petstore", &doc, Some("http://127.0.0.1:9"), &mut |_, _| {})
+        .await
+        .unwrap();
+    let (id, token) = agent(&app, "retired").await;
+    let (other_id, other) = agent(&app, "staying").await;
+    let (c, events) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
+    for name in ["find_pets_by_status", "get_pet_by_id"] {
+        let r = call(
+            &c,
+            "promote",
+            serde_json::json!({"vendor": "petstore", "name": name}),
+        )
+        .await;
+        assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    }
+    events.wait_for(2).await;
+    app.graft.add_user("ops", PASSWORD).await.unwrap();
+    let mut b = Browser::new(&app);
+    b.sign_in("ops", PASSWORD).await;
+
+    // the second step: without it nothing changes
+    let e: Value = b
+        .call("remove_agent", &[("agent", "retired")])
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(unconfirmed(&e), "{e}");
+    assert_eq!(raw_initialize(&app, &token).await.status(), 200);
+    let page = b.get("/agents/retired").await.text().await.unwrap();
+    assert!(
+        page.contains(r#"<details class="confirm"><summary>Remove agent"#),
+        "{page}"
+    );
+    // only people remove agents
+    let e = app
+        .graft
+        .remove_agent(&graft::service::Actor::Agent(other_id), "retired")
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("only a person"), "{e}");
+
+    let r = b
+        .call("remove_agent", &[("agent", "retired"), ("confirm", "yes")])
+        .await;
+    assert_eq!(r.status(), 200, "{:?}", r.text().await);
+    // its token is refused; its open session hears one list_changed, then ends
+    assert_eq!(raw_initialize(&app, &token).await.status(), 401);
+    assert_eq!(raw_initialize(&app, &other).await.status(), 200);
+    assert!(app.graft.working_set(id).await.unwrap().is_empty());
+    let history = app.graft.history(id, 10, 0).await.unwrap();
+    assert_eq!(history.len(), 4, "two promotions, two demotions");
+    assert!(history[..2]
+        .iter()
+        .all(|h| h.cause == Cause::AgentRemoved && h.actor == "person:ops"));
+    // the row stays under a name no agent can take; the name is free
+    let removed = app.graft.agent(id).await.unwrap();
+    assert_eq!(removed.name, format!("retired~{id}"));
+    assert!(removed.removed_at.is_some());
+    let page = b
+        .get(&format!("/agents/retired~{id}"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("the agent was removed"), "History says why");
+    assert!(page.contains("Removed "), "{page}");
+    let list = b.get("/agents").await.text().await.unwrap();
+    assert!(list.contains("removed"), "{list}");
+    let (again, token2) = app
+        .graft
+        .add_agent("retired", None, None, None)
+        .await
+        .unwrap();
+    assert_ne!(again.id, id);
+    assert!(app.graft.working_set(again.id).await.unwrap().is_empty());
+    assert_eq!(raw_initialize(&app, &token2).await.status(), 200);
+
+    // nothing about the removed agent changes again: no enable, rotation, rename or promote
+    let name = format!("retired~{id}");
+    for e in [
+        app.graft
+            .set_agent_disabled(&graft::service::Actor::Person("ops".into()), &name, false)
+            .await
+            .unwrap_err(),
+        app.graft.rotate_token(id).await.unwrap_err(),
+        app.graft
+            .set_agent(&name, Some("back"), None, None)
+            .await
+            .unwrap_err(),
+        app.graft
+            .promote_tool(
+                &graft::service::Actor::Person("ops".into()),
+                id,
+                "petstore",
+                "get_pet_by_id",
+            )
+            .await
+            .unwrap_err(),
+        app.graft
+            .remove_agent(&graft::service::Actor::Person("ops".into()), &name)
+            .await
+            .unwrap_err(),
+    ] {
+        assert!(e.to_string().contains("was removed"), "{e}");
+    }
+    assert!(app.graft.working_set(id).await.unwrap().is_empty());
+    let _ = c.cancel().await;
+    app.stop().await;
+}
+
 /// Whether a server function's error says it did nothing for want of its second step.
 fn unconfirmed(v: &Value) -> bool {
     v["Refused"]

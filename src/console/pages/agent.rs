@@ -8,8 +8,8 @@ use crate::console::components::{
     LoadError, SizeChart, When,
 };
 use crate::console::server_fns::{
-    agent, search_tools, AgentData, ConsoleResult, Decide, Demote, EditAgent, Promote, RotateToken,
-    SearchData, SetAgentDisabled, TOKEN_PLACEHOLDER,
+    agent, search_tools, AgentData, ConsoleResult, Decide, Demote, EditAgent, Promote, RemoveAgent,
+    RotateToken, SearchData, SetAgentDisabled, TOKEN_PLACEHOLDER,
 };
 use crate::console::server_fns::{ApplyStarter, EditStarter, SetStarterTemplate};
 use crate::console::words::{does_in_words, harness_in_words, over_cap_in_words, segment};
@@ -27,6 +27,7 @@ pub fn AgentPage() -> impl IntoView {
     let decide_action = ServerAction::<Decide>::new();
     let rotate = ServerAction::<RotateToken>::new();
     let disable = ServerAction::<SetAgentDisabled>::new();
+    let remove = ServerAction::<RemoveAgent>::new();
     let starter = StarterActions {
         edit: ServerAction::<EditStarter>::new(),
         template: ServerAction::<SetStarterTemplate>::new(),
@@ -83,6 +84,7 @@ pub fn AgentPage() -> impl IntoView {
         error_of(decide_action),
         error_of(rotate),
         error_of(disable),
+        error_of(remove),
         error_of(starter.edit),
         error_of(starter.template),
         error_of(starter.apply),
@@ -100,8 +102,9 @@ pub fn AgentPage() -> impl IntoView {
                     };
                     let a = d.agent.clone();
                     let (n_h1, n_hits, n_hidden, n_name, n_rotate) = (a.name.clone(), a.name.clone(), a.name.clone(), a.name.clone(), a.name.clone());
-                    let n_disable = a.name.clone();
+                    let (n_disable, n_remove) = (a.name.clone(), a.name.clone());
                     let disabled_at = a.disabled_at;
+                    let removed_at = a.removed_at;
                     let now = d.now;
                     let (cap_input, set_cap_input) = signal(a.cap);
                     view! {
@@ -111,7 +114,10 @@ pub fn AgentPage() -> impl IntoView {
                             {format!("{} of {} tools · idle window {} days · last seen ", a.size, a.cap, a.idle_window_days)}
                             {match a.last_seen_at { Some(t) => view! { <When at=t now/> }.into_any(), None => "never".into_any() }}
                         </p>
-                        {disabled_at.map(|t| view! {
+                        {removed_at.map(|t| view! {
+                            <p class="warning" role="status">"Removed "<When at=t now/>": its token is refused and its working set was demoted. Its history is kept here; nothing else about it can change."</p>
+                        })}
+                        {disabled_at.filter(|_| removed_at.is_none()).map(|t| view! {
                             <p class="warning" role="status">"Disabled "<When at=t now/>": its token is refused. Its working set, history and approvals are kept; enable it below to let it in again."</p>
                         })}
                         <FormError err=action_err/>
@@ -119,11 +125,11 @@ pub fn AgentPage() -> impl IntoView {
                             <h2>"Working set"</h2>
                             {working_set_table(&d, demote_action)}
                         </section>
-                        <section class="card" id="starter">
+                        <section class="card" hidden=removed_at.is_some() id="starter">
                             <h2>"Starter set"</h2>
                             {starter_card(a.name.clone(), a.cap, d.preview.len(), d.starter.clone(), untrack(sq), starter_hits, starter)}
                         </section>
-                        <section class="card">
+                        <section class="card" hidden=removed_at.is_some()>
                             <h2>"Promote from the toolbox"</h2>
                             <form method="get" class="search" role="search">
                                 <label>"Search the toolbox"<input type="search" name="q" value=untrack(q) placeholder="e.g. list users"/></label>
@@ -135,7 +141,7 @@ pub fn AgentPage() -> impl IntoView {
                             <h2>"Working-set size"</h2>
                             <SizeChart sizes=d.sizes.clone() now cap=a.cap/>
                         </section>
-                        <section class="card" id="settings">
+                        <section class="card" hidden=removed_at.is_some() id="settings">
                             <h2>"Name, cap and idle window"</h2>
                             <FormError err=edit_err/>
                             {move || saved.get().then(|| view! { <p class="ok" role="status">"Saved. The rule reads these at the next sweep."</p> })}
@@ -170,7 +176,7 @@ pub fn AgentPage() -> impl IntoView {
                             <h2>"Approvals"</h2>
                             {approvals_table(d.approvals.clone(), now, decide_action, false)}
                         </section>
-                        <section class="card">
+                        <section class="card" hidden=removed_at.is_some()>
                             <h2>"Token"</h2>
                             <p>"A new token replaces the old one at once; the agent's client needs the new one."</p>
                             <Confirm label="Rotate token".to_string()>
@@ -182,7 +188,7 @@ pub fn AgentPage() -> impl IntoView {
                                 </ActionForm>
                             </Confirm>
                         </section>
-                        <section class="card" id="connect">
+                        <section class="card" hidden=removed_at.is_some() id="connect">
                             <details>
                                 <summary><h2 class="inline">"Connect a client"</h2></summary>
                                 <p>{format!("Each client's configuration for this agent. Put the agent's token where {TOKEN_PLACEHOLDER} stands: Graft keeps only a hash of it, so it was shown once, when the agent was created or its token rotated (rotate it above for a new one).")}</p>
@@ -193,7 +199,7 @@ pub fn AgentPage() -> impl IntoView {
                                 }).collect_view()}
                             </details>
                         </section>
-                        <section class="card" id="access">
+                        <section class="card" id="access" hidden=removed_at.is_some()>
                             <h2>"Access"</h2>
                             {match disabled_at {
                                 None => view! {
@@ -217,6 +223,15 @@ pub fn AgentPage() -> impl IntoView {
                                     </ActionForm>
                                 }.into_any(),
                             }}
+                            <p>"Removing retires the agent for good: its token and sessions end, its working set is demoted, its history stays on this page, and its name is free for a new agent."</p>
+                            <Confirm label="Remove agent".to_string()>
+                                <p>"This cannot be undone: the agent's client is refused, and its tools leave its working set (History: the agent was removed)."</p>
+                                <ActionForm action=remove>
+                                    <input type="hidden" name="agent" value=n_remove/>
+                                    <input type="hidden" name="confirm" value="yes"/>
+                                    <button type="submit" class="danger solid">"Remove the agent now"</button>
+                                </ActionForm>
+                            </Confirm>
                         </section>
                     }.into_any()
                 })}

@@ -98,7 +98,11 @@ pub(crate) fn agents_table(
                         let (n1, n2, n3) = (a.name.clone(), a.name.clone(), a.name.clone());
                         view! {
                             <tr data-agent=n1>
-                                <td><a href=href>{n2}</a>{a.disabled_at.map(|_| view! { " "<span class="badge muted">"disabled"</span> })}</td>
+                                <td><a href=href>{n2}</a>{match (a.removed_at, a.disabled_at) {
+                                    (Some(_), _) => Some(view! { " "<span class="badge muted">"removed"</span> }),
+                                    (None, Some(_)) => Some(view! { " "<span class="badge muted">"disabled"</span> }),
+                                    _ => None,
+                                }}</td>
                                 <td data-label="Harness">{a.harness.as_deref().map(harness_in_words).unwrap_or_else(|| "—".into())}</td>
                                 <td class:over=over class="num" data-label="Working set">{format!("{} / {}", a.size, a.cap)}</td>
                                 <td class="num" data-label="Idle window">{format!("{} days", a.idle_window_days)}</td>

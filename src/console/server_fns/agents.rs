@@ -34,6 +34,9 @@ pub struct AgentItem {
     /// When a person disabled it (ms): its token is refused until it is enabled.
     #[serde(default)]
     pub disabled_at: Option<i64>,
+    /// When a person removed it (ms): its page keeps its history, nothing else changes.
+    #[serde(default)]
+    pub removed_at: Option<i64>,
 }
 
 /// The Agents page.
@@ -177,6 +180,7 @@ pub(crate) fn agent_item(a: crate::service::AgentSummary) -> AgentItem {
         idle_window_days: a.idle_window_days,
         last_seen_at: a.last_seen_at,
         disabled_at: a.disabled_at,
+        removed_at: a.removed_at,
     }
 }
 
@@ -401,6 +405,27 @@ pub async fn set_agent_disabled(
     .await
 }
 
+/// Removes an agent (issue 28.1) once confirmed (`confirm` = `yes`): its token and
+/// sessions end, its working set is demoted, its history stays; goes to its page under
+/// the name it keeps (`<name>~<id>`). Errors: `Refused` (not confirmed, unknown agent).
+#[server(prefix = "/api", endpoint = "remove_agent")]
+pub async fn remove_agent(agent: String, confirm: Option<String>) -> ConsoleResult<()> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        confirmed(
+            confirm.as_deref(),
+            "removing an agent ends its token and demotes its working set for good",
+        )?;
+        let a = state
+            .graft
+            .remove_agent(&Actor::Person(person.name), &agent)
+            .await?;
+        leptos_axum::redirect(&format!("/agents/{}", segment(&a.name)));
+        Ok(())
+    })
+    .await
+}
+
 /// The token of `agent` kept for this person under `reveal`, taken (a second read finds
 /// nothing), with the client snippets. `None` once shown, expired (10 minutes), or kept
 /// for another agent. Errors: `Refused` for an unknown agent (the page answers 404).
@@ -491,6 +516,7 @@ pub async fn agent(
                 idle_window_days: a.idle_window_days,
                 last_seen_at: a.last_seen_at,
                 disabled_at: a.disabled_at,
+                removed_at: a.removed_at,
             },
             entries: entries
                 .into_iter()
