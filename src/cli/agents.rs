@@ -25,7 +25,7 @@ pub enum AgentCommand {
         starter: Option<String>,
     },
     /// Show or change an agent's starter set: the tools the rule promotes for it when
-    /// the set changes or is applied (issue 31).
+    /// they are added or the set is applied.
     Starter {
         /// Agent name.
         name: String,
@@ -49,7 +49,7 @@ pub enum AgentCommand {
         window: Option<i64>,
     },
     /// Refuse an agent's token from now on and end its sessions; its working set, history
-    /// and approvals are kept (issue 28.1).
+    /// and approvals are kept.
     Disable {
         /// Agent name.
         name: String,
@@ -80,7 +80,7 @@ pub enum AgentCommand {
 pub enum StarterAction {
     /// Print the starter set: its template, each tool and whether it is promoted.
     List,
-    /// Add tools (VENDOR__NAME) to the agent's own starter tools, then apply the set.
+    /// Add tools (VENDOR__NAME) to the agent's own starter tools; the rule promotes them.
     Add {
         #[arg(required = true, value_name = "TOOL")]
         tools: Vec<String>,
@@ -92,7 +92,7 @@ pub enum StarterAction {
     },
     /// Promote every starter tool not in the working set again (after a sweep).
     Apply,
-    /// Use a template (or `--none`), then apply the set.
+    /// Use a template (or `--none`); the rule promotes the template's tools.
     Template {
         /// Template name.
         #[arg(required_unless_present = "none", conflicts_with = "none")]
@@ -107,23 +107,33 @@ pub enum StarterAction {
 /// would demote (issue 31.4).
 pub(super) fn print_applied(a: &crate::service::Applied) {
     use crate::console::words::{cause_in_words, count};
-    if a.promoted.is_empty() {
+    if a.promoted.is_empty() && !a.skipped.is_empty() {
         println!(
-            "Agent {}: every starter tool is in the working set already ({} of {} tools).",
-            a.agent, a.size, a.cap
+            "Agent {}: the rule promoted nothing (working set {} of {}).",
+            a.agent,
+            a.size,
+            count(a.cap, "tool")
+        );
+    } else if a.promoted.is_empty() {
+        println!(
+            "Agent {}: its starter tools are in the working set already ({} of {}).",
+            a.agent,
+            a.size,
+            count(a.cap, "tool")
         );
     } else {
         println!(
-            "Agent {}: the rule promoted {}: {} (working set {} of {} tools).",
+            "Agent {}: the rule promoted {}: {} (working set {} of {}).",
             a.agent,
             count(a.promoted.len() as i64, "starter tool"),
             a.promoted.join(", "),
             a.size,
-            a.cap
+            count(a.cap, "tool")
         );
     }
-    for (t, why) in &a.skipped {
-        println!("  not promoted: {t}: {why}");
+    for (_, why) in &a.skipped {
+        // the reason names the tool
+        println!("  not promoted: {why}");
     }
     if !a.would_demote.is_empty() {
         println!("The next sweep would demote:");
@@ -151,22 +161,27 @@ async fn starter(graft: &Graft, name: &str, action: StarterAction) -> anyhow::Re
                     (true, false) => "own",
                     _ => "template",
                 };
+                let tool = format!("{}__{}", e.tool.vendor, e.tool.name);
                 let state = if let Some(why) = &e.unusable {
+                    let why = why.strip_prefix(&format!("{tool}: ")).unwrap_or(why);
                     format!("cannot be promoted: {why}")
                 } else if e.promoted {
                     "promoted".to_string()
                 } else {
                     "not in the working set".to_string()
                 };
-                let approval = if e.awaits_approval {
-                    "  (its first call waits for approval: graft approve)"
+                let approval = if e.unusable.is_some() {
+                    String::new()
+                } else if e.denied {
+                    format!(
+                        "  (denied: its calls are refused; graft approve {name} {tool} allows it)"
+                    )
+                } else if e.awaits_approval {
+                    format!("  (its first call waits for approval: graft approve {name} {tool} approves it now)")
                 } else {
-                    ""
+                    String::new()
                 };
-                println!(
-                    "  {}__{}  [{from}]  {state}{approval}",
-                    e.tool.vendor, e.tool.name
-                );
+                println!("  {tool}  [{from}]  {state}{approval}");
             }
         }
         StarterAction::Add { tools } => {
@@ -175,16 +190,25 @@ async fn starter(graft: &Graft, name: &str, action: StarterAction) -> anyhow::Re
         StarterAction::Remove { tools } => {
             graft.edit_agent_starter(&who, name, &[], &tools).await?;
             println!(
-                "Took {} off agent {name}'s starter tools; its working set keeps them until they are demoted.",
+                "Took {} off agent {name}'s starter tools; nothing was demoted.",
                 tools.join(", ")
             );
         }
         StarterAction::Apply => print_applied(&graft.apply_starter(&who, name).await?),
-        StarterAction::Template { template, .. } => print_applied(
-            &graft
+        StarterAction::Template { template, .. } => {
+            let applied = graft
                 .set_agent_template(&who, name, template.as_deref())
-                .await?,
-        ),
+                .await?;
+            match &template {
+                Some(t) => println!("Agent {name} uses the starter template {t} now."),
+                None => println!(
+                    "Agent {name} uses no starter template now; its working set keeps what it has."
+                ),
+            }
+            if !applied.promoted.is_empty() || !applied.skipped.is_empty() {
+                print_applied(&applied);
+            }
+        }
     }
     Ok(())
 }
@@ -203,8 +227,10 @@ pub(super) async fn agent(graft: &Graft, command: AgentCommand) -> anyhow::Resul
                 .add_agent_with_starter(&name, harness.as_deref(), cap, window, starter.as_deref())
                 .await?;
             println!(
-                "Created agent {} (cap {}, idle window {} days).",
-                agent.name, agent.cap, agent.idle_window_days
+                "Created agent {} (cap {}, idle window {}).",
+                agent.name,
+                agent.cap,
+                crate::console::words::count(agent.idle_window_days, "day")
             );
             if let Some(a) = &applied {
                 print_applied(a);
@@ -250,8 +276,10 @@ pub(super) async fn agent(graft: &Graft, command: AgentCommand) -> anyhow::Resul
                 .set_agent(&name, new_name.as_deref(), cap, window)
                 .await?;
             println!(
-                "Agent {}: cap {}, idle window {} days. The rule applies them at the next sweep.",
-                a.name, a.cap, a.idle_window_days
+                "Agent {}: cap {}, idle window {}. The rule applies them at the next sweep.",
+                a.name,
+                a.cap,
+                crate::console::words::count(a.idle_window_days, "day")
             );
         }
         AgentCommand::Disable { name } => {

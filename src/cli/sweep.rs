@@ -1,6 +1,7 @@
 //! `graft sweep`: one sweep now, or a dry run (SPEC §5).
 
 use super::format_time;
+use crate::console::words::count;
 use crate::domain::Cause;
 use crate::service::Graft;
 use anyhow::Context;
@@ -19,20 +20,23 @@ pub fn describe_sweep(r: &crate::service::sweep::SweepReport) -> String {
         return out;
     }
     out.push_str(&format!(
-        "Sweep as of {when}{}: {verb} {} tools of {} agents ({} entries checked).\n",
+        "Sweep as of {when}{}: {verb} {} of {} ({} entries checked).\n",
         if r.dry_run {
             " (dry run, nothing changed)"
         } else {
             ""
         },
-        r.demotions(),
-        r.agents.len(),
+        count(r.demotions() as i64, "tool"),
+        count(r.agents.len() as i64, "agent"),
         r.entries
     ));
     for a in &r.agents {
         out.push_str(&format!(
-            "{} (cap {}, idle window {} days, {} tools before):\n",
-            a.agent, a.cap, a.idle_window_days, a.before
+            "{} (cap {}, idle window {}, {} before):\n",
+            a.agent,
+            a.cap,
+            count(a.idle_window_days, "day"),
+            count(a.before as i64, "tool")
         ));
         for d in &a.demoted {
             let why = match d.cause {

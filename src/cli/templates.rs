@@ -51,6 +51,9 @@ pub enum TemplateCommand {
     Delete {
         /// Template name.
         name: String,
+        /// Confirm.
+        #[arg(long)]
+        yes: bool,
     },
 }
 
@@ -140,7 +143,15 @@ pub(super) async fn template(graft: &Graft, command: TemplateCommand) -> anyhow:
             }
             applied.iter().for_each(print_applied);
         }
-        TemplateCommand::Delete { name } => {
+        TemplateCommand::Delete { name, yes } => {
+            if !yes {
+                let t = graft.starter_template(&name).await?;
+                anyhow::bail!(
+                    "deleting starter template {} takes it from {}; their working sets keep what they have. Run it again with --yes",
+                    t.name,
+                    crate::console::words::count(t.agents.len() as i64, "agent")
+                );
+            }
             graft.delete_starter_template(&who, &name).await?;
             println!("Deleted starter template {name}; its agents keep their working sets.");
         }

@@ -19,6 +19,12 @@ pub fn Frame(
     children: Children,
 ) -> impl IntoView {
     let logout = ServerAction::<Logout>::new();
+    // the section this page belongs to, marked in the nav (aria-current)
+    let path = leptos_router::hooks::use_location().pathname;
+    let here = move |section: &'static str| {
+        let p = path.get();
+        (p == section || p.starts_with(&format!("{section}/"))).then_some("page")
+    };
     let nav_data = Resource::new(move || refresh.map(|s| s.get()), |_| nav());
     // the count and the banner, once loaded (nothing while loading or on an error: the
     // page itself says what went wrong)
@@ -36,17 +42,17 @@ pub fn Frame(
         <header class="top">
             <nav aria-label="Console">
                 <a href="/" class="brand">"Graft"</a>
-                <a href="/agents">"Agents"</a>
-                <a href="/tools">"Toolbox"</a>
-                <a href="/vendors">"Vendors"</a>
-                <a href="/starters">"Starter sets"</a>
-                <a href="/approvals">"Approvals"{nav_view(|d| {
+                <a href="/agents" aria-current=move || here("/agents")>"Agents"</a>
+                <a href="/tools" aria-current=move || here("/tools")>"Toolbox"</a>
+                <a href="/vendors" aria-current=move || here("/vendors")>"Vendors"</a>
+                <a href="/starters" aria-current=move || here("/starters")>"Starter sets"</a>
+                <a href="/approvals" aria-current=move || here("/approvals")>"Approvals"{nav_view(|d| {
                     (d.pending > 0)
                         .then(|| view! { " "<span class="count" title="waiting for a decision">{d.pending}</span> })
                         .into_any()
                 })}</a>
                 <span class="spacer"></span>
-                <a href="/account">"Account"</a>
+                <a href="/account" aria-current=move || here("/account")>"Account"</a>
                 <ActionForm action=logout attr:class="inline">
                     <button type="submit" class="link">"Sign out"</button>
                 </ActionForm>

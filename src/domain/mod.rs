@@ -129,7 +129,9 @@ pub fn check_idle_window(days: i64) -> Result<i64, String> {
 
 /// Checks an agent name: 1..=64 characters of letters, digits, `-`, `_`, `.`.
 pub fn check_agent_name(name: &str) -> Result<String, String> {
+    // "." and ".." would be path segments of the console's addresses
     let ok = !name.is_empty()
+        && !name.chars().all(|c| c == '.')
         && name.len() <= 64
         && name
             .chars()
@@ -172,5 +174,9 @@ mod tests {
         assert!(check_idle_window(3651).is_err());
         assert!(check_agent_name("hermes-laptop").is_ok());
         assert!(check_agent_name("a b").is_err());
+        // "." and ".." would be path segments of console addresses
+        assert!(check_agent_name(".").is_err());
+        assert!(check_agent_name("..").is_err());
+        assert!(check_agent_name("v1.2").is_ok());
     }
 }

@@ -2,9 +2,11 @@
 //! chooses for an agent before its first turn, as named templates ("support", "ops")
 //! and as the agent's own list. The rule promotes each starter tool that is not in the
 //! working set (Promoted by "the rule", History cause "the starter set", one
-//! list_changed) when the agent is created, when its starter set or template changes,
-//! and when a person applies it again. The sweep treats starter tools like any other: a
-//! person's list is a start, not a pin.
+//! list_changed) when the agent is created, and when a person applies the set again.
+//! When the set changes, the rule promotes what the change added (the tools added to
+//! the agent's list, a new template's tools, a template's new tools); taking tools off a
+//! list, or the template away, promotes and demotes nothing. The sweep treats starter
+//! tools like any other: a person's list is a start, not a pin.
 
 use super::working_set::promote_in;
 use super::{unique_or, Actor, Graft, ServiceError, ServiceResult};
@@ -41,9 +43,12 @@ pub struct StarterEntry {
     pub from_template: bool,
     /// In the agent's working set now.
     pub promoted: bool,
-    /// A write whose first call would wait for a person (SPEC §4.4): no granted
-    /// approval of it for this agent yet.
+    /// A write whose first call would wait for a person (SPEC §4.4): no decision on it
+    /// for this agent yet.
     pub awaits_approval: bool,
+    /// A person denied this agent the tool: its calls are refused (a person may still
+    /// approve it).
+    pub denied: bool,
     /// Why the rule cannot promote it (a retired tool, a disabled or removed vendor).
     pub unusable: Option<String>,
 }
@@ -80,8 +85,16 @@ pub struct Applied {
 /// Errors: the rule, in words.
 pub fn check_template_name(name: &str) -> Result<String, String> {
     let name = name.trim();
+    // a leading '-' would read as a flag on the command line
+    if name.starts_with('-') {
+        return Err(format!(
+            "template name {name:?} is invalid: it may not start with '-'"
+        ));
+    }
     crate::domain::check_agent_name(name).map_err(|_| {
-        format!("template name {name:?} is invalid: use 1 to 64 letters, digits, '-', '_' or '.'")
+        format!(
+            "template name {name:?} is invalid: use 1 to 64 letters, digits, '-', '_' or '.' (not only dots)"
+        )
     })
 }
 
@@ -108,10 +121,7 @@ impl Graft {
         db::select_template_by_name(self.pool(), name.trim())
             .await?
             .ok_or_else(|| {
-                ServiceError::Invalid(format!(
-                    "no starter template named {:?}; graft template list shows them",
-                    name.trim()
-                ))
+                ServiceError::Invalid(format!("no starter template named {:?}", name.trim()))
             })
     }
 
@@ -157,10 +167,10 @@ impl Graft {
             let r = r.trim();
             let (vendor, name) = crate::domain::names::split_qualified(r).ok_or_else(|| {
                 ServiceError::Invalid(format!(
-                    "{r:?} is not vendor__name (e.g. petstore__list_pets)"
+                    "{r:?} is not vendor__name (e.g. petstore__get_pet_by_id)"
                 ))
             })?;
-            let t = self.tool(vendor, name).await?;
+            let t = self.tool(vendor, name).await.map_err(person_not_found)?;
             super::run::usable(&t)?;
             if !out.iter().any(|o| o.id == t.id) {
                 out.push(t);
@@ -217,6 +227,13 @@ impl Graft {
         let add = self.starter_tools_named(add).await?;
         let remove = self.removable_named(remove).await?;
         let mut listed: Vec<i64> = db::select_template_tool_ids(self.pool(), t.id).await?;
+        self.all_listed(
+            &remove,
+            &listed,
+            &format!("starter template {}", t.name),
+            None,
+        )
+        .await?;
         listed.retain(|id| !remove.contains(id));
         listed.extend(
             add.iter()
@@ -236,11 +253,40 @@ impl Graft {
         tx.commit().await?;
         let view = self.template_view(t.clone()).await?;
         let applied = if apply {
-            self.apply_template_agents(t.id).await?
+            let added: Vec<i64> = add.iter().map(|t| t.id).collect();
+            self.apply_template_agents(t.id, Some(&added)).await?
         } else {
             Vec::new()
         };
         Ok((view, applied))
+    }
+
+    /// Refuses to take tools off a list that does not hold them (`what` names the list;
+    /// `template` names the agent's template when a tool comes from it).
+    /// Errors: `Invalid`, naming the first such tool.
+    async fn all_listed(
+        &self,
+        remove: &[i64],
+        listed: &[i64],
+        what: &str,
+        template: Option<(&str, &[i64])>,
+    ) -> ServiceResult<()> {
+        let missing: Vec<i64> = remove
+            .iter()
+            .copied()
+            .filter(|id| !listed.contains(id))
+            .collect();
+        let Some(t) = self.tools_in_order(&missing).await?.into_iter().next() else {
+            return Ok(());
+        };
+        let mut msg = format!("{} is not on the {what}", qualified(&t));
+        if let Some((name, ids)) = template.filter(|(_, ids)| ids.contains(&t.id)) {
+            let _ = ids;
+            msg.push_str(&format!(
+                ": it comes from the template {name}, which is edited on its own"
+            ));
+        }
+        Err(ServiceError::Invalid(msg))
     }
 
     /// Applies the starter set of every agent that uses a template (after a person
@@ -252,14 +298,20 @@ impl Graft {
     ) -> ServiceResult<Vec<Applied>> {
         people_only(actor)?;
         let t = self.template_row(name).await?;
-        self.apply_template_agents(t.id).await
+        self.apply_template_agents(t.id, None).await
     }
 
-    async fn apply_template_agents(&self, template_id: i64) -> ServiceResult<Vec<Applied>> {
+    /// Applies the starter set of each agent using a template: all of it, or only the
+    /// tools `only` (ids) of it.
+    async fn apply_template_agents(
+        &self,
+        template_id: i64,
+        only: Option<&[i64]>,
+    ) -> ServiceResult<Vec<Applied>> {
         let mut out = Vec::new();
         for (id, _) in db::select_template_agents(self.pool(), template_id).await? {
             let a = self.agent(id).await?;
-            out.push(self.apply_starter_to(&a).await?);
+            out.push(self.apply_starter_to(&a, only).await?);
         }
         Ok(out)
     }
@@ -286,10 +338,10 @@ impl Graft {
             let r = r.trim();
             let (vendor, name) = crate::domain::names::split_qualified(r).ok_or_else(|| {
                 ServiceError::Invalid(format!(
-                    "{r:?} is not vendor__name (e.g. petstore__list_pets)"
+                    "{r:?} is not vendor__name (e.g. petstore__get_pet_by_id)"
                 ))
             })?;
-            out.push(self.tool(vendor, name).await?.id);
+            out.push(self.tool(vendor, name).await.map_err(person_not_found)?.id);
         }
         Ok(out)
     }
@@ -310,28 +362,27 @@ impl Graft {
                 .collect();
         let mut entries = Vec::with_capacity(tools.len());
         for tool in tools {
-            let awaits_approval = super::approvals::gated(&tool)
-                && !db::select_approval(self.pool(), a.id, tool.id)
+            let state = if super::approvals::gated(&tool) {
+                db::select_approval(self.pool(), a.id, tool.id)
                     .await?
-                    .is_some_and(|x| x.state == ApprovalState::Granted);
+                    .map(|x| x.state)
+            } else {
+                Some(ApprovalState::Granted)
+            };
+            let denied = state == Some(ApprovalState::Denied);
+            let awaits_approval = !denied && state != Some(ApprovalState::Granted);
             let (own, from_template) = flags.get(&tool.id).copied().unwrap_or_default();
             entries.push(StarterEntry {
                 own,
                 from_template,
                 promoted: promoted.contains(&tool.id),
                 awaits_approval,
+                denied,
                 unusable: super::run::usable(&tool).err().map(|e| e.to_string()),
                 tool,
             });
         }
-        let template = match a.starter_template_id {
-            Some(id) => db::select_templates(self.pool())
-                .await?
-                .into_iter()
-                .find(|t| t.id == id)
-                .map(|t| t.name),
-            None => None,
-        };
+        let template = self.starter_set_template(&a).await?;
         Ok(StarterView { template, entries })
     }
 
@@ -351,11 +402,22 @@ impl Graft {
         super::agents::alive(&a)?;
         let add = self.starter_tools_named(add).await?;
         let remove = self.removable_named(remove).await?;
-        let own: Vec<i64> = db::select_starter_tools(self.pool(), a.id)
-            .await?
+        let rows = db::select_starter_tools(self.pool(), a.id).await?;
+        let own_before: Vec<i64> = rows.iter().filter(|r| r.1 > 0).map(|r| r.0).collect();
+        let from_template: Vec<i64> = rows.iter().filter(|r| r.2 > 0).map(|r| r.0).collect();
+        let template_name = self.starter_set_template(&a).await?;
+        self.all_listed(
+            &remove,
+            &own_before,
+            &format!("agent {}'s own starter tools", a.name),
+            template_name
+                .as_deref()
+                .map(|n| (n, from_template.as_slice())),
+        )
+        .await?;
+        let own: Vec<i64> = own_before
             .into_iter()
-            .filter(|r| r.1 > 0 && !remove.contains(&r.0))
-            .map(|r| r.0)
+            .filter(|id| !remove.contains(id))
             .collect();
         too_many(own.len() + add.iter().filter(|t| !own.contains(&t.id)).count())?;
         let now = self.now();
@@ -367,7 +429,20 @@ impl Graft {
             db::insert_agent_starter_tool(&mut tx, a.id, t.id, now).await?;
         }
         tx.commit().await?;
-        self.apply_starter_to(&a).await
+        let added: Vec<i64> = add.iter().map(|t| t.id).collect();
+        self.apply_starter_to(&a, Some(&added)).await
+    }
+
+    /// The name of the template an agent uses, if any.
+    async fn starter_set_template(&self, a: &AgentRow) -> ServiceResult<Option<String>> {
+        Ok(match a.starter_template_id {
+            Some(id) => db::select_templates(self.pool())
+                .await?
+                .into_iter()
+                .find(|t| t.id == id)
+                .map(|t| t.name),
+            None => None,
+        })
     }
 
     /// Makes an agent use a template (`None`: none), then applies its starter set.
@@ -390,7 +465,11 @@ impl Graft {
         tx.commit().await?;
         self.state_changed().await;
         let a = self.agent(a.id).await?;
-        self.apply_starter_to(&a).await
+        let tools = match id {
+            Some(id) => db::select_template_tool_ids(self.pool(), id).await?,
+            None => Vec::new(),
+        };
+        self.apply_starter_to(&a, Some(&tools)).await
     }
 
     /// Applies an agent's starter set again (a person's "re-apply"): brings back the
@@ -399,15 +478,24 @@ impl Graft {
         people_only(actor)?;
         let a = self.agent_by_name(agent).await?;
         super::agents::alive(&a)?;
-        self.apply_starter_to(&a).await
+        self.apply_starter_to(&a, None).await
     }
 
-    /// The rule promotes each usable starter tool of `agent` that is not in its working
-    /// set, in one transaction (Promoted by `rule`, cause `rule`, actor `rule`), then
-    /// fires one list_changed when the set changed.
-    pub(crate) async fn apply_starter_to(&self, agent: &AgentRow) -> ServiceResult<Applied> {
+    /// The rule promotes each usable starter tool of `agent` (or only those of it in
+    /// `only`, ids) that is not in its working set, in one transaction (Promoted by
+    /// `rule`, cause `rule`, actor `rule`), then fires one list_changed when the set
+    /// changed.
+    pub(crate) async fn apply_starter_to(
+        &self,
+        agent: &AgentRow,
+        only: Option<&[i64]>,
+    ) -> ServiceResult<Applied> {
         let rows = db::select_starter_tools(self.pool(), agent.id).await?;
-        let ids: Vec<i64> = rows.iter().map(|r| r.0).collect();
+        let ids: Vec<i64> = rows
+            .iter()
+            .map(|r| r.0)
+            .filter(|id| only.is_none_or(|o| o.contains(id)))
+            .collect();
         let tools = self.tools_in_order(&ids).await?;
         let now = self.now();
         let mut promoted = Vec::new();
@@ -415,6 +503,7 @@ impl Graft {
         let mut tx = self.write_tx().await?;
         for t in &tools {
             if let Err(e) = super::run::usable(t) {
+                // the reason names the tool already
                 skipped.push((qualified(t), e.to_string()));
                 continue;
             }
@@ -473,7 +562,7 @@ impl Graft {
         db::update_agent_template(&mut tx, agent.id, Some(t.id)).await?;
         tx.commit().await?;
         let agent = self.agent(agent.id).await?;
-        let applied = self.apply_starter_to(&agent).await?;
+        let applied = self.apply_starter_to(&agent, None).await?;
         Ok((agent, token, Some(applied)))
     }
 }
@@ -485,4 +574,30 @@ fn too_many(n: usize) -> ServiceResult<()> {
         )));
     }
     Ok(())
+}
+
+/// A tool-not-found error in words for a person (the service's own names `find_tool`,
+/// the agent's way to search).
+fn person_not_found(e: ServiceError) -> ServiceError {
+    match e {
+        ServiceError::ToolNotFound(m) => ServiceError::ToolNotFound(m.replace(
+            "; call find_tool to search it",
+            " (graft tool search, or the console's Toolbox, finds tools)",
+        )),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn template_names_follow_agent_names_and_never_read_as_flags() {
+        assert_eq!(check_template_name(" support ").unwrap(), "support");
+        assert!(check_template_name("ops.v2").is_ok());
+        for bad in ["", "a b", ".", "..", "--none", "-x", &"x".repeat(65)] {
+            assert!(check_template_name(bad).is_err(), "{bad:?}");
+        }
+    }
 }

@@ -247,12 +247,44 @@ async fn a_template_gives_new_agents_their_tools_and_its_edits_reach_them_once()
     assert_eq!(t.tools.len(), 3);
     assert_eq!(t.agents, vec!["bot".to_string(), "bot2".to_string()]);
 
+    // adding a tool to an agent's own list promotes that tool, not the ones swept away
+    let applied = g
+        .edit_agent_starter(&ops(), "bot2", &["petstore__get_inventory".into()], &[])
+        .await
+        .unwrap();
+    assert_eq!(
+        applied.promoted,
+        vec!["petstore__get_inventory".to_string()]
+    );
+    assert_eq!(set_of(&s.app, bot2.id).await.len(), 1);
+    // taking off a tool that is not on the agent's own list says where it comes from
+    let e = g
+        .edit_agent_starter(&ops(), "bot2", &[], &["petstore__get_pet_by_id".into()])
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("comes from the template support"),
+        "{e}"
+    );
+    // using no template promotes and demotes nothing
+    let applied = g.set_agent_template(&ops(), "bot2", None).await.unwrap();
+    assert!(applied.promoted.is_empty());
+    assert_eq!(set_of(&s.app, bot2.id).await.len(), 1);
+    g.set_agent_template(&ops(), "bot2", Some("support"))
+        .await
+        .unwrap();
+    assert_eq!(
+        set_of(&s.app, bot2.id).await.len(),
+        4,
+        "the template's 3 tools"
+    );
+
     // a starter set larger than the cap says what the next sweep would demote
     g.set_agent("bot2", None, Some(2), None).await.unwrap();
     let applied = g.apply_starter(&ops(), "bot2").await.unwrap();
-    assert_eq!((applied.size, applied.cap), (3, 2));
-    assert_eq!(applied.would_demote.len(), 1);
-    assert_eq!(applied.would_demote[0].1, Cause::Cap);
+    assert_eq!((applied.size, applied.cap), (4, 2));
+    assert_eq!(applied.would_demote.len(), 2);
+    assert!(applied.would_demote.iter().all(|d| d.1 == Cause::Cap));
 
     // deleting the template needs its second step; the agents keep their sets
     let r = s
@@ -331,6 +363,13 @@ async fn an_approval_granted_ahead_on_the_agents_page_lets_the_first_call_run() 
     assert_eq!(r.is_error, Some(false), "{}", text(&r));
     assert_eq!(s.vendor.count(), 1, "the vendor got the first call");
     assert_eq!(s.vendor.last().method, "POST");
+
+    // a denial reads as one, not as a wait
+    g.decide_approval(&ops(), "writer", "petstore", "add_pet", false)
+        .await
+        .unwrap();
+    let e = &g.starter_set("writer").await.unwrap().entries[0];
+    assert!(e.denied && !e.awaits_approval);
 
     // taking it off the starter set leaves it promoted
     g.edit_agent_starter(&ops(), "writer", &[], &["petstore__add_pet".into()])

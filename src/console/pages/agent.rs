@@ -12,7 +12,7 @@ use crate::console::server_fns::{
     RotateToken, SearchData, SetAgentDisabled, TOKEN_PLACEHOLDER,
 };
 use crate::console::server_fns::{ApplyStarter, EditStarter, SetStarterTemplate};
-use crate::console::words::{does_in_words, harness_in_words, over_cap_in_words, segment};
+use crate::console::words::{count, does_in_words, harness_in_words, over_cap_in_words, segment};
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
@@ -92,6 +92,14 @@ pub fn AgentPage() -> impl IntoView {
     let action_err = Signal::derive(move || errs.iter().find_map(|e| e.get()));
     let edit_err = error_of(edit);
     let saved = saved(edit, "agent");
+    let starter_saved = {
+        let (a, b, c) = (
+            crate::console::components::saved(starter.edit, "starter"),
+            crate::console::components::saved(starter.template, "starter"),
+            crate::console::components::saved(starter.apply, "starter"),
+        );
+        Signal::derive(move || a.get() || b.get() || c.get())
+    };
     view! {
         <Frame title=untrack(name) refresh=decide_action.version()>
             <Suspense fallback=|| view! { <p>"Loading…"</p> }>
@@ -111,7 +119,7 @@ pub fn AgentPage() -> impl IntoView {
                         <h1>"Agent "{n_h1}</h1>
                         <p class="muted">
                             {a.harness.as_deref().map(|h| format!("{} · ", harness_in_words(h)))}
-                            {format!("{} of {} tools · idle window {} days · last seen ", a.size, a.cap, a.idle_window_days)}
+                            {format!("{} of {} · idle window {} · last seen ", a.size, count(a.cap, "tool"), count(a.idle_window_days, "day"))}
                             {match a.last_seen_at { Some(t) => view! { <When at=t now/> }.into_any(), None => "never".into_any() }}
                         </p>
                         {removed_at.map(|t| view! {
@@ -127,6 +135,7 @@ pub fn AgentPage() -> impl IntoView {
                         </section>
                         <section class="card" hidden=removed_at.is_some() id="starter">
                             <h2>"Starter set"</h2>
+                            {move || starter_saved.get().then(|| view! { <p class="ok" role="status">"Saved. The working set above shows what the rule promoted."</p> })}
                             {starter_card(a.name.clone(), a.cap, d.preview.len(), d.starter.clone(), untrack(sq), starter_hits, starter)}
                         </section>
                         <section class="card" hidden=removed_at.is_some()>

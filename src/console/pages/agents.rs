@@ -6,7 +6,7 @@ use crate::console::components::{
 use crate::console::server_fns::{
     agents, take_token, AddAgent, AgentsData, ConsoleError, EditAgent, TokenReveal,
 };
-use crate::console::words::{harness_in_words, segment, HARNESSES};
+use crate::console::words::{count, harness_in_words, segment, HARNESSES};
 use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
@@ -105,7 +105,7 @@ pub(crate) fn agents_table(
                                 }}</td>
                                 <td data-label="Harness">{a.harness.as_deref().map(harness_in_words).unwrap_or_else(|| "—".into())}</td>
                                 <td class:over=over class="num" data-label="Working set">{format!("{} / {}", a.size, a.cap)}</td>
-                                <td class="num" data-label="Idle window">{format!("{} days", a.idle_window_days)}</td>
+                                <td class="num" data-label="Idle window">{count(a.idle_window_days, "day")}</td>
                                 <td data-label="Last seen">{match a.last_seen_at {
                                     Some(t) => view! { <When at=t now/> }.into_any(),
                                     None => view! { <span class="muted">"never"</span> }.into_any(),

@@ -134,7 +134,7 @@ pub fn TemplatePage() -> impl IntoView {
                     <section class="card">
                         <h2>"Delete"</h2>
                         <Confirm label="Delete template".to_string()>
-                            <p>{format!("The template goes; the {} using it keep their working sets and their own starter tools.", count(users as i64, "agent"))}</p>
+                            <p>{if users == 0 { "The template goes; no agent uses it.".to_string() } else { format!("The template goes; the {} using it keep their working sets and their own starter tools.", count(users as i64, "agent")) }}</p>
                             <ActionForm action=delete>
                                 <input type="hidden" name="template" value=n3/>
                                 <input type="hidden" name="confirm" value="yes"/>
@@ -309,10 +309,11 @@ pub(crate) fn starter_card(
                             None if t.promoted => view! { <span>"promoted"</span> }.into_any(),
                             None => view! { <span class="muted">"not in it (apply the set again)"</span> }.into_any(),
                         };
-                        let approval = if t.awaits_approval {
+                        let approval = if (t.awaits_approval || t.denied) && t.unusable.is_none() {
                             let (ag, tl) = (agent.clone(), tool.clone());
+                            let said = if t.denied { "denied: its calls are refused " } else { "needed before its first call " };
                             view! {
-                                <span>"needed before its first call "</span>
+                                <span>{said}</span>
                                 <ActionForm action=decide attr:class="inline">
                                     <input type="hidden" name="agent" value=ag/>
                                     <input type="hidden" name="tool" value=tl.clone()/>

@@ -57,6 +57,9 @@ pub struct StarterToolItem {
     pub needs_approval: bool,
     /// Its first call by the agent would wait for a person (agent pages only).
     pub awaits_approval: bool,
+    /// A person denied the agent this tool (agent pages only).
+    #[serde(default)]
+    pub denied: bool,
     /// Why the rule cannot promote it (retired, vendor disabled or removed).
     pub unusable: Option<String>,
 }
@@ -96,7 +99,13 @@ fn tool_item(t: &crate::db::ToolRow) -> StarterToolItem {
         promoted: false,
         needs_approval: crate::service::approvals::gated(t),
         awaits_approval: false,
-        unusable: crate::service::run::usable(t).err().map(|e| e.to_string()),
+        denied: false,
+        // the reason names the tool, which its row shows already
+        unusable: crate::service::run::usable(t).err().map(|e| {
+            let why = e.to_string();
+            let name = format!("{}__{}: ", t.vendor, t.name);
+            why.strip_prefix(&name).map(str::to_string).unwrap_or(why)
+        }),
     }
 }
 
@@ -123,6 +132,7 @@ pub(crate) async fn starter_data(
                 from_template: e.from_template,
                 promoted: e.promoted,
                 awaits_approval: e.awaits_approval,
+                denied: e.denied,
                 ..tool_item(&e.tool)
             })
             .collect(),
