@@ -448,7 +448,7 @@ test('a starter template: a new agent starts with its tools, promoted by the rul
   await goto(page, testInfo, '/agents');
   const form = page.locator('#new-agent form');
   await form.getByLabel('Name').fill(name);
-  await form.getByLabel('Starter set').selectOption(tpl);
+  await form.getByLabel('Starter template').selectOption(tpl);
   await form.getByRole('button', { name: 'Create agent' }).click();
   await expect(page).toHaveURL(new RegExp(`/agents/${name}/token\\?reveal=`));
   const token = await page.locator('pre.token').getAttribute('data-token');

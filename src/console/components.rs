@@ -45,7 +45,7 @@ pub fn Frame(
                 <a href="/agents" aria-current=move || here("/agents")>"Agents"</a>
                 <a href="/tools" aria-current=move || here("/tools")>"Toolbox"</a>
                 <a href="/vendors" aria-current=move || here("/vendors")>"Vendors"</a>
-                <a href="/starters" aria-current=move || here("/starters")>"Starter sets"</a>
+                <a href="/starters" aria-current=move || here("/starters")>"Starter templates"</a>
                 <a href="/approvals" aria-current=move || here("/approvals")>"Approvals"{nav_view(|d| {
                     (d.pending > 0)
                         .then(|| view! { " "<span class="count" title="waiting for a decision">{d.pending}</span> })

@@ -162,6 +162,7 @@ impl Graft {
     /// Errors: `Invalid` (not `vendor__name`), `ToolNotFound` (no such tool, or one that
     /// cannot be promoted: retired, its vendor disabled or removed).
     async fn starter_tools_named(&self, refs: &[String]) -> ServiceResult<Vec<ToolRow>> {
+        too_many(refs.len())?;
         let mut out: Vec<ToolRow> = Vec::with_capacity(refs.len());
         for r in refs {
             let r = r.trim();
@@ -333,6 +334,7 @@ impl Graft {
     /// Tool ids for `vendor__name` references to take off a list: any tool, usable or
     /// not (a retired tool can be taken off). Errors: `Invalid`, `ToolNotFound`.
     async fn removable_named(&self, refs: &[String]) -> ServiceResult<Vec<i64>> {
+        too_many(refs.len())?;
         let mut out = Vec::with_capacity(refs.len());
         for r in refs {
             let r = r.trim();

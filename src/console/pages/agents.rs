@@ -55,12 +55,12 @@ pub fn AgentsPage() -> impl IntoView {
 fn starter_choice(templates: Vec<String>) -> impl IntoView {
     if templates.is_empty() {
         return view! {
-            <p class="muted">"Starter set: none yet. "<a href="/starters">"Define a starter template"</a>" to give new agents their tools from the first turn."</p>
+            <p class="muted">"Starter template: none yet. "<a href="/starters">"Define one"</a>" to give new agents their tools from the first turn."</p>
         }
         .into_any();
     }
     view! {
-        <label>"Starter set"
+        <label>"Starter template"
             <select name="starter">
                 <option value="">"(none)"</option>
                 {templates.into_iter().map(|t| { let t1 = t.clone(); view! { <option value=t1>{t}</option> } }).collect_view()}

@@ -20,8 +20,8 @@ pub fn StartersPage() -> impl IntoView {
     let data = Resource::new(|| (), |_| templates());
     let err = error_of(create);
     view! {
-        <Frame title="Starter sets">
-            <h1>"Starter sets"</h1>
+        <Frame title="Starter templates">
+            <h1>"Starter templates"</h1>
             <p>"A starter template is a list of tools a kind of agent needs from its first turn (a support bot's ticket tools, an ops bot's deploy and chat tools). "
                "Pick one when you create an agent: the rule promotes its tools at once, so they show as "<q>"Promoted by: the rule"</q>" on the agent's page. "
                "The sweep treats them like any other tool; the agent's page can apply the set again."</p>
@@ -90,7 +90,7 @@ pub fn TemplatePage() -> impl IntoView {
                 let (n1, n2, n3, n4) = (n.clone(), n.clone(), n.clone(), n.clone());
                 view! {
                     <h1>"Starter template "{n.clone()}</h1>
-                    <p><a href="/starters">"All starter sets"</a></p>
+                    <p><a href="/starters">"All starter templates"</a></p>
                     <FormError err/>
                     {move || edited.get().then(|| view! { <p class="ok" role="status">"Saved."</p> })}
                     {move || applied.get().then(|| view! { <p class="ok" role="status">"Applied: the rule promoted the template's tools each agent lacked."</p> })}

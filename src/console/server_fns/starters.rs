@@ -1,4 +1,4 @@
-//! Starter sets in the console (issue 31): templates on the Starter sets pages, and each
+//! Starter sets in the console (issue 31): templates on the Starter templates pages, and each
 //! agent's starter set on its page. Every change is a person's; the promotions it causes
 //! are the rule's (Promoted by "the rule", History cause "the starter set").
 
@@ -14,7 +14,7 @@ use crate::service::Actor;
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
-/// A template row of the Starter sets page.
+/// A template row of the Starter templates page.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TemplateItem {
     /// Unique name (the page address).
@@ -25,7 +25,7 @@ pub struct TemplateItem {
     pub agents: i64,
 }
 
-/// The Starter sets page.
+/// The Starter templates page.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TemplatesData {
     /// Every template, by name.
@@ -151,7 +151,7 @@ fn tool_refs(field: Option<String>) -> Vec<String> {
         .collect()
 }
 
-/// The Starter sets page: every template with its counts.
+/// The Starter templates page: every template with its counts.
 #[server(prefix = "/api", endpoint = "templates")]
 pub async fn templates() -> ConsoleResult<TemplatesData> {
     with_status(async move {
@@ -255,7 +255,7 @@ pub async fn apply_template(template: String) -> ConsoleResult<()> {
 }
 
 /// Deletes a template (`confirm` = `yes`); its agents keep their working sets and own
-/// starter tools. Goes to the Starter sets page.
+/// starter tools. Goes to the Starter templates page.
 #[server(prefix = "/api", endpoint = "delete_template")]
 pub async fn delete_template(template: String, confirm: Option<String>) -> ConsoleResult<()> {
     with_status(async move {
