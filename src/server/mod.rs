@@ -287,6 +287,10 @@ impl Application {
             });
         }
         tokio::spawn(forward_changes(self.graft.clone(), self.shutdown.clone()));
+        tokio::spawn(tasks::keep_search_warm(
+            self.graft.clone(),
+            self.shutdown.clone(),
+        ));
         let (token, mcp_token, inflight) = (
             self.shutdown.clone(),
             self.mcp_token.clone(),

@@ -5,6 +5,30 @@ use crate::service::{Backend, Graft, Heard};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
+/// Keeps the search index built (issue 28.12): at start, and within about a second of
+/// any change to the toolbox (an import, a vendor change, here or in another process),
+/// so that no find_tool or console search waits 2–4 s for a lazy build. A failed build
+/// is logged and tried again at the next tick.
+pub(crate) async fn keep_search_warm(graft: Graft, shutdown: CancellationToken) {
+    let mut ticks = tokio::time::interval(std::time::Duration::from_secs(1));
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            _ = ticks.tick() => {
+                if graft.search_ready() {
+                    continue;
+                }
+                let started = std::time::Instant::now();
+                match graft.search_index().await {
+                    Ok(idx) => tracing::debug!(tools = idx.len(), ms = started.elapsed().as_millis() as u64, "search index built in the background"),
+                    Err(e) => tracing::warn!(error = ?e, "building the search index failed; trying again"),
+                }
+            }
+        }
+    }
+}
+
 /// Forwards working-set changes made by other processes (the CLI, another server) to
 /// this server's MCP channels (SPEC §3.5): on PostgreSQL when they are announced
 /// ([`forward_notified_changes`]), on SQLite by polling `change_events` every second.

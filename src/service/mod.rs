@@ -168,6 +168,9 @@ struct Inner {
     stored_ops: RwLock<Option<Arc<search::StoredIndex>>>,
     /// Held while an index is built, so concurrent searches build it once.
     index_build: tokio::sync::Mutex<()>,
+    /// Counts toolbox changes: an index built from a read older than the last change
+    /// is used for the search that built it, never kept.
+    search_gen: std::sync::atomic::AtomicU64,
     /// The toolbox's learned field (issue 24.3); `None` after this process learned.
     learned: RwLock<Option<learning::LearnedCache>>,
     /// One build of the learned field at a time, and what it reuses.
@@ -292,6 +295,7 @@ impl Graft {
                 search: RwLock::new(None),
                 stored_ops: RwLock::new(None),
                 index_build: tokio::sync::Mutex::new(()),
+                search_gen: std::sync::atomic::AtomicU64::new(0),
                 learned: RwLock::new(None),
                 learned_build: learning::LearnedBuild::default(),
                 model: config.model,

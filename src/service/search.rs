@@ -304,6 +304,7 @@ impl Graft {
         if let Some(idx) = self.inner.search.read().expect("search lock").clone() {
             return Ok(idx);
         }
+        let generation = self.search_generation();
         let docs = self.tool_docs().await?;
         let texts: Vec<String> = docs.iter().map(embedding_text).collect();
         let embeddings = self.embeddings_for(&texts, &mut |_, _| {}).await?;
@@ -311,8 +312,24 @@ impl Graft {
             .await
             .map_err(|e| ServiceError::Internal(e.into()))?;
         let idx = Arc::new(idx);
-        *self.inner.search.write().expect("search lock") = Some(idx.clone());
+        let mut slot = self.inner.search.write().expect("search lock");
+        // the toolbox changed while this was read: the next search builds afresh
+        if self.search_generation() == generation {
+            *slot = Some(idx.clone());
+        }
         Ok(idx)
+    }
+
+    fn search_generation(&self) -> u64 {
+        self.inner
+            .search_gen
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Whether the search index over the current toolbox is built (a server keeps it
+    /// built in the background, issue 28.12, so no search waits for it).
+    pub fn search_ready(&self) -> bool {
+        self.inner.search.read().expect("search lock").is_some()
     }
 
     async fn stored_index(&self) -> ServiceResult<Arc<StoredIndex>> {
@@ -546,7 +563,12 @@ fn embedding_text(d: &SearchDoc) -> String {
 
 impl Graft {
     pub(crate) fn invalidate_search(&self) {
-        *self.inner.search.write().expect("search lock") = None;
+        let mut slot = self.inner.search.write().expect("search lock");
+        self.inner
+            .search_gen
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        *slot = None;
+        drop(slot);
         *self.inner.stored_ops.write().expect("cache lock") = None;
     }
 

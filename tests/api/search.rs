@@ -410,3 +410,36 @@ async fn picks_teach_find_tool_for_every_agent_and_never_store_the_payload() {
         }
     }
 }
+
+/// Waits (10 s at most) until the server's background task has `ready` as the state of
+/// the search index.
+async fn index_ready_becomes(graft: &Graft, ready: bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while graft.search_ready() != ready {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the search index did not become ready={ready}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_server_builds_the_search_index_at_start_and_after_each_import() {
+    // issue 28.12: no search waits for a lazy build
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_with_petstore(dir.path()).await;
+    index_ready_becomes(&app.graft, true).await;
+    let before = app.graft.search_index().await.unwrap().len();
+    assert_eq!(before, 19, "petstore's tools");
+    let doc = std::fs::read_to_string(specs_dir().join("httpbin_0.10.2_local_spec.json")).unwrap();
+    app.graft
+        .import_openapi("httpbin", &doc, Some("http://127.0.0.1:9"), &mut |_, _| {})
+        .await
+        .unwrap();
+    // the import dropped the index; the server builds the new one by itself
+    index_ready_becomes(&app.graft, true).await;
+    let after = app.graft.search_index().await.unwrap().len();
+    assert!(after > before, "{after} tools after the import");
+    app.stop().await;
+}
