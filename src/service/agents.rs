@@ -121,7 +121,7 @@ impl Graft {
     /// Gives an agent a new token (shown once, stored as a hash); the old one stops
     /// working at its next request. Errors: `AgentNotFound`.
     pub async fn rotate_token(&self, agent_id: i64) -> ServiceResult<String> {
-        alive(&self.agent(agent_id).await?)?;
+        super::alive(&self.agent(agent_id).await?)?;
         let token = new_token();
         if !db::update_agent_token(self.pool(), agent_id, &hash_token(&token)).await? {
             return Err(ServiceError::AgentNotFound(format!(
@@ -155,7 +155,7 @@ impl Graft {
             ));
         }
         let a = self.agent_by_name(name).await?;
-        alive(&a)?;
+        super::alive(&a)?;
         if a.disabled_at.is_some() != disabled {
             let at = disabled.then(|| self.now());
             db::update_agent_disabled(self.pool(), a.id, at).await?;
@@ -185,7 +185,7 @@ impl Graft {
             ));
         }
         let a = self.agent_by_name(name).await?;
-        alive(&a)?;
+        super::alive(&a)?;
         let now = self.now();
         let entries: Vec<(i64, i64)> = db::select_working_set_ids(self.pool(), a.id)
             .await?
@@ -249,7 +249,7 @@ impl Graft {
         window: Option<i64>,
     ) -> ServiceResult<db::AgentRow> {
         let a = self.agent_by_name(name).await?;
-        alive(&a)?;
+        super::alive(&a)?;
         let new_name =
             domain::check_agent_name(new_name.unwrap_or(&a.name)).map_err(ServiceError::Invalid)?;
         let cap = domain::check_cap(cap.unwrap_or(a.cap)).map_err(ServiceError::Invalid)?;
@@ -264,18 +264,6 @@ impl Graft {
             })?;
         self.state_changed().await;
         self.agent(a.id).await
-    }
-}
-
-/// Refuses a change to a removed agent (issue 28.1): its page stays readable, nothing
-/// on it can be changed. Errors: `Invalid`, saying so.
-pub(crate) fn alive(a: &AgentRow) -> ServiceResult<()> {
-    match a.removed_at {
-        Some(_) => Err(ServiceError::Invalid(format!(
-            "agent {} was removed: its history is kept, and nothing else about it can change; create a new agent instead",
-            a.name
-        ))),
-        None => Ok(()),
     }
 }
 

@@ -75,7 +75,7 @@ impl Graft {
             ));
         };
         let a = self.agent_by_name(agent).await?;
-        super::agents::alive(&a)?;
+        super::alive(&a)?;
         let t = self.tool(vendor, name).await?;
         if t.vendor_removed_at.is_some() {
             return Err(ServiceError::Invalid(format!(

@@ -94,6 +94,18 @@ impl Actor {
     }
 }
 
+/// Refuses a change to a removed agent (issue 28.1): its page stays readable, nothing
+/// on it can be changed. Errors: `Invalid`, saying so.
+pub(crate) fn alive(a: &db::AgentRow) -> ServiceResult<()> {
+    match a.removed_at {
+        Some(_) => Err(ServiceError::Invalid(format!(
+            "agent {} was removed: its history is kept, and nothing else about it can change; create a new agent instead",
+            a.name
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Hashes an agent token for storage: SHA-256, hex. Tokens carry 256 random bits, so a
 /// fast hash is enough (no password stretching needed) and lookups stay indexable.
 pub fn hash_token(token: &str) -> String {

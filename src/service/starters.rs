@@ -401,7 +401,7 @@ impl Graft {
     ) -> ServiceResult<Applied> {
         people_only(actor)?;
         let a = self.agent_by_name(agent).await?;
-        super::agents::alive(&a)?;
+        super::alive(&a)?;
         let add = self.starter_tools_named(add).await?;
         let remove = self.removable_named(remove).await?;
         let rows = db::select_starter_tools(self.pool(), a.id).await?;
@@ -457,7 +457,7 @@ impl Graft {
     ) -> ServiceResult<Applied> {
         people_only(actor)?;
         let a = self.agent_by_name(agent).await?;
-        super::agents::alive(&a)?;
+        super::alive(&a)?;
         let id = match template.map(str::trim).filter(|t| !t.is_empty()) {
             Some(t) => Some(self.template_row(t).await?.id),
             None => None,
@@ -479,7 +479,7 @@ impl Graft {
     pub async fn apply_starter(&self, actor: &Actor, agent: &str) -> ServiceResult<Applied> {
         people_only(actor)?;
         let a = self.agent_by_name(agent).await?;
-        super::agents::alive(&a)?;
+        super::alive(&a)?;
         self.apply_starter_to(&a, None).await
     }
 

@@ -145,7 +145,7 @@ impl Graft {
         cause: Cause,
     ) -> ServiceResult<SetSize> {
         let agent = self.agent(agent_id).await?;
-        super::agents::alive(&agent)?;
+        super::alive(&agent)?;
         let tool = self.tool(vendor, name).await?;
         super::run::usable(&tool)?;
         let now = self.now();

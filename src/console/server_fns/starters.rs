@@ -86,7 +86,7 @@ pub struct StarterData {
 }
 
 #[cfg(feature = "ssr")]
-fn tool_item(t: &crate::db::ToolRow) -> StarterToolItem {
+fn tool_item(t: &crate::service::ToolView) -> StarterToolItem {
     StarterToolItem {
         vendor: t.vendor.clone(),
         name: t.name.clone(),
