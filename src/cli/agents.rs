@@ -308,7 +308,7 @@ pub(super) async fn agent(graft: &Graft, command: AgentCommand) -> anyhow::Resul
             }
             let a = graft.remove_agent(&person(), &name).await?;
             println!(
-                "Removed agent {name}: its token is refused, its working set demoted; its history is kept (as {}). The name {name} is free.",
+                "Removed agent {}: its token is refused (by a running server within about a second), its working set demoted; its history is kept under its name, which no new agent can take.",
                 a.name
             );
         }

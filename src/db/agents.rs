@@ -154,25 +154,24 @@ pub async fn update_agent_settings(
     Ok(())
 }
 
-/// Marks an agent removed (issue 28.1), in a transaction: its name becomes `new_name`
-/// (freeing the old one), its token hash `token_hash` (a hash of nothing anyone holds),
-/// `removed_at` and (unless set) `disabled_at` become `now`; its own starter tools, last
-/// search and search evidence go, and its pending approvals with them. Whether it
-/// existed and was not removed already.
+/// Marks an agent removed (issue 28.1), in a transaction, as its first statement (on
+/// PostgreSQL the row lock makes a concurrent [`lock_live_agent`] wait for this one):
+/// its token hash becomes `token_hash` (a hash of nothing anyone holds), `removed_at`
+/// and (unless set) `disabled_at` become `now`; its own starter tools, last search,
+/// search evidence and pending approvals go. It keeps its name, which no new agent can
+/// take. Whether it existed and was not removed already.
 pub async fn update_agent_removed(
     conn: &mut Conn,
     id: i64,
-    new_name: &str,
     token_hash: &str,
     now: i64,
 ) -> DbResult<bool> {
     let r = execute!(
         &mut *conn,
-        "UPDATE agents SET name = $2, token_hash = $3, removed_at = $4, \
-         disabled_at = COALESCE(disabled_at, $4), starter_template_id = NULL \
+        "UPDATE agents SET token_hash = $2, removed_at = $3, \
+         disabled_at = COALESCE(disabled_at, $3), starter_template_id = NULL \
          WHERE id = $1 AND removed_at IS NULL",
         id,
-        new_name,
         token_hash,
         now
     )?;
@@ -188,4 +187,16 @@ pub async fn update_agent_removed(
         execute!(&mut *conn, sql, id)?;
     }
     Ok(true)
+}
+
+/// In a transaction that changes an agent's working set: takes the agent's row lock
+/// (PostgreSQL; SQLite's write lock serializes anyway) and says whether the agent is
+/// still there and not removed, so that a promotion racing a removal either commits
+/// first (and is demoted by it) or is refused.
+pub async fn lock_live_agent(conn: &mut Conn, id: i64) -> DbResult<bool> {
+    Ok(execute!(
+        conn,
+        "UPDATE agents SET removed_at = removed_at WHERE id = $1 AND removed_at IS NULL",
+        id
+    )? == 1)
 }

@@ -54,6 +54,16 @@ pub async fn select_working_set_ids(pool: &Pool, agent_id: i64) -> DbResult<Vec<
     .await)
 }
 
+/// Ids of the tools in an agent's working set, read in a transaction.
+pub async fn select_working_set_ids_in(conn: &mut Conn, agent_id: i64) -> DbResult<Vec<i64>> {
+    on_db!(conn, |e| sqlx::query_scalar(
+        "SELECT tool_id FROM working_set WHERE agent_id = $1"
+    )
+    .bind(agent_id)
+    .fetch_all(e)
+    .await)
+}
+
 /// Size of an agent's working set.
 pub async fn count_working_set(conn: &mut Conn, agent_id: i64) -> DbResult<i64> {
     on_db!(conn, |e| sqlx::query_scalar(

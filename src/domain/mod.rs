@@ -129,9 +129,11 @@ pub fn check_idle_window(days: i64) -> Result<i64, String> {
 
 /// Checks an agent name: 1..=64 characters of letters, digits, `-`, `_`, `.`.
 pub fn check_agent_name(name: &str) -> Result<String, String> {
-    // "." and ".." would be path segments of the console's addresses
+    // "." and ".." would be path segments of the console's addresses, and a leading
+    // '-' would read as a flag on the command line
     let ok = !name.is_empty()
         && !name.chars().all(|c| c == '.')
+        && !name.starts_with('-')
         && name.len() <= 64
         && name
             .chars()
@@ -140,7 +142,7 @@ pub fn check_agent_name(name: &str) -> Result<String, String> {
         Ok(name.to_string())
     } else {
         Err(format!(
-            "agent name {name:?} is invalid: use 1 to 64 letters, digits, '-', '_' or '.'"
+            "agent name {name:?} is invalid: use 1 to 64 letters, digits, '-', '_' or '.' (not only dots, not '-' first)"
         ))
     }
 }
@@ -178,5 +180,6 @@ mod tests {
         assert!(check_agent_name(".").is_err());
         assert!(check_agent_name("..").is_err());
         assert!(check_agent_name("v1.2").is_ok());
+        assert!(check_agent_name("-lead").is_err());
     }
 }

@@ -5,8 +5,8 @@ use crate::service::{Backend, Graft, Heard};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
-/// Keeps the search index built (issue 28.12): at start, and within about a second of
-/// any change to the toolbox (an import, a vendor change, here or in another process),
+/// Keeps the search index built (issue 28.12): at start, at once after a change to the
+/// toolbox in this process, and within about a second of one in another process,
 /// so that no find_tool or console search waits 2–4 s for a lazy build. A failed build
 /// is logged and tried again at the next tick.
 pub(crate) async fn keep_search_warm(graft: Graft, shutdown: CancellationToken) {
@@ -15,16 +15,22 @@ pub(crate) async fn keep_search_warm(graft: Graft, shutdown: CancellationToken) 
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => break,
-            _ = ticks.tick() => {
-                if graft.search_ready() {
-                    continue;
-                }
-                let started = std::time::Instant::now();
-                match graft.search_index().await {
-                    Ok(idx) => tracing::debug!(tools = idx.len(), ms = started.elapsed().as_millis() as u64, "search index built in the background"),
-                    Err(e) => tracing::warn!(error = ?e, "building the search index failed; trying again"),
-                }
-            }
+            // a change here wakes it at once; one from another process is heard by the
+            // change forwarding, which drops the index too
+            _ = graft.search_dropped() => {}
+            _ = ticks.tick() => {}
+        }
+        if graft.search_ready() {
+            continue;
+        }
+        let started = std::time::Instant::now();
+        match graft.search_index().await {
+            Ok(idx) => tracing::info!(
+                tools = idx.len(),
+                ms = started.elapsed().as_millis() as u64,
+                "search index built in the background"
+            ),
+            Err(e) => tracing::warn!(error = ?e, "building the search index failed; trying again"),
         }
     }
 }

@@ -44,7 +44,7 @@ impl Graft {
         .await
         .map_err(|e| {
             unique_or(e, ServiceError::Conflict, || {
-                format!("an agent named {name:?} exists already")
+                format!("an agent named {name:?} exists already (a removed agent keeps its name with its history)")
             })
         })?;
         let agent = db::select_agent(&self.inner.pool, id)
@@ -172,12 +172,14 @@ impl Graft {
         self.agent(a.id).await
     }
 
-    /// Removes an agent (issue 28.1): its token and sessions end (here and in every
-    /// other process), its working set is demoted with cause `agent_removed` (one
-    /// list_changed), its own starter tools, pending approvals and what its searches
-    /// taught go; its history stays under the row, which is renamed `<name>~<id>` so the
-    /// name is free for a new agent. Only people. Returns the removed row.
-    /// Errors: `AgentNotFound`, `Forbidden` (an agent as the actor).
+    /// Removes an agent (issue 28.1): its token and sessions end (here at once, in every
+    /// other process within about a second), its working set is demoted with cause
+    /// `agent_removed` (one list_changed), its own starter tools, pending approvals and
+    /// what its searches taught go; its history stays under the row, which keeps its
+    /// name (no new agent can take it, so a page or link left open never acts on
+    /// another agent). Only people. Returns the removed row.
+    /// Errors: `AgentNotFound`, `Forbidden` (an agent as the actor), `Invalid` (removed
+    /// already).
     pub async fn remove_agent(&self, actor: &Actor, name: &str) -> ServiceResult<AgentRow> {
         if matches!(actor, Actor::Agent(_)) {
             return Err(ServiceError::Forbidden(
@@ -187,12 +189,19 @@ impl Graft {
         let a = self.agent_by_name(name).await?;
         super::alive(&a)?;
         let now = self.now();
-        let entries: Vec<(i64, i64)> = db::select_working_set_ids(self.pool(), a.id)
+        let mut tx = self.write_tx().await?;
+        // first: the row lock, so a concurrent promotion waits and is then refused
+        if !db::update_agent_removed(&mut tx, a.id, &hash_token(&new_token()), now).await? {
+            return Err(ServiceError::Invalid(format!(
+                "agent {} was removed already",
+                a.name
+            )));
+        }
+        let entries: Vec<(i64, i64)> = db::select_working_set_ids_in(&mut tx, a.id)
             .await?
             .into_iter()
             .map(|t| (a.id, t))
             .collect();
-        let mut tx = self.write_tx().await?;
         super::working_set::demote_in(
             &mut tx,
             &entries,
@@ -201,15 +210,6 @@ impl Graft {
             now,
         )
         .await?;
-        let renamed = format!("{}~{}", a.name, a.id);
-        if !db::update_agent_removed(&mut tx, a.id, &renamed, &hash_token(&new_token()), now)
-            .await?
-        {
-            return Err(ServiceError::AgentNotFound(format!(
-                "agent {:?} was removed already",
-                a.name
-            )));
-        }
         tx.commit().await?;
         self.changed(&[a.id]).await;
         self.state_changed().await;

@@ -183,6 +183,8 @@ struct Inner {
     /// Counts toolbox changes: an index built from a read older than the last change
     /// is used for the search that built it, never kept.
     search_gen: std::sync::atomic::AtomicU64,
+    /// Wakes the server's background index builder after a toolbox change.
+    search_dropped: tokio::sync::Notify,
     /// The toolbox's learned field (issue 24.3); `None` after this process learned.
     learned: RwLock<Option<learning::LearnedCache>>,
     /// One build of the learned field at a time, and what it reuses.
@@ -308,6 +310,7 @@ impl Graft {
                 stored_ops: RwLock::new(None),
                 index_build: tokio::sync::Mutex::new(()),
                 search_gen: std::sync::atomic::AtomicU64::new(0),
+                search_dropped: tokio::sync::Notify::new(),
                 learned: RwLock::new(None),
                 learned_build: learning::LearnedBuild::default(),
                 model: config.model,

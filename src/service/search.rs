@@ -332,6 +332,12 @@ impl Graft {
         self.inner.search.read().expect("search lock").is_some()
     }
 
+    /// Waits until the search index was dropped by a toolbox change (one waiter: the
+    /// server's background builder).
+    pub async fn search_dropped(&self) {
+        self.inner.search_dropped.notified().await
+    }
+
     async fn stored_index(&self) -> ServiceResult<Arc<StoredIndex>> {
         if let Some(idx) = self.inner.stored_ops.read().expect("cache lock").clone() {
             return Ok(idx);
@@ -569,6 +575,7 @@ impl Graft {
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         *slot = None;
         drop(slot);
+        self.inner.search_dropped.notify_one();
         *self.inner.stored_ops.write().expect("cache lock") = None;
     }
 

@@ -503,6 +503,12 @@ impl Graft {
         let mut promoted = Vec::new();
         let mut skipped = Vec::new();
         let mut tx = self.write_tx().await?;
+        if !db::lock_live_agent(&mut tx, agent.id).await? {
+            return Err(ServiceError::Invalid(format!(
+                "agent {} was removed: nothing about it can change",
+                agent.name
+            )));
+        }
         for t in &tools {
             if let Err(e) = super::run::usable(t) {
                 // the reason names the tool already

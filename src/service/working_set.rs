@@ -150,6 +150,12 @@ impl Graft {
         super::run::usable(&tool)?;
         let now = self.now();
         let mut tx = self.write_tx().await?;
+        if !db::lock_live_agent(&mut tx, agent_id).await? {
+            return Err(ServiceError::Invalid(format!(
+                "agent {} was removed: nothing about it can change",
+                agent.name
+            )));
+        }
         let changed = promote_in(&mut tx, agent_id, tool.id, by, cause, actor, now).await?;
         let size = db::count_working_set(&mut tx, agent_id).await?;
         tx.commit().await?;
@@ -183,6 +189,7 @@ impl Graft {
             Actor::Rule => Cause::Rule,
         };
         let agent = self.agent(agent_id).await?;
+        super::alive(&agent)?;
         let tool = self.tool(vendor, name).await?;
         let now = self.now();
         let mut tx = self.write_tx().await?;

@@ -1951,7 +1951,7 @@ async fn a_disabled_agent_is_refused_until_a_person_enables_it() {
 }
 
 #[tokio::test]
-async fn a_removed_agent_keeps_its_history_and_frees_its_name() {
+async fn a_removed_agent_keeps_its_history_and_its_name_and_changes_no_more() {
     use graft::domain::Cause;
     let dir = tempfile::tempdir().unwrap();
     let app = spawn_app_in(dir.path()).await;
@@ -2012,31 +2012,35 @@ async fn a_removed_agent_keeps_its_history_and_frees_its_name() {
     assert!(history[..2]
         .iter()
         .all(|h| h.cause == Cause::AgentRemoved && h.actor == "person:ops"));
-    // the row stays under a name no agent can take; the name is free
+    // the row stays with its name and history; the name is not given to a new agent, so
+    // a form or link left open for it can never act on another agent
     let removed = app.graft.agent(id).await.unwrap();
-    assert_eq!(removed.name, format!("retired~{id}"));
+    assert_eq!(removed.name, "retired");
     assert!(removed.removed_at.is_some());
-    let page = b
-        .get(&format!("/agents/retired~{id}"))
-        .await
-        .text()
-        .await
-        .unwrap();
+    let page = b.get("/agents/retired").await.text().await.unwrap();
     assert!(page.contains("the agent was removed"), "History says why");
     assert!(page.contains("Removed "), "{page}");
     let list = b.get("/agents").await.text().await.unwrap();
     assert!(list.contains("removed"), "{list}");
-    let (again, token2) = app
+    let e = app
         .graft
         .add_agent("retired", None, None, None)
         .await
-        .unwrap();
-    assert_ne!(again.id, id);
-    assert!(app.graft.working_set(again.id).await.unwrap().is_empty());
-    assert_eq!(raw_initialize(&app, &token2).await.status(), 200);
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("removed agent keeps its name"),
+        "{e}"
+    );
+    let stale = [
+        ("agent", "retired"),
+        ("tool", "petstore__add_pet"),
+        ("decision", "grant"),
+    ];
+    let e: Value = b.call("decide", &stale).await.json().await.unwrap();
+    assert!(e.to_string().contains("was removed"), "{e}");
 
     // nothing about the removed agent changes again: no enable, rotation, rename or promote
-    let name = format!("retired~{id}");
+    let name = "retired".to_string();
     for e in [
         app.graft
             .set_agent_disabled(&graft::service::Actor::Person("ops".into()), &name, false)
@@ -2065,6 +2069,57 @@ async fn a_removed_agent_keeps_its_history_and_frees_its_name() {
     }
     assert!(app.graft.working_set(id).await.unwrap().is_empty());
     let _ = c.cancel().await;
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn promotions_racing_a_removal_leave_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_with_petstore(dir.path()).await;
+    let (id, _) = agent(&app, "racing").await;
+    let tools = [
+        "get_pet_by_id",
+        "find_pets_by_status",
+        "find_pets_by_tags",
+        "get_inventory",
+    ];
+    let mut tasks = Vec::new();
+    for t in tools {
+        let g = app.graft.clone();
+        tasks.push(tokio::spawn(async move {
+            // promote and demote until the agent is gone
+            for _ in 0..200 {
+                let a = graft::service::Actor::Agent(id);
+                if g.promote_tool(&a, id, "petstore", t).await.is_err() {
+                    break;
+                }
+                let _ = g.demote_tool(&a, id, "petstore", t).await;
+                let _ = g.promote_tool(&a, id, "petstore", t).await;
+            }
+        }));
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+    app.graft
+        .remove_agent(&graft::service::Actor::Person("ops".into()), "racing")
+        .await
+        .unwrap();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    assert!(
+        app.graft.working_set(id).await.unwrap().is_empty(),
+        "no promotion outlives the removal"
+    );
+    let history = app.graft.history(id, 10_000, 0).await.unwrap();
+    let last_per_tool: std::collections::HashMap<String, String> = history
+        .iter()
+        .rev()
+        .map(|h| (h.name.clone(), h.action.as_str().to_string()))
+        .collect();
+    assert!(
+        last_per_tool.values().all(|a| a == "demote"),
+        "{last_per_tool:?}"
+    );
     app.stop().await;
 }
 

@@ -62,6 +62,7 @@ pub fn AgentPage() -> impl IntoView {
                     + demote_action.version().get()
                     + decide_action.version().get()
                     + disable.version().get()
+                    + remove.version().get()
                     + starter.edit.version().get()
                     + starter.template.version().get()
                     + starter.apply.version().get(),
@@ -181,7 +182,7 @@ pub fn AgentPage() -> impl IntoView {
                             {calls_table(d.calls.clone(), now, CallColumns::Tool, if d.calls_outcome.is_some() || d.calls_before.is_some() { "No calls match." } else { "No calls yet." })}
                             {calls_pager(&d)}
                         </section>
-                        <section class="card">
+                        <section class="card" hidden=removed_at.is_some()>
                             <h2>"Approvals"</h2>
                             {approvals_table(d.approvals.clone(), now, decide_action, false)}
                         </section>

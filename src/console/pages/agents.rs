@@ -110,7 +110,7 @@ pub(crate) fn agents_table(
                                     Some(t) => view! { <When at=t now/> }.into_any(),
                                     None => view! { <span class="muted">"never"</span> }.into_any(),
                                 }}</td>
-                                <td>
+                                <td hidden=a.removed_at.is_some()>
                                     <details>
                                         <summary>"Edit"</summary>
                                         <ActionForm action=edit attr:class="row-form" attr:novalidate=true>

@@ -220,7 +220,12 @@ pub async fn agents() -> ConsoleResult<AgentsData> {
         let agents = state.graft.list_agents().await?;
         Ok(AgentsData {
             now: state.graft.clock_now(),
-            agents: agents.into_iter().map(agent_item).collect(),
+            // removed agents last: their pages keep their history
+            agents: {
+                let mut v: Vec<AgentItem> = agents.into_iter().map(agent_item).collect();
+                v.sort_by_key(|a| a.removed_at.is_some());
+                v
+            },
             templates: state
                 .graft
                 .starter_templates()

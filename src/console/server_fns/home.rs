@@ -104,7 +104,14 @@ pub async fn home() -> ConsoleResult<HomeData> {
                 .iter()
                 .filter(|c| c.revoked_at.is_none())
                 .count(),
-            agents: g.list_agents().await?.into_iter().map(agent_item).collect(),
+            // removed agents keep their pages, not a place on the overview
+            agents: g
+                .list_agents()
+                .await?
+                .into_iter()
+                .filter(|a| a.removed_at.is_none())
+                .map(agent_item)
+                .collect(),
             pending: g.pending_approvals().await?,
         })
     })
