@@ -307,7 +307,7 @@ async fn the_agent_form_checks_each_field_and_saves_nothing_on_error() {
             "30",
             "21",
             "name",
-            "agent name \"al pha\" is invalid: use 1 to 64 letters, digits, '-', '_' or '.'",
+            "agent name \"al pha\" is invalid: use 1 to 64 letters, digits, '-', '_' or '.' (not only dots, not '-' first)",
         ),
         (
             "beta",
