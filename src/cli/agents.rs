@@ -163,7 +163,6 @@ async fn starter(graft: &Graft, name: &str, action: StarterAction) -> anyhow::Re
                 };
                 let tool = format!("{}__{}", e.tool.vendor, e.tool.name);
                 let state = if let Some(why) = &e.unusable {
-                    let why = why.strip_prefix(&format!("{tool}: ")).unwrap_or(why);
                     format!("cannot be promoted: {why}")
                 } else if e.promoted {
                     "promoted".to_string()

@@ -98,12 +98,17 @@ impl Actor {
 /// on it can be changed. Errors: `Invalid`, saying so.
 pub(crate) fn alive(a: &db::AgentRow) -> ServiceResult<()> {
     match a.removed_at {
-        Some(_) => Err(ServiceError::Invalid(format!(
-            "agent {} was removed: its history is kept, and nothing else about it can change; create a new agent instead",
-            a.name
-        ))),
+        Some(_) => Err(removed_agent(&a.name)),
         None => Ok(()),
     }
+}
+
+/// The refusal of a change to the removed agent `name` ([`alive`], and the row-lock
+/// check of a transaction that found it removed meanwhile).
+pub(crate) fn removed_agent(name: &str) -> ServiceError {
+    ServiceError::Invalid(format!(
+        "agent {name} was removed: its history is kept, and nothing else about it can change; create a new agent instead"
+    ))
 }
 
 /// Hashes an agent token for storage: SHA-256, hex. Tokens carry 256 random bits, so a

@@ -49,7 +49,8 @@ pub struct StarterEntry {
     /// A person denied this agent the tool: its calls are refused (a person may still
     /// approve it).
     pub denied: bool,
-    /// Why the rule cannot promote it (a retired tool, a disabled or removed vendor).
+    /// Why the rule cannot promote it (a retired tool, a disabled or removed vendor),
+    /// as [`unusable_reason`] says it.
     pub unusable: Option<String>,
 }
 
@@ -95,6 +96,17 @@ pub fn check_template_name(name: &str) -> Result<String, String> {
         format!(
             "template name {name:?} is invalid: use 1 to 64 letters, digits, '-', '_' or '.' (not only dots)"
         )
+    })
+}
+
+/// Why the rule cannot promote `t` (retired, its vendor disabled or removed), without
+/// the tool's name where the reason starts with it (the row it is shown on names it);
+/// `None` when it can be promoted.
+pub fn unusable_reason(t: &ToolRow) -> Option<String> {
+    super::run::usable(t).err().map(|e| {
+        let why = e.to_string();
+        let name = format!("{}: ", qualified(t));
+        why.strip_prefix(&name).map(str::to_string).unwrap_or(why)
     })
 }
 
@@ -380,7 +392,7 @@ impl Graft {
                 promoted: promoted.contains(&tool.id),
                 awaits_approval,
                 denied,
-                unusable: super::run::usable(&tool).err().map(|e| e.to_string()),
+                unusable: unusable_reason(&tool),
                 tool,
             });
         }
@@ -504,10 +516,7 @@ impl Graft {
         let mut skipped = Vec::new();
         let mut tx = self.write_tx().await?;
         if !db::lock_live_agent(&mut tx, agent.id).await? {
-            return Err(ServiceError::Invalid(format!(
-                "agent {} was removed: nothing about it can change",
-                agent.name
-            )));
+            return Err(super::removed_agent(&agent.name));
         }
         for t in &tools {
             if let Err(e) = super::run::usable(t) {

@@ -151,10 +151,7 @@ impl Graft {
         let now = self.now();
         let mut tx = self.write_tx().await?;
         if !db::lock_live_agent(&mut tx, agent_id).await? {
-            return Err(ServiceError::Invalid(format!(
-                "agent {} was removed: nothing about it can change",
-                agent.name
-            )));
+            return Err(super::removed_agent(&agent.name));
         }
         let changed = promote_in(&mut tx, agent_id, tool.id, by, cause, actor, now).await?;
         let size = db::count_working_set(&mut tx, agent_id).await?;

@@ -100,12 +100,7 @@ fn tool_item(t: &crate::service::ToolView) -> StarterToolItem {
         needs_approval: crate::service::approvals::gated(t),
         awaits_approval: false,
         denied: false,
-        // the reason names the tool, which its row shows already
-        unusable: crate::service::run::usable(t).err().map(|e| {
-            let why = e.to_string();
-            let name = format!("{}__{}: ", t.vendor, t.name);
-            why.strip_prefix(&name).map(str::to_string).unwrap_or(why)
-        }),
+        unusable: crate::service::unusable_reason(t),
     }
 }
 
