@@ -105,16 +105,43 @@ test('edit the cap: 0 and 501 are refused at the field, 30 is saved', async ({ p
   await expect(page.locator('#settings .warning')).toContainText('Above 128 tools');
 });
 
+test('a token budget: 0 and 500,001 are refused at the field, 5,000 is saved (issue 29)', async ({ page }, testInfo) => {
+  await signIn(page, testInfo);
+  const name = unique(testInfo, 'budgeted');
+  await createAgent(page, testInfo, name);
+  await goto(page, testInfo, `/agents/${name}`);
+  const form = page.locator('#settings form');
+  for (const bad of ['0', '500001']) {
+    await form.getByLabel(/^Token budget/).fill(bad);
+    await form.getByRole('button', { name: 'Save' }).click();
+    await expect(page.locator('#settings .field-error[data-field="token_budget"]'))
+      .toHaveText(`token budget must be between 1,000 and 500,000 tokens, or empty for none (got ${bad})`);
+    await ready(page, testInfo);
+  }
+  await shot(page, testInfo, 'token-budget-refused');
+  await form.getByLabel(/^Token budget/).fill('5,000');
+  await form.getByRole('button', { name: 'Save' }).click();
+  await expect(page.locator('#settings [role="status"]')).toContainText('Saved');
+  await expect(page.locator('#settings .field-error')).toHaveCount(0);
+  await goto(page, testInfo, `/agents/${name}`);
+  await expect(page.locator('main p.muted').first()).toContainText('0 of 5,000 tokens');
+  await expect(page.locator('#settings form').getByLabel(/^Token budget/)).toHaveValue('5000');
+});
+
 test('the agent promotes over MCP and calls: the page shows it; a demotion in the console notifies the agent', async ({ page }, testInfo) => {
   await signIn(page, testInfo);
   const name = unique(testInfo, 'worker');
   const agent = await connectAgent(await createAgent(page, testInfo, name));
   const promoted = await agent.call('promote', { vendor: 'widgets', name: 'list_widgets' });
-  expect(promoted.structuredContent).toEqual({ size: 1, cap: 20 });
+  expect(promoted.structuredContent).toMatchObject({ size: 1, cap: 20 });
+  const tokens = promoted.structuredContent.tokens;
+  expect(tokens).toBeGreaterThan(20);
 
   await goto(page, testInfo, `/agents/${name}`);
   const row = page.locator('tr[data-tool="widgets__list_widgets"]');
   await expect(row.locator('.promoted-by')).toHaveText('the agent');
+  // the tool's tokens as the agent was told (issue 29.1)
+  await expect(row.locator('td.tokens')).toHaveText(tokens.toLocaleString('en-US'));
   await expect(row.locator('.last-used')).toHaveText('never');
   await shot(page, testInfo, 'promoted-by-agent');
 

@@ -47,6 +47,16 @@ pub enum AgentCommand {
         /// Idle window in days, 1 to 3650.
         #[arg(long)]
         window: Option<i64>,
+        /// Token budget: most tokens its working set's tool definitions should cost,
+        /// 1,000 to 500,000, or `none`. The sweep trims to it as to the cap.
+        #[arg(long, value_parser = budget_arg)]
+        token_budget: Option<BudgetArg>,
+    },
+    /// Show an agent: its settings, its working set with each tool's tokens, and what
+    /// the next sweep would demote.
+    Show {
+        /// Agent name.
+        name: String,
     },
     /// Refuse an agent's token from now on and end its sessions; its working set, history
     /// and approvals are kept.
@@ -103,32 +113,58 @@ pub enum StarterAction {
     },
 }
 
+/// A working set against its limits: "working set 5 of 20 tools, 3,210 tokens of a
+/// 8,000-token budget" (issue 29).
+fn set_in_words(size: i64, cap: i64, tokens: i64, budget: Option<i64>) -> String {
+    use crate::console::words::{count, grouped};
+    let budget = budget
+        .map(|b| format!(" of a {}-token budget", grouped(b)))
+        .unwrap_or_default();
+    format!(
+        "working set {size} of {}, {}{budget}",
+        count(cap, "tool"),
+        crate::console::words::tokens(tokens)
+    )
+}
+
+/// A `--token-budget` value: tokens, or `none` to clear the budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BudgetArg(pub Option<i64>);
+
+fn budget_arg(s: &str) -> Result<BudgetArg, String> {
+    if s.eq_ignore_ascii_case("none") {
+        return Ok(BudgetArg(None));
+    }
+    let n: i64 = s
+        .replace([',', '_'], "")
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of tokens (or none)"))?;
+    crate::domain::check_token_budget(n).map(|n| BudgetArg(Some(n)))
+}
+
 /// Prints what applying a starter set did: promoted, skipped, and what the next sweep
 /// would demote (issue 31.4).
 pub(super) fn print_applied(a: &crate::service::Applied) {
     use crate::console::words::{cause_in_words, count};
     if a.promoted.is_empty() && !a.skipped.is_empty() {
         println!(
-            "Agent {}: the rule promoted nothing (working set {} of {}).",
+            "Agent {}: the rule promoted nothing ({}).",
             a.agent,
-            a.size,
-            count(a.cap, "tool")
+            set_in_words(a.size, a.cap, a.tokens, a.token_budget)
         );
     } else if a.promoted.is_empty() {
         println!(
-            "Agent {}: its starter tools are in the working set already ({} of {}).",
+            "Agent {}: its starter tools are in the working set already ({}).",
             a.agent,
-            a.size,
-            count(a.cap, "tool")
+            set_in_words(a.size, a.cap, a.tokens, a.token_budget)
         );
     } else {
         println!(
-            "Agent {}: the rule promoted {}: {} (working set {} of {}).",
+            "Agent {}: the rule promoted {}: {} ({}).",
             a.agent,
             count(a.promoted.len() as i64, "starter tool"),
             a.promoted.join(", "),
-            a.size,
-            count(a.cap, "tool")
+            set_in_words(a.size, a.cap, a.tokens, a.token_budget)
         );
     }
     for (_, why) in &a.skipped {
@@ -141,6 +177,60 @@ pub(super) fn print_applied(a: &crate::service::Applied) {
             println!("  {t} ({})", cause_in_words(*c));
         }
     }
+}
+
+/// `graft agent show NAME`: settings, the working set with each tool's tokens, the
+/// total against the cap and budget, and what the next sweep would demote.
+async fn show(graft: &Graft, name: &str) -> anyhow::Result<()> {
+    use crate::console::words::{cause_in_words, count, harness_in_words, tokens};
+    let a = graft.agent_by_name(name).await?;
+    let state = if a.removed_at.is_some() {
+        " (removed)"
+    } else if a.disabled_at.is_some() {
+        " (disabled)"
+    } else {
+        ""
+    };
+    println!(
+        "Agent {}{state}: {}, idle window {}, {}; last seen {}.",
+        a.name,
+        a.harness
+            .as_deref()
+            .map(harness_in_words)
+            .unwrap_or_else(|| "no harness named".into()),
+        count(a.idle_window_days, "day"),
+        a.token_budget
+            .map(|b| format!("token budget {}", tokens(b)))
+            .unwrap_or_else(|| "no token budget".into()),
+        format_time(a.last_seen_at)
+    );
+    let view = graft.working_set_view(a.id).await?;
+    let total: i64 = view.iter().map(|e| e.entry.tool.tokens.unwrap_or(0)).sum();
+    println!(
+        "W{}.",
+        set_in_words(view.len() as i64, a.cap, total, a.token_budget)
+            .trim_start_matches('w')
+    );
+    for e in &view {
+        let t = &e.entry.tool;
+        println!(
+            "  {:<48} {:>14}  {}",
+            format!("{}__{}", t.vendor, t.name),
+            t.tokens.map(tokens).unwrap_or_else(|| "not counted".into()),
+            match e.last_used_at {
+                Some(_) => format!("last used {}", format_time(e.last_used_at)),
+                None => "never called".into(),
+            }
+        );
+    }
+    let next = Graft::sweep_preview(&a, &view, graft.clock_now());
+    if !next.is_empty() {
+        println!("The next sweep would demote:");
+        for (t, c) in &next {
+            println!("  {t} ({})", cause_in_words(*c));
+        }
+    }
+    Ok(())
 }
 
 async fn starter(graft: &Graft, name: &str, action: StarterAction) -> anyhow::Result<()> {
@@ -244,8 +334,8 @@ pub(super) async fn agent(graft: &Graft, command: AgentCommand) -> anyhow::Resul
                 println!("No agents yet: graft agent add NAME");
             }
             println!(
-                "{:<24} {:<14} {:>9} {:>7}  last seen",
-                "name", "harness", "set/cap", "window"
+                "{:<24} {:<14} {:>9} {:>17} {:>7}  last seen",
+                "name", "harness", "set/cap", "tokens/budget", "window"
             );
             for a in agents {
                 let disabled = if a.removed_at.is_some() {
@@ -255,11 +345,20 @@ pub(super) async fn agent(graft: &Graft, command: AgentCommand) -> anyhow::Resul
                 } else {
                     ""
                 };
+                let tokens = match a.token_budget {
+                    Some(b) => format!(
+                        "{}/{}",
+                        crate::console::words::grouped(a.tokens),
+                        crate::console::words::grouped(b)
+                    ),
+                    None => crate::console::words::grouped(a.tokens),
+                };
                 println!(
-                    "{:<24} {:<14} {:>9} {:>6}d  {}{disabled}",
+                    "{:<24} {:<14} {:>9} {:>17} {:>6}d  {}{disabled}",
                     a.name,
                     a.harness.unwrap_or_else(|| "-".into()),
                     format!("{}/{}", a.size, a.cap),
+                    tokens,
                     a.idle_window_days,
                     format_time(a.last_seen_at)
                 );
@@ -270,17 +369,29 @@ pub(super) async fn agent(graft: &Graft, command: AgentCommand) -> anyhow::Resul
             new_name,
             cap,
             window,
+            token_budget,
         } => {
             let a = graft
-                .set_agent(&name, new_name.as_deref(), cap, window)
+                .set_agent_settings(
+                    &name,
+                    new_name.as_deref(),
+                    cap,
+                    window,
+                    token_budget.map(|b| b.0),
+                )
                 .await?;
+            let budget = a
+                .token_budget
+                .map(|b| format!("token budget {}", crate::console::words::tokens(b)))
+                .unwrap_or_else(|| "no token budget".into());
             println!(
-                "Agent {}: cap {}, idle window {}. The rule applies them at the next sweep.",
+                "Agent {}: cap {}, idle window {}, {budget}. The rule applies them at the next sweep.",
                 a.name,
                 a.cap,
                 crate::console::words::count(a.idle_window_days, "day")
             );
         }
+        AgentCommand::Show { name } => show(graft, &name).await?,
         AgentCommand::Disable { name } => {
             let a = graft.set_agent_disabled(&person(), &name, true).await?;
             println!(

@@ -201,10 +201,19 @@ where
     }
 }
 
-/// The working-set size over time as a step chart (SVG, 600 × 140), from `(ms, size)`
-/// points, up to `now`, with the cap as a dashed line when it is in range.
+/// A working-set measure over time as a step chart (SVG, 600 × 140), from `(ms, value)`
+/// points, up to `now`, with the limit (the cap; the token budget, issue 29.1) as a
+/// dashed line when it is set and in range. `what` names the measure ("Working-set
+/// size", the default), `limit_label` the limit ("cap").
 #[component]
-pub fn SizeChart(sizes: Vec<(i64, i64)>, now: i64, cap: i64) -> impl IntoView {
+pub fn SizeChart(
+    sizes: Vec<(i64, i64)>,
+    now: i64,
+    #[prop(into)] cap: Option<i64>,
+    #[prop(default = "Working-set size")] what: &'static str,
+    #[prop(default = "cap")] limit_label: &'static str,
+) -> impl IntoView {
+    let cap = cap.unwrap_or(i64::MAX);
     if sizes.is_empty() {
         return view! { <p class="muted">"No promotions or demotions yet."</p> }.into_any();
     }
@@ -236,11 +245,13 @@ pub fn SizeChart(sizes: Vec<(i64, i64)>, now: i64, cap: i64) -> impl IntoView {
         let cy = y(cap);
         view! {
             <line x1=left x2=w - 8.0 y1=cy y2=cy class="cap"/>
-            <text x=w - 10.0 y=cy - 3.0 text-anchor="end" class="label">{format!("cap {cap}")}</text>
+            <text x=w - 10.0 y=cy - 3.0 text-anchor="end" class="label">{format!("{limit_label} {}", crate::console::words::grouped(cap))}</text>
         }
     });
     let summary = format!(
-        "Working-set size over time: now {prev}, highest {top_value}, from {} to {}",
+        "{what} over time: now {}, highest {}, from {} to {}",
+        crate::console::words::grouped(prev),
+        crate::console::words::grouped(top_value),
         utc(t0),
         utc(t1)
     );
@@ -249,7 +260,7 @@ pub fn SizeChart(sizes: Vec<(i64, i64)>, now: i64, cap: i64) -> impl IntoView {
             <title>{summary.clone()}</title>
             <line x1=left x2=left y1=top y2=h - bottom class="axis"/>
             <line x1=left x2=w - 8.0 y1=h - bottom y2=h - bottom class="axis"/>
-            <text x=left - 4.0 y=y(ymax as i64) + 4.0 text-anchor="end" class="label">{ymax as i64}</text>
+            <text x=left - 4.0 y=y(ymax as i64) + 4.0 text-anchor="end" class="label">{short_number(ymax as i64)}</text>
             <text x=left - 4.0 y=h - bottom + 4.0 text-anchor="end" class="label">"0"</text>
             <text x=left y=h - 6.0 class="label">{utc(t0)[..10].to_string()}</text>
             <text x=w - 8.0 y=h - 6.0 text-anchor="end" class="label">"now"</text>
@@ -260,9 +271,27 @@ pub fn SizeChart(sizes: Vec<(i64, i64)>, now: i64, cap: i64) -> impl IntoView {
     .into_any()
 }
 
+/// An axis label: "950", "12k", "1.2M".
+fn short_number(n: i64) -> String {
+    match n {
+        n if n >= 1_000_000 => format!("{:.1}M", n as f64 / 1e6),
+        n if n >= 10_000 => format!("{}k", n / 1000),
+        n if n >= 1_000 => format!("{:.1}k", n as f64 / 1e3),
+        n => n.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn axis_labels_stay_short() {
+        assert_eq!(short_number(950), "950");
+        assert_eq!(short_number(1_250), "1.2k");
+        assert_eq!(short_number(48_000), "48k");
+        assert_eq!(short_number(2_500_000), "2.5M");
+    }
 
     #[test]
     fn relative_times_read_as_people_say_them() {

@@ -57,6 +57,7 @@ pub fn cause_in_words(cause: Cause) -> &'static str {
         Cause::Console => "a person in the console",
         Cause::Idle => "unused past the idle window",
         Cause::Cap => "over the working-set cap",
+        Cause::Budget => "over the token budget",
         Cause::ConnectionRevoked => "its connection was revoked",
         Cause::Retired => "its operation left the vendor's document",
         Cause::VendorDisabled => "its vendor was disabled",
@@ -123,6 +124,31 @@ pub fn count(n: i64, noun: &str) -> String {
         format!("{n} {stem}ies")
     } else {
         format!("{n} {noun}s")
+    }
+}
+
+/// `n` with its thousands grouped by commas ("3,210", "-1,000").
+pub fn grouped(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+    if n < 0 {
+        out.push('-');
+    }
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A token count in words (issue 29): "1 token", "3,210 tokens".
+pub fn tokens(n: i64) -> String {
+    if n == 1 {
+        "1 token".into()
+    } else {
+        format!("{} tokens", grouped(n))
     }
 }
 
@@ -290,6 +316,16 @@ impl ImportSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn token_counts_group_thousands() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1000), "1,000");
+        assert_eq!(grouped(-1234567), "-1,234,567");
+        assert_eq!(tokens(1), "1 token");
+        assert_eq!(tokens(500000), "500,000 tokens");
+    }
 
     #[test]
     fn an_over_cap_set_says_why() {

@@ -24,13 +24,15 @@ pub struct AgentRow {
     pub disabled_at: Option<i64>,
     /// The starter template it uses (issue 31), if any.
     pub starter_template_id: Option<i64>,
-    /// When a person removed it (ms): its name was freed (`<name>~<id>`), its token
-    /// replaced, its working set demoted; the row stays for History.
+    /// When a person removed it (ms): its token was replaced and its working set
+    /// demoted; the row and its name stay for History.
     pub removed_at: Option<i64>,
+    /// Most tokens its working set's definitions should cost (issue 29.2), if any.
+    pub token_budget: Option<i64>,
 }
 
 const AGENT_COLUMNS: &str =
-    "id, name, harness, cap, idle_window_days, created_at, last_seen_at, disabled_at, starter_template_id, removed_at";
+    "id, name, harness, cap, idle_window_days, created_at, last_seen_at, disabled_at, starter_template_id, removed_at, token_budget";
 
 /// Inserts an agent; returns its id. Errors: the name or token hash is taken (unique).
 pub async fn insert_agent(
@@ -135,20 +137,22 @@ pub async fn update_agent_disabled(
     Ok(r == 1)
 }
 
-/// Updates an agent's name, cap and idle window.
+/// Updates an agent's name, cap, idle window and token budget.
 pub async fn update_agent_settings(
     pool: &Pool,
     id: i64,
     name: &str,
     cap: i64,
     idle_window_days: i64,
+    token_budget: Option<i64>,
 ) -> DbResult<()> {
     execute!(
         pool,
-        "UPDATE agents SET name = $1, cap = $2, idle_window_days = $3 WHERE id = $4",
+        "UPDATE agents SET name = $1, cap = $2, idle_window_days = $3, token_budget = $4 WHERE id = $5",
         name,
         cap,
         idle_window_days,
+        token_budget,
         id
     )?;
     Ok(())

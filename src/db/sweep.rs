@@ -6,9 +6,10 @@ use crate::on_db;
 use sqlx::FromRow;
 
 /// The working-set entries, with usage, of every agent the rule may touch as of `now`:
-/// agents over their cap, or with an entry whose idle clock is older than their window
-/// (the rows are `(agent id, tool id, promoted_at, last_used_at)`, ordered by agent), so
-/// a sweep with nothing to do reads no entries.
+/// agents with a token budget, over their cap, or with an entry whose idle clock is older
+/// than their window (the rows are `(agent id, tool id, promoted_at, last_used_at,
+/// tokens of the current version or 0)`, ordered by agent), so a sweep with nothing to
+/// do reads few entries.
 ///
 /// The one statement that differs by backend, for speed (same rows on both): SQLite
 /// finds the agents fastest with a correlated count and EXISTS per agent (0.3 s at
@@ -17,11 +18,12 @@ use sqlx::FromRow;
 pub async fn select_sweep_entries(
     pool: &Pool,
     now: i64,
-) -> DbResult<Vec<(i64, i64, i64, Option<i64>)>> {
+) -> DbResult<Vec<(i64, i64, i64, Option<i64>, i64)>> {
     let touched = match pool {
         Pool::Sqlite(_) => {
             "SELECT a.id FROM agents a WHERE \
-               (SELECT COUNT(*) FROM working_set w WHERE w.agent_id = a.id) > a.cap \
+               a.token_budget IS NOT NULL \
+               OR (SELECT COUNT(*) FROM working_set w WHERE w.agent_id = a.id) > a.cap \
                OR EXISTS (SELECT 1 FROM working_set w LEFT JOIN tool_usage v ON v.agent_id = w.agent_id AND v.tool_id = w.tool_id \
                           WHERE w.agent_id = a.id \
                           AND (CASE WHEN v.last_used_at > w.promoted_at THEN v.last_used_at ELSE w.promoted_at END) \
@@ -30,14 +32,16 @@ pub async fn select_sweep_entries(
         Pool::Postgres(_) => {
             "SELECT w.agent_id FROM working_set w JOIN agents a ON a.id = w.agent_id \
              LEFT JOIN tool_usage v ON v.agent_id = w.agent_id AND v.tool_id = w.tool_id \
-             GROUP BY w.agent_id, a.cap, a.idle_window_days \
-             HAVING COUNT(*) > a.cap \
+             GROUP BY w.agent_id, a.cap, a.idle_window_days, a.token_budget \
+             HAVING a.token_budget IS NOT NULL OR COUNT(*) > a.cap \
                OR MIN(CASE WHEN v.last_used_at > w.promoted_at THEN v.last_used_at ELSE w.promoted_at END) \
                   < $1 - a.idle_window_days * 86400000"
         }
     };
     let sql = format!(
-        "SELECT ws.agent_id, ws.tool_id, ws.promoted_at, u.last_used_at FROM working_set ws \
+        "SELECT ws.agent_id, ws.tool_id, ws.promoted_at, u.last_used_at, \
+         COALESCE((SELECT v.tokens FROM tool_versions v WHERE v.tool_id = ws.tool_id ORDER BY v.version DESC LIMIT 1), 0) \
+         FROM working_set ws \
          LEFT JOIN tool_usage u ON u.agent_id = ws.agent_id AND u.tool_id = ws.tool_id \
          WHERE ws.agent_id IN ({touched}) ORDER BY ws.agent_id, ws.tool_id"
     );
@@ -53,10 +57,13 @@ pub async fn count_entries(pool: &Pool) -> DbResult<i64> {
     .await)
 }
 
-/// `(id, name, cap, idle window days)` of every agent.
-pub async fn select_agent_rules(pool: &Pool) -> DbResult<Vec<(i64, String, i64, i64)>> {
+/// `(id, name, cap, idle window days, token budget)` of every agent.
+#[allow(clippy::type_complexity)]
+pub async fn select_agent_rules(
+    pool: &Pool,
+) -> DbResult<Vec<(i64, String, i64, i64, Option<i64>)>> {
     on_db!(pool, |e| sqlx::query_as(
-        "SELECT id, name, cap, idle_window_days FROM agents"
+        "SELECT id, name, cap, idle_window_days, token_budget FROM agents"
     )
     .fetch_all(e)
     .await)

@@ -52,13 +52,16 @@ pub struct ToolRow {
     pub vendor_disabled_at: Option<i64>,
     /// When its vendor was removed, ms (its vendor is disabled as well).
     pub vendor_removed_at: Option<i64>,
+    /// Tokens of the current version's served definition (issue 29.1), `None` until
+    /// counted.
+    pub tokens: Option<i64>,
 }
 
 pub(crate) const TOOL_SELECT: &str = "SELECT t.id, vd.slug AS vendor, t.name, t.operation_id, v.version, v.title, v.description, \
      v.input_schema, v.output_schema, v.method, v.path_template, v.binding, v.read_only_hint, v.destructive_hint, \
      v.idempotent_hint, v.open_world_hint, v.authored_by, t.hints_by, t.read_only_by, t.retired_at, \
      vd.disabled_at AS vendor_disabled_at, vd.removed_at AS vendor_removed_at, \
-     (SELECT f.authored_by FROM tool_versions f WHERE f.tool_id = t.id AND f.version = 1) AS first_author \
+     (SELECT f.authored_by FROM tool_versions f WHERE f.tool_id = t.id AND f.version = 1) AS first_author, v.tokens \
      FROM tools t JOIN vendors vd ON vd.id = t.vendor_id \
      JOIN tool_versions v ON v.tool_id = t.id AND v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id)";
 
@@ -189,6 +192,8 @@ pub struct BrowseRow {
     pub calls: i64,
     /// The last such call (ms), by any agent.
     pub last_used_at: Option<i64>,
+    /// Tokens of its served definition (issue 29.1), `None` until counted.
+    pub tokens: Option<i64>,
 }
 
 /// How the Toolbox orders tools when browsing.
@@ -216,7 +221,7 @@ pub async fn select_toolbox_page(
     let rows = on_db!(pool, |e| {
         sqlx::query_as(&format!(
         "SELECT vd.slug AS vendor, t.name, v.description, v.method, v.read_only_hint, v.destructive_hint, \
-         COALESCE(u.calls, 0) AS calls, u.last_used_at FROM tools t JOIN vendors vd ON vd.id = t.vendor_id \
+         COALESCE(u.calls, 0) AS calls, u.last_used_at, v.tokens FROM tools t JOIN vendors vd ON vd.id = t.vendor_id \
          JOIN tool_versions v ON v.tool_id = t.id AND v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id) \
          LEFT JOIN (SELECT tool_id, CAST(SUM(calls) AS BIGINT) AS calls, MAX(last_used_at) AS last_used_at FROM tool_usage GROUP BY tool_id) u \
          ON u.tool_id = t.id WHERE ($1 IS NULL OR vd.slug = $1) AND t.retired_at IS NULL AND vd.disabled_at IS NULL ORDER BY {order_by} LIMIT $2 OFFSET $3"
@@ -501,4 +506,94 @@ pub async fn select_tool_by_operation(
     .bind(operation_id)
     .fetch_optional(e)
     .await)
+}
+
+/// The current version of a tool whose served definition needs counting (issue 29.1):
+/// never counted, or counted on another basis.
+#[derive(Debug, Clone, FromRow)]
+pub struct UncountedVersion {
+    /// `tool_versions.id`.
+    pub version_id: i64,
+    /// Vendor slug.
+    pub vendor: String,
+    /// Tool name.
+    pub name: String,
+    pub title: Option<String>,
+    pub description: String,
+    /// Input schema (JSON text).
+    pub input_schema: String,
+    /// Output schema (JSON text).
+    pub output_schema: Option<String>,
+    pub read_only_hint: bool,
+    pub destructive_hint: bool,
+    pub idempotent_hint: bool,
+    pub open_world_hint: bool,
+}
+
+/// Up to `limit` current tool versions whose `tokens` is missing or was counted on a
+/// basis other than `basis`, by version id.
+pub async fn select_uncounted_versions(
+    pool: &Pool,
+    basis: &str,
+    limit: i64,
+) -> DbResult<Vec<UncountedVersion>> {
+    on_db!(pool, |e| sqlx::query_as(
+        "SELECT v.id AS version_id, vd.slug AS vendor, t.name, v.title, v.description, v.input_schema, \
+         v.output_schema, v.read_only_hint, v.destructive_hint, v.idempotent_hint, v.open_world_hint \
+         FROM tools t JOIN vendors vd ON vd.id = t.vendor_id \
+         JOIN tool_versions v ON v.tool_id = t.id AND v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id) \
+         WHERE v.tokens IS NULL OR v.tokens_basis IS NULL OR v.tokens_basis <> $1 \
+         ORDER BY v.id LIMIT $2",
+    )
+    .bind(basis)
+    .bind(limit)
+    .fetch_all(e)
+    .await)
+}
+
+/// Stores counted tokens `(version id, tokens)` with their basis.
+pub async fn update_version_tokens(
+    conn: &mut Conn,
+    counted: &[(i64, i64)],
+    basis: &str,
+) -> DbResult<()> {
+    for (id, tokens) in counted {
+        execute!(
+            conn,
+            "UPDATE tool_versions SET tokens = $1, tokens_basis = $2 WHERE id = $3",
+            *tokens,
+            basis,
+            *id
+        )?;
+    }
+    Ok(())
+}
+
+/// `(tool id, tokens)` of the current versions of `ids` (unknown ids left out; `None`
+/// while not counted).
+pub async fn select_current_tokens(pool: &Pool, ids: &[i64]) -> DbResult<Vec<(i64, Option<i64>)>> {
+    let mut out = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(500) {
+        out.extend(on_db!(pool, |e| {
+            let mut qb = sqlx::QueryBuilder::new(
+                "SELECT v.tool_id, v.tokens FROM tool_versions v \
+                 WHERE v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = v.tool_id) \
+                 AND v.tool_id IN (",
+            );
+            let mut list = qb.separated(", ");
+            for id in chunk {
+                list.push_bind(*id);
+            }
+            qb.push(")");
+            qb.build_query_as::<(i64, Option<i64>)>().fetch_all(e).await
+        })?);
+    }
+    Ok(out)
+}
+
+/// SQL for the tokens of tool `tool_col`'s current version, 0 while not counted.
+pub(crate) fn current_tokens_sql(tool_col: &str) -> String {
+    format!(
+        "COALESCE((SELECT tv.tokens FROM tool_versions tv WHERE tv.tool_id = {tool_col} ORDER BY tv.version DESC LIMIT 1), 0)"
+    )
 }

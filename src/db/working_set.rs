@@ -165,13 +165,44 @@ pub async fn count_history(pool: &Pool, agent_id: i64) -> DbResult<i64> {
     .await)
 }
 
-/// `(agent id, working-set size)` of every agent with at least one entry.
-pub async fn select_working_set_sizes(pool: &Pool) -> DbResult<Vec<(i64, i64)>> {
-    on_db!(pool, |e| sqlx::query_as(
-        "SELECT agent_id, COUNT(*) FROM working_set GROUP BY agent_id"
-    )
-    .fetch_all(e)
-    .await)
+/// `(agent id, working-set size, its tokens)` of every agent with at least one entry.
+pub async fn select_working_set_sizes(pool: &Pool) -> DbResult<Vec<(i64, i64, i64)>> {
+    let sql = format!(
+        "SELECT agent_id, COUNT(*), CAST(COALESCE(SUM({}), 0) AS BIGINT) FROM working_set GROUP BY agent_id",
+        super::tools::current_tokens_sql("working_set.tool_id")
+    );
+    on_db!(pool, |e| sqlx::query_as(&sql).fetch_all(e).await)
+}
+
+/// Tokens of an agent's working set: the sum of its entries' current served definitions
+/// (issue 29.1; entries not counted yet add 0).
+pub async fn working_set_tokens(conn: &mut Conn, agent_id: i64) -> DbResult<i64> {
+    let sql = format!(
+        "SELECT CAST(COALESCE(SUM({}), 0) AS BIGINT) FROM working_set WHERE agent_id = $1",
+        super::tools::current_tokens_sql("working_set.tool_id")
+    );
+    on_db!(conn, |e| sqlx::query_scalar(&sql)
+        .bind(agent_id)
+        .fetch_one(e)
+        .await)
+}
+
+/// An agent's history as token steps, oldest first: `(at ms, +1 or -1, tokens of the
+/// tool's current version or 0)` (the tokens over time of issue 29.1, counted at today's
+/// versions).
+pub async fn select_history_token_steps(
+    pool: &Pool,
+    agent_id: i64,
+) -> DbResult<Vec<(i64, i64, i64)>> {
+    let sql = format!(
+        "SELECT at, CAST(CASE action WHEN 'promote' THEN 1 ELSE -1 END AS BIGINT), {} FROM history \
+         WHERE agent_id = $1 ORDER BY at, id",
+        super::tools::current_tokens_sql("history.tool_id")
+    );
+    on_db!(pool, |e| sqlx::query_as(&sql)
+        .bind(agent_id)
+        .fetch_all(e)
+        .await)
 }
 
 /// `(tool_id, last_used_at, calls)` of every tool an agent has used (promoted or not).

@@ -9,6 +9,7 @@ pub mod names;
 pub mod openapi;
 pub mod schema;
 pub mod search;
+pub mod served;
 pub mod sweep;
 pub mod tool;
 
@@ -49,6 +50,8 @@ pub enum Cause {
     Idle,
     /// Over the working-set cap.
     Cap,
+    /// Over the agent's token budget (issue 29.2).
+    Budget,
     /// Its connection was revoked.
     ConnectionRevoked,
     /// The vendor's re-imported document no longer has its operation (issue 14.3).
@@ -99,7 +102,7 @@ str_enum!(PromotedBy { Agent => "agent", Publish => "publish", Console => "conso
 str_enum!(HistoryAction { Promote => "promote", Demote => "demote" });
 str_enum!(Cause {
     Agent => "agent", Publish => "publish", Console => "console", Rule => "rule",
-    Idle => "idle", Cap => "cap", ConnectionRevoked => "connection_revoked",
+    Idle => "idle", Cap => "cap", Budget => "budget", ConnectionRevoked => "connection_revoked",
     Retired => "retired", VendorDisabled => "vendor_disabled", VendorRemoved => "vendor_removed",
     AgentRemoved => "agent_removed",
 });
@@ -113,6 +116,22 @@ pub fn check_cap(cap: i64) -> Result<i64, String> {
         Ok(cap)
     } else {
         Err(format!("cap must be between 1 and 500 tools (got {cap})"))
+    }
+}
+
+/// The token budget's bounds (issue 29.2), in tokens of the working set's served
+/// definitions.
+pub const TOKEN_BUDGET_RANGE: std::ops::RangeInclusive<i64> = 1_000..=500_000;
+
+/// Checks a token budget (1,000..=500,000 tokens, issue 29.2). Errors: a sentence for
+/// the field.
+pub fn check_token_budget(tokens: i64) -> Result<i64, String> {
+    if TOKEN_BUDGET_RANGE.contains(&tokens) {
+        Ok(tokens)
+    } else {
+        Err(format!(
+            "token budget must be between 1,000 and 500,000 tokens, or empty for none (got {tokens})"
+        ))
     }
 }
 
@@ -160,7 +179,9 @@ mod tests {
             Cause::Rule,
             Cause::Idle,
             Cause::Cap,
+            Cause::Budget,
             Cause::ConnectionRevoked,
+            Cause::AgentRemoved,
         ] {
             assert_eq!(Cause::parse(c.as_str()), Some(c));
         }

@@ -8,6 +8,9 @@
 //!    not called since their promotion (`last_used_at` none or before `promoted_at`),
 //!    oldest promotion first, cause `cap`. Entries called since their promotion are never
 //!    demoted by the cap, so a set may stay above its cap.
+//! 3. Budget (issue 29.2): when the entries left cost more tokens than the agent's token
+//!    budget, more are demoted from the same candidates in the same order, cause
+//!    `budget`, until the set fits; a set of called entries may stay above its budget.
 //!
 //! Times are milliseconds since the Unix epoch.
 
@@ -24,6 +27,8 @@ pub struct SweepEntry {
     pub promoted_at: i64,
     /// When the agent last called it (ms), if ever.
     pub last_used_at: Option<i64>,
+    /// What its served definition costs, in tokens (0 while not counted).
+    pub tokens: i64,
 }
 
 impl SweepEntry {
@@ -46,6 +51,8 @@ pub struct AgentRule {
     pub cap: i64,
     /// Days an entry may go unused (1..=3650).
     pub idle_window_days: i64,
+    /// Most tokens the set's definitions should cost (1,000..=500,000), if any.
+    pub token_budget: Option<i64>,
 }
 
 /// One planned demotion, with the row values it was planned on (so the write can
@@ -54,11 +61,12 @@ pub struct AgentRule {
 pub struct PlannedDemotion {
     /// The entry as planned on.
     pub entry: SweepEntry,
-    /// `idle` or `cap`.
+    /// `idle`, `cap` or `budget`.
     pub cause: Cause,
 }
 
-/// Plans one agent's sweep: idle demotions first, then cap demotions, in that order.
+/// Plans one agent's sweep: idle demotions first, then cap demotions, then budget
+/// demotions, in that order.
 pub fn plan_agent(rule: AgentRule, entries: &[SweepEntry], now: i64) -> Vec<PlannedDemotion> {
     let horizon = now - rule.idle_window_days * DAY_MS;
     let mut out = Vec::new();
@@ -73,17 +81,37 @@ pub fn plan_agent(rule: AgentRule, entries: &[SweepEntry], now: i64) -> Vec<Plan
             remaining.push(e);
         }
     }
+    // the candidates of the cap and the budget: never called since their promotion,
+    // oldest promotion first
+    let mut candidates: Vec<&SweepEntry> = remaining
+        .iter()
+        .copied()
+        .filter(|e| !e.called_since_promotion())
+        .collect();
+    candidates.sort_by_key(|e| (e.promoted_at, e.tool_id));
+    let mut candidates = candidates.into_iter();
     let excess = remaining.len() as i64 - rule.cap;
-    if excess > 0 {
-        let mut candidates: Vec<&SweepEntry> = remaining
-            .into_iter()
-            .filter(|e| !e.called_since_promotion())
-            .collect();
-        candidates.sort_by_key(|e| (e.promoted_at, e.tool_id));
-        for e in candidates.into_iter().take(excess as usize) {
+    for e in candidates.by_ref().take(excess.max(0) as usize) {
+        out.push(PlannedDemotion {
+            entry: *e,
+            cause: Cause::Cap,
+        });
+    }
+    if let Some(budget) = rule.token_budget {
+        let mut tokens: i64 = remaining.iter().map(|e| e.tokens).sum::<i64>()
+            - out
+                .iter()
+                .filter(|d| d.cause == Cause::Cap)
+                .map(|d| d.entry.tokens)
+                .sum::<i64>();
+        for e in candidates {
+            if tokens <= budget {
+                break;
+            }
+            tokens -= e.tokens;
             out.push(PlannedDemotion {
                 entry: *e,
-                cause: Cause::Cap,
+                cause: Cause::Budget,
             });
         }
     }
@@ -101,6 +129,7 @@ mod tests {
             tool_id,
             promoted_at: NOW - promoted_days_ago * DAY_MS,
             last_used_at: used_days_ago.map(|d| NOW - d * DAY_MS),
+            tokens: 100 + tool_id,
         }
     }
 
@@ -108,7 +137,43 @@ mod tests {
         AgentRule {
             cap,
             idle_window_days: window,
+            token_budget: None,
         }
+    }
+
+    #[test]
+    fn the_budget_trims_never_called_entries_oldest_first_and_spares_used_ones() {
+        // six entries of 1,000 tokens each (tokens = 100 + id, ids 900..905), budget
+        // 3,500: cap 20 demotes nothing; 1 and 3 were called since their promotion
+        let entries = [
+            e(900, 10, Some(1)),
+            e(901, 9, None),
+            e(902, 8, None),
+            e(903, 7, Some(2)),
+            e(904, 6, None),
+            e(905, 5, None),
+        ];
+        let mut r = rule(20, 21);
+        r.token_budget = Some(3_500);
+        // total 6,015; demote 901 (5,014 left), 902 (4,012), 904 (3,008): fits
+        assert_eq!(
+            demoted(&plan_agent(r, &entries, NOW)),
+            vec![(901, Cause::Budget), (902, Cause::Budget), (904, Cause::Budget)]
+        );
+        // a budget only called entries could meet is left exceeded
+        r.token_budget = Some(1_000);
+        let plan = plan_agent(r, &entries, NOW);
+        assert_eq!(plan.len(), 4);
+        assert!(plan.iter().all(|d| !d.entry.called_since_promotion()));
+        // the cap's demotions count toward the budget
+        let mut r = rule(4, 21);
+        r.token_budget = Some(3_500);
+        assert_eq!(
+            demoted(&plan_agent(r, &entries, NOW)),
+            vec![(901, Cause::Cap), (902, Cause::Cap), (904, Cause::Budget)]
+        );
+        // without a budget, tokens change nothing
+        assert!(plan_agent(rule(20, 21), &entries, NOW).is_empty());
     }
 
     fn demoted(plan: &[PlannedDemotion]) -> Vec<(i64, Cause)> {
@@ -199,6 +264,7 @@ mod tests {
             fn the_plan_keeps_what_is_used_and_meets_the_cap(
                 cap in 1i64..=20,
                 window in 1i64..=30,
+                budget in proptest::option::of(1_000i64..5_000),
                 raw in proptest::collection::vec((0i64..60, proptest::option::of(0i64..60)), 0..40),
             ) {
                 let entries: Vec<SweepEntry> = raw
@@ -206,7 +272,8 @@ mod tests {
                     .enumerate()
                     .map(|(i, (p, u))| e(i as i64, *p, *u))
                     .collect();
-                let r = rule(cap, window);
+                let mut r = rule(cap, window);
+                r.token_budget = budget;
                 let plan = plan_agent(r, &entries, NOW);
                 let horizon = NOW - window * DAY_MS;
                 let mut demoted = std::collections::HashSet::new();
@@ -214,7 +281,7 @@ mod tests {
                     prop_assert!(demoted.insert(d.entry.tool_id), "demoted twice: {d:?}");
                     match d.cause {
                         Cause::Idle => prop_assert!(d.entry.idle_clock() < horizon, "{d:?}"),
-                        Cause::Cap => prop_assert!(!d.entry.called_since_promotion(), "{d:?}"),
+                        Cause::Cap | Cause::Budget => prop_assert!(!d.entry.called_since_promotion(), "{d:?}"),
                         other => prop_assert!(false, "unexpected cause {other:?}"),
                     }
                 }
@@ -223,6 +290,13 @@ mod tests {
                     left.len() as i64 <= cap || left.iter().all(|x| x.called_since_promotion()),
                     "{} left over a cap of {cap}", left.len()
                 );
+                if let Some(b) = budget {
+                    let tokens: i64 = left.iter().map(|x| x.tokens).sum();
+                    prop_assert!(
+                        tokens <= b || left.iter().all(|x| x.called_since_promotion()),
+                        "{tokens} tokens left over a budget of {b}"
+                    );
+                }
             }
         }
     }

@@ -65,26 +65,35 @@ fn plain_types(schema: &mut Schema) {
     }
 }
 
-/// The meta-tools' definitions, in order.
+/// The `_meta` key Claude Code reads to show a tool without its own tool search
+/// (CLIENTS.md; issue 29.4): Graft's meta-tools are how an agent reaches the toolbox, so
+/// they must always be in its model's list.
+pub const ALWAYS_LOAD: &str = "anthropic/alwaysLoad";
+
+/// The meta-tools' definitions, in order, each with `_meta: {"anthropic/alwaysLoad":
+/// true}`.
 pub fn tools() -> Vec<Tool> {
-    vec![
+    let mut always = JsonObject::new();
+    always.insert(ALWAYS_LOAD.into(), Value::Bool(true));
+    let always = rmcp::model::MetaObject(always);
+    let tools = vec![
         Tool::new(
             "find_tool",
-            "Search Graft's toolbox of vendor API tools, promoted or not, ranked by how well each fits what you mean. Describe the task in your own words, as you would to a colleague: the action and the object, the vendor if you know it (\"create a GitHub issue\", \"did the SMS we sent to +447700900123 get delivered?\"). Ids, names and quoted text may stay in; they weigh less than the task's words. The first 64 words are read. Hits come best first, each with the vendor and name that promote, demote and run_tool take, a one-sentence description, whether it is promoted for you now, its readOnlyHint and destructiveHint, and a score from 0 to 1. When nothing fits, the answer says so and points at acquire.",
+            "Search Graft's toolbox of vendor API tools, promoted or not, ranked by how well each fits what you mean. Describe the task in your own words, as you would to a colleague: the action and the object, the vendor if you know it (\"create a GitHub issue\", \"did the SMS we sent to +447700900123 get delivered?\"). Ids, names and quoted text may stay in; they weigh less than the task's words. The first 64 words are read. Hits come best first, each with the vendor and name that promote, demote and run_tool take, a one-sentence description, whether it is promoted for you now, its readOnlyHint and destructiveHint, what it costs your context in tokens once promoted, and a score from 0 to 1. When nothing fits, the answer says so and points at acquire.",
             input_schema::<FindToolArgs>(),
         )
         .with_title("Find a tool")
         .with_annotations(ToolAnnotations::new().read_only(true).destructive(false).idempotent(true).open_world(false)),
         Tool::new(
             "promote",
-            "Put a toolbox tool into your working set, so that it appears in your tool list as <vendor>__<name>. Harmless: a tool that writes still asks a person on its first call. Answers the working set's new size and your cap.",
+            "Put a toolbox tool into your working set, so that it appears in your tool list as <vendor>__<name>. Harmless: a tool that writes still asks a person on its first call. Answers the working set's new size and tokens against your cap and token budget.",
             input_schema::<VendorNameArgs>(),
         )
         .with_title("Promote a tool")
         .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(true).open_world(false)),
         Tool::new(
             "demote",
-            "Take a tool out of your working set when you are done with it. Deletes nothing: find_tool finds it again and promote brings it back. Answers the working set's new size and your cap.",
+            "Take a tool out of your working set when you are done with it. Deletes nothing: find_tool finds it again and promote brings it back. Answers the working set's new size and tokens.",
             input_schema::<VendorNameArgs>(),
         )
         .with_title("Demote a tool")
@@ -110,7 +119,11 @@ pub fn tools() -> Vec<Tool> {
         )
         .with_title("Publish a new version")
         .with_annotations(ToolAnnotations::new().read_only(false).destructive(false).idempotent(false).open_world(false)),
-    ]
+    ];
+    tools
+        .into_iter()
+        .map(|t| t.with_meta(always.clone()))
+        .collect()
 }
 
 /// acquire's and publish's schema: [`DefinitionArgs`] with `required` the one field each
@@ -371,8 +384,12 @@ async fn find_tool(
             (false, true) => " [read-only]",
             (false, false) => "",
         };
+        let tokens = h
+            .tokens
+            .map(|t| format!(", {}", crate::console::words::tokens(t)))
+            .unwrap_or_default();
         text.push_str(&format!(
-            "- {}__{}{} ({:.2}): {}\n",
+            "- {}__{}{} ({:.2}{tokens}): {}\n",
             h.vendor, h.name, flags, h.score, h.description
         ));
     }
@@ -552,36 +569,66 @@ async fn promote_or_demote(
             .await
             .map_err(service_error)?;
         let mut text = if s.changed {
-            format!(
-                "Promoted {qualified}. Your working set holds {} (cap {}).",
-                crate::console::words::count(s.size, "tool"),
-                s.cap
-            )
+            format!("Promoted {qualified}. {}", set_in_words(&s))
         } else {
-            format!(
-                "{qualified} was already promoted. Your working set holds {} (cap {}).",
-                crate::console::words::count(s.size, "tool"),
-                s.cap
-            )
+            format!("{qualified} was already promoted. {}", set_in_words(&s))
         };
         if offered("run_tool") {
             text.push_str(
                 " If your client has not re-read its tool list, call it through run_tool.",
             );
         }
-        Ok(tool_ok(text, json!({"size": s.size, "cap": s.cap})))
+        Ok(tool_ok(text, set_json(&s)))
     } else {
         let s = graft
             .demote_tool(actor, agent_id, &vendor, &name)
             .await
             .map_err(service_error)?;
-        let text = format!(
-            "Demoted {qualified}. Your working set holds {} (cap {}).",
-            crate::console::words::count(s.size, "tool"),
-            s.cap
-        );
-        Ok(tool_ok(text, json!({"size": s.size, "cap": s.cap})))
+        let text = format!("Demoted {qualified}. {}", set_in_words(&s));
+        Ok(tool_ok(text, set_json(&s)))
     }
+}
+
+/// The working set after a promote or demote, in words (issue 29.2): its size against
+/// the cap, its tokens against the budget, and past the budget by how much and what the
+/// next sweep would demote.
+fn set_in_words(s: &crate::service::SetSize) -> String {
+    use crate::console::words::{count, tokens};
+    let limits = match s.token_budget {
+        Some(b) => format!("cap {}, token budget {}", s.cap, crate::console::words::grouped(b)),
+        None => format!("cap {}", s.cap),
+    };
+    let mut text = format!(
+        "Your working set holds {}, {} ({limits}).",
+        count(s.size, "tool"),
+        tokens(s.tokens)
+    );
+    if let Some(b) = s.token_budget.filter(|b| s.tokens > *b) {
+        text.push_str(&format!(" That is {} over your token budget", tokens(s.tokens - b)));
+        if s.would_demote.is_empty() {
+            text.push_str(
+                ": every tool in it was called since its promotion, so the sweep keeps them all.",
+            );
+        } else {
+            text.push_str(&format!(
+                ": the next sweep would demote {} (not called since promoted, oldest first). Call or demote tools to choose yourself.",
+                s.would_demote.join(", ")
+            ));
+        }
+    }
+    text
+}
+
+/// The working set after a promote or demote as structuredContent: `size`, `cap`,
+/// `tokens`, and `tokenBudget`, `overBudget` and `wouldDemote` when a budget is set.
+fn set_json(s: &crate::service::SetSize) -> Value {
+    let mut v = json!({"size": s.size, "cap": s.cap, "tokens": s.tokens});
+    if let Some(b) = s.token_budget {
+        v["tokenBudget"] = json!(b);
+        v["overBudget"] = json!((s.tokens - b).max(0));
+        v["wouldDemote"] = json!(s.would_demote);
+    }
+    v
 }
 
 #[cfg(test)]

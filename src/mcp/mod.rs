@@ -18,7 +18,7 @@ use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
     DiscoverResult, Implementation, InitializeRequestParams, InitializeResult, JsonObject,
     ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
-    SubscriptionFilter, Tool, ToolAnnotations,
+    SubscriptionFilter, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -119,48 +119,16 @@ impl ToolDefs {
     }
 }
 
-/// An MCP tool definition of a tool's current version (SPEC §3.3).
-fn definition(t: crate::service::ToolView, schema_budget: usize) -> Tool {
-    // served within its budget (issue 12.13); calls validate against the full schema
-    let schema = match serde_json::from_str::<Value>(&t.input_schema) {
-        Ok(full) => {
-            let mut served = crate::domain::schema::fit(&full, schema_budget);
-            // Graft refuses inputs the schema does not declare (issue 25.3): say so to the
-            // client, unless folding left declared properties out of the served schema
-            let count = |s: &Value| {
-                s.get("properties")
-                    .and_then(Value::as_object)
-                    .map(|p| p.len())
-            };
-            if !crate::domain::schema::admits_undeclared(&full) && count(&served) == count(&full) {
-                if let Value::Object(m) = &mut served {
-                    m.insert("additionalProperties".into(), Value::Bool(false));
-                }
-            }
-            match served {
-                Value::Object(m) => m,
-                _ => object(json!({"type": "object"})),
-            }
-        }
-        Err(_) => object(json!({"type": "object"})),
-    };
-    let mut tool = Tool::new(format!("{}__{}", t.vendor, t.name), t.description, schema)
-        .with_annotations(annotations(
-            t.read_only_hint,
-            t.destructive_hint,
-            t.idempotent_hint,
-            t.open_world_hint,
-        ));
-    if let Some(title) = t.title {
-        tool = tool.with_title(title);
-    }
-    if let Some(out) = t
-        .output_schema
-        .and_then(|s| serde_json::from_str::<Value>(&s).ok())
-    {
-        tool = tool.with_raw_output_schema(Arc::new(object(out)));
-    }
-    tool
+/// An MCP tool definition of a tool's current version (SPEC §3.3): the JSON
+/// [`crate::domain::served::definition`] writes, which is also what its tokens count.
+fn definition(t: &crate::service::ToolView, schema_budget: usize) -> Tool {
+    let served = crate::domain::served::definition(&crate::service::served(t), schema_budget);
+    serde_json::to_value(served)
+        .and_then(serde_json::from_value)
+        .unwrap_or_else(|e| {
+        tracing::error!(tool = %t.name, error = %e, "a served definition did not read as an MCP tool");
+        Tool::new(format!("{}__{}", t.vendor, t.name), t.description.clone(), object(json!({"type": "object"})))
+    })
 }
 
 /// The MCP server handler: Graft's service, the server's shutdown signal, the
@@ -225,14 +193,6 @@ fn agent_of(extensions: &rmcp::model::Extensions) -> Result<AuthedAgent, ErrorDa
         .get::<http::request::Parts>()
         .and_then(|p| p.extensions.get::<AuthedAgent>().cloned())
         .ok_or_else(|| ErrorData::internal_error("request without an authenticated agent", None))
-}
-
-fn annotations(ro: bool, de: bool, idem: bool, ow: bool) -> ToolAnnotations {
-    ToolAnnotations::new()
-        .read_only(ro)
-        .destructive(de)
-        .idempotent(idem)
-        .open_world(ow)
 }
 
 fn object(v: Value) -> JsonObject {
@@ -346,7 +306,7 @@ impl GraftMcp {
             }
             for row in rows {
                 let key = (row.id, row.version);
-                let tool = definition(row, self.graft.limits().schema_budget);
+                let tool = definition(&row, self.graft.limits().schema_budget);
                 fresh.insert(key.0, tool.clone());
                 defs.insert(key, tool);
             }
@@ -580,4 +540,56 @@ impl ServerHandler for GraftMcp {
 fn internal(e: crate::service::ServiceError) -> ErrorData {
     tracing::error!(error = ?e, "MCP request failed");
     ErrorData::internal_error("internal error", None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(title: Option<&str>, output: Option<&str>) -> crate::service::ToolView {
+        crate::service::ToolView {
+            id: 1,
+            vendor: "acme".into(),
+            name: "create_thing".into(),
+            operation_id: Some("createThing".into()),
+            version: 2,
+            title: title.map(str::to_string),
+            description: "Creates a thing. Needs a name.".into(),
+            input_schema: r#"{"type":"object","properties":{"name":{"type":"string","description":"Its name"},"tags":{"type":"array","items":{"type":"string"}}},"required":["name"]}"#.into(),
+            output_schema: output.map(str::to_string),
+            method: "POST".into(),
+            path_template: "/things".into(),
+            binding: "{}".into(),
+            read_only_hint: false,
+            destructive_hint: false,
+            idempotent_hint: false,
+            open_world_hint: true,
+            authored_by: "import".into(),
+            first_author: "import".into(),
+            hints_by: None,
+            read_only_by: None,
+            retired_at: None,
+            vendor_disabled_at: None,
+            vendor_removed_at: None,
+            tokens: None,
+        }
+    }
+
+    /// What tokens count is what tools/list writes, byte for byte (issue 29.1).
+    #[test]
+    fn the_served_tool_is_the_counted_json() {
+        for t in [
+            row(None, None),
+            row(Some("Create a thing"), Some(r#"{"type":"object","properties":{"id":{"type":"string"}}}"#)),
+        ] {
+            let wire = serde_json::to_string(&definition(&t, 16 << 10)).unwrap();
+            let counted = serde_json::to_string(&crate::domain::served::definition(
+                &crate::service::served(&t),
+                16 << 10,
+            ))
+            .unwrap();
+            assert_eq!(wire, counted);
+            assert!(wire.contains(r#""additionalProperties":false"#), "{wire}");
+        }
+    }
 }

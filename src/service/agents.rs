@@ -58,14 +58,17 @@ impl Graft {
     pub async fn list_agents(&self) -> ServiceResult<Vec<AgentSummary>> {
         let agents = db::select_agents(&self.inner.pool).await?;
         // two queries for any number of agents (the console lists them all)
-        let sizes: HashMap<i64, i64> = db::select_working_set_sizes(&self.inner.pool)
+        let sizes: HashMap<i64, (i64, i64)> = db::select_working_set_sizes(&self.inner.pool)
             .await?
             .into_iter()
+            .map(|(agent, size, tokens)| (agent, (size, tokens)))
             .collect();
         Ok(agents
             .into_iter()
             .map(|a| AgentSummary {
-                size: sizes.get(&a.id).copied().unwrap_or(0),
+                size: sizes.get(&a.id).map_or(0, |s| s.0),
+                tokens: sizes.get(&a.id).map_or(0, |s| s.1),
+                token_budget: a.token_budget,
                 id: a.id,
                 name: a.name,
                 harness: a.harness,
@@ -248,6 +251,22 @@ impl Graft {
         cap: Option<i64>,
         window: Option<i64>,
     ) -> ServiceResult<db::AgentRow> {
+        self.set_agent_settings(name, new_name, cap, window, None)
+            .await
+    }
+
+    /// [`Graft::set_agent`] and the token budget (issue 29.2): `Some(Some(n))` sets it
+    /// (1,000..=500,000 tokens), `Some(None)` clears it, `None` leaves it. Every value
+    /// is checked before anything is written. Errors: as `set_agent`, and `Invalid` for a
+    /// budget out of range.
+    pub async fn set_agent_settings(
+        &self,
+        name: &str,
+        new_name: Option<&str>,
+        cap: Option<i64>,
+        window: Option<i64>,
+        token_budget: Option<Option<i64>>,
+    ) -> ServiceResult<db::AgentRow> {
         let a = self.agent_by_name(name).await?;
         super::alive(&a)?;
         let new_name =
@@ -255,7 +274,12 @@ impl Graft {
         let cap = domain::check_cap(cap.unwrap_or(a.cap)).map_err(ServiceError::Invalid)?;
         let window = domain::check_idle_window(window.unwrap_or(a.idle_window_days))
             .map_err(ServiceError::Invalid)?;
-        db::update_agent_settings(self.pool(), a.id, &new_name, cap, window)
+        let budget = match token_budget {
+            None => a.token_budget,
+            Some(None) => None,
+            Some(Some(n)) => Some(domain::check_token_budget(n).map_err(ServiceError::Invalid)?),
+        };
+        db::update_agent_settings(self.pool(), a.id, &new_name, cap, window, budget)
             .await
             .map_err(|e| {
                 unique_or(e, ServiceError::Conflict, || {
@@ -290,6 +314,10 @@ pub struct AgentSummary {
     pub idle_window_days: i64,
     /// Tools in the working set now.
     pub size: i64,
+    /// What they cost, in tokens of their served definitions (issue 29.1).
+    pub tokens: i64,
+    /// The agent's token budget, if any (issue 29.2).
+    pub token_budget: Option<i64>,
     /// Last authenticated request (ms since the epoch).
     pub last_seen_at: Option<i64>,
     /// When a person disabled it (ms), if it is disabled.

@@ -167,6 +167,7 @@ mod tests {
             disabled_at: None,
             starter_template_id: None,
             removed_at: None,
+            token_budget: None,
         }
     }
 

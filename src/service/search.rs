@@ -36,6 +36,10 @@ pub struct ToolHit {
     pub destructive_hint: bool,
     /// Relevance, 0–1 (rounded to 3 decimals).
     pub score: f32,
+    /// What its served definition costs a model's context, in tokens (issue 29.1);
+    /// absent while not counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<i64>,
 }
 
 /// Why a hit ranked where it did ([`Graft::explain_search`]): each leg's score (0–1)
@@ -502,6 +506,8 @@ impl Graft {
             None => HashSet::new(),
         };
         let total = ranked.total;
+        let ids: Vec<i64> = ranked.hits.iter().map(|h| idx.docs()[h.doc].key).collect();
+        let tokens = self.tool_tokens(&ids).await?;
         let keys = ranked
             .hits
             .iter()
@@ -520,6 +526,7 @@ impl Graft {
                     read_only_hint: d.read_only_hint,
                     destructive_hint: d.destructive_hint,
                     score: round3(h.score),
+                    tokens: tokens.get(&d.key).copied().flatten(),
                 }
             })
             .collect();

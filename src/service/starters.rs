@@ -77,8 +77,13 @@ pub struct Applied {
     pub size: i64,
     /// The agent's cap.
     pub cap: i64,
-    /// What the next sweep would demote now (SPEC §5): `(vendor__name, idle or cap)`.
-    /// A starter set larger than the cap shows here before the sweep acts.
+    /// The working set's tokens afterwards (issue 29.1).
+    pub tokens: i64,
+    /// The agent's token budget, if any (issue 29.2).
+    pub token_budget: Option<i64>,
+    /// What the next sweep would demote now (SPEC §5): `(vendor__name, idle, cap or
+    /// budget)`. A starter set larger than the cap or the token budget shows here before
+    /// the sweep acts.
     pub would_demote: Vec<(String, Cause)>,
 }
 
@@ -539,6 +544,7 @@ impl Graft {
             }
         }
         let size = db::count_working_set(&mut tx, agent.id).await?;
+        let tokens = db::working_set_tokens(&mut tx, agent.id).await?;
         tx.commit().await?;
         if !promoted.is_empty() {
             self.changed(&[agent.id]).await;
@@ -552,6 +558,8 @@ impl Graft {
             skipped,
             size,
             cap: agent.cap,
+            tokens,
+            token_budget: agent.token_budget,
             would_demote,
         })
     }

@@ -117,7 +117,7 @@ impl Graft {
         let rules: HashMap<i64, (String, AgentRule)> = q::select_agent_rules(self.pool())
             .await?
             .into_iter()
-            .map(|(id, name, cap, idle_window_days)| {
+            .map(|(id, name, cap, idle_window_days, token_budget)| {
                 (
                     id,
                     (
@@ -125,6 +125,7 @@ impl Graft {
                         AgentRule {
                             cap,
                             idle_window_days,
+                            token_budget,
                         },
                     ),
                 )
@@ -144,11 +145,12 @@ impl Graft {
             entries.clear();
             let mut end = start;
             while end < rows.len() && rows[end].0 == agent_id {
-                let (_, tool_id, promoted_at, last_used_at) = rows[end];
+                let (_, tool_id, promoted_at, last_used_at, tokens) = rows[end];
                 entries.push(SweepEntry {
                     tool_id,
                     promoted_at,
                     last_used_at,
+                    tokens,
                 });
                 end += 1;
             }

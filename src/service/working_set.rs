@@ -155,6 +155,7 @@ impl Graft {
         }
         let changed = promote_in(&mut tx, agent_id, tool.id, by, cause, actor, now).await?;
         let size = db::count_working_set(&mut tx, agent_id).await?;
+        let tokens = db::working_set_tokens(&mut tx, agent_id).await?;
         tx.commit().await?;
         if changed {
             self.changed(&[agent_id]).await;
@@ -162,9 +163,25 @@ impl Graft {
         if let Actor::Agent(a) = actor {
             self.learn_from_pick(*a, &tool).await;
         }
+        // past the budget the promotion stands (it is harmless); the answer says what the
+        // next sweep would take back (issue 29.2)
+        let would_demote = match agent.token_budget {
+            Some(b) if tokens > b => {
+                let view = self.working_set_view(agent_id).await?;
+                Self::sweep_preview(&agent, &view, now)
+                    .into_iter()
+                    .filter(|(_, c)| matches!(c, Cause::Cap | Cause::Budget))
+                    .map(|(t, _)| t)
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
         Ok(SetSize {
             size,
             cap: agent.cap,
+            tokens,
+            token_budget: agent.token_budget,
+            would_demote,
             changed,
         })
     }
@@ -206,6 +223,7 @@ impl Graft {
         )
         .await?;
         let size = db::count_working_set(&mut tx, agent_id).await?;
+        let tokens = db::working_set_tokens(&mut tx, agent_id).await?;
         tx.commit().await?;
         self.changed(&[agent_id]).await;
         if let Actor::Agent(a) = actor {
@@ -214,6 +232,9 @@ impl Graft {
         Ok(SetSize {
             size,
             cap: agent.cap,
+            tokens,
+            token_budget: agent.token_budget,
+            would_demote: Vec::new(),
             changed: true,
         })
     }
@@ -251,8 +272,8 @@ impl Graft {
     }
 
     /// What the next sweep would demote for `agent` as of `now` (ms), given its working
-    /// set as [`Graft::working_set_view`] reads it: `(vendor__name, Idle or Cap)` pairs, idle
-    /// first (SPEC §5; the same plan the sweep runs).
+    /// set as [`Graft::working_set_view`] reads it: `(vendor__name, Idle, Cap or Budget)`
+    /// pairs, idle first (SPEC §5; the same plan the sweep runs).
     pub fn sweep_preview(
         agent: &db::AgentRow,
         view: &[EntryView],
@@ -264,11 +285,13 @@ impl Graft {
                 tool_id: e.entry.tool.id,
                 promoted_at: e.entry.promoted_at,
                 last_used_at: e.last_used_at,
+                tokens: e.entry.tool.tokens.unwrap_or(0),
             })
             .collect();
         let rule = AgentRule {
             cap: agent.cap,
             idle_window_days: agent.idle_window_days,
+            token_budget: agent.token_budget,
         };
         plan_agent(rule, &entries, now)
             .iter()
@@ -306,12 +329,20 @@ impl Graft {
 }
 
 /// A working set's size against its cap: the answer of `promote` and `demote`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SetSize {
     /// Entries now.
     pub size: i64,
     /// The agent's cap.
     pub cap: i64,
+    /// What the set's served definitions cost, in tokens (issue 29.1).
+    pub tokens: i64,
+    /// The agent's token budget, if any (issue 29.2).
+    pub token_budget: Option<i64>,
+    /// Over the budget after a promotion: the tools (`vendor__name`) the next sweep
+    /// would demote for the cap or the budget, in the order it would; else empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub would_demote: Vec<String>,
     /// Whether the call changed the set (false for a no-op promotion).
     #[serde(skip)]
     pub changed: bool,

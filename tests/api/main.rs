@@ -17,4 +17,5 @@ mod search;
 mod security;
 mod starters;
 mod sweep;
+mod tokens;
 mod vendor;

@@ -55,7 +55,7 @@ async fn legacy_flow(version: ProtocolVersion) {
     .await;
     assert_eq!(
         promoted.structured_content,
-        Some(json!({"size": 1, "cap": 20}))
+        Some(set_answer(&app, &["find_pets_by_status"]).await)
     );
     a_events.wait_for(1).await;
     let list = a.list_tools(None).await.unwrap();
@@ -95,7 +95,7 @@ async fn legacy_flow(version: ProtocolVersion) {
     .await;
     assert_eq!(
         demoted.structured_content,
-        Some(json!({"size": 0, "cap": 20}))
+        Some(set_answer(&app, &[]).await)
     );
     a_events.wait_for(2).await;
     assert_eq!(tool_names(&a).await, META);
@@ -155,7 +155,10 @@ async fn modern_2026_07_28_find_promote_demote_with_listen() {
         json!({"vendor": "petstore", "name": "get_pet_by_id"}),
     )
     .await;
-    assert_eq!(r.structured_content, Some(json!({"size": 1, "cap": 20})));
+    assert_eq!(
+        r.structured_content,
+        Some(set_answer(&app, &["get_pet_by_id"]).await)
+    );
     let n = tokio::time::timeout(Duration::from_secs(10), a_sub.next())
         .await
         .expect("list_changed in time")
@@ -371,7 +374,10 @@ async fn meta_tool_errors_are_tool_results() {
         json!({"vendor": "petstore", "name": "add_pet"}),
     )
     .await;
-    assert_eq!(r.structured_content, Some(json!({"size": 1, "cap": 20})));
+    assert_eq!(
+        r.structured_content,
+        Some(set_answer(&app, &["add_pet"]).await)
+    );
     assert_eq!(
         graft::db::count_history(app.graft.pool(), id)
             .await
@@ -408,7 +414,10 @@ async fn meta_tool_errors_are_tool_results() {
     // the names agents copy from tools/list: <vendor>__<name> in `name`, vendor absent
     let r = call(&a, "promote", json!({"name": "petstore__get_pet_by_id"})).await;
     assert_eq!(r.is_error, Some(false), "{r:?}");
-    assert_eq!(r.structured_content, Some(json!({"size": 2, "cap": 20})));
+    assert_eq!(
+        r.structured_content,
+        Some(set_answer(&app, &["add_pet", "get_pet_by_id"]).await)
+    );
     let r = call(
         &a,
         "promote",
@@ -439,7 +448,10 @@ async fn meta_tool_errors_are_tool_results() {
     .await;
     assert_eq!(code(&r).as_deref(), Some("tool_not_found"), "{r:?}");
     let r = call(&a, "demote", json!({"name": "petstore__get_pet_by_id"})).await;
-    assert_eq!(r.structured_content, Some(json!({"size": 1, "cap": 20})));
+    assert_eq!(
+        r.structured_content,
+        Some(set_answer(&app, &["add_pet"]).await)
+    );
     a.cancel().await.unwrap();
     app.stop().await;
 }
@@ -975,4 +987,20 @@ async fn restart_keeps_working_sets_and_forgets_sessions() {
     );
     client.cancel().await.unwrap();
     app.stop().await;
+}
+
+/// promote's and demote's answer for a working set of these petstore tools (cap 20, no
+/// token budget): the size and the sum of their stored token counts (issue 29.1).
+async fn set_answer(app: &TestApp, tools: &[&str]) -> Value {
+    let mut tokens = 0;
+    for t in tools {
+        tokens += app
+            .graft
+            .tool("petstore", t)
+            .await
+            .unwrap()
+            .tokens
+            .expect("counted at import");
+    }
+    json!({"size": tools.len(), "cap": 20, "tokens": tokens})
 }

@@ -120,7 +120,7 @@ pub fn AgentPage() -> impl IntoView {
                         <h1>"Agent "{n_h1}</h1>
                         <p class="muted">
                             {a.harness.as_deref().map(|h| format!("{} · ", harness_in_words(h)))}
-                            {format!("{} of {} · idle window {} · last seen ", a.size, count(a.cap, "tool"), count(a.idle_window_days, "day"))}
+                            {format!("{} of {} · {} · idle window {} · last seen ", a.size, count(a.cap, "tool"), tokens_of_budget(a.tokens, a.token_budget), count(a.idle_window_days, "day"))}
                             {match a.last_seen_at { Some(t) => view! { <When at=t now/> }.into_any(), None => "never".into_any() }}
                         </p>
                         {removed_at.map(|t| view! {
@@ -151,8 +151,13 @@ pub fn AgentPage() -> impl IntoView {
                             <h2>"Working-set size"</h2>
                             <SizeChart sizes=d.sizes.clone() now cap=a.cap/>
                         </section>
+                        <section class="card" id="tokens">
+                            <h2>"Working-set tokens"</h2>
+                            <p class="muted">"What the agent's tool list costs its model's context, each tool counted at its current version."</p>
+                            <SizeChart sizes=d.token_steps.clone() now cap=a.token_budget what="Working-set tokens" limit_label="budget"/>
+                        </section>
                         <section class="card" hidden=removed_at.is_some() id="settings">
-                            <h2>"Name, cap and idle window"</h2>
+                            <h2>"Name, cap, idle window and token budget"</h2>
                             <FormError err=edit_err/>
                             {move || saved.get().then(|| view! { <p class="ok" role="status">"Saved. The rule reads these at the next sweep."</p> })}
                             <ActionForm action=edit attr:class="grid-form" attr:novalidate=true>
@@ -166,6 +171,10 @@ pub fn AgentPage() -> impl IntoView {
                                 <FieldError err=edit_err field="cap"/>
                                 <label>"Idle window (1–3650 days)"<input name="window" type="number" min="1" max="3650" value=a.idle_window_days.to_string()/></label>
                                 <FieldError err=edit_err field="window"/>
+                                <label>"Token budget (1,000–500,000 tokens; empty for none)"
+                                    <input name="token_budget" inputmode="numeric" placeholder="none" value=a.token_budget.map(|b| b.to_string()).unwrap_or_default()/>
+                                </label>
+                                <FieldError err=edit_err field="token_budget"/>
                                 <button type="submit">"Save"</button>
                             </ActionForm>
                             {move || cap_warning(cap_input.get()).map(|w| view! { <p class="warning" role="note">{w}</p> })}
@@ -266,10 +275,18 @@ pub(crate) fn working_set_table(
         .count() as i64;
     let a = &d.agent;
     let over_cap = over_cap_in_words(a.size, a.cap, called, a.idle_window_days);
+    let over_budget = a.token_budget.filter(|b| a.tokens > *b).map(|b| {
+        format!(
+            "{} over the token budget of {}: the next sweep demotes tools not called since their promotion, oldest first, until the set fits; tools called since their promotion stay.",
+            crate::console::words::tokens(a.tokens - b),
+            crate::console::words::grouped(b)
+        )
+    });
     let entries = d.entries.clone();
     view! {
         {over_cap.map(|w| view! { <p class="muted" role="note">{w}</p> })}
-        <DataTable class="working-set" head=view! { <th>"Tool"</th><th>"Description"</th><th>"Promoted by"</th><th>"Promoted"</th><th>"Last used"</th><th>"Calls"</th><th></th> }.into_any()>
+        {over_budget.map(|w| view! { <p class="muted" role="note">{w}</p> })}
+        <DataTable class="working-set" head=view! { <th>"Tool"</th><th>"Description"</th><th>"Promoted by"</th><th>"Promoted"</th><th>"Last used"</th><th>"Calls"</th><th>"Tokens"</th><th></th> }.into_any()>
                     {entries.into_iter().map(|e| {
                         let tool = format!("{}__{}", e.vendor, e.name);
                         let href = format!("/tools/{}/{}", segment(&e.vendor), segment(&e.name));
@@ -286,6 +303,7 @@ pub(crate) fn working_set_table(
                                     None => view! { <span>"never"</span> }.into_any(),
                                 }}</td>
                                 <td class="num calls" data-label="Calls">{e.calls}</td>
+                                <td class="num tokens" data-label="Tokens">{e.tokens.map(crate::console::words::grouped).unwrap_or_else(|| "…".into())}</td>
                                 <td>
                                     <ActionForm action=demote_action>
                                         <input type="hidden" name="agent" value=agent/>
@@ -299,6 +317,18 @@ pub(crate) fn working_set_table(
                 </DataTable>
     }
     .into_any()
+}
+
+/// "3,210 tokens" or "3,210 of 8,000 tokens" (the header's token figure, issue 29).
+fn tokens_of_budget(tokens: i64, budget: Option<i64>) -> String {
+    match budget {
+        Some(b) => format!(
+            "{} of {} tokens",
+            crate::console::words::grouped(tokens),
+            crate::console::words::grouped(b)
+        ),
+        None => crate::console::words::tokens(tokens),
+    }
 }
 
 pub(crate) fn promote_hits(
@@ -321,6 +351,7 @@ pub(crate) fn promote_hits(
                                             <code>{t2}</code>" "
                                             {does_badge(does_in_words(None, h.read_only, h.destructive))}
                                             <span class="desc">{h.description}</span>
+                                            {h.tokens.map(|n| view! { <span class="muted tokens">{format!(" ({})", crate::console::words::tokens(n))}</span> })}
                                             {if h.promoted {
                                                 view! { <span class="badge">"promoted"</span> }.into_any()
                                             } else {

@@ -95,7 +95,7 @@ pub(crate) fn browse_table(b: BrowseData) -> impl IntoView {
     view! {
         <p class="muted">{format!("Tools {first}–{last} of {}, {}.", b.total, if b.sort == "use" { "most used first" } else { "by name" })}</p>
         <div class="table-wrap"><table class="browse">
-            <thead><tr><th>"Tool"</th><th>"Does"</th><th>"Description"</th><th>"Calls"</th><th>"Last used"</th></tr></thead>
+            <thead><tr><th>"Tool"</th><th>"Does"</th><th>"Description"</th><th>"Calls"</th><th>"Last used"</th><th title="what its definition costs an agent's context once promoted">"Tokens"</th></tr></thead>
             <tbody>{b.tools.into_iter().map(|t| view! {
                 <tr data-tool=format!("{}__{}", t.vendor, t.name)>
                     <td><a href=format!("/tools/{}/{}", segment(&t.vendor), segment(&t.name))><code>{format!("{}__{}", t.vendor, t.name)}</code></a></td>
@@ -106,6 +106,7 @@ pub(crate) fn browse_table(b: BrowseData) -> impl IntoView {
                         Some(at) => view! { <When at now/> }.into_any(),
                         None => view! { <span class="muted">"never"</span> }.into_any(),
                     }}</td>
+                    <td class="num tokens" data-label="Tokens">{t.tokens.map(crate::console::words::grouped).unwrap_or_else(|| "…".into())}</td>
                 </tr>
             }).collect_view()}</tbody>
         </table></div>
@@ -134,13 +135,14 @@ pub(crate) fn search_results(
                 view! {
                     <p class="muted">{format!("{} of {} matches, best first", s.hits.len(), s.total)}</p>
                     <div class="table-wrap"><table>
-                        <thead><tr><th>"Tool"</th><th>"Does"</th><th>"Description"</th><th>"Score"</th></tr></thead>
+                        <thead><tr><th>"Tool"</th><th>"Does"</th><th>"Description"</th><th>"Score"</th><th>"Tokens"</th></tr></thead>
                         <tbody>{s.hits.into_iter().map(|h| view! {
                             <tr data-tool=format!("{}__{}", h.vendor, h.name)>
                                 <td><a href=format!("/tools/{}/{}", segment(&h.vendor), segment(&h.name))><code>{format!("{}__{}", h.vendor, h.name)}</code></a></td>
                                 <td data-label="Does">{does_badge(does_in_words(None, h.read_only, h.destructive))}</td>
                                 <td class="desc">{h.description}</td>
-                                <td>{h.score}</td>
+                                <td data-label="Score">{h.score}</td>
+                                <td class="num tokens" data-label="Tokens">{h.tokens.map(crate::console::words::grouped).unwrap_or_else(|| "…".into())}</td>
                             </tr>
                         }).collect_view()}</tbody>
                     </table></div>
@@ -194,6 +196,10 @@ pub(crate) fn tool_view(t: ToolData, clear: ServerAction<ClearLearned>) -> impl 
             <p><span class="method">{v.method.clone()}</span>" "<code>{v.path.clone()}</code>
                {format!(" · version {}", v.version)}
                {t.operation_id.clone().map(|o| format!(" · operation {o}"))}</p>
+            <p class="tokens">{match t.tokens {
+                Some(n) => format!("Promoted, it costs an agent's context {} (its definition as tools/list serves it).", crate::console::words::tokens(n)),
+                None => "Its tokens are being counted.".to_string(),
+            }}</p>
             <p class="hints">{does_badge(does_in_words(Some(&v.method), v.hints[0], v.hints[1]))}" "
                 {match does_in_words(Some(&v.method), v.hints[0], v.hints[1]) {
                     "reads" => "A call reads data and changes nothing.",

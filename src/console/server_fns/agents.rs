@@ -37,6 +37,12 @@ pub struct AgentItem {
     /// When a person removed it (ms): its page keeps its history, nothing else changes.
     #[serde(default)]
     pub removed_at: Option<i64>,
+    /// What its working set costs, in tokens of the served definitions (issue 29.1).
+    #[serde(default)]
+    pub tokens: i64,
+    /// Its token budget (issue 29.2), if any.
+    #[serde(default)]
+    pub token_budget: Option<i64>,
 }
 
 /// The Agents page.
@@ -67,6 +73,9 @@ pub struct EntryItem {
     pub last_used_at: Option<i64>,
     /// Calls by this agent.
     pub calls: i64,
+    /// Tokens of its served definition (issue 29.1); `None` while not counted.
+    #[serde(default)]
+    pub tokens: Option<i64>,
 }
 
 /// What the agent page's client configurations show where the token goes: Graft keeps
@@ -110,6 +119,10 @@ pub struct AgentData {
     pub approvals: Vec<ApprovalItem>,
     /// Working-set size after each change, `(ms, size)`, oldest first.
     pub sizes: Vec<(i64, i64)>,
+    /// Working-set tokens after each change, `(ms, tokens)`, oldest first, each tool
+    /// counted at its current version (issue 29.1).
+    #[serde(default)]
+    pub token_steps: Vec<(i64, i64)>,
     /// Its newest calls (20 at most), newest first, narrowed to `calls_outcome`.
     pub calls: Vec<CallItem>,
     /// The outcome the calls are narrowed to (`ok`, `failed`, `approval`, `dry-run`).
@@ -181,6 +194,8 @@ pub(crate) fn agent_item(a: crate::service::AgentSummary) -> AgentItem {
         last_seen_at: a.last_seen_at,
         disabled_at: a.disabled_at,
         removed_at: a.removed_at,
+        tokens: a.tokens,
+        token_budget: a.token_budget,
     }
 }
 
@@ -254,6 +269,21 @@ pub(crate) fn check_agent_fields(
     Ok((name, cap, window))
 }
 
+/// Reads the token budget field (issue 29.2): empty is no budget; commas and spaces
+/// between digits are allowed. Errors: at `token_budget` (not a number, out of
+/// 1,000..=500,000).
+#[cfg(feature = "ssr")]
+pub(crate) fn check_budget_field(text: &str) -> ConsoleResult<Option<i64>> {
+    let t: String = text.chars().filter(|c| !matches!(c, ',' | ' ' | '_')).collect();
+    if t.is_empty() {
+        return Ok(None);
+    }
+    let n = number("token_budget", "token budget", &t)?;
+    crate::domain::check_token_budget(n)
+        .map(Some)
+        .map_err(|m| ConsoleError::field("token_budget", m))
+}
+
 /// Maps a taken name to the `name` field.
 #[cfg(feature = "ssr")]
 pub(crate) fn name_taken(e: ServiceError) -> ConsoleError {
@@ -323,22 +353,25 @@ pub async fn add_agent(
     .await
 }
 
-/// Changes an agent's name, cap and idle window (SPEC §6 "Name, cap and idle window");
-/// the rule reads them at the next sweep. Nothing is saved when a field is wrong. A new
-/// name moves the page to its new address.
+/// Changes an agent's name, cap, idle window and token budget (SPEC §6 "Name, cap and
+/// idle window"; issue 29.2: empty `token_budget` is none, a form without the field
+/// leaves it); the rule reads them at the next sweep. Nothing is saved when a field is
+/// wrong. A new name moves the page to its new address.
 #[server(prefix = "/api", endpoint = "edit_agent")]
 pub async fn edit_agent(
     agent: String,
     name: String,
     cap: String,
     window: String,
+    token_budget: Option<String>,
 ) -> ConsoleResult<()> {
     with_status(async move {
         let (state, _) = signed_in().await?;
         let (name, cap, window) = check_agent_fields(&name, &cap, &window)?;
+        let budget = token_budget.as_deref().map(check_budget_field).transpose()?;
         let a = state
             .graft
-            .set_agent(&agent, Some(&name), Some(cap), Some(window))
+            .set_agent_settings(&agent, Some(&name), Some(cap), Some(window), budget)
             .await
             .map_err(name_taken)?;
         if a.name != agent {
@@ -515,6 +548,8 @@ pub async fn agent(
             now,
             agent: AgentItem {
                 size: entries.len() as i64,
+                tokens: entries.iter().filter_map(|e| e.entry.tool.tokens).sum(),
+                token_budget: a.token_budget,
                 name: a.name,
                 harness: a.harness,
                 cap: a.cap,
@@ -537,6 +572,7 @@ pub async fn agent(
                     promoted_at: e.entry.promoted_at,
                     last_used_at: e.last_used_at,
                     calls: e.calls,
+                    tokens: e.entry.tool.tokens,
                 })
                 .collect(),
             history: history
@@ -558,6 +594,7 @@ pub async fn agent(
             next_sweep_minutes: state.minutes_to_next_sweep(now),
             approvals,
             sizes: g.size_over_time(a.id).await?,
+            token_steps: g.tokens_over_time(a.id).await?,
             calls: calls.into_iter().map(call_item).collect(),
             calls_outcome: outcome.map(|o| o.as_str().to_string()),
             calls_more,

@@ -28,6 +28,9 @@ pub struct HitItem {
     pub read_only: bool,
     /// destructiveHint.
     pub destructive: bool,
+    /// Tokens of its served definition (issue 29.1); `None` while not counted.
+    #[serde(default)]
+    pub tokens: Option<i64>,
 }
 
 /// A toolbox search's answer.
@@ -59,6 +62,9 @@ pub struct BrowseItem {
     pub calls: i64,
     /// The last such call (ms).
     pub last_used_at: Option<i64>,
+    /// Tokens of its served definition (issue 29.1); `None` while not counted.
+    #[serde(default)]
+    pub tokens: Option<i64>,
 }
 
 /// The Toolbox browsed without a query (issue 14.2).
@@ -141,6 +147,10 @@ pub struct ToolData {
     /// pick in ms)`, strongest first.
     #[serde(default)]
     pub learned: Vec<(String, usize, i64)>,
+    /// Tokens of its current version's served definition (issue 29.1): what it costs an
+    /// agent's context once promoted; `None` while not counted.
+    #[serde(default)]
+    pub tokens: Option<i64>,
 }
 
 /// The toolbox search (the same search as `find_tool`); `agent` marks what that agent
@@ -194,6 +204,7 @@ pub async fn search_tools(
                     promoted: h.promoted,
                     read_only: h.read_only_hint,
                     destructive: h.destructive_hint,
+                    tokens: h.tokens,
                 })
                 .collect(),
             total: r.total,
@@ -257,6 +268,7 @@ pub async fn browse_tools(
                     name: r.name,
                     calls: r.calls,
                     last_used_at: r.last_used_at,
+                    tokens: r.tokens,
                 })
                 .collect(),
             total,
@@ -343,6 +355,7 @@ pub async fn tool(vendor: String, name: String) -> ConsoleResult<ToolData> {
             retired_at: d.tool.retired_at,
             vendor_disabled: d.tool.vendor_disabled_at.is_some(),
             vendor_removed: d.tool.vendor_removed_at.is_some(),
+            tokens: d.tool.tokens,
             learned,
         })
     })

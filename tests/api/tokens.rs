@@ -1,0 +1,302 @@
+//! The working set as a context budget (issue 29): every tool's cost in tokens, counted
+//! on the JSON tools/list serves, shown by find_tool, promote and the console; a token
+//! budget per agent that the sweep trims to as it trims to the cap.
+
+use super::console::{Browser, PASSWORD};
+use super::helpers::*;
+use super::vendor;
+use graft::domain::Cause;
+use graft::service::Actor;
+use rmcp::model::ProtocolVersion;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::time::Duration;
+
+struct Setup {
+    app: TestApp,
+    _vendor: vendor::Vendor,
+    browser: Browser,
+    _dir: tempfile::TempDir,
+}
+
+async fn setup() -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let vendor = vendor::start(None).await;
+    let app = spawn_app_in(dir.path()).await;
+    import_petstore(&app.graft, &format!("{}/anything", vendor.url())).await;
+    app.graft
+        .add_connection(
+            "petstore",
+            "main",
+            "header",
+            Some("api_key"),
+            Some("petstore-key-123"),
+        )
+        .await
+        .unwrap();
+    app.graft.add_user("ops", PASSWORD).await.unwrap();
+    let mut browser = Browser::new(&app);
+    browser.sign_in("ops", PASSWORD).await;
+    Setup {
+        app,
+        _vendor: vendor,
+        browser,
+        _dir: dir,
+    }
+}
+
+/// o200k_base tokens of `text`, counted here with the tokenizer crate itself.
+fn o200k(text: &str) -> i64 {
+    tiktoken_rs::o200k_base()
+        .expect("bundled vocabulary")
+        .encode_with_special_tokens(text)
+        .len() as i64
+}
+
+#[tokio::test]
+async fn each_tool_costs_the_tokens_of_the_json_tools_list_serves_and_every_answer_says_so() {
+    let mut s = setup().await;
+    let g = s.app.graft.clone();
+    let (id, token) = agent(&s.app, "bot").await;
+    let (client, _) = legacy_client(&s.app, &token, ProtocolVersion::V_2025_11_25).await;
+
+    // the meta-tools are always shown by Claude Code (issue 29.4)
+    let listed = client.list_tools(None).await.unwrap().tools;
+    for t in &listed {
+        let meta = serde_json::to_value(t.meta.as_ref().expect("meta-tools carry _meta")).unwrap();
+        assert_eq!(meta["anthropic/alwaysLoad"], true, "{}", t.name);
+    }
+
+    // find_tool's hits carry their tokens
+    let r = call(&client, "find_tool", json!({"query": "find pets by their status"})).await;
+    let hits = r.structured_content.as_ref().unwrap()["hits"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(!hits.is_empty());
+    let hit_tokens: HashMap<String, i64> = hits
+        .iter()
+        .map(|h| {
+            (
+                format!("{}__{}", h["vendor"].as_str().unwrap(), h["name"].as_str().unwrap()),
+                h["tokens"].as_i64().expect("each hit has tokens"),
+            )
+        })
+        .collect();
+    assert!(text(&r).contains(" tokens)"), "{}", text(&r));
+
+    // promote two tools: the answer sums what they cost
+    let chosen = ["find_pets_by_status", "add_pet"];
+    let mut last = Value::Null;
+    for name in chosen {
+        let r = call(&client, "promote", json!({"vendor": "petstore", "name": name})).await;
+        assert!(r.is_error != Some(true), "{}", text(&r));
+        last = r.structured_content.clone().unwrap();
+    }
+
+    // what the client receives in tools/list, counted here, is what Graft counted
+    let listed = client.list_tools(None).await.unwrap().tools;
+    let mut served_total = 0;
+    for name in chosen {
+        let t = listed
+            .iter()
+            .find(|t| t.name == format!("petstore__{name}"))
+            .expect("promoted tool listed");
+        let counted = o200k(&serde_json::to_string(t).unwrap());
+        assert!(counted > 20, "{name}: {counted}");
+        served_total += counted;
+        let stored = g.tool("petstore", name).await.unwrap().tokens;
+        assert_eq!(stored, Some(counted), "{name}");
+        if let Some(h) = hit_tokens.get(&format!("petstore__{name}")) {
+            assert_eq!(*h, counted, "find_tool's tokens for {name}");
+        }
+    }
+    assert_eq!(last["size"], 2);
+    assert_eq!(last["tokens"], served_total, "{last}");
+    assert!(last.get("tokenBudget").is_none(), "no budget set: {last}");
+
+    // the console's agent page: each entry's tokens and the total
+    let r = s
+        .browser
+        .call("agent", &[("name", "bot"), ("page", "1")])
+        .await;
+    let page: Value = r.json().await.unwrap();
+    assert_eq!(page["agent"]["tokens"], served_total);
+    let entry_sum: i64 = page["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["tokens"].as_i64().unwrap())
+        .sum();
+    assert_eq!(entry_sum, served_total);
+    // tokens over time: the last step is today's total
+    assert_eq!(
+        page["token_steps"].as_array().unwrap().last().unwrap()[1],
+        served_total
+    );
+    let html = s.browser.get("/agents/bot").await.text().await.unwrap();
+    assert!(html.contains(r#"data-label="Tokens""#), "a Tokens column");
+    assert!(
+        html.contains("Working-set tokens over time"),
+        "the tokens chart"
+    );
+    // the Toolbox and the tool page
+    let html = s
+        .browser
+        .get("/tools/petstore/add_pet")
+        .await
+        .text()
+        .await
+        .unwrap();
+    let add_pet = g.tool("petstore", "add_pet").await.unwrap().tokens.unwrap();
+    assert!(
+        html.contains(&format!("costs an agent's context {add_pet} tokens")),
+        "the tool page says its tokens"
+    );
+    assert_eq!(g.list_agents().await.unwrap()[0].tokens, served_total);
+    let _ = id;
+    client.cancel().await.unwrap();
+    s.app.stop().await;
+}
+
+#[tokio::test]
+async fn a_token_budget_trims_never_called_tools_oldest_first_and_spares_a_used_one() {
+    let mut s = setup().await;
+    let g = s.app.graft.clone();
+    let (id, token) = agent(&s.app, "bot").await;
+    let ops = Actor::Person("ops".into());
+
+    // every petstore tool but one, promoted a millisecond apart, oldest first
+    let mut names: Vec<String> = g
+        .browse_tools(Some("petstore"), graft::service::BrowseOrder::Name, 200, 0)
+        .await
+        .unwrap()
+        .0
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    names.retain(|n| n != "get_pet_by_id");
+    names.insert(1, "get_pet_by_id".into());
+    let newest = names.pop().unwrap();
+    for n in &names {
+        g.promote_tool(&ops, id, "petstore", n).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(3)).await;
+    }
+    let tokens = |n: &str| {
+        let g = g.clone();
+        let n = n.to_string();
+        async move { g.tool("petstore", &n).await.unwrap().tokens.unwrap() }
+    };
+    let mut total = 0;
+    for n in names.iter().chain([&newest]) {
+        total += tokens(n).await;
+    }
+    // the second-oldest is called: the budget never takes it
+    let (client, _) = legacy_client(&s.app, &token, ProtocolVersion::V_2025_11_25).await;
+    let r = call(&client, "petstore__get_pet_by_id", json!({"petId": 7})).await;
+    assert!(r.is_error != Some(true), "{}", text(&r));
+
+    // the form refuses 0 and 500,001 at its field, hydrated and without JavaScript;
+    // nothing is saved
+    for (budget, hydrated) in [("0", true), ("500001", false), ("0", false), ("500,001", true)] {
+        let form = [
+            ("agent", "bot"),
+            ("name", "bot"),
+            ("cap", "20"),
+            ("window", "21"),
+            ("token_budget", budget),
+        ];
+        if hydrated {
+            let r = s.browser.call("edit_agent", &form).await;
+            assert!(!r.status().is_success());
+            let e: Value = r.json().await.unwrap();
+            assert_eq!(e["Field"]["field"], "token_budget", "{budget}");
+            assert!(
+                e["Field"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("token budget must be between 1,000 and 500,000 tokens"),
+                "{e}"
+            );
+        } else {
+            let r = s.browser.post_form("edit_agent", "/agents/bot", &form).await;
+            let location = r.headers()["location"].to_str().unwrap().to_string();
+            assert!(location.contains("__err="), "{location}");
+            let base = s.browser.base.clone();
+            let page = s
+                .browser
+                .get(location.trim_start_matches(&base))
+                .await
+                .text()
+                .await
+                .unwrap();
+            assert!(
+                page.contains(r#"data-field="token_budget" class="field-error">token budget must be between"#),
+                "{budget}"
+            );
+        }
+        assert_eq!(g.agent(id).await.unwrap().token_budget, None, "nothing saved");
+    }
+
+    // a budget that fits all but the oldest and the third-oldest tools
+    let budget = total - tokens(&names[0]).await - tokens(&names[2]).await;
+    assert!(budget >= 1000, "the petstore is big enough: {budget}");
+    let b = budget.to_string();
+    let r = s
+        .browser
+        .post_form(
+            "edit_agent",
+            "/agents/bot",
+            &[
+                ("agent", "bot"),
+                ("name", "bot"),
+                ("cap", "20"),
+                ("window", "21"),
+                ("token_budget", &b),
+            ],
+        )
+        .await;
+    assert!(r.status().is_redirection());
+    assert_eq!(g.agent(id).await.unwrap().token_budget, Some(budget));
+
+    // a promotion past the budget succeeds and says by how much and what would go
+    let r = call(&client, "promote", json!({"vendor": "petstore", "name": newest})).await;
+    assert!(r.is_error != Some(true), "{}", text(&r));
+    let sc = r.structured_content.clone().unwrap();
+    assert_eq!(sc["tokens"], total);
+    assert_eq!(sc["tokenBudget"], budget);
+    assert_eq!(sc["overBudget"], total - budget);
+    let expected = json!([
+        format!("petstore__{}", names[0]),
+        format!("petstore__{}", names[2])
+    ]);
+    assert_eq!(sc["wouldDemote"], expected, "{sc}");
+    assert!(text(&r).contains("over your token budget"), "{}", text(&r));
+
+    // the sweep demotes exactly those, cause budget; the called tool stays
+    let report = g.sweep_as_of(g.clock_now(), false).await.unwrap();
+    assert_eq!(report.demotions(), 2);
+    let history = g.history(id, 5, 0).await.unwrap();
+    let demoted: Vec<(String, Cause)> = history
+        .iter()
+        .filter(|h| h.action.as_str() == "demote")
+        .map(|h| (h.name.clone(), h.cause))
+        .collect();
+    assert_eq!(demoted.len(), 2);
+    assert!(demoted.iter().all(|d| d.1 == Cause::Budget), "{demoted:?}");
+    let left: Vec<String> = g
+        .working_set(id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.tool.name)
+        .collect();
+    assert!(left.contains(&"get_pet_by_id".to_string()));
+    assert!(!left.contains(&names[0]) && !left.contains(&names[2]));
+    let summary = g.list_agents().await.unwrap().remove(0);
+    assert_eq!(summary.tokens, budget, "the set fits its budget exactly");
+    let html = s.browser.get("/agents/bot").await.text().await.unwrap();
+    assert!(html.contains("over the token budget"), "History says why");
+    client.cancel().await.unwrap();
+    s.app.stop().await;
+}
