@@ -15,8 +15,10 @@ use std::sync::Arc;
 /// Longest text a model reads for one tool (characters; the model cuts at its own
 /// token limit too).
 const EMBEDDING_TEXT_CHARS: usize = 600;
-/// Longest description a hit carries (SPEC §3.4: its first sentence).
-pub const HIT_DESCRIPTION_CHARS: usize = 160;
+/// Longest description a hit carries (SPEC §3.4: its first sentence), in characters:
+/// short enough that a 10-hit answer, text and structuredContent together, stays under
+/// 1,000 tokens (issue 29.5, measured in `api/tokens.rs` on Stripe, Twilio and Slack).
+pub const HIT_DESCRIPTION_CHARS: usize = 120;
 
 /// One search hit (SPEC §3.4 `find_tool`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -26,7 +28,8 @@ pub struct ToolHit {
     pub vendor: String,
     /// Tool name.
     pub name: String,
-    /// The first sentence of its summary or description, plain text, ≤ 160 characters.
+    /// The first sentence of its summary or description, plain text, at most
+    /// [`HIT_DESCRIPTION_CHARS`] characters.
     pub description: String,
     /// Whether it is in the asking agent's working set.
     pub promoted: bool,
@@ -34,8 +37,9 @@ pub struct ToolHit {
     pub read_only_hint: bool,
     /// The current version's destructiveHint.
     pub destructive_hint: bool,
-    /// Relevance, 0–1 (rounded to 3 decimals).
-    pub score: f32,
+    /// Relevance, 0–1, rounded to 3 decimals (an `f64`, so that it is written as
+    /// `0.429`, not as the `f32`'s `0.42899999022483826`).
+    pub score: f64,
     /// What its served definition costs a model's context, in tokens (issue 29.1);
     /// absent while not counted.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -525,7 +529,7 @@ impl Graft {
                     promoted: promoted.contains(&d.key),
                     read_only_hint: d.read_only_hint,
                     destructive_hint: d.destructive_hint,
-                    score: round3(h.score),
+                    score: (f64::from(h.score) * 1000.0).round() / 1000.0,
                     tokens: tokens.get(&d.key).copied().flatten(),
                 }
             })

@@ -81,7 +81,7 @@ async fn lexical_only_ranks_and_answers_nothing_matches_with_acquire() {
     let s = r.structured_content.unwrap();
     let rank = rank_of(&s, "stripe__post_refunds");
     assert!(rank.is_some_and(|r| r < 5), "{:?}", hit_names(&s));
-    // hits: best first, a score in 0–1, one plain sentence of at most 160 characters
+    // hits: best first, a score in 0–1, one plain sentence of at most 120 characters
     let hits = s["hits"].as_array().unwrap();
     assert!(hits.len() <= 10);
     let scores: Vec<f64> = hits.iter().map(|h| h["score"].as_f64().unwrap()).collect();
@@ -89,7 +89,9 @@ async fn lexical_only_ranks_and_answers_nothing_matches_with_acquire() {
     for h in hits {
         let d = h["description"].as_str().unwrap();
         assert!(
-            d.chars().count() <= 160 && !d.contains('<') && !d.contains("**"),
+            d.chars().count() <= graft::service::search::HIT_DESCRIPTION_CHARS
+                && !d.contains('<')
+                && !d.contains("**"),
             "{d}"
         );
         assert!(

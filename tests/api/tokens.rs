@@ -300,3 +300,50 @@ async fn a_token_budget_trims_never_called_tools_oldest_first_and_spares_a_used_
     client.cancel().await.unwrap();
     s.app.stop().await;
 }
+
+/// A find_tool answer of 10 hits costs the model little (issue 29.5): under 1,000 tokens
+/// for its text and its structuredContent together, as the client receives them, on real
+/// vendors' descriptions (Stripe's, Twilio's, Slack's).
+#[tokio::test]
+async fn a_find_tool_answer_of_ten_hits_stays_under_a_thousand_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_in(dir.path()).await;
+    for (file, vendor) in [
+        ("stripe_spec3_2023-09.yaml", "stripe"),
+        ("twilio_api_v2010.json", "twilio"),
+        ("slack_web_openapi_v2.json", "slack"),
+    ] {
+        let text = std::fs::read_to_string(specs_dir().join(file)).unwrap();
+        app.graft
+            .import_openapi(vendor, &text, Some("http://127.0.0.1:9"), &mut |_, _| {})
+            .await
+            .unwrap();
+    }
+    let (_, token) = agent(&app, "bot").await;
+    let (client, _) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
+    let mut most = 0;
+    for query in [
+        "refund a payment",
+        "list the customer's invoices from last month",
+        "send an SMS to a phone number",
+        "post a message in a Slack channel",
+        "create a subscription with a trial period",
+    ] {
+        let r = call(&client, "find_tool", json!({"query": query, "limit": 10})).await;
+        let hits = r.structured_content.as_ref().unwrap()["hits"]
+            .as_array()
+            .unwrap()
+            .len();
+        assert_eq!(hits, 10, "{query}");
+        let wire = serde_json::to_string(&r).unwrap();
+        let tokens = o200k(&wire);
+        println!("find_tool {query:?}: 10 hits, {tokens} tokens");
+        if std::env::var_os("SHOW_ANSWER").is_some() {
+            println!("{wire}");
+        }
+        most = most.max(tokens);
+    }
+    assert!(most < 1000, "a 10-hit answer costs {most} tokens");
+    client.cancel().await.unwrap();
+    app.stop().await;
+}
