@@ -12,6 +12,14 @@ use serde_json::{json, Map, Value};
 /// The tokenizer Graft counts with.
 pub const TOKENIZER: &str = "o200k_base";
 
+/// Longest description Graft serves, in characters: Claude Code cuts tool descriptions
+/// at 2,048 without saying so (CLIENTS.md; issue 29.4).
+pub const DESCRIPTION_CHARS: usize = 2048;
+
+/// The served format's version: a change to what [`definition`] writes counts every
+/// tool again.
+const SERVED_FORMAT: u32 = 2;
+
 /// The fields of one tool version that its served definition is made of.
 #[derive(Debug, Clone, Copy)]
 pub struct Served<'a> {
@@ -88,11 +96,17 @@ pub fn definition(t: &Served<'_>, schema_budget: usize) -> Definition {
         m
     };
     let [read_only_hint, destructive_hint, idempotent_hint, open_world_hint] = t.hints;
+    let input_schema = input.unwrap_or_else(bare);
+    let required: Vec<&str> = input_schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
     Definition {
         name: format!("{}__{}", t.vendor, t.name),
         title: t.title.map(str::to_string),
-        description: t.description.to_string(),
-        input_schema: input.unwrap_or_else(bare),
+        description: description(t.description, t.vendor, &required),
+        input_schema,
         output_schema: match t
             .output_schema
             .and_then(|s| serde_json::from_str::<Value>(s).ok())
@@ -109,6 +123,35 @@ pub fn definition(t: &Served<'_>, schema_budget: usize) -> Definition {
     }
 }
 
+/// A description as served: as written when it has at most [`DESCRIPTION_CHARS`]
+/// characters; else the essentials first (what the tool does, its vendor, its required
+/// inputs), then as much of the text as fits, and a note that Graft cut it.
+pub fn description(text: &str, vendor: &str, required: &[&str]) -> String {
+    let n = text.chars().count();
+    if n <= DESCRIPTION_CHARS {
+        return text.to_string();
+    }
+    let what = super::search::text::first_sentence(&super::search::text::plain_text(text), 300);
+    let inputs = if required.is_empty() {
+        String::new()
+    } else {
+        format!(" Required inputs: {}.", required.join(", "))
+    };
+    let head = format!("{what} Vendor: {vendor}.{inputs}\n\n");
+    let note = format!(
+        "… [cut by Graft from {n} characters to the {DESCRIPTION_CHARS} clients show; the whole text is on the tool's page in Graft's console]"
+    );
+    let room = DESCRIPTION_CHARS.saturating_sub(head.chars().count() + note.chars().count());
+    let body: String = text.chars().take(room).collect();
+    let out = format!("{head}{body}{note}");
+    // a head that alone is too long (hundreds of required inputs) is cut too
+    if out.chars().count() > DESCRIPTION_CHARS {
+        let keep = DESCRIPTION_CHARS - note.chars().count();
+        return format!("{}{note}", out.chars().take(keep).collect::<String>());
+    }
+    out
+}
+
 /// Tokens of `text` in [`TOKENIZER`] (special-token text counts as ordinary text).
 pub fn count(text: &str) -> i64 {
     tiktoken_rs::o200k_base_singleton()
@@ -122,10 +165,29 @@ pub fn tokens(definition: &Definition) -> i64 {
     count(&serde_json::to_string(definition).unwrap_or_default())
 }
 
+/// `text` cut to at most `max` tokens (o200k_base) at a character boundary, with the
+/// number of tokens the whole text has; `None` when it fits.
+pub fn cut_to_tokens(text: &str, max: usize) -> Option<(String, usize)> {
+    let bpe = tiktoken_rs::o200k_base_singleton();
+    let tokens = bpe.encode_ordinary(text);
+    if tokens.len() <= max {
+        return None;
+    }
+    // the tokens of an ordinary encoding are the text's bytes in order
+    let mut end = bpe
+        .decode_bytes(&tokens[..max])
+        .map_or(0, |b| b.len())
+        .min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Some((text[..end].to_string(), tokens.len()))
+}
+
 /// What a stored count was computed on: the tokenizer and the schema budget. A count
 /// with another basis is computed again.
 pub fn basis(schema_budget: usize) -> String {
-    format!("{TOKENIZER};schema_budget={schema_budget}")
+    format!("{TOKENIZER};schema_budget={schema_budget};served={SERVED_FORMAT}")
 }
 
 #[cfg(test)]
@@ -182,5 +244,35 @@ mod tests {
             .len() as i64;
         assert_eq!(tokens(&short), direct);
         assert_eq!(count(""), 0);
+    }
+
+    #[test]
+    fn a_long_description_is_served_under_2048_characters_with_the_essentials_first() {
+        let short = "Reads one thing.";
+        assert_eq!(description(short, "acme", &["id"]), short);
+        let long = format!(
+            "Creates an envelope and sends it for signature. {}",
+            "Details about recipients, tabs and documents follow here. ".repeat(90)
+        );
+        assert!(long.chars().count() > 5000);
+        let d = description(&long, "docusign", &["accountId", "envelopeDefinition"]);
+        assert!(d.chars().count() <= DESCRIPTION_CHARS, "{}", d.chars().count());
+        assert!(d.starts_with("Creates an envelope and sends it for signature. Vendor: docusign. Required inputs: accountId, envelopeDefinition."), "{d}");
+        assert!(d.ends_with("the whole text is on the tool's page in Graft's console]"), "{d}");
+        assert!(d.contains(&format!("cut by Graft from {} characters", long.chars().count())));
+        let many: Vec<String> = (0..500).map(|i| format!("field_{i}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert!(description(&long, "docusign", &many).chars().count() <= DESCRIPTION_CHARS);
+    }
+
+    #[test]
+    fn a_text_is_cut_to_its_token_budget_at_a_character() {
+        let text = "Ünïcödé words and more words, ".repeat(400);
+        let total = count(&text) as usize;
+        assert!(cut_to_tokens(&text, total).is_none());
+        let (cut, all) = cut_to_tokens(&text, 500).unwrap();
+        assert_eq!(all, total);
+        assert!(count(&cut) <= 500 && count(&cut) >= 490, "{}", count(&cut));
+        assert!(text.starts_with(&cut));
     }
 }

@@ -226,9 +226,20 @@ pub fn tool_error(code: &str, message: &str, extra: Value) -> CallToolResult {
 /// what the agent sent, which can be as large as its request. Over the budget, a
 /// success's structuredContent is dropped and an error's keeps only `code` and a
 /// message cut to 2,000 characters; then the text is cut at a character with a note.
-pub fn within_budget(mut r: CallToolResult, budget: usize) -> CallToolResult {
+/// The same holds for `tokens` (o200k_base, issue 29.4: the most tokens a client such
+/// as Claude Code takes); a result shorter in bytes than `tokens` is never counted.
+pub fn within_budget(mut r: CallToolResult, budget: usize, tokens: usize) -> CallToolResult {
     let size = |r: &CallToolResult| serde_json::to_string(r).map_or(usize::MAX, |s| s.len());
-    if size(&r) <= budget {
+    let token_count = |r: &CallToolResult| {
+        serde_json::to_string(r).map_or(usize::MAX, |s| {
+            if s.len() <= tokens {
+                s.len()
+            } else {
+                crate::domain::served::count(&s) as usize
+            }
+        })
+    };
+    if size(&r) <= budget && token_count(&r) <= tokens {
         return r;
     }
     r.structured_content = match r.structured_content.take() {
@@ -245,10 +256,10 @@ pub fn within_budget(mut r: CallToolResult, budget: usize) -> CallToolResult {
         }
         _ => None,
     };
-    let fixed = {
+    let (fixed, fixed_tokens) = {
         let mut probe = r.clone();
         probe.content.retain(|c| c.as_text().is_none());
-        size(&probe)
+        (size(&probe), token_count(&probe))
     };
     let room = budget.saturating_sub(fixed + 64);
     let texts: Vec<String> = r
@@ -262,6 +273,12 @@ pub fn within_budget(mut r: CallToolResult, budget: usize) -> CallToolResult {
         .filter(|c| c.as_text().is_none())
         .collect();
     let (text, _) = crate::service::answer::cut_text(&texts.join("\n"), room);
+    let text = crate::service::answer::cut_to_token_budget(
+        &text,
+        tokens.saturating_sub(fixed_tokens + 16),
+        tokens,
+    )
+    .map_or(text, |(t, _)| t);
     content.insert(0, ContentBlock::text(text));
     r.content = content;
     r
@@ -491,10 +508,11 @@ impl ServerHandler for GraftMcp {
         let actor = Actor::Agent(agent.id);
         let args = request.arguments.clone().unwrap_or_default();
         let name = request.name.as_ref();
-        let budget = self.graft.limits().result_budget;
+        let limits = self.graft.limits();
+        let (budget, tokens) = (limits.result_budget, limits.result_token_budget);
         if meta::offered(name) {
             let r = meta::call(&self.graft, &actor, agent.id, name, args, &context.ct).await;
-            return Ok(within_budget(r, budget).into());
+            return Ok(within_budget(r, budget, tokens).into());
         }
         let Some((vendor, tool)) = crate::domain::names::split_qualified(name) else {
             return Err(ErrorData::invalid_params(
@@ -511,7 +529,7 @@ impl ServerHandler for GraftMcp {
             .call_promoted_tool(agent.id, vendor, tool, input, &context.ct)
             .await
         {
-            Ok(ToolCall::Ran(answer)) => Ok(within_budget(meta::run_result(answer), budget).into()),
+            Ok(ToolCall::Ran(answer)) => Ok(within_budget(meta::run_result(answer), budget, tokens).into()),
             Ok(ToolCall::NotPromoted) => {
                 let hint = if meta::offered("run_tool") {
                     ", or call it once through run_tool"
@@ -522,7 +540,7 @@ impl ServerHandler for GraftMcp {
                     "not_promoted",
                     &format!("{name} is in the toolbox but not in your working set: call promote {{vendor: \"{vendor}\", name: \"{tool}\"}}{hint}"),
                     json!({"vendor": vendor, "name": tool}),
-                ), budget)
+                ), budget, tokens)
                 .into())
             }
             Err(crate::service::ServiceError::ToolNotFound(_)) => Err(ErrorData::invalid_params(
@@ -572,6 +590,17 @@ mod tests {
             vendor_disabled_at: None,
             vendor_removed_at: None,
             tokens: None,
+        }
+    }
+
+    /// Claude Code cuts server instructions and tool descriptions at 2,048 characters
+    /// without saying so (issue 29.4): Graft's own stay under it.
+    #[test]
+    fn instructions_and_meta_tool_descriptions_fit_what_clients_show() {
+        assert!(instructions().chars().count() <= 2048);
+        for t in meta::tools() {
+            let d = t.description.as_deref().unwrap_or_default();
+            assert!(d.chars().count() <= 2048, "{}: {}", t.name, d.chars().count());
         }
     }
 

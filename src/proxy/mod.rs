@@ -26,6 +26,10 @@ pub struct ProxyLimits {
     /// JSON-escaped; default 512 KiB): below the 1 MiB per-message limit of the Python
     /// SDK (issue 12.6).
     pub result_budget: usize,
+    /// Most tokens of one tool result's text and structuredContent (o200k_base; default
+    /// 25,000, the most Claude Code accepts; issue 29.4): longer answers are cut with a
+    /// note, beside the byte budget.
+    pub result_token_budget: usize,
     /// Most bytes of one input schema as served in tools/list (default 16 KiB; issue
     /// 12.13): larger schemas are served folded (`domain::schema::fit`), calls are
     /// validated against the full one.
@@ -42,6 +46,7 @@ impl Default for ProxyLimits {
             total_timeout: Duration::from_secs(30),
             response_cap: 1 << 20,
             result_budget: 512 << 10,
+            result_token_budget: 25_000,
             schema_budget: 16 << 10,
             vendor_loopback: false,
         }

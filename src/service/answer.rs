@@ -155,6 +155,22 @@ pub fn cut_text(text: &str, budget: usize) -> (String, bool) {
     (format!("{}{note}", &text[..end]), true)
 }
 
+/// `text` cut to `room` tokens (o200k_base) with a note of what was cut and how to ask
+/// for less, naming the result token budget `budget` (issue 29.4), or `None` when it
+/// fits. The note keeps the whole within `room`. The bool is always `true` (cut).
+pub fn cut_to_token_budget(text: &str, room: usize, budget: usize) -> Option<(String, bool)> {
+    let (kept, total) = crate::domain::served::cut_to_tokens(text, room.saturating_sub(120))?;
+    let chars = text.chars().count();
+    let shown = kept.chars().count();
+    let note = format!(
+        "\n[cut: {} of {chars} characters not shown; the answer is about {} tokens, over Graft's result budget of {} (GRAFT_RESULT_TOKEN_BUDGET), the most a client such as Claude Code takes. Ask for less: a narrower query or filter, or a page or limit input if the tool has one.]",
+        chars - shown,
+        crate::console::words::grouped(total as i64),
+        crate::console::words::tokens(budget as i64),
+    );
+    Some((format!("{kept}{note}"), true))
+}
+
 /// `body` with every exact occurrence of a secret replaced by `<redacted>`.
 fn redact_bytes(body: &[u8], secrets: &[String]) -> Vec<u8> {
     let mut out = body.to_vec();
@@ -292,8 +308,11 @@ pub fn render(
             text.push_str(&format!("\n[response cut at {cap} bytes]"));
         }
         let text_len = escaped_len(&text);
+        let tokens = limits.result_token_budget;
         if text_len > budget {
-            let (mut text, cut) = cut_text(&text, budget);
+            // the token budget first (it keeps less), else the byte budget
+            let (mut text, cut) = cut_to_token_budget(&text, tokens, tokens)
+                .unwrap_or_else(|| cut_text(&text, budget));
             if truncated {
                 text.push_str(&format!(
                     " [the vendor's answer was also over the response cap of {cap} bytes]"
@@ -312,6 +331,26 @@ pub fn render(
                 && text_len + serde_json::to_string(v).map_or(usize::MAX, |s| s.len()) > budget
             {
                 structured = None;
+            }
+        }
+        // the token budget (issue 29.4); a token is at least one byte, so a text shorter
+        // in bytes than the budget in tokens is never counted
+        if text_len * 2 > tokens {
+            if let Some((text, cut)) = cut_to_token_budget(&text, tokens, tokens) {
+                return Rendered {
+                    text,
+                    structured: None,
+                    media: None,
+                    cut,
+                };
+            }
+            if let Some(v) = &structured {
+                let both = format!("{text}{}", serde_json::to_string(v).unwrap_or_default());
+                if both.len() > tokens
+                    && crate::domain::served::count(&both) > tokens as i64
+                {
+                    structured = None;
+                }
             }
         }
         return Rendered {

@@ -347,3 +347,84 @@ async fn a_find_tool_answer_of_ten_hits_stays_under_a_thousand_tokens() {
     client.cancel().await.unwrap();
     app.stop().await;
 }
+
+/// What the model sees (issue 29.4): a 5,000-character vendor description is served
+/// under 2,048 characters with the essentials first, and a vendor answer of about
+/// 200,000 tokens reaches the client cut under the 25,000-token budget with a note,
+/// after which the session goes on.
+#[tokio::test]
+async fn long_descriptions_and_answers_are_cut_to_what_clients_take() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = vendor::start(None).await;
+    let app = spawn_app_in(dir.path()).await;
+    let long = format!(
+        "Sends a bulk report to the given address. {}",
+        "The report lists every record with its fields, owners and history. ".repeat(75)
+    );
+    assert!(long.chars().count() > 5000);
+    let doc = json!({
+        "openapi": "3.0.3",
+        "info": {"title": "Bulk", "version": "1"},
+        "paths": {
+            "/words": {"get": {"operationId": "getWords", "summary": "Get many words.",
+                "responses": {"200": {"description": "text"}}}},
+            "/anything/report": {"post": {"operationId": "sendReport", "description": long,
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {
+                    "type": "object", "required": ["address"],
+                    "properties": {"address": {"type": "string"}, "format": {"type": "string"}}}}}},
+                "responses": {"200": {"description": "sent"}}}}
+        }
+    });
+    app.graft
+        .import_openapi("bulk", &doc.to_string(), Some(&v.url()), &mut |_, _| {})
+        .await
+        .unwrap();
+    let (id, token) = agent(&app, "bot").await;
+    let ops = Actor::Person("ops".into());
+    for t in ["get_words", "send_report"] {
+        app.graft.promote_tool(&ops, id, "bulk", t).await.unwrap();
+    }
+    let (client, _) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
+    let listed = client.list_tools(None).await.unwrap().tools;
+    let report = listed
+        .iter()
+        .find(|t| t.name == "bulk__send_report")
+        .unwrap();
+    let d = report.description.as_deref().unwrap();
+    assert!(d.chars().count() <= 2048, "{}", d.chars().count());
+    assert!(
+        d.starts_with("Sends a bulk report to the given address. Vendor: bulk. Required inputs: address."),
+        "{d}"
+    );
+    assert!(d.contains("cut by Graft"), "{d}");
+    // the stored count is that of the cut description, as served
+    assert_eq!(
+        app.graft.tool("bulk", "send_report").await.unwrap().tokens,
+        Some(o200k(&serde_json::to_string(report).unwrap()))
+    );
+    // the server's instructions and Graft's own tools stay under 2,048 characters
+    let info = client.peer_info().unwrap();
+    assert!(info.instructions.as_deref().unwrap().chars().count() <= 2048);
+    for t in listed.iter().filter(|t| !t.name.contains("__")) {
+        assert!(t.description.as_deref().unwrap().chars().count() <= 2048, "{}", t.name);
+    }
+
+    let r = call(&client, "bulk__get_words", json!({})).await;
+    assert!(r.is_error != Some(true), "{}", text(&r));
+    let wire = serde_json::to_string(&r).unwrap();
+    let tokens = o200k(&wire);
+    assert!(tokens <= 25_000, "{tokens} tokens reached the client");
+    assert!(tokens > 20_000, "cut near the budget, not far below: {tokens}");
+    let t = text(&r);
+    assert!(t.starts_with("w0 w1 w2 "), "the answer's start is kept");
+    assert!(
+        t.contains("over Graft's result budget of 25,000 tokens (GRAFT_RESULT_TOKEN_BUDGET)"),
+        "{}",
+        &t[t.len() - 400..]
+    );
+    // the session goes on
+    let r = call(&client, "find_tool", json!({"query": "get words"})).await;
+    assert!(r.is_error != Some(true));
+    client.cancel().await.unwrap();
+    app.stop().await;
+}

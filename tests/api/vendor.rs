@@ -142,6 +142,16 @@ async fn delay(Path(secs): Path<u64>) -> Response {
     Json(json!({"slept": secs})).into_response()
 }
 
+/// About 200,000 o200k_base tokens of plain text (`w0 w1 w2 …`, 100,000 words): an
+/// answer over the result token budget (issue 29.4).
+async fn words() -> Response {
+    let mut text = String::with_capacity(700_000);
+    for i in 0..100_000 {
+        text.push_str(&format!("w{i} "));
+    }
+    ([("content-type", "text/plain")], text).into_response()
+}
+
 async fn big() -> Response {
     (
         [("content-type", "text/plain")],
@@ -205,6 +215,7 @@ pub async fn start(redirect_to: Option<String>) -> Vendor {
             }),
         )
         .route("/big", get(big))
+        .route("/words", get(words))
         .route(
             "/redirect",
             get(move || async move {

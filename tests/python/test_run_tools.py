@@ -687,8 +687,9 @@ async def test_no_secret_anywhere(world: World) -> None:
 
 async def test_binary_compressed_and_oversized_answers_keep_the_session(world: World) -> None:
     """Issue 12.5/12.6: images as image content, other binary as an embedded blob,
-    compressed answers decoded, and an echo near 1 MiB cut to the result budget, after
-    which the SDK's session goes on working (it refuses events over 1 MiB)."""
+    compressed answers decoded, and an echo of about 200,000 tokens cut to the result
+    token budget (issue 29.4: 25,000, the most Claude Code takes) and within the byte
+    budget, after which the SDK's session goes on working (it refuses events over 1 MiB)."""
     w = world
     async with legacy_session(w.graft.url, w.graft.tokens["alpha"]) as (s, _init, _wire):
         r = await run(w, s, "httpbin", "get_image_png", {})
@@ -708,13 +709,16 @@ async def test_binary_compressed_and_oversized_answers_keep_the_session(world: W
             assert ok(await run(w, s, "httpbin", name, {}))[flag] is True, name
 
         # (a declared input: inputs a tool does not declare are refused, issue 25.3)
-        big = {"FriendlyName": "x" * 700_000}
+        big = {"FriendlyName": " ".join(f"w{i}" for i in range(100_000))}
         error(await run(w, s, "twilio", "create_account", big), "approval_required")
         assert "Approved" in w.cli("approve", "alpha", "twilio__create_account")
         r = await run(w, s, "twilio", "create_account", big)
         assert r.is_error is not True, text(r)[:500]
         assert r.structured_content is None
         assert "characters not shown" in text(r) and len(text(r)) <= 512 * 1024
+        assert "over Graft's result budget of 25,000 tokens (GRAFT_RESULT_TOKEN_BUDGET)" in text(r), text(r)[-400:]
+        # 25,000 tokens are at most a few characters each: far below the byte budget
+        assert len(text(r)) < 200_000, len(text(r))
         # the session goes on
         assert ok(await run(w, s, "httpbin", "get_uuid", {}))["uuid"]
     async with modern_client(w.graft.url, w.graft.tokens["alpha"]) as (c, _wire):

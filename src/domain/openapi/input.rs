@@ -14,8 +14,14 @@ use std::collections::{HashMap, HashSet};
 /// Header parameters Graft fills itself and never asks of the agent.
 const FIXED_HEADERS: &[&str] = &["accept", "content-type"];
 
-/// Longest description served; longer ones are cut with an ellipsis.
-pub const MAX_DESCRIPTION: usize = 2000;
+/// Longest description stored (characters); longer ones are cut with an ellipsis. What
+/// clients are served is cut further, essentials first (`domain::served::description`,
+/// 2,048), and search reads the first [`MAX_INDEXED_DESCRIPTION`].
+pub const MAX_DESCRIPTION: usize = 10_000;
+
+/// How much of a description search reads (characters): the first 2,000, as when
+/// descriptions were stored at that length, so that storing more changed no ranking.
+pub const MAX_INDEXED_DESCRIPTION: usize = 2000;
 
 /// Cuts `s` to at most `max` characters, ending in `…` when cut.
 pub fn truncate_chars(s: &str, max: usize) -> String {

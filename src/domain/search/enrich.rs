@@ -158,6 +158,10 @@ pub fn enrich_version(
     tags: &[String],
     input_schema: Option<&Value>,
 ) -> SearchText {
+    let description = &crate::domain::openapi::truncate_chars(
+        description,
+        crate::domain::openapi::MAX_INDEXED_DESCRIPTION,
+    );
     let first;
     let summary = match title.map(str::trim).filter(|t| !t.is_empty()) {
         Some(t) => Some(t),
