@@ -407,12 +407,15 @@ fn published(
     note: &str,
 ) -> CallToolResult {
     let text = format!(
-        "{verb} {vendor}__{name} version {}; it is in your working set ({} tools). Call it through run_tool until your client re-reads its tool list.{note}",
-        p.version, p.size
+        "{verb} {vendor}__{name} version {}; it is in your working set ({}). Call it through run_tool until your client re-reads its tool list.{note}",
+        p.version,
+        crate::console::words::count(p.size, "tool")
     );
+    // Claude Code gives the model only structuredContent when there is one (issue
+    // 29.4): the next step goes there too
     tool_ok(
-        text,
-        json!({"vendor": vendor, "name": name, "version": p.version, "size": p.size}),
+        text.clone(),
+        json!({"vendor": vendor, "name": name, "version": p.version, "size": p.size, "message": text}),
     )
 }
 
@@ -578,14 +581,14 @@ async fn promote_or_demote(
                 " If your client has not re-read its tool list, call it through run_tool.",
             );
         }
-        Ok(tool_ok(text, set_json(&s)))
+        Ok(tool_ok(text.clone(), set_json(&s, &text)))
     } else {
         let s = graft
             .demote_tool(actor, agent_id, &vendor, &name)
             .await
             .map_err(service_error)?;
         let text = format!("Demoted {qualified}. {}", set_in_words(&s));
-        Ok(tool_ok(text, set_json(&s)))
+        Ok(tool_ok(text.clone(), set_json(&s, &text)))
     }
 }
 
@@ -620,9 +623,11 @@ fn set_in_words(s: &crate::service::SetSize) -> String {
 }
 
 /// The working set after a promote or demote as structuredContent: `size`, `cap`,
-/// `tokens`, and `tokenBudget`, `overBudget` and `wouldDemote` when a budget is set.
-fn set_json(s: &crate::service::SetSize) -> Value {
-    let mut v = json!({"size": s.size, "cap": s.cap, "tokens": s.tokens});
+/// `tokens`, and `tokenBudget`, `overBudget` and `wouldDemote` when a budget is set, and
+/// `message`, the answer's text (Claude Code gives the model only structuredContent
+/// when there is one, issue 29.4, so the next step must be there too).
+fn set_json(s: &crate::service::SetSize, message: &str) -> Value {
+    let mut v = json!({"size": s.size, "cap": s.cap, "tokens": s.tokens, "message": message});
     if let Some(b) = s.token_budget {
         v["tokenBudget"] = json!(b);
         v["overBudget"] = json!((s.tokens - b).max(0));

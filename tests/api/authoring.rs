@@ -56,7 +56,7 @@ async fn acquire_then_use_in_the_same_turn_then_first_class_and_publish_v2() {
 
     let r = call(&c, "acquire", item_tool()).await;
     assert_eq!(
-        r.structured_content,
+        r.structured_content.clone().map(published_data),
         Some(json!({"vendor": "acme", "name": "get_item", "version": 1, "size": 1})),
         "{r:?}"
     );
@@ -119,7 +119,7 @@ async fn acquire_then_use_in_the_same_turn_then_first_class_and_publish_v2() {
     // publish v2: a new description and path; v1 stays; calls use v2
     let r = call(&c, "publish", json!({"vendor": "acme", "name": "get_item", "description": "Get one item (v2)", "path": "/v2/items/{id}"})).await;
     assert_eq!(
-        r.structured_content,
+        r.structured_content.clone().map(published_data),
         Some(json!({"vendor": "acme", "name": "get_item", "version": 2, "size": 1})),
         "{r:?}"
     );
@@ -222,7 +222,7 @@ async fn a_stored_document_offers_operations_to_acquire() {
     )
     .await;
     assert_eq!(
-        r.structured_content,
+        r.structured_content.clone().map(published_data),
         Some(json!({"vendor": "zoo", "name": "find_pets_by_status", "version": 1, "size": 1})),
         "{r:?}"
     );
@@ -781,4 +781,13 @@ async fn a_big_input_against_a_wide_union_is_refused_without_eating_memory() {
     let grown = rss_mib().saturating_sub(before);
     assert!(grown < 600, "the process grew by {grown} MiB");
     app.stop().await;
+}
+
+/// acquire's or publish's structuredContent without its `message`, which must carry the
+/// next step (Claude Code shows the model only structuredContent, issue 29.4).
+fn published_data(mut v: Value) -> Value {
+    let m = v["message"].as_str().unwrap_or_default().to_string();
+    assert!(m.contains("run_tool"), "the next step: {v}");
+    v.as_object_mut().unwrap().remove("message");
+    v
 }
