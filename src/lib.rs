@@ -6,6 +6,7 @@
 //! and the Leptos `console` shared by the server and the browser (`hydrate`).
 
 pub mod console;
+pub mod numbers;
 
 #[cfg(feature = "ssr")]
 pub mod cli;

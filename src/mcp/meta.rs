@@ -592,6 +592,12 @@ async fn promote_or_demote(
     }
 }
 
+/// A warning when the agent's tool list (Graft's own tools and its working set) nears or
+/// passes what its harness's client takes (issue 29.3).
+fn client_warning(s: &crate::service::SetSize) -> Option<String> {
+    crate::console::words::client_limit_warning(s.harness.as_deref(), s.size)
+}
+
 /// The working set after a promote or demote, in words (issue 29.2): its size against
 /// the cap, its tokens against the budget, and past the budget by how much and what the
 /// next sweep would demote.
@@ -606,6 +612,10 @@ fn set_in_words(s: &crate::service::SetSize) -> String {
         count(s.size, "tool"),
         tokens(s.tokens)
     );
+    if let Some(w) = client_warning(s) {
+        text.push(' ');
+        text.push_str(&w);
+    }
     if let Some(b) = s.token_budget.filter(|b| s.tokens > *b) {
         text.push_str(&format!(" That is {} over your token budget", tokens(s.tokens - b)));
         if s.would_demote.is_empty() {
@@ -628,6 +638,9 @@ fn set_in_words(s: &crate::service::SetSize) -> String {
 /// when there is one, issue 29.4, so the next step must be there too).
 fn set_json(s: &crate::service::SetSize, message: &str) -> Value {
     let mut v = json!({"size": s.size, "cap": s.cap, "tokens": s.tokens, "message": message});
+    if let Some(w) = client_warning(s) {
+        v["clientWarning"] = json!(w);
+    }
     if let Some(b) = s.token_budget {
         v["tokenBudget"] = json!(b);
         v["overBudget"] = json!((s.tokens - b).max(0));

@@ -596,6 +596,14 @@ mod tests {
     /// Claude Code cuts server instructions and tool descriptions at 2,048 characters
     /// without saying so (issue 29.4): Graft's own stay under it.
     #[test]
+    fn the_client_limits_count_every_meta_tool() {
+        assert_eq!(
+            meta::OFFERED.len() as i64,
+            crate::console::words::OWN_TOOLS
+        );
+    }
+
+    #[test]
     fn instructions_and_meta_tool_descriptions_fit_what_clients_show() {
         assert!(instructions().chars().count() <= 2048);
         for t in meta::tools() {

@@ -165,8 +165,8 @@ pub fn cut_to_token_budget(text: &str, room: usize, budget: usize) -> Option<(St
     let note = format!(
         "\n[cut: {} of {chars} characters not shown; the answer is about {} tokens, over Graft's result budget of {} (GRAFT_RESULT_TOKEN_BUDGET), the most a client such as Claude Code takes. Ask for less: a narrower query or filter, or a page or limit input if the tool has one.]",
         chars - shown,
-        crate::console::words::grouped(total as i64),
-        crate::console::words::tokens(budget as i64),
+        crate::numbers::grouped(total as i64),
+        crate::numbers::tokens(budget as i64),
     );
     Some((format!("{kept}{note}"), true))
 }

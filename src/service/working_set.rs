@@ -182,6 +182,7 @@ impl Graft {
             tokens,
             token_budget: agent.token_budget,
             would_demote,
+            harness: agent.harness.clone(),
             changed,
         })
     }
@@ -235,6 +236,7 @@ impl Graft {
             tokens,
             token_budget: agent.token_budget,
             would_demote: Vec::new(),
+            harness: agent.harness.clone(),
             changed: true,
         })
     }
@@ -343,6 +345,9 @@ pub struct SetSize {
     /// would demote for the cap or the budget, in the order it would; else empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub would_demote: Vec<String>,
+    /// The agent's harness (its client's limits, issue 29.3).
+    #[serde(skip)]
+    pub harness: Option<String>,
     /// Whether the call changed the set (false for a no-op promotion).
     #[serde(skip)]
     pub changed: bool,

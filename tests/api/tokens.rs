@@ -428,3 +428,63 @@ async fn long_descriptions_and_answers_are_cut_to_what_clients_take() {
     client.cancel().await.unwrap();
     app.stop().await;
 }
+
+/// Client limits (issue 29.3): an agent on VS Code with 130 promoted tools (136 with
+/// Graft's own) is warned, in promote's answer and on its page.
+#[tokio::test]
+async fn a_harness_with_130_promoted_tools_gets_the_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_in(dir.path()).await;
+    let text_doc = std::fs::read_to_string(specs_dir().join("stripe_spec3_2023-09.yaml")).unwrap();
+    app.graft
+        .import_openapi("stripe", &text_doc, Some("http://127.0.0.1:9"), &mut |_, _| {})
+        .await
+        .unwrap();
+    app.graft.add_user("ops", PASSWORD).await.unwrap();
+    let (a, token) = app
+        .graft
+        .add_agent("editor", Some("vscode"), Some(500), None)
+        .await
+        .unwrap();
+    let names: Vec<String> = app
+        .graft
+        .browse_tools(Some("stripe"), graft::service::BrowseOrder::Name, 200, 0)
+        .await
+        .unwrap()
+        .0
+        .into_iter()
+        .map(|r| r.name)
+        .take(130)
+        .collect();
+    let ops = Actor::Person("ops".into());
+    for n in &names[..129] {
+        app.graft.promote_tool(&ops, a.id, "stripe", n).await.unwrap();
+    }
+    let (client, _) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
+    assert_eq!(client.list_tools(None).await.unwrap().tools.len(), 135);
+    let r = call(&client, "promote", json!({"vendor": "stripe", "name": names[129]})).await;
+    let sc = r.structured_content.clone().unwrap();
+    let w = sc["clientWarning"].as_str().expect("a warning");
+    assert!(
+        w.starts_with("Its tool list holds 136 tools, 8 over the limit: VS Code (Copilot) sends at most 128 tools"),
+        "{w}"
+    );
+    assert!(text(&r).contains(w));
+    let mut b = Browser::new(&app);
+    b.sign_in("ops", PASSWORD).await;
+    let page: Value = b
+        .call("agent", &[("name", "editor"), ("page", "1")])
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(page["client_warning"], json!(w));
+    // demoting back under the margin ends the warning
+    for n in &names[100..130] {
+        app.graft.demote_tool(&ops, a.id, "stripe", n).await.unwrap();
+    }
+    let r = call(&client, "promote", json!({"vendor": "stripe", "name": names[0]})).await;
+    assert!(r.structured_content.unwrap().get("clientWarning").is_none());
+    client.cancel().await.unwrap();
+    app.stop().await;
+}

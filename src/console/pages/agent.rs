@@ -132,6 +132,7 @@ pub fn AgentPage() -> impl IntoView {
                         <FormError err=action_err/>
                         <section class="card">
                             <h2>"Working set"</h2>
+                            {d.client_warning.clone().map(|w| view! { <p class="warning client-limit" role="note">{w}</p> })}
                             {working_set_table(&d, demote_action)}
                         </section>
                         <section class="card" hidden=removed_at.is_some() id="starter">

@@ -123,6 +123,10 @@ pub struct AgentData {
     /// counted at its current version (issue 29.1).
     #[serde(default)]
     pub token_steps: Vec<(i64, i64)>,
+    /// A warning when its tool list nears or passes what its harness's client takes
+    /// (issue 29.3).
+    #[serde(default)]
+    pub client_warning: Option<String>,
     /// Its newest calls (20 at most), newest first, narrowed to `calls_outcome`.
     pub calls: Vec<CallItem>,
     /// The outcome the calls are narrowed to (`ok`, `failed`, `approval`, `dry-run`).
@@ -523,6 +527,10 @@ pub async fn agent(
         let history = g.history(a.id, PER_PAGE, (page - 1) * PER_PAGE).await?;
         let preview =
             crate::service::Graft::sweep_preview(&a, &entries, state.next_sweep_at().max(now));
+        let client_warning = crate::console::words::client_limit_warning(
+            a.harness.as_deref(),
+            entries.len() as i64,
+        );
         // an unknown outcome (a stale or mistyped link) shows every call
         let outcome = outcome
             .as_deref()
@@ -595,6 +603,7 @@ pub async fn agent(
             approvals,
             sizes: g.size_over_time(a.id).await?,
             token_steps: g.tokens_over_time(a.id).await?,
+            client_warning,
             calls: calls.into_iter().map(call_item).collect(),
             calls_outcome: outcome.map(|o| o.as_str().to_string()),
             calls_more,

@@ -16,22 +16,11 @@ const FIXED_HEADERS: &[&str] = &["accept", "content-type"];
 
 /// Longest description stored (characters); longer ones are cut with an ellipsis. What
 /// clients are served is cut further, essentials first (`domain::served::description`,
-/// 2,048), and search reads the first [`MAX_INDEXED_DESCRIPTION`].
+/// 2,048), and search reads the first 2,000
+/// (`domain::search::enrich::MAX_INDEXED_DESCRIPTION`).
 pub const MAX_DESCRIPTION: usize = 10_000;
 
-/// How much of a description search reads (characters): the first 2,000, as when
-/// descriptions were stored at that length, so that storing more changed no ranking.
-pub const MAX_INDEXED_DESCRIPTION: usize = 2000;
-
-/// Cuts `s` to at most `max` characters, ending in `…` when cut.
-pub fn truncate_chars(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let mut out: String = s.chars().take(max - 1).collect();
-    out.push('…');
-    out
-}
+pub use crate::domain::search::text::truncate_chars;
 
 /// Makes a JSON property name every client accepts (`^[a-zA-Z0-9_.-]{1,64}$`) from an
 /// OpenAPI parameter name.

@@ -25,7 +25,7 @@ pub use document::{
     base_url, list_operations, operation_key, parse_document, path_placeholders, search_operations,
     spec_version, OperationSummary, SpecVersion,
 };
-pub use input::{truncate_chars, MAX_DESCRIPTION, MAX_INDEXED_DESCRIPTION};
+pub use input::{truncate_chars, MAX_DESCRIPTION};
 pub use plan::{draft_operation, plan_import, plan_import_with, ImportPlan, Skipped};
 pub use security::{connection_hint, is_public};
 

@@ -144,6 +144,10 @@ pub fn enrich(input: &EnrichInput<'_>) -> SearchText {
     }
 }
 
+/// How much of a description search reads (characters): the first 2,000, as when
+/// imports stored descriptions at that length, so that storing more changed no ranking.
+pub const MAX_INDEXED_DESCRIPTION: usize = 2000;
+
 /// The search text of a tool version: its `title` is the summary (an authored tool
 /// without one takes the description's first sentence), and a description that repeats
 /// the summary at its start (as imports write it) is read without the repeat.
@@ -158,10 +162,7 @@ pub fn enrich_version(
     tags: &[String],
     input_schema: Option<&Value>,
 ) -> SearchText {
-    let description = &crate::domain::openapi::truncate_chars(
-        description,
-        crate::domain::openapi::MAX_INDEXED_DESCRIPTION,
-    );
+    let description = &super::text::truncate_chars(description, MAX_INDEXED_DESCRIPTION);
     let first;
     let summary = match title.map(str::trim).filter(|t| !t.is_empty()) {
         Some(t) => Some(t),

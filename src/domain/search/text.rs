@@ -7,6 +7,16 @@
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use rust_stemmers::{Algorithm, Stemmer};
 
+/// Cuts `s` to at most `max` characters, ending in `…` when cut.
+pub fn truncate_chars(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max - 1).collect();
+    out.push('…');
+    out
+}
+
 /// English words that carry no meaning for finding a tool: articles, pronouns,
 /// prepositions, auxiliaries, and the filler of a request ("please", "can you").
 const STOP_WORDS: &[&str] = &[
