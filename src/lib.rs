@@ -5,6 +5,7 @@
 //! adapters call) → `db` (the only sqlx user); adapters: `mcp`, `server` (axum), `cli`,
 //! and the Leptos `console` shared by the server and the browser (`hydrate`).
 
+pub mod clients;
 pub mod console;
 pub mod numbers;
 

@@ -137,6 +137,18 @@ pub async fn update_agent_disabled(
     Ok(r == 1)
 }
 
+/// Sets an agent's harness when it has none (a client seen at initialize, issue 29.3);
+/// returns whether it was set.
+pub async fn update_agent_harness_if_unset(pool: &Pool, id: i64, harness: &str) -> DbResult<bool> {
+    let n = execute!(
+        pool,
+        "UPDATE agents SET harness = $1 WHERE id = $2 AND harness IS NULL",
+        harness,
+        id
+    )?;
+    Ok(n == 1)
+}
+
 /// Updates an agent's name, cap, idle window and token budget.
 pub async fn update_agent_settings(
     pool: &Pool,

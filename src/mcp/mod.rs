@@ -362,6 +362,16 @@ impl ServerHandler for GraftMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
+        // the client's own name sets its limits when a person chose no harness
+        if let Ok(agent) = agent_of(&context.extensions) {
+            if let Err(e) = self
+                .graft
+                .note_client(agent.id, &request.client_info.name)
+                .await
+            {
+                tracing::warn!(error = ?e, "cannot record an agent's client");
+            }
+        }
         self.negotiate_initialize(&request)
     }
 

@@ -114,6 +114,21 @@ impl Graft {
             .ok_or_else(|| ServiceError::AgentNotFound(format!("no agent with id {id}")))
     }
 
+    /// Records the harness an agent's client named in `initialize` (`clientInfo.name`,
+    /// read by [`crate::clients::harness_of_client`]) when a person chose none, so
+    /// that its client's limits apply (issue 29.3). A harness already set stays.
+    /// Errors: database faults.
+    pub async fn note_client(&self, agent_id: i64, client_name: &str) -> ServiceResult<()> {
+        let Some(h) = crate::clients::harness_of_client(client_name) else {
+            return Ok(());
+        };
+        if db::update_agent_harness_if_unset(self.pool(), agent_id, h).await? {
+            tracing::info!(agent_id, harness = h, client = client_name, "an agent's harness was read from its client");
+            self.state_changed().await;
+        }
+        Ok(())
+    }
+
     /// The agent with a name. Errors: `AgentNotFound`.
     pub async fn agent_by_name(&self, name: &str) -> ServiceResult<AgentRow> {
         db::select_agent_by_name(&self.inner.pool, name)

@@ -488,3 +488,39 @@ async fn a_harness_with_130_promoted_tools_gets_the_warning() {
     client.cancel().await.unwrap();
     app.stop().await;
 }
+
+/// A client's name in `initialize` sets the harness of an agent a person gave none, so
+/// that its limits apply; a harness a person chose stays (issue 29.3).
+#[tokio::test]
+async fn the_client_an_agent_initializes_with_sets_its_limits_when_none_was_chosen() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_in(dir.path()).await;
+    let (plain, plain_token) = agent(&app, "plain").await;
+    let (chosen, chosen_token) = app
+        .graft
+        .add_agent("chosen", Some("claude-code"), None, None)
+        .await
+        .unwrap();
+    for token in [&plain_token, &chosen_token] {
+        let r = reqwest::Client::new()
+            .post(app.mcp_url())
+            .bearer_auth(token)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"Visual Studio Code","version":"1.99.0"}}}"#)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+    }
+    assert_eq!(
+        app.graft.agent(plain).await.unwrap().harness.as_deref(),
+        Some("vscode")
+    );
+    assert_eq!(
+        app.graft.agent(chosen.id).await.unwrap().harness.as_deref(),
+        Some("claude-code"),
+        "a person's choice stays"
+    );
+    app.stop().await;
+}
