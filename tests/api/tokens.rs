@@ -524,3 +524,50 @@ async fn the_client_an_agent_initializes_with_sets_its_limits_when_none_was_chos
     );
     app.stop().await;
 }
+
+/// A starter set respects the token budget (issue 31.4): adding more than fits promotes
+/// it all and says what the next sweep would demote for the budget.
+#[tokio::test]
+async fn a_starter_set_over_the_token_budget_says_what_the_sweep_would_demote() {
+    let s = setup().await;
+    let g = s.app.graft.clone();
+    let ops = Actor::Person("ops".into());
+    agent(&s.app, "helpdesk").await;
+    g.set_agent_settings("helpdesk", None, None, None, Some(Some(1000)))
+        .await
+        .unwrap();
+    let tools: Vec<String> = [
+        "add_pet",
+        "update_pet",
+        "find_pets_by_status",
+        "find_pets_by_tags",
+        "get_pet_by_id",
+        "delete_pet",
+        "get_inventory",
+        "place_order",
+    ]
+    .iter()
+    .map(|t| format!("petstore__{t}"))
+    .collect();
+    let applied = g
+        .edit_agent_starter(&ops, "helpdesk", &tools, &[])
+        .await
+        .unwrap();
+    assert_eq!(applied.promoted.len(), tools.len(), "promotion is harmless");
+    assert!(applied.tokens > 1000, "{}", applied.tokens);
+    assert_eq!(applied.token_budget, Some(1000));
+    let over: Vec<&(String, Cause)> = applied
+        .would_demote
+        .iter()
+        .filter(|(_, c)| *c == Cause::Budget)
+        .collect();
+    assert!(!over.is_empty(), "{:?}", applied.would_demote);
+    // what is left after those fits the budget
+    let mut left = applied.tokens;
+    for (t, _) in &over {
+        let (_, name) = t.split_once("__").unwrap();
+        left -= g.tool("petstore", name).await.unwrap().tokens.unwrap();
+    }
+    assert!(left <= 1000, "{left}");
+    s.app.stop().await;
+}

@@ -280,11 +280,11 @@ pub(crate) fn starter_card(
         </ActionForm>
         {(n > cap).then(|| view! {
             <p class="warning" role="note">{format!(
-                "The starter set holds {}, more than the cap of {cap}: the sweep demotes the excess that is not called (see the next sweep under Name, cap and idle window).",
+                "The starter set holds {}, more than the cap of {cap}: the sweep demotes the excess that is not called (see the next sweep under Name, cap, idle window and token budget).",
                 count(n, "tool"))}</p>
         })}
         {(would_demote > 0 && n <= cap).then(|| view! {
-            <p class="muted" role="note">{format!("The next sweep would demote {} (listed under Name, cap and idle window).", count(would_demote as i64, "tool"))}</p>
+            <p class="muted" role="note">{format!("The next sweep would demote {}: idle, over the cap or over the token budget (listed under Name, cap, idle window and token budget).", count(would_demote as i64, "tool"))}</p>
         })}
         {(waits > 0).then(|| view! {
             <p class="warning" role="note">{format!(
