@@ -105,9 +105,15 @@ mod tests {
         assert_eq!(client_limit_warning(None, 500), None);
         assert_eq!(client_limit_warning(Some("vscode"), 114), None);
         let near = client_limit_warning(Some("vscode"), 115).unwrap();
-        assert!(near.starts_with("Its tool list holds 121 tools, 7 from the limit"), "{near}");
+        assert!(
+            near.starts_with("Its tool list holds 121 tools, 7 from the limit"),
+            "{near}"
+        );
         let over = client_limit_warning(Some("codex"), 130).unwrap();
-        assert!(over.starts_with("Its tool list holds 136 tools, 8 over the limit"), "{over}");
+        assert!(
+            over.starts_with("Its tool list holds 136 tools, 8 over the limit"),
+            "{over}"
+        );
         assert_eq!(client_limit_warning(Some("cursor"), 34), None);
         assert!(client_limit_warning(Some("cursor"), 35)
             .unwrap()

@@ -143,7 +143,9 @@ impl Settings {
         if let Ok(v) = std::env::var("GRAFT_RESULT_TOKEN_BUDGET") {
             limits.result_token_budget =
                 v.parse().ok().filter(|n| *n >= 1000).ok_or_else(|| {
-                    format!("GRAFT_RESULT_TOKEN_BUDGET {v:?} is not a number of tokens (at least 1000)")
+                    format!(
+                        "GRAFT_RESULT_TOKEN_BUDGET {v:?} is not a number of tokens (at least 1000)"
+                    )
                 })?;
         }
         if let Ok(v) = std::env::var("GRAFT_SCHEMA_BUDGET") {

@@ -160,7 +160,10 @@ test('the agent promotes over MCP and calls: the page shows it; a demotion in th
   await expect(page.locator('#history .cause').nth(1)).toHaveText('the agent asked');
   await agent.waitForChanges(before + 1);
   expect(await agent.toolNames()).not.toContain('widgets__list_widgets');
-  await expect(page.locator('svg.chart')).toBeVisible();
+  await expect(page.getByRole('img', { name: /^Working-set size over time/ })).toBeVisible();
+  // the tokens chart: the promoted tool's tokens at its peak (issue 29.1)
+  await expect(page.getByRole('img', { name: /^Working-set tokens over time/ }))
+    .toHaveAttribute('aria-label', new RegExp(`now 0, highest ${tokens.toLocaleString('en-US')},`));
   await shot(page, testInfo, 'demoted-in-console');
 
   // promote from the toolbox search on the same page

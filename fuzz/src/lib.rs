@@ -496,7 +496,7 @@ mod search_query_impl {
             w.rt.block_on(async move { graft.search_tools(None, &query, limit).await });
         if let Ok(result) = found {
             assert!(result.hits.len() <= limit);
-            let scores: Vec<f32> = result.hits.iter().map(|h| h.score).collect();
+            let scores: Vec<f64> = result.hits.iter().map(|h| h.score).collect();
             for s in &scores {
                 assert!((0.0..=1.0).contains(s), "score {s}");
             }

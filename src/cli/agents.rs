@@ -75,7 +75,7 @@ pub enum AgentCommand {
         name: String,
     },
     /// Remove an agent: its token and sessions end, its working set is demoted (History:
-    /// the agent was removed), its history is kept, and its name is free again.
+    /// the agent was removed), its history is kept under its name, which no new agent can take.
     Remove {
         /// Agent name.
         name: String,
@@ -208,8 +208,7 @@ async fn show(graft: &Graft, name: &str) -> anyhow::Result<()> {
     let total: i64 = view.iter().map(|e| e.entry.tool.tokens.unwrap_or(0)).sum();
     println!(
         "W{}.",
-        set_in_words(view.len() as i64, a.cap, total, a.token_budget)
-            .trim_start_matches('w')
+        set_in_words(view.len() as i64, a.cap, total, a.token_budget).trim_start_matches('w')
     );
     for e in &view {
         let t = &e.entry.tool;

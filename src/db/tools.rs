@@ -537,7 +537,8 @@ pub async fn select_uncounted_versions(
     basis: &str,
     limit: i64,
 ) -> DbResult<Vec<UncountedVersion>> {
-    on_db!(pool, |e| sqlx::query_as(
+    on_db!(pool, |e| {
+        sqlx::query_as(
         "SELECT v.id AS version_id, vd.slug AS vendor, t.name, v.title, v.description, v.input_schema, \
          v.output_schema, v.read_only_hint, v.destructive_hint, v.idempotent_hint, v.open_world_hint \
          FROM tools t JOIN vendors vd ON vd.id = t.vendor_id \
@@ -548,7 +549,8 @@ pub async fn select_uncounted_versions(
     .bind(basis)
     .bind(limit)
     .fetch_all(e)
-    .await)
+    .await
+    })
 }
 
 /// Stores counted tokens `(version id, tokens)` with their basis.

@@ -214,7 +214,10 @@ mod tests {
         );
         // the order MCP servers write
         let text = serde_json::to_string(&d).unwrap();
-        assert!(text.starts_with(r#"{"name":"acme__get_thing","title":"Get a thing","description""#), "{text}");
+        assert!(
+            text.starts_with(r#"{"name":"acme__get_thing","title":"Get a thing","description""#),
+            "{text}"
+        );
         let d = serde_json::to_value(&d).unwrap();
         assert_eq!(d["name"], "acme__get_thing");
         assert_eq!(d["title"], "Get a thing");
@@ -256,10 +259,20 @@ mod tests {
         );
         assert!(long.chars().count() > 5000);
         let d = description(&long, "docusign", &["accountId", "envelopeDefinition"]);
-        assert!(d.chars().count() <= DESCRIPTION_CHARS, "{}", d.chars().count());
+        assert!(
+            d.chars().count() <= DESCRIPTION_CHARS,
+            "{}",
+            d.chars().count()
+        );
         assert!(d.starts_with("Creates an envelope and sends it for signature. Vendor: docusign. Required inputs: accountId, envelopeDefinition."), "{d}");
-        assert!(d.ends_with("the whole text is on the tool's page in Graft's console]"), "{d}");
-        assert!(d.contains(&format!("cut by Graft from {} characters", long.chars().count())));
+        assert!(
+            d.ends_with("the whole text is on the tool's page in Graft's console]"),
+            "{d}"
+        );
+        assert!(d.contains(&format!(
+            "cut by Graft from {} characters",
+            long.chars().count()
+        )));
         let many: Vec<String> = (0..500).map(|i| format!("field_{i}")).collect();
         let many: Vec<&str> = many.iter().map(String::as_str).collect();
         assert!(description(&long, "docusign", &many).chars().count() <= DESCRIPTION_CHARS);

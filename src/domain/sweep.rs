@@ -158,7 +158,11 @@ mod tests {
         // total 6,015; demote 901 (5,014 left), 902 (4,012), 904 (3,008): fits
         assert_eq!(
             demoted(&plan_agent(r, &entries, NOW)),
-            vec![(901, Cause::Budget), (902, Cause::Budget), (904, Cause::Budget)]
+            vec![
+                (901, Cause::Budget),
+                (902, Cause::Budget),
+                (904, Cause::Budget)
+            ]
         );
         // a budget only called entries could meet is left exceeded
         r.token_budget = Some(1_000);

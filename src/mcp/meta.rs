@@ -604,7 +604,11 @@ fn client_warning(s: &crate::service::SetSize) -> Option<String> {
 fn set_in_words(s: &crate::service::SetSize) -> String {
     use crate::console::words::{count, tokens};
     let limits = match s.token_budget {
-        Some(b) => format!("cap {}, token budget {}", s.cap, crate::console::words::grouped(b)),
+        Some(b) => format!(
+            "cap {}, token budget {}",
+            s.cap,
+            crate::console::words::grouped(b)
+        ),
         None => format!("cap {}", s.cap),
     };
     let mut text = format!(
@@ -617,7 +621,10 @@ fn set_in_words(s: &crate::service::SetSize) -> String {
         text.push_str(&w);
     }
     if let Some(b) = s.token_budget.filter(|b| s.tokens > *b) {
-        text.push_str(&format!(" That is {} over your token budget", tokens(s.tokens - b)));
+        text.push_str(&format!(
+            " That is {} over your token budget",
+            tokens(s.tokens - b)
+        ));
         if s.would_demote.is_empty() {
             text.push_str(
                 ": every tool in it was called since its promotion, so the sweep keeps them all.",

@@ -539,7 +539,9 @@ impl ServerHandler for GraftMcp {
             .call_promoted_tool(agent.id, vendor, tool, input, &context.ct)
             .await
         {
-            Ok(ToolCall::Ran(answer)) => Ok(within_budget(meta::run_result(answer), budget, tokens).into()),
+            Ok(ToolCall::Ran(answer)) => {
+                Ok(within_budget(meta::run_result(answer), budget, tokens).into())
+            }
             Ok(ToolCall::NotPromoted) => {
                 let hint = if meta::offered("run_tool") {
                     ", or call it once through run_tool"
@@ -607,10 +609,7 @@ mod tests {
     /// without saying so (issue 29.4): Graft's own stay under it.
     #[test]
     fn the_client_limits_count_every_meta_tool() {
-        assert_eq!(
-            meta::OFFERED.len() as i64,
-            crate::console::words::OWN_TOOLS
-        );
+        assert_eq!(meta::OFFERED.len() as i64, crate::console::words::OWN_TOOLS);
     }
 
     #[test]
@@ -618,7 +617,12 @@ mod tests {
         assert!(instructions().chars().count() <= 2048);
         for t in meta::tools() {
             let d = t.description.as_deref().unwrap_or_default();
-            assert!(d.chars().count() <= 2048, "{}: {}", t.name, d.chars().count());
+            assert!(
+                d.chars().count() <= 2048,
+                "{}: {}",
+                t.name,
+                d.chars().count()
+            );
         }
     }
 
@@ -627,7 +631,10 @@ mod tests {
     fn the_served_tool_is_the_counted_json() {
         for t in [
             row(None, None),
-            row(Some("Create a thing"), Some(r#"{"type":"object","properties":{"id":{"type":"string"}}}"#)),
+            row(
+                Some("Create a thing"),
+                Some(r#"{"type":"object","properties":{"id":{"type":"string"}}}"#),
+            ),
         ] {
             let wire = serde_json::to_string(&definition(&t, 16 << 10)).unwrap();
             let counted = serde_json::to_string(&crate::domain::served::definition(

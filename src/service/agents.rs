@@ -123,7 +123,12 @@ impl Graft {
             return Ok(());
         };
         if db::update_agent_harness_if_unset(self.pool(), agent_id, h).await? {
-            tracing::info!(agent_id, harness = h, client = client_name, "an agent's harness was read from its client");
+            tracing::info!(
+                agent_id,
+                harness = h,
+                client = client_name,
+                "an agent's harness was read from its client"
+            );
             self.state_changed().await;
         }
         Ok(())
@@ -337,7 +342,7 @@ pub struct AgentSummary {
     pub last_seen_at: Option<i64>,
     /// When a person disabled it (ms), if it is disabled.
     pub disabled_at: Option<i64>,
-    /// When a person removed it (ms); its name reads `<name>~<id>` since.
+    /// When a person removed it (ms); it keeps its name, which no new agent can take.
     pub removed_at: Option<i64>,
 }
 

@@ -346,9 +346,7 @@ pub fn render(
             }
             if let Some(v) = &structured {
                 let both = format!("{text}{}", serde_json::to_string(v).unwrap_or_default());
-                if both.len() > tokens
-                    && crate::domain::served::count(&both) > tokens as i64
-                {
+                if both.len() > tokens && crate::domain::served::count(&both) > tokens as i64 {
                     structured = None;
                 }
             }

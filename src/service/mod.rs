@@ -50,12 +50,12 @@ pub use learning::LearnedView;
 use rand::RngCore;
 pub use run::RunAnswer;
 pub use search::{Acquirable, HitExplain, SearchResult, SearchStatus, ToolHit};
-pub use tokens::served;
 use secrets::SecretKey;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::{Arc, RwLock};
+pub use tokens::served;
 
 /// Where the current time comes from (injectable so tests and `graft sweep --at` can
 /// set it).

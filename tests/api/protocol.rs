@@ -993,7 +993,10 @@ async fn restart_keeps_working_sets_and_forgets_sessions() {
 /// token budget): the size and the sum of their stored token counts (issue 29.1).
 /// A promote or demote answer without its `message` (the text, checked elsewhere).
 fn without_message(mut v: Value) -> Value {
-    assert!(v["message"].is_string(), "structuredContent carries the text: {v}");
+    assert!(
+        v["message"].is_string(),
+        "structuredContent carries the text: {v}"
+    );
     v.as_object_mut().unwrap().remove("message");
     v
 }

@@ -68,7 +68,12 @@ async fn each_tool_costs_the_tokens_of_the_json_tools_list_serves_and_every_answ
     }
 
     // find_tool's hits carry their tokens
-    let r = call(&client, "find_tool", json!({"query": "find pets by their status"})).await;
+    let r = call(
+        &client,
+        "find_tool",
+        json!({"query": "find pets by their status"}),
+    )
+    .await;
     let hits = r.structured_content.as_ref().unwrap()["hits"]
         .as_array()
         .unwrap()
@@ -78,7 +83,11 @@ async fn each_tool_costs_the_tokens_of_the_json_tools_list_serves_and_every_answ
         .iter()
         .map(|h| {
             (
-                format!("{}__{}", h["vendor"].as_str().unwrap(), h["name"].as_str().unwrap()),
+                format!(
+                    "{}__{}",
+                    h["vendor"].as_str().unwrap(),
+                    h["name"].as_str().unwrap()
+                ),
                 h["tokens"].as_i64().expect("each hit has tokens"),
             )
         })
@@ -89,7 +98,12 @@ async fn each_tool_costs_the_tokens_of_the_json_tools_list_serves_and_every_answ
     let chosen = ["find_pets_by_status", "add_pet"];
     let mut last = Value::Null;
     for name in chosen {
-        let r = call(&client, "promote", json!({"vendor": "petstore", "name": name})).await;
+        let r = call(
+            &client,
+            "promote",
+            json!({"vendor": "petstore", "name": name}),
+        )
+        .await;
         assert!(r.is_error != Some(true), "{}", text(&r));
         last = r.structured_content.clone().unwrap();
     }
@@ -198,7 +212,12 @@ async fn a_token_budget_trims_never_called_tools_oldest_first_and_spares_a_used_
 
     // the form refuses 0 and 500,001 at its field, hydrated and without JavaScript;
     // nothing is saved
-    for (budget, hydrated) in [("0", true), ("500001", false), ("0", false), ("500,001", true)] {
+    for (budget, hydrated) in [
+        ("0", true),
+        ("500001", false),
+        ("0", false),
+        ("500,001", true),
+    ] {
         let form = [
             ("agent", "bot"),
             ("name", "bot"),
@@ -219,7 +238,10 @@ async fn a_token_budget_trims_never_called_tools_oldest_first_and_spares_a_used_
                 "{e}"
             );
         } else {
-            let r = s.browser.post_form("edit_agent", "/agents/bot", &form).await;
+            let r = s
+                .browser
+                .post_form("edit_agent", "/agents/bot", &form)
+                .await;
             let location = r.headers()["location"].to_str().unwrap().to_string();
             assert!(location.contains("__err="), "{location}");
             let base = s.browser.base.clone();
@@ -231,11 +253,17 @@ async fn a_token_budget_trims_never_called_tools_oldest_first_and_spares_a_used_
                 .await
                 .unwrap();
             assert!(
-                page.contains(r#"data-field="token_budget" class="field-error">token budget must be between"#),
+                page.contains(
+                    r#"data-field="token_budget" class="field-error">token budget must be between"#
+                ),
                 "{budget}"
             );
         }
-        assert_eq!(g.agent(id).await.unwrap().token_budget, None, "nothing saved");
+        assert_eq!(
+            g.agent(id).await.unwrap().token_budget,
+            None,
+            "nothing saved"
+        );
     }
 
     // a budget that fits all but the oldest and the third-oldest tools
@@ -260,7 +288,12 @@ async fn a_token_budget_trims_never_called_tools_oldest_first_and_spares_a_used_
     assert_eq!(g.agent(id).await.unwrap().token_budget, Some(budget));
 
     // a promotion past the budget succeeds and says by how much and what would go
-    let r = call(&client, "promote", json!({"vendor": "petstore", "name": newest})).await;
+    let r = call(
+        &client,
+        "promote",
+        json!({"vendor": "petstore", "name": newest}),
+    )
+    .await;
     assert!(r.is_error != Some(true), "{}", text(&r));
     let sc = r.structured_content.clone().unwrap();
     assert_eq!(sc["tokens"], total);
@@ -393,7 +426,9 @@ async fn long_descriptions_and_answers_are_cut_to_what_clients_take() {
     let d = report.description.as_deref().unwrap();
     assert!(d.chars().count() <= 2048, "{}", d.chars().count());
     assert!(
-        d.starts_with("Sends a bulk report to the given address. Vendor: bulk. Required inputs: address."),
+        d.starts_with(
+            "Sends a bulk report to the given address. Vendor: bulk. Required inputs: address."
+        ),
         "{d}"
     );
     assert!(d.contains("cut by Graft"), "{d}");
@@ -406,7 +441,11 @@ async fn long_descriptions_and_answers_are_cut_to_what_clients_take() {
     let info = client.peer_info().unwrap();
     assert!(info.instructions.as_deref().unwrap().chars().count() <= 2048);
     for t in listed.iter().filter(|t| !t.name.contains("__")) {
-        assert!(t.description.as_deref().unwrap().chars().count() <= 2048, "{}", t.name);
+        assert!(
+            t.description.as_deref().unwrap().chars().count() <= 2048,
+            "{}",
+            t.name
+        );
     }
 
     let r = call(&client, "bulk__get_words", json!({})).await;
@@ -414,7 +453,10 @@ async fn long_descriptions_and_answers_are_cut_to_what_clients_take() {
     let wire = serde_json::to_string(&r).unwrap();
     let tokens = o200k(&wire);
     assert!(tokens <= 25_000, "{tokens} tokens reached the client");
-    assert!(tokens > 20_000, "cut near the budget, not far below: {tokens}");
+    assert!(
+        tokens > 20_000,
+        "cut near the budget, not far below: {tokens}"
+    );
     let t = text(&r);
     assert!(t.starts_with("w0 w1 w2 "), "the answer's start is kept");
     assert!(
@@ -437,7 +479,12 @@ async fn a_harness_with_130_promoted_tools_gets_the_warning() {
     let app = spawn_app_in(dir.path()).await;
     let text_doc = std::fs::read_to_string(specs_dir().join("stripe_spec3_2023-09.yaml")).unwrap();
     app.graft
-        .import_openapi("stripe", &text_doc, Some("http://127.0.0.1:9"), &mut |_, _| {})
+        .import_openapi(
+            "stripe",
+            &text_doc,
+            Some("http://127.0.0.1:9"),
+            &mut |_, _| {},
+        )
         .await
         .unwrap();
     app.graft.add_user("ops", PASSWORD).await.unwrap();
@@ -458,11 +505,19 @@ async fn a_harness_with_130_promoted_tools_gets_the_warning() {
         .collect();
     let ops = Actor::Person("ops".into());
     for n in &names[..129] {
-        app.graft.promote_tool(&ops, a.id, "stripe", n).await.unwrap();
+        app.graft
+            .promote_tool(&ops, a.id, "stripe", n)
+            .await
+            .unwrap();
     }
     let (client, _) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
     assert_eq!(client.list_tools(None).await.unwrap().tools.len(), 135);
-    let r = call(&client, "promote", json!({"vendor": "stripe", "name": names[129]})).await;
+    let r = call(
+        &client,
+        "promote",
+        json!({"vendor": "stripe", "name": names[129]}),
+    )
+    .await;
     let sc = r.structured_content.clone().unwrap();
     let w = sc["clientWarning"].as_str().expect("a warning");
     assert!(
@@ -481,9 +536,17 @@ async fn a_harness_with_130_promoted_tools_gets_the_warning() {
     assert_eq!(page["client_warning"], json!(w));
     // demoting back under the margin ends the warning
     for n in &names[100..130] {
-        app.graft.demote_tool(&ops, a.id, "stripe", n).await.unwrap();
+        app.graft
+            .demote_tool(&ops, a.id, "stripe", n)
+            .await
+            .unwrap();
     }
-    let r = call(&client, "promote", json!({"vendor": "stripe", "name": names[0]})).await;
+    let r = call(
+        &client,
+        "promote",
+        json!({"vendor": "stripe", "name": names[0]}),
+    )
+    .await;
     assert!(r.structured_content.unwrap().get("clientWarning").is_none());
     client.cancel().await.unwrap();
     app.stop().await;

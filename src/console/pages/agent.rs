@@ -243,7 +243,7 @@ pub fn AgentPage() -> impl IntoView {
                                     </ActionForm>
                                 }.into_any(),
                             }}
-                            <p>"Removing retires the agent for good: its token and sessions end, its working set is demoted, its history stays on this page, and its name is free for a new agent."</p>
+                            <p>"Removing retires the agent for good: its token and sessions end, its working set is demoted, its history stays on this page under its name, which no new agent can take."</p>
                             <Confirm label="Remove agent".to_string()>
                                 <p>"This cannot be undone: the agent's client is refused, and its tools leave its working set (History: the agent was removed)."</p>
                                 <ActionForm action=remove>

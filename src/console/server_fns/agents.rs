@@ -278,7 +278,10 @@ pub(crate) fn check_agent_fields(
 /// 1,000..=500,000).
 #[cfg(feature = "ssr")]
 pub(crate) fn check_budget_field(text: &str) -> ConsoleResult<Option<i64>> {
-    let t: String = text.chars().filter(|c| !matches!(c, ',' | ' ' | '_')).collect();
+    let t: String = text
+        .chars()
+        .filter(|c| !matches!(c, ',' | ' ' | '_'))
+        .collect();
     if t.is_empty() {
         return Ok(None);
     }
@@ -372,7 +375,10 @@ pub async fn edit_agent(
     with_status(async move {
         let (state, _) = signed_in().await?;
         let (name, cap, window) = check_agent_fields(&name, &cap, &window)?;
-        let budget = token_budget.as_deref().map(check_budget_field).transpose()?;
+        let budget = token_budget
+            .as_deref()
+            .map(check_budget_field)
+            .transpose()?;
         let a = state
             .graft
             .set_agent_settings(&agent, Some(&name), Some(cap), Some(window), budget)
@@ -448,8 +454,8 @@ pub async fn set_agent_disabled(
 }
 
 /// Removes an agent (issue 28.1) once confirmed (`confirm` = `yes`): its token and
-/// sessions end, its working set is demoted, its history stays; goes to its page under
-/// the name it keeps (`<name>~<id>`). Errors: `Refused` (not confirmed, unknown agent).
+/// sessions end, its working set is demoted, its history stays; goes to its page, under
+/// the name it keeps. Errors: `Refused` (not confirmed, unknown agent).
 #[server(prefix = "/api", endpoint = "remove_agent")]
 pub async fn remove_agent(agent: String, confirm: Option<String>) -> ConsoleResult<()> {
     with_status(async move {
@@ -527,10 +533,8 @@ pub async fn agent(
         let history = g.history(a.id, PER_PAGE, (page - 1) * PER_PAGE).await?;
         let preview =
             crate::service::Graft::sweep_preview(&a, &entries, state.next_sweep_at().max(now));
-        let client_warning = crate::console::words::client_limit_warning(
-            a.harness.as_deref(),
-            entries.len() as i64,
-        );
+        let client_warning =
+            crate::console::words::client_limit_warning(a.harness.as_deref(), entries.len() as i64);
         // an unknown outcome (a stale or mistyped link) shows every call
         let outcome = outcome
             .as_deref()
