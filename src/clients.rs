@@ -60,34 +60,63 @@ pub fn harness_of_client(name: &str) -> Option<&'static str> {
 /// `mcp::meta::OFFERED`; a test there keeps the two equal).
 pub const OWN_TOOLS: i64 = 6;
 
+/// What Graft's own tools cost a model's context, in o200k_base tokens of their
+/// definitions as tools/list serves them (a test in `mcp` counts them and keeps this
+/// equal). Every agent pays it besides its working set; the token budget counts only
+/// the working set, which is what the sweep can trim.
+pub const OWN_TOOLS_TOKENS: i64 = 1938;
+
 /// How many tools before a client's hard limit the warning starts.
 pub const CLIENT_LIMIT_MARGIN: i64 = 8;
 
+/// Who a client-limit warning speaks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reader {
+    /// The agent itself (promote's answer): "Your tool list", demote what you do not need.
+    Agent,
+    /// A person (the console, the CLI): "Its tool list", demote tools or lower the cap.
+    Person,
+}
+
 /// A warning when an agent's tool list (Graft's [`OWN_TOOLS`] and the `promoted` tools of
 /// its working set) nears or passes what its harness's client takes ([`CLIENT_LIMITS`]),
-/// or `None`.
-pub fn client_limit_warning(harness: Option<&str>, promoted: i64) -> Option<String> {
+/// worded for `reader`, or `None`.
+pub fn client_limit_warning(
+    harness: Option<&str>,
+    promoted: i64,
+    reader: Reader,
+) -> Option<String> {
     let listed = OWN_TOOLS + promoted;
     let l = CLIENT_LIMITS.iter().find(|l| Some(l.harness) == harness)?;
+    let (whose, act) = match reader {
+        Reader::Agent => ("Your", "Demote tools you do not need"),
+        Reader::Person => ("Its", "Demote tools it does not need, or lower the cap,"),
+    };
     if let Some(most) = l.most {
         if listed > most {
             return Some(format!(
-                "Its tool list holds {listed} tools, {} over the limit: {}. Demote tools, or lower the cap, to stay within {most}.",
+                "{whose} tool list holds {listed} tools, {} over the limit: {}. {act} to stay within {most}.",
                 listed - most,
+                l.what
+            ));
+        }
+        if listed == most {
+            return Some(format!(
+                "{whose} tool list holds {listed} tools, the limit: {}.",
                 l.what
             ));
         }
         if listed > most - CLIENT_LIMIT_MARGIN {
             return Some(format!(
-                "Its tool list holds {listed} tools, {} from the limit: {}.",
+                "{whose} tool list holds {listed} tools, {} from the limit: {}.",
                 most - listed,
                 l.what
             ));
         }
     }
-    if let Some(past) = l.degrades_past.filter(|p| listed > *p) {
+    if l.degrades_past.is_some_and(|p| listed > p) {
         return Some(format!(
-            "Its tool list holds {listed} tools: {} (past {past}). Demote tools it does not need, or lower the cap.",
+            "{whose} tool list holds {listed} tools: {}. {act} to stay under it.",
             l.what
         ));
     }
@@ -101,23 +130,40 @@ mod tests {
     #[test]
     fn client_limits_warn_before_and_past_them() {
         // promoted tools and Graft's own 6
-        assert_eq!(client_limit_warning(Some("claude-code"), 500), None);
-        assert_eq!(client_limit_warning(None, 500), None);
-        assert_eq!(client_limit_warning(Some("vscode"), 114), None);
-        let near = client_limit_warning(Some("vscode"), 115).unwrap();
+        assert_eq!(
+            client_limit_warning(Some("claude-code"), 500, Reader::Person),
+            None
+        );
+        assert_eq!(client_limit_warning(None, 500, Reader::Person), None);
+        assert_eq!(
+            client_limit_warning(Some("vscode"), 114, Reader::Person),
+            None
+        );
+        let near = client_limit_warning(Some("vscode"), 115, Reader::Person).unwrap();
         assert!(
             near.starts_with("Its tool list holds 121 tools, 7 from the limit"),
             "{near}"
         );
-        let over = client_limit_warning(Some("codex"), 130).unwrap();
+        let over = client_limit_warning(Some("codex"), 130, Reader::Agent).unwrap();
         assert!(
-            over.starts_with("Its tool list holds 136 tools, 8 over the limit"),
+            over.starts_with("Your tool list holds 136 tools, 8 over the limit"),
             "{over}"
         );
-        assert_eq!(client_limit_warning(Some("cursor"), 34), None);
-        assert!(client_limit_warning(Some("cursor"), 35)
+        assert!(
+            over.ends_with("Demote tools you do not need to stay within 128."),
+            "{over}"
+        );
+        assert_eq!(
+            client_limit_warning(Some("vscode"), 122, Reader::Person).unwrap(),
+            "Its tool list holds 128 tools, the limit: VS Code (Copilot) sends at most 128 tools per request and refuses or drops the rest."
+        );
+        assert_eq!(
+            client_limit_warning(Some("cursor"), 34, Reader::Person),
+            None
+        );
+        assert!(client_limit_warning(Some("cursor"), 35, Reader::Person)
             .unwrap()
-            .contains("past 40"));
+            .contains("past about 40 tools. Demote tools it does not need, or lower the cap, to stay under it."));
     }
 
     #[test]

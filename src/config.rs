@@ -37,6 +37,8 @@ pub struct Settings {
     /// `GRAFT_CONNECT_TIMEOUT` (default 5s) and `GRAFT_REQUEST_TIMEOUT` (default 30s)
     /// of vendor calls; `GRAFT_RESPONSE_CAP` bytes read from the vendor (default 1 MiB);
     /// `GRAFT_RESULT_BUDGET` bytes of one tool result (default 512 KiB);
+    /// `GRAFT_RESULT_TOKEN_BUDGET` o200k_base tokens of one (default 25,000);
+    /// `GRAFT_SCHEMA_BUDGET` bytes of a served input schema (default 16 KiB);
     /// `GRAFT_VENDOR_LOOPBACK=allow` lets vendors on loopback be called.
     pub limits: crate::proxy::ProxyLimits,
     /// `GRAFT_EMBEDDING_MODEL`: the directory of the sentence-embedding model for

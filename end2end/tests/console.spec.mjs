@@ -115,7 +115,7 @@ test('a token budget: 0 and 500,001 are refused at the field, 5,000 is saved (is
     await form.getByLabel(/^Token budget/).fill(bad);
     await form.getByRole('button', { name: 'Save' }).click();
     await expect(page.locator('#settings .field-error[data-field="token_budget"]'))
-      .toHaveText(`token budget must be between 1,000 and 500,000 tokens, or empty for none (got ${bad})`);
+      .toHaveText(`token budget must be between 1,000 and 500,000 tokens, or none (got ${bad})`);
     await ready(page, testInfo);
   }
   await shot(page, testInfo, 'token-budget-refused');

@@ -34,7 +34,8 @@ pub enum AgentCommand {
     },
     /// List agents.
     List,
-    /// Change an agent's name, cap or idle window (the rule reads them at the next sweep).
+    /// Change an agent's name, cap, idle window or token budget (the rule reads them at
+    /// the next sweep).
     Set {
         /// Current name.
         name: String,
@@ -49,8 +50,12 @@ pub enum AgentCommand {
         window: Option<i64>,
         /// Token budget: most tokens its working set's tool definitions should cost,
         /// 1,000 to 500,000, or `none`. The sweep trims to it as to the cap.
-        #[arg(long, value_parser = budget_arg)]
+        #[arg(long, value_parser = budget_arg, allow_hyphen_values = true)]
         token_budget: Option<BudgetArg>,
+        /// The client it runs in (vscode, cursor, codex, claude-code, hermes, openclaw,
+        /// other), whose tool limits then apply, or `none`.
+        #[arg(long)]
+        harness: Option<String>,
     },
     /// Show an agent: its settings, its working set with each tool's tokens, and what
     /// the next sweep would demote.
@@ -113,16 +118,16 @@ pub enum StarterAction {
     },
 }
 
-/// A working set against its limits: "working set 5 of 20 tools, 3,210 tokens of a
-/// 8,000-token budget" (issue 29).
+/// A working set against its limits: "working set: 5 tools (cap 20), 3,210 tokens
+/// (token budget 8,000)" (issue 29).
 fn set_in_words(size: i64, cap: i64, tokens: i64, budget: Option<i64>) -> String {
     use crate::console::words::{count, grouped};
     let budget = budget
-        .map(|b| format!(" of a {}-token budget", grouped(b)))
+        .map(|b| format!(" (token budget {})", grouped(b)))
         .unwrap_or_default();
     format!(
-        "working set {size} of {}, {}{budget}",
-        count(cap, "tool"),
+        "working set: {} (cap {cap}), {}{budget}",
+        count(size, "tool"),
         crate::console::words::tokens(tokens)
     )
 }
@@ -221,6 +226,13 @@ async fn show(graft: &Graft, name: &str) -> anyhow::Result<()> {
                 None => "never called".into(),
             }
         );
+    }
+    if let Some(w) = crate::clients::client_limit_warning(
+        a.harness.as_deref(),
+        view.len() as i64,
+        crate::clients::Reader::Person,
+    ) {
+        println!("{w}");
     }
     let next = Graft::sweep_preview(&a, &view, graft.clock_now());
     if !next.is_empty() {
@@ -369,7 +381,12 @@ pub(super) async fn agent(graft: &Graft, command: AgentCommand) -> anyhow::Resul
             cap,
             window,
             token_budget,
+            harness,
         } => {
+            if let Some(h) = &harness {
+                let h = (!h.eq_ignore_ascii_case("none")).then_some(h.as_str());
+                graft.set_agent_harness(&name, h).await?;
+            }
             let a = graft
                 .set_agent_settings(
                     &name,

@@ -89,7 +89,8 @@ pub enum Command {
     /// List approvals of write tools, pending first.
     #[command(subcommand)]
     Approval(ApprovalCommand),
-    /// Run one sweep now (the idle rule, then the cap rule) and print what it demoted.
+    /// Run one sweep now (the idle rule, then the cap, then the token budget) and print
+    /// what it demoted.
     Sweep(SweepArgs),
     /// Let an agent run a write tool (its first call asked for approval).
     Approve(ApproveArgs),

@@ -32,9 +32,12 @@ pub fn describe_sweep(r: &crate::service::sweep::SweepReport) -> String {
     ));
     for a in &r.agents {
         out.push_str(&format!(
-            "{} (cap {}, idle window {}, {} before):\n",
+            "{} (cap {}{}, idle window {}, {} before):\n",
             a.agent,
             a.cap,
+            a.token_budget
+                .map(|b| format!(", token budget {}", crate::numbers::grouped(b)))
+                .unwrap_or_default(),
             count(a.idle_window_days, "day"),
             count(a.before as i64, "tool")
         ));
@@ -43,6 +46,10 @@ pub fn describe_sweep(r: &crate::service::sweep::SweepReport) -> String {
                 Cause::Idle => format!(
                     "idle: unused past the idle window (last used {}, promoted {})",
                     format_time(d.last_used_at),
+                    format_time(Some(d.promoted_at))
+                ),
+                Cause::Budget => format!(
+                    "budget: over the token budget, never called since its promotion {}",
                     format_time(Some(d.promoted_at))
                 ),
                 _ => format!(

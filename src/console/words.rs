@@ -40,8 +40,8 @@ pub const HARNESSES: &[(&str, &str)] = &[
 ];
 
 pub use crate::clients::{
-    client_limit_warning, harness_of_client, ClientLimit, CLIENT_LIMITS, CLIENT_LIMIT_MARGIN,
-    OWN_TOOLS,
+    client_limit_warning, harness_of_client, ClientLimit, Reader, CLIENT_LIMITS,
+    CLIENT_LIMIT_MARGIN, OWN_TOOLS, OWN_TOOLS_TOKENS,
 };
 
 /// A harness value in words (its label when it is one the form offers).

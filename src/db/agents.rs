@@ -137,6 +137,17 @@ pub async fn update_agent_disabled(
     Ok(r == 1)
 }
 
+/// Sets (or clears) an agent's harness.
+pub async fn update_agent_harness(pool: &Pool, id: i64, harness: Option<&str>) -> DbResult<()> {
+    execute!(
+        pool,
+        "UPDATE agents SET harness = $1 WHERE id = $2",
+        harness,
+        id
+    )?;
+    Ok(())
+}
+
 /// Sets an agent's harness when it has none (a client seen at initialize, issue 29.3);
 /// returns whether it was set.
 pub async fn update_agent_harness_if_unset(pool: &Pool, id: i64, harness: &str) -> DbResult<bool> {

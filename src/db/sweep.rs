@@ -171,7 +171,7 @@ pub async fn select_entries_of_tools(
     Ok(out)
 }
 
-/// One demotion of a past sweep (a history row of cause `idle` or `cap`).
+/// One demotion of a past sweep (a history row of cause `idle`, `cap` or `budget`).
 #[derive(Debug, Clone, FromRow, PartialEq, Eq)]
 pub struct SweptRow {
     pub agent: String,
@@ -179,7 +179,7 @@ pub struct SweptRow {
     pub vendor: String,
     /// Tool name.
     pub name: String,
-    /// `Idle` or `Cap`.
+    /// `Idle`, `Cap` or `Budget`.
     #[sqlx(try_from = "String")]
     pub cause: Cause,
     /// When the sweep ran (ms).
@@ -195,7 +195,7 @@ pub async fn select_last_sweep(pool: &Pool) -> DbResult<Vec<SweptRow>> {
         "SELECT ag.name AS agent, vd.slug AS vendor, t.name, h.cause, h.at FROM history h \
          JOIN agents ag ON ag.id = h.agent_id JOIN tools t ON t.id = h.tool_id \
          JOIN vendors vd ON vd.id = t.vendor_id \
-         WHERE h.cause IN ('idle', 'cap') AND h.at = (SELECT MAX(x.at) FROM history x WHERE x.cause IN ('idle', 'cap')) \
+         WHERE h.cause IN ('idle', 'cap', 'budget') AND h.at = (SELECT MAX(x.at) FROM history x WHERE x.cause IN ('idle', 'cap', 'budget')) \
          ORDER BY ag.name, vd.slug, t.name",
     )
     .fetch_all(e).await

@@ -530,11 +530,12 @@ pub struct UncountedVersion {
     pub open_world_hint: bool,
 }
 
-/// Up to `limit` current tool versions whose `tokens` is missing or was counted on a
-/// basis other than `basis`, by version id.
+/// Up to `limit` current tool versions whose `tokens` is missing or, with `recount`,
+/// was counted on a basis other than `basis`, by version id.
 pub async fn select_uncounted_versions(
     pool: &Pool,
     basis: &str,
+    recount: bool,
     limit: i64,
 ) -> DbResult<Vec<UncountedVersion>> {
     on_db!(pool, |e| {
@@ -543,10 +544,11 @@ pub async fn select_uncounted_versions(
          v.output_schema, v.read_only_hint, v.destructive_hint, v.idempotent_hint, v.open_world_hint \
          FROM tools t JOIN vendors vd ON vd.id = t.vendor_id \
          JOIN tool_versions v ON v.tool_id = t.id AND v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id) \
-         WHERE v.tokens IS NULL OR v.tokens_basis IS NULL OR v.tokens_basis <> $1 \
-         ORDER BY v.id LIMIT $2",
+         WHERE v.tokens IS NULL OR ($2 AND (v.tokens_basis IS NULL OR v.tokens_basis <> $1)) \
+         ORDER BY v.id LIMIT $3",
     )
     .bind(basis)
+    .bind(recount)
     .bind(limit)
     .fetch_all(e)
     .await

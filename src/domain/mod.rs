@@ -130,7 +130,7 @@ pub fn check_token_budget(tokens: i64) -> Result<i64, String> {
         Ok(tokens)
     } else {
         Err(format!(
-            "token budget must be between 1,000 and 500,000 tokens, or empty for none (got {tokens})"
+            "token budget must be between 1,000 and 500,000 tokens, or none (got {tokens})"
         ))
     }
 }

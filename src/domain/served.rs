@@ -18,7 +18,7 @@ pub const DESCRIPTION_CHARS: usize = 2048;
 
 /// The served format's version: a change to what [`definition`] writes counts every
 /// tool again.
-const SERVED_FORMAT: u32 = 2;
+const SERVED_FORMAT: u32 = 3;
 
 /// The fields of one tool version that its served definition is made of.
 #[derive(Debug, Clone, Copy)]
@@ -139,7 +139,9 @@ pub fn description(text: &str, vendor: &str, required: &[&str]) -> String {
     };
     let head = format!("{what} Vendor: {vendor}.{inputs}\n\n");
     let note = format!(
-        "… [cut by Graft from {n} characters to the {DESCRIPTION_CHARS} clients show; the whole text is on the tool's page in Graft's console]"
+        "… [cut by Graft from {} characters to the {} clients show; a person can read the whole text in Graft's console]",
+        crate::numbers::grouped(n as i64),
+        crate::numbers::grouped(DESCRIPTION_CHARS as i64)
     );
     let room = DESCRIPTION_CHARS.saturating_sub(head.chars().count() + note.chars().count());
     let body: String = text.chars().take(room).collect();
@@ -266,12 +268,12 @@ mod tests {
         );
         assert!(d.starts_with("Creates an envelope and sends it for signature. Vendor: docusign. Required inputs: accountId, envelopeDefinition."), "{d}");
         assert!(
-            d.ends_with("the whole text is on the tool's page in Graft's console]"),
+            d.ends_with("a person can read the whole text in Graft's console]"),
             "{d}"
         );
         assert!(d.contains(&format!(
-            "cut by Graft from {} characters",
-            long.chars().count()
+            "cut by Graft from {} characters to the 2,048 clients show",
+            crate::numbers::grouped(long.chars().count() as i64)
         )));
         let many: Vec<String> = (0..500).map(|i| format!("field_{i}")).collect();
         let many: Vec<&str> = many.iter().map(String::as_str).collect();

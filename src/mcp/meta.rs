@@ -373,7 +373,10 @@ async fn find_tool(
         let message = format!("No tool in the toolbox matches {query:?} ({vendor_text}). {next}");
         return Ok(tool_ok(
             format!("{message}{cut_note}"),
-            json!({"hits": [], "total": 0, "message": message, "vendors": vendors, "acquirable": acquirable, "cut": cut.is_some()}),
+            with_cut_note(
+                json!({"hits": [], "total": 0, "message": message, "vendors": vendors, "acquirable": acquirable, "cut": cut.is_some()}),
+                cut.as_ref(),
+            ),
         ));
     }
     let mut text = format!("{} of {} matching tools:\n", found.hits.len(), found.total);
@@ -395,8 +398,20 @@ async fn find_tool(
     }
     Ok(tool_ok(
         format!("{}{cut_note}", text.trim_end()),
-        json!({"hits": found.hits, "total": found.total, "cut": cut.is_some()}),
+        with_cut_note(
+            json!({"hits": found.hits, "total": found.total, "cut": cut.is_some()}),
+            cut.as_ref(),
+        ),
     ))
+}
+
+/// find_tool's structuredContent with `cutNote`, the note of what the ranking did not
+/// read, when the request was cut (Claude Code shows the model only structuredContent).
+fn with_cut_note(mut v: Value, cut: Option<&crate::domain::search::Cut>) -> Value {
+    if let Some(c) = cut {
+        v["cutNote"] = json!(c.note());
+    }
+    v
 }
 
 fn published(
@@ -595,7 +610,11 @@ async fn promote_or_demote(
 /// A warning when the agent's tool list (Graft's own tools and its working set) nears or
 /// passes what its harness's client takes (issue 29.3).
 fn client_warning(s: &crate::service::SetSize) -> Option<String> {
-    crate::console::words::client_limit_warning(s.harness.as_deref(), s.size)
+    crate::clients::client_limit_warning(
+        s.harness.as_deref(),
+        s.size,
+        crate::clients::Reader::Agent,
+    )
 }
 
 /// The working set after a promote or demote, in words (issue 29.2): its size against
@@ -620,18 +639,25 @@ fn set_in_words(s: &crate::service::SetSize) -> String {
         text.push(' ');
         text.push_str(&w);
     }
-    if let Some(b) = s.token_budget.filter(|b| s.tokens > *b) {
-        text.push_str(&format!(
-            " That is {} over your token budget",
+    let over_budget = s.token_budget.filter(|b| s.tokens > *b);
+    let over = match (over_budget, s.size > s.cap) {
+        (Some(b), _) => Some(format!(
+            "That is {} over your token budget",
             tokens(s.tokens - b)
-        ));
+        )),
+        (None, true) => Some(format!("That is over your cap of {}", s.cap)),
+        (None, false) => None,
+    };
+    if let Some(over) = over {
+        text.push(' ');
+        text.push_str(&over);
         if s.would_demote.is_empty() {
             text.push_str(
                 ": every tool in it was called since its promotion, so the sweep keeps them all.",
             );
         } else {
             text.push_str(&format!(
-                ": the next sweep would demote {} (not called since promoted, oldest first). Call or demote tools to choose yourself.",
+                ": the next sweep would demote {} (not called since promoted, oldest first). To choose yourself what goes, demote tools you no longer need.",
                 s.would_demote.join(", ")
             ));
         }
@@ -640,7 +666,9 @@ fn set_in_words(s: &crate::service::SetSize) -> String {
 }
 
 /// The working set after a promote or demote as structuredContent: `size`, `cap`,
-/// `tokens`, and `tokenBudget`, `overBudget` and `wouldDemote` when a budget is set, and
+/// `tokens`; `tokenBudget` and `overBudget` when a budget is set; `wouldDemote` (what
+/// the next sweep would demote for the cap or the budget) when a budget is set or the
+/// set is over its cap; `clientWarning` near a client's limit; and
 /// `message`, the answer's text (Claude Code gives the model only structuredContent
 /// when there is one, issue 29.4, so the next step must be there too).
 fn set_json(s: &crate::service::SetSize, message: &str) -> Value {
@@ -651,6 +679,8 @@ fn set_json(s: &crate::service::SetSize, message: &str) -> Value {
     if let Some(b) = s.token_budget {
         v["tokenBudget"] = json!(b);
         v["overBudget"] = json!((s.tokens - b).max(0));
+    }
+    if s.token_budget.is_some() || !s.would_demote.is_empty() {
         v["wouldDemote"] = json!(s.would_demote);
     }
     v

@@ -230,14 +230,23 @@ pub fn tool_error(code: &str, message: &str, extra: Value) -> CallToolResult {
 /// as Claude Code takes); a result shorter in bytes than `tokens` is never counted.
 pub fn within_budget(mut r: CallToolResult, budget: usize, tokens: usize) -> CallToolResult {
     let size = |r: &CallToolResult| serde_json::to_string(r).map_or(usize::MAX, |s| s.len());
+    // what the model reads: the text and the structuredContent (the JSON escaping of
+    // the transport is not read as tokens); its bytes bound its tokens from above
     let token_count = |r: &CallToolResult| {
-        serde_json::to_string(r).map_or(usize::MAX, |s| {
-            if s.len() <= tokens {
-                s.len()
-            } else {
-                crate::domain::served::count(&s) as usize
-            }
-        })
+        let mut seen: String = r
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        if let Some(s) = &r.structured_content {
+            seen.push_str(&s.to_string());
+        }
+        if seen.len() <= tokens {
+            seen.len()
+        } else {
+            crate::domain::served::count(&seen) as usize
+        }
     };
     if size(&r) <= budget && token_count(&r) <= tokens {
         return r;
@@ -610,6 +619,19 @@ mod tests {
     #[test]
     fn the_client_limits_count_every_meta_tool() {
         assert_eq!(meta::OFFERED.len() as i64, crate::console::words::OWN_TOOLS);
+    }
+
+    #[test]
+    fn graft_s_own_tools_cost_what_the_console_says() {
+        let counted: i64 = meta::tools()
+            .iter()
+            .map(|t| crate::domain::served::count(&serde_json::to_string(t).unwrap()))
+            .sum();
+        assert_eq!(
+            counted,
+            crate::clients::OWN_TOOLS_TOKENS,
+            "set clients::OWN_TOOLS_TOKENS to {counted}"
+        );
     }
 
     #[test]

@@ -289,7 +289,7 @@ impl Application {
         tokio::spawn(forward_changes(self.graft.clone(), self.shutdown.clone()));
         // tools stored before token counts, or counted on another schema budget (issue 29.1)
         let counting = self.graft.clone();
-        tokio::spawn(async move { counting.count_tokens_logged().await });
+        tokio::spawn(async move { counting.count_tokens_logged(true).await });
         tokio::spawn(tasks::keep_search_warm(
             self.graft.clone(),
             self.shutdown.clone(),

@@ -114,6 +114,28 @@ impl Graft {
             .ok_or_else(|| ServiceError::AgentNotFound(format!("no agent with id {id}")))
     }
 
+    /// Sets the harness a person says an agent runs in (`None`: not said; the next
+    /// client to initialize names it). Its client's limits follow (issue 29.3).
+    /// Errors: `AgentNotFound`, `Invalid` (empty or over 64 characters).
+    pub async fn set_agent_harness(
+        &self,
+        name: &str,
+        harness: Option<&str>,
+    ) -> ServiceResult<db::AgentRow> {
+        let a = self.agent_by_name(name).await?;
+        super::alive(&a)?;
+        let harness = harness.map(str::trim);
+        if harness.is_some_and(|h| h.is_empty() || h.chars().count() > 64) {
+            return Err(ServiceError::Invalid(
+                "harness must be 1 to 64 characters (e.g. vscode, cursor, codex, claude-code)"
+                    .into(),
+            ));
+        }
+        db::update_agent_harness(self.pool(), a.id, harness).await?;
+        self.state_changed().await;
+        self.agent(a.id).await
+    }
+
     /// Records the harness an agent's client named in `initialize` (`clientInfo.name`,
     /// read by [`crate::clients::harness_of_client`]) when a person chose none, so
     /// that its client's limits apply (issue 29.3). A harness already set stays.

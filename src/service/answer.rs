@@ -149,11 +149,17 @@ pub fn cut_text(text: &str, budget: usize) -> (String, bool) {
         shown += 1;
     }
     let note = format!(
-        "\n[cut: {} of {total} characters not shown; the answer is over Graft's result budget of {budget} bytes (GRAFT_RESULT_BUDGET)]",
-        total - shown
+        "\n[cut: {} of {} characters not shown; the answer is over Graft's result budget of {} bytes (GRAFT_RESULT_BUDGET)]",
+        crate::numbers::grouped((total - shown) as i64),
+        crate::numbers::grouped(total as i64),
+        crate::numbers::grouped(budget as i64)
     );
     (format!("{}{note}", &text[..end]), true)
 }
+
+/// Tokens of the result budget kept for what a run adds to a rendered body: the status
+/// line, the headers that matter, the paging hint.
+const HEADER_ROOM_TOKENS: usize = 1000;
 
 /// `text` cut to `room` tokens (o200k_base) with a note of what was cut and how to ask
 /// for less, naming the result token budget `budget` (issue 29.4), or `None` when it
@@ -163,12 +169,61 @@ pub fn cut_to_token_budget(text: &str, room: usize, budget: usize) -> Option<(St
     let chars = text.chars().count();
     let shown = kept.chars().count();
     let note = format!(
-        "\n[cut: {} of {chars} characters not shown; the answer is about {} tokens, over Graft's result budget of {} (GRAFT_RESULT_TOKEN_BUDGET), the most a client such as Claude Code takes. Ask for less: a narrower query or filter, or a page or limit input if the tool has one.]",
-        chars - shown,
+        "\n[cut: {} of {} characters not shown; the answer is about {} tokens, over Graft's result budget of {} (GRAFT_RESULT_TOKEN_BUDGET), the most a client such as Claude Code takes. Ask for less: a narrower query or filter, or a page or limit input if the tool has one.]",
+        crate::numbers::grouped((chars - shown) as i64),
+        crate::numbers::grouped(chars as i64),
         crate::numbers::grouped(total as i64),
         crate::numbers::tokens(budget as i64),
     );
     Some((format!("{kept}{note}"), true))
+}
+
+/// Inputs that page or narrow an answer, by their name with case, `_` and `-` ignored
+/// (GitHub's `per_page`, Stripe's `starting_after`, Slack's `cursor`, Twilio's
+/// `PageSize`, Google's `pageToken`, OData's `$top`).
+const PAGING_INPUTS: &[&str] = &[
+    "page",
+    "perpage",
+    "pagesize",
+    "pagetoken",
+    "nextpagetoken",
+    "limit",
+    "cursor",
+    "startingafter",
+    "endingbefore",
+    "offset",
+    "maxresults",
+    "top",
+    "skip",
+    "after",
+    "before",
+];
+
+/// For an answer cut to the budget: the inputs of the tool's schema (JSON text) that
+/// page or narrow its answer, as a line to add after the cut note, or `None` when it has
+/// none.
+pub fn paging_hint(input_schema: &str) -> Option<String> {
+    let schema: Value = serde_json::from_str(input_schema).ok()?;
+    let names: Vec<&str> = schema
+        .get("properties")?
+        .as_object()?
+        .keys()
+        .map(String::as_str)
+        .filter(|k| {
+            let plain: String = k
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric())
+                .collect::<String>()
+                .to_ascii_lowercase();
+            PAGING_INPUTS.contains(&plain.as_str())
+        })
+        .collect();
+    (!names.is_empty()).then(|| {
+        format!(
+            "\n[to get the rest in smaller parts, this tool takes: {}]",
+            names.join(", ")
+        )
+    })
 }
 
 /// `body` with every exact occurrence of a secret replaced by `<redacted>`.
@@ -309,10 +364,12 @@ pub fn render(
         }
         let text_len = escaped_len(&text);
         let tokens = limits.result_token_budget;
+        // room for the status line and the headers the run adds to the text
+        let room = tokens.saturating_sub(HEADER_ROOM_TOKENS);
         if text_len > budget {
             // the token budget first (it keeps less), else the byte budget
-            let (mut text, cut) = cut_to_token_budget(&text, tokens, tokens)
-                .unwrap_or_else(|| cut_text(&text, budget));
+            let (mut text, cut) =
+                cut_to_token_budget(&text, room, tokens).unwrap_or_else(|| cut_text(&text, budget));
             if truncated {
                 text.push_str(&format!(
                     " [the vendor's answer was also over the response cap of {cap} bytes]"
@@ -335,8 +392,8 @@ pub fn render(
         }
         // the token budget (issue 29.4); a token is at least one byte, so a text shorter
         // in bytes than the budget in tokens is never counted
-        if text_len * 2 > tokens {
-            if let Some((text, cut)) = cut_to_token_budget(&text, tokens, tokens) {
+        if text_len * 2 > room {
+            if let Some((text, cut)) = cut_to_token_budget(&text, room, tokens) {
                 return Rendered {
                     text,
                     structured: None,
@@ -346,7 +403,7 @@ pub fn render(
             }
             if let Some(v) = &structured {
                 let both = format!("{text}{}", serde_json::to_string(v).unwrap_or_default());
-                if both.len() > tokens && crate::domain::served::count(&both) > tokens as i64 {
+                if both.len() > room && crate::domain::served::count(&both) > room as i64 {
                     structured = None;
                 }
             }
@@ -490,6 +547,25 @@ pub fn retry_after(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_cut_answer_names_the_inputs_that_page() {
+        let stripe =
+            r#"{"type":"object","properties":{"customer":{},"limit":{},"starting_after":{}}}"#;
+        assert_eq!(
+            paging_hint(stripe).as_deref(),
+            Some("\n[to get the rest in smaller parts, this tool takes: limit, starting_after]")
+        );
+        let twilio = r#"{"type":"object","properties":{"PageSize":{},"Page":{},"To":{}}}"#;
+        assert!(paging_hint(twilio)
+            .unwrap()
+            .ends_with("takes: Page, PageSize]"));
+        assert_eq!(
+            paging_hint(r#"{"type":"object","properties":{"id":{}}}"#),
+            None
+        );
+        assert_eq!(paging_hint("not json"), None);
+    }
 
     fn plain(s: &str) -> String {
         s.to_string()

@@ -80,7 +80,7 @@ impl Graft {
     /// through `change_events` (agent [`TOOLBOX_CHANGE`]).
     pub(crate) async fn toolbox_changed(&self) {
         // new versions are counted before anyone is told (issue 29.1)
-        self.count_tokens_logged().await;
+        self.count_tokens_logged(false).await;
         self.inner.hot.bump();
         self.invalidate_search();
         if let Err(e) = db::insert_change_events(

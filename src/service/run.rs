@@ -66,6 +66,9 @@ fn rate_limited(what: String, wait: Duration) -> RunAnswer {
     )
 }
 
+/// Vendor answers larger than this (bytes) are rendered on the blocking pool.
+const RENDER_INLINE_BYTES: usize = 64 << 10;
+
 impl Graft {
     /// Runs a tool for an agent (SPEC §4), whether or not it is promoted: the caller
     /// decides who may (first-class calls need promotion; `run_tool` does not).
@@ -432,7 +435,7 @@ impl Graft {
         // 5. send; an agent's notifications/cancelled stops the vendor request (issue
         // 25.11): reqwest drops the connection, and the log says what may have happened
         let secrets = credential.secrets();
-        let response = tokio::select! {
+        let mut response = tokio::select! {
             r = self.inner.proxy.send(&planned, setting.internal) => match r {
                 Ok(r) => r,
                 Err(msg) => return Ok((RunAnswer::err("vendor_unreachable", msg, json!({})), None)),
@@ -449,21 +452,42 @@ impl Graft {
         let limits = self.inner.proxy.limits();
         let mut uri = planned.url.clone();
         uri.set_query(None);
-        let rendered = super::answer::render(
-            &response.body,
-            response.content_type.as_deref(),
-            response.truncated,
-            &limits,
-            &|t| redact(t, &secrets),
-            &secrets,
-            uri.as_str(),
-        );
+        // a large answer is rendered (decoded, redacted, counted in tokens) off the
+        // async threads, so that it does not hold up other agents' calls
+        let body = std::mem::take(&mut response.body);
+        let large = body.len() > RENDER_INLINE_BYTES;
+        let (content_type, truncated) = (response.content_type.clone(), response.truncated);
+        let render_secrets = secrets.clone();
+        let render = move || {
+            super::answer::render(
+                &body,
+                content_type.as_deref(),
+                truncated,
+                &limits,
+                &|t| redact(t, &render_secrets),
+                &render_secrets,
+                uri.as_str(),
+            )
+        };
+        let rendered = if large {
+            tokio::task::spawn_blocking(render)
+                .await
+                .map_err(|e| ServiceError::Internal(anyhow::anyhow!("rendering an answer: {e}")))?
+        } else {
+            render()
+        };
         let super::answer::Rendered {
             mut text,
             structured: value,
             media,
-            ..
+            cut,
         } = rendered;
+        if cut {
+            // how to ask for the rest (issue 29.4): the inputs of this tool that page
+            if let Some(hint) = super::answer::paging_hint(&tool.input_schema) {
+                text.push_str(&hint);
+            }
+        }
         let status = response.status;
         let reason = http::StatusCode::from_u16(status)
             .ok()

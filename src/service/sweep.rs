@@ -37,9 +37,11 @@ pub struct AgentSweep {
     pub cap: i64,
     /// Idle window (days) at the sweep.
     pub idle_window_days: i64,
+    /// Token budget at the sweep, if any (issue 29.2).
+    pub token_budget: Option<i64>,
     /// Entries before the sweep.
     pub before: usize,
-    /// Demotions, idle first, then cap.
+    /// Demotions, idle first, then cap, then budget.
     pub demoted: Vec<SweptTool>,
 }
 
@@ -185,6 +187,7 @@ impl Graft {
                 agent_id,
                 agent: agent.clone(),
                 cap: rule.cap,
+                token_budget: rule.token_budget,
                 idle_window_days: rule.idle_window_days,
                 before: entries.len(),
                 demoted,

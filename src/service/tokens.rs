@@ -44,16 +44,20 @@ fn served_uncounted(v: &db::UncountedVersion) -> Served<'_> {
 }
 
 impl Graft {
-    /// Counts the tokens of every current tool version not counted yet on this server's
-    /// basis (the tokenizer and the schema budget, [`served::basis`]) and stores them;
-    /// returns how many it counted. Runs after each toolbox change and at a server's
-    /// start; the tokenizer runs off the async threads. Errors: database faults.
-    pub async fn count_tokens(&self) -> ServiceResult<usize> {
+    /// Counts the tokens of every current tool version not counted yet and stores them,
+    /// with this process's basis (the tokenizer and the schema budget,
+    /// [`served::basis`]); with `recount`, also those counted on another basis (a
+    /// server's start: a changed GRAFT_SCHEMA_BUDGET, or an older served format). A CLI
+    /// command or another instance never recounts what a server counted. Returns how
+    /// many it counted; the tokenizer runs off the async threads. Errors: database
+    /// faults.
+    pub async fn count_tokens(&self, recount: bool) -> ServiceResult<usize> {
         let budget = self.limits().schema_budget;
         let basis = served::basis(budget);
         let mut counted = 0;
         loop {
-            let rows = db::select_uncounted_versions(self.pool(), &basis, PER_ROUND).await?;
+            let rows =
+                db::select_uncounted_versions(self.pool(), &basis, recount, PER_ROUND).await?;
             if rows.is_empty() {
                 return Ok(counted);
             }
@@ -80,8 +84,8 @@ impl Graft {
 
     /// [`Graft::count_tokens`] where a fault must not fail the change that asked: it is
     /// logged, and the next change or start counts again.
-    pub async fn count_tokens_logged(&self) {
-        match self.count_tokens().await {
+    pub async fn count_tokens_logged(&self, recount: bool) {
+        match self.count_tokens(recount).await {
             Ok(0) => {}
             Ok(n) => tracing::debug!(versions = n, "counted tool tokens"),
             Err(e) => tracing::warn!(error = ?e, "cannot count tool tokens now"),

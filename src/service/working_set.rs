@@ -165,17 +165,7 @@ impl Graft {
         }
         // past the budget the promotion stands (it is harmless); the answer says what the
         // next sweep would take back (issue 29.2)
-        let would_demote = match agent.token_budget {
-            Some(b) if tokens > b => {
-                let view = self.working_set_view(agent_id).await?;
-                Self::sweep_preview(&agent, &view, now)
-                    .into_iter()
-                    .filter(|(_, c)| matches!(c, Cause::Cap | Cause::Budget))
-                    .map(|(t, _)| t)
-                    .collect()
-            }
-            _ => Vec::new(),
-        };
+        let would_demote = self.over_limits(&agent, size, tokens, now).await?;
         Ok(SetSize {
             size,
             cap: agent.cap,
@@ -230,15 +220,37 @@ impl Graft {
         if let Actor::Agent(a) = actor {
             self.unlearn_pick(*a, tool.id).await;
         }
+        let would_demote = self.over_limits(&agent, size, tokens, now).await?;
         Ok(SetSize {
             size,
             cap: agent.cap,
             tokens,
             token_budget: agent.token_budget,
-            would_demote: Vec::new(),
+            would_demote,
             harness: agent.harness.clone(),
             changed: true,
         })
+    }
+
+    /// A set of `size` entries costing `tokens` over the agent's cap or token budget:
+    /// what the next sweep would demote for them (`vendor__name`, in its order); else
+    /// empty, without reading the set.
+    async fn over_limits(
+        &self,
+        agent: &db::AgentRow,
+        size: i64,
+        tokens: i64,
+        now: i64,
+    ) -> ServiceResult<Vec<String>> {
+        if size <= agent.cap && agent.token_budget.is_none_or(|b| tokens <= b) {
+            return Ok(Vec::new());
+        }
+        let view = self.working_set_view(agent.id).await?;
+        Ok(Self::sweep_preview(agent, &view, now)
+            .into_iter()
+            .filter(|(_, c)| matches!(c, Cause::Cap | Cause::Budget))
+            .map(|(t, _)| t)
+            .collect())
     }
 
     /// An agent's history, newest first.
@@ -341,8 +353,8 @@ pub struct SetSize {
     pub tokens: i64,
     /// The agent's token budget, if any (issue 29.2).
     pub token_budget: Option<i64>,
-    /// Over the budget after a promotion: the tools (`vendor__name`) the next sweep
-    /// would demote for the cap or the budget, in the order it would; else empty.
+    /// Over the cap or the budget: the tools (`vendor__name`) the next sweep would demote
+    /// for them, in the order it would; else empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub would_demote: Vec<String>,
     /// The agent's harness (its client's limits, issue 29.3).

@@ -247,6 +247,8 @@ async fn long_requests_in_an_agents_words_are_answered_not_refused() {
     assert_eq!(r.is_error, Some(false), "{}", text(&r));
     let s = r.structured_content.clone().unwrap();
     assert_eq!(s["cut"], true);
+    // the note stands in structuredContent too (issue 29.4)
+    assert!(text(&r).contains(s["cutNote"].as_str().unwrap()));
     assert_eq!(
         rank_of(&s, "slack__chat_post_message").map(|r| r < 5),
         Some(true),

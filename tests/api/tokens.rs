@@ -306,17 +306,46 @@ async fn a_token_budget_trims_never_called_tools_oldest_first_and_spares_a_used_
     assert_eq!(sc["wouldDemote"], expected, "{sc}");
     assert!(text(&r).contains("over your token budget"), "{}", text(&r));
 
+    // a demotion that leaves the set over the budget says what would still go
+    let r = call(
+        &client,
+        "demote",
+        json!({"vendor": "petstore", "name": names[3]}),
+    )
+    .await;
+    let sc = r.structured_content.clone().unwrap();
+    if sc["overBudget"].as_i64().unwrap() > 0 {
+        assert!(!sc["wouldDemote"].as_array().unwrap().is_empty(), "{sc}");
+        assert!(
+            !text(&r).contains("every tool in it was called"),
+            "{}",
+            text(&r)
+        );
+    }
+    let r = call(
+        &client,
+        "promote",
+        json!({"vendor": "petstore", "name": names[3]}),
+    )
+    .await;
+    assert!(r.is_error != Some(true), "{}", text(&r));
+
     // the sweep demotes exactly those, cause budget; the called tool stays
     let report = g.sweep_as_of(g.clock_now(), false).await.unwrap();
     assert_eq!(report.demotions(), 2);
-    let history = g.history(id, 5, 0).await.unwrap();
+    // (the newest rows: the sweep's two, then the agent's own demote and promote)
+    let history = g.history(id, 4, 0).await.unwrap();
     let demoted: Vec<(String, Cause)> = history
         .iter()
         .filter(|h| h.action.as_str() == "demote")
         .map(|h| (h.name.clone(), h.cause))
         .collect();
-    assert_eq!(demoted.len(), 2);
-    assert!(demoted.iter().all(|d| d.1 == Cause::Budget), "{demoted:?}");
+    assert_eq!(demoted.len(), 3, "{demoted:?}");
+    assert_eq!(
+        demoted.iter().filter(|d| d.1 == Cause::Budget).count(),
+        2,
+        "{demoted:?}"
+    );
     let left: Vec<String> = g
         .working_set(id)
         .await
@@ -330,6 +359,25 @@ async fn a_token_budget_trims_never_called_tools_oldest_first_and_spares_a_used_
     assert_eq!(summary.tokens, budget, "the set fits its budget exactly");
     let html = s.browser.get("/agents/bot").await.text().await.unwrap();
     assert!(html.contains("over the token budget"), "History says why");
+
+    // the Agents list's Edit (no budget field) leaves the budget; the agent page's form
+    // with the field left empty clears it, hydrated and without JavaScript
+    let mut form = vec![
+        ("agent", "bot"),
+        ("name", "bot"),
+        ("cap", "20"),
+        ("window", "21"),
+    ];
+    let r = s.browser.call("edit_agent", &form).await;
+    assert!(r.status().is_success());
+    assert_eq!(g.agent(id).await.unwrap().token_budget, Some(budget));
+    form.extend([("token_budget", ""), ("budget_field", "yes")]);
+    let r = s
+        .browser
+        .post_form("edit_agent", "/agents/bot", &form)
+        .await;
+    assert!(r.status().is_redirection());
+    assert_eq!(g.agent(id).await.unwrap().token_budget, None, "cleared");
     client.cancel().await.unwrap();
     s.app.stop().await;
 }
@@ -400,6 +448,7 @@ async fn long_descriptions_and_answers_are_cut_to_what_clients_take() {
         "info": {"title": "Bulk", "version": "1"},
         "paths": {
             "/words": {"get": {"operationId": "getWords", "summary": "Get many words.",
+                "parameters": [{"name": "limit", "in": "query", "schema": {"type": "integer"}}],
                 "responses": {"200": {"description": "text"}}}},
             "/anything/report": {"post": {"operationId": "sendReport", "description": long,
                 "requestBody": {"required": true, "content": {"application/json": {"schema": {
@@ -464,6 +513,11 @@ async fn long_descriptions_and_answers_are_cut_to_what_clients_take() {
         "{}",
         &t[t.len() - 400..]
     );
+    assert!(
+        t.ends_with("[to get the rest in smaller parts, this tool takes: limit]"),
+        "the inputs that page: {}",
+        &t[t.len() - 200..]
+    );
     // the session goes on
     let r = call(&client, "find_tool", json!({"query": "get words"})).await;
     assert!(r.is_error != Some(true));
@@ -521,7 +575,7 @@ async fn a_harness_with_130_promoted_tools_gets_the_warning() {
     let sc = r.structured_content.clone().unwrap();
     let w = sc["clientWarning"].as_str().expect("a warning");
     assert!(
-        w.starts_with("Its tool list holds 136 tools, 8 over the limit: VS Code (Copilot) sends at most 128 tools"),
+        w.starts_with("Your tool list holds 136 tools, 8 over the limit: VS Code (Copilot) sends at most 128 tools"),
         "{w}"
     );
     assert!(text(&r).contains(w));
@@ -533,7 +587,12 @@ async fn a_harness_with_130_promoted_tools_gets_the_warning() {
         .json()
         .await
         .unwrap();
-    assert_eq!(page["client_warning"], json!(w));
+    let pw = page["client_warning"].as_str().expect("the page warns");
+    assert!(
+        pw.starts_with("Its tool list holds 136 tools, 8 over the limit")
+            && pw.contains("or lower the cap"),
+        "{pw}"
+    );
     // demoting back under the margin ends the warning
     for n in &names[100..130] {
         app.graft

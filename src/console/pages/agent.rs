@@ -154,7 +154,7 @@ pub fn AgentPage() -> impl IntoView {
                         </section>
                         <section class="card" id="tokens">
                             <h2>"Working-set tokens"</h2>
-                            <p class="muted">"What the agent's tool list costs its model's context, each tool counted at its current version."</p>
+                            <p class="muted">{format!("What the agent's working set costs its model's context, each tool counted at its current version. Graft's own {} tools add {} to every agent's list; the token budget counts the working set only.", crate::clients::OWN_TOOLS, crate::numbers::tokens(crate::clients::OWN_TOOLS_TOKENS))}</p>
                             <SizeChart sizes=d.token_steps.clone() now cap=a.token_budget what="Working-set tokens" limit_label="budget"/>
                         </section>
                         <section class="card" hidden=removed_at.is_some() id="settings">
@@ -172,7 +172,8 @@ pub fn AgentPage() -> impl IntoView {
                                 <FieldError err=edit_err field="cap"/>
                                 <label>"Idle window (1–3650 days)"<input name="window" type="number" min="1" max="3650" value=a.idle_window_days.to_string()/></label>
                                 <FieldError err=edit_err field="window"/>
-                                <label>"Token budget (1,000–500,000 tokens; empty for none)"
+                                <input type="hidden" name="budget_field" value="yes"/>
+                                <label>"Token budget for its working set (1,000–500,000 tokens; empty for none)"
                                     <input name="token_budget" inputmode="numeric" placeholder="none" value=a.token_budget.map(|b| b.to_string()).unwrap_or_default()/>
                                 </label>
                                 <FieldError err=edit_err field="token_budget"/>

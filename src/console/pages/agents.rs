@@ -91,10 +91,11 @@ pub(crate) fn agents_table(
             };
             view! { <p class="error" role="alert">{text}</p> }
         })}
-        <DataTable head=view! { <th>"Name"</th><th>"Harness"</th><th>"Working set"</th><th>"Idle window"</th><th>"Last seen"</th><th>"Edit"</th> }.into_any()>
+        <DataTable head=view! { <th>"Name"</th><th>"Harness"</th><th>"Working set"</th><th>"Tokens"</th><th>"Idle window"</th><th>"Last seen"</th><th>"Edit"</th> }.into_any()>
                     {d.agents.into_iter().map(|a| {
                         let href = format!("/agents/{}", segment(&a.name));
                         let over = a.size > a.cap;
+                        let over_budget = a.token_budget.is_some_and(|b| a.tokens > b);
                         let (n1, n2, n3) = (a.name.clone(), a.name.clone(), a.name.clone());
                         view! {
                             <tr data-agent=n1>
@@ -105,6 +106,10 @@ pub(crate) fn agents_table(
                                 }}</td>
                                 <td data-label="Harness">{a.harness.as_deref().map(harness_in_words).unwrap_or_else(|| "—".into())}</td>
                                 <td class:over=over class="num" data-label="Working set">{format!("{} / {}", a.size, a.cap)}</td>
+                                <td class:over=over_budget class="num tokens" data-label="Tokens">{match a.token_budget {
+                                    Some(b) => format!("{} / {}", crate::numbers::grouped(a.tokens), crate::numbers::grouped(b)),
+                                    None => crate::numbers::grouped(a.tokens),
+                                }}</td>
                                 <td class="num" data-label="Idle window">{count(a.idle_window_days, "day")}</td>
                                 <td data-label="Last seen">{match a.last_seen_at {
                                     Some(t) => view! { <When at=t now/> }.into_any(),

@@ -361,8 +361,10 @@ pub async fn add_agent(
 }
 
 /// Changes an agent's name, cap, idle window and token budget (SPEC §6 "Name, cap and
-/// idle window"; issue 29.2: empty `token_budget` is none, a form without the field
-/// leaves it); the rule reads them at the next sweep. Nothing is saved when a field is
+/// idle window"; issue 29.2); the rule reads them at the next sweep. The agent page's
+/// form sends `budget_field` = `yes` beside `token_budget`, so that an empty budget
+/// clears it (an empty field arrives as no field at all); a form without `budget_field`
+/// (the Agents list's Edit) leaves the budget as it is. Nothing is saved when a field is
 /// wrong. A new name moves the page to its new address.
 #[server(prefix = "/api", endpoint = "edit_agent")]
 pub async fn edit_agent(
@@ -371,14 +373,16 @@ pub async fn edit_agent(
     cap: String,
     window: String,
     token_budget: Option<String>,
+    budget_field: Option<String>,
 ) -> ConsoleResult<()> {
     with_status(async move {
         let (state, _) = signed_in().await?;
         let (name, cap, window) = check_agent_fields(&name, &cap, &window)?;
-        let budget = token_budget
-            .as_deref()
-            .map(check_budget_field)
-            .transpose()?;
+        let budget = match (token_budget.as_deref(), budget_field.is_some()) {
+            (Some(t), _) => Some(check_budget_field(t)?),
+            (None, true) => Some(None),
+            (None, false) => None,
+        };
         let a = state
             .graft
             .set_agent_settings(&agent, Some(&name), Some(cap), Some(window), budget)
@@ -533,8 +537,11 @@ pub async fn agent(
         let history = g.history(a.id, PER_PAGE, (page - 1) * PER_PAGE).await?;
         let preview =
             crate::service::Graft::sweep_preview(&a, &entries, state.next_sweep_at().max(now));
-        let client_warning =
-            crate::console::words::client_limit_warning(a.harness.as_deref(), entries.len() as i64);
+        let client_warning = crate::console::words::client_limit_warning(
+            a.harness.as_deref(),
+            entries.len() as i64,
+            crate::console::words::Reader::Person,
+        );
         // an unknown outcome (a stale or mistyped link) shows every call
         let outcome = outcome
             .as_deref()
