@@ -102,7 +102,7 @@ test('edit the cap: 0 and 501 are refused at the field, 30 is saved', async ({ p
   await row.getByRole('button', { name: 'Save' }).click();
   await expect(page.locator(`tr[data-agent="${name}"] td`).nth(2)).toHaveText('0 / 150');
   await goto(page, testInfo, `/agents/${name}`);
-  await expect(page.locator('#settings .warning')).toContainText('Above 128 tools');
+  await expect(page.locator('#settings .warning')).toContainText('Above 122 tools');
 });
 
 test('a token budget: 0 and 500,001 are refused at the field, 5,000 is saved (issue 29)', async ({ page }, testInfo) => {

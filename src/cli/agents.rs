@@ -132,6 +132,26 @@ fn set_in_words(size: i64, cap: i64, tokens: i64, budget: Option<i64>) -> String
     )
 }
 
+/// A `--harness` value: one the console offers (its value or its label, any case), or
+/// `none`. Errors: the values there are.
+fn harness_arg(s: &str) -> anyhow::Result<Option<&'static str>> {
+    use crate::console::words::HARNESSES;
+    if s.eq_ignore_ascii_case("none") {
+        return Ok(None);
+    }
+    HARNESSES
+        .iter()
+        .find(|(v, l)| v.eq_ignore_ascii_case(s.trim()) || l.eq_ignore_ascii_case(s.trim()))
+        .map(|(v, _)| Some(*v))
+        .ok_or_else(|| {
+            let values: Vec<&str> = HARNESSES.iter().map(|(v, _)| *v).collect();
+            anyhow::anyhow!(
+                "unknown harness {s:?}: use one of {}, or none",
+                values.join(", ")
+            )
+        })
+}
+
 /// A `--token-budget` value: tokens, or `none` to clear the budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BudgetArg(pub Option<i64>);
@@ -383,11 +403,9 @@ pub(super) async fn agent(graft: &Graft, command: AgentCommand) -> anyhow::Resul
             token_budget,
             harness,
         } => {
-            if let Some(h) = &harness {
-                let h = (!h.eq_ignore_ascii_case("none")).then_some(h.as_str());
-                graft.set_agent_harness(&name, h).await?;
-            }
-            let a = graft
+            // checked before anything is written
+            let harness = harness.as_deref().map(harness_arg).transpose()?;
+            let mut a = graft
                 .set_agent_settings(
                     &name,
                     new_name.as_deref(),
@@ -396,12 +414,20 @@ pub(super) async fn agent(graft: &Graft, command: AgentCommand) -> anyhow::Resul
                     token_budget.map(|b| b.0),
                 )
                 .await?;
+            if let Some(h) = harness {
+                a = graft.set_agent_harness(&a.name, h).await?;
+            }
             let budget = a
                 .token_budget
                 .map(|b| format!("token budget {}", crate::console::words::tokens(b)))
                 .unwrap_or_else(|| "no token budget".into());
+            let client = a
+                .harness
+                .as_deref()
+                .map(|h| format!(", harness {}", crate::console::words::harness_in_words(h)))
+                .unwrap_or_default();
             println!(
-                "Agent {}: cap {}, idle window {}, {budget}. The rule applies them at the next sweep.",
+                "Agent {}: cap {}, idle window {}, {budget}{client}. The rule applies them at the next sweep.",
                 a.name,
                 a.cap,
                 crate::console::words::count(a.idle_window_days, "day")
@@ -450,4 +476,18 @@ pub(super) async fn agent(graft: &Graft, command: AgentCommand) -> anyhow::Resul
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn harnesses_are_read_by_value_or_label_in_any_case() {
+        assert_eq!(harness_arg("VS Code").unwrap(), Some("vscode"));
+        assert_eq!(harness_arg("CURSOR").unwrap(), Some("cursor"));
+        assert_eq!(harness_arg("none").unwrap(), None);
+        let e = harness_arg("VSCodeX").unwrap_err().to_string();
+        assert!(e.contains("use one of claude-code, cursor, vscode"), "{e}");
+    }
 }

@@ -167,17 +167,18 @@ pub fn tokens(definition: &Definition) -> i64 {
     count(&serde_json::to_string(definition).unwrap_or_default())
 }
 
-/// `text` cut to at most `max` tokens (o200k_base) at a character boundary, with the
-/// number of tokens the whole text has; `None` when it fits.
-pub fn cut_to_tokens(text: &str, max: usize) -> Option<(String, usize)> {
+/// `text` cut to at most `keep` tokens (o200k_base) at a character boundary when it
+/// has more than `over`, with the number of tokens the whole text has; `None` when it
+/// has `over` or fewer.
+pub fn cut_to_tokens(text: &str, over: usize, keep: usize) -> Option<(String, usize)> {
     let bpe = tiktoken_rs::o200k_base_singleton();
     let tokens = bpe.encode_ordinary(text);
-    if tokens.len() <= max {
+    if tokens.len() <= over {
         return None;
     }
     // the tokens of an ordinary encoding are the text's bytes in order
     let mut end = bpe
-        .decode_bytes(&tokens[..max])
+        .decode_bytes(&tokens[..keep.min(tokens.len())])
         .map_or(0, |b| b.len())
         .min(text.len());
     while !text.is_char_boundary(end) {
@@ -284,8 +285,8 @@ mod tests {
     fn a_text_is_cut_to_its_token_budget_at_a_character() {
         let text = "Ünïcödé words and more words, ".repeat(400);
         let total = count(&text) as usize;
-        assert!(cut_to_tokens(&text, total).is_none());
-        let (cut, all) = cut_to_tokens(&text, 500).unwrap();
+        assert!(cut_to_tokens(&text, total, 500).is_none());
+        let (cut, all) = cut_to_tokens(&text, total - 1, 500).unwrap();
         assert_eq!(all, total);
         assert!(count(&cut) <= 500 && count(&cut) >= 490, "{}", count(&cut));
         assert!(text.starts_with(&cut));

@@ -282,12 +282,9 @@ pub fn within_budget(mut r: CallToolResult, budget: usize, tokens: usize) -> Cal
         .filter(|c| c.as_text().is_none())
         .collect();
     let (text, _) = crate::service::answer::cut_text(&texts.join("\n"), room);
-    let text = crate::service::answer::cut_to_token_budget(
-        &text,
-        tokens.saturating_sub(fixed_tokens + 16),
-        tokens,
-    )
-    .map_or(text, |(t, _)| t);
+    let edge_room = tokens.saturating_sub(fixed_tokens + 16);
+    let text = crate::service::answer::cut_to_token_budget(&text, edge_room, edge_room, tokens)
+        .map_or(text, |(t, _)| t);
     content.insert(0, ContentBlock::text(text));
     r.content = content;
     r

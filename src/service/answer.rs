@@ -157,15 +157,22 @@ pub fn cut_text(text: &str, budget: usize) -> (String, bool) {
     (format!("{}{note}", &text[..end]), true)
 }
 
-/// Tokens of the result budget kept for what a run adds to a rendered body: the status
-/// line, the headers that matter, the paging hint.
+/// Tokens of the result budget kept, when an answer is cut, for what a run adds to it:
+/// the status line, the headers that matter, the paging hint (a tenth of a small
+/// budget). An answer within the budget is never cut for them.
 const HEADER_ROOM_TOKENS: usize = 1000;
 
-/// `text` cut to `room` tokens (o200k_base) with a note of what was cut and how to ask
-/// for less, naming the result token budget `budget` (issue 29.4), or `None` when it
-/// fits. The note keeps the whole within `room`. The bool is always `true` (cut).
-pub fn cut_to_token_budget(text: &str, room: usize, budget: usize) -> Option<(String, bool)> {
-    let (kept, total) = crate::domain::served::cut_to_tokens(text, room.saturating_sub(120))?;
+/// `text`, when it has more than `over` tokens (o200k_base), cut to `room` tokens with a
+/// note of what was cut and how to ask for less, naming the result token budget
+/// `budget` (issue 29.4); `None` when it has `over` or fewer. The note keeps the whole
+/// within `room`. The bool is always `true` (cut).
+pub fn cut_to_token_budget(
+    text: &str,
+    over: usize,
+    room: usize,
+    budget: usize,
+) -> Option<(String, bool)> {
+    let (kept, total) = crate::domain::served::cut_to_tokens(text, over, room.saturating_sub(120))?;
     let chars = text.chars().count();
     let shown = kept.chars().count();
     let note = format!(
@@ -365,11 +372,11 @@ pub fn render(
         let text_len = escaped_len(&text);
         let tokens = limits.result_token_budget;
         // room for the status line and the headers the run adds to the text
-        let room = tokens.saturating_sub(HEADER_ROOM_TOKENS);
+        let room = tokens.saturating_sub(HEADER_ROOM_TOKENS.min(tokens / 10));
         if text_len > budget {
             // the token budget first (it keeps less), else the byte budget
-            let (mut text, cut) =
-                cut_to_token_budget(&text, room, tokens).unwrap_or_else(|| cut_text(&text, budget));
+            let (mut text, cut) = cut_to_token_budget(&text, tokens, room, tokens)
+                .unwrap_or_else(|| cut_text(&text, budget));
             if truncated {
                 text.push_str(&format!(
                     " [the vendor's answer was also over the response cap of {cap} bytes]"
@@ -392,8 +399,8 @@ pub fn render(
         }
         // the token budget (issue 29.4); a token is at least one byte, so a text shorter
         // in bytes than the budget in tokens is never counted
-        if text_len * 2 > room {
-            if let Some((text, cut)) = cut_to_token_budget(&text, room, tokens) {
+        if text_len > tokens {
+            if let Some((text, cut)) = cut_to_token_budget(&text, tokens, room, tokens) {
                 return Rendered {
                     text,
                     structured: None,
@@ -403,7 +410,7 @@ pub fn render(
             }
             if let Some(v) = &structured {
                 let both = format!("{text}{}", serde_json::to_string(v).unwrap_or_default());
-                if both.len() > room && crate::domain::served::count(&both) > room as i64 {
+                if both.len() > tokens && crate::domain::served::count(&both) > tokens as i64 {
                     structured = None;
                 }
             }

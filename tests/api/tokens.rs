@@ -518,6 +518,16 @@ async fn long_descriptions_and_answers_are_cut_to_what_clients_take() {
         "the inputs that page: {}",
         &t[t.len() - 200..]
     );
+    // an answer just within the budget is never cut for the room a cut keeps
+    let n = (1..100_000)
+        .step_by(250)
+        .take_while(|n| o200k(&vendor::words_text(*n)) < 24_500)
+        .last()
+        .unwrap();
+    let within = o200k(&vendor::words_text(n));
+    assert!(within > 23_000, "{within}");
+    let r = call(&client, "bulk__get_words", json!({"limit": n})).await;
+    assert!(!text(&r).contains("[cut:"), "{within} tokens were cut");
     // the session goes on
     let r = call(&client, "find_tool", json!({"query": "get words"})).await;
     assert!(r.is_error != Some(true));

@@ -142,14 +142,24 @@ async fn delay(Path(secs): Path<u64>) -> Response {
     Json(json!({"slept": secs})).into_response()
 }
 
-/// About 200,000 o200k_base tokens of plain text (`w0 w1 w2 …`, 100,000 words): an
-/// answer over the result token budget (issue 29.4).
-async fn words() -> Response {
-    let mut text = String::with_capacity(700_000);
-    for i in 0..100_000 {
+/// Plain text of `limit` words (default 100,000: about 200,000 o200k_base tokens, an
+/// answer over the result token budget, issue 29.4), as [`words_text`] writes them.
+async fn words(uri: Uri) -> Response {
+    let n = uri
+        .query()
+        .and_then(|q| q.strip_prefix("limit="))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(100_000);
+    ([("content-type", "text/plain")], words_text(n)).into_response()
+}
+
+/// `w0 w1 w2 …`, `n` words.
+pub fn words_text(n: usize) -> String {
+    let mut text = String::with_capacity(n * 7);
+    for i in 0..n {
         text.push_str(&format!("w{i} "));
     }
-    ([("content-type", "text/plain")], text).into_response()
+    text
 }
 
 async fn big() -> Response {

@@ -474,8 +474,8 @@ pub(crate) fn calls_pager(d: &AgentData) -> impl IntoView {
 
 /// Client-side limits of tools per request (CLIENTS.md): a warning, not a refusal.
 pub(crate) fn cap_warning(cap: i64) -> Option<&'static str> {
-    if cap > 128 {
-        Some("Above 128 tools, VS Code and OpenAI models refuse the request; keep the cap at 128 or less for those clients.")
+    if cap > 128 - crate::clients::OWN_TOOLS {
+        Some("Above 122 tools (128 with Graft's own 6), VS Code and OpenAI models refuse the request; keep the cap at 122 or less for those clients.")
     } else if cap > 40 {
         Some("Above 40 tools, Cursor's tool choice degrades.")
     } else {

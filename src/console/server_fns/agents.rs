@@ -273,7 +273,7 @@ pub(crate) fn check_agent_fields(
     Ok((name, cap, window))
 }
 
-/// Reads the token budget field (issue 29.2): empty is no budget; commas and spaces
+/// Reads the token budget field (issue 29.2): empty or `none` is no budget; commas and spaces
 /// between digits are allowed. Errors: at `token_budget` (not a number, out of
 /// 1,000..=500,000).
 #[cfg(feature = "ssr")]
@@ -282,7 +282,7 @@ pub(crate) fn check_budget_field(text: &str) -> ConsoleResult<Option<i64>> {
         .chars()
         .filter(|c| !matches!(c, ',' | ' ' | '_'))
         .collect();
-    if t.is_empty() {
+    if t.is_empty() || t.eq_ignore_ascii_case("none") {
         return Ok(None);
     }
     let n = number("token_budget", "token budget", &t)?;
