@@ -16,10 +16,10 @@ seconds=${2:-60}
 # every build of graft from another checkout or with other flags leaves another copy of
 # its artifacts in the fuzz build cache (54 GB after some weeks on one machine; the five
 # smoke-run targets of one checkout take about 8): build without incremental state, and start
-# the cache afresh before a run once it passes 30 GiB (a rebuild takes minutes)
+# the cache afresh before a run once it passes 16 GiB (a rebuild takes minutes)
 if [ -z "${FUZZ_CACHE_CHECKED:-}" ] && [ -d "$CACHE/fuzz-target" ] &&
-  [ "$(du -sk "$CACHE/fuzz-target" | cut -f1)" -gt $((30 * 1024 * 1024)) ]; then
-  echo "==> the fuzz build cache passed 30 GiB: starting it afresh"
+  [ "$(du -sk "$CACHE/fuzz-target" | cut -f1)" -gt $((16 * 1024 * 1024)) ]; then
+  echo "==> the fuzz build cache passed 16 GiB: starting it afresh"
   rm -rf "$CACHE/fuzz-target"
 fi
 export FUZZ_CACHE_CHECKED=1
