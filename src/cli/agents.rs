@@ -231,10 +231,11 @@ async fn show(graft: &Graft, name: &str) -> anyhow::Result<()> {
     );
     let view = graft.working_set_view(a.id).await?;
     let total: i64 = view.iter().map(|e| e.entry.tool.tokens.unwrap_or(0)).sum();
-    println!(
-        "W{}.",
-        set_in_words(view.len() as i64, a.cap, total, a.token_budget).trim_start_matches('w')
-    );
+    let words = set_in_words(view.len() as i64, a.cap, total, a.token_budget);
+    // a sentence of its own: its first letter in upper case
+    let mut letters = words.chars();
+    let first = letters.next().map(|c| c.to_uppercase().to_string());
+    println!("{}{}.", first.unwrap_or_default(), letters.as_str());
     for e in &view {
         let t = &e.entry.tool;
         println!(

@@ -8,39 +8,36 @@ use crate::domain::served::{self, Served};
 /// Versions counted per round (one read, one transaction).
 const PER_ROUND: i64 = 500;
 
+/// The served definition of a row that carries a tool version's fields (`vendor`,
+/// `name`, `title`, `description`, `input_schema`, `output_schema` and the four hints):
+/// one literal for [`db::ToolRow`] and [`db::UncountedVersion`].
+macro_rules! served_of {
+    ($t:expr) => {{
+        let t = $t;
+        Served {
+            vendor: &t.vendor,
+            name: &t.name,
+            title: t.title.as_deref(),
+            description: &t.description,
+            input_schema: &t.input_schema,
+            output_schema: t.output_schema.as_deref(),
+            hints: [
+                t.read_only_hint,
+                t.destructive_hint,
+                t.idempotent_hint,
+                t.open_world_hint,
+            ],
+        }
+    }};
+}
+
 /// The served fields of a tool's current version.
 pub fn served(t: &db::ToolRow) -> Served<'_> {
-    Served {
-        vendor: &t.vendor,
-        name: &t.name,
-        title: t.title.as_deref(),
-        description: &t.description,
-        input_schema: &t.input_schema,
-        output_schema: t.output_schema.as_deref(),
-        hints: [
-            t.read_only_hint,
-            t.destructive_hint,
-            t.idempotent_hint,
-            t.open_world_hint,
-        ],
-    }
+    served_of!(t)
 }
 
 fn served_uncounted(v: &db::UncountedVersion) -> Served<'_> {
-    Served {
-        vendor: &v.vendor,
-        name: &v.name,
-        title: v.title.as_deref(),
-        description: &v.description,
-        input_schema: &v.input_schema,
-        output_schema: v.output_schema.as_deref(),
-        hints: [
-            v.read_only_hint,
-            v.destructive_hint,
-            v.idempotent_hint,
-            v.open_world_hint,
-        ],
-    }
+    served_of!(v)
 }
 
 impl Graft {
