@@ -6,6 +6,8 @@
 //!   (a 2025-11-25 session; 2026-07-28 stateless), 1 session sequential and 8 at once;
 //! - the same through the official TypeScript SDK server (`benches/anchor/server.mjs`,
 //!   what a user would write instead), when Node and the SDK are here;
+//! - the same `tools/call` on a second `graft serve` of the same data with
+//!   `GRAFT_METRICS=off`: what the Prometheus metrics cost (issue 30.1);
 //! - Graft's `find_tool` over 10,000+ tools, `tools/list` of a 500-tool working set
 //!   next to a GET of the very same bytes from a static axum server read and parsed the
 //!   same way (the transfer-and-parse floor of a body that size),
@@ -319,6 +321,8 @@ fn main() {
     let (graft_proc, graft_base) = spawn_graft(data.path());
     let graft_url = format!("{graft_base}/mcp");
     eprintln!("graft serve: pid {}", graft_proc.0.id());
+    let (off_proc, off_base) = support::spawn_graft_with(data.path(), &[("GRAFT_METRICS", "off")]);
+    eprintln!("graft serve, metrics off: pid {}", off_proc.0.id());
     let anchor = spawn_anchor(&vendor);
     // GRAFT_BENCH_ONLY=words: only the series whose name contains them (profiling)
     let only = std::env::var("GRAFT_BENCH_ONLY").ok();
@@ -328,6 +332,8 @@ fn main() {
         let direct = reqwest::Client::builder().pool_max_idle_per_host(1).build().unwrap();
         let mut legacy = Mcp::new(&graft_url, Some(&token), "2025-11-25");
         legacy.open().await;
+        let mut metrics_off = Mcp::new(&format!("{off_base}/mcp"), Some(&token), "2025-11-25");
+        metrics_off.open().await;
         let modern = Mcp::new(&graft_url, Some(&token), "2026-07-28");
         let ts = match &anchor {
             Some((_, url)) => {
@@ -343,6 +349,7 @@ fn main() {
         for _ in 0..3 {
             direct.get(format!("{vendor}/items/1")).send().await.unwrap().text().await.unwrap();
             legacy.call("echo__get_item", json!({"id": 1})).await;
+            metrics_off.call("echo__get_item", json!({"id": 1})).await;
             modern.call("echo__get_item", json!({"id": 1})).await;
             if let Some(t) = &ts {
                 t.call("echo__get_item", json!({"id": 1})).await;
@@ -390,6 +397,8 @@ fn main() {
             if run("tools/call") {
             let s = sequential(calls, |i| legacy.call("echo__get_item", json!({"id": i})).map_unit()).await;
             add("Graft tools/call, 2025-11-25 session", s, None);
+            let s = sequential(calls, |i| metrics_off.call("echo__get_item", json!({"id": i})).map_unit()).await;
+            add("Graft tools/call, 2025 session, GRAFT_METRICS=off", s, None);
             let s = sequential(calls, |i| modern.call("echo__get_item", json!({"id": i})).map_unit()).await;
             add("Graft tools/call, 2026-07-28 stateless", s, None);
             }
@@ -482,6 +491,17 @@ fn main() {
                 s.pct(0.99),
                 rate,
                 s.pct(0.5) / floor
+            );
+        }
+        let p50 = |name: &str| series.iter().find(|s| s.name == name).map(|s| s.pct(0.5));
+        if let (Some(on), Some(off)) = (
+            p50("Graft tools/call, 2025-11-25 session"),
+            p50("Graft tools/call, 2025 session, GRAFT_METRICS=off"),
+        ) {
+            println!(
+                "metrics' cost on tools/call: p50 with metrics / without = {:.3} ({:+.1}%)",
+                on / off,
+                (on / off - 1.0) * 100.0
             );
         }
         println!("({rounds} interleaved rounds, {calls} sequential calls per series and round; release build: {})", !cfg!(debug_assertions));

@@ -49,8 +49,12 @@ pub struct Settings {
     /// `GRAFT_HEADER_TIMEOUT` (10s): what the port accepts (security review 32.2).
     pub connection_limits: ConnectionLimits,
     /// `GRAFT_METRICS_TOKEN`: a bearer token that opens what an operator reads
-    /// (`/healthz`'s toolbox size and stream count); without it they are not shown.
+    /// (`/metrics`, and `/healthz`'s toolbox size and stream count); without it
+    /// `/metrics` answers loopback clients only and `/healthz` shows neither.
     pub metrics_token: Option<String>,
+    /// `GRAFT_METRICS` (`on`, the default, or `off`): whether this server counts its
+    /// Prometheus metrics and serves `/metrics` (issue 30.1).
+    pub metrics: bool,
     /// What one agent may make Graft do (`GRAFT_AGENT_*`, `GRAFT_CALLS_RETENTION_DAYS`;
     /// security review 32.8).
     pub quotas: crate::service::quota::Quotas,
@@ -212,6 +216,17 @@ impl Settings {
             metrics_token: std::env::var("GRAFT_METRICS_TOKEN")
                 .ok()
                 .filter(|t| !t.trim().is_empty()),
+            metrics: match std::env::var("GRAFT_METRICS")
+                .ok()
+                .as_deref()
+                .map(str::trim)
+            {
+                None | Some("" | "on") => true,
+                Some("off") => false,
+                Some(other) => {
+                    return Err(format!("GRAFT_METRICS must be on or off (got {other:?})"))
+                }
+            },
             connection_limits,
             embedding_model,
             sweep_interval,

@@ -20,6 +20,8 @@ pub mod domain;
 #[cfg(feature = "ssr")]
 pub mod mcp;
 #[cfg(feature = "ssr")]
+pub mod metrics;
+#[cfg(feature = "ssr")]
 pub mod proxy;
 #[cfg(feature = "ssr")]
 pub mod semantic;

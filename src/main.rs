@@ -15,14 +15,36 @@ async fn main() -> std::process::ExitCode {
     let no_rmcp_detail = tracing_subscriber::filter::filter_fn(|meta| {
         !(meta.target().starts_with("rmcp") && *meta.level() > tracing::Level::INFO)
     });
+    // GRAFT_LOG_FORMAT=json: one JSON object per line (timestamp, level, target, the
+    // event's fields flattened, the current span) for log shippers (issue 30.3)
+    let json = match std::env::var("GRAFT_LOG_FORMAT")
+        .ok()
+        .as_deref()
+        .map(str::trim)
+    {
+        None | Some("" | "text") => false,
+        Some("json") => true,
+        Some(other) => {
+            eprintln!("error: GRAFT_LOG_FORMAT must be text or json (got {other:?})");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let layer = if json {
+        tracing_subscriber::fmt::layer()
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .with_span_list(false)
+            .with_writer(std::io::stderr)
+            .boxed()
+    } else {
+        tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .boxed()
+    };
     tracing_subscriber::registry()
-        .with(
-            tracing_subscriber::fmt::layer()
-                .with_writer(std::io::stderr)
-                .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-                .with_filter(filter)
-                .with_filter(no_rmcp_detail),
-        )
+        .with(layer.with_filter(filter).with_filter(no_rmcp_detail))
         .init();
     let cli = graft::cli::Cli::parse();
     match graft::cli::run(cli).await {

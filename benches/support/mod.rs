@@ -170,8 +170,15 @@ pub const METRICS_TOKEN: &str = "bench-metrics-token";
 /// the process and its base URL (`http://127.0.0.1:PORT`). The environment is inherited
 /// (`GRAFT_EMBEDDING_MODEL`, `RUST_LOG`); the sweep runs hourly.
 pub fn spawn_graft(data: &Path) -> (Proc, String) {
+    spawn_graft_with(data, &[])
+}
+
+/// [`spawn_graft`] with more environment variables (`(name, value)`), e.g.
+/// `GRAFT_METRICS=off` for the metrics' cost.
+pub fn spawn_graft_with(data: &Path, env: &[(&str, &str)]) -> (Proc, String) {
     let port = free_port();
     let mut child = Command::new(env!("CARGO_BIN_EXE_graft"))
+        .envs(env.iter().copied())
         .args(["--data-dir", &data.display().to_string(), "serve", "--addr"])
         .arg(format!("127.0.0.1:{port}"))
         .env(

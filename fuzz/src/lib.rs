@@ -103,6 +103,7 @@ fn build_world() -> World {
             embedding_model: None,
             connection_limits: Default::default(),
             metrics_token: None,
+            metrics: true,
             quotas: Default::default(),
             trusted_proxies: vec![],
         };

@@ -58,6 +58,15 @@ pub async fn insert_agent(
     .await)
 }
 
+/// How many agents exist that were not removed (the `/metrics` gauge, issue 30.1).
+pub async fn count_agents(pool: &Pool) -> DbResult<i64> {
+    on_db!(pool, |e| sqlx::query_scalar(
+        "SELECT COUNT(*) FROM agents WHERE removed_at IS NULL"
+    )
+    .fetch_one(e)
+    .await)
+}
+
 /// Every agent, by name.
 pub async fn select_agents(pool: &Pool) -> DbResult<Vec<AgentRow>> {
     on_db!(pool, |e| sqlx::query_as(&format!(

@@ -248,7 +248,10 @@ pub fn within_budget(mut r: CallToolResult, budget: usize, tokens: usize) -> Cal
             crate::domain::served::count(&seen) as usize
         }
     };
-    if size(&r) <= budget && token_count(&r) <= tokens {
+    // the serialized result holds every byte the model reads (and more), so a result
+    // whose JSON fits the token budget in bytes is not counted at all
+    let whole = size(&r);
+    if whole <= budget && (whole <= tokens || token_count(&r) <= tokens) {
         return r;
     }
     r.structured_content = match r.structured_content.take() {
@@ -519,6 +522,30 @@ impl ServerHandler for GraftMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // a result with isError is a JSON-RPC success: the /mcp edge's metrics learn of
+        // it here (issue 30.1)
+        let note = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|p| p.extensions.get::<crate::metrics::OperationNote>())
+            .cloned();
+        let result = self.call_tool_result(request, context).await?;
+        if let (Some(note), Some(true)) = (note, result.is_error) {
+            note.set_error("tool_error");
+        }
+        Ok(result.into())
+    }
+}
+
+impl GraftMcp {
+    /// tools/call (MCP 2025-11-25 server/tools): a meta-tool, or a promoted tool run
+    /// through the service; a tool that is not promoted answers `not_promoted`.
+    /// Errors: an unknown tool name (invalid params), internal faults.
+    async fn call_tool_result(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
         let _in_flight = self.inflight.enter();
         let agent = agent_of(&context.extensions)?;
         let actor = Actor::Agent(agent.id);
@@ -528,7 +555,7 @@ impl ServerHandler for GraftMcp {
         let (budget, tokens) = (limits.result_budget, limits.result_token_budget);
         if meta::offered(name) {
             let r = meta::call(&self.graft, &actor, agent.id, name, args, &context.ct).await;
-            return Ok(within_budget(r, budget, tokens).into());
+            return Ok(within_budget(r, budget, tokens));
         }
         let Some((vendor, tool)) = crate::domain::names::split_qualified(name) else {
             return Err(ErrorData::invalid_params(
@@ -546,7 +573,7 @@ impl ServerHandler for GraftMcp {
             .await
         {
             Ok(ToolCall::Ran(answer)) => {
-                Ok(within_budget(meta::run_result(answer), budget, tokens).into())
+                Ok(within_budget(meta::run_result(answer), budget, tokens))
             }
             Ok(ToolCall::NotPromoted) => {
                 let hint = if meta::offered("run_tool") {
@@ -558,8 +585,7 @@ impl ServerHandler for GraftMcp {
                     "not_promoted",
                     &format!("{name} is in the toolbox but not in your working set: call promote {{vendor: \"{vendor}\", name: \"{tool}\"}}{hint}"),
                     json!({"vendor": vendor, "name": tool}),
-                ), budget, tokens)
-                .into())
+                ), budget, tokens))
             }
             Err(crate::service::ServiceError::ToolNotFound(_)) => Err(ErrorData::invalid_params(
                 format!(

@@ -1,11 +1,13 @@
 //! `GET /healthz`: up or not for anyone; details (database, search mode, counts) only
-//! with the metrics token (security review 32).
+//! with the metrics token (security review 32). `GET /metrics`: Prometheus metrics
+//! (issue 30.1), for the metrics token, or for loopback clients when none is set.
 
 use super::auth;
 use crate::service::Graft;
 use axum::extract::State;
 use axum::response::IntoResponse;
 use axum::Json;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::json;
 use std::sync::Arc;
 
@@ -16,6 +18,76 @@ pub(crate) struct HealthState {
     pub(crate) graft: Graft,
     /// `GRAFT_METRICS_TOKEN`.
     pub(crate) metrics_token: Option<Arc<str>>,
+    /// The MCP sessions (2025 era), counted at each scrape.
+    pub(crate) sessions: Arc<LocalSessionManager>,
+    /// `GRAFT_TRUSTED_PROXIES`: a request through one of them is not a loopback client.
+    pub(crate) trusted_proxies: Arc<Vec<std::net::IpAddr>>,
+}
+
+/// `GET /metrics` (issue 30.1): this server's metrics in the OpenMetrics text format
+/// ([`crate::metrics::CONTENT_TYPE`]), the gauges read at the scrape.
+///
+/// Who may scrape: with `GRAFT_METRICS_TOKEN` set, a request with `Authorization: Bearer
+/// <token>` (else 401 with `WWW-Authenticate: Bearer`); without it, a client on loopback
+/// that is not a trusted reverse proxy (else 403 saying to set the token). With
+/// `GRAFT_METRICS=off`, 404. A database that fails the gauges' counts gives 503.
+pub(crate) async fn metrics(
+    State(state): State<HealthState>,
+    req: axum::extract::Request,
+) -> axum::response::Response {
+    let headers = req.headers();
+    // the accept loop gives every request its peer; a request without one (driven in
+    // process) is no loopback client
+    let peer = req
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0.ip().to_canonical());
+    use http::StatusCode;
+    let graft = &state.graft;
+    if !graft.metrics().enabled() {
+        return (
+            StatusCode::NOT_FOUND,
+            "metrics are off (GRAFT_METRICS=off)\n",
+        )
+            .into_response();
+    }
+    match state.metrics_token.as_deref() {
+        Some(token) if !has_metrics_token(headers, Some(token)) => {
+            return (
+                StatusCode::UNAUTHORIZED,
+                [(http::header::WWW_AUTHENTICATE, "Bearer")],
+                "/metrics needs Authorization: Bearer <GRAFT_METRICS_TOKEN>\n",
+            )
+                .into_response();
+        }
+        Some(_) => {}
+        None => {
+            if !peer.is_some_and(|ip| ip.is_loopback() && !state.trusted_proxies.contains(&ip)) {
+                return (
+                    StatusCode::FORBIDDEN,
+                    "/metrics answers loopback clients only: set GRAFT_METRICS_TOKEN to scrape from another host or through a proxy\n",
+                )
+                    .into_response();
+            }
+        }
+    }
+    let mut gauges = match graft.metric_gauges().await {
+        Ok(g) => g,
+        Err(e) => {
+            tracing::error!(error = ?e, "metrics: the database did not answer the gauges' counts");
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the database is unavailable\n",
+            )
+                .into_response();
+        }
+    };
+    gauges.sessions = state.sessions.sessions.read().await.len() as i64;
+    (
+        [(http::header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)],
+        graft.metrics().encode(gauges),
+    )
+        .into_response()
 }
 
 /// Whether a request carries `Authorization: Bearer <token>` for `token` (compared in

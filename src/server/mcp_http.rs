@@ -2,6 +2,7 @@
 //! one JSON-RPC message, malformed tools/call, CORS for browser clients, and which
 //! origins may call.
 
+use crate::metrics::{Metrics, OperationNote};
 use axum::extract::State;
 use axum::response::IntoResponse;
 use axum::Json;
@@ -29,9 +30,155 @@ pub(crate) fn jsonrpc_error(
 /// deserialize": malformed JSON → -32700 parse error; an array (a batch, removed from
 /// the protocol in 2025-06-18), another JSON value or an object that is no JSON-RPC
 /// message → -32600 invalid request. A body over [`MAX_MCP_BODY`] gets 413.
+///
+/// Each POST whose method could be read is counted in
+/// `mcp_server_operation_duration_seconds` (issue 30.1; OpenTelemetry MCP conventions):
+/// its method, its protocol version (the `MCP-Protocol-Version` header, else
+/// initialize's `protocolVersion`, else `2025-03-26` as MCP says for a missing header),
+/// and its error type: what the handler noted ([`OperationNote`]: `tool_error` for a
+/// tools/call result with `isError`), else the JSON-RPC error code in the answer (a
+/// JSON body, or an event stream's `data:`), else the HTTP status of a failed one. The
+/// time runs until the answer's body ended (2025 sessions answer with an event stream
+/// whose head leaves first); a `subscriptions/listen` stream counts until its head.
 pub(crate) async fn jsonrpc_errors(
+    State(metrics): State<Arc<Metrics>>,
+    mut req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    if !metrics.enabled() {
+        return edge(req, next, &mut None).await;
+    }
+    let started = std::time::Instant::now();
+    let note = OperationNote::default();
+    req.extensions_mut().insert(note.clone());
+    let header_version = req
+        .headers()
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let mut seen = None;
+    let resp = edge(req, next, &mut seen).await;
+    let Some(Seen { method, version }) = seen else {
+        return resp;
+    };
+    let version = header_version
+        .or(version)
+        .unwrap_or_else(|| "2025-03-26".to_string());
+    let listen = method == "subscriptions/listen";
+    let by_status = (!resp.status().is_success()).then(|| resp.status().as_u16().to_string());
+    let record = move |found: Option<String>| {
+        // what the handler noted, else a JSON-RPC error in the answer, else its status
+        let error = note.error().map(str::to_string).or(found).or(by_status);
+        metrics.operation(
+            &method,
+            &version,
+            error.as_deref(),
+            started.elapsed().as_secs_f64(),
+        );
+    };
+    if listen {
+        // a listen stream lasts as long as its client stays: its operation is its opening
+        record(None);
+        return resp;
+    }
+    let (parts, body) = resp.into_parts();
+    axum::response::Response::from_parts(
+        parts,
+        axum::body::Body::new(Timed {
+            inner: body,
+            found: None,
+            record: Some(Box::new(record)),
+        }),
+    )
+}
+
+/// What the edge read of a request: its method and, for initialize, the protocol
+/// version it asks for.
+struct Seen {
+    method: String,
+    version: Option<String>,
+}
+
+/// An answer's body that records its operation once, when the body ended or was
+/// dropped (a client that went away): a 2025 session's answer is an event stream whose
+/// head leaves before the handler ran. Small frames are read for a JSON-RPC error
+/// (a JSON answer, or an event's `data:` lines).
+struct Timed {
+    inner: axum::body::Body,
+    found: Option<String>,
+    record: Option<Box<dyn FnOnce(Option<String>) + Send>>,
+}
+
+impl Timed {
+    fn finish(&mut self) {
+        if let Some(record) = self.record.take() {
+            record(self.found.take());
+        }
+    }
+}
+
+impl Drop for Timed {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+impl http_body::Body for Timed {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        use std::task::Poll;
+        let this = &mut *self;
+        let polled = std::pin::Pin::new(&mut this.inner).poll_frame(cx);
+        match &polled {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref().filter(|d| d.len() <= 4096) {
+                    if this.found.is_none() {
+                        this.found = jsonrpc_error_code(data);
+                    }
+                }
+            }
+            Poll::Ready(None) | Poll::Ready(Some(Err(_))) => this.finish(),
+            Poll::Pending => {}
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// The JSON-RPC error code in `data`: a JSON answer, or the `data:` lines of
+/// server-sent events (each one JSON-RPC message).
+fn jsonrpc_error_code(data: &[u8]) -> Option<String> {
+    let code = |v: serde_json::Value| v.get("error")?.get("code")?.as_i64();
+    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(data) {
+        return code(v).map(|c| c.to_string());
+    }
+    std::str::from_utf8(data)
+        .ok()?
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<serde_json::Value>(d.trim()).ok())
+        .find_map(code)
+        .map(|c| c.to_string())
+}
+
+/// [`jsonrpc_errors`]'s answer; `seen`, when given, gets the method of a JSON-RPC
+/// message that reached rmcp.
+async fn edge(
     req: axum::extract::Request,
     next: axum::middleware::Next,
+    seen: &mut Option<Seen>,
 ) -> axum::response::Response {
     use http::StatusCode;
     let is_json = req
@@ -83,9 +230,21 @@ pub(crate) async fn jsonrpc_errors(
     }
     // a tools/call whose params rmcp cannot read is answered -32601 "method not found"
     // by rmcp; it is a call with invalid params (JSON-RPC 2.0 §5.1, issue 25.12)
-    let bad_call = serde_json::from_slice::<serde_json::Value>(&bytes)
-        .ok()
-        .and_then(|m| Some((m.get("id")?.clone(), tools_call_problem(&m)?)));
+    let message = serde_json::from_slice::<serde_json::Value>(&bytes).ok();
+    if let Some(m) = &message {
+        if let Some(method) = m.get("method").and_then(|v| v.as_str()) {
+            let version = m
+                .get("params")
+                .and_then(|p| p.get("protocolVersion"))
+                .and_then(|v| v.as_str())
+                .map(str::to_string);
+            *seen = Some(Seen {
+                method: method.to_string(),
+                version,
+            });
+        }
+    }
+    let bad_call = message.and_then(|m| Some((m.get("id")?.clone(), tools_call_problem(&m)?)));
     let resp = next
         .run(axum::extract::Request::from_parts(
             parts,

@@ -125,6 +125,7 @@ impl Application {
             inflight.clone(),
             sessions.clone(),
         );
+        let mcp_sessions = sessions.clone();
         let mcp = StreamableHttpService::new(move || Ok(handler.clone()), sessions.clone(), config);
         let auth_state = auth::AuthState {
             graft: graft.clone(),
@@ -132,7 +133,10 @@ impl Application {
         };
         let mcp_router = Router::new()
             .nest_service("/mcp", mcp)
-            .layer(axum::middleware::from_fn(jsonrpc_errors))
+            .layer(axum::middleware::from_fn_with_state(
+                graft.metrics().clone(),
+                jsonrpc_errors,
+            ))
             .layer(axum::middleware::from_fn_with_state(
                 auth_state,
                 auth::bearer_auth,
@@ -217,11 +221,15 @@ impl Application {
             // /mcp, whose event streams must not be buffered
             .layer(tower_http::compression::CompressionLayer::new());
 
+        graft.metrics().set_enabled(settings.metrics);
         let router = Router::new()
             .route("/healthz", get(healthz))
+            .route("/metrics", get(metrics))
             .with_state(HealthState {
                 graft: graft.clone(),
                 metrics_token: settings.metrics_token.clone().map(Arc::from),
+                sessions: mcp_sessions,
+                trusted_proxies: Arc::new(settings.trusted_proxies.clone()),
             })
             .merge(mcp_router)
             .merge(console)

@@ -215,6 +215,8 @@ struct Inner {
     /// Per-agent limits and their counts.
     quotas: quota::Quotas,
     meter: quota::Meter,
+    /// This server's Prometheus metrics (issue 30.1).
+    metrics: Arc<crate::metrics::Metrics>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -333,7 +335,39 @@ impl Graft {
                 password_checks: tokio::sync::Semaphore::new(users::PASSWORD_CHECKS),
                 quotas: config.quotas,
                 meter: quota::Meter::default(),
+                metrics: Arc::new(crate::metrics::Metrics::new()),
             }),
+        })
+    }
+
+    /// This server's Prometheus metrics (issue 30.1): what the service counts (tool runs,
+    /// vendor requests, working-set changes, sweeps, searches) and the `/mcp` edge adds
+    /// (MCP operations).
+    pub fn metrics(&self) -> &Arc<crate::metrics::Metrics> {
+        &self.inner.metrics
+    }
+
+    /// Counts `n` working-set changes in `graft_working_set_changes_total`; call it after
+    /// the transaction that wrote them committed.
+    pub(crate) fn count_changes(
+        &self,
+        action: crate::domain::HistoryAction,
+        cause: crate::domain::Cause,
+        n: u64,
+    ) {
+        self.inner.metrics.working_set_changes(action, cause, n);
+    }
+
+    /// The gauges of a `/metrics` scrape that the database holds (pending approvals,
+    /// tools, agents; global on a shared database) and this process's change streams;
+    /// `sessions` is the MCP edge's and stays 0 here. Errors: the database failed.
+    pub async fn metric_gauges(&self) -> ServiceResult<crate::metrics::Gauges> {
+        Ok(crate::metrics::Gauges {
+            sessions: 0,
+            streams: self.hub().channels() as i64,
+            pending_approvals: db::count_pending_approvals(&self.inner.pool).await?,
+            tools: db::count_tools(&self.inner.pool).await?,
+            agents: db::count_agents(&self.inner.pool).await?,
         })
     }
 

@@ -137,6 +137,7 @@ impl Graft {
             .meter
             .spend(quotas, agent_id, super::quota::Spend::Call)
         {
+            self.count_call(tool, dry_run, Some("rate_limited"));
             return Ok(rate_limited(
                 format!(
                     "this agent made more than {} tool calls in the last minute (GRAFT_AGENT_CALLS_PER_MINUTE)",
@@ -146,6 +147,7 @@ impl Graft {
             ));
         }
         let Some(_running) = self.inner.meter.running(quotas, agent_id) else {
+            self.count_call(tool, dry_run, Some("rate_limited"));
             return Ok(rate_limited(
                 format!(
                     "this agent has {} tool calls running already (GRAFT_AGENT_CONCURRENT_CALLS)",
@@ -208,15 +210,35 @@ impl Graft {
         if let Err(e) = recorded {
             tracing::error!(error = ?e, agent = agent_id, tool = %format!("{}__{}", tool.vendor, tool.name), http_status = ?call.http_status, "a tool call ran but could not be written to the calls log");
         }
-        match &answer {
-            RunAnswer::Ok { .. } => {
-                tracing::info!(agent = agent_id, tool = %format!("{}__{}", tool.vendor, tool.name), version = tool.version, dry_run, http_status = ?call.http_status, ms = call.duration_ms, "tool call")
-            }
-            RunAnswer::Err { code, message, .. } => {
-                tracing::warn!(agent = agent_id, tool = %format!("{}__{}", tool.vendor, tool.name), version = tool.version, dry_run, http_status = ?call.http_status, ms = call.duration_ms, code, reason = %crate::domain::openapi::truncate_chars(&redact(message, &hidden), 500), "tool call failed")
-            }
-        }
+        // one line per call at info (issue 30.3), no payloads: the reason is the redacted
+        // sentence the agent got
+        let outcome = self.count_call(tool, dry_run, answer.code());
+        let reason = message.as_deref().unwrap_or("");
+        tracing::info!(
+            agent = agent_id,
+            tool = %format!("{}__{}", tool.vendor, tool.name),
+            version = tool.version,
+            dry_run,
+            outcome = outcome.as_str(),
+            code = answer.code().unwrap_or(""),
+            http_status = call.http_status,
+            ms = call.duration_ms,
+            reason,
+            "tool call"
+        );
         Ok(answer)
+    }
+
+    /// Counts a run in `graft_tool_calls_total` (issue 30.1) and says its outcome.
+    fn count_call(
+        &self,
+        tool: &db::ToolRow,
+        dry_run: bool,
+        code: Option<&str>,
+    ) -> crate::metrics::CallOutcome {
+        let outcome = crate::metrics::CallOutcome::of(dry_run, code);
+        self.inner.metrics.tool_call(&tool.vendor, outcome);
+        outcome
     }
 
     async fn run_steps(
@@ -435,10 +457,17 @@ impl Graft {
         // 5. send; an agent's notifications/cancelled stops the vendor request (issue
         // 25.11): reqwest drops the connection, and the log says what may have happened
         let secrets = credential.secrets();
+        let sent = Instant::now();
         let mut response = tokio::select! {
             r = self.inner.proxy.send(&planned, setting.internal) => match r {
-                Ok(r) => r,
-                Err(msg) => return Ok((RunAnswer::err("vendor_unreachable", msg, json!({})), None)),
+                Ok(r) => {
+                    self.inner.metrics.vendor_request(&tool.vendor, Some(r.status), sent.elapsed().as_secs_f64());
+                    r
+                }
+                Err(msg) => {
+                    self.inner.metrics.vendor_request(&tool.vendor, None, sent.elapsed().as_secs_f64());
+                    return Ok((RunAnswer::err("vendor_unreachable", msg, json!({})), None));
+                }
             },
             _ = cancel.cancelled() => {
                 let message = if writes(&method, tool.read_only_hint) {

@@ -406,6 +406,7 @@ impl Graft {
         query: &str,
         limit: usize,
     ) -> ServiceResult<SearchResult> {
+        let started = std::time::Instant::now();
         let (result, keys, idx) = self
             .ranked(
                 Some(agent_id),
@@ -419,6 +420,9 @@ impl Graft {
         if let Err(e) = self.remember_search(&idx, agent_id, query, &keys).await {
             tracing::warn!(agent_id, error = %e, "could not keep a search to learn from");
         }
+        self.inner
+            .metrics
+            .find_tool(self.search_status().mode, started.elapsed().as_secs_f64());
         Ok(result)
     }
 

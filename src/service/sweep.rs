@@ -7,7 +7,7 @@
 use super::{Actor, Graft, ServiceResult};
 use crate::db::{self, sweep as q};
 use crate::domain::sweep::{plan_agent, AgentRule, SweepEntry};
-use crate::domain::Cause;
+use crate::domain::{Cause, HistoryAction};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -109,6 +109,20 @@ impl Graft {
     }
 
     async fn sweep_at(
+        &self,
+        now: i64,
+        written_at: i64,
+        dry_run: bool,
+    ) -> ServiceResult<SweepReport> {
+        let started = std::time::Instant::now();
+        let report = self.sweep_planned(now, written_at, dry_run).await?;
+        if !dry_run {
+            self.inner.metrics.sweep(started.elapsed().as_secs_f64());
+        }
+        Ok(report)
+    }
+
+    async fn sweep_planned(
         &self,
         now: i64,
         written_at: i64,
@@ -224,6 +238,10 @@ impl Graft {
                 deleted.iter().map(|k| (k.0, k.1, causes[k])).collect();
             q::insert_demotions(&mut tx, &rows, &Actor::Rule.label(), written_at).await?;
             tx.commit().await?;
+            for cause in [Cause::Idle, Cause::Cap, Cause::Budget] {
+                let n = rows.iter().filter(|r| r.2 == cause).count() as u64;
+                self.count_changes(HistoryAction::Demote, cause, n);
+            }
             let mut agents: Vec<i64> = deleted.iter().map(|k| k.0).collect();
             agents.sort_unstable();
             agents.dedup();

@@ -158,6 +158,7 @@ impl Graft {
         let tokens = db::working_set_tokens(&mut tx, agent_id).await?;
         tx.commit().await?;
         if changed {
+            self.count_changes(HistoryAction::Promote, cause, 1);
             self.changed(&[agent_id]).await;
         }
         if let Actor::Agent(a) = actor {
@@ -216,6 +217,7 @@ impl Graft {
         let size = db::count_working_set(&mut tx, agent_id).await?;
         let tokens = db::working_set_tokens(&mut tx, agent_id).await?;
         tx.commit().await?;
+        self.count_changes(HistoryAction::Demote, cause, 1);
         self.changed(&[agent_id]).await;
         if let Actor::Agent(a) = actor {
             self.unlearn_pick(*a, tool.id).await;
@@ -395,19 +397,22 @@ pub(crate) async fn promote_in(
 /// In a transaction: takes each `(agent, tool)` entry out of its working set with its
 /// history row (`demote`, `cause`, by `actor`): the twin of [`promote_in`] for demotions
 /// a change of the toolbox causes (a revoked connection, a retired tool, a disabled
-/// vendor).
+/// vendor). Returns how many entries it took out (count them after the commit with
+/// [`Graft::count_changes`]).
 pub(crate) async fn demote_in(
     conn: &mut db::Conn,
     entries: &[(i64, i64)],
     cause: Cause,
     actor: &Actor,
     now: i64,
-) -> Result<(), db::DbError> {
+) -> Result<u64, db::DbError> {
+    let mut demoted = 0;
     for (agent_id, tool_id) in entries {
         // an entry another writer took out meanwhile gets no second history row
         if !db::delete_working_set_entry(conn, *agent_id, *tool_id).await? {
             continue;
         }
+        demoted += 1;
         db::insert_history(
             conn,
             *agent_id,
@@ -419,7 +424,7 @@ pub(crate) async fn demote_in(
         )
         .await?;
     }
-    Ok(())
+    Ok(demoted)
 }
 
 /// One working-set entry as the console shows it (SPEC §6 Agent page).

@@ -73,6 +73,7 @@ pub fn settings(dir: &Path) -> Settings {
         embedding_model: None,
         connection_limits: Default::default(),
         metrics_token: None,
+        metrics: true,
         quotas: Default::default(),
         trusted_proxies: vec![],
     }

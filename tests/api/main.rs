@@ -11,6 +11,7 @@ mod instances;
 mod isolation;
 mod latency;
 mod lifecycle;
+mod metrics;
 mod protocol;
 mod run;
 mod search;
