@@ -40,7 +40,7 @@ test('create an agent: its token once, with client configurations', async ({ pag
   await signIn(page, testInfo);
   const name = unique(testInfo, 'laptop');
   const token = await createAgent(page, testInfo, name, 'codex');
-  for (const client of ['Claude Code', 'Cursor', 'VS Code', 'Codex CLI', 'Hermes', 'OpenClaw']) {
+  for (const client of ['Claude Code', 'Claude Code (.mcp.json)', 'Cursor', 'VS Code', 'Codex CLI', 'Hermes', 'OpenClaw']) {
     await expect(page.locator(`pre[data-client="${client}"]`)).toBeVisible();
   }
   // the harness chosen at creation comes first
@@ -48,7 +48,8 @@ test('create an agent: its token once, with client configurations', async ({ pag
   if (testInfo.project.name === 'hydrated') {
     // a copy button for the token and each snippet (the Clipboard API)
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
-    await expect(page.getByRole('button', { name: /^Copy / })).toHaveCount(7);
+    // the token, 7 configurations, and the shell lines of .mcp.json, Codex and Hermes
+    await expect(page.getByRole('button', { name: /^Copy / })).toHaveCount(11);
     await page.getByRole('button', { name: 'Copy the token' }).click();
     await expect(page.getByRole('button', { name: 'Copy the token' })).toHaveText('Copied');
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(token);
@@ -58,6 +59,14 @@ test('create an agent: its token once, with client configurations', async ({ pag
   }
   await expect(page.locator('pre[data-client="Claude Code"]')).toContainText(`Authorization: Bearer ${token}`);
   await expect(page.locator('pre[data-client="OpenClaw"]')).toContainText('"transport": "streamable-http"');
+  // a configuration file gets no shell line (issue 28.6): the token's export is a block of its own
+  for (const client of ['Codex CLI', 'Hermes', 'Claude Code (.mcp.json)']) {
+    await expect(page.locator(`pre[data-client="${client}"]`)).not.toContainText('export');
+  }
+  await expect(page.locator('pre[data-client="Claude Code (.mcp.json)"]')).not.toContainText(token);
+  await expect(page.locator('pre[data-client="Claude Code (.mcp.json)"]')).toContainText('"type": "http"');
+  await expect(page.locator('pre[data-shell]')).toHaveCount(3);
+  await expect(page.locator('pre[data-shell]').first()).toHaveText(`export GRAFT_TOKEN=${token}`);
   await shot(page, testInfo, 'new-agent-token');
   const skill = await request.get(await page.getByRole('link', { name: '/skill/SKILL.md' }).getAttribute('href'));
   expect(await skill.text()).toContain('name: graft');

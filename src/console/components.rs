@@ -397,6 +397,31 @@ pub(crate) fn DataTable(
     }
 }
 
+/// One client's configuration (issue 28.6): where it goes, the configuration, and the
+/// shell line that sets its token variable as a block of its own; each block with its
+/// own Copy button when `copy` (hydrated pages only).
+pub(crate) fn snippet_view(s: crate::console::snippets::Snippet, copy: bool) -> AnyView {
+    let block = move |text: String, what: &'static str, attr: Option<String>| {
+        let is_shell = attr.is_none();
+        view! {
+            <div class="copyable">
+                <pre data-client=attr data-shell=is_shell.then_some("")><code>{text.clone()}</code></pre>
+                {copy.then(|| view! { <CopyButton text what/> })}
+            </div>
+        }
+    };
+    view! {
+        <h3>{s.client.clone()}</h3>
+        <p class="muted">{s.place.clone()}</p>
+        {block(s.config.clone(), "the configuration", Some(s.client.clone()))}
+        {s.shell.clone().map(|line| view! {
+            <p class="muted">"Then, in the shell that starts the client:"</p>
+            {block(line, "the shell line", None)}
+        })}
+    }
+    .into_any()
+}
+
 #[component]
 pub(crate) fn CopyButton(text: String, what: &'static str) -> impl IntoView {
     let (hydrated, set_hydrated) = signal(false);

@@ -1,53 +1,87 @@
 //! Ready-to-paste MCP client configuration for a new agent token (SPEC §6 New agent),
-//! one per client in CLIENTS.md: Claude Code, Cursor, VS Code, Codex CLI, Hermes and
-//! OpenClaw. Built on the server; the token appears only in this answer.
+//! one per client in CLIENTS.md: Claude Code (a command, or a project's `.mcp.json`),
+//! Cursor, VS Code, Codex CLI, Hermes and OpenClaw. Built on the server; the token
+//! appears only in this answer (the agent page shows them with a placeholder).
 
-/// `(client, where it goes, text)` for every client, connecting `agent` to `url` (the
-/// `/mcp` endpoint) with `token`.
-pub fn all(agent: &str, url: &str, token: &str) -> Vec<(String, String, String)> {
+/// One client's configuration (issue 28.6): what goes in its file or on its command
+/// line, and, apart from it, the shell line that gives it the token when the
+/// configuration names an environment variable (so that copying the configuration never
+/// copies a shell line into a TOML or YAML file).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Snippet {
+    /// The client's name (CLIENTS.md), e.g. `Codex CLI`.
+    pub client: String,
+    /// Where `config` goes, e.g. `~/.codex/config.toml`.
+    pub place: String,
+    /// The configuration (or command) itself.
+    pub config: String,
+    /// The shell line that sets the token's environment variable, when `config` reads
+    /// one.
+    pub shell: Option<String>,
+}
+
+/// Every client's [`Snippet`], connecting `agent` to `url` (the `/mcp` endpoint) with
+/// `token`. A file that may be committed (a project's `.mcp.json`) reads the token from
+/// the environment instead of holding it.
+pub fn all(agent: &str, url: &str, token: &str) -> Vec<Snippet> {
     let bearer = format!("Bearer {token}");
     let header = serde_json::json!({ "Authorization": bearer });
     let pretty = |v: serde_json::Value| serde_json::to_string_pretty(&v).unwrap_or_default();
+    let snippet = |client: &str, place: &str, config: String, shell: Option<String>| Snippet {
+        client: client.into(),
+        place: place.into(),
+        config,
+        shell,
+    };
     vec![
-        (
-            "Claude Code".into(),
-            "a shell (or .mcp.json with the same url and headers)".into(),
+        snippet(
+            "Claude Code",
+            "a shell: Claude Code keeps it in your user configuration",
             format!("claude mcp add --transport http graft {url} --header \"Authorization: {bearer}\""),
+            None,
         ),
-        (
-            "Cursor".into(),
-            "~/.cursor/mcp.json".into(),
+        snippet(
+            "Claude Code (.mcp.json)",
+            ".mcp.json in a project (safe to commit: the token comes from GRAFT_TOKEN)",
+            pretty(serde_json::json!({"mcpServers": {"graft": {"type": "http", "url": url,
+                "headers": {"Authorization": "Bearer ${GRAFT_TOKEN}"}}}})),
+            Some(format!("export GRAFT_TOKEN={token}")),
+        ),
+        snippet(
+            "Cursor",
+            "~/.cursor/mcp.json",
             pretty(serde_json::json!({"mcpServers": {"graft": {"url": url, "headers": header}}})),
+            None,
         ),
-        (
-            "VS Code".into(),
-            ".vscode/mcp.json (asks for the token once)".into(),
+        snippet(
+            "VS Code",
+            ".vscode/mcp.json (asks for the token once)",
             pretty(serde_json::json!({
                 "servers": {"graft": {"type": "http", "url": url,
                     "headers": {"Authorization": "Bearer ${input:graft-token}"}}},
                 "inputs": [{"type": "promptString", "id": "graft-token",
                     "description": format!("Graft token of agent {agent}"), "password": true}]
             })),
+            None,
         ),
-        (
-            "Codex CLI".into(),
-            "~/.codex/config.toml, then export GRAFT_TOKEN".into(),
-            format!(
-                "[mcp_servers.graft]\nurl = \"{url}\"\nbearer_token_env_var = \"GRAFT_TOKEN\"\n\n# in your shell:\nexport GRAFT_TOKEN={token}"
-            ),
+        snippet(
+            "Codex CLI",
+            "~/.codex/config.toml (the token comes from GRAFT_TOKEN)",
+            format!("[mcp_servers.graft]\nurl = \"{url}\"\nbearer_token_env_var = \"GRAFT_TOKEN\""),
+            Some(format!("export GRAFT_TOKEN={token}")),
         ),
-        (
-            "Hermes".into(),
-            "~/.hermes/config.yaml, then export GRAFT_AGENT_TOKEN".into(),
-            format!(
-                "mcp_servers:\n  graft:\n    url: {url}\n    headers:\n      Authorization: \"Bearer ${{GRAFT_AGENT_TOKEN}}\"\n\n# in your shell:\nexport GRAFT_AGENT_TOKEN={token}"
-            ),
+        snippet(
+            "Hermes",
+            "~/.hermes/config.yaml (the token comes from GRAFT_AGENT_TOKEN)",
+            format!("mcp_servers:\n  graft:\n    url: {url}\n    headers:\n      Authorization: \"Bearer ${{GRAFT_AGENT_TOKEN}}\""),
+            Some(format!("export GRAFT_AGENT_TOKEN={token}")),
         ),
-        (
-            "OpenClaw".into(),
-            "~/.openclaw/openclaw.json".into(),
+        snippet(
+            "OpenClaw",
+            "~/.openclaw/openclaw.json",
             pretty(serde_json::json!({"mcp": {"servers": {"graft": {
                 "url": url, "transport": "streamable-http", "headers": header}}}})),
+            None,
         ),
     ]
 }
@@ -85,3 +119,40 @@ of vendor API tools. Tools you stop using leave the list on their own; nothing i
 4. A tool that writes asks a person once, on its first call: if the answer says
    `approval_required`, tell your user and retry after they approve.
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn configurations_parse_as_their_files_and_shell_lines_stay_apart() {
+        let all = all("bot", "https://graft.example/mcp", "gft_abc");
+        for s in &all {
+            assert!(!s.config.contains("export "), "{}: {}", s.client, s.config);
+            if s.place.contains(".json") {
+                let v: serde_json::Value = serde_json::from_str(&s.config).unwrap();
+                assert!(v.is_object(), "{}", s.client);
+            }
+        }
+        let by = |c: &str| all.iter().find(|s| s.client == c).unwrap();
+        let committed = by("Claude Code (.mcp.json)");
+        assert!(
+            !committed.config.contains("gft_abc"),
+            "a committed file holds no token"
+        );
+        assert!(committed.config.contains(r#""type": "http""#));
+        assert_eq!(
+            committed.shell.as_deref(),
+            Some("export GRAFT_TOKEN=gft_abc")
+        );
+        let codex = by("Codex CLI");
+        assert!(codex
+            .config
+            .ends_with(r#"bearer_token_env_var = "GRAFT_TOKEN""#));
+        assert_eq!(codex.shell.as_deref(), Some("export GRAFT_TOKEN=gft_abc"));
+        let hermes = by("Hermes");
+        assert!(hermes
+            .config
+            .ends_with(r#"Authorization: "Bearer ${GRAFT_AGENT_TOKEN}""#));
+    }
+}

@@ -4,8 +4,8 @@
 use super::starters::{starter_card, StarterActions};
 use super::tables::{approvals_table, calls_table, CallColumns};
 use crate::console::components::{
-    does_badge, error_of, loaded, saved, Confirm, DataTable, FieldError, FormError, Frame,
-    LoadError, SizeChart, When,
+    does_badge, error_of, loaded, saved, snippet_view, Confirm, DataTable, FieldError, FormError,
+    Frame, LoadError, SizeChart, When,
 };
 use crate::console::server_fns::{
     agent, search_tools, AgentData, ConsoleResult, Decide, Demote, EditAgent, Promote, RemoveAgent,
@@ -213,11 +213,7 @@ pub fn AgentPage() -> impl IntoView {
                             <details>
                                 <summary><h2 class="inline">"Connect a client"</h2></summary>
                                 <p>{format!("Each client's configuration for this agent. Put the agent's token where {TOKEN_PLACEHOLDER} stands: Graft keeps only a hash of it, so it was shown once, when the agent was created or its token rotated (rotate it above for a new one).")}</p>
-                                {d.snippets.clone().into_iter().map(|(client, place, text)| view! {
-                                    <h3>{client.clone()}</h3>
-                                    <p class="muted">{place}</p>
-                                    <pre data-client=client><code>{text}</code></pre>
-                                }).collect_view()}
+                                {d.snippets.clone().into_iter().map(|s| snippet_view(s, false)).collect_view()}
                             </details>
                         </section>
                         <section class="card" id="access" hidden=removed_at.is_some()>

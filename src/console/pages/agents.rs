@@ -1,7 +1,8 @@
 //! The Agents page (SPEC §6): the list, adding an agent, and its token shown once.
 
 use crate::console::components::{
-    error_of, loaded, saved, CopyButton, DataTable, FieldError, FormError, Frame, When,
+    error_of, loaded, saved, snippet_view, CopyButton, DataTable, FieldError, FormError, Frame,
+    When,
 };
 use crate::console::server_fns::{
     agents, take_token, AddAgent, AgentsData, ConsoleError, EditAgent, TokenReveal,
@@ -173,17 +174,7 @@ pub(crate) fn token_view(r: TokenReveal) -> impl IntoView {
         </section>
         <section class="card">
             <h2>"Connect a client"</h2>
-            {r.snippets.into_iter().map(|(client, place, text)| {
-                let what: &'static str = "the configuration";
-                view! {
-                    <h3>{client.clone()}</h3>
-                    <p class="muted">{place}</p>
-                    <div class="copyable">
-                        <pre data-client=client><code>{text.clone()}</code></pre>
-                        <CopyButton text what/>
-                    </div>
-                }
-            }).collect_view()}
+            {r.snippets.into_iter().map(|s| snippet_view(s, true)).collect_view()}
             <p>"Give the agent the Graft skill too: "<a href="/skill/SKILL.md">"/skill/SKILL.md"</a>
                " (a "<code>"SKILL.md"</code>" folder for Hermes and OpenClaw). It teaches find_tool before acquire, promote, and run_tool as the fallback."</p>
             <p><a href=format!("/agents/{}", segment(&r.agent))>"Go to the agent's page"</a></p>

@@ -137,9 +137,9 @@ pub struct AgentData {
     #[serde(default)]
     pub calls_before: Option<i64>,
     /// Each client's configuration with [`TOKEN_PLACEHOLDER`] where the token goes
-    /// (issue 28.1): `(client, where it goes, text)`, the agent's harness first.
+    /// (issue 28.1), the agent's harness first.
     #[serde(default)]
-    pub snippets: Vec<(String, String, String)>,
+    pub snippets: Vec<crate::console::snippets::Snippet>,
     /// Its starter set (issue 31).
     #[serde(default)]
     pub starter: crate::console::server_fns::StarterData,
@@ -183,8 +183,8 @@ pub struct TokenReveal {
     pub token: String,
     /// The MCP endpoint URL.
     pub url: String,
-    /// `(client, where it goes, text)`.
-    pub snippets: Vec<(String, String, String)>,
+    /// Each client's configuration.
+    pub snippets: Vec<crate::console::snippets::Snippet>,
 }
 
 #[cfg(feature = "ssr")]
@@ -497,7 +497,7 @@ pub async fn take_token(agent: String, reveal: String) -> ConsoleResult<Option<T
         let mut snippets = crate::console::snippets::all(&agent, &url, &token);
         // the client chosen when the agent was made comes first
         if let Some(label) = harness.as_deref().map(harness_in_words) {
-            snippets.sort_by_key(|(client, _, _)| *client != label);
+            snippets.sort_by_key(|s| !s.client.starts_with(label.as_str()));
         }
         Ok(Some(TokenReveal {
             snippets,
@@ -527,7 +527,7 @@ pub async fn agent(
         let url = format!("{}/mcp", state.public_url.trim_end_matches('/'));
         let mut snippets = crate::console::snippets::all(&a.name, &url, TOKEN_PLACEHOLDER);
         if let Some(label) = a.harness.as_deref().map(harness_in_words) {
-            snippets.sort_by_key(|(client, _, _)| *client != label);
+            snippets.sort_by_key(|s| !s.client.starts_with(label.as_str()));
         }
         let now = g.clock_now();
         let entries = g.working_set_view(a.id).await?;
