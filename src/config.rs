@@ -217,15 +217,14 @@ impl Settings {
                 .ok()
                 .filter(|t| !t.trim().is_empty()),
             metrics: match std::env::var("GRAFT_METRICS")
-                .ok()
-                .as_deref()
-                .map(str::trim)
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase()
+                .as_str()
             {
-                None | Some("" | "on") => true,
-                Some("off") => false,
-                Some(other) => {
-                    return Err(format!("GRAFT_METRICS must be on or off (got {other:?})"))
-                }
+                "" | "on" | "true" | "yes" | "1" => true,
+                "off" | "false" | "no" | "0" => false,
+                other => return Err(format!("GRAFT_METRICS must be on or off (got {other:?})")),
             },
             connection_limits,
             embedding_model,

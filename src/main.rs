@@ -17,14 +17,11 @@ async fn main() -> std::process::ExitCode {
     });
     // GRAFT_LOG_FORMAT=json: one JSON object per line (timestamp, level, target, the
     // event's fields flattened, the current span) for log shippers (issue 30.3)
-    let json = match std::env::var("GRAFT_LOG_FORMAT")
-        .ok()
-        .as_deref()
-        .map(str::trim)
-    {
-        None | Some("" | "text") => false,
-        Some("json") => true,
-        Some(other) => {
+    let format = std::env::var("GRAFT_LOG_FORMAT").unwrap_or_default();
+    let json = match format.trim().to_ascii_lowercase().as_str() {
+        "" | "text" => false,
+        "json" => true,
+        other => {
             eprintln!("error: GRAFT_LOG_FORMAT must be text or json (got {other:?})");
             return std::process::ExitCode::FAILURE;
         }
@@ -58,7 +55,12 @@ async fn main() -> std::process::ExitCode {
                     line = format!("{line}: {cause}");
                 }
             }
-            eprintln!("error: {line}");
+            if json {
+                // a log shipper reads every line as JSON, the last one too
+                tracing::error!("{line}");
+            } else {
+                eprintln!("error: {line}");
+            }
             std::process::ExitCode::FAILURE
         }
     }

@@ -131,7 +131,8 @@ pub enum CallOutcome {
     /// retired tool, a disabled or removed vendor, a revoked, suspended or ambiguous
     /// connection.
     Refused,
-    /// A dry run: built and shown, nothing sent.
+    /// A dry run that succeeded: a write built and shown, nothing sent; a read's dry
+    /// run reaches the vendor (and is a `VendorError` when the vendor failed).
     DryRun,
 }
 
@@ -212,8 +213,9 @@ pub fn status_class(status: Option<u16>) -> &'static str {
 pub struct Gauges {
     /// MCP sessions of this instance (2025-era, `Mcp-Session-Id`).
     pub sessions: i64,
-    /// Open change channels of this instance: 2025-era GET streams' notifiers and
-    /// 2026-era `subscriptions/listen` streams.
+    /// Open change channels of this instance: one per 2025-era session that initialized
+    /// (whether or not it opened its GET stream) and one per 2026-era
+    /// `subscriptions/listen` stream.
     pub streams: i64,
     /// Approvals waiting for a person, in the whole database.
     pub pending_approvals: i64,
@@ -264,7 +266,7 @@ impl Metrics {
             Family::new_with_constructor(duration_histogram);
         registry.register_with_unit(
             "mcp_server_operation_duration",
-            "MCP requests this instance answered (POSTs to /mcp after authentication), from the request's arrival until its answer was sent whole (a listen stream: until it opened): by method, protocol version and error type (empty: success; tool_error: a tools/call result with isError; a JSON-RPC error code; or an HTTP status)",
+            "MCP requests this instance answered (POSTs to /mcp after authentication), from the request's arrival until its answer was sent whole (a listen stream: until it opened): by method, protocol version and error type (empty: success; tool_error: a tools/call result with isError; cancelled: by the client's notifications/cancelled; disconnected: the client left before its answer; a JSON-RPC error code; or an HTTP status)",
             Unit::Seconds,
             operations.clone(),
         );
@@ -291,7 +293,7 @@ impl Metrics {
         let sweeps = fast_histogram();
         registry.register_with_unit(
             "graft_sweep_duration",
-            "Sweeps this instance ran (the server's timer and graft sweep), whole",
+            "Sweeps this server ran on its timer, whole (a graft sweep command counts in its own process, not here)",
             Unit::Seconds,
             sweeps.clone(),
         );
@@ -315,7 +317,7 @@ impl Metrics {
         let streams = gauge(
             &mut registry,
             "graft_change_streams",
-            "Open change streams of this instance: 2025-era GET streams and 2026-era subscriptions/listen",
+            "Open change channels of this instance: one per 2025-era session that initialized (its GET stream's notifier, opened or not) and one per 2026-era subscriptions/listen stream",
         );
         let pending_approvals = gauge(
             &mut registry,

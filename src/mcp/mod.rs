@@ -529,11 +529,17 @@ impl ServerHandler for GraftMcp {
             .get::<http::request::Parts>()
             .and_then(|p| p.extensions.get::<crate::metrics::OperationNote>())
             .cloned();
-        let result = self.call_tool_result(request, context).await?;
-        if let (Some(note), Some(true)) = (note, result.is_error) {
-            note.set_error("tool_error");
+        let cancelled = context.ct.clone();
+        let result = self.call_tool_result(request, context).await;
+        if let Some(note) = note {
+            // a call the agent cancelled (notifications/cancelled) gets no answer at all
+            if cancelled.is_cancelled() {
+                note.set_error("cancelled");
+            } else if matches!(&result, Ok(r) if r.is_error == Some(true)) {
+                note.set_error("tool_error");
+            }
         }
-        Ok(result.into())
+        Ok(result?.into())
     }
 }
 

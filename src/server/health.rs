@@ -24,12 +24,21 @@ pub(crate) struct HealthState {
     pub(crate) trusted_proxies: Arc<Vec<std::net::IpAddr>>,
 }
 
+/// The host name of a `Host` value, without its port (`[::1]:3000` → `[::1]`).
+fn host_name(host: &str) -> &str {
+    match host.rsplit_once(':') {
+        Some((name, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => host,
+    }
+}
+
 /// `GET /metrics` (issue 30.1): this server's metrics in the OpenMetrics text format
 /// ([`crate::metrics::CONTENT_TYPE`]), the gauges read at the scrape.
 ///
 /// Who may scrape: with `GRAFT_METRICS_TOKEN` set, a request with `Authorization: Bearer
 /// <token>` (else 401 with `WWW-Authenticate: Bearer`); without it, a client on loopback
-/// that is not a trusted reverse proxy (else 403 saying to set the token). With
+/// that is not a trusted reverse proxy, names a loopback `Host` and carries no
+/// `Forwarded`, `X-Forwarded-For` or `X-Real-IP` (else 403 saying to set the token). With
 /// `GRAFT_METRICS=off`, 404. A database that fails the gauges' counts gives 503.
 pub(crate) async fn metrics(
     State(state): State<HealthState>,
@@ -62,7 +71,21 @@ pub(crate) async fn metrics(
         }
         Some(_) => {}
         None => {
-            if !peer.is_some_and(|ip| ip.is_loopback() && !state.trusted_proxies.contains(&ip)) {
+            // a proxy on this host makes every client look local: a forwarded request,
+            // or one through a listed proxy, is someone else's; and a loopback name in
+            // Host keeps a DNS-rebinding page in a local browser out
+            let forwarded = ["forwarded", "x-forwarded-for", "x-real-ip"]
+                .iter()
+                .any(|h| headers.contains_key(*h));
+            let loopback_host = headers
+                .get(http::header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .map(host_name)
+                .is_some_and(|h| matches!(h, "localhost" | "127.0.0.1" | "[::1]" | "::1"));
+            if forwarded
+                || !loopback_host
+                || !peer.is_some_and(|ip| ip.is_loopback() && !state.trusted_proxies.contains(&ip))
+            {
                 return (
                     StatusCode::FORBIDDEN,
                     "/metrics answers loopback clients only: set GRAFT_METRICS_TOKEN to scrape from another host or through a proxy\n",

@@ -118,7 +118,15 @@ impl Timed {
 }
 
 impl Drop for Timed {
+    /// A body dropped before its end: the client went away before its answer came
+    /// (error type `disconnected`, unless a JSON-RPC error was read already).
     fn drop(&mut self) {
+        if self.record.is_some()
+            && !http_body::Body::is_end_stream(&self.inner)
+            && self.found.is_none()
+        {
+            self.found = Some("disconnected".to_string());
+        }
         self.finish();
     }
 }

@@ -137,7 +137,7 @@ impl Graft {
             .meter
             .spend(quotas, agent_id, super::quota::Spend::Call)
         {
-            self.count_call(tool, dry_run, Some("rate_limited"));
+            self.finish_call(agent_id, tool, dry_run, Some("rate_limited"), None, 0);
             return Ok(rate_limited(
                 format!(
                     "this agent made more than {} tool calls in the last minute (GRAFT_AGENT_CALLS_PER_MINUTE)",
@@ -147,7 +147,7 @@ impl Graft {
             ));
         }
         let Some(_running) = self.inner.meter.running(quotas, agent_id) else {
-            self.count_call(tool, dry_run, Some("rate_limited"));
+            self.finish_call(agent_id, tool, dry_run, Some("rate_limited"), None, 0);
             return Ok(rate_limited(
                 format!(
                     "this agent has {} tool calls running already (GRAFT_AGENT_CONCURRENT_CALLS)",
@@ -210,34 +210,54 @@ impl Graft {
         if let Err(e) = recorded {
             tracing::error!(error = ?e, agent = agent_id, tool = %format!("{}__{}", tool.vendor, tool.name), http_status = ?call.http_status, "a tool call ran but could not be written to the calls log");
         }
-        // one line per call at info (issue 30.3), no payloads: the reason is the redacted
-        // sentence the agent got
-        let outcome = self.count_call(tool, dry_run, answer.code());
-        let reason = message.as_deref().unwrap_or("");
-        tracing::info!(
-            agent = agent_id,
-            tool = %format!("{}__{}", tool.vendor, tool.name),
-            version = tool.version,
+        self.finish_call(
+            agent_id,
+            tool,
             dry_run,
-            outcome = outcome.as_str(),
-            code = answer.code().unwrap_or(""),
-            http_status = call.http_status,
-            ms = call.duration_ms,
-            reason,
-            "tool call"
+            answer.code(),
+            call.http_status,
+            call.duration_ms,
         );
         Ok(answer)
     }
 
-    /// Counts a run in `graft_tool_calls_total` (issue 30.1) and says its outcome.
-    fn count_call(
+    /// Counts a run in `graft_tool_calls_total` (issue 30.1) and logs its one line
+    /// (issue 30.3): `tool call` with agent (id), tool, version, dry_run, outcome, code,
+    /// http_status and ms; never the input, the answer or the error's sentence (which may
+    /// quote either). At info, and at warn when the vendor failed. Returns the outcome.
+    fn finish_call(
         &self,
+        agent_id: i64,
         tool: &db::ToolRow,
         dry_run: bool,
         code: Option<&str>,
+        http_status: Option<i64>,
+        ms: i64,
     ) -> crate::metrics::CallOutcome {
-        let outcome = crate::metrics::CallOutcome::of(dry_run, code);
+        use crate::metrics::CallOutcome;
+        let outcome = CallOutcome::of(dry_run, code);
         self.inner.metrics.tool_call(&tool.vendor, outcome);
+        let qualified = format!("{}__{}", tool.vendor, tool.name);
+        macro_rules! line {
+            ($level:ident) => {
+                tracing::$level!(
+                    agent = agent_id,
+                    tool = %qualified,
+                    version = tool.version,
+                    dry_run,
+                    outcome = outcome.as_str(),
+                    code = code.unwrap_or(""),
+                    http_status,
+                    ms,
+                    "tool call"
+                )
+            };
+        }
+        if outcome == CallOutcome::VendorError {
+            line!(warn);
+        } else {
+            line!(info);
+        }
         outcome
     }
 

@@ -217,6 +217,23 @@ async fn without_a_token_only_loopback_clients_scrape_and_off_means_off() {
         text.contains("# TYPE graft_sweep_duration_seconds histogram"),
         "{text}"
     );
+
+    // through a proxy on this host (it forwards), or by a name that is not loopback
+    // (a DNS-rebinding page in a local browser)
+    let forwarded = reqwest::Client::new()
+        .get(format!("http://{}/metrics", app.addr))
+        .header("x-forwarded-for", "203.0.113.9")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(forwarded.status(), 403);
+    let rebound = reqwest::Client::new()
+        .get(format!("http://{}/metrics", app.addr))
+        .header("host", format!("evil.example:{}", app.addr.port()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rebound.status(), 403);
     app.stop().await;
 
     // loopback through a trusted reverse proxy is someone else's request
@@ -303,8 +320,15 @@ async fn json_logs_parse_line_by_line_and_each_tool_call_is_one_line() {
     .await;
     let r = call(&client, "acme__list_items", json!({"tag": "tag-value-q7z"})).await;
     assert_eq!(r.is_error, Some(false), "{}", text(&r));
-    let r = call(&client, "acme__list_items", json!({"tag": 7})).await;
+    // a bad input: the agent's answer quotes it, the log line does not
+    let r = call(
+        &client,
+        "acme__list_items",
+        json!({"tag": {"note": "quoted-input-x9k"}}),
+    )
+    .await;
     assert_eq!(code(&r).as_deref(), Some("invalid_input"));
+    assert!(text(&r).contains("quoted-input-x9k"), "{}", text(&r));
     client.cancel().await.unwrap();
     // the lines are written as they happen; give the last one a moment
     let mut calls = Vec::new();
@@ -338,7 +362,7 @@ async fn json_logs_parse_line_by_line_and_each_tool_call_is_one_line() {
     }
     assert_eq!(calls[0]["http_status"], 200, "{}", calls[0]);
     // no payload: the input's value is not in the log
-    assert!(!std::fs::read_to_string(&log)
-        .unwrap()
-        .contains("tag-value-q7z"));
+    let written = std::fs::read_to_string(&log).unwrap();
+    assert!(!written.contains("tag-value-q7z"));
+    assert!(!written.contains("quoted-input-x9k"));
 }
