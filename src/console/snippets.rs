@@ -145,14 +145,28 @@ mod tests {
             committed.shell.as_deref(),
             Some("export GRAFT_TOKEN=gft_abc")
         );
+        // each copied block parses as its client reads it
         let codex = by("Codex CLI");
-        assert!(codex
-            .config
-            .ends_with(r#"bearer_token_env_var = "GRAFT_TOKEN""#));
+        let toml: toml::Table = toml::from_str(&codex.config).expect("Codex's TOML parses");
+        assert_eq!(
+            toml["mcp_servers"]["graft"]["url"].as_str(),
+            Some("https://graft.example/mcp")
+        );
+        assert_eq!(
+            toml["mcp_servers"]["graft"]["bearer_token_env_var"].as_str(),
+            Some("GRAFT_TOKEN")
+        );
         assert_eq!(codex.shell.as_deref(), Some("export GRAFT_TOKEN=gft_abc"));
         let hermes = by("Hermes");
-        assert!(hermes
-            .config
-            .ends_with(r#"Authorization: "Bearer ${GRAFT_AGENT_TOKEN}""#));
+        let yaml: serde_json::Value =
+            serde_norway::from_str(&hermes.config).expect("Hermes's YAML parses");
+        assert_eq!(
+            yaml["mcp_servers"]["graft"]["headers"]["Authorization"],
+            "Bearer ${GRAFT_AGENT_TOKEN}"
+        );
+        assert_eq!(
+            yaml["mcp_servers"]["graft"]["url"],
+            "https://graft.example/mcp"
+        );
     }
 }

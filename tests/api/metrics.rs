@@ -106,6 +106,12 @@ async fn metrics_count_a_known_sequence_of_calls_exactly() {
     let swept = g.sweep_once(g.clock_now(), false).await.unwrap();
     assert_eq!(swept.agents.len(), 1);
 
+    // a tool nobody has: a JSON-RPC error (invalid params), not a result
+    let unknown = client
+        .call_tool(rmcp::model::CallToolRequestParams::new("acme__nope"))
+        .await;
+    assert!(unknown.is_err(), "{unknown:?}");
+
     // a 2026-era client: stateless, its version in every request's header
     let modern = modern_client(&app, &token).await;
     let r = call(&modern, "find_tool", json!({"query": "items"})).await;
@@ -170,6 +176,10 @@ async fn metrics_count_a_known_sequence_of_calls_exactly() {
         (
             r#"mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",error_type="tool_error",mcp_protocol_version="2025-11-25"}"#,
             4.0,
+        ),
+        (
+            r#"mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",error_type="-32602",mcp_protocol_version="2025-11-25"}"#,
+            1.0,
         ),
         (
             r#"mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",error_type="",mcp_protocol_version="2026-07-28"}"#,
