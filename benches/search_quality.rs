@@ -288,21 +288,26 @@ fn main() {
     }
 
     let misses = std::env::var("GRAFT_BENCH_MISSES").is_ok_and(|v| v == "1");
-    let params = overridden(SearchParams::default());
+    let params = overridden(graft.search_params());
     println!(
         "\n{:<9} {:<9} {:>4}  {:>6}  {:>6}  {:>6}  {:>8}  {:>8}  nonsense answered 'nothing'",
         "ranker", "kind", "n", "R@1", "R@5", "MRR@10", "p50 ms", "p90 ms"
     );
     let only = std::env::var("GRAFT_BENCH_MODES").unwrap_or_default();
-    let modes: &[(&str, Mode)] = if model.is_some() {
-        &[
-            ("lexical", Mode::Lexical),
-            ("semantic", Mode::Semantic),
-            ("fused", Mode::Fused),
-        ]
-    } else {
-        &[("lexical", Mode::Lexical)]
-    };
+    // the baseline a user would pick instead (issue 24.2): a plain sentence-embedding
+    // ranking, the cosine alone between the query as written and each tool's embedding
+    // text, with the full all-MiniLM-L6-v2 (GRAFT_BENCH_BASELINE_MODEL; needs the
+    // "transformer" feature) in the same run
+    let baseline = baseline(&index, &db_dir);
+    let mut modes: Vec<(&str, Mode)> = Vec::new();
+    if baseline.is_some() {
+        modes.push(("plain", Mode::Semantic));
+    }
+    modes.push(("lexical", Mode::Lexical));
+    if model.is_some() {
+        modes.push(("semantic", Mode::Semantic));
+        modes.push(("fused", Mode::Fused));
+    }
     for &(name, mode) in modes
         .iter()
         .filter(|(n, _)| only.is_empty() || only.split(',').any(|o| o == *n))
@@ -315,15 +320,20 @@ fn main() {
         let mut times = Vec::new();
         for q in &queries {
             let started = Instant::now();
-            let found = rt
-                .block_on(graft.search_tools_with(None, &q.text, 10, mode, &params))
-                .unwrap();
+            let names: Vec<String> = if let (Some(b), "plain") = (&baseline, name) {
+                b.nearest(&q.text, 10)
+                    .into_iter()
+                    .map(|d| format!("{}__{}", index.docs()[d].vendor, index.docs()[d].name))
+                    .collect()
+            } else {
+                rt.block_on(graft.search_tools_with(None, &q.text, 10, mode, &params))
+                    .unwrap()
+                    .hits
+                    .iter()
+                    .map(|h| format!("{}__{}", h.vendor, h.name))
+                    .collect()
+            };
             times.push(started.elapsed().as_secs_f64() * 1e3);
-            let names: Vec<String> = found
-                .hits
-                .iter()
-                .map(|h| format!("{}__{}", h.vendor, h.name))
-                .collect();
             if q.kind == "nonsense" {
                 nonsense.1 += 1;
                 if names.is_empty() {
@@ -373,9 +383,12 @@ fn main() {
         // the top 15 for one query, with both scores
         let index = rt.block_on(graft.search_index()).unwrap();
         let e = model.as_ref().and_then(|m| {
-            m.embed(&[graft::domain::search::embedding_query(&q)])
-                .ok()?
-                .pop()
+            m.embed(&[graft::domain::search::embedding_query_with(
+                &q,
+                params.query_concepts,
+            )])
+            .ok()?
+            .pop()
         });
         for h in index
             .search(&q, e.as_deref(), Mode::Fused, &params, 15)
@@ -440,6 +453,98 @@ fn main() {
     }
 }
 
+/// The plain-embedding baseline: a model and its unit vectors of each indexed tool's
+/// embedding text, in the index's order.
+struct Baseline {
+    model: graft::semantic::Model,
+    rows: Vec<f32>,
+    dim: usize,
+}
+
+impl Baseline {
+    /// The `limit` tools nearest to `query` (embedded as written) by cosine, best first.
+    fn nearest(&self, query: &str, limit: usize) -> Vec<usize> {
+        let Some(e) = self
+            .model
+            .embed(&[query.to_string()])
+            .ok()
+            .and_then(|mut v| v.pop())
+        else {
+            return Vec::new();
+        };
+        let mut scored: Vec<(usize, f32)> = self
+            .rows
+            .chunks_exact(self.dim)
+            .map(|r| r.iter().zip(&e).map(|(a, b)| a * b).sum::<f32>())
+            .enumerate()
+            .collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scored.into_iter().take(limit).map(|(d, _)| d).collect()
+    }
+}
+
+/// The baseline model (GRAFT_BENCH_BASELINE_MODEL, default
+/// `~/.cache/graft/models/all-MiniLM-L6-v2`, which `scripts/get-model.sh` leaves there),
+/// with the tools' vectors computed once and cached beside the bench database. `None`
+/// (and a line saying why) when it cannot be opened, e.g. without the "transformer"
+/// feature.
+fn baseline(index: &graft::domain::search::SearchIndex, db_dir: &Path) -> Option<Baseline> {
+    let dir = std::env::var_os("GRAFT_BENCH_BASELINE_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| cache_dir().join("models/all-MiniLM-L6-v2"));
+    let model = match graft::semantic::Model::open(&dir) {
+        Ok(m) => m,
+        Err(e) => {
+            println!("no plain baseline ({e:#}; build with --features transformer)");
+            return None;
+        }
+    };
+    let texts: Vec<String> = index
+        .docs()
+        .iter()
+        .map(|d| {
+            d.text.embedding_text(
+                &graft::domain::search::vendor_label(&d.vendor_name),
+                graft::service::search::EMBEDDING_TEXT_CHARS,
+            )
+        })
+        .collect();
+    let key = {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(model.id().as_bytes());
+        for t in &texts {
+            h.update(t.as_bytes());
+            h.update([0]);
+        }
+        hex::encode(&h.finalize()[..8])
+    };
+    let cache = db_dir.join(format!("baseline-{key}.f32"));
+    let dim = model.dim();
+    let rows: Vec<f32> = match std::fs::read(&cache) {
+        Ok(b) if b.len() == texts.len() * dim * 4 => b
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+        _ => {
+            let started = Instant::now();
+            let mut rows = Vec::with_capacity(texts.len() * dim);
+            for chunk in texts.chunks(256) {
+                for v in model.embed(chunk).expect("the baseline model embeds") {
+                    rows.extend(v);
+                }
+                eprint!("\rbaseline: {}/{} tools", rows.len() / dim, texts.len());
+            }
+            eprintln!(" ({:.0} s)", started.elapsed().as_secs_f64());
+            let bytes: Vec<u8> = rows.iter().flat_map(|x| x.to_le_bytes()).collect();
+            let _ = std::fs::write(&cache, bytes);
+            rows
+        }
+    };
+    println!("plain baseline: {} ({dim} dims)", model.id());
+    Some(Baseline { model, rows, dim })
+}
+
 /// The usage replay of issue 24.3 on a copy of the bench database (the cached one stays
 /// untouched): recall on the test phrasings before and after agents' picks on the
 /// training ones.
@@ -486,13 +591,7 @@ fn replay(
         for (expected, _, test) in split {
             for q in test.iter() {
                 let found = rt
-                    .block_on(g.search_tools_with(
-                        None,
-                        q,
-                        10,
-                        Mode::Fused,
-                        &SearchParams::default(),
-                    ))
+                    .block_on(g.search_tools_with(None, q, 10, Mode::Fused, &g.search_params()))
                     .unwrap();
                 let rank = found
                     .hits
@@ -571,6 +670,7 @@ fn overridden(mut p: SearchParams) -> SearchParams {
             "learned_weight" => p.learned_weight = v,
             "learned_cosine_floor" => p.learned_cosine_floor = v,
             "learned_cosine_ceiling" => p.learned_cosine_ceiling = v,
+            "query_concepts" => p.query_concepts = v != 0.0,
             "expansion_weight" => p.expansion_weight = v,
             "coverage_weight" => p.coverage_weight = v,
             "vendor_boost" => p.vendor_boost = v,
@@ -602,9 +702,12 @@ fn tune(
         .iter()
         .map(|q| {
             model.and_then(|m| {
-                m.embed(&[graft::domain::search::embedding_query(&q.text)])
-                    .ok()?
-                    .pop()
+                m.embed(&[graft::domain::search::embedding_query_with(
+                    &q.text,
+                    overridden(graft.search_params()).query_concepts,
+                )])
+                .ok()?
+                .pop()
             })
         })
         .collect();
@@ -639,7 +742,7 @@ fn tune(
         )
     };
     println!("\ntuning (R@5 all, R@5 natural, MRR@10, nonsense→nothing):");
-    let base = SearchParams::default();
+    let base = overridden(graft.search_params());
     for lw in [0.5, 0.6, 0.65, 0.7, 0.75, 0.8] {
         for (floor, ceil) in [(0.2, 0.8), (0.3, 0.9), (0.1, 0.9)] {
             let p = SearchParams {

@@ -50,14 +50,19 @@ if want console; then
   cargo bench --bench console
 fi
 if want search; then
-  step "search quality"
+  # each set beside the plain all-MiniLM-L6-v2 baseline in the same run (the "transformer"
+  # feature lets the bench load the full model); then the same with the full model as
+  # find_tool's semantic leg (GRAFT_BENCH_SEMANTIC=transformer)
   model="$CACHE/models/minilm-static-256"
   scripts/get-model.sh "$model" >/dev/null
   corpus=$(scripts/bench-corpus.sh)
-  GRAFT_EMBEDDING_MODEL="$model" GRAFT_BENCH_CORPUS="$corpus" cargo bench --bench search_quality
-  step "search quality: the held-out set (not tuned on)"
-  GRAFT_EMBEDDING_MODEL="$model" GRAFT_BENCH_CORPUS="$corpus" GRAFT_BENCH_SET="$PWD/benches/search_heldout.json" \
-    cargo bench --bench search_quality
+  semantic="$model"
+  [ "${GRAFT_BENCH_SEMANTIC:-}" = transformer ] && semantic="$CACHE/models/all-MiniLM-L6-v2"
+  for set in search_devset search_heldout search_heldout_long; do
+    step "search quality: $set ($( [ "$set" = search_devset ] && echo 'tuned on' || echo 'held out, not tuned on'))"
+    GRAFT_EMBEDDING_MODEL="$semantic" GRAFT_BENCH_CORPUS="$corpus" GRAFT_BENCH_SET="$PWD/benches/$set.json" \
+      cargo bench --features transformer --bench search_quality
+  done
 fi
 if want postgres; then
   step "PostgreSQL next to SQLite: promote, tools/call throughput, the sweep"

@@ -93,6 +93,9 @@ GRAFT_BIN="$TARGET/debug/graft" E2E_NODE="$PWD/tests/conformance/node_modules/no
 step "Rust unit and integration tests"
 cargo test
 
+step "the full sentence encoder (feature transformer, issue 24.2: opt-in, the bench's baseline)"
+GRAFT_TEST_TRANSFORMER="$CACHE/models/all-MiniLM-L6-v2" cargo test --features transformer --lib semantic::
+
 step "the Rust integration suite again, on PostgreSQL (issue 11)"
 pg_url=${GRAFT_TEST_DATABASE_URL:-}
 if [ -z "$pg_url" ]; then

@@ -29,12 +29,30 @@ pub const DEFAULT_MODEL: &str = "minilm-static-256";
 /// Longest input in tokens; longer texts are cut.
 const MAX_TOKENS: usize = 256;
 
+/// What a model directory holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A static model (model2vec layout): a text is the mean of its tokens' rows.
+    Static,
+    /// A sentence-transformers BERT encoder (all-MiniLM-L6-v2's own files), run by
+    /// candle: a text is the mean of the encoder's output states over its tokens.
+    #[cfg(feature = "transformer")]
+    Transformer,
+}
+
+enum Loaded {
+    Static(StaticModel),
+    #[cfg(feature = "transformer")]
+    Transformer(Box<transformer::Encoder>),
+}
+
 /// A sentence-embedding model on disk, loaded on first use.
 pub struct Model {
     dir: PathBuf,
     id: String,
     dim: usize,
-    loaded: OnceLock<Result<StaticModel, String>>,
+    kind: Kind,
+    loaded: OnceLock<Result<Loaded, String>>,
 }
 
 impl std::fmt::Debug for Model {
@@ -61,20 +79,26 @@ impl Model {
                 return Err(anyhow!("no {f} in {}", dir.display()));
             }
         }
-        if raw.get("model_type").and_then(serde_json::Value::as_str) != Some("model2vec") {
-            return Err(anyhow!(
+        let (kind, dim_key) = match raw.get("model_type").and_then(serde_json::Value::as_str) {
+            Some("model2vec") => (Kind::Static, "hidden_dim"),
+            #[cfg(feature = "transformer")]
+            Some("bert") => (Kind::Transformer, "hidden_size"),
+            _ => {
+                return Err(anyhow!(
                 "config.json is not a static (model2vec) model's; scripts/get-model.sh makes one"
-            ));
-        }
+            ))
+            }
+        };
         let dim = raw
-            .get("hidden_dim")
+            .get(dim_key)
             .and_then(serde_json::Value::as_u64)
-            .ok_or_else(|| anyhow!("config.json has no hidden_dim"))? as usize;
+            .ok_or_else(|| anyhow!("config.json has no {dim_key}"))? as usize;
         let id = fingerprint(dir, &config_text)?;
         Ok(Self {
             dir: dir.to_path_buf(),
             id,
             dim,
+            kind,
             loaded: OnceLock::new(),
         })
     }
@@ -91,19 +115,30 @@ impl Model {
         self.dim
     }
 
-    fn loaded(&self) -> anyhow::Result<&StaticModel> {
+    /// What the directory holds.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    fn loaded(&self) -> anyhow::Result<&Loaded> {
         self.loaded
-            .get_or_init(|| {
-                let m = StaticModel::from_pretrained(&self.dir, None, Some(true), None)
-                    .map_err(|e| format!("{e:#}"))?;
-                if m.dim() != self.dim {
-                    return Err(format!(
-                        "the table has {} dimensions, config.json says {}",
-                        m.dim(),
-                        self.dim
-                    ));
+            .get_or_init(|| match self.kind {
+                Kind::Static => {
+                    let m = StaticModel::from_pretrained(&self.dir, None, Some(true), None)
+                        .map_err(|e| format!("{e:#}"))?;
+                    if m.dim() != self.dim {
+                        return Err(format!(
+                            "the table has {} dimensions, config.json says {}",
+                            m.dim(),
+                            self.dim
+                        ));
+                    }
+                    Ok(Loaded::Static(m))
                 }
-                Ok(m)
+                #[cfg(feature = "transformer")]
+                Kind::Transformer => transformer::Encoder::load(&self.dir, MAX_TOKENS)
+                    .map(|e| Loaded::Transformer(Box::new(e)))
+                    .map_err(|e| format!("{e:#}")),
             })
             .as_ref()
             .map_err(|e| anyhow!("loading the embedding model in {}: {e}", self.dir.display()))
@@ -122,11 +157,16 @@ impl Model {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        Ok(self
-            .loaded()?
-            .encode_with_args(texts, Some(MAX_TOKENS), 1024))
+        match self.loaded()? {
+            Loaded::Static(m) => Ok(m.encode_with_args(texts, Some(MAX_TOKENS), 1024)),
+            #[cfg(feature = "transformer")]
+            Loaded::Transformer(e) => e.embed(texts),
+        }
     }
 }
+
+#[cfg(feature = "transformer")]
+mod transformer;
 
 /// `<dir name>@<12 hex digits>` over the configuration, the tokenizer file and the
 /// table's length and first MiB.

@@ -212,8 +212,11 @@ impl Graft {
                     .collect();
                 if !missing.is_empty() {
                     let model = model.clone();
-                    let texts: Vec<String> =
-                        missing.iter().map(|p| search::embedding_query(p)).collect();
+                    let params = self.search_params();
+                    let texts: Vec<String> = missing
+                        .iter()
+                        .map(|p| search::embedding_query_with(p, params.query_concepts))
+                        .collect();
                     let vectors = tokio::task::spawn_blocking(move || model.embed(&texts))
                         .await
                         .map_err(|e| ServiceError::Internal(e.into()))?

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 /// Longest text a model reads for one tool (characters; the model cuts at its own
 /// token limit too).
-const EMBEDDING_TEXT_CHARS: usize = 600;
+pub const EMBEDDING_TEXT_CHARS: usize = 600;
 /// Longest description a hit carries (SPEC §3.4: its first sentence), in characters:
 /// short enough that a 10-hit answer, text and structuredContent together, stays under
 /// 1,000 tokens (issue 29.5, measured in `api/tokens.rs` on Stripe, Twilio and Slack).
@@ -365,12 +365,31 @@ impl Graft {
         Ok(idx)
     }
 
+    /// The ranking knobs for the loaded model: the defaults for a static model,
+    /// [`SearchParams::transformer`] for the full encoder.
+    pub fn search_params(&self) -> SearchParams {
+        match self
+            .inner
+            .model
+            .as_deref()
+            .map(crate::semantic::Model::kind)
+        {
+            #[cfg(feature = "transformer")]
+            Some(crate::semantic::Kind::Transformer) => SearchParams::transformer(),
+            _ => SearchParams::default(),
+        }
+    }
+
     /// The query's embedding (off the async workers), when a model is loaded.
-    async fn query_embedding(&self, query: &str) -> ServiceResult<Option<Vec<f32>>> {
+    async fn query_embedding(
+        &self,
+        query: &str,
+        params: &SearchParams,
+    ) -> ServiceResult<Option<Vec<f32>>> {
         let Some(model) = self.inner.model.clone() else {
             return Ok(None);
         };
-        let q = vec![search::embedding_query(query)];
+        let q = vec![search::embedding_query_with(query, params.query_concepts)];
         let mut v = tokio::task::spawn_blocking(move || model.embed(&q))
             .await
             .map_err(|e| ServiceError::Internal(e.into()))?
@@ -387,14 +406,8 @@ impl Graft {
         query: &str,
         limit: usize,
     ) -> ServiceResult<SearchResult> {
-        self.search_tools_with(
-            agent_id,
-            query,
-            limit,
-            Mode::Fused,
-            &SearchParams::default(),
-        )
-        .await
+        self.search_tools_with(agent_id, query, limit, Mode::Fused, &self.search_params())
+            .await
     }
 
     /// find_tool (SPEC §3.4) for an agent: [`Graft::search_tools`], and the request is
@@ -413,7 +426,7 @@ impl Graft {
                 query,
                 limit,
                 Mode::Fused,
-                &SearchParams::default(),
+                &self.search_params(),
             )
             .await?;
         let keys: Vec<i64> = keys.into_iter().map(|(k, _)| k).collect();
@@ -447,7 +460,7 @@ impl Graft {
         query: &str,
         limit: usize,
     ) -> ServiceResult<(SearchResult, Vec<HitExplain>)> {
-        let params = SearchParams::default();
+        let params = self.search_params();
         // the fields are read from the very index that ranked the hits
         let (result, ranked, idx) = self
             .ranked(None, query, limit, Mode::Fused, &params)
@@ -495,7 +508,7 @@ impl Graft {
         let embedding = if mode == Mode::Lexical || !idx.has_embeddings() {
             None
         } else {
-            self.query_embedding(query).await?
+            self.query_embedding(query, params).await?
         };
         let learned = self.learned_for(&idx).await?;
         let ranked = idx.search_learned(
@@ -549,7 +562,7 @@ impl Graft {
         }
         let stored = self.stored_index().await?;
         let embedding = if stored.index.has_embeddings() {
-            self.query_embedding(query).await?
+            self.query_embedding(query, &self.search_params()).await?
         } else {
             None
         };
@@ -559,7 +572,7 @@ impl Graft {
                 query,
                 embedding.as_deref(),
                 Mode::Fused,
-                &SearchParams::default(),
+                &self.search_params(),
                 limit,
             )
             .hits

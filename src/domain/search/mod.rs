@@ -52,7 +52,8 @@ pub use enrich::{enrich, EnrichInput, SearchText};
 pub use index::{vendor_label, SearchIndex};
 pub use learned::{decayed, task_phrase, Learned, LearnedPhrase, HALF_LIFE_MS};
 pub use query::{
-    embedding_query, read_part, Cut, MAX_QUERY_CHARS, MAX_QUERY_RUNS, MAX_QUERY_WORDS,
+    embedding_query, embedding_query_with, read_part, Cut, MAX_QUERY_CHARS, MAX_QUERY_RUNS,
+    MAX_QUERY_WORDS,
 };
 pub use types::{Field, Hit, Mode, Ranked, SearchDoc, SearchParams, FIELDS};
 

@@ -180,7 +180,16 @@ const SYNONYMS: &[&[&str]] = &[
 /// use them (development set: semantic recall@5 0.58 → 0.68, fused 0.82 → 0.85; a
 /// held-out set 0.57 → 0.60).
 pub fn embedding_query(query: &str) -> String {
+    embedding_query_with(query, true)
+}
+
+/// [`embedding_query`], with the lexicon's words appended only when `concepts` is set
+/// ([`super::SearchParams::query_concepts`]).
+pub fn embedding_query_with(query: &str, concepts: bool) -> String {
     let core = text::query_parts(read_part(query).0).core;
+    if !concepts {
+        return core;
+    }
     let analyzer = Analyzer::default();
     let mut extra: Vec<&str> = Vec::new();
     for word in idioms(words(&core)) {

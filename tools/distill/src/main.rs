@@ -12,6 +12,10 @@
 //!
 //! A sentence's embedding is then the mean of its tokens' rows (model2vec-rs does that
 //! in Graft). Usage: `graft-distill SOURCE_DIR OUT_DIR [DIMS=256]`.
+//!
+//! `graft-distill tokenlearn TEACHER_DIR CORPUS OUT_DIR CACHE [EPOCHS=3] [LR=0.001]`
+//! trains a static model on in-domain text instead ([`tokenlearn`]; issue 24.2 measured
+//! it and kept the distilled model: see the README's Search section).
 
 use anyhow::{anyhow, Context, Result};
 use candle_core::{DType, Device, Tensor};
@@ -20,9 +24,24 @@ use candle_transformers::models::bert::{BertModel, Config};
 use std::path::PathBuf;
 use std::time::Instant;
 
+mod tokenlearn;
+
 const SIF: f64 = 1e-4;
 
 fn main() -> Result<()> {
+    if std::env::args().nth(1).as_deref() == Some("tokenlearn") {
+        let usage = "usage: graft-distill tokenlearn TEACHER_DIR CORPUS OUT_DIR CACHE [EPOCHS] [LR]";
+        let a: Vec<String> = std::env::args().skip(2).collect();
+        if a.len() < 4 {
+            return Err(anyhow!(usage));
+        }
+        let opts = tokenlearn::Options {
+            epochs: a.get(4).map(|e| e.parse()).transpose()?.unwrap_or(3),
+            learning_rate: a.get(5).map(|e| e.parse()).transpose()?.unwrap_or(1e-3),
+        };
+        let path = |i: usize| std::path::Path::new(&a[i]);
+        return tokenlearn::run(path(0), path(1), path(2), path(3), &opts);
+    }
     let mut args = std::env::args().skip(1);
     let source = PathBuf::from(args.next().context("usage: graft-distill SOURCE_DIR OUT_DIR [DIMS]")?);
     let out = PathBuf::from(args.next().context("usage: graft-distill SOURCE_DIR OUT_DIR [DIMS]")?);
