@@ -247,7 +247,7 @@ impl Graft {
             .into_iter()
             .map(|t| (a.id, t))
             .collect();
-        let demoted = super::working_set::demote_in(
+        super::working_set::demote_in(
             &mut tx,
             &entries,
             crate::domain::Cause::AgentRemoved,
@@ -256,11 +256,6 @@ impl Graft {
         )
         .await?;
         tx.commit().await?;
-        self.count_changes(
-            crate::domain::HistoryAction::Demote,
-            crate::domain::Cause::AgentRemoved,
-            demoted,
-        );
         self.changed(&[a.id]).await;
         self.state_changed().await;
         self.forget_learned();

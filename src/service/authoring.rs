@@ -9,7 +9,7 @@ use crate::domain::authoring::{self, ToolSpec};
 use crate::domain::names::VendorSlug;
 use crate::domain::openapi;
 use crate::domain::tool::{Hints, ToolDraft};
-use crate::domain::{Cause, HistoryAction, PromotedBy};
+use crate::domain::{Cause, PromotedBy};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -278,7 +278,7 @@ impl Graft {
                 )
             })
         })?;
-        let promoted = super::promote_in(
+        super::promote_in(
             &mut tx,
             agent_id,
             tool_id,
@@ -290,7 +290,6 @@ impl Graft {
         .await?;
         let size = db::count_working_set(&mut tx, agent_id).await?;
         tx.commit().await?;
-        self.count_changes(HistoryAction::Promote, Cause::Publish, promoted as u64);
         self.toolbox_changed().await;
         self.changed(&[agent_id]).await;
         Ok(Published { version: 1, size })
@@ -417,7 +416,7 @@ impl Graft {
         };
         let mut tx = self.write_tx().await?;
         let now = self.now();
-        let promoted = super::promote_in(
+        super::promote_in(
             &mut tx,
             agent_id,
             tool.id,
@@ -429,7 +428,6 @@ impl Graft {
         .await?;
         let size = db::count_working_set(&mut tx, agent_id).await?;
         tx.commit().await?;
-        self.count_changes(HistoryAction::Promote, Cause::Publish, promoted as u64);
         self.notify_holders(tool.id, Some(agent_id)).await?;
         Ok(Published { version, size })
     }

@@ -5,7 +5,7 @@ use super::error::unique_or;
 use super::RunAnswer;
 use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self, ConnectionRow};
-use crate::domain::{Cause, HistoryAction};
+use crate::domain::Cause;
 use crate::proxy::request::Credential;
 use serde::Serialize;
 use serde_json::json;
@@ -428,10 +428,8 @@ impl Graft {
             });
         }
         let entries = db::sweep::select_entries_of_tools(&mut tx, &tools).await?;
-        let demoted =
-            super::demote_in(&mut tx, &entries, Cause::ConnectionRevoked, actor, now).await?;
+        super::demote_in(&mut tx, &entries, Cause::ConnectionRevoked, actor, now).await?;
         tx.commit().await?;
-        self.count_changes(HistoryAction::Demote, Cause::ConnectionRevoked, demoted);
         // the dropped secret leaves the write-ahead log too (security review 32.6)
         self.checkpoint().await;
         self.changed_entries(&entries).await;

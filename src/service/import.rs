@@ -266,12 +266,11 @@ impl Graft {
                     && !seen.contains(t.name.as_str())
             })
             .collect();
-        let mut retired_demotions = 0;
         for t in &gone {
             db::update_tool_retired(&mut tx, t.id, Some(now)).await?;
             report.retired.push(t.name.clone());
             let entries = db::sweep::select_entries_of_tools(&mut tx, &[t.id]).await?;
-            retired_demotions += demote_in(&mut tx, &entries, Cause::Retired, actor, now).await?;
+            demote_in(&mut tx, &entries, Cause::Retired, actor, now).await?;
             report.demoted += entries.len();
             notify.extend(entries.iter().map(|(a, _)| *a));
         }
@@ -325,11 +324,6 @@ impl Graft {
             serde_json::to_string(&report).map_err(|e| ServiceError::Internal(e.into()))?;
         db::insert_import(&mut tx, vendor_id, &actor.label(), now, &summary).await?;
         tx.commit().await?;
-        self.count_changes(
-            crate::domain::HistoryAction::Demote,
-            Cause::Retired,
-            retired_demotions,
-        );
         self.toolbox_changed().await;
         notify.sort_unstable();
         notify.dedup();

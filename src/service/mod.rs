@@ -140,12 +140,29 @@ fn ms(t: DateTime<Utc>) -> i64 {
 pub(crate) struct WriteTx {
     tx: db::Conn,
     _guard: Option<tokio::sync::OwnedMutexGuard<()>>,
+    metrics: Arc<crate::metrics::Metrics>,
+    /// The working-set changes this transaction wrote, by (action, cause).
+    changes: Vec<(crate::domain::HistoryAction, crate::domain::Cause, u64)>,
 }
 
 impl WriteTx {
-    /// Commits (and releases the lock).
+    /// Notes `n` working-set changes written in this transaction; they are counted in
+    /// `graft_working_set_changes_total` when it commits (issue 30.1), never when it
+    /// rolls back. Every path that writes history rows goes through here
+    /// ([`promote_in`], [`demote_in`], the sweep), so no change path can forget them.
+    pub fn record(&mut self, action: crate::domain::HistoryAction, cause: crate::domain::Cause, n: u64) {
+        if n > 0 {
+            self.changes.push((action, cause, n));
+        }
+    }
+
+    /// Commits (and releases the lock), then counts the changes it wrote.
     pub async fn commit(self) -> Result<(), db::DbError> {
-        self.tx.commit().await
+        self.tx.commit().await?;
+        for (action, cause, n) in self.changes {
+            self.metrics.working_set_changes(action, cause, n);
+        }
+        Ok(())
     }
 }
 
@@ -347,17 +364,6 @@ impl Graft {
         &self.inner.metrics
     }
 
-    /// Counts `n` working-set changes in `graft_working_set_changes_total`; call it after
-    /// the transaction that wrote them committed.
-    pub(crate) fn count_changes(
-        &self,
-        action: crate::domain::HistoryAction,
-        cause: crate::domain::Cause,
-        n: u64,
-    ) {
-        self.inner.metrics.working_set_changes(action, cause, n);
-    }
-
     /// The gauges of a `/metrics` scrape that the database holds (pending approvals,
     /// tools, agents; global on a shared database) and this process's change streams;
     /// `sessions` is the MCP edge's and stays 0 here. Errors: the database failed.
@@ -404,7 +410,12 @@ impl Graft {
             Pool::Postgres(_) => None,
         };
         let tx = self.inner.pool.begin_write().await?;
-        Ok(WriteTx { tx, _guard: guard })
+        Ok(WriteTx {
+            tx,
+            _guard: guard,
+            metrics: self.inner.metrics.clone(),
+            changes: Vec::new(),
+        })
     }
 
     /// The service clock's current time in ms since the epoch (the sweeper's `now`).

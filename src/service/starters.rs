@@ -12,7 +12,7 @@ use super::working_set::promote_in;
 use super::{unique_or, Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self, AgentRow, TemplateRow, ToolRow};
 use crate::domain::approval::ApprovalState;
-use crate::domain::{Cause, HistoryAction, PromotedBy, MAX_CAP};
+use crate::domain::{Cause, PromotedBy, MAX_CAP};
 use std::collections::HashMap;
 
 /// Most tools one starter list (a template, or an agent's own) may hold: the largest
@@ -547,7 +547,6 @@ impl Graft {
         let tokens = db::working_set_tokens(&mut tx, agent.id).await?;
         tx.commit().await?;
         if !promoted.is_empty() {
-            self.count_changes(HistoryAction::Promote, Cause::Rule, promoted.len() as u64);
             self.changed(&[agent.id]).await;
             tracing::info!(agent = %agent.name, promoted = promoted.len(), "the rule promoted the starter set");
         }

@@ -237,11 +237,11 @@ impl Graft {
             let rows: Vec<(i64, i64, Cause)> =
                 deleted.iter().map(|k| (k.0, k.1, causes[k])).collect();
             q::insert_demotions(&mut tx, &rows, &Actor::Rule.label(), written_at).await?;
-            tx.commit().await?;
             for cause in [Cause::Idle, Cause::Cap, Cause::Budget] {
                 let n = rows.iter().filter(|r| r.2 == cause).count() as u64;
-                self.count_changes(HistoryAction::Demote, cause, n);
+                tx.record(HistoryAction::Demote, cause, n);
             }
+            tx.commit().await?;
             let mut agents: Vec<i64> = deleted.iter().map(|k| k.0).collect();
             agents.sort_unstable();
             agents.dedup();

@@ -4,7 +4,7 @@ use super::{demote_in, unique_or};
 use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self, VendorRow};
 use crate::domain::names::VendorSlug;
-use crate::domain::{Cause, HistoryAction};
+use crate::domain::Cause;
 
 impl Graft {
     /// Creates a vendor; the slug of a removed vendor brings that vendor back (enabled,
@@ -113,18 +113,16 @@ impl Graft {
             move_origin_in(&mut tx, v.id, slug, old, new, actor, now).await?;
         }
         let mut demoted: Vec<(i64, i64)> = Vec::new();
-        let mut taken = 0;
         match (enabled, v.disabled_at) {
             (Some(false), None) => {
                 db::update_vendor_disabled(&mut tx, v.id, Some(now)).await?;
                 demoted = db::select_vendor_entries(&mut tx, v.id).await?;
-                taken = demote_in(&mut tx, &demoted, Cause::VendorDisabled, actor, now).await?;
+                demote_in(&mut tx, &demoted, Cause::VendorDisabled, actor, now).await?;
             }
             (Some(true), Some(_)) => db::update_vendor_disabled(&mut tx, v.id, None).await?,
             _ => {}
         }
         tx.commit().await?;
-        self.count_changes(HistoryAction::Demote, Cause::VendorDisabled, taken);
         tracing::info!(vendor = slug, by = %actor.label(), name = ?name, base_url = ?url, enabled = ?enabled, demoted = demoted.len(), "vendor changed");
         // the base URL is read by calls, the name and the state by search
         self.state_changed().await;
@@ -153,13 +151,12 @@ impl Graft {
         let mut tx = self.write_tx().await?;
         db::update_vendor_removed(&mut tx, v.id, Some(now)).await?;
         let demoted = db::select_vendor_entries(&mut tx, v.id).await?;
-        let taken = demote_in(&mut tx, &demoted, Cause::VendorRemoved, actor, now).await?;
+        demote_in(&mut tx, &demoted, Cause::VendorRemoved, actor, now).await?;
         let revoked = db::revoke_vendor_connections(&mut tx, v.id, now).await?;
         // its tools' default connections are revoked: a tool brought back uses the
         // vendor's new connection, not a pin to a dead one
         db::clear_vendor_tool_connections(&mut tx, v.id).await?;
         tx.commit().await?;
-        self.count_changes(HistoryAction::Demote, Cause::VendorRemoved, taken);
         self.checkpoint().await;
         tracing::info!(vendor = slug, by = %actor.label(), demoted = demoted.len(), connections = revoked, "vendor removed");
         self.state_changed().await;

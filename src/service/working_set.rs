@@ -158,7 +158,6 @@ impl Graft {
         let tokens = db::working_set_tokens(&mut tx, agent_id).await?;
         tx.commit().await?;
         if changed {
-            self.count_changes(HistoryAction::Promote, cause, 1);
             self.changed(&[agent_id]).await;
         }
         if let Actor::Agent(a) = actor {
@@ -214,10 +213,10 @@ impl Graft {
             now,
         )
         .await?;
+        tx.record(HistoryAction::Demote, cause, 1);
         let size = db::count_working_set(&mut tx, agent_id).await?;
         let tokens = db::working_set_tokens(&mut tx, agent_id).await?;
         tx.commit().await?;
-        self.count_changes(HistoryAction::Demote, cause, 1);
         self.changed(&[agent_id]).await;
         if let Actor::Agent(a) = actor {
             self.unlearn_pick(*a, tool.id).await;
@@ -370,7 +369,7 @@ pub struct SetSize {
 /// In a transaction: puts a tool in an agent's working set unless it is there, with its
 /// history row (SPEC §2: together or not at all). Returns whether the set changed.
 pub(crate) async fn promote_in(
-    conn: &mut db::Conn,
+    conn: &mut super::WriteTx,
     agent_id: i64,
     tool_id: i64,
     by: PromotedBy,
@@ -390,6 +389,7 @@ pub(crate) async fn promote_in(
             now,
         )
         .await?;
+        conn.record(HistoryAction::Promote, cause, 1);
     }
     Ok(changed)
 }
@@ -397,10 +397,9 @@ pub(crate) async fn promote_in(
 /// In a transaction: takes each `(agent, tool)` entry out of its working set with its
 /// history row (`demote`, `cause`, by `actor`): the twin of [`promote_in`] for demotions
 /// a change of the toolbox causes (a revoked connection, a retired tool, a disabled
-/// vendor). Returns how many entries it took out (count them after the commit with
-/// [`Graft::count_changes`]).
+/// vendor). Returns how many entries it took out.
 pub(crate) async fn demote_in(
-    conn: &mut db::Conn,
+    conn: &mut super::WriteTx,
     entries: &[(i64, i64)],
     cause: Cause,
     actor: &Actor,
@@ -424,6 +423,7 @@ pub(crate) async fn demote_in(
         )
         .await?;
     }
+    conn.record(HistoryAction::Demote, cause, demoted);
     Ok(demoted)
 }
 
