@@ -140,22 +140,14 @@ impl CallOutcome {
     /// The outcome of a run that answered `code` (`None`: success), from
     /// [`crate::service::run::RunAnswer::code`]'s codes.
     pub fn of(dry_run: bool, code: Option<&str>) -> Self {
-        match code {
+        use crate::domain::calls::{error_kind, ErrorKind};
+        match code.map(error_kind) {
             None if dry_run => Self::DryRun,
             None => Self::Ok,
-            Some("approval_required") => Self::ApprovalRequired,
-            Some("vendor_error" | "vendor_unreachable") => Self::VendorError,
-            Some(
-                "approval_denied"
-                | "rate_limited"
-                | "tool_retired"
-                | "vendor_disabled"
-                | "vendor_removed"
-                | "connection_revoked"
-                | "connection_suspended"
-                | "connection_ambiguous",
-            ) => Self::Refused,
-            Some(_) => Self::ToolError,
+            Some(ErrorKind::ApprovalRequired) => Self::ApprovalRequired,
+            Some(ErrorKind::VendorError) => Self::VendorError,
+            Some(ErrorKind::Refused) => Self::Refused,
+            Some(ErrorKind::ToolError) => Self::ToolError,
         }
     }
 

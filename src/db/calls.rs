@@ -168,25 +168,14 @@ pub struct CallLogRow {
 }
 
 impl CallLogRow {
-    /// The outcome in words a person reads: `ok`, `dry run`, `invalid input`, `waits
-    /// for approval`, `approval denied`, `vendor error`, `vendor unreachable`,
-    /// `connection revoked`, `no default connection`, `tool retired`, `vendor disabled`,
-    /// `vendor removed`, `cancelled` (by the agent, issue 25.11).
+    /// The outcome in words a person reads: `ok`, `dry run`, or the error code's words
+    /// ([`crate::domain::calls::error_words`]: `invalid input`, `waits for approval`,
+    /// `vendor error`, `no default connection`, `cancelled`, …; `failed` otherwise).
     pub fn outcome(&self) -> &'static str {
         match (self.status.as_str(), self.error_code.as_deref()) {
             ("ok", _) if self.dry_run => "dry run",
             ("ok", _) => "ok",
-            (_, Some("invalid_input")) => "invalid input",
-            (_, Some("approval_required")) => "waits for approval",
-            (_, Some("approval_denied")) => "approval denied",
-            (_, Some("vendor_error")) => "vendor error",
-            (_, Some("vendor_unreachable")) => "vendor unreachable",
-            (_, Some("connection_revoked")) => "connection revoked",
-            (_, Some("connection_ambiguous")) => "no default connection",
-            (_, Some("tool_retired")) => "tool retired",
-            (_, Some("vendor_disabled")) => "vendor disabled",
-            (_, Some("vendor_removed")) => "vendor removed",
-            (_, Some("cancelled")) => "cancelled",
+            (_, Some(code)) => crate::domain::calls::error_words(code),
             _ => "failed",
         }
     }

@@ -3,6 +3,7 @@
 
 pub mod approval;
 pub mod authoring;
+pub mod calls;
 pub mod exact_json;
 pub mod markup;
 pub mod names;
