@@ -150,7 +150,12 @@ impl WriteTx {
     /// `graft_working_set_changes_total` when it commits (issue 30.1), never when it
     /// rolls back. Every path that writes history rows goes through here
     /// ([`promote_in`], [`demote_in`], the sweep), so no change path can forget them.
-    pub fn record(&mut self, action: crate::domain::HistoryAction, cause: crate::domain::Cause, n: u64) {
+    pub fn record(
+        &mut self,
+        action: crate::domain::HistoryAction,
+        cause: crate::domain::Cause,
+        n: u64,
+    ) {
         if n > 0 {
             self.changes.push((action, cause, n));
         }

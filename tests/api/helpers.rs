@@ -457,3 +457,76 @@ pub fn text(r: &CallToolResult) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// A `graft serve` process (the binary cargo built) on a free loopback port, killed
+/// when dropped.
+pub struct Served {
+    child: std::process::Child,
+    /// `http://127.0.0.1:<port>`.
+    pub base: String,
+}
+
+impl Served {
+    /// The MCP endpoint, `<base>/mcp`.
+    pub fn mcp(&self) -> String {
+        format!("{}/mcp", self.base)
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `graft serve` on the database `url` with its data directory `data_dir`,
+/// loopback vendors allowed, no embedding model, the extra environment `env` and its
+/// log (stderr) to `log` (none: discarded), and waits until `/healthz` answers (30 s at
+/// most, else panics naming `name`).
+pub async fn serve(
+    url: &str,
+    data_dir: &Path,
+    env: &[(&str, &str)],
+    log: Option<&Path>,
+    name: &str,
+) -> Served {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let stderr = match log {
+        Some(p) => std::process::Stdio::from(std::fs::File::create(p).unwrap()),
+        None => std::process::Stdio::null(),
+    };
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_graft"))
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
+        .env("DATABASE_URL", url)
+        .env("GRAFT_VENDOR_LOOPBACK", "allow")
+        .env_remove("GRAFT_EMBEDDING_MODEL")
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .unwrap();
+    let served = Served {
+        child,
+        base: format!("http://127.0.0.1:{port}"),
+    };
+    let up = std::time::Instant::now();
+    while reqwest::get(format!("{}/healthz", served.base))
+        .await
+        .is_err()
+    {
+        assert!(
+            up.elapsed() < Duration::from_secs(30),
+            "{name} did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    served
+}

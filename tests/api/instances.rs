@@ -33,54 +33,17 @@ async fn no_more(sub: &mut rmcp::service::Subscription, ms: u64) {
     assert!(n.is_err(), "one notice per change, got another: {n:?}");
 }
 
-/// A `graft serve` process (the binary cargo built), killed when dropped.
-struct Instance {
-    child: std::process::Child,
-    mcp: String,
-}
-
-impl Drop for Instance {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Starts `graft serve` on `url` with its own data directory under `dir`, sweeping
 /// every second, and waits until it answers.
-async fn instance(url: &str, dir: &std::path::Path, name: &str) -> Instance {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_graft"))
-        .arg("--data-dir")
-        .arg(dir.join(name))
-        .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
-        .env("DATABASE_URL", url)
-        .env("GRAFT_SWEEP_INTERVAL", "1s")
-        .env("GRAFT_VENDOR_LOOPBACK", "allow")
-        .env("RUST_LOG", "warn")
-        .env_remove("GRAFT_EMBEDDING_MODEL")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let base = format!("http://127.0.0.1:{port}");
-    let up = Instant::now();
-    while reqwest::get(format!("{base}/healthz")).await.is_err() {
-        assert!(
-            up.elapsed() < Duration::from_secs(30),
-            "{name} did not start"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    Instance {
-        child,
-        mcp: format!("{base}/mcp"),
-    }
+async fn instance(url: &str, dir: &std::path::Path, name: &str) -> Served {
+    serve(
+        url,
+        &dir.join(name),
+        &[("GRAFT_SWEEP_INTERVAL", "1s"), ("RUST_LOG", "warn")],
+        None,
+        name,
+    )
+    .await
 }
 
 /// Three `graft serve` processes on one PostgreSQL database, each with its own change
@@ -108,16 +71,16 @@ async fn three_instances_hear_each_others_changes_exactly_once() {
     let b = instance(&url, dir.path(), "b").await;
     let c = instance(&url, dir.path(), "c").await;
 
-    let (legacy, events) = legacy_client_at(&a.mcp, &token, ProtocolVersion::V_2025_11_25).await;
-    let modern = modern_client_at(&a.mcp, &token).await;
+    let (legacy, events) = legacy_client_at(&a.mcp(), &token, ProtocolVersion::V_2025_11_25).await;
+    let modern = modern_client_at(&a.mcp(), &token).await;
     let mut sub = modern
         .listen(SubscriptionFilter::builder().tools_list_changed().build())
         .await
         .unwrap();
     let (beta, beta_events) =
-        legacy_client_at(&a.mcp, &token_beta, ProtocolVersion::V_2025_11_25).await;
-    let (on_b, _) = legacy_client_at(&b.mcp, &token, ProtocolVersion::V_2025_11_25).await;
-    let (on_c, _) = legacy_client_at(&c.mcp, &token, ProtocolVersion::V_2025_11_25).await;
+        legacy_client_at(&a.mcp(), &token_beta, ProtocolVersion::V_2025_11_25).await;
+    let (on_b, _) = legacy_client_at(&b.mcp(), &token, ProtocolVersion::V_2025_11_25).await;
+    let (on_c, _) = legacy_client_at(&c.mcp(), &token, ProtocolVersion::V_2025_11_25).await;
 
     // a promotion through B reaches A's streams
     let started = Instant::now();

@@ -293,41 +293,16 @@ async fn json_logs_parse_line_by_line_and_each_tool_call_is_one_line() {
             .unwrap();
         (token, a.id)
     };
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
     let log = dir.path().join("graft.log");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_graft"))
-        .arg("--data-dir")
-        .arg(dir.path().join("data"))
-        .args(["serve", "--addr", &format!("127.0.0.1:{port}")])
-        .env("DATABASE_URL", &url)
-        .env("GRAFT_VENDOR_LOOPBACK", "allow")
-        .env("GRAFT_LOG_FORMAT", "json")
-        .env("RUST_LOG", "info")
-        .env_remove("GRAFT_EMBEDDING_MODEL")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    let base = format!("http://127.0.0.1:{port}");
-    let up = Instant::now();
-    while reqwest::get(format!("{base}/healthz")).await.is_err() {
-        assert!(
-            up.elapsed() < Duration::from_secs(30),
-            "graft serve did not start"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let (client, _) = legacy_client_at(
-        &format!("{base}/mcp"),
-        &token,
-        ProtocolVersion::V_2025_11_25,
+    let served = serve(
+        &url,
+        &dir.path().join("data"),
+        &[("GRAFT_LOG_FORMAT", "json"), ("RUST_LOG", "info")],
+        Some(&log),
+        "graft serve",
     )
     .await;
+    let (client, _) = legacy_client_at(&served.mcp(), &token, ProtocolVersion::V_2025_11_25).await;
     let r = call(&client, "acme__list_items", json!({"tag": "tag-value-q7z"})).await;
     assert_eq!(r.is_error, Some(false), "{}", text(&r));
     // a bad input: the agent's answer quotes it, the log line does not
@@ -355,8 +330,7 @@ async fn json_logs_parse_line_by_line_and_each_tool_call_is_one_line() {
             .filter(|v| v["message"] == "tool call")
             .collect();
     }
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(served);
     assert_eq!(calls.len(), 2, "one line per call");
     for (line, (outcome, code)) in calls
         .iter()
