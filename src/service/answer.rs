@@ -62,6 +62,18 @@ pub struct Rendered {
     pub cut: bool,
 }
 
+impl Rendered {
+    /// Text alone: no structuredContent, no media.
+    fn text(text: String, cut: bool) -> Self {
+        Self {
+            text,
+            structured: None,
+            media: None,
+            cut,
+        }
+    }
+}
+
 /// The MIME essence (`type/subtype`, lower case) and the `charset` parameter of a
 /// `Content-Type` value (RFC 9110 §8.3.1).
 pub fn media_type(content_type: Option<&str>) -> (Option<String>, Option<String>) {
@@ -382,12 +394,7 @@ pub fn render(
                     " [the vendor's answer was also over the response cap of {cap} bytes]"
                 ));
             }
-            return Rendered {
-                text,
-                structured: None,
-                media: None,
-                cut,
-            };
+            return Rendered::text(text, cut);
         }
         if let Some(v) = &structured {
             // the pretty text is longer than the compact JSON: a cheap upper bound first
@@ -401,12 +408,7 @@ pub fn render(
         // in bytes than the budget in tokens is never counted
         if text_len > tokens {
             if let Some((text, cut)) = cut_to_token_budget(&text, tokens, room, tokens) {
-                return Rendered {
-                    text,
-                    structured: None,
-                    media: None,
-                    cut,
-                };
+                return Rendered::text(text, cut);
             }
             if let Some(v) = &structured {
                 let both = format!("{text}{}", serde_json::to_string(v).unwrap_or_default());

@@ -278,17 +278,7 @@ impl Graft {
                 )
             })
         })?;
-        super::promote_in(
-            &mut tx,
-            agent_id,
-            tool_id,
-            PromotedBy::Publish,
-            Cause::Publish,
-            actor,
-            now,
-        )
-        .await?;
-        let size = db::count_working_set(&mut tx, agent_id).await?;
+        let size = promote_published(&mut tx, agent_id, tool_id, actor, now).await?;
         tx.commit().await?;
         self.toolbox_changed().await;
         self.changed(&[agent_id]).await;
@@ -416,17 +406,7 @@ impl Graft {
         };
         let mut tx = self.write_tx().await?;
         let now = self.now();
-        super::promote_in(
-            &mut tx,
-            agent_id,
-            tool.id,
-            PromotedBy::Publish,
-            Cause::Publish,
-            actor,
-            now,
-        )
-        .await?;
-        let size = db::count_working_set(&mut tx, agent_id).await?;
+        let size = promote_published(&mut tx, agent_id, tool.id, actor, now).await?;
         tx.commit().await?;
         self.notify_holders(tool.id, Some(agent_id)).await?;
         Ok(Published { version, size })
@@ -624,4 +604,26 @@ impl Graft {
         self.toolbox_changed().await;
         Ok(n)
     }
+}
+
+/// In a publish's transaction: the tool goes into its author's working set (promoted by
+/// a publish, SPEC §3.4); returns the set's size.
+async fn promote_published(
+    tx: &mut super::WriteTx,
+    agent_id: i64,
+    tool_id: i64,
+    actor: &Actor,
+    now: i64,
+) -> Result<i64, db::DbError> {
+    super::promote_in(
+        tx,
+        agent_id,
+        tool_id,
+        PromotedBy::Publish,
+        Cause::Publish,
+        actor,
+        now,
+    )
+    .await?;
+    db::count_working_set(tx, agent_id).await
 }

@@ -313,19 +313,23 @@ impl Graft {
             return Ok(idx);
         }
         let generation = self.search_generation();
-        let docs = self.tool_docs().await?;
-        let texts: Vec<String> = docs.iter().map(embedding_text).collect();
-        let embeddings = self.embeddings_for(&texts, &mut |_, _| {}).await?;
-        let idx = tokio::task::spawn_blocking(move || SearchIndex::build(docs, embeddings))
-            .await
-            .map_err(|e| ServiceError::Internal(e.into()))?;
-        let idx = Arc::new(idx);
+        let idx = Arc::new(self.build_index(self.tool_docs().await?).await?);
         let mut slot = self.inner.search.write().expect("search lock");
         // the toolbox changed while this was read: the next search builds afresh
         if self.search_generation() == generation {
             *slot = Some(idx.clone());
         }
         Ok(idx)
+    }
+
+    /// An index over `docs` with their embeddings (the missing ones computed and
+    /// stored), built off the async workers.
+    async fn build_index(&self, docs: Vec<SearchDoc>) -> ServiceResult<SearchIndex> {
+        let texts: Vec<String> = docs.iter().map(embedding_text).collect();
+        let embeddings = self.embeddings_for(&texts, &mut |_, _| {}).await?;
+        tokio::task::spawn_blocking(move || SearchIndex::build(docs, embeddings))
+            .await
+            .map_err(|e| ServiceError::Internal(e.into()))
     }
 
     fn search_generation(&self) -> u64 {
@@ -354,12 +358,7 @@ impl Graft {
         if let Some(idx) = self.inner.stored_ops.read().expect("cache lock").clone() {
             return Ok(idx);
         }
-        let docs = self.stored_docs().await?;
-        let texts: Vec<String> = docs.iter().map(embedding_text).collect();
-        let embeddings = self.embeddings_for(&texts, &mut |_, _| {}).await?;
-        let index = tokio::task::spawn_blocking(move || SearchIndex::build(docs, embeddings))
-            .await
-            .map_err(|e| ServiceError::Internal(e.into()))?;
+        let index = self.build_index(self.stored_docs().await?).await?;
         let idx = Arc::new(StoredIndex { index });
         *self.inner.stored_ops.write().expect("cache lock") = Some(idx.clone());
         Ok(idx)

@@ -165,16 +165,7 @@ impl Graft {
         }
         // past the budget the promotion stands (it is harmless); the answer says what the
         // next sweep would take back (issue 29.2)
-        let would_demote = self.over_limits(&agent, size, tokens, now).await?;
-        Ok(SetSize {
-            size,
-            cap: agent.cap,
-            tokens,
-            token_budget: agent.token_budget,
-            would_demote,
-            harness: agent.harness.clone(),
-            changed,
-        })
+        self.set_size(&agent, size, tokens, now, changed).await
     }
 
     /// Takes a tool out of an agent's working set (SPEC §3.4 `demote`): working_set and
@@ -198,22 +189,11 @@ impl Graft {
         let tool = self.tool(vendor, name).await?;
         let now = self.now();
         let mut tx = self.write_tx().await?;
-        if !db::delete_working_set_entry(&mut tx, agent_id, tool.id).await? {
+        if demote_in(&mut tx, &[(agent_id, tool.id)], cause, actor, now).await? == 0 {
             return Err(ServiceError::NotPromoted(format!(
                 "{vendor}__{name} is not in the working set"
             )));
         }
-        db::insert_history(
-            &mut tx,
-            agent_id,
-            tool.id,
-            HistoryAction::Demote,
-            cause,
-            &actor.label(),
-            now,
-        )
-        .await?;
-        tx.record(HistoryAction::Demote, cause, 1);
         let size = db::count_working_set(&mut tx, agent_id).await?;
         let tokens = db::working_set_tokens(&mut tx, agent_id).await?;
         tx.commit().await?;
@@ -221,7 +201,20 @@ impl Graft {
         if let Actor::Agent(a) = actor {
             self.unlearn_pick(*a, tool.id).await;
         }
-        let would_demote = self.over_limits(&agent, size, tokens, now).await?;
+        self.set_size(&agent, size, tokens, now, true).await
+    }
+
+    /// What a promotion or a demotion answers: the set's `size` and `tokens` after it,
+    /// the agent's cap, budget and harness, and what the next sweep would demote.
+    async fn set_size(
+        &self,
+        agent: &db::AgentRow,
+        size: i64,
+        tokens: i64,
+        now: i64,
+        changed: bool,
+    ) -> ServiceResult<SetSize> {
+        let would_demote = self.over_limits(agent, size, tokens, now).await?;
         Ok(SetSize {
             size,
             cap: agent.cap,
@@ -229,7 +222,7 @@ impl Graft {
             token_budget: agent.token_budget,
             would_demote,
             harness: agent.harness.clone(),
-            changed: true,
+            changed,
         })
     }
 
