@@ -62,6 +62,11 @@ pub struct Settings {
     /// (comma-separated IPs); a request from one is throttled by the client address its
     /// `X-Forwarded-For` names.
     pub trusted_proxies: Vec<std::net::IpAddr>,
+    /// `GRAFT_OAUTH_ACCESS_TTL` (default 1h) and `GRAFT_OAUTH_REFRESH_TTL` (default 30d):
+    /// the lifetimes of the OAuth tokens Graft issues to MCP clients;
+    /// `GRAFT_OAUTH_ALLOWED_SCHEMES`: custom redirect URI schemes allowed beyond
+    /// `cursor` (comma-separated; issue 26).
+    pub oauth: crate::service::oauth::OAuthSettings,
 }
 
 /// Where the secret key that seals connection secrets comes from.
@@ -210,7 +215,38 @@ impl Settings {
                     .map_err(|_| format!("GRAFT_TRUSTED_PROXIES: {a:?} is not an IP address"))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let mut oauth = crate::service::oauth::OAuthSettings::default();
+        for (name, slot) in [
+            ("GRAFT_OAUTH_ACCESS_TTL", &mut oauth.access_ttl),
+            ("GRAFT_OAUTH_REFRESH_TTL", &mut oauth.refresh_ttl),
+        ] {
+            if let Ok(v) = std::env::var(name) {
+                *slot = parse_duration(&v).map_err(|e| format!("{name}: {e}"))?;
+                if slot.is_zero() {
+                    return Err(format!("{name} must be at least 1s"));
+                }
+            }
+        }
+        oauth.allowed_schemes = list_var("GRAFT_OAUTH_ALLOWED_SCHEMES")
+            .into_iter()
+            .map(|s| s.trim_end_matches(':').to_ascii_lowercase())
+            .collect();
+        if let Some(bad) = oauth.allowed_schemes.iter().find(|s| {
+            !s.starts_with(|c: char| c.is_ascii_lowercase())
+                || !s
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+-.".contains(c))
+                || matches!(
+                    s.as_str(),
+                    "http" | "https" | "javascript" | "data" | "file"
+                )
+        }) {
+            return Err(format!(
+                "GRAFT_OAUTH_ALLOWED_SCHEMES: {bad:?} is not a custom URI scheme (letters, digits, + - .; not http, https, javascript, data or file)"
+            ));
+        }
         Ok(Self {
+            oauth,
             trusted_proxies,
             quotas,
             metrics_token: std::env::var("GRAFT_METRICS_TOKEN")
@@ -273,6 +309,7 @@ impl Settings {
             model: self.model()?,
             lookup: None,
             quotas: self.quotas,
+            oauth: self.oauth.clone(),
         })
     }
 

@@ -13,7 +13,7 @@ use sqlx::{Connection, Row};
 /// schema that is not here (and is not bookkeeping: `_sqlx_migrations`, `sqlite_*`,
 /// `tower_sessions`) makes the copy refuse to start, so a new table is never left
 /// behind silently.
-pub const TABLES: [&str; 20] = [
+pub const TABLES: [&str; 24] = [
     "vendors",
     "connections",
     "tools",
@@ -34,6 +34,10 @@ pub const TABLES: [&str; 20] = [
     "search_evidence",
     "starter_template_tools",
     "agent_starter_tools",
+    "oauth_clients",
+    "oauth_grants",
+    "oauth_codes",
+    "oauth_tokens",
 ];
 
 /// Rows read from SQLite and written to PostgreSQL at a time.

@@ -7,6 +7,7 @@ pub mod calls;
 pub mod exact_json;
 pub mod markup;
 pub mod names;
+pub mod oauth;
 pub mod openapi;
 pub mod schema;
 pub mod search;

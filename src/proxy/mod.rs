@@ -156,6 +156,58 @@ impl Proxy {
         self.limits
     }
 
+    /// GETs a small JSON document from a stranger's URL (an OAuth client ID metadata
+    /// document, issue 26) under the rules vendor requests follow: names resolve only to
+    /// public addresses (loopback only with `GRAFT_VENDOR_LOOPBACK=allow`), an address
+    /// spelled in the URL is checked too, no redirect is followed, and at most
+    /// `max_bytes` are read within `timeout`. Errors: a sentence saying what failed.
+    pub async fn fetch_small(
+        &self,
+        url: &url::Url,
+        max_bytes: usize,
+        timeout: std::time::Duration,
+    ) -> Result<Vec<u8>, String> {
+        let reach = destination::Reach {
+            internal: false,
+            loopback: self.limits.vendor_loopback,
+        };
+        let literal = match url.host() {
+            Some(url::Host::Ipv4(ip)) => Some(std::net::IpAddr::V4(ip)),
+            Some(url::Host::Ipv6(ip)) => Some(std::net::IpAddr::V6(ip)),
+            _ => None,
+        };
+        if let Some(ip) = literal {
+            destination::check(ip, reach).map_err(|r| r.to_string())?;
+        }
+        let fetch = async {
+            let mut resp = self
+                .public
+                .get(url.clone())
+                .header(reqwest::header::ACCEPT, "application/json")
+                .send()
+                .await
+                .map_err(|e| format!("cannot reach it ({})", e.without_url()))?;
+            if !resp.status().is_success() {
+                return Err(format!("it answered HTTP {}", resp.status().as_u16()));
+            }
+            let mut body = Vec::new();
+            while let Some(chunk) = resp
+                .chunk()
+                .await
+                .map_err(|e| format!("its answer broke off ({})", e.without_url()))?
+            {
+                if body.len() + chunk.len() > max_bytes {
+                    return Err(format!("it is over {max_bytes} bytes"));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(body)
+        };
+        tokio::time::timeout(timeout, fetch)
+            .await
+            .map_err(|_| format!("it did not answer within {} s", timeout.as_secs()))?
+    }
+
     /// Sends the request, following at most [`MAX_REDIRECTS`] redirects while each one
     /// stays on the vendor's origin and under its base path
     /// ([`request::under_base_path`]); a redirect anywhere else is not followed and is

@@ -1,8 +1,11 @@
 //! Bearer-token agents on `/mcp` (SPEC §3.1): an axum layer in front of the MCP service,
 //! for both protocol eras.
 //!
-//! - `Authorization: Bearer <token>` on every request; missing → 401 with
-//!   `WWW-Authenticate: Bearer realm="graft"`; malformed or unknown → the same plus
+//! - `Authorization: Bearer <token>` on every request: an agent's own token, or an
+//!   OAuth access token Graft issued for `/mcp` (issue 26, `graft_oat_…`); missing →
+//!   401 with `WWW-Authenticate: Bearer realm="graft", resource_metadata="<public
+//!   URL>/.well-known/oauth-protected-resource/mcp"` (RFC 9728 §5.1, so OAuth clients
+//!   find the authorization server); malformed, unknown or expired → the same plus
 //!   `error="invalid_token"` (RFC 6750 §3). Tokens are never read from the query string.
 //! - Sessions are bound to the agent that opened them: the `Mcp-Session-Id` minted on an
 //!   `initialize` response is recorded for that agent, and another agent presenting it
@@ -27,6 +30,8 @@ pub struct AuthState {
     pub graft: Graft,
     /// Session → agent bindings.
     pub bindings: Arc<SessionBindings>,
+    /// The URL of `/mcp`'s protected-resource metadata, named in every 401.
+    pub resource_metadata: Arc<str>,
 }
 
 /// Which agent opened each live 2025-era MCP session.
@@ -135,21 +140,19 @@ impl SessionBindings {
     }
 }
 
-fn unauthorized(invalid_token: bool, message: &str) -> Response {
-    let challenge = if invalid_token {
-        r#"Bearer realm="graft", error="invalid_token""#
-    } else {
-        r#"Bearer realm="graft""#
-    };
+fn unauthorized(invalid_token: bool, message: &str, resource_metadata: &str) -> Response {
+    let mut challenge = format!(r#"Bearer realm="graft", resource_metadata="{resource_metadata}""#);
+    if invalid_token {
+        challenge.push_str(r#", error="invalid_token""#);
+    }
     let mut resp = (
         StatusCode::UNAUTHORIZED,
         axum::Json(serde_json::json!({"error": message})),
     )
         .into_response();
-    resp.headers_mut().insert(
-        header::WWW_AUTHENTICATE,
-        HeaderValue::from_static(challenge),
-    );
+    if let Ok(v) = HeaderValue::from_str(&challenge) {
+        resp.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+    }
     resp
 }
 
@@ -203,7 +206,8 @@ pub async fn bearer_auth(State(state): State<AuthState>, mut req: Request, next:
         None => {
             let refusal = unauthorized(
                 false,
-                "missing bearer token: send Authorization: Bearer <agent token>",
+                "missing bearer token: send Authorization: Bearer <agent token>, or sign in with OAuth",
+                &state.resource_metadata,
             );
             return drained(req, refusal).await;
         }
@@ -211,14 +215,27 @@ pub async fn bearer_auth(State(state): State<AuthState>, mut req: Request, next:
             let refusal = unauthorized(
                 true,
                 "malformed Authorization header: send Authorization: Bearer <agent token>",
+                &state.resource_metadata,
             );
             return drained(req, refusal).await;
         }
         Some(Ok(t)) => t.to_string(),
     };
-    let agent = match state.graft.authenticate(&token).await {
+    let found = if token.starts_with(crate::service::oauth::ACCESS_PREFIX) {
+        state.graft.authenticate_oauth(&token).await
+    } else {
+        state.graft.authenticate(&token).await
+    };
+    let agent = match found {
         Ok(Some(a)) => a,
-        Ok(None) => return drained(req, unauthorized(true, "unknown agent token")).await,
+        Ok(None) => {
+            let refusal = unauthorized(
+                true,
+                "unknown, expired or revoked token",
+                &state.resource_metadata,
+            );
+            return drained(req, refusal).await;
+        }
         Err(e) => {
             // the database is down (issue 11.7): a JSON-RPC error that says so, and when
             // to try again; nothing was done

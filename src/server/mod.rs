@@ -4,6 +4,7 @@
 pub mod auth;
 mod health;
 mod mcp_http;
+pub mod oauth;
 mod tasks;
 
 pub mod listen;
@@ -130,6 +131,7 @@ impl Application {
         let auth_state = auth::AuthState {
             graft: graft.clone(),
             bindings: Arc::new(SessionBindings::new(sessions)),
+            resource_metadata: Arc::from(format!("{}{}", graft.oauth_issuer(), oauth::PRM_PATH)),
         };
         let mcp_router = Router::new()
             .nest_service("/mcp", mcp)
@@ -205,6 +207,11 @@ impl Application {
                 ),
             )
             .route("/skill/SKILL.md", get(console::skill))
+            // the OAuth authorization endpoint: a consent page for a signed-in person
+            .route(
+                "/oauth/authorize",
+                get(console::authorize_page).post(console::authorize_decision),
+            )
             .with_state(console_state.clone());
         let console = pages
             .merge(uploads)
@@ -232,6 +239,10 @@ impl Application {
                 trusted_proxies: Arc::new(settings.trusted_proxies.clone()),
             })
             .merge(mcp_router)
+            .merge(oauth::routes(oauth::OAuthHttp {
+                graft: graft.clone(),
+                trusted_proxies: Arc::new(settings.trusted_proxies.clone()),
+            }))
             .merge(console)
             // every request body arrives whole in time (security review 32.2)
             .layer(axum::middleware::from_fn_with_state(

@@ -173,11 +173,14 @@ impl Graft {
                 "no agent with id {agent_id}"
             )));
         }
+        // its OAuth clients' tokens end with the old token (issue 26.4)
+        let revoked = self.revoke_agent_oauth(agent_id).await?;
         self.state_changed().await;
         let ended = self.end_sessions(agent_id).await;
         tracing::info!(
             agent = agent_id,
             channels = ended,
+            oauth_clients = revoked,
             "token rotated: the old token's streams end"
         );
         Ok(token)
@@ -255,6 +258,7 @@ impl Graft {
             now,
         )
         .await?;
+        crate::db::revoke_agent_grants(&mut tx, a.id, now).await?;
         tx.commit().await?;
         self.changed(&[a.id]).await;
         self.state_changed().await;

@@ -14,6 +14,8 @@ pub mod hub;
 pub mod import;
 pub mod input;
 pub mod learning;
+pub mod oauth;
+pub mod oauth_tokens;
 pub mod quota;
 pub mod run;
 pub mod search;
@@ -236,6 +238,8 @@ struct Inner {
     password_checks: tokio::sync::Semaphore,
     /// Per-agent limits and their counts.
     quotas: quota::Quotas,
+    /// The OAuth authorization server's settings and what it keeps in memory.
+    oauth: oauth::OAuthState,
     meter: quota::Meter,
     /// This server's Prometheus metrics (issue 30.1).
     metrics: Arc<crate::metrics::Metrics>,
@@ -265,6 +269,8 @@ pub struct ServiceConfig {
     pub lookup: Option<Arc<dyn crate::proxy::destination::Lookup>>,
     /// What one agent may make Graft do (security review 32.8).
     pub quotas: quota::Quotas,
+    /// The OAuth authorization server's lifetimes and redirect schemes (issue 26).
+    pub oauth: oauth::OAuthSettings,
 }
 
 impl ServiceConfig {
@@ -281,6 +287,7 @@ impl ServiceConfig {
             model: None,
             lookup: None,
             quotas: quota::Quotas::default(),
+            oauth: oauth::OAuthSettings::default(),
         }
     }
 
@@ -356,6 +363,7 @@ impl Graft {
                 agent_validations: Mutex::new(HashMap::new()),
                 password_checks: tokio::sync::Semaphore::new(users::PASSWORD_CHECKS),
                 quotas: config.quotas,
+                oauth: oauth::OAuthState::new(config.oauth),
                 meter: quota::Meter::default(),
                 metrics: Arc::new(crate::metrics::Metrics::new()),
             }),

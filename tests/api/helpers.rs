@@ -76,6 +76,7 @@ pub fn settings(dir: &Path) -> Settings {
         metrics: true,
         quotas: Default::default(),
         trusted_proxies: vec![],
+        oauth: graft::service::oauth::OAuthSettings::default(),
     }
 }
 
@@ -173,8 +174,34 @@ pub async fn spawn_app_with(s: Settings) -> TestApp {
     spawn_app_with_graft(s, graft).await
 }
 
+/// Starts Graft on a free port whose URL is its public URL (`GRAFT_PUBLIC_URL`, with a
+/// trailing `/` when `slash`), as OAuth needs: tokens are bound to `<public URL>/mcp`.
+/// `tweak` changes the settings before the service opens; `clock` is its clock.
+pub async fn spawn_app_public(
+    dir: &Path,
+    slash: bool,
+    clock: Arc<dyn graft::service::Clock>,
+    tweak: impl FnOnce(&mut Settings),
+) -> TestApp {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut s = settings(dir);
+    s.addr = addr;
+    s.public_url = Some(format!("http://{addr}{}", if slash { "/" } else { "" }));
+    tweak(&mut s);
+    let graft = Graft::open(&s.database_url, clock, s.service_config().unwrap())
+        .await
+        .expect("open db");
+    spawn_on(s, graft, listener).await
+}
+
 /// Starts Graft on port 0 over an existing service (e.g. one with a fake clock).
 pub async fn spawn_app_with_graft(s: Settings, graft: Graft) -> TestApp {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    spawn_on(s, graft, listener).await
+}
+
+async fn spawn_on(s: Settings, graft: Graft, listener: tokio::net::TcpListener) -> TestApp {
     // RUST_LOG=… shows the server's logs in a test run
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
@@ -182,7 +209,6 @@ pub async fn spawn_app_with_graft(s: Settings, graft: Graft) -> TestApp {
         )
         .with_test_writer()
         .try_init();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let app = Application::build(&s, graft.clone(), listener)
         .await
         .unwrap();

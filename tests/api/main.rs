@@ -12,6 +12,7 @@ mod isolation;
 mod latency;
 mod lifecycle;
 mod metrics;
+mod oauth;
 mod protocol;
 mod run;
 mod search;

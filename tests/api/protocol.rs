@@ -476,7 +476,16 @@ async fn bearer_tokens_are_required_and_checked() {
     };
     let r = post(None).await.unwrap();
     assert_eq!(r.status(), 401);
-    assert_eq!(r.headers()["www-authenticate"], r#"Bearer realm="graft""#);
+    // the challenge names the protected-resource metadata, where OAuth clients start
+    // (RFC 9728 §5.1, issue 26)
+    let prm = format!(
+        "{}/.well-known/oauth-protected-resource/mcp",
+        app.graft.oauth_issuer()
+    );
+    assert_eq!(
+        r.headers()["www-authenticate"],
+        format!(r#"Bearer realm="graft", resource_metadata="{prm}""#).as_str()
+    );
     for bad in [
         "Bearer wrong".to_string(),
         format!("Bearer Bearer {token}"),
@@ -487,7 +496,8 @@ async fn bearer_tokens_are_required_and_checked() {
         assert_eq!(r.status(), 401, "{bad}");
         assert_eq!(
             r.headers()["www-authenticate"],
-            r#"Bearer realm="graft", error="invalid_token""#
+            format!(r#"Bearer realm="graft", resource_metadata="{prm}", error="invalid_token""#)
+                .as_str()
         );
     }
     // a token in the query string is never accepted

@@ -6,11 +6,13 @@
 //! token, an import summary) handed from a POST to the page it redirects to.
 
 mod gate;
+mod oauth;
 mod session;
 mod throttle;
 mod upload;
 
 pub use gate::*;
+pub use oauth::*;
 pub use session::*;
 pub use throttle::*;
 pub use upload::*;
