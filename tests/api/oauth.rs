@@ -799,3 +799,78 @@ async fn a_client_id_metadata_document_names_the_client() {
     assert_eq!(r.status(), 400);
     app.stop().await;
 }
+
+#[tokio::test]
+async fn the_agent_page_lists_its_oauth_clients_and_a_person_revokes_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_public(
+        dir.path(),
+        false,
+        Arc::new(graft::service::SystemClock),
+        |_| {},
+    )
+    .await;
+    let mut b = signed_in(&app).await;
+    let client = client_id(&app, "claude.ai").await;
+    let tokens = connect(&app, &mut b, &client, ("new", "web-bot")).await;
+    let access = tokens["access_token"].as_str().unwrap();
+    assert_eq!(mcp_status(&app, access).await, 200);
+
+    let r = b.call("agent", &[("name", "web-bot"), ("page", "1")]).await;
+    assert_eq!(r.status(), 200);
+    let data: Value = r.json().await.unwrap();
+    let clients = data["oauth_clients"].as_array().unwrap();
+    assert_eq!(clients.len(), 1, "{data}");
+    assert_eq!(clients[0]["client"], "claude.ai");
+    assert_eq!(clients[0]["redirect_host"], "127.0.0.1");
+    assert_eq!(clients[0]["granted_by"], "ops");
+    assert!(
+        clients[0]["last_used_at"].is_i64(),
+        "the token's use is noted"
+    );
+    assert_eq!(data["mcp_url"], app.graft.mcp_resource());
+    let grant = clients[0]["id"].as_i64().unwrap().to_string();
+
+    // the page renders the card (server side, as a browser without JavaScript sees it)
+    let html = b.get("/agents/web-bot").await.text().await.unwrap();
+    assert!(
+        html.contains("OAuth clients") && html.contains(r#"data-oauth-client="claude.ai""#),
+        "{html}"
+    );
+
+    // revoking needs its second step, then ends the client's access at once
+    let r = b
+        .call(
+            "revoke_oauth_client",
+            &[("agent", "web-bot"), ("grant", &grant)],
+        )
+        .await;
+    assert_ne!(r.status(), 200);
+    assert_eq!(mcp_status(&app, access).await, 200);
+    let r = b
+        .post_form(
+            "revoke_oauth_client",
+            "/agents/web-bot",
+            &[("agent", "web-bot"), ("grant", &grant), ("confirm", "yes")],
+        )
+        .await;
+    assert_eq!(r.status(), 302, "a plain form goes back to its page");
+    assert_eq!(mcp_status(&app, access).await, 401);
+    let data: Value = b
+        .call("agent", &[("name", "web-bot"), ("page", "1")])
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(data["oauth_clients"].as_array().unwrap().is_empty());
+    // another agent's grant id is refused
+    let (_, _) = agent(&app, "other").await;
+    let r = b
+        .call(
+            "revoke_oauth_client",
+            &[("agent", "other"), ("grant", &grant), ("confirm", "yes")],
+        )
+        .await;
+    assert_ne!(r.status(), 200);
+    app.stop().await;
+}

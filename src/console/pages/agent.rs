@@ -9,7 +9,7 @@ use crate::console::components::{
 };
 use crate::console::server_fns::{
     agent, search_tools, AgentData, ConsoleResult, Decide, Demote, EditAgent, Promote, RemoveAgent,
-    RotateToken, SearchData, SetAgentDisabled, TOKEN_PLACEHOLDER,
+    RevokeOauthClient, RotateToken, SearchData, SetAgentDisabled, TOKEN_PLACEHOLDER,
 };
 use crate::console::server_fns::{ApplyStarter, EditStarter, SetStarterTemplate};
 use crate::console::words::{count, does_in_words, harness_in_words, over_cap_in_words, segment};
@@ -28,6 +28,7 @@ pub fn AgentPage() -> impl IntoView {
     let rotate = ServerAction::<RotateToken>::new();
     let disable = ServerAction::<SetAgentDisabled>::new();
     let remove = ServerAction::<RemoveAgent>::new();
+    let revoke_oauth = ServerAction::<RevokeOauthClient>::new();
     let starter = StarterActions {
         edit: ServerAction::<EditStarter>::new(),
         template: ServerAction::<SetStarterTemplate>::new(),
@@ -63,6 +64,7 @@ pub fn AgentPage() -> impl IntoView {
                     + decide_action.version().get()
                     + disable.version().get()
                     + remove.version().get()
+                    + revoke_oauth.version().get()
                     + starter.edit.version().get()
                     + starter.template.version().get()
                     + starter.apply.version().get(),
@@ -216,6 +218,7 @@ pub fn AgentPage() -> impl IntoView {
                                 {d.snippets.clone().into_iter().map(|s| snippet_view(s, false)).collect_view()}
                             </details>
                         </section>
+                        {oauth_card(&d, now, revoke_oauth, removed_at.is_some())}
                         <section class="card" id="access" hidden=removed_at.is_some()>
                             <h2>"Access"</h2>
                             {match disabled_at {
@@ -476,5 +479,58 @@ pub(crate) fn cap_warning(cap: i64) -> Option<&'static str> {
         Some("Above 40 tools, Cursor's tool choice degrades.")
     } else {
         None
+    }
+}
+
+/// The OAuth clients acting as the agent (issue 26.4), each with its Revoke step, and the
+/// one URL such a client is given.
+fn oauth_card(
+    d: &AgentData,
+    now: i64,
+    revoke: ServerAction<RevokeOauthClient>,
+    removed: bool,
+) -> impl IntoView {
+    let agent = d.agent.name.clone();
+    let clients = d.oauth_clients.clone();
+    let rows = (!clients.is_empty()).then(|| {
+        view! {
+            <DataTable class="oauth-clients" head=view! { <th>"Client"</th><th>"Answers go to"</th><th>"Approved by"</th><th>"Approved"</th><th>"Last used"</th><th>"Ends"</th><th></th> }.into_any()>
+                {clients.into_iter().map(|c| {
+                    let agent = agent.clone();
+                    let id = c.id.to_string();
+                    view! {
+                        <tr data-oauth-client=c.client.clone()>
+                            <td>{c.client.clone()}</td>
+                            <td data-label="Answers go to"><code>{c.redirect_host.clone()}</code></td>
+                            <td data-label="Approved by">{c.granted_by.clone()}</td>
+                            <td data-label="Approved"><When at=c.created_at now/></td>
+                            <td data-label="Last used">{match c.last_used_at { Some(t) => view! { <When at=t now/> }.into_any(), None => "never".into_any() }}</td>
+                            <td data-label="Ends">{match c.expires_at { Some(t) => view! { <When at=t now/> }.into_any(), None => "when its token expires".into_any() }}</td>
+                            <td>
+                                <Confirm label="Revoke".to_string()>
+                                    <p>"Its tokens stop working at once; it must be approved again to connect."</p>
+                                    <ActionForm action=revoke>
+                                        <input type="hidden" name="agent" value=agent/>
+                                        <input type="hidden" name="grant" value=id/>
+                                        <input type="hidden" name="confirm" value="yes"/>
+                                        <button type="submit" class="danger solid">"Revoke now"</button>
+                                    </ActionForm>
+                                </Confirm>
+                            </td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </DataTable>
+        }
+    });
+    view! {
+        <section class="card" id="oauth" hidden=removed>
+            <h2>"OAuth clients"</h2>
+            <p>"claude.ai, Claude Desktop, ChatGPT, VS Code and Cursor sign in with OAuth: give them "<code>{d.mcp_url.clone()}</code>", and approve the request Graft shows you; choose this agent there."</p>
+            {match rows {
+                Some(r) => r.into_any(),
+                None => view! { <p class="muted">"No OAuth client acts as this agent."</p> }.into_any(),
+            }}
+        </section>
     }
 }

@@ -143,6 +143,12 @@ pub struct AgentData {
     /// Its starter set (issue 31).
     #[serde(default)]
     pub starter: crate::console::server_fns::StarterData,
+    /// The OAuth clients acting as it (issue 26.4), newest first.
+    #[serde(default)]
+    pub oauth_clients: Vec<crate::console::server_fns::OAuthClientItem>,
+    /// The URL an OAuth client is given: Graft's public MCP URL.
+    #[serde(default)]
+    pub mcp_url: String,
 }
 
 /// One call of the calls log (issue 14.4).
@@ -524,6 +530,7 @@ pub async fn agent(
         let (state, _) = signed_in().await?;
         let g = &state.graft;
         let a = g.agent_by_name(&name).await?;
+        let a_id = a.id;
         let url = format!("{}/mcp", state.public_url.trim_end_matches('/'));
         let mut snippets = crate::console::snippets::all(&a.name, &url, TOKEN_PLACEHOLDER);
         if let Some(label) = a.harness.as_deref().map(harness_in_words) {
@@ -621,6 +628,8 @@ pub async fn agent(
             calls_before: before,
             snippets,
             starter: crate::console::server_fns::starter_data(g, &name).await?,
+            oauth_clients: crate::console::server_fns::oauth_clients(g, a_id).await?,
+            mcp_url: url,
         })
     })
     .await

@@ -12,6 +12,7 @@
 mod agents;
 mod approvals;
 mod home;
+mod oauth;
 mod session;
 mod starters;
 mod tools;
@@ -20,6 +21,7 @@ mod vendors;
 pub use agents::*;
 pub use approvals::*;
 pub use home::*;
+pub use oauth::*;
 pub use session::*;
 pub use starters::*;
 pub use tools::*;
