@@ -137,16 +137,26 @@ def wait_healthy(proc: subprocess.Popen[bytes], base: str, timeout: float = 20.0
     return False
 
 
-def serve(data_dir: Path, log_path: Path, tokens: dict[str, str], env: Mapping[str, str] | None = None) -> GraftServer:
-    """`graft serve` on a free port with stdout and stderr appended to `log_path`."""
+def serve(
+    data_dir: Path,
+    log_path: Path,
+    tokens: dict[str, str],
+    env: Mapping[str, str] | None = None,
+    public_url: bool = False,
+) -> GraftServer:
+    """`graft serve` on a free port with stdout and stderr appended to `log_path`; with
+    `public_url`, that address is also its GRAFT_PUBLIC_URL (OAuth binds tokens to it)."""
     last_error = ""
     for _attempt in range(3):  # the port found free may be taken again before graft binds it
         port = free_port()
         base = f"http://127.0.0.1:{port}"
+        extra = dict(env or {})
+        if public_url:
+            extra["GRAFT_PUBLIC_URL"] = base
         with open(log_path, "ab") as log:
             proc = subprocess.Popen(
                 [GRAFT_BIN, "--data-dir", str(data_dir), "serve", "--addr", f"127.0.0.1:{port}"],
-                env=graft_env(env),
+                env=graft_env(extra),
                 cwd=data_dir,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
