@@ -80,8 +80,10 @@ step "layering (scripts/check-architecture.py, issue 23)"
 python3 scripts/check-architecture.py --module-cycles
 
 step "Python SDK end to end (tests/python)"
+# (tests/python/test_oauth.py also drives the conformance suite's authorization-server
+# scenarios, installed above)
 GRAFT_BIN="$TARGET/debug/graft" GRAFT_SPECS_DIR="${GRAFT_SPECS_DIR:-$PWD/../shared/specs}" \
-  "$VENV/bin/pytest" -q -p no:cacheprovider tests/python
+  GRAFT_CONFORMANCE_REQUIRED=1 "$VENV/bin/pytest" -q -p no:cacheprovider tests/python
 
 step "MCP conformance suite (tests/conformance)"
 GRAFT_BIN="$TARGET/debug/graft" bash tests/conformance/run.sh
