@@ -20,12 +20,21 @@ pub fn LoginPage() -> impl IntoView {
         <main class="narrow">
             <h1>"Sign in to Graft"</h1>
             <FormError err/>
-            <ActionForm action=login attr:class="stack">
-                <input type="hidden" name="next" value=next/>
-                <label>"Name"<input name="name" autocomplete="username" required/></label>
-                <label>"Password"<input type="password" name="password" autocomplete="current-password" required/></label>
-                <button type="submit">"Sign in"</button>
-            </ActionForm>
+            {move || {
+                let fields = view! {
+                    <input type="hidden" name="next" value=next/>
+                    <label>"Name"<input name="name" autocomplete="username" required/></label>
+                    <label>"Password"<input type="password" name="password" autocomplete="current-password" required/></label>
+                    <button type="submit">"Sign in"</button>
+                };
+                // a page outside the console's router (the OAuth consent) needs a whole
+                // page load after signing in: a plain form post, redirected by the server
+                if next().starts_with("/oauth/") {
+                    view! { <form method="post" action="/api/login" class="stack">{fields}</form> }.into_any()
+                } else {
+                    view! { <ActionForm action=login attr:class="stack">{fields}</ActionForm> }.into_any()
+                }
+            }}
             <p class="muted">"On first start Graft creates "<code>"admin"</code>" and prints its password once to the server log; "<code>"graft user add NAME"</code>" adds people."</p>
         </main>
     }

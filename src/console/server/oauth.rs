@@ -136,8 +136,8 @@ async fn consent(
         String::new()
     } else {
         format!(
-            "<p><label><input type=\"radio\" name=\"agent_kind\" value=\"existing\" checked/> An agent that exists: </label>\
-             <select name=\"agent\" aria-label=\"Agent\">{options}</select></p>"
+            "<label class=\"check\"><input type=\"radio\" name=\"agent_kind\" value=\"existing\" checked/> An agent that exists</label>\
+             <label>Agent <select name=\"agent\">{options}</select></label>"
         )
     };
     let new_checked = if agents.is_empty() { " checked" } else { "" };
@@ -154,11 +154,11 @@ async fn consent(
          </section>\
          <form method=\"post\" action=\"/oauth/authorize\" class=\"card\">\
          {error}{hidden}<input type=\"hidden\" name=\"nonce\" value=\"{nonce}\"/>\
-         <h2>As which agent?</h2>{existing}\
-         <p><label><input type=\"radio\" name=\"agent_kind\" value=\"new\"{new_checked}/> A new agent named </label>\
-         <input name=\"new_name\" aria-label=\"New agent name\" placeholder=\"e.g. claude-web\"/></p>\
-         <p><label>Cap <input name=\"cap\" inputmode=\"numeric\" size=\"4\" placeholder=\"20\"/></label> \
-         <label>Idle window (days) <input name=\"window\" inputmode=\"numeric\" size=\"4\" placeholder=\"21\"/></label></p>\
+         <h2>As which agent?</h2><div class=\"stack\">{existing}\
+         <label class=\"check\"><input type=\"radio\" name=\"agent_kind\" value=\"new\"{new_checked}/> A new agent</label>\
+         <label>New agent name <input name=\"new_name\" placeholder=\"e.g. claude-web\"/></label>\
+         <div class=\"pair\"><label>Cap <input name=\"cap\" inputmode=\"numeric\" placeholder=\"20\"/></label>\
+         <label>Idle window (days) <input name=\"window\" inputmode=\"numeric\" placeholder=\"21\"/></label></div></div>\
          <p><button type=\"submit\" name=\"decision\" value=\"approve\" class=\"solid\">Approve</button> \
          <button type=\"submit\" name=\"decision\" value=\"deny\" class=\"danger\">Deny</button></p>\
          </form>",
