@@ -285,13 +285,21 @@ impl Settings {
         })
     }
 
-    /// The public URL: `GRAFT_PUBLIC_URL`, else `http://<addr>`.
+    /// The public URL: `GRAFT_PUBLIC_URL`, else `http://<addr>`, in the form URL parsers
+    /// give back (WHATWG: the host lower-cased, a default port dropped), without a
+    /// trailing `/`: OAuth clients compare the resource they were given with the one
+    /// Graft names after normalising it so.
     pub fn public_url(&self) -> String {
-        self.public_url
+        let raw = self
+            .public_url
             .clone()
-            .unwrap_or_else(|| format!("http://{}", self.addr))
-            .trim_end_matches('/')
-            .to_string()
+            .unwrap_or_else(|| format!("http://{}", self.addr));
+        match url::Url::parse(raw.trim()) {
+            Ok(u) if u.query().is_none() && u.fragment().is_none() => {
+                u.as_str().trim_end_matches('/').to_string()
+            }
+            _ => raw.trim_end_matches('/').to_string(),
+        }
     }
 
     /// The service configuration: public URL, secret key (loading or creating the key
@@ -419,6 +427,20 @@ impl Default for ConnectionLimits {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_public_url_is_normalised_as_clients_normalise_it() {
+        let mut s = Settings::from_env(None, None, Some("127.0.0.1:3000".into())).unwrap();
+        for (given, public) in [
+            ("http://LocalHost:39558/", "http://localhost:39558"),
+            ("https://graft.example:443", "https://graft.example"),
+            ("https://Graft.Example/base/", "https://graft.example/base"),
+            ("http://127.0.0.1:3000", "http://127.0.0.1:3000"),
+        ] {
+            s.public_url = Some(given.into());
+            assert_eq!(s.public_url(), public, "{given}");
+        }
+    }
 
     #[test]
     fn durations() {

@@ -2,7 +2,8 @@
 -- A client registered itself (RFC 7591, `dynamic`) or is known by its client ID metadata
 -- document (`metadata`: `client_id` is the document's URL, re-read after an hour). A
 -- person's consent is a grant: that client acts as that agent for that resource. Codes
--- and tokens are stored as SHA-256 hashes only; a code lives 60 s and is used once; a
+-- and tokens are stored as SHA-256 hashes only; a code lives 60 s and is used once (a
+-- second use revokes what the first gave); a
 -- refresh token is used once (a second use revokes its grant).
 CREATE TABLE oauth_clients (
     id INTEGER PRIMARY KEY,
@@ -34,7 +35,8 @@ CREATE TABLE oauth_codes (
     grant_id INTEGER NOT NULL REFERENCES oauth_grants(id),
     redirect_uri TEXT NOT NULL,
     code_challenge TEXT NOT NULL,
-    expires_at INTEGER NOT NULL
+    expires_at INTEGER NOT NULL,
+    used_at INTEGER NULL
 );
 
 CREATE TABLE oauth_tokens (
@@ -48,3 +50,4 @@ CREATE TABLE oauth_tokens (
     revoked_at INTEGER NULL
 );
 CREATE INDEX oauth_tokens_by_grant ON oauth_tokens(grant_id);
+CREATE INDEX oauth_tokens_by_expiry ON oauth_tokens(expires_at);

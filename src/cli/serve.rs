@@ -47,6 +47,13 @@ pub(super) async fn serve(graft: Graft, settings: &Settings) -> anyhow::Result<(
             "the console and /mcp answer only requests addressed to loopback names (localhost, 127.0.0.1): set GRAFT_PUBLIC_URL, or GRAFT_ALLOWED_HOSTS, to the name clients use to reach this machine"
         );
     }
+    if addr.ip().is_unspecified() && settings.public_url.is_none() {
+        tracing::warn!(
+            %addr,
+            "no GRAFT_PUBLIC_URL: links, client configurations and the OAuth metadata name {}, which no client can reach; set GRAFT_PUBLIC_URL to the URL clients use",
+            settings.public_url()
+        );
+    }
     if addr.ip().is_unspecified() {
         // the address to print is one a browser can open here
         addr.set_ip(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST));

@@ -117,6 +117,16 @@ pub async fn delete_unused_clients(pool: &Pool, before: i64) -> DbResult<u64> {
     )
 }
 
+/// Deletes the `n` oldest registrations no person ever granted an agent.
+pub async fn delete_oldest_unused_clients(pool: &Pool, n: i64) -> DbResult<u64> {
+    execute!(
+        pool,
+        "DELETE FROM oauth_clients WHERE id IN (SELECT id FROM oauth_clients WHERE first_granted_at IS NULL \
+         ORDER BY created_at, id LIMIT $1)",
+        n
+    )
+}
+
 /// A person's consent: `client` acts as `agent_id` for `resource`; returns the grant's
 /// id. The client is marked used.
 pub async fn insert_oauth_grant(
@@ -176,6 +186,8 @@ pub struct OAuthCodeRow {
     pub code_challenge: String,
     /// ms.
     pub expires_at: i64,
+    /// When it was exchanged before (ms): a second use of a code.
+    pub used_at: Option<i64>,
     /// The grant's client's `client_id`.
     pub client_id: String,
     pub resource: String,
@@ -183,12 +195,16 @@ pub struct OAuthCodeRow {
     pub revoked_at: Option<i64>,
 }
 
-/// Takes a code out (a code is used once, whatever the outcome) and returns what it
-/// was for; `None` when unknown or used already.
-pub async fn take_oauth_code(conn: &mut Conn, code_hash: &str) -> DbResult<Option<OAuthCodeRow>> {
+/// Marks a code used (a code is used once, whatever the outcome) and returns what it
+/// was for, with `used_at` set when an earlier call used it already; `None` when unknown.
+pub async fn take_oauth_code(
+    conn: &mut Conn,
+    code_hash: &str,
+    now: i64,
+) -> DbResult<Option<OAuthCodeRow>> {
     let row: Option<OAuthCodeRow> = on_db!(conn, |e| {
         sqlx::query_as(
-        "SELECT c.grant_id, c.redirect_uri, c.code_challenge, c.expires_at, cl.client_id, g.resource, g.revoked_at \
+        "SELECT c.grant_id, c.redirect_uri, c.code_challenge, c.expires_at, c.used_at, cl.client_id, g.resource, g.revoked_at \
          FROM oauth_codes c JOIN oauth_grants g ON g.id = c.grant_id JOIN oauth_clients cl ON cl.id = g.client_id \
          WHERE c.code_hash = $1"
     )
@@ -196,19 +212,31 @@ pub async fn take_oauth_code(conn: &mut Conn, code_hash: &str) -> DbResult<Optio
     .fetch_optional(e)
     .await
     })?;
-    if row.is_some() {
+    if row.as_ref().is_some_and(|r| r.used_at.is_none()) {
         execute!(
             conn,
-            "DELETE FROM oauth_codes WHERE code_hash = $1",
-            code_hash
+            "UPDATE oauth_codes SET used_at = $2 WHERE code_hash = $1",
+            code_hash,
+            now
         )?;
     }
     Ok(row)
 }
 
-/// Deletes codes that expired before `now` (ms).
-pub async fn delete_expired_codes(conn: &mut Conn, now: i64) -> DbResult<u64> {
-    execute!(conn, "DELETE FROM oauth_codes WHERE expires_at < $1", now)
+/// Deletes codes that expired before `before` (ms), and tokens that expired before it
+/// (a refresh token's replacement is newer; nothing reads an expired one).
+pub async fn delete_expired_oauth(conn: &mut Conn, before: i64) -> DbResult<u64> {
+    let codes = execute!(
+        conn,
+        "DELETE FROM oauth_codes WHERE expires_at < $1",
+        before
+    )?;
+    let tokens = execute!(
+        conn,
+        "DELETE FROM oauth_tokens WHERE expires_at < $1",
+        before
+    )?;
+    Ok(codes + tokens)
 }
 
 /// Stores a token (its hash): `kind` `access` or `refresh`.
@@ -342,17 +370,27 @@ pub struct OAuthGrantRow {
     pub expires_at: Option<i64>,
 }
 
-/// An agent's live grants, newest first.
-pub async fn select_agent_grants(pool: &Pool, agent_id: i64) -> DbResult<Vec<OAuthGrantRow>> {
+/// An agent's grants that can act at `now` (ms): not revoked, with a live refresh token
+/// or a code not exchanged yet; newest first.
+pub async fn select_agent_grants(
+    pool: &Pool,
+    agent_id: i64,
+    now: i64,
+) -> DbResult<Vec<OAuthGrantRow>> {
     on_db!(pool, |e| {
         sqlx::query_as(
         "SELECT g.id, cl.name AS client_name, cl.client_id, cl.redirect_uris, g.granted_by, g.created_at, g.last_used_at, \
          (SELECT MAX(t.expires_at) FROM oauth_tokens t WHERE t.grant_id = g.id AND t.kind = 'refresh' \
           AND t.used_at IS NULL AND t.revoked_at IS NULL) AS expires_at \
          FROM oauth_grants g JOIN oauth_clients cl ON cl.id = g.client_id \
-         WHERE g.agent_id = $1 AND g.revoked_at IS NULL ORDER BY g.created_at DESC, g.id DESC"
+         WHERE g.agent_id = $1 AND g.revoked_at IS NULL AND (\
+           EXISTS (SELECT 1 FROM oauth_tokens t WHERE t.grant_id = g.id AND t.kind = 'refresh' \
+                   AND t.used_at IS NULL AND t.revoked_at IS NULL AND t.expires_at >= $2) \
+           OR EXISTS (SELECT 1 FROM oauth_codes c WHERE c.grant_id = g.id AND c.used_at IS NULL AND c.expires_at >= $2)) \
+         ORDER BY g.created_at DESC, g.id DESC"
     )
     .bind(agent_id)
+    .bind(now)
     .fetch_all(e)
     .await
     })
@@ -362,6 +400,16 @@ pub async fn select_agent_grants(pool: &Pool, agent_id: i64) -> DbResult<Vec<OAu
 pub async fn select_grant_agent(pool: &Pool, grant_id: i64) -> DbResult<Option<i64>> {
     on_db!(pool, |e| sqlx::query_scalar(
         "SELECT agent_id FROM oauth_grants WHERE id = $1 AND revoked_at IS NULL"
+    )
+    .bind(grant_id)
+    .fetch_optional(e)
+    .await)
+}
+
+/// The agent of a grant, live or not.
+pub async fn select_grant_owner(pool: &Pool, grant_id: i64) -> DbResult<Option<i64>> {
+    on_db!(pool, |e| sqlx::query_scalar(
+        "SELECT agent_id FROM oauth_grants WHERE id = $1"
     )
     .bind(grant_id)
     .fetch_optional(e)

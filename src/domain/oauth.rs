@@ -47,6 +47,11 @@ pub fn check_redirect_uri(uri: &str, allowed_schemes: &[String]) -> Result<(), S
             "{uri:?} has a fragment, which a redirect URI may not have"
         ));
     }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(format!(
+            "{uri:?} holds a user name or password, which a redirect URI may not have"
+        ));
+    }
     match parsed.scheme() {
         "https" if parsed.host_str().is_some() => Ok(()),
         "http" if parsed.host_str().is_some_and(is_loopback) => Ok(()),
@@ -73,7 +78,16 @@ pub fn redirect_matches(registered: &[String], requested: &str) -> bool {
     let Ok(req) = url::Url::parse(requested) else {
         return false;
     };
-    if req.scheme() != "http" || !req.host_str().is_some_and(is_loopback) {
+    // only the port may differ: not the spelling (case, dot segments), a user name or a
+    // fragment
+    let plain = req.as_str() == requested || req.as_str().strip_suffix('/') == Some(requested);
+    if req.scheme() != "http"
+        || !req.host_str().is_some_and(is_loopback)
+        || !plain
+        || req.fragment().is_some()
+        || !req.username().is_empty()
+        || req.password().is_some()
+    {
         return false;
     }
     registered.iter().any(|r| {
@@ -164,8 +178,11 @@ pub fn read_client_metadata(
     for u in &uris {
         check_redirect_uri(u, allowed_schemes).map_err(|e| ("invalid_redirect_uri", e))?;
     }
+    // a client that asks for a secret is registered as a public one all the same and told
+    // so ("none" in the answer, RFC 7591 §3.2.1): claude.ai and Claude Desktop ask for
+    // client_secret_post
     match obj.get("token_endpoint_auth_method").and_then(|v| v.as_str()) {
-        None | Some("none") => {}
+        None | Some("none" | "client_secret_post" | "client_secret_basic") => {}
         Some(other) => {
             return Err(meta(format!(
                 "token_endpoint_auth_method {other:?} is not supported: Graft's clients are public (\"none\", with PKCE)"
@@ -202,9 +219,9 @@ pub fn read_client_metadata(
             .unwrap_or_else(|| "an OAuth client".into()),
         Some(serde_json::Value::String(s)) => {
             let s = s.trim();
-            if s.is_empty() || s.len() > 200 || s.chars().any(char::is_control) {
+            if s.is_empty() || s.len() > 200 || s.chars().any(|c| c.is_control() || is_format(c)) {
                 return Err(meta(
-                    "client_name must be 1 to 200 characters without control characters".into(),
+                    "client_name must be 1 to 200 characters without control or invisible formatting characters".into(),
                 ));
             }
             s.to_string()
@@ -215,6 +232,15 @@ pub fn read_client_metadata(
         name,
         redirect_uris: uris,
     })
+}
+
+/// Whether `c` is an invisible formatting character (Unicode category Cf: zero-width
+/// spaces and joiners, direction overrides and isolates, the byte-order mark, the soft
+/// hyphen), which could make one name look like another on the consent page.
+fn is_format(c: char) -> bool {
+    matches!(c, '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}'
+        | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}'
+        | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}')
 }
 
 /// Whether a `client_id` is a client ID metadata document's URL (an `https` URL with
@@ -258,6 +284,7 @@ mod tests {
             "https://claude.ai/cb#frag",
             "not a uri",
             "/relative",
+            "https://user:pw@evil.example/cb",
         ] {
             assert!(check_redirect_uri(uri, &[]).is_err(), "{uri}");
         }
@@ -288,6 +315,14 @@ mod tests {
             &reg,
             "https://claude.ai:8443/api/mcp/auth_callback"
         ));
+        for spelled in [
+            "http://127.0.0.1:5678/callback#x",
+            "http://evil.example@127.0.0.1:5678/callback",
+            "http://127.0.0.1:5678/x/../callback",
+            "HTTP://127.0.0.1:5678/callback",
+        ] {
+            assert!(!redirect_matches(&reg, spelled), "{spelled}");
+        }
     }
 
     #[test]
@@ -335,7 +370,18 @@ mod tests {
         );
         assert_eq!(
             bad(
-                json!({"redirect_uris": ["https://a.example/cb"], "token_endpoint_auth_method": "client_secret_basic"})
+                json!({"redirect_uris": ["https://a.example/cb"], "token_endpoint_auth_method": "private_key_jwt"})
+            ),
+            "invalid_client_metadata"
+        );
+        assert!(read_client_metadata(
+            &json!({"redirect_uris": ["https://a.example/cb"], "token_endpoint_auth_method": "client_secret_post"}),
+            &[]
+        )
+        .is_ok());
+        assert_eq!(
+            bad(
+                json!({"redirect_uris": ["https://a.example/cb"], "client_name": "Claude\u{202e}gnp.exe"})
             ),
             "invalid_client_metadata"
         );

@@ -101,6 +101,10 @@ fn error(e: OAuthError) -> Response {
     )
         .into_response();
     no_store(resp.headers_mut());
+    if status == StatusCode::TOO_MANY_REQUESTS {
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("3600"));
+    }
     resp
 }
 
@@ -124,6 +128,19 @@ async fn register(
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
+    // JSON only: a page elsewhere cannot send that without a preflight, so it cannot
+    // make its visitors register clients
+    let json_body = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.to_ascii_lowercase().starts_with("application/json"));
+    if !json_body {
+        return error(OAuthError {
+            error: "invalid_client_metadata",
+            description: "send the client metadata as application/json (RFC 7591 §3.1)".into(),
+            status: 400,
+        });
+    }
     let Ok(metadata) = serde_json::from_slice::<serde_json::Value>(&body) else {
         return error(OAuthError {
             error: "invalid_client_metadata",
@@ -131,8 +148,11 @@ async fn register(
             status: 400,
         });
     };
-    let from =
-        crate::console::server::client_address(peer.ip(), &headers, &s.trusted_proxies).to_string();
+    let from = network_of(crate::console::server::client_address(
+        peer.ip(),
+        &headers,
+        &s.trusted_proxies,
+    ));
     match s.graft.register_oauth_client(&metadata, Some(&from)).await {
         Ok(r) => {
             let mut resp = (
@@ -152,6 +172,22 @@ async fn register(
             resp
         }
         Err(e) => error(e),
+    }
+}
+
+/// The network a registration is counted against: an IPv4 address, or an IPv6 /64
+/// (one host usually holds a whole /64, so counting single IPv6 addresses counts
+/// nothing).
+fn network_of(addr: std::net::IpAddr) -> String {
+    match addr {
+        std::net::IpAddr::V4(a) => a.to_string(),
+        std::net::IpAddr::V6(a) => match a.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => {
+                let s = a.segments();
+                format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+            }
+        },
     }
 }
 

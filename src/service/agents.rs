@@ -271,7 +271,7 @@ impl Graft {
     /// Ends an agent's open sessions and listen streams here and tells every other
     /// process to end theirs (SPEC §3.1; security review 32.9): after a rotation or when
     /// the agent is disabled. Returns how many channels ended here.
-    async fn end_sessions(&self, agent_id: i64) -> usize {
+    pub(super) async fn end_sessions(&self, agent_id: i64) -> usize {
         let ended = self.inner.hub.disconnect(agent_id);
         if let Err(e) = crate::db::insert_change_events(
             self.pool(),

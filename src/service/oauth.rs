@@ -29,9 +29,11 @@ pub const METADATA_MAX_BYTES: usize = 16 * 1024;
 pub const METADATA_TIMEOUT: Duration = Duration::from_secs(5);
 /// Registrations one address may make per hour.
 pub const REGISTRATIONS_PER_HOUR: i64 = 20;
-/// Registered clients no person has granted an agent yet, at most; older than a day,
-/// they are deleted to make room.
+/// Registered clients no person has granted an agent yet, at most: past it, the oldest
+/// waiting ones are deleted to make room.
 pub const MAX_UNUSED_CLIENTS: i64 = 500;
+/// How long a registration waits for a person's approval before it is deleted (ms).
+pub const UNUSED_CLIENT_TTL_MS: i64 = 3_600_000;
 
 /// The authorization server's settings (configuration: `GRAFT_OAUTH_ACCESS_TTL`,
 /// `GRAFT_OAUTH_REFRESH_TTL`, `GRAFT_OAUTH_ALLOWED_SCHEMES`).
@@ -131,6 +133,8 @@ pub struct OAuthClient {
     /// Whether it is known by a metadata document (its `client_id` is that URL) rather
     /// than a registration anyone could have made.
     pub by_metadata: bool,
+    /// Whether a person approved it for an agent before.
+    pub approved: bool,
 }
 
 /// A registration's answer (RFC 7591 §3.2.1).
@@ -222,6 +226,7 @@ pub(super) fn client_of(row: db::OAuthClientRow) -> OAuthClient {
     OAuthClient {
         id: row.id,
         by_metadata: row.registered == "metadata",
+        approved: row.first_granted_at.is_some(),
         redirect_uris: serde_json::from_str(&row.redirect_uris).unwrap_or_default(),
         client_id: row.client_id,
         name: row.name,
@@ -266,10 +271,11 @@ impl Graft {
     }
 
     /// Registers a client (RFC 7591): `metadata` is the request's JSON, `from` the
-    /// client's address (at most [`REGISTRATIONS_PER_HOUR`] per address; at most
-    /// [`MAX_UNUSED_CLIENTS`] registrations no person has used, the older than a day
-    /// deleted first). Errors: `invalid_redirect_uri`, `invalid_client_metadata`, or 429
-    /// `temporarily_unavailable` over a bound.
+    /// client's network (its IPv4 address or IPv6 /64; at most
+    /// [`REGISTRATIONS_PER_HOUR`] from one); registrations no person approved within
+    /// an hour are deleted, and past [`MAX_UNUSED_CLIENTS`] the oldest of them. Errors:
+    /// `invalid_redirect_uri`, `invalid_client_metadata`, or 429
+    /// `temporarily_unavailable` over the rate.
     pub async fn register_oauth_client(
         &self,
         metadata: &serde_json::Value,
@@ -292,11 +298,13 @@ impl Graft {
                 )));
             }
         }
-        db::delete_unused_clients(self.pool(), now - 24 * 3_600_000).await?;
-        if db::count_unused_clients(self.pool()).await? >= MAX_UNUSED_CLIENTS {
-            return Err(too_many(
-                "too many registrations wait for a person's consent; try again tomorrow".into(),
-            ));
+        // a registration is used within minutes (the person approves right away): one
+        // not approved within an hour goes, and over the cap the oldest waiting ones make
+        // room, so filling the cap never locks real clients out
+        db::delete_unused_clients(self.pool(), now - UNUSED_CLIENT_TTL_MS).await?;
+        let waiting = db::count_unused_clients(self.pool()).await?;
+        if waiting >= MAX_UNUSED_CLIENTS {
+            db::delete_oldest_unused_clients(self.pool(), waiting - MAX_UNUSED_CLIENTS + 1).await?;
         }
         let client_id = random_hex(16);
         let uris = serde_json::to_string(&meta.redirect_uris)
@@ -319,6 +327,7 @@ impl Graft {
                 name: meta.name,
                 redirect_uris: meta.redirect_uris,
                 by_metadata: false,
+                approved: false,
             },
             issued_at: now / 1000,
         })
@@ -360,6 +369,7 @@ impl Graft {
                     name: meta.name,
                     redirect_uris: meta.redirect_uris,
                     by_metadata: true,
+                    approved: row.first_granted_at.is_some(),
                 })
             }
             (Ok(meta), None) => {
@@ -381,6 +391,7 @@ impl Graft {
                     name: meta.name,
                     redirect_uris: meta.redirect_uris,
                     by_metadata: true,
+                    approved: false,
                 })
             }
             // a document read before stays good while its server is down
@@ -419,7 +430,8 @@ impl Graft {
     /// a known client and one of its redirect URIs first (else [`AuthorizeRefusal::Show`]),
     /// then `response_type=code`, an S256 `code_challenge`, and `resource` (when given)
     /// equal to [`Graft::mcp_resource`] (else [`AuthorizeRefusal::Redirect`] with
-    /// `unsupported_response_type`, `invalid_request` or `invalid_target`).
+    /// `unsupported_response_type`, `invalid_request` or `invalid_target`; shown instead
+    /// for a registered client no person has approved yet).
     pub async fn check_authorization(
         &self,
         req: &AuthorizationRequest,
@@ -443,13 +455,21 @@ impl Graft {
                 ))
             }
         };
+        // anyone can register a client with any https redirect URI: until a person has
+        // approved such a client, its errors are shown here instead of sent there, so a
+        // link to Graft cannot bounce a signed-in person anywhere (RFC 9700 §4.11.2)
+        let trusted = client.by_metadata || client.approved;
         let refuse = |error: &str, description: &str| {
-            AuthorizeRefusal::Redirect(self.error_redirect(
-                &redirect_uri,
-                req.state.as_deref(),
-                error,
-                description,
-            ))
+            if trusted {
+                AuthorizeRefusal::Redirect(self.error_redirect(
+                    &redirect_uri,
+                    req.state.as_deref(),
+                    error,
+                    description,
+                ))
+            } else {
+                AuthorizeRefusal::Show(format!("{description} ({error})"))
+            }
         };
         if req.response_type.as_deref() != Some("code") {
             return Err(refuse(
@@ -535,7 +555,8 @@ impl Graft {
         let now = self.now();
         let code = random_hex(32);
         let mut tx = self.write_tx().await?;
-        db::delete_expired_codes(&mut tx, now).await?;
+        // what expired a day ago is of no use, not even to tell a replay
+        db::delete_expired_oauth(&mut tx, now - 86_400_000).await?;
         let grant = db::insert_oauth_grant(
             &mut tx,
             req.client.id,

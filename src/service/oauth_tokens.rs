@@ -68,16 +68,28 @@ impl Graft {
         };
         let now = self.now();
         let mut tx = self.write_tx().await?;
-        let row = db::take_oauth_code(&mut tx, &hash_token(code)).await?;
-        // the code is gone now, whatever follows: commit that first
+        let row = db::take_oauth_code(&mut tx, &hash_token(code), now).await?;
+        let refuse = |d: &str| Err(OAuthError::new("invalid_grant", d));
+        // a code used twice: whoever holds it is not to be trusted, so what its first use
+        // gave is revoked (RFC 6749 §4.1.2)
+        if let Some(r) = row.as_ref().filter(|r| r.used_at.is_some()) {
+            db::revoke_oauth_grant(&mut tx, r.grant_id, now).await?;
+            tx.commit().await?;
+            self.grant_ended(r.grant_id).await;
+            tracing::warn!(
+                grant = r.grant_id,
+                "an authorization code was used twice: its grant is revoked"
+            );
+            return refuse("the authorization code was used already; the tokens it gave are revoked: authorize again");
+        }
+        // the code is used now, whatever follows: commit that first
         tx.commit().await?;
         let Some(row) = row else {
             return Err(OAuthError::new(
                 "invalid_grant",
-                "the authorization code is unknown or was used already",
+                "the authorization code is unknown",
             ));
         };
-        let refuse = |d: &str| Err(OAuthError::new("invalid_grant", d));
         if row.expires_at < now {
             return refuse(
                 "the authorization code expired (codes live 60 seconds): authorize again",
@@ -155,7 +167,7 @@ impl Graft {
         if !db::use_refresh_token(&mut tx, row.id, now).await? {
             db::revoke_oauth_grant(&mut tx, row.grant_id, now).await?;
             tx.commit().await?;
-            self.state_changed().await;
+            self.grant_ended(row.grant_id).await;
             tracing::warn!(
                 grant = row.grant_id,
                 "a refresh token was used twice: its grant is revoked"
@@ -187,7 +199,8 @@ impl Graft {
         } else {
             db::revoke_oauth_token(self.pool(), row.id, now).await?;
         }
-        self.state_changed().await;
+        // the streams its tokens opened end too
+        self.grant_ended(row.grant_id).await;
         Ok(())
     }
 
@@ -229,7 +242,7 @@ impl Graft {
 
     /// An agent's live OAuth grants, newest first (its console page).
     pub async fn oauth_grants(&self, agent_id: i64) -> ServiceResult<Vec<OAuthGrantView>> {
-        Ok(db::select_agent_grants(self.pool(), agent_id)
+        Ok(db::select_agent_grants(self.pool(), agent_id, self.now())
             .await?
             .into_iter()
             .map(|g| {
@@ -279,7 +292,7 @@ impl Graft {
         let mut tx = self.write_tx().await?;
         db::revoke_oauth_grant(&mut tx, grant_id, self.now()).await?;
         tx.commit().await?;
-        self.state_changed().await;
+        self.grant_ended(grant_id).await;
         tracing::info!(agent = %agent, grant = grant_id, by = %actor.label(), "an OAuth client's access was revoked");
         Ok(())
     }
@@ -290,5 +303,21 @@ impl Graft {
         let n = db::revoke_agent_grants(&mut tx, agent_id, self.now()).await?;
         tx.commit().await?;
         Ok(n)
+    }
+
+    /// After a grant ended: caches drop, and the agent's open sessions and streams end,
+    /// the client's among them (sessions belong to the agent, so its other clients
+    /// reconnect once, with tokens that still work).
+    async fn grant_ended(&self, grant_id: i64) {
+        self.state_changed().await;
+        match db::select_grant_owner(self.pool(), grant_id).await {
+            Ok(Some(agent)) => {
+                self.end_sessions(agent).await;
+            }
+            Ok(None) => {}
+            Err(e) => {
+                tracing::warn!(error = ?e, grant = grant_id, "cannot end the sessions of a revoked grant's agent")
+            }
+        }
     }
 }

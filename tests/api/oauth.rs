@@ -325,15 +325,36 @@ async fn registration_takes_the_real_clients_redirect_uris_and_refuses_others() 
             register(&app, json!({"client_name": "x", "redirect_uris": uris})).await;
         assert_eq!((status, body["error"].as_str()), (400, Some(why)), "{body}");
     }
+    // claude.ai's and Claude Desktop's registration asks for client_secret_post: it is
+    // registered as a public client and told so
     let (status, body) = register(
         &app,
-        json!({"redirect_uris": ["https://a.example/cb"], "token_endpoint_auth_method": "client_secret_basic"}),
+        json!({"client_name": "Claude", "redirect_uris": ["https://claude.ai/api/mcp/auth_callback"],
+               "token_endpoint_auth_method": "client_secret_post",
+               "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"]}),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["token_endpoint_auth_method"], "none");
+    assert!(body.get("client_secret").is_none());
+    let (status, body) = register(
+        &app,
+        json!({"redirect_uris": ["https://a.example/cb"], "token_endpoint_auth_method": "private_key_jwt"}),
     )
     .await;
     assert_eq!(
         (status, body["error"].as_str()),
         (400, Some("invalid_client_metadata"))
     );
+    // only JSON: a page elsewhere cannot post it without a preflight
+    let r = reqwest::Client::new()
+        .post(format!("{}/oauth/register", base(&app)))
+        .header("content-type", "text/plain")
+        .body(r#"{"redirect_uris": ["https://a.example/cb"]}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
     app.stop().await;
 
     // an operator may allow another scheme
@@ -475,7 +496,8 @@ async fn an_oauth_client_signs_in_through_the_consent_page_and_acts_as_the_chose
         .contains(&"petstore__get_pet_by_id".to_string()));
     modern.cancel().await.unwrap();
     let grants = app.graft.oauth_grants(agent.id).await.unwrap();
-    assert_eq!(grants.len(), 2, "two consents: {grants:?}");
+    // the first consent's code was burned, then replayed: that grant ended
+    assert_eq!(grants.len(), 1, "the consent that holds tokens: {grants:?}");
     assert_eq!(grants[0].client, "Claude Code");
     assert_eq!(grants[0].granted_by, "person:ops");
 
@@ -504,7 +526,10 @@ async fn an_oauth_client_signs_in_through_the_consent_page_and_acts_as_the_chose
     let back = query_of(r.headers()["location"].to_str().unwrap());
     assert_eq!(back["error"], "access_denied");
     assert_eq!(back["state"], "state-7q");
-    assert_eq!(app.graft.oauth_grants(agent.id).await.unwrap().len(), 1);
+    assert!(
+        app.graft.oauth_grants(agent.id).await.unwrap().is_empty(),
+        "the reused refresh token ended the last grant; a denial adds none"
+    );
 
     // the agent's own bearer token still works
     let (_, own) = agent_token(&app, "plain-bot").await;
@@ -535,18 +560,12 @@ async fn refused_requests_say_why_where_they_should() {
     // an unknown client: shown
     let r = b.get(&authorize_path(&app, "no-such-client", "s")).await;
     assert_eq!(r.status(), 400);
-    // another resource, or no PKCE: told at the redirect URI
+    // another resource: shown while no person approved the client (anyone can register
+    // any redirect URI), told at the redirect URI once one did (below)
     let other = authorize_path(&app, &client, "s1").replace("%2Fmcp", "%2Fother");
     let r = b.get(&other).await;
-    assert_eq!(r.status(), 303);
-    let back = query_of(r.headers()["location"].to_str().unwrap());
-    assert_eq!(
-        (back["error"].as_str(), back["state"].as_str()),
-        ("invalid_target", "s1")
-    );
-    let plain = authorize_path(&app, &client, "s2").replace("S256", "plain");
-    let back = query_of(b.get(&plain).await.headers()["location"].to_str().unwrap());
-    assert_eq!(back["error"], "invalid_request");
+    assert_eq!(r.status(), 400);
+    assert!(r.text().await.unwrap().contains("invalid_target"));
 
     // a code lives 60 seconds
     let r = consent(
@@ -570,6 +589,17 @@ async fn refused_requests_say_why_where_they_should() {
             .contains("expired"),
         "{body}"
     );
+    // approved once, the client hears its errors at its redirect URI
+    let r = b.get(&other).await;
+    assert_eq!(r.status(), 303);
+    let back = query_of(r.headers()["location"].to_str().unwrap());
+    assert_eq!(
+        (back["error"].as_str(), back["state"].as_str()),
+        ("invalid_target", "s1")
+    );
+    let plain = authorize_path(&app, &client, "s2").replace("S256", "plain");
+    let back = query_of(b.get(&plain).await.headers()["location"].to_str().unwrap());
+    assert_eq!(back["error"], "invalid_request");
     // another client's code, an unknown grant type, a missing verifier
     let r = consent(
         &mut b,
@@ -603,6 +633,52 @@ async fn refused_requests_say_why_where_they_should() {
     assert_eq!(
         (status, body["error"].as_str()),
         (400, Some("invalid_request"))
+    );
+
+    // two consent pages open at once in one session (two clients signing in): both
+    // work; a page's nonce does not approve another request; a nonce is used once
+    let first = b
+        .get(&authorize_path(&app, &client, "tab-1"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    let second = b
+        .get(&authorize_path(&app, &client, "tab-2"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    let decide = |fields: Vec<(String, String)>| {
+        let mut f = fields;
+        f.extend([
+            ("agent_kind".to_string(), "existing".to_string()),
+            ("agent".into(), "cursor-bot".into()),
+            ("decision".into(), "approve".into()),
+        ]);
+        b.http
+            .post(format!("{}/oauth/authorize", b.base))
+            .header("cookie", b.cookie.clone().unwrap())
+            .form(&f)
+            .send()
+    };
+    let mut swapped = form_fields(&first);
+    for (k, v) in swapped.iter_mut() {
+        if k == "state" {
+            *v = "tab-2".into();
+        }
+    }
+    assert_eq!(
+        decide(swapped).await.unwrap().status(),
+        400,
+        "another request's nonce"
+    );
+    assert_eq!(decide(form_fields(&second)).await.unwrap().status(), 303);
+    assert_eq!(decide(form_fields(&first)).await.unwrap().status(), 303);
+    assert_eq!(
+        decide(form_fields(&first)).await.unwrap().status(),
+        400,
+        "used up"
     );
 
     // a consent form replayed, or from another session, is refused
@@ -653,6 +729,26 @@ async fn tokens_expire_refresh_revoke_and_end_with_the_agents_token() {
     assert_eq!(status, 200);
     let access = fresh["access_token"].as_str().unwrap().to_string();
     assert_eq!(mcp_status(&app, &access).await, 200);
+
+    // a code used twice revokes the tokens its first use gave (RFC 6749 §4.1.2)
+    let r = consent(
+        &mut b,
+        &authorize_path(&app, &client, "replay"),
+        ("existing", "vscode-bot"),
+        "approve",
+    )
+    .await;
+    let code = query_of(r.headers()["location"].to_str().unwrap())["code"].clone();
+    let (status, first) = exchange(&app, &client, &code).await;
+    assert_eq!(status, 200);
+    let replayed = first["access_token"].as_str().unwrap().to_string();
+    assert_eq!(mcp_status(&app, &replayed).await, 200);
+    let (status, body) = exchange(&app, &client, &code).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("invalid_grant"))
+    );
+    assert_eq!(mcp_status(&app, &replayed).await, 401);
 
     // RFC 7009: revoking the refresh token ends the grant's access tokens too
     let r = reqwest::Client::new()

@@ -18,8 +18,23 @@ use http::StatusCode;
 use std::collections::HashMap;
 use tower_sessions::Session;
 
-/// The session key of the nonce the last consent page was rendered with.
-const NONCE_KEY: &str = "oauth_consent_nonce";
+/// The session key of the consent pages this session was shown: `(nonce, the request's
+/// fingerprint)`, newest last.
+const NONCE_KEY: &str = "oauth_consents";
+/// Consent pages one session may have open at once (two clients signing in together).
+const OPEN_CONSENTS: usize = 8;
+
+/// What a consent decision must match: the request the page was shown for.
+fn fingerprint(req: &AuthorizationRequest) -> String {
+    let parts = [
+        req.client_id.as_deref(),
+        req.redirect_uri.as_deref(),
+        req.code_challenge.as_deref(),
+        req.state.as_deref(),
+        req.resource.as_deref(),
+    ];
+    crate::service::hash_token(&serde_json::to_string(&parts).unwrap_or_default())
+}
 
 /// The request's fields, as the consent form carries them back.
 const FIELDS: [&str; 8] = [
@@ -81,7 +96,16 @@ async fn consent(
     error: Option<&str>,
 ) -> Response {
     let nonce = crate::service::random_hex(16);
-    if session.insert(NONCE_KEY, nonce.clone()).await.is_err() {
+    let mut open: Vec<(String, String)> = session
+        .get(NONCE_KEY)
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    open.push((nonce.clone(), fingerprint(req)));
+    let excess = open.len().saturating_sub(OPEN_CONSENTS);
+    open.drain(..excess);
+    if session.insert(NONCE_KEY, open).await.is_err() {
         return refused("the console could not keep your session; try again");
     }
     let agents: Vec<String> = state
@@ -150,7 +174,7 @@ async fn consent(
          <p><strong>{name}</strong> asks to act as one of your agents on Graft: to see that agent's tools, search the toolbox, \
          promote, demote and call tools. Writes still wait for a person's approval on their first call.</p>\
          <p>Its sign-in answer goes to <strong>{host}</strong>. {how}</p>\
-         <p>Signed in as {person}. The client's tokens last an hour and renew; revoke them any time on the agent's page.</p>\
+         <p>Signed in as {person}. The client's tokens last {ttl} and renew; revoke them any time on the agent's page.</p>\
          </section>\
          <form method=\"post\" action=\"/oauth/authorize\" class=\"card\">\
          {error}{hidden}<input type=\"hidden\" name=\"nonce\" value=\"{nonce}\"/>\
@@ -165,6 +189,7 @@ async fn consent(
         name = text(&c.name),
         host = text(&host),
         person = text(person),
+        ttl = text(&lifetime(state.graft.oauth_settings().access_ttl)),
     );
     let status = if error.is_empty() {
         StatusCode::OK
@@ -207,12 +232,24 @@ pub async fn authorize_decision(
     let Some(person) = person_of(&state.graft, &session).await else {
         return Redirect::to("/login").into_response();
     };
-    let expected: Option<String> = session.get(NONCE_KEY).await.ok().flatten();
-    if expected.is_none() || form.get("nonce") != expected.as_ref() {
-        return refused("this consent form is not the one this session was shown (or it was used already): open the sign-in link again");
-    }
-    let _ = session.remove::<String>(NONCE_KEY).await;
     let req = request_of(&form);
+    // the decision names a page this session was shown, for this very request; the
+    // nonce is used up
+    let mut open: Vec<(String, String)> = session
+        .get(NONCE_KEY)
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let sent = form.get("nonce").cloned().unwrap_or_default();
+    let Some(at) = open
+        .iter()
+        .position(|(n, f)| *n == sent && *f == fingerprint(&req))
+    else {
+        return refused("this consent form is not one this session was shown for this request (or it was used already): open the sign-in link again");
+    };
+    open.remove(at);
+    let _ = session.insert(NONCE_KEY, open).await;
     let checked = match state.graft.check_authorization(&req).await {
         Ok(c) => c,
         Err(AuthorizeRefusal::Show(reason)) => return refused(&reason),
@@ -270,5 +307,24 @@ pub async fn authorize_decision(
     match result {
         Ok(to) => Redirect::to(&to).into_response(),
         Err(e) => consent(&state, &session, &req, &checked, &person.name, Some(&e)).await,
+    }
+}
+
+/// A lifetime in words: `an hour`, `30 minutes`, `45 seconds`, `2 days`.
+fn lifetime(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    let (n, unit) = if s.is_multiple_of(86_400) && s >= 86_400 {
+        (s / 86_400, "day")
+    } else if s.is_multiple_of(3600) && s >= 3600 {
+        (s / 3600, "hour")
+    } else if s.is_multiple_of(60) && s >= 60 {
+        (s / 60, "minute")
+    } else {
+        (s, "second")
+    };
+    match n {
+        1 if unit == "hour" => "an hour".to_string(),
+        1 => format!("a {unit}"),
+        n => format!("{n} {unit}s"),
     }
 }
