@@ -69,6 +69,27 @@ pub struct Settings {
     pub oauth: crate::service::oauth::OAuthSettings,
 }
 
+/// `GRAFT_PUBLIC_URL` checked and written as URL parsers write it (WHATWG: the host
+/// lower-cased and in punycode, a default port dropped), without a trailing `/`, so the
+/// Host and Origin checks, links and the OAuth metadata all name it alike. Errors: not
+/// an absolute `http`/`https` URL with a host, or one with a query, fragment or user.
+pub fn normalize_public_url(v: &str) -> Result<String, String> {
+    let u = url::Url::parse(v.trim())
+        .map_err(|e| format!("GRAFT_PUBLIC_URL {v:?} is not an absolute URL ({e})"))?;
+    if !matches!(u.scheme(), "http" | "https")
+        || u.host_str().is_none()
+        || u.query().is_some()
+        || u.fragment().is_some()
+        || !u.username().is_empty()
+        || u.password().is_some()
+    {
+        return Err(format!(
+            "GRAFT_PUBLIC_URL {v:?} must be an http or https URL with a host and nothing after its path (no query, fragment or user)"
+        ));
+    }
+    Ok(u.as_str().trim_end_matches('/').to_string())
+}
+
 /// Where the secret key that seals connection secrets comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KeySource {
@@ -273,9 +294,13 @@ impl Settings {
             data_dir,
             database_url,
             addr,
-            public_url: std::env::var("GRAFT_PUBLIC_URL")
+            public_url: match std::env::var("GRAFT_PUBLIC_URL")
                 .ok()
-                .filter(|s| !s.is_empty()),
+                .filter(|s| !s.trim().is_empty())
+            {
+                Some(v) => Some(normalize_public_url(&v)?),
+                None => None,
+            },
             allowed_hosts: list_var("GRAFT_ALLOWED_HOSTS"),
             allowed_origins: list_var("GRAFT_ALLOWED_ORIGINS"),
             session_idle,
@@ -294,12 +319,7 @@ impl Settings {
             .public_url
             .clone()
             .unwrap_or_else(|| format!("http://{}", self.addr));
-        match url::Url::parse(raw.trim()) {
-            Ok(u) if u.query().is_none() && u.fragment().is_none() => {
-                u.as_str().trim_end_matches('/').to_string()
-            }
-            _ => raw.trim_end_matches('/').to_string(),
-        }
+        normalize_public_url(&raw).unwrap_or_else(|_| raw.trim_end_matches('/').to_string())
     }
 
     /// The service configuration: public URL, secret key (loading or creating the key
@@ -436,9 +456,20 @@ mod tests {
             ("https://graft.example:443", "https://graft.example"),
             ("https://Graft.Example/base/", "https://graft.example/base"),
             ("http://127.0.0.1:3000", "http://127.0.0.1:3000"),
+            ("https://Bücher.Example", "https://xn--bcher-kva.example"),
         ] {
             s.public_url = Some(given.into());
             assert_eq!(s.public_url(), public, "{given}");
+            assert_eq!(normalize_public_url(given).unwrap(), public);
+        }
+        for bad in [
+            "http://h?x=1",
+            "ftp://h",
+            "https://u:p@h",
+            "/relative",
+            "https://h/#f",
+        ] {
+            assert!(normalize_public_url(bad).is_err(), "{bad}");
         }
     }
 

@@ -117,11 +117,15 @@ pub async fn delete_unused_clients(pool: &Pool, before: i64) -> DbResult<u64> {
     )
 }
 
-/// Deletes the `n` oldest registrations no person ever granted an agent.
-pub async fn delete_oldest_unused_clients(pool: &Pool, n: i64) -> DbResult<u64> {
+/// Deletes the `n` oldest registrations no person ever granted an agent of the network
+/// (`registered_from`) that has the most of them waiting, so a flood from some networks
+/// evicts its own registrations before anyone else's.
+pub async fn delete_busiest_unused_clients(pool: &Pool, n: i64) -> DbResult<u64> {
     execute!(
         pool,
         "DELETE FROM oauth_clients WHERE id IN (SELECT id FROM oauth_clients WHERE first_granted_at IS NULL \
+         AND registered_from = (SELECT registered_from FROM oauth_clients WHERE first_granted_at IS NULL \
+           AND registered_from IS NOT NULL GROUP BY registered_from ORDER BY COUNT(*) DESC, MIN(created_at) LIMIT 1) \
          ORDER BY created_at, id LIMIT $1)",
         n
     )

@@ -238,9 +238,20 @@ pub fn read_client_metadata(
 /// spaces and joiners, direction overrides and isolates, the byte-order mark, the soft
 /// hyphen), which could make one name look like another on the consent page.
 fn is_format(c: char) -> bool {
-    matches!(c, '\u{00AD}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}'
-        | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}'
-        | '\u{FEFF}' | '\u{FFF9}'..='\u{FFFB}')
+    matches!(c,
+        // Cf: soft hyphen, Arabic and Syriac marks, zero-width and direction controls,
+        // invisible operators, the byte-order mark, interlinear annotations, Egyptian and
+        // musical format controls, tags
+        '\u{00AD}' | '\u{0600}'..='\u{0605}' | '\u{061C}' | '\u{06DD}' | '\u{070F}'
+        | '\u{08E2}' | '\u{180E}' | '\u{200B}'..='\u{200F}' | '\u{2028}'..='\u{202E}'
+        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{206F}' | '\u{FEFF}'
+        | '\u{FFF9}'..='\u{FFFB}' | '\u{110BD}' | '\u{110CD}' | '\u{13430}'..='\u{1343F}'
+        | '\u{1BCA0}'..='\u{1BCA3}' | '\u{1D173}'..='\u{1D17A}' | '\u{E0001}'
+        | '\u{E0020}'..='\u{E007F}'
+        // blank-looking letters and joiners: the combining grapheme joiner, variation
+        // selectors, Hangul fillers, the blank Braille pattern
+        | '\u{034F}' | '\u{FE00}'..='\u{FE0F}' | '\u{E0100}'..='\u{E01EF}' | '\u{115F}'
+        | '\u{1160}' | '\u{3164}' | '\u{FFA0}' | '\u{2800}')
 }
 
 /// Whether a `client_id` is a client ID metadata document's URL (an `https` URL with

@@ -128,12 +128,15 @@ async fn register(
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
-    // JSON only: a page elsewhere cannot send that without a preflight, so it cannot
-    // make its visitors register clients
+    // JSON (RFC 7591 §3.1), its essence exactly
     let json_body = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| ct.to_ascii_lowercase().starts_with("application/json"));
+        .is_some_and(|ct| {
+            ct.split(';')
+                .next()
+                .is_some_and(|e| e.trim().eq_ignore_ascii_case("application/json"))
+        });
     if !json_body {
         return error(OAuthError {
             error: "invalid_client_metadata",

@@ -236,8 +236,9 @@ impl Graft {
         }
         let a = self.agent_by_name(name).await?;
         super::alive(&a)?;
-        let now = self.now();
         let mut tx = self.write_tx().await?;
+        // read under the write lock: history's order by time is the commit order
+        let now = self.now();
         // first: the row lock, so a concurrent promotion waits and is then refused
         if !db::update_agent_removed(&mut tx, a.id, &hash_token(&new_token()), now).await? {
             return Err(ServiceError::Invalid(format!(

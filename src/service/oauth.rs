@@ -273,7 +273,8 @@ impl Graft {
     /// Registers a client (RFC 7591): `metadata` is the request's JSON, `from` the
     /// client's network (its IPv4 address or IPv6 /64; at most
     /// [`REGISTRATIONS_PER_HOUR`] from one); registrations no person approved within
-    /// an hour are deleted, and past [`MAX_UNUSED_CLIENTS`] the oldest of them. Errors:
+    /// an hour are deleted, and past [`MAX_UNUSED_CLIENTS`] the oldest of the network
+    /// with the most waiting (a flood evicts its own first). Errors:
     /// `invalid_redirect_uri`, `invalid_client_metadata`, or 429
     /// `temporarily_unavailable` over the rate.
     pub async fn register_oauth_client(
@@ -304,7 +305,8 @@ impl Graft {
         db::delete_unused_clients(self.pool(), now - UNUSED_CLIENT_TTL_MS).await?;
         let waiting = db::count_unused_clients(self.pool()).await?;
         if waiting >= MAX_UNUSED_CLIENTS {
-            db::delete_oldest_unused_clients(self.pool(), waiting - MAX_UNUSED_CLIENTS + 1).await?;
+            db::delete_busiest_unused_clients(self.pool(), waiting - MAX_UNUSED_CLIENTS + 1)
+                .await?;
         }
         let client_id = random_hex(16);
         let uris = serde_json::to_string(&meta.redirect_uris)
@@ -458,7 +460,8 @@ impl Graft {
         // anyone can register a client with any https redirect URI: until a person has
         // approved such a client, its errors are shown here instead of sent there, so a
         // link to Graft cannot bounce a signed-in person anywhere (RFC 9700 §4.11.2)
-        let trusted = client.by_metadata || client.approved;
+        // (a metadata document too: anyone can host one naming any redirect URI)
+        let trusted = client.approved;
         let refuse = |error: &str, description: &str| {
             if trusted {
                 AuthorizeRefusal::Redirect(self.error_redirect(

@@ -72,9 +72,14 @@ impl Graft {
         let refuse = |d: &str| Err(OAuthError::new("invalid_grant", d));
         // a code used twice: whoever holds it is not to be trusted, so what its first use
         // gave is revoked (RFC 6749 §4.1.2)
+        // (only its own client's replay counts: a stranger's guess ends nothing)
         if let Some(r) = row.as_ref().filter(|r| r.used_at.is_some()) {
-            db::revoke_oauth_grant(&mut tx, r.grant_id, now).await?;
+            let revoked = r.client_id == client_id
+                && db::revoke_oauth_grant(&mut tx, r.grant_id, now).await?;
             tx.commit().await?;
+            if !revoked {
+                return refuse("the authorization code was used already");
+            }
             self.grant_ended(r.grant_id).await;
             tracing::warn!(
                 grant = r.grant_id,
@@ -165,9 +170,11 @@ impl Graft {
         }
         let mut tx = self.write_tx().await?;
         if !db::use_refresh_token(&mut tx, row.id, now).await? {
-            db::revoke_oauth_grant(&mut tx, row.grant_id, now).await?;
+            let revoked = db::revoke_oauth_grant(&mut tx, row.grant_id, now).await?;
             tx.commit().await?;
-            self.grant_ended(row.grant_id).await;
+            if revoked {
+                self.grant_ended(row.grant_id).await;
+            }
             tracing::warn!(
                 grant = row.grant_id,
                 "a refresh token was used twice: its grant is revoked"
@@ -189,6 +196,10 @@ impl Graft {
             return Ok(());
         };
         if client_id.is_some_and(|c| c != row.client_id) {
+            return Ok(());
+        }
+        // a token already dead changes nothing, and ends no stream
+        if row.grant_revoked_at.is_some() || row.revoked_at.is_some() {
             return Ok(());
         }
         let now = self.now();

@@ -148,8 +148,10 @@ impl Graft {
         super::alive(&agent)?;
         let tool = self.tool(vendor, name).await?;
         super::run::usable(&tool)?;
-        let now = self.now();
         let mut tx = self.write_tx().await?;
+        // the time is read once the write lock is held, so history's order by time is
+        // the order the changes committed in
+        let now = self.now();
         if !db::lock_live_agent(&mut tx, agent_id).await? {
             return Err(super::removed_agent(&agent.name));
         }
@@ -187,8 +189,8 @@ impl Graft {
         let agent = self.agent(agent_id).await?;
         super::alive(&agent)?;
         let tool = self.tool(vendor, name).await?;
-        let now = self.now();
         let mut tx = self.write_tx().await?;
+        let now = self.now();
         if demote_in(&mut tx, &[(agent_id, tool.id)], cause, actor, now).await? == 0 {
             return Err(ServiceError::NotPromoted(format!(
                 "{vendor}__{name} is not in the working set"

@@ -881,6 +881,11 @@ async fn a_client_id_metadata_document_names_the_client() {
     let html = b.get(&path).await.text().await.unwrap();
     assert!(html.contains("Connect Metadata Client to Graft?"), "{html}");
     assert!(html.contains("known by its metadata document"), "{html}");
+    // anyone can host a document naming any redirect URI: until a person approves it,
+    // its errors are shown here, not sent there
+    let wrong = authorize_path(&app, &doc_url, "m0").replace("%2Fmcp", "%2Fother");
+    let r = b.get(&wrong).await;
+    assert_eq!(r.status(), 400);
     let tokens = connect(&app, &mut b, &doc_url, ("new", "meta-bot")).await;
     assert_eq!(
         mcp_status(&app, tokens["access_token"].as_str().unwrap()).await,

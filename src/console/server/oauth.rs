@@ -25,13 +25,13 @@ const NONCE_KEY: &str = "oauth_consents";
 const OPEN_CONSENTS: usize = 8;
 
 /// What a consent decision must match: the request the page was shown for.
-fn fingerprint(req: &AuthorizationRequest) -> String {
+fn fingerprint(c: &CheckedAuthorization) -> String {
     let parts = [
-        req.client_id.as_deref(),
-        req.redirect_uri.as_deref(),
-        req.code_challenge.as_deref(),
-        req.state.as_deref(),
-        req.resource.as_deref(),
+        Some(c.client.client_id.as_str()),
+        Some(c.redirect_uri.as_str()),
+        Some(c.code_challenge.as_str()),
+        c.state.as_deref(),
+        Some(c.resource.as_str()),
     ];
     crate::service::hash_token(&serde_json::to_string(&parts).unwrap_or_default())
 }
@@ -102,7 +102,7 @@ async fn consent(
         .ok()
         .flatten()
         .unwrap_or_default();
-    open.push((nonce.clone(), fingerprint(req)));
+    open.push((nonce.clone(), fingerprint(checked)));
     let excess = open.len().saturating_sub(OPEN_CONSENTS);
     open.drain(..excess);
     if session.insert(NONCE_KEY, open).await.is_err() {
@@ -233,6 +233,11 @@ pub async fn authorize_decision(
         return Redirect::to("/login").into_response();
     };
     let req = request_of(&form);
+    let checked = match state.graft.check_authorization(&req).await {
+        Ok(c) => c,
+        Err(AuthorizeRefusal::Show(reason)) => return refused(&reason),
+        Err(AuthorizeRefusal::Redirect(to)) => return Redirect::to(&to).into_response(),
+    };
     // the decision names a page this session was shown, for this very request; the
     // nonce is used up
     let mut open: Vec<(String, String)> = session
@@ -244,17 +249,12 @@ pub async fn authorize_decision(
     let sent = form.get("nonce").cloned().unwrap_or_default();
     let Some(at) = open
         .iter()
-        .position(|(n, f)| *n == sent && *f == fingerprint(&req))
+        .position(|(n, f)| *n == sent && *f == fingerprint(&checked))
     else {
         return refused("this consent form is not one this session was shown for this request (or it was used already): open the sign-in link again");
     };
     open.remove(at);
     let _ = session.insert(NONCE_KEY, open).await;
-    let checked = match state.graft.check_authorization(&req).await {
-        Ok(c) => c,
-        Err(AuthorizeRefusal::Show(reason)) => return refused(&reason),
-        Err(AuthorizeRefusal::Redirect(to)) => return Redirect::to(&to).into_response(),
-    };
     if form.get("decision").map(String::as_str) != Some("approve") {
         tracing::info!(client = %checked.client.name, by = %person.name, "a person denied an OAuth client");
         let to = state.graft.error_redirect(
