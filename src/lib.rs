@@ -29,6 +29,8 @@ pub mod semantic;
 pub mod server;
 #[cfg(feature = "ssr")]
 pub mod service;
+#[cfg(feature = "ssr")]
+pub mod telemetry;
 
 /// The browser entry point: hydrates the server-rendered console.
 #[cfg(feature = "hydrate")]

@@ -40,11 +40,27 @@ async fn main() -> std::process::ExitCode {
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
             .boxed()
     };
+    // OpenTelemetry traces when OTEL_EXPORTER_OTLP_ENDPOINT asks for them (issue 30.2)
+    let (otel, tracing_handle) = match graft::telemetry::layer() {
+        Ok(Some((layer, handle))) => (Some(layer), Some(handle)),
+        Ok(None) => (None, None),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     tracing_subscriber::registry()
         .with(layer.with_filter(filter).with_filter(no_rmcp_detail))
+        .with(otel)
         .init();
     let cli = graft::cli::Cli::parse();
-    match graft::cli::run(cli).await {
+    let outcome = graft::cli::run(cli).await;
+    if let Some(handle) = tracing_handle {
+        // the spans still queued leave before the process does (off the async threads:
+        // the exporter's client blocks)
+        let _ = tokio::task::spawn_blocking(move || handle.shutdown()).await;
+    }
+    match outcome {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             // each cause once: sqlx's errors repeat their source in their own text

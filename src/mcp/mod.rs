@@ -530,7 +530,21 @@ impl ServerHandler for GraftMcp {
             .and_then(|p| p.extensions.get::<crate::metrics::OperationNote>())
             .cloned();
         let cancelled = context.ct.clone();
-        let result = self.call_tool_result(request, context).await;
+        // the request's server span (issue 30.2) is the parent of the call's steps; rmcp
+        // may run this handler in another task than the HTTP request's
+        let span = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|p| p.extensions.get::<crate::telemetry::RequestSpan>())
+            .map(|s| s.0.clone())
+            .unwrap_or_else(tracing::Span::none);
+        let result =
+            tracing::Instrument::instrument(self.call_tool_result(request, context), span.clone())
+                .await;
+        if matches!(&result, Ok(r) if r.is_error == Some(true)) {
+            span.record("otel.status_code", "ERROR");
+            crate::telemetry::set(&span, "error.type", "tool_error");
+        }
         if let Some(note) = note {
             // a call the agent cancelled (notifications/cancelled) gets no answer at all
             if cancelled.is_cancelled() {

@@ -254,7 +254,14 @@ impl Proxy {
         let mut hops = 0;
         let mut redirect = None;
         let resp = loop {
-            let builder = self.build(client, req, method.clone(), url.clone(), with_body)?;
+            let mut builder = self.build(client, req, method.clone(), url.clone(), with_body)?;
+            // the W3C trace context of the vendor request's span (issue 30.2), only to
+            // the vendor's own origin
+            if request::same_origin(&url, &req.base) {
+                for (k, v) in crate::telemetry::headers_of(&tracing::Span::current()) {
+                    builder = builder.header(k, v);
+                }
+            }
             let resp = builder.send().await.map_err(|e| describe(&e, &where_))?;
             let status = resp.status().as_u16();
             if !matches!(status, 301 | 302 | 303 | 307 | 308) {

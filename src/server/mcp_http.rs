@@ -45,7 +45,7 @@ pub(crate) async fn jsonrpc_errors(
     mut req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
-    if !metrics.enabled() {
+    if !metrics.enabled() && !crate::telemetry::enabled() {
         return edge(req, next, &mut None).await;
     }
     let started = std::time::Instant::now();
@@ -58,7 +58,12 @@ pub(crate) async fn jsonrpc_errors(
         .map(str::to_string);
     let mut seen = None;
     let resp = edge(req, next, &mut seen).await;
-    let Some(Seen { method, version }) = seen else {
+    let Some(Seen {
+        method,
+        version,
+        span,
+    }) = seen
+    else {
         return resp;
     };
     let version = header_version
@@ -69,6 +74,11 @@ pub(crate) async fn jsonrpc_errors(
     let record = move |found: Option<String>| {
         // what the handler noted, else a JSON-RPC error in the answer, else its status
         let error = note.error().map(str::to_string).or(found).or(by_status);
+        if let (Some(span), Some(error)) = (&span, &error) {
+            // the server span ends with this closure (its last handle), when the answer did
+            span.record("otel.status_code", "ERROR");
+            crate::telemetry::set(span, "error.type", error.clone());
+        }
         metrics.operation(
             &method,
             &version,
@@ -92,11 +102,97 @@ pub(crate) async fn jsonrpc_errors(
     )
 }
 
-/// What the edge read of a request: its method and, for initialize, the protocol
-/// version it asks for.
+/// What the edge read of a request: its method, for initialize the protocol version it
+/// asks for, and its server span when traces are on.
 struct Seen {
     method: String,
     version: Option<String>,
+    span: Option<tracing::Span>,
+}
+
+/// The server span of a JSON-RPC `message` posted to `/mcp` (OpenTelemetry semantic
+/// conventions for MCP): named `{mcp.method.name} {target}` (the tool or prompt name,
+/// the resource URI; the method alone otherwise), kind server, with `mcp.method.name`,
+/// `jsonrpc.request.id`, `mcp.protocol.version`, `mcp.session.id`, `gen_ai.tool.name` and
+/// `gen_ai.operation.name` (`execute_tool`) of a tools/call, and the agent
+/// (`gen_ai.agent.name`, `graft.agent.id`). Its parent is the W3C context in
+/// `params._meta.traceparent` (both eras); the `traceparent` HTTP header's context is a
+/// link then, or the parent when `_meta` has none.
+fn request_span(
+    parts: &http::request::Parts,
+    message: &serde_json::Value,
+    method: &str,
+) -> tracing::Span {
+    use crate::telemetry::set;
+    let params = message.get("params");
+    let param = |k: &str| params.and_then(|p| p.get(k)).and_then(|v| v.as_str());
+    let target = match method {
+        "tools/call" | "prompts/get" => param("name"),
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => param("uri"),
+        _ => None,
+    };
+    let name = match target {
+        Some(t) => format!(
+            "{method} {}",
+            crate::domain::openapi::truncate_chars(t, 200)
+        ),
+        None => method.to_string(),
+    };
+    let span = tracing::info_span!(
+        target: "graft::mcp",
+        "mcp request",
+        otel.name = %name,
+        otel.kind = "server",
+        otel.status_code = tracing::field::Empty,
+    );
+    let header = |k: &str| {
+        parts
+            .headers
+            .get(k)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    let meta = params.and_then(|p| p.get("_meta"));
+    let from_meta = crate::telemetry::extract(&|k| {
+        meta.and_then(|m| m.get(k))
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+    });
+    let from_header = crate::telemetry::extract(&header);
+    match from_meta {
+        Some(parent) => crate::telemetry::adopt(&span, Some(parent), from_header),
+        None => crate::telemetry::adopt(&span, from_header, None),
+    }
+    set(&span, "mcp.method.name", method.to_string());
+    match message.get("id") {
+        Some(serde_json::Value::String(id)) => set(&span, "jsonrpc.request.id", id.clone()),
+        Some(serde_json::Value::Number(id)) => set(&span, "jsonrpc.request.id", id.to_string()),
+        _ => {}
+    }
+    let version =
+        header("mcp-protocol-version").or_else(|| param("protocolVersion").map(str::to_string));
+    if let Some(v) = version {
+        set(&span, "mcp.protocol.version", v);
+    }
+    if let Some(id) = header("mcp-session-id") {
+        set(&span, "mcp.session.id", id);
+    }
+    set(&span, "network.protocol.name", "http");
+    if method == "tools/call" {
+        set(&span, "gen_ai.operation.name", "execute_tool");
+        if let Some(tool) = target {
+            set(
+                &span,
+                "gen_ai.tool.name",
+                crate::domain::openapi::truncate_chars(tool, 200).to_string(),
+            );
+        }
+    }
+    if let Some(agent) = parts.extensions.get::<crate::service::AuthedAgent>() {
+        set(&span, "gen_ai.agent.name", agent.name.clone());
+        set(&span, "graft.agent.id", agent.id);
+    }
+    span
 }
 
 /// An answer's body that records its operation once, when the body ended or was
@@ -204,7 +300,7 @@ async fn edge(
     if req.method() != http::Method::POST || !is_json {
         return next.run(req).await;
     }
-    let (parts, body) = req.into_parts();
+    let (mut parts, body) = req.into_parts();
     let bytes = match axum::body::to_bytes(body, MAX_MCP_BODY).await {
         Ok(b) => b,
         Err(_) => {
@@ -249,19 +345,32 @@ async fn edge(
                 .and_then(|p| p.get("protocolVersion"))
                 .and_then(|v| v.as_str())
                 .map(str::to_string);
+            let span = crate::telemetry::enabled().then(|| request_span(&parts, m, method));
+            if let Some(span) = &span {
+                parts
+                    .extensions
+                    .insert(crate::telemetry::RequestSpan(span.clone()));
+            }
             *seen = Some(Seen {
                 method: method.to_string(),
                 version,
+                span,
             });
         }
     }
+    let span = seen
+        .as_ref()
+        .and_then(|s| s.span.clone())
+        .unwrap_or_else(tracing::Span::none);
     let bad_call = message.and_then(|m| Some((m.get("id")?.clone(), tools_call_problem(&m)?)));
-    let resp = next
-        .run(axum::extract::Request::from_parts(
+    let resp = tracing::Instrument::instrument(
+        next.run(axum::extract::Request::from_parts(
             parts,
             axum::body::Body::from(bytes),
-        ))
-        .await;
+        )),
+        span,
+    )
+    .await;
     if let Some((id, problem)) = bad_call {
         if resp.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
             // params rmcp could not read as any message at all (a string, say)

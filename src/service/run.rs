@@ -167,6 +167,7 @@ impl Graft {
             Err(_) => Vec::new(),
         };
         let logged = logged_input(&input, &secrets);
+        crate::telemetry::record_payload("gen_ai.tool.call.arguments", &logged);
         // an error message may quote the input (a violation, a refused path value):
         // what sits under a secret-looking field is redacted there too
         let mut hidden = secrets;
@@ -174,6 +175,14 @@ impl Graft {
         let (answer, http_status) = self
             .run_steps(agent_id, tool, input, dry_run, cancel)
             .await?;
+        if crate::telemetry::payloads() {
+            // the answer as the agent gets it: rendered and redacted already
+            let said = match &answer {
+                RunAnswer::Ok { text, .. } => redact(text, &hidden),
+                RunAnswer::Err { message, .. } => redact(message, &hidden),
+            };
+            crate::telemetry::record_payload("gen_ai.tool.call.result", &said);
+        }
         let message = match &answer {
             RunAnswer::Ok { .. } => None,
             RunAnswer::Err { message, .. } => Some(crate::domain::openapi::truncate_chars(
@@ -201,11 +210,14 @@ impl Graft {
         // The call has happened by now: when the log cannot be written (the database went
         // away, or stayed busy), the agent still gets the vendor's answer, so that it never
         // repeats a write it believes failed.
-        let recorded = async {
-            let mut tx = self.write_tx().await?;
-            db::record_call(&mut tx, &call, http_status.is_some(), self.now()).await?;
-            tx.commit().await
-        }
+        let recorded = tracing::Instrument::instrument(
+            async {
+                let mut tx = self.write_tx().await?;
+                db::record_call(&mut tx, &call, http_status.is_some(), self.now()).await?;
+                tx.commit().await
+            },
+            crate::trace_span!("database write", db.operation.name = "record call"),
+        )
         .await;
         if let Err(e) = recorded {
             tracing::error!(error = ?e, agent = agent_id, tool = %format!("{}__{}", tool.vendor, tool.name), http_status = ?call.http_status, "a tool call ran but could not be written to the calls log");
@@ -223,8 +235,8 @@ impl Graft {
 
     /// Counts a run in `graft_tool_calls_total` (issue 30.1) and logs its one line
     /// (issue 30.3): `tool call` with agent (id), tool, version, dry_run, outcome, code,
-    /// http_status and ms; never the input, the answer or the error's sentence (which may
-    /// quote either). At info, and at warn when the vendor failed. Returns the outcome.
+    /// http_status and ms, and trace_id and span_id when traces are on; never the input,
+    /// the answer or the error's sentence (which may quote either). At info, and at warn when the vendor failed. Returns the outcome.
     fn finish_call(
         &self,
         agent_id: i64,
@@ -238,10 +250,18 @@ impl Graft {
         let outcome = CallOutcome::of(dry_run, code);
         self.inner.metrics.tool_call(&tool.vendor, outcome);
         let qualified = format!("{}__{}", tool.vendor, tool.name);
+        // with traces on, the line names its trace and span (issue 30.3)
+        let ids = crate::telemetry::current_ids();
+        let (trace_id, span_id) = match &ids {
+            Some((t, s)) => (Some(t.as_str()), Some(s.as_str())),
+            None => (None, None),
+        };
         macro_rules! line {
             ($level:ident) => {
                 tracing::$level!(
                     agent = agent_id,
+                    trace_id,
+                    span_id,
                     tool = %qualified,
                     version = tool.version,
                     dry_run,
@@ -259,6 +279,100 @@ impl Graft {
             line!(info);
         }
         outcome
+    }
+
+    /// The approval rule of SPEC §4.4 for a gated tool (a write, or a tool or version an
+    /// agent authored): `None` when this agent may run this version; else the answer
+    /// (`approval_denied`, or `approval_required` with the pending approval written and a
+    /// link for the person).
+    async fn approval_check(
+        &self,
+        agent_id: i64,
+        tool: &db::ToolRow,
+        qualified: &str,
+        method: &str,
+    ) -> ServiceResult<Option<RunAnswer>> {
+        let mut approval = db::select_approval(self.pool(), agent_id, tool.id).await?;
+        // a grant stands for the version it was given on (a new version that changes
+        // nothing carries it forward); one for another version raced a publish
+        if let Some(a) = approval.as_mut().filter(|a| {
+            a.state == ApprovalState::Granted && a.version.is_some_and(|v| v != tool.version)
+        }) {
+            let why = format!(
+                "the approval was given for version {}",
+                a.version.unwrap_or_default()
+            );
+            db::repend_approval(
+                self.pool(),
+                agent_id,
+                tool.id,
+                tool.version,
+                &why,
+                self.now(),
+            )
+            .await?;
+            a.state = ApprovalState::Pending;
+            a.changed = Some(why);
+        }
+        match approval.as_ref().map(|a| a.state) {
+            Some(ApprovalState::Granted) => {}
+            Some(ApprovalState::Denied) => {
+                return Ok(Some(RunAnswer::err(
+                    "approval_denied",
+                    format!("a person denied this agent the use of {qualified}"),
+                    json!({"tool": qualified}),
+                )))
+            }
+            _ => {
+                db::insert_pending_approval(
+                    self.pool(),
+                    agent_id,
+                    tool.id,
+                    tool.version,
+                    self.now(),
+                )
+                .await?;
+                let agent = self.agent(agent_id).await?;
+                let url = format!(
+                    "{}/approvals?agent={}&tool={qualified}",
+                    self.inner.public_url, agent.name
+                );
+                let why = if writes(method, tool.read_only_hint) {
+                    format!("which changes data at {}", tool.vendor)
+                } else {
+                    "which an agent wrote".to_string()
+                };
+                let changed = approval
+                    .as_ref()
+                    .and_then(|a| a.changed.as_deref())
+                    .map(|c| {
+                        format!(
+                            " Version {} is new since the last decision: {c}.",
+                            tool.version
+                        )
+                    })
+                    .unwrap_or_default();
+                let tell = format!(
+                    "Graft needs a person's approval before {} can run {qualified} version {} ({method} {}), {why}.{changed} Please approve it at {url} (or run: graft approve {} {qualified}), then tell me to try again.",
+                    agent.name, tool.version, tool.path_template, agent.name
+                );
+                let mut details = json!({"approvalUrl": url, "tellUser": tell, "tool": qualified, "version": tool.version});
+                if let Some(c) = approval.as_ref().and_then(|a| a.changed.clone()) {
+                    details["changed"] = Value::String(c);
+                }
+                let lead = if writes(method, tool.read_only_hint) {
+                    format!("{qualified} writes, and its first use needs a person's approval")
+                } else {
+                    format!("{qualified} version {} was written by an agent, and its first use needs a person's approval", tool.version)
+                };
+                return Ok(Some(RunAnswer::err(
+                    "approval_required",
+                    format!("{lead}; nothing was sent.{changed} Tell your user: {tell}"),
+                    details,
+                )));
+            }
+        }
+        Ok(None)
     }
 
     async fn run_steps(
@@ -305,16 +419,18 @@ impl Graft {
             })
             .map(|(p, _)| p.clone())
             .collect();
-        let (violations, input) = self
-            .check_input(
+        let (violations, input) = tracing::Instrument::instrument(
+            self.check_input(
                 agent_id,
                 tool.id,
                 tool.version,
                 &tool.input_schema,
                 input,
                 exploded,
-            )
-            .await?;
+            ),
+            crate::trace_span!("validate"),
+        )
+        .await?;
         if !violations.is_empty() {
             let list = violations
                 .iter()
@@ -387,104 +503,57 @@ impl Graft {
         }
         // 4. approval of writes, and of every tool or version an agent authored
         if super::approvals::gated(tool) {
-            let mut approval = db::select_approval(self.pool(), agent_id, tool.id).await?;
-            // a grant stands for the version it was given on (a new version that changes
-            // nothing carries it forward); one for another version raced a publish
-            if let Some(a) = approval.as_mut().filter(|a| {
-                a.state == ApprovalState::Granted && a.version.is_some_and(|v| v != tool.version)
-            }) {
-                let why = format!(
-                    "the approval was given for version {}",
-                    a.version.unwrap_or_default()
-                );
-                db::repend_approval(
-                    self.pool(),
-                    agent_id,
-                    tool.id,
-                    tool.version,
-                    &why,
-                    self.now(),
-                )
-                .await?;
-                a.state = ApprovalState::Pending;
-                a.changed = Some(why);
-            }
-            match approval.as_ref().map(|a| a.state) {
-                Some(ApprovalState::Granted) => {}
-                Some(ApprovalState::Denied) => {
-                    return Ok((
-                        RunAnswer::err(
-                            "approval_denied",
-                            format!("a person denied this agent the use of {qualified}"),
-                            json!({"tool": qualified}),
-                        ),
-                        None,
-                    ))
-                }
-                _ => {
-                    db::insert_pending_approval(
-                        self.pool(),
-                        agent_id,
-                        tool.id,
-                        tool.version,
-                        self.now(),
-                    )
-                    .await?;
-                    let agent = self.agent(agent_id).await?;
-                    let url = format!(
-                        "{}/approvals?agent={}&tool={qualified}",
-                        self.inner.public_url, agent.name
-                    );
-                    let why = if writes(&method, tool.read_only_hint) {
-                        format!("which changes data at {}", tool.vendor)
-                    } else {
-                        "which an agent wrote".to_string()
-                    };
-                    let changed = approval
-                        .as_ref()
-                        .and_then(|a| a.changed.as_deref())
-                        .map(|c| {
-                            format!(
-                                " Version {} is new since the last decision: {c}.",
-                                tool.version
-                            )
-                        })
-                        .unwrap_or_default();
-                    let tell = format!(
-                        "Graft needs a person's approval before {} can run {qualified} version {} ({method} {}), {why}.{changed} Please approve it at {url} (or run: graft approve {} {qualified}), then tell me to try again.",
-                        agent.name, tool.version, tool.path_template, agent.name
-                    );
-                    let mut details = json!({"approvalUrl": url, "tellUser": tell, "tool": qualified, "version": tool.version});
-                    if let Some(c) = approval.as_ref().and_then(|a| a.changed.clone()) {
-                        details["changed"] = Value::String(c);
-                    }
-                    let lead = if writes(&method, tool.read_only_hint) {
-                        format!("{qualified} writes, and its first use needs a person's approval")
-                    } else {
-                        format!("{qualified} version {} was written by an agent, and its first use needs a person's approval", tool.version)
-                    };
-                    return Ok((
-                        RunAnswer::err(
-                            "approval_required",
-                            format!("{lead}; nothing was sent.{changed} Tell your user: {tell}"),
-                            details,
-                        ),
-                        None,
-                    ));
-                }
+            let check = self.approval_check(agent_id, tool, &qualified, &method);
+            let span = crate::trace_span!("approval check");
+            if let Some(answer) = tracing::Instrument::instrument(check, span).await? {
+                return Ok((answer, None));
             }
         }
         // 5. send; an agent's notifications/cancelled stops the vendor request (issue
         // 25.11): reqwest drops the connection, and the log says what may have happened
         let secrets = credential.secrets();
         let sent = Instant::now();
+        // a client span (OpenTelemetry HTTP conventions); the proxy sends its context to
+        // the vendor as `traceparent` (issue 30.2)
+        let vendor_span = crate::trace_span!(
+            "vendor request",
+            otel.name = %format!("{method} {}", tool.vendor),
+            otel.kind = "client",
+            otel.status_code = tracing::field::Empty,
+        );
+        if crate::telemetry::enabled() {
+            use crate::telemetry::set;
+            set(&vendor_span, "http.request.method", method.clone());
+            set(
+                &vendor_span,
+                "server.address",
+                planned.url.host_str().unwrap_or("").to_string(),
+            );
+            if let Some(port) = planned.url.port_or_known_default() {
+                set(&vendor_span, "server.port", i64::from(port));
+            }
+            set(&vendor_span, "url.template", tool.path_template.clone());
+            set(&vendor_span, "graft.vendor", tool.vendor.clone());
+        }
+        let send = tracing::Instrument::instrument(
+            self.inner.proxy.send(&planned, setting.internal),
+            vendor_span.clone(),
+        );
         let mut response = tokio::select! {
-            r = self.inner.proxy.send(&planned, setting.internal) => match r {
+            r = send => match r {
                 Ok(r) => {
                     self.inner.metrics.vendor_request(&tool.vendor, Some(r.status), sent.elapsed().as_secs_f64());
+                    crate::telemetry::set(&vendor_span, "http.response.status_code", i64::from(r.status));
+                    if r.status >= 400 {
+                        vendor_span.record("otel.status_code", "ERROR");
+                        crate::telemetry::set(&vendor_span, "error.type", r.status.to_string());
+                    }
+                    drop(vendor_span);
                     r
                 }
                 Err(msg) => {
+                    vendor_span.record("otel.status_code", "ERROR");
+                    crate::telemetry::set(&vendor_span, "error.type", "vendor_unreachable");
                     self.inner.metrics.vendor_request(&tool.vendor, None, sent.elapsed().as_secs_f64());
                     return Ok((RunAnswer::err("vendor_unreachable", msg, json!({})), None));
                 }

@@ -20,4 +20,5 @@ mod security;
 mod starters;
 mod sweep;
 mod tokens;
+mod traces;
 mod vendor;
