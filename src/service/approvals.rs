@@ -1,8 +1,10 @@
 //! Approvals of write tools (SPEC §4.4): the rule applied to a tool, deciding, listing.
 
+use super::run::RunAnswer;
 use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self, ApprovalRow, ToolRow};
-use crate::domain::approval::{needs_approval, ApprovalState, Authorship};
+use crate::domain::approval::{needs_approval, writes, ApprovalState, Authorship};
+use serde_json::{json, Value};
 
 /// Whether a call of `tool` (its newest version) waits for a person first: the rule of
 /// SPEC §4.4 ([`needs_approval`]) read from the tool's row.
@@ -21,6 +23,116 @@ pub fn gated(tool: &ToolRow) -> bool {
 }
 
 impl Graft {
+    /// The approval rule of SPEC §4.4 for a call of `tool` (span `approval check` when it is
+    /// gated: a write, or a tool or version an agent authored): `None` when this agent may
+    /// run this version; else the answer
+    /// (`approval_denied`, or `approval_required` with the pending approval written and a
+    /// link for the person).
+    pub(super) async fn approval_check(
+        &self,
+        agent_id: i64,
+        tool: &db::ToolRow,
+        qualified: &str,
+        method: &str,
+    ) -> ServiceResult<Option<RunAnswer>> {
+        if !gated(tool) {
+            return Ok(None);
+        }
+        let decide = self.approval_decision(agent_id, tool, qualified, method);
+        tracing::Instrument::instrument(decide, crate::trace_span!("approval check")).await
+    }
+
+    /// [`Graft::approval_check`] of a gated tool.
+    async fn approval_decision(
+        &self,
+        agent_id: i64,
+        tool: &db::ToolRow,
+        qualified: &str,
+        method: &str,
+    ) -> ServiceResult<Option<RunAnswer>> {
+        let mut approval = db::select_approval(self.pool(), agent_id, tool.id).await?;
+        // a grant stands for the version it was given on (a new version that changes
+        // nothing carries it forward); one for another version raced a publish
+        if let Some(a) = approval.as_mut().filter(|a| {
+            a.state == ApprovalState::Granted && a.version.is_some_and(|v| v != tool.version)
+        }) {
+            let why = format!(
+                "the approval was given for version {}",
+                a.version.unwrap_or_default()
+            );
+            db::repend_approval(
+                self.pool(),
+                agent_id,
+                tool.id,
+                tool.version,
+                &why,
+                self.now(),
+            )
+            .await?;
+            a.state = ApprovalState::Pending;
+            a.changed = Some(why);
+        }
+        match approval.as_ref().map(|a| a.state) {
+            Some(ApprovalState::Granted) => {}
+            Some(ApprovalState::Denied) => {
+                return Ok(Some(RunAnswer::err(
+                    "approval_denied",
+                    format!("a person denied this agent the use of {qualified}"),
+                    json!({"tool": qualified}),
+                )))
+            }
+            _ => {
+                db::insert_pending_approval(
+                    self.pool(),
+                    agent_id,
+                    tool.id,
+                    tool.version,
+                    self.now(),
+                )
+                .await?;
+                let agent = self.agent(agent_id).await?;
+                let url = format!(
+                    "{}/approvals?agent={}&tool={qualified}",
+                    self.inner.public_url, agent.name
+                );
+                let why = if writes(method, tool.read_only_hint) {
+                    format!("which changes data at {}", tool.vendor)
+                } else {
+                    "which an agent wrote".to_string()
+                };
+                let changed = approval
+                    .as_ref()
+                    .and_then(|a| a.changed.as_deref())
+                    .map(|c| {
+                        format!(
+                            " Version {} is new since the last decision: {c}.",
+                            tool.version
+                        )
+                    })
+                    .unwrap_or_default();
+                let tell = format!(
+                    "Graft needs a person's approval before {} can run {qualified} version {} ({method} {}), {why}.{changed} Please approve it at {url} (or run: graft approve {} {qualified}), then tell me to try again.",
+                    agent.name, tool.version, tool.path_template, agent.name
+                );
+                let mut details = json!({"approvalUrl": url, "tellUser": tell, "tool": qualified, "version": tool.version});
+                if let Some(c) = approval.as_ref().and_then(|a| a.changed.clone()) {
+                    details["changed"] = Value::String(c);
+                }
+                let lead = if writes(method, tool.read_only_hint) {
+                    format!("{qualified} writes, and its first use needs a person's approval")
+                } else {
+                    format!("{qualified} version {} was written by an agent, and its first use needs a person's approval", tool.version)
+                };
+                return Ok(Some(RunAnswer::err(
+                    "approval_required",
+                    format!("{lead}; nothing was sent.{changed} Tell your user: {tell}"),
+                    details,
+                )));
+            }
+        }
+        Ok(None)
+    }
+
     /// Every approval, pending first.
     pub async fn approvals(&self) -> ServiceResult<Vec<ApprovalRow>> {
         Ok(db::select_approvals(self.pool()).await?)

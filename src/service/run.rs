@@ -3,7 +3,7 @@
 
 use super::{Graft, ServiceError, ServiceResult};
 use crate::db;
-use crate::domain::approval::{writes, ApprovalState};
+use crate::domain::approval::writes;
 use crate::domain::tool::Binding;
 use crate::proxy::redact::{logged_input, redact, secret_values, LOGGED_MESSAGE_CHARS};
 use crate::proxy::request::{self, Credential, Operation};
@@ -281,100 +281,6 @@ impl Graft {
         outcome
     }
 
-    /// The approval rule of SPEC §4.4 for a gated tool (a write, or a tool or version an
-    /// agent authored): `None` when this agent may run this version; else the answer
-    /// (`approval_denied`, or `approval_required` with the pending approval written and a
-    /// link for the person).
-    async fn approval_check(
-        &self,
-        agent_id: i64,
-        tool: &db::ToolRow,
-        qualified: &str,
-        method: &str,
-    ) -> ServiceResult<Option<RunAnswer>> {
-        let mut approval = db::select_approval(self.pool(), agent_id, tool.id).await?;
-        // a grant stands for the version it was given on (a new version that changes
-        // nothing carries it forward); one for another version raced a publish
-        if let Some(a) = approval.as_mut().filter(|a| {
-            a.state == ApprovalState::Granted && a.version.is_some_and(|v| v != tool.version)
-        }) {
-            let why = format!(
-                "the approval was given for version {}",
-                a.version.unwrap_or_default()
-            );
-            db::repend_approval(
-                self.pool(),
-                agent_id,
-                tool.id,
-                tool.version,
-                &why,
-                self.now(),
-            )
-            .await?;
-            a.state = ApprovalState::Pending;
-            a.changed = Some(why);
-        }
-        match approval.as_ref().map(|a| a.state) {
-            Some(ApprovalState::Granted) => {}
-            Some(ApprovalState::Denied) => {
-                return Ok(Some(RunAnswer::err(
-                    "approval_denied",
-                    format!("a person denied this agent the use of {qualified}"),
-                    json!({"tool": qualified}),
-                )))
-            }
-            _ => {
-                db::insert_pending_approval(
-                    self.pool(),
-                    agent_id,
-                    tool.id,
-                    tool.version,
-                    self.now(),
-                )
-                .await?;
-                let agent = self.agent(agent_id).await?;
-                let url = format!(
-                    "{}/approvals?agent={}&tool={qualified}",
-                    self.inner.public_url, agent.name
-                );
-                let why = if writes(method, tool.read_only_hint) {
-                    format!("which changes data at {}", tool.vendor)
-                } else {
-                    "which an agent wrote".to_string()
-                };
-                let changed = approval
-                    .as_ref()
-                    .and_then(|a| a.changed.as_deref())
-                    .map(|c| {
-                        format!(
-                            " Version {} is new since the last decision: {c}.",
-                            tool.version
-                        )
-                    })
-                    .unwrap_or_default();
-                let tell = format!(
-                    "Graft needs a person's approval before {} can run {qualified} version {} ({method} {}), {why}.{changed} Please approve it at {url} (or run: graft approve {} {qualified}), then tell me to try again.",
-                    agent.name, tool.version, tool.path_template, agent.name
-                );
-                let mut details = json!({"approvalUrl": url, "tellUser": tell, "tool": qualified, "version": tool.version});
-                if let Some(c) = approval.as_ref().and_then(|a| a.changed.clone()) {
-                    details["changed"] = Value::String(c);
-                }
-                let lead = if writes(method, tool.read_only_hint) {
-                    format!("{qualified} writes, and its first use needs a person's approval")
-                } else {
-                    format!("{qualified} version {} was written by an agent, and its first use needs a person's approval", tool.version)
-                };
-                return Ok(Some(RunAnswer::err(
-                    "approval_required",
-                    format!("{lead}; nothing was sent.{changed} Tell your user: {tell}"),
-                    details,
-                )));
-            }
-        }
-        Ok(None)
-    }
-
     async fn run_steps(
         &self,
         agent_id: i64,
@@ -502,12 +408,9 @@ impl Graft {
             ));
         }
         // 4. approval of writes, and of every tool or version an agent authored
-        if super::approvals::gated(tool) {
-            let check = self.approval_check(agent_id, tool, &qualified, &method);
-            let span = crate::trace_span!("approval check");
-            if let Some(answer) = tracing::Instrument::instrument(check, span).await? {
-                return Ok((answer, None));
-            }
+        let check = self.approval_check(agent_id, tool, &qualified, &method);
+        if let Some(answer) = check.await? {
+            return Ok((answer, None));
         }
         // 5. send; an agent's notifications/cancelled stops the vendor request (issue
         // 25.11): reqwest drops the connection, and the log says what may have happened
