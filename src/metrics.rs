@@ -137,6 +137,16 @@ pub enum CallOutcome {
 }
 
 impl CallOutcome {
+    /// Every outcome, in the order the console's charts stack them.
+    pub const ALL: [CallOutcome; 6] = [
+        Self::Ok,
+        Self::DryRun,
+        Self::ApprovalRequired,
+        Self::ToolError,
+        Self::Refused,
+        Self::VendorError,
+    ];
+
     /// The outcome of a run that answered `code` (`None`: success), from
     /// [`crate::service::run::RunAnswer::code`]'s codes.
     pub fn of(dry_run: bool, code: Option<&str>) -> Self {
@@ -164,6 +174,21 @@ impl CallOutcome {
         }
     }
 }
+
+/// Every [`change_cause`] label, in the order the console's charts stack them.
+pub const CHANGE_CAUSES: [&str; 11] = [
+    "promote",
+    "published",
+    "rule",
+    "demote",
+    "idle",
+    "cap",
+    "budget",
+    "revoked",
+    "retired",
+    "disabled",
+    "removed",
+];
 
 /// The `cause` label of a working-set change: `promote` and `demote` (the agent or a
 /// person asked), `published` (an authored tool's publish), `rule` (the starter set),

@@ -52,6 +52,7 @@ pub fn Frame(
                         .into_any()
                 })}</a>
                 <span class="spacer"></span>
+                <a href="/activity" aria-current=move || here("/activity")>"Activity"</a>
                 <a href="/account" aria-current=move || here("/account")>"Account"</a>
                 <ActionForm action=logout attr:class="inline">
                     <button type="submit" class="link">"Sign out"</button>
@@ -267,6 +268,119 @@ pub fn SizeChart(
             {cap_line}
             <path d=d class="size"/>
         </svg>
+    }
+    .into_any()
+}
+
+/// Counts per time bucket as stacked bars (SVG, 600 × 160): `buckets[i][k]` is series
+/// `k`'s count in bucket `i`, which starts at `from + i × bucket_ms`; `series` names each
+/// series in words (its colour is class `s{k}`). Heights are counts divided by `per`
+/// (15 for a rate per minute of 15-minute buckets), `unit` names what the axis counts.
+/// Each bar's `<title>` gives its time and counts; the legend lists each series' total.
+#[component]
+pub fn StackedBars(
+    buckets: Vec<Vec<i64>>,
+    series: Vec<String>,
+    from: i64,
+    bucket_ms: i64,
+    #[prop(default = 1)] per: i64,
+    unit: &'static str,
+    what: &'static str,
+) -> impl IntoView {
+    let totals: Vec<i64> = (0..series.len())
+        .map(|k| buckets.iter().map(|b| b.get(k).copied().unwrap_or(0)).sum())
+        .collect();
+    if totals.iter().all(|t| *t == 0) {
+        return view! { <p class="muted">{format!("No {what} in this time.")}</p> }.into_any();
+    }
+    let (w, h, left, top, bottom) = (600.0_f64, 160.0_f64, 40.0_f64, 10.0_f64, 22.0_f64);
+    let per = per.max(1) as f64;
+    let top_value = buckets
+        .iter()
+        .map(|b| b.iter().sum::<i64>())
+        .max()
+        .unwrap_or(0) as f64
+        / per;
+    let ymax = if top_value > 0.0 { top_value } else { 1.0 };
+    let n = buckets.len().max(1) as f64;
+    let slot = (w - left - 8.0) / n;
+    let y = |v: f64| top + (1.0 - v / ymax) * (h - top - bottom);
+    let label = |v: f64| {
+        if v >= 10.0 || v.fract() == 0.0 {
+            short_number(v.round() as i64)
+        } else {
+            format!("{v:.1}")
+        }
+    };
+    let day = bucket_ms >= 24 * 3_600_000;
+    let when = move |t: i64| {
+        let s = utc(t);
+        if day {
+            s[..10].to_string()
+        } else {
+            s[..16].to_string() + " UTC"
+        }
+    };
+    let bars = buckets
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let x = left + i as f64 * slot;
+            let mut base = 0.0;
+            let mut words = Vec::new();
+            let rects = b
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| **c > 0)
+                .map(|(k, c)| {
+                    let v = *c as f64 / per;
+                    let (y0, y1) = (y(base), y(base + v));
+                    base += v;
+                    words.push(format!("{} {}", crate::console::words::grouped(*c), series.get(k).cloned().unwrap_or_default()));
+                    view! { <rect x=format!("{:.1}", x + 0.5) y=format!("{y1:.1}") width=format!("{:.1}", (slot - 1.0).max(1.0)) height=format!("{:.1}", (y0 - y1).max(0.5)) class=format!("s{k}")/> }
+                })
+                .collect_view();
+            let title = if words.is_empty() {
+                format!("{}: none", when(from + i as i64 * bucket_ms))
+            } else {
+                format!("{}: {}", when(from + i as i64 * bucket_ms), words.join(", "))
+            };
+            view! { <g><title>{title}</title>{rects}</g> }
+        })
+        .collect_view();
+    let summary = format!(
+        "{what} from {} to now, {unit}: {}",
+        when(from),
+        series
+            .iter()
+            .zip(&totals)
+            .filter(|(_, t)| **t > 0)
+            .map(|(s, t)| format!("{} {s}", crate::console::words::grouped(*t)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let legend = series
+        .iter()
+        .zip(&totals)
+        .enumerate()
+        .filter(|(_, (_, t))| **t > 0)
+        .map(|(k, (s, t))| view! {
+            <li><span class=format!("swatch s{k}") aria-hidden="true"></span>{s.clone()}": "{crate::console::words::grouped(*t)}</li>
+        })
+        .collect_view();
+    view! {
+        <svg class="chart" viewBox=format!("0 0 {w} {h}") role="img" aria-label=summary.clone()>
+            <title>{summary.clone()}</title>
+            <line x1=left x2=left y1=top y2=h - bottom class="axis"/>
+            <line x1=left x2=w - 8.0 y1=h - bottom y2=h - bottom class="axis"/>
+            <text x=left - 4.0 y=top + 4.0 text-anchor="end" class="label">{label(ymax)}</text>
+            <text x=left - 4.0 y=h - bottom + 4.0 text-anchor="end" class="label">"0"</text>
+            <text x=left y=h - 6.0 class="label">{when(from)}</text>
+            <text x=w - 8.0 y=h - 6.0 text-anchor="end" class="label">"now"</text>
+            {bars}
+        </svg>
+        <p class="muted chart-unit">{unit}</p>
+        <ul class="legend">{legend}</ul>
     }
     .into_any()
 }

@@ -295,6 +295,39 @@ impl ImportSummary {
     }
 }
 
+/// A call outcome label (`graft_tool_calls_total`'s, issue 30.1) in the Activity page's
+/// words.
+pub fn outcome_label_in_words(label: &str) -> &'static str {
+    match label {
+        "ok" => "ok",
+        "dry_run" => "dry run",
+        "approval_required" => "waits for approval",
+        "tool_error" => "tool error",
+        "refused" => "refused",
+        "vendor_error" => "vendor error",
+        _ => "other",
+    }
+}
+
+/// A working-set change label (`graft_working_set_changes_total`'s cause) in the
+/// Activity page's words.
+pub fn change_label_in_words(label: &str) -> &'static str {
+    match label {
+        "promote" => "promoted",
+        "published" => "published by the agent",
+        "rule" => "the starter set",
+        "demote" => "demoted",
+        "idle" => "unused past the idle window",
+        "cap" => "over the cap",
+        "budget" => "over the token budget",
+        "revoked" => "connection revoked",
+        "retired" => "operation retired",
+        "disabled" => "vendor disabled",
+        "removed" => "vendor or agent removed",
+        _ => "other",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -212,3 +212,14 @@ pub async fn count_pending_approvals(pool: &Pool) -> DbResult<i64> {
     .fetch_one(e)
     .await)
 }
+
+/// When the longest-waiting approval was asked for (ms; the same approvals as
+/// [`count_pending_approvals`]), `None` when none waits.
+pub async fn oldest_pending_approval(pool: &Pool) -> DbResult<Option<i64>> {
+    on_db!(pool, |e| sqlx::query_scalar(
+        "SELECT MIN(a.requested_at) FROM approvals a JOIN tools t ON t.id = a.tool_id \
+         JOIN vendors v ON v.id = t.vendor_id WHERE a.state = 'pending' AND v.removed_at IS NULL",
+    )
+    .fetch_one(e)
+    .await)
+}

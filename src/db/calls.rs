@@ -221,3 +221,73 @@ pub async fn select_call_log(
         qb.build_query_as().fetch_all(e).await
     })
 }
+
+/// Upper bounds (ms, exclusive) of the call-duration buckets the activity queries count
+/// in; a duration of at least the last bound falls in one more bucket. Roughly 1-2-5
+/// steps from 1 ms to 2 minutes (the longest vendor timeout).
+pub const DURATION_BOUNDS_MS: [i64; 16] = [
+    1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 30_000, 60_000, 120_000,
+];
+
+/// Calls of every agent in `[from, to)` counted by time bucket (`(at - from) /
+/// bucket_ms`), tool, dry run, error code, whether the vendor answered (`http_status`
+/// set) and duration bucket (an index into [`DURATION_BOUNDS_MS`], or its length).
+#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+pub struct CallCountRow {
+    pub bucket: i64,
+    pub tool_id: i64,
+    pub dry_run: bool,
+    pub error_code: Option<String>,
+    pub reached: bool,
+    pub duration_bucket: i64,
+    pub n: i64,
+}
+
+/// [`CallCountRow`]s of `[from, to)`: one scan of the `tool_calls_activity` index.
+pub async fn select_call_counts(
+    pool: &Pool,
+    from: i64,
+    to: i64,
+    bucket_ms: i64,
+) -> DbResult<Vec<CallCountRow>> {
+    let mut case = String::from("CAST(CASE");
+    for (i, bound) in DURATION_BOUNDS_MS.iter().enumerate() {
+        case.push_str(&format!(" WHEN duration_ms < {bound} THEN {i}"));
+    }
+    case.push_str(&format!(
+        " ELSE {} END AS BIGINT)",
+        DURATION_BOUNDS_MS.len()
+    ));
+    let sql = format!(
+        "SELECT (at - $1) / $3 AS bucket, tool_id, dry_run, error_code, \
+         (http_status IS NOT NULL) AS reached, {case} AS duration_bucket, COUNT(*) AS n \
+         FROM tool_calls WHERE at >= $1 AND at < $2 GROUP BY 1, 2, 3, 4, 5, 6"
+    );
+    on_db!(pool, |e| sqlx::query_as(&sql)
+        .bind(from)
+        .bind(to)
+        .bind(bucket_ms.max(1))
+        .fetch_all(e)
+        .await)
+}
+
+/// `(bucket, calls)` of one agent in `[from, to)`, buckets of `bucket_ms` from `from`;
+/// buckets without calls are absent.
+pub async fn select_agent_call_counts(
+    pool: &Pool,
+    agent_id: i64,
+    from: i64,
+    to: i64,
+    bucket_ms: i64,
+) -> DbResult<Vec<(i64, i64)>> {
+    on_db!(pool, |e| sqlx::query_as(
+        "SELECT (at - $2) / $4 AS bucket, COUNT(*) AS n FROM tool_calls \
+         WHERE agent_id = $1 AND at >= $2 AND at < $3 GROUP BY 1 ORDER BY 1",
+    )
+    .bind(agent_id)
+    .bind(from)
+    .bind(to)
+    .bind(bucket_ms.max(1))
+    .fetch_all(e)
+    .await)
+}

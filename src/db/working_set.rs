@@ -225,3 +225,33 @@ pub async fn select_history_steps(pool: &Pool, agent_id: i64) -> DbResult<Vec<(i
     .fetch_all(e)
     .await)
 }
+
+/// Working-set changes of every agent in `[from, to)` counted by time bucket (`(at -
+/// from) / bucket_ms`), action and cause.
+#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+pub struct ChangeCountRow {
+    pub bucket: i64,
+    #[sqlx(try_from = "String")]
+    pub action: HistoryAction,
+    #[sqlx(try_from = "String")]
+    pub cause: Cause,
+    pub n: i64,
+}
+
+/// [`ChangeCountRow`]s of `[from, to)`: one scan of the `history_activity` index.
+pub async fn select_change_counts(
+    pool: &Pool,
+    from: i64,
+    to: i64,
+    bucket_ms: i64,
+) -> DbResult<Vec<ChangeCountRow>> {
+    on_db!(pool, |e| sqlx::query_as(
+        "SELECT (at - $1) / $3 AS bucket, action, cause, COUNT(*) AS n FROM history \
+         WHERE at >= $1 AND at < $2 GROUP BY 1, 2, 3",
+    )
+    .bind(from)
+    .bind(to)
+    .bind(bucket_ms.max(1))
+    .fetch_all(e)
+    .await)
+}

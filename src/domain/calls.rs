@@ -87,3 +87,52 @@ mod tests {
         assert_eq!(error_words("something_new"), "failed");
     }
 }
+
+/// The `q` quantile (0 < q < 1) of durations counted in buckets: `counts[i]` durations
+/// fell in `[bounds[i-1], bounds[i])` (ms; from 0 for the first, and `[last bound, 2 ×
+/// last bound)` for the one past the end), estimated by linear interpolation inside the
+/// bucket where the rank falls, as Prometheus's `histogram_quantile` does. `None` when
+/// nothing was counted. `counts` has `bounds.len() + 1` entries (fewer count as zero).
+pub fn quantile(counts: &[i64], bounds: &[i64], q: f64) -> Option<f64> {
+    let total: i64 = counts.iter().sum();
+    if total <= 0 {
+        return None;
+    }
+    let rank = q.clamp(0.0, 1.0) * total as f64;
+    let mut below = 0i64;
+    for (i, &n) in counts.iter().enumerate() {
+        if n > 0 && (below + n) as f64 >= rank {
+            let lo = if i == 0 { 0 } else { bounds[i - 1] } as f64;
+            let hi = match bounds.get(i) {
+                Some(&b) => b as f64,
+                None => 2.0 * lo,
+            };
+            return Some(lo + (hi - lo) * ((rank - below as f64) / n as f64).clamp(0.0, 1.0));
+        }
+        below += n;
+    }
+    None
+}
+
+#[cfg(test)]
+mod quantile_tests {
+    use super::quantile;
+
+    #[test]
+    fn quantiles_interpolate_inside_the_bucket_where_the_rank_falls() {
+        let bounds = [10, 100, 1000];
+        // 100 durations under 10 ms, 100 in [10, 100)
+        let counts = [100, 100, 0, 0];
+        assert_eq!(quantile(&counts, &bounds, 0.5), Some(10.0));
+        assert_eq!(quantile(&counts, &bounds, 0.25), Some(5.0));
+        assert_eq!(quantile(&counts, &bounds, 0.95), Some(10.0 + 90.0 * 0.9));
+        // all past the last bound: between it and twice it
+        assert_eq!(quantile(&[0, 0, 0, 4], &bounds, 0.5), Some(1500.0));
+        assert_eq!(quantile(&[0, 0, 0, 0], &bounds, 0.5), None);
+        assert_eq!(quantile(&[], &bounds, 0.5), None);
+        // one call: p50 and p95 fall in its bucket
+        let one = [0, 0, 1, 0];
+        assert!(quantile(&one, &bounds, 0.95).unwrap() <= 1000.0);
+        assert!(quantile(&one, &bounds, 0.5).unwrap() >= 100.0);
+    }
+}

@@ -2,6 +2,7 @@
 //! state change takes the acting identity ([`Actor`]) and writes every row it touches in
 //! one transaction, then tells the change hub once per batch (SPEC §2, §3.5).
 
+pub mod activity;
 pub mod agents;
 pub mod answer;
 pub mod approvals;
@@ -28,6 +29,7 @@ pub mod vendors;
 pub mod versions;
 pub mod working_set;
 
+pub use activity::{Activity, ActivityRange, VendorLatency};
 pub use agents::*;
 pub use changes::*;
 pub use import::*;

@@ -1,6 +1,7 @@
 //! Integration tests: real HTTP on port 0, a fresh database per test (SQLite, or
 //! PostgreSQL with `GRAFT_TEST_BACKEND=postgres`), rmcp's client.
 
+mod activity;
 mod authoring;
 mod console;
 mod documents;

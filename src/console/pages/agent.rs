@@ -5,7 +5,7 @@ use super::starters::{starter_card, StarterActions};
 use super::tables::{approvals_table, calls_table, CallColumns};
 use crate::console::components::{
     does_badge, error_of, loaded, saved, snippet_view, Confirm, DataTable, FieldError, FormError,
-    Frame, LoadError, SizeChart, When,
+    Frame, LoadError, SizeChart, StackedBars, When,
 };
 use crate::console::server_fns::{
     agent, search_tools, AgentData, ConsoleResult, Decide, Demote, EditAgent, Promote, RemoveAgent,
@@ -117,6 +117,8 @@ pub fn AgentPage() -> impl IntoView {
                     let disabled_at = a.disabled_at;
                     let removed_at = a.removed_at;
                     let now = d.now;
+                    let per_day: Vec<Vec<i64>> = d.calls_per_day.iter().map(|(_, n)| vec![*n]).collect();
+                    let per_day_from = d.calls_per_day.first().map(|(t, _)| *t).unwrap_or(now);
                     let (cap_input, set_cap_input) = signal(a.cap);
                     view! {
                         <h1>"Agent "{n_h1}</h1>
@@ -158,6 +160,17 @@ pub fn AgentPage() -> impl IntoView {
                             <h2>"Working-set tokens"</h2>
                             <p class="muted">{format!("What the agent's working set costs its model's context, each tool counted at its current version. Graft's own {} tools add {} to every agent's list; the token budget counts the working set only.", crate::clients::OWN_TOOLS, crate::numbers::tokens(crate::clients::OWN_TOOLS_TOKENS))}</p>
                             <SizeChart sizes=d.token_steps.clone() now cap=a.token_budget what="Working-set tokens" limit_label="budget"/>
+                        </section>
+                        <section class="card" id="calls-per-day">
+                            <h2>"Calls per day"</h2>
+                            <StackedBars
+                                buckets=per_day.clone()
+                                series=vec!["calls".to_string()]
+                                from=per_day_from
+                                bucket_ms=86_400_000
+                                unit="calls per day, last 30 days"
+                                what="calls"
+                            />
                         </section>
                         <section class="card" hidden=removed_at.is_some() id="settings">
                             <h2>"Name, cap, idle window and token budget"</h2>

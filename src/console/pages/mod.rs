@@ -3,6 +3,7 @@
 //! works as a plain POST without JavaScript and without page loads when hydrated.
 
 mod account;
+mod activity;
 mod agent;
 mod agents;
 mod approvals;
@@ -14,6 +15,7 @@ mod vendor;
 mod vendors;
 
 pub use account::*;
+pub use activity::*;
 pub use agent::*;
 pub use agents::*;
 pub use approvals::*;

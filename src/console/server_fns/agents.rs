@@ -123,6 +123,10 @@ pub struct AgentData {
     /// counted at its current version (issue 29.1).
     #[serde(default)]
     pub token_steps: Vec<(i64, i64)>,
+    /// Its calls per day over the last 30 days, `(day start ms, calls)`, oldest first
+    /// (issue 30.4).
+    #[serde(default)]
+    pub calls_per_day: Vec<(i64, i64)>,
     /// A warning when its tool list nears or passes what its harness's client takes
     /// (issue 29.3).
     #[serde(default)]
@@ -621,6 +625,7 @@ pub async fn agent(
             approvals,
             sizes: g.size_over_time(a.id).await?,
             token_steps: g.tokens_over_time(a.id).await?,
+            calls_per_day: g.agent_calls_per_day(a.id, 30).await?,
             client_warning,
             calls: calls.into_iter().map(call_item).collect(),
             calls_outcome: outcome.map(|o| o.as_str().to_string()),

@@ -9,6 +9,7 @@
 //! Without JavaScript a form posts to `/api/<name>`, and Leptos redirects back to the page,
 //! carrying an error in the URL (`__err`), which the page's `ServerAction` reads.
 
+mod activity;
 mod agents;
 mod approvals;
 mod home;
@@ -18,6 +19,7 @@ mod starters;
 mod tools;
 mod vendors;
 
+pub use activity::*;
 pub use agents::*;
 pub use approvals::*;
 pub use home::*;
