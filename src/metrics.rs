@@ -472,6 +472,18 @@ impl Metrics {
     }
 }
 
+/// The MCP method `method` as the metrics and traces name it: one of the methods MCP
+/// defines, else `other` (an agent cannot grow the label set or a span's name).
+pub fn known_method(method: &str) -> &'static str {
+    known(MCP_METHODS, method)
+}
+
+/// The protocol version `v` as the metrics and traces name it: a published revision,
+/// else `other`.
+pub fn known_version(v: &str) -> &'static str {
+    known(PROTOCOL_VERSIONS, v)
+}
+
 /// `value` when it is one of `known`, else `other`.
 fn known(known: &[&'static str], value: &str) -> &'static str {
     known

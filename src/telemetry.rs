@@ -129,7 +129,12 @@ where
         .build()
         .map_err(|e| format!("the OTLP exporter cannot start: {e}"))?;
     let mut resource = opentelemetry_sdk::Resource::builder();
-    if std::env::var_os("OTEL_SERVICE_NAME").is_none() {
+    let named = std::env::var_os("OTEL_SERVICE_NAME").is_some()
+        || std::env::var("OTEL_RESOURCE_ATTRIBUTES").is_ok_and(|a| {
+            a.split(',')
+                .any(|kv| kv.trim_start().starts_with("service.name="))
+        });
+    if !named {
         resource = resource.with_service_name("graft");
     }
     let resource = resource
@@ -138,10 +143,15 @@ where
             env!("CARGO_PKG_VERSION"),
         ))
         .build();
-    let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+    let mut provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
         .with_batch_exporter(exporter)
-        .with_resource(resource)
-        .build();
+        .with_resource(resource);
+    // Graft watches agents: an agent's unsampled traceparent (flags 00) does not hide its
+    // calls; OTEL_TRACES_SAMPLER, when set, decides instead (the SDK reads it)
+    if std::env::var_os("OTEL_TRACES_SAMPLER").is_none() {
+        provider = provider.with_sampler(opentelemetry_sdk::trace::Sampler::AlwaysOn);
+    }
+    let provider = provider.build();
     let tracer = provider.tracer("graft");
     opentelemetry::global::set_text_map_propagator(
         opentelemetry_sdk::propagation::TraceContextPropagator::new(),
@@ -157,6 +167,21 @@ where
             meta.is_span() && meta.target().starts_with("graft")
         }));
     Ok(Some((layer, Tracing { provider })))
+}
+
+/// Where spans go, for the line `graft serve` logs at start: the traces endpoint as the
+/// exporter resolves it (the variable's value, or the general one with `/v1/traces`).
+pub fn endpoint() -> String {
+    match std::env::var("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") {
+        Ok(e) if !e.trim().is_empty() => e.trim().to_string(),
+        _ => format!(
+            "{}/v1/traces",
+            std::env::var("OTEL_EXPORTER_OTLP_ENDPOINT")
+                .unwrap_or_default()
+                .trim()
+                .trim_end_matches('/')
+        ),
+    }
 }
 
 /// The W3C trace context (`traceparent`, `tracestate`) read from `get`, a carrier such
@@ -180,7 +205,14 @@ pub fn extract(get: &dyn Fn(&str) -> Option<String>) -> Option<opentelemetry::Co
     if !enabled() {
         return None;
     }
-    let carrier = Carrier([get("traceparent"), get("tracestate")]);
+    // W3C Trace Context §3.2, §3.3: printable ASCII only (a control character would be
+    // refused later as a header to the vendor and fail the call); a traceparent is 55
+    // characters in version 00, a tracestate at most 32 entries (512 characters is what
+    // every vendor must pass on): a bad tracestate is dropped, the traceparent kept
+    let visible = |v: &String| v.bytes().all(|b| (0x20..0x7f).contains(&b));
+    let parent = get("traceparent").filter(|v| v.len() <= 256 && visible(v));
+    let state = get("tracestate").filter(|v| v.len() <= 512 && visible(v) && !v.trim().is_empty());
+    let carrier = Carrier([parent, state]);
     carrier.0[0].as_ref()?;
     let cx = opentelemetry::global::get_text_map_propagator(|p| p.extract(&carrier));
     cx.span().span_context().is_valid().then_some(cx)
@@ -200,7 +232,7 @@ pub fn headers_of(span: &tracing::Span) -> Vec<(String, String)> {
     }
     let mut out = std::collections::HashMap::new();
     opentelemetry::global::get_text_map_propagator(|p| p.inject_context(&cx, &mut out));
-    let mut out: Vec<(String, String)> = out.into_iter().collect();
+    let mut out: Vec<(String, String)> = out.into_iter().filter(|(_, v)| !v.is_empty()).collect();
     out.sort();
     out
 }
@@ -218,6 +250,15 @@ pub fn current_ids() -> Option<(String, String)> {
     let sc = span.span_context();
     sc.is_valid()
         .then(|| (sc.trace_id().to_string(), sc.span_id().to_string()))
+}
+
+/// `text` as a span may hold it: control characters (line breaks, escapes) as `?`, and
+/// at most `max` characters.
+pub fn printable(text: &str, max: usize) -> String {
+    text.chars()
+        .take(max)
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
 }
 
 /// Sets an OpenTelemetry attribute on `span` (nothing when traces are off).

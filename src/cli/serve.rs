@@ -26,6 +26,13 @@ pub(super) async fn serve(graft: Graft, settings: &Settings) -> anyhow::Result<(
             "search is lexical-only: no embedding model (run scripts/get-model.sh, or set GRAFT_EMBEDDING_MODEL)"
         ),
     }
+    if crate::telemetry::enabled() {
+        tracing::info!(
+            endpoint = %crate::telemetry::endpoint(),
+            payloads = crate::telemetry::payloads(),
+            "traces are exported (OTLP over HTTP, protobuf)"
+        );
+    }
     // embeddings a new model or another process's import lack, before serving
     embed_with_bar(&graft).await?;
     if let Some(password) = graft.ensure_admin().await? {

@@ -254,14 +254,15 @@ impl Proxy {
         let mut hops = 0;
         let mut redirect = None;
         let resp = loop {
-            let mut builder = self.build(client, req, method.clone(), url.clone(), with_body)?;
             // the W3C trace context of the vendor request's span (issue 30.2), only to
-            // the vendor's own origin
-            if request::same_origin(&url, &req.base) {
-                for (k, v) in crate::telemetry::headers_of(&tracing::Span::current()) {
-                    builder = builder.header(k, v);
-                }
-            }
+            // the vendor's own origin; it takes the place of a tool's own
+            let trace = if request::same_origin(&url, &req.base) {
+                crate::telemetry::headers_of(&tracing::Span::current())
+            } else {
+                Vec::new()
+            };
+            let builder =
+                self.build(client, req, method.clone(), url.clone(), with_body, &trace)?;
             let resp = builder.send().await.map_err(|e| describe(&e, &where_))?;
             let status = resp.status().as_u16();
             if !matches!(status, 301 | 302 | 303 | 307 | 308) {
@@ -344,7 +345,8 @@ impl Proxy {
 
 impl Proxy {
     /// One hop of `req`: its headers (without body headers when `with_body` is false),
-    /// and its body or multipart parts when `with_body`.
+    /// and its body or multipart parts when `with_body`. `trace`: W3C trace-context
+    /// headers that replace any of the same name the tool sends.
     fn build(
         &self,
         client: &reqwest::Client,
@@ -352,6 +354,7 @@ impl Proxy {
         method: reqwest::Method,
         url: url::Url,
         with_body: bool,
+        trace: &[(String, String)],
     ) -> Result<reqwest::RequestBuilder, String> {
         let mut builder = client.request(method, url);
         for (k, v) in &req.headers {
@@ -361,6 +364,13 @@ impl Proxy {
             {
                 continue;
             }
+            let traced = !trace.is_empty()
+                && (k.eq_ignore_ascii_case("traceparent") || k.eq_ignore_ascii_case("tracestate"));
+            if !traced {
+                builder = builder.header(k.as_str(), v.as_str());
+            }
+        }
+        for (k, v) in trace {
             builder = builder.header(k.as_str(), v.as_str());
         }
         if !with_body {

@@ -123,19 +123,21 @@ fn request_span(
     message: &serde_json::Value,
     method: &str,
 ) -> tracing::Span {
-    use crate::telemetry::set;
+    use crate::telemetry::{printable, set};
+    // what an agent wrote is bounded and printable before it names or marks a span: a
+    // method MCP does not define is `other`, other values are cut (a review found a
+    // 3.5 MB method name held in the export queue)
+    let method = crate::metrics::known_method(method);
     let params = message.get("params");
     let param = |k: &str| params.and_then(|p| p.get(k)).and_then(|v| v.as_str());
     let target = match method {
         "tools/call" | "prompts/get" => param("name"),
         "resources/read" | "resources/subscribe" | "resources/unsubscribe" => param("uri"),
         _ => None,
-    };
-    let name = match target {
-        Some(t) => format!(
-            "{method} {}",
-            crate::domain::openapi::truncate_chars(t, 200)
-        ),
+    }
+    .map(|t| printable(t, 200));
+    let name = match &target {
+        Some(t) => format!("{method} {t}"),
         None => method.to_string(),
     };
     let span = tracing::info_span!(
@@ -163,29 +165,36 @@ fn request_span(
         Some(parent) => crate::telemetry::adopt(&span, Some(parent), from_header),
         None => crate::telemetry::adopt(&span, from_header, None),
     }
-    set(&span, "mcp.method.name", method.to_string());
+    set(&span, "mcp.method.name", method);
     match message.get("id") {
-        Some(serde_json::Value::String(id)) => set(&span, "jsonrpc.request.id", id.clone()),
-        Some(serde_json::Value::Number(id)) => set(&span, "jsonrpc.request.id", id.to_string()),
+        Some(serde_json::Value::String(id)) => set(&span, "jsonrpc.request.id", printable(id, 128)),
+        Some(serde_json::Value::Number(id)) => {
+            set(&span, "jsonrpc.request.id", printable(&id.to_string(), 128))
+        }
         _ => {}
     }
     let version =
         header("mcp-protocol-version").or_else(|| param("protocolVersion").map(str::to_string));
     if let Some(v) = version {
-        set(&span, "mcp.protocol.version", v);
+        set(
+            &span,
+            "mcp.protocol.version",
+            crate::metrics::known_version(&v),
+        );
     }
-    if let Some(id) = header("mcp-session-id") {
-        set(&span, "mcp.session.id", id);
+    // a session exists only in the 2025 era, where Graft issued its id
+    let era_2026 = parts
+        .headers
+        .get("mcp-protocol-version")
+        .is_some_and(|v| v.as_bytes() >= b"2026".as_slice());
+    if let Some(id) = header("mcp-session-id").filter(|_| !era_2026) {
+        set(&span, "mcp.session.id", printable(&id, 128));
     }
     set(&span, "network.protocol.name", "http");
     if method == "tools/call" {
         set(&span, "gen_ai.operation.name", "execute_tool");
         if let Some(tool) = target {
-            set(
-                &span,
-                "gen_ai.tool.name",
-                crate::domain::openapi::truncate_chars(tool, 200).to_string(),
-            );
+            set(&span, "gen_ai.tool.name", tool);
         }
     }
     if let Some(agent) = parts.extensions.get::<crate::service::AuthedAgent>() {

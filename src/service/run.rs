@@ -176,10 +176,19 @@ impl Graft {
             .run_steps(agent_id, tool, input, dry_run, cancel)
             .await?;
         if crate::telemetry::payloads() {
-            // the answer as the agent gets it: rendered and redacted already
+            // the answer as the calls log would keep an input: secret-looking fields of a
+            // JSON answer (a created API key) and the connection's secrets redacted; a
+            // text answer with the secrets redacted; an error's code and details, never
+            // its sentence (which can quote a vendor's body)
             let said = match &answer {
+                RunAnswer::Ok {
+                    structured: Some(v),
+                    ..
+                } => logged_input(v, &hidden),
                 RunAnswer::Ok { text, .. } => redact(text, &hidden),
-                RunAnswer::Err { message, .. } => redact(message, &hidden),
+                RunAnswer::Err { code, details, .. } => {
+                    logged_input(&json!({"code": code, "details": details}), &hidden)
+                }
             };
             crate::telemetry::record_payload("gen_ai.tool.call.result", &said);
         }

@@ -144,7 +144,10 @@ async fn the_activity_page_counts_what_the_agents_did_by_time_outcome_vendor_and
 
     // the page without JavaScript: the charts are in the HTML
     let page = b.get("/activity").await.text().await.unwrap();
-    assert!(page.contains(r#"role="img" aria-label="calls from"#), "{page}");
+    assert!(
+        page.contains(r#"role="img" aria-label="calls from"#),
+        "{page}"
+    );
     assert!(page.contains("6 calls in the last 24 hours."), "{page}");
     assert!(
         page.contains("2 ok, 1 dry run, 1 waits for approval, 1 tool error, 1 vendor error"),

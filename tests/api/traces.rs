@@ -137,12 +137,35 @@ async fn seeded(dir: &std::path::Path, vendor: &vendor::Vendor) -> (String, Stri
 
 /// A 2026-07-28 tools/call posted as is, with an optional `traceparent` header.
 async fn modern_call(mcp: &str, token: &str, args: Value, meta_parent: &str, header: Option<&str>) {
-    let body = json!({"jsonrpc": "2.0", "id": "call-7", "method": "tools/call",
-        "params": {"name": "acme__list_items", "arguments": args, "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": {"name": "traces", "version": "0"},
-            "io.modelcontextprotocol/clientCapabilities": {},
-            "traceparent": meta_parent}}});
+    modern_call_with(
+        mcp,
+        token,
+        args,
+        json!({"traceparent": meta_parent}),
+        header,
+        json!("call-7"),
+    )
+    .await
+}
+
+/// [`modern_call`] with these `_meta` trace fields and this JSON-RPC id.
+async fn modern_call_with(
+    mcp: &str,
+    token: &str,
+    args: Value,
+    trace: Value,
+    header: Option<&str>,
+    id: Value,
+) {
+    let mut meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "traces", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    for (k, v) in trace.as_object().unwrap() {
+        meta[k] = v.clone();
+    }
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "acme__list_items", "arguments": args, "_meta": meta}});
     let mut req = reqwest::Client::new()
         .post(mcp)
         .bearer_auth(token)
@@ -397,4 +420,118 @@ async fn without_an_endpoint_nothing_is_exported_and_vendors_get_no_traceparent(
     .await;
     drop(served);
     assert!(vendor.last().headers.get("traceparent").is_none());
+}
+
+#[tokio::test]
+async fn what_an_agent_writes_is_bounded_and_cannot_break_or_hide_its_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let vendor = vendor::start(None).await;
+    let (url, token) = seeded(dir.path(), &vendor).await;
+    let (otlp, got) = receiver().await;
+    let served = serve(
+        &url,
+        &dir.path().join("data"),
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", otlp.as_str()),
+            ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+        ],
+        None,
+        "graft serve with traces",
+    )
+    .await;
+    // a tracestate with a control character is dropped, the call runs, the trace holds
+    let bad_state = "7bf92f3577b34da6a3ce929d0e0e4736";
+    modern_call_with(
+        &served.mcp(),
+        &token,
+        json!({}),
+        json!({"traceparent": format!("00-{bad_state}-00f067aa0ba902b7-01"), "tracestate": "a=b\u{1}"}),
+        None,
+        json!("x".repeat(10_000)),
+    )
+    .await;
+    let seen = vendor.last();
+    let tp = seen
+        .headers
+        .get("traceparent")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(tp.starts_with(&format!("00-{bad_state}-")), "{tp}");
+    assert!(
+        seen.headers.get("tracestate").is_none(),
+        "no empty or bad tracestate is sent"
+    );
+    // an unsampled parent (flags 00) does not hide the call
+    let hidden = "8bf92f3577b34da6a3ce929d0e0e4736";
+    modern_call(
+        &served.mcp(),
+        &token,
+        json!({}),
+        &format!("00-{hidden}-00f067aa0ba902b7-00"),
+        None,
+    )
+    .await;
+    let tp = vendor
+        .last()
+        .headers
+        .get("traceparent")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        tp.starts_with(&format!("00-{hidden}-")) && tp.ends_with("-01"),
+        "{tp}"
+    );
+    // a method MCP does not define names no span
+    let r = reqwest::Client::new()
+        .post(served.mcp())
+        .bearer_auth(&token)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2026-07-28")
+        .body(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "y".repeat(100_000), "params": {
+            "_meta": {"traceparent": "00-9bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}})
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        r.status().is_client_error() || r.status().is_success(),
+        "{}",
+        r.status()
+    );
+    let spans = wait_for(&got, |s| {
+        [bad_state, hidden, "9bf92f3577b34da6a3ce929d0e0e4736"]
+            .iter()
+            .all(|t| {
+                s.iter()
+                    .any(|g| g.trace_id == *t && g.kind == SpanKind::Server as i32)
+            })
+    })
+    .await;
+    drop(served);
+    let server = |t: &str| {
+        spans
+            .iter()
+            .find(|g| g.trace_id == t && g.kind == SpanKind::Server as i32)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(server(bad_state).attrs["jsonrpc.request.id"].len(), 128);
+    assert_eq!(
+        server(bad_state).attrs["mcp.protocol.version"],
+        "2026-07-28"
+    );
+    assert!(!server(bad_state).attrs.contains_key("mcp.session.id"));
+    let odd = server("9bf92f3577b34da6a3ce929d0e0e4736");
+    assert_eq!(odd.name, "other");
+    assert_eq!(odd.attrs["mcp.method.name"], "other");
+    assert!(spans
+        .iter()
+        .all(|g| g.name.len() < 300 && g.attrs.values().all(|v| v.len() < 5000)));
 }
