@@ -5,10 +5,13 @@
 //! - an agent's page (`/agents/wide`) with 500 tools in its working set and 10,000
 //!   history rows (History is paged, 20 a page; the size-over-time chart reads them all);
 //! - `/agents` with 1,000 agents;
-//! - the same page's server function alone (`POST /api/agent`), the data without HTML.
+//! - the same page's server function alone (`POST /api/agent`), the data without HTML;
+//! - the Activity page (issue 30.4) over a calls log of 1,000,000 rows spread over 30
+//!   days (`/activity` for 24 hours and `?range=30d`), and its server function alone.
 //!
 //! Run: `scripts/bench.sh console` or `cargo bench --bench console`. Environment:
-//! `GRAFT_BENCH_SMOKE=1` (small, for CI), `GRAFT_BENCH_CALLS` (requests per page).
+//! `GRAFT_BENCH_SMOKE=1` (small, for CI), `GRAFT_BENCH_CALLS` (requests per page),
+//! `GRAFT_BENCH_CALL_ROWS` (calls log rows; 1,000,000, or 10,000 when smoke).
 
 #[path = "support/mod.rs"]
 mod support;
@@ -48,6 +51,40 @@ async fn setup(data: &std::path::Path, tools: usize, history: usize, agents: usi
             .unwrap();
     }
     graft.add_user("bench", "bench-password-1").await.unwrap();
+}
+
+/// Writes `rows` calls of agent `wide` into the calls log, one every `30 days / rows`
+/// back from now, spread over the first `tools` tools: 1 in 50 a dry run, 1 in 20 a
+/// vendor error, 1 in 20 an invalid input (not sent), durations 1–400 ms. One statement
+/// (a recursive CTE), as a year of real calls would have filled it.
+async fn fill_calls(data: &std::path::Path, rows: usize, tools: usize) {
+    use sqlx::ConnectOptions;
+    let url = format!("sqlite://{}", data.join("graft.db").display());
+    let mut conn = url
+        .parse::<sqlx::sqlite::SqliteConnectOptions>()
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let now = chrono::Utc::now().timestamp_millis();
+    let span = 30 * 24 * 3_600_000_i64;
+    sqlx::query(
+        "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < $1 - 1) \
+         INSERT INTO tool_calls (agent_id, tool_id, version, dry_run, status, http_status, duration_ms, at, error_code) \
+         SELECT (SELECT id FROM agents WHERE name = 'wide'), (SELECT MIN(id) FROM tools) + (i % $2), 1, \
+                i % 50 = 7, CASE WHEN i % 20 IN (3, 4) THEN 'error' ELSE 'ok' END, \
+                CASE WHEN i % 20 = 4 THEN NULL WHEN i % 20 = 3 THEN 500 ELSE 200 END, \
+                1 + (i * 7919) % 400, $3 - (i * $4 / $1), \
+                CASE WHEN i % 20 = 3 THEN 'vendor_error' WHEN i % 20 = 4 THEN 'invalid_input' END \
+         FROM n",
+    )
+    .bind(rows as i64)
+    .bind(tools.max(1) as i64)
+    .bind(now)
+    .bind(span)
+    .execute(&mut conn)
+    .await
+    .unwrap();
 }
 
 /// Signs in through the login form's server function; returns the session cookie.
@@ -112,8 +149,13 @@ fn main() {
     let data = tempfile::tempdir().unwrap();
     let t = Instant::now();
     rt.block_on(setup(data.path(), tools, history, agents));
+    let call_rows = env_usize(
+        "GRAFT_BENCH_CALL_ROWS",
+        if smoke { 10_000 } else { 1_000_000 },
+    );
+    rt.block_on(fill_calls(data.path(), call_rows, tools));
     eprintln!(
-        "set up {tools} promoted tools, {history} history rows, {agents} agents in {:.1} s",
+        "set up {tools} promoted tools, {history} history rows, {agents} agents, {call_rows} calls in {:.1} s",
         t.elapsed().as_secs_f64()
     );
     let (_graft, base) = spawn_graft(data.path());
@@ -125,7 +167,12 @@ fn main() {
             .unwrap();
         let cookie = sign_in(&http, &base).await;
         // warm-up: the first render of each page builds caches and lazy statics
-        for path in ["/agents/wide", "/agents"] {
+        for path in [
+            "/agents/wide",
+            "/agents",
+            "/activity",
+            "/activity?range=30d",
+        ] {
             time_page(&http, &cookie, 2, |h| h.get(format!("{base}{path}"))).await;
         }
         let mut rows = Vec::new();
@@ -147,6 +194,22 @@ fn main() {
                 (
                     format!("/agents, {agents} agents"),
                     Box::new(|h: &reqwest::Client| h.get(format!("{base}/agents"))),
+                ),
+                (
+                    format!("/activity (24 h), {call_rows} calls logged"),
+                    Box::new(|h: &reqwest::Client| h.get(format!("{base}/activity"))),
+                ),
+                (
+                    format!("/activity?range=30d, {call_rows} calls logged"),
+                    Box::new(|h: &reqwest::Client| h.get(format!("{base}/activity?range=30d"))),
+                ),
+                (
+                    "  its server function alone (POST /api/activity)".to_string(),
+                    Box::new(|h: &reqwest::Client| {
+                        h.post(format!("{base}/api/activity"))
+                            .header("origin", &base)
+                            .form(&[("range", "30d")])
+                    }),
                 ),
             ] {
                 let (ms, size) = time_page(&http, &cookie, n / 2 + 1, req).await;

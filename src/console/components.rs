@@ -51,8 +51,8 @@ pub fn Frame(
                         .then(|| view! { " "<span class="count" title="waiting for a decision">{d.pending}</span> })
                         .into_any()
                 })}</a>
-                <span class="spacer"></span>
                 <a href="/activity" aria-current=move || here("/activity")>"Activity"</a>
+                <span class="spacer"></span>
                 <a href="/account" aria-current=move || here("/account")>"Account"</a>
                 <ActionForm action=logout attr:class="inline">
                     <button type="submit" class="link">"Sign out"</button>

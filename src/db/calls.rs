@@ -230,43 +230,65 @@ pub const DURATION_BOUNDS_MS: [i64; 16] = [
 ];
 
 /// Calls of every agent in `[from, to)` counted by time bucket (`(at - from) /
-/// bucket_ms`), tool, dry run, error code, whether the vendor answered (`http_status`
-/// set) and duration bucket (an index into [`DURATION_BOUNDS_MS`], or its length).
+/// bucket_ms`), dry run and error code.
 #[derive(Debug, Clone, FromRow, PartialEq, Eq)]
 pub struct CallCountRow {
     pub bucket: i64,
-    pub tool_id: i64,
     pub dry_run: bool,
     pub error_code: Option<String>,
-    pub reached: bool,
-    pub duration_bucket: i64,
     pub n: i64,
 }
 
-/// [`CallCountRow`]s of `[from, to)`: one scan of the `tool_calls_activity` index.
+/// [`CallCountRow`]s of `[from, to)`: one scan of the `tool_calls_activity` index; the
+/// groups are few (buckets × codes), whatever the number of calls.
 pub async fn select_call_counts(
     pool: &Pool,
     from: i64,
     to: i64,
     bucket_ms: i64,
 ) -> DbResult<Vec<CallCountRow>> {
+    on_db!(pool, |e| sqlx::query_as(
+        "SELECT (at - $1) / $3 AS bucket, dry_run, error_code, COUNT(*) AS n \
+         FROM tool_calls WHERE at >= $1 AND at < $2 GROUP BY 1, 2, 3",
+    )
+    .bind(from)
+    .bind(to)
+    .bind(bucket_ms.max(1))
+    .fetch_all(e)
+    .await)
+}
+
+/// Calls in `[from, to)` that a vendor answered (`http_status` set), counted by tool,
+/// whether the answer was an error (`vendor_error`) and duration bucket (an index into
+/// [`DURATION_BOUNDS_MS`], or its length).
+#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+pub struct LatencyCountRow {
+    pub tool_id: i64,
+    pub failed: bool,
+    pub duration_bucket: i64,
+    pub n: i64,
+}
+
+/// [`LatencyCountRow`]s of `[from, to)`: one scan of the `tool_calls_activity` index; at
+/// most tools × 2 × 17 groups.
+pub async fn select_latency_counts(
+    pool: &Pool,
+    from: i64,
+    to: i64,
+) -> DbResult<Vec<LatencyCountRow>> {
     let mut case = String::from("CAST(CASE");
     for (i, bound) in DURATION_BOUNDS_MS.iter().enumerate() {
         case.push_str(&format!(" WHEN duration_ms < {bound} THEN {i}"));
     }
-    case.push_str(&format!(
-        " ELSE {} END AS BIGINT)",
-        DURATION_BOUNDS_MS.len()
-    ));
+    case.push_str(&format!(" ELSE {} END AS BIGINT)", DURATION_BOUNDS_MS.len()));
     let sql = format!(
-        "SELECT (at - $1) / $3 AS bucket, tool_id, dry_run, error_code, \
-         (http_status IS NOT NULL) AS reached, {case} AS duration_bucket, COUNT(*) AS n \
-         FROM tool_calls WHERE at >= $1 AND at < $2 GROUP BY 1, 2, 3, 4, 5, 6"
+        "SELECT tool_id, (error_code IS NOT NULL AND error_code = 'vendor_error') AS failed, \
+         {case} AS duration_bucket, COUNT(*) AS n \
+         FROM tool_calls WHERE at >= $1 AND at < $2 AND http_status IS NOT NULL GROUP BY 1, 2, 3"
     );
     on_db!(pool, |e| sqlx::query_as(&sql)
         .bind(from)
         .bind(to)
-        .bind(bucket_ms.max(1))
         .fetch_all(e)
         .await)
 }

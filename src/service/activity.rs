@@ -101,31 +101,23 @@ impl Graft {
         let n = range.buckets();
         let from = to - bucket_ms * n as i64;
         let pool = self.pool();
-        let rows = db::select_call_counts(pool, from, to, bucket_ms).await?;
+        let mut calls = vec![[0i64; 6]; n];
+        for r in db::select_call_counts(pool, from, to, bucket_ms).await? {
+            let outcome = CallOutcome::of(r.dry_run, r.error_code.as_deref());
+            let at = CallOutcome::ALL.iter().position(|o| *o == outcome).unwrap_or(0);
+            if let Some(b) = usize::try_from(r.bucket).ok().and_then(|b| calls.get_mut(b)) {
+                b[at] += r.n;
+            }
+        }
         let vendor_of: HashMap<i64, String> = db::sweep::select_tool_names_all(pool)
             .await?
             .into_iter()
             .map(|(id, vendor, _)| (id, vendor))
             .collect();
-        let mut calls = vec![[0i64; 6]; n];
         // per vendor: (calls, errors, duration bucket counts)
         let mut by_vendor: HashMap<&str, (i64, i64, Vec<i64>)> = HashMap::new();
         let slots = db::DURATION_BOUNDS_MS.len() + 1;
-        for r in &rows {
-            let outcome = CallOutcome::of(r.dry_run, r.error_code.as_deref());
-            let at = CallOutcome::ALL
-                .iter()
-                .position(|o| *o == outcome)
-                .unwrap_or(0);
-            if let Some(b) = usize::try_from(r.bucket)
-                .ok()
-                .and_then(|b| calls.get_mut(b))
-            {
-                b[at] += r.n;
-            }
-            if !r.reached {
-                continue;
-            }
+        for r in db::select_latency_counts(pool, from, to).await? {
             let Some(vendor) = vendor_of.get(&r.tool_id) else {
                 continue;
             };
@@ -133,12 +125,10 @@ impl Graft {
                 .entry(vendor.as_str())
                 .or_insert_with(|| (0, 0, vec![0; slots]));
             v.0 += r.n;
-            if outcome == CallOutcome::VendorError {
+            if r.failed {
                 v.1 += r.n;
             }
-            let d = usize::try_from(r.duration_bucket)
-                .unwrap_or(0)
-                .min(slots - 1);
+            let d = usize::try_from(r.duration_bucket).unwrap_or(0).min(slots - 1);
             v.2[d] += r.n;
         }
         let bounds = &db::DURATION_BOUNDS_MS;
