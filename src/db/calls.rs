@@ -280,7 +280,10 @@ pub async fn select_latency_counts(
     for (i, bound) in DURATION_BOUNDS_MS.iter().enumerate() {
         case.push_str(&format!(" WHEN duration_ms < {bound} THEN {i}"));
     }
-    case.push_str(&format!(" ELSE {} END AS BIGINT)", DURATION_BOUNDS_MS.len()));
+    case.push_str(&format!(
+        " ELSE {} END AS BIGINT)",
+        DURATION_BOUNDS_MS.len()
+    ));
     let sql = format!(
         "SELECT tool_id, (error_code IS NOT NULL AND error_code = 'vendor_error') AS failed, \
          {case} AS duration_bucket, COUNT(*) AS n \

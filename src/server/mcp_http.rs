@@ -97,6 +97,7 @@ pub(crate) async fn jsonrpc_errors(
         axum::body::Body::new(Timed {
             inner: body,
             found: None,
+            answered: false,
             record: Some(Box::new(record)),
         }),
     )
@@ -211,6 +212,9 @@ fn request_span(
 struct Timed {
     inner: axum::body::Body,
     found: Option<String>,
+    /// A JSON-RPC response (a result or an error) has left: a client that closes the
+    /// stream after reading it did not go away early.
+    answered: bool,
     record: Option<Box<dyn FnOnce(Option<String>) + Send>>,
 }
 
@@ -223,10 +227,13 @@ impl Timed {
 }
 
 impl Drop for Timed {
-    /// A body dropped before its end: the client went away before its answer came
-    /// (error type `disconnected`, unless a JSON-RPC error was read already).
+    /// A body dropped before its end and before a JSON-RPC response left: the client
+    /// went away before its answer came (error type `disconnected`). A client may
+    /// close a 2025 session's event stream as soon as it read the response, before the
+    /// stream's end is polled: that call was answered.
     fn drop(&mut self) {
         if self.record.is_some()
+            && !self.answered
             && !http_body::Body::is_end_stream(&self.inner)
             && self.found.is_none()
         {
@@ -249,6 +256,9 @@ impl http_body::Body for Timed {
         let polled = std::pin::Pin::new(&mut this.inner).poll_frame(cx);
         match &polled {
             Poll::Ready(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    this.answered |= is_response(data);
+                }
                 if let Some(data) = frame.data_ref().filter(|d| d.len() <= 4096) {
                     if this.found.is_none() {
                         this.found = jsonrpc_error_code(data);
@@ -267,6 +277,24 @@ impl http_body::Body for Timed {
 
     fn size_hint(&self) -> http_body::SizeHint {
         self.inner.size_hint()
+    }
+}
+
+/// Whether `data` (a JSON answer, or one server-sent event) is a JSON-RPC response:
+/// rmcp writes `{"jsonrpc":"2.0","id":…,"result"` (or `"error"`) with the member
+/// before any `"method"` (which requests and notifications carry); only the first
+/// 512 bytes are read.
+fn is_response(data: &[u8]) -> bool {
+    let head = &data[..data.len().min(512)];
+    let at = |needle: &[u8]| memchr::memmem::find(head, needle);
+    let answer = match (at(br#""result":"#), at(br#""error":"#)) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    match (answer, at(br#""method":"#)) {
+        (Some(a), Some(m)) => a < m,
+        (Some(_), None) => true,
+        _ => false,
     }
 }
 
@@ -626,7 +654,27 @@ pub(crate) fn origin_of(url: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::origin_allowed;
+    use super::{is_response, origin_allowed};
+
+    #[test]
+    fn a_response_is_told_from_requests_and_notifications() {
+        for yes in [
+            &br#"data: {"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#[..],
+            br#"{"jsonrpc":"2.0","id":"a","error":{"code":-32602,"message":"m"}}"#,
+            br#"data: {"jsonrpc":"2.0","id":2,"result":{"method":"x"}}"#,
+        ] {
+            assert!(is_response(yes), "{}", String::from_utf8_lossy(yes));
+        }
+        for no in [
+            &br#"data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"result":1}}"#
+                [..],
+            br#"data: {"jsonrpc":"2.0","id":7,"method":"sampling/createMessage","params":{}}"#,
+            br#": keep-alive"#,
+            b"",
+        ] {
+            assert!(!is_response(no), "{}", String::from_utf8_lossy(no));
+        }
+    }
 
     #[test]
     fn origins_match_exactly_or_on_any_port() {

@@ -104,8 +104,14 @@ impl Graft {
         let mut calls = vec![[0i64; 6]; n];
         for r in db::select_call_counts(pool, from, to, bucket_ms).await? {
             let outcome = CallOutcome::of(r.dry_run, r.error_code.as_deref());
-            let at = CallOutcome::ALL.iter().position(|o| *o == outcome).unwrap_or(0);
-            if let Some(b) = usize::try_from(r.bucket).ok().and_then(|b| calls.get_mut(b)) {
+            let at = CallOutcome::ALL
+                .iter()
+                .position(|o| *o == outcome)
+                .unwrap_or(0);
+            if let Some(b) = usize::try_from(r.bucket)
+                .ok()
+                .and_then(|b| calls.get_mut(b))
+            {
                 b[at] += r.n;
             }
         }
@@ -128,7 +134,9 @@ impl Graft {
             if r.failed {
                 v.1 += r.n;
             }
-            let d = usize::try_from(r.duration_bucket).unwrap_or(0).min(slots - 1);
+            let d = usize::try_from(r.duration_bucket)
+                .unwrap_or(0)
+                .min(slots - 1);
             v.2[d] += r.n;
         }
         let bounds = &db::DURATION_BOUNDS_MS;

@@ -242,12 +242,14 @@ async fn an_agents_traceparent_is_the_parent_and_the_vendor_gets_the_same_trace(
     .await;
     let modern_seen = vendor.last();
 
+    // the server span ends last (when its answer's body ended): wait for it too
     let spans = wait_for(&got, |s| {
         [legacy_trace, modern_trace].iter().all(|t| {
-            s.iter()
-                .filter(|g| g.trace_id == *t && g.name == "database write")
-                .count()
-                == 1
+            let of = |pick: &dyn Fn(&Got) -> bool| {
+                s.iter().filter(|g| g.trace_id == *t && pick(g)).count()
+            };
+            of(&|g| g.name == "database write") == 1
+                && of(&|g| g.kind == SpanKind::Server as i32) >= 1
         }) && s.iter().any(|g| g.name == "approval check")
     })
     .await;
