@@ -85,6 +85,10 @@ async fn fill_calls(data: &std::path::Path, rows: usize, tools: usize) {
     .execute(&mut conn)
     .await
     .unwrap();
+    // the counts the Activity and agent pages read, as if each call had been logged
+    let pool = graft::db::connect(&url).await.unwrap();
+    graft::db::recount_calls(&pool).await.unwrap();
+    pool.close().await;
 }
 
 /// Signs in through the login form's server function; returns the session cookie.

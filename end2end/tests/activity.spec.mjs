@@ -22,8 +22,9 @@ test('the Activity page shows what the agents did: calls by outcome, latency by 
   await expect(page).toHaveURL(/\/activity$/);
   await expect(page.getByRole('link', { name: 'Activity' })).toHaveAttribute('aria-current', 'page');
   await expect(page.getByRole('link', { name: 'Last 24 hours' })).toHaveAttribute('aria-current', 'page');
-  const calls = page.locator('#calls-chart').getByRole('img', { name: /^calls from .* to now, calls per minute/ });
+  const calls = page.locator('#calls-chart').getByRole('img', { name: /^calls from .* UTC to now: / });
   await expect(calls).toBeVisible();
+  await expect(page.locator('#calls-chart .chart-unit')).toHaveText(/calls per minute/);
   // other tests of this run called too: at least this agent's calls are counted
   const label = await calls.getAttribute('aria-label');
   const ok = Number(/(\d[\d,]*) ok/.exec(label)[1].replace(/,/g, ''));
@@ -41,7 +42,12 @@ test('the Activity page shows what the agents did: calls by outcome, latency by 
   await page.getByRole('link', { name: 'Last 30 days' }).click();
   await expect(page).toHaveURL(/range=30d/);
   await expect(page.getByRole('link', { name: 'Last 30 days' })).toHaveAttribute('aria-current', 'page');
-  await expect(page.locator('#calls-chart').getByRole('img', { name: /calls per day/ })).toBeVisible();
+  await expect(page.locator('#calls-chart').getByRole('img', { name: /^calls from \d{4}-\d\d-\d\d to now: / })).toBeVisible();
+  await expect(page.locator('#calls-chart .chart-unit')).toHaveText('calls per day');
+  // the numbers as a table, for a keyboard or a screen reader: today's row holds the calls
+  await page.locator('#calls-chart').getByText('The calls as a table').click();
+  const today = new Date().toISOString().slice(0, 10);
+  await expect(page.locator('#calls-chart table').getByRole('rowheader', { name: today })).toBeVisible();
   await shot(page, testInfo, 'activity-30d');
 
   // the agent's own page: exactly its three calls today

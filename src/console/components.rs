@@ -287,6 +287,22 @@ pub fn StackedBars(
     unit: &'static str,
     what: &'static str,
 ) -> impl IntoView {
+    // a chart of one series named as what it counts reads "1 call", "9 calls"
+    let single = series.len() == 1 && series[0] == what;
+    let amount = {
+        let series = series.clone();
+        move |c: i64, k: usize| {
+            if single {
+                crate::console::words::count(c, what.strip_suffix('s').unwrap_or(what))
+            } else {
+                format!(
+                    "{} {}",
+                    crate::console::words::grouped(c),
+                    series.get(k).cloned().unwrap_or_default()
+                )
+            }
+        }
+    };
     let totals: Vec<i64> = (0..series.len())
         .map(|k| buckets.iter().map(|b| b.get(k).copied().unwrap_or(0)).sum())
         .collect();
@@ -336,7 +352,7 @@ pub fn StackedBars(
                     let v = *c as f64 / per;
                     let (y0, y1) = (y(base), y(base + v));
                     base += v;
-                    words.push(format!("{} {}", crate::console::words::grouped(*c), series.get(k).cloned().unwrap_or_default()));
+                    words.push(amount(*c, k));
                     view! { <rect x=format!("{:.1}", x + 0.5) y=format!("{y1:.1}") width=format!("{:.1}", (slot - 1.0).max(1.0)) height=format!("{:.1}", (y0 - y1).max(0.5)) class=format!("s{k}")/> }
                 })
                 .collect_view();
@@ -348,17 +364,35 @@ pub fn StackedBars(
             view! { <g><title>{title}</title>{rects}</g> }
         })
         .collect_view();
+    // counts, not the axis' rate: the unit is not in the summary
     let summary = format!(
-        "{what} from {} to now, {unit}: {}",
+        "{what} from {} to now: {}",
         when(from),
-        series
+        totals
             .iter()
-            .zip(&totals)
+            .enumerate()
             .filter(|(_, t)| **t > 0)
-            .map(|(s, t)| format!("{} {s}", crate::console::words::grouped(*t)))
+            .map(|(k, t)| amount(*t, k))
             .collect::<Vec<_>>()
             .join(", ")
     );
+    // the numbers again as a table, for screen readers, keyboards and touch screens
+    // (a bar's <title> is reached by a mouse only)
+    let rows = buckets
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.iter().any(|c| *c > 0))
+        .map(|(i, b)| {
+            let cells = (0..series.len())
+                .map(|k| view! { <td class="num">{crate::console::words::grouped(b.get(k).copied().unwrap_or(0))}</td> })
+                .collect_view();
+            view! { <tr><th scope="row">{when(from + i as i64 * bucket_ms)}</th>{cells}</tr> }
+        })
+        .collect_view();
+    let heads = series
+        .iter()
+        .map(|s| view! { <th scope="col">{s.clone()}</th> })
+        .collect_view();
     let legend = series
         .iter()
         .zip(&totals)
@@ -369,7 +403,7 @@ pub fn StackedBars(
         })
         .collect_view();
     view! {
-        <svg class="chart" viewBox=format!("0 0 {w} {h}") role="img" aria-label=summary.clone()>
+        <div class="chart-scroll"><svg class="chart" viewBox=format!("0 0 {w} {h}") role="img" aria-label=summary.clone()>
             <title>{summary.clone()}</title>
             <line x1=left x2=left y1=top y2=h - bottom class="axis"/>
             <line x1=left x2=w - 8.0 y1=h - bottom y2=h - bottom class="axis"/>
@@ -378,9 +412,16 @@ pub fn StackedBars(
             <text x=left y=h - 6.0 class="label">{when(from)}</text>
             <text x=w - 8.0 y=h - 6.0 text-anchor="end" class="label">"now"</text>
             {bars}
-        </svg>
+        </svg></div>
         <p class="muted chart-unit">{unit}</p>
         <ul class="legend">{legend}</ul>
+        <details class="chart-table">
+            <summary>{format!("The {what} as a table")}</summary>
+            <div class="table-wrap"><table>
+                <thead><tr><th scope="col">{if day { "Day (UTC)" } else { "From (UTC)" }}</th>{heads}</tr></thead>
+                <tbody>{rows}</tbody>
+            </table></div>
+        </details>
     }
     .into_any()
 }

@@ -4,8 +4,21 @@ use super::{Conn, DbResult, Pool};
 use crate::{execute, on_db};
 use sqlx::FromRow;
 
-/// Deletes the calls logged before `cutoff` (ms); returns how many.
+/// Deletes the calls logged before `cutoff` (ms), and their counts: the slots of
+/// `call_counts` and days of `agent_call_days` that end by `cutoff` (a slot that
+/// straddles it keeps its count until a later cut). Returns how many calls.
 pub async fn delete_calls_before(pool: &Pool, cutoff: i64) -> DbResult<u64> {
+    execute!(
+        pool,
+        "DELETE FROM call_counts WHERE slot + width_ms <= $1",
+        cutoff
+    )?;
+    execute!(
+        pool,
+        "DELETE FROM agent_call_days WHERE day + $2 <= $1",
+        cutoff,
+        DAY_MS
+    )?;
     execute!(pool, "DELETE FROM tool_calls WHERE at < $1", cutoff)
 }
 
@@ -31,11 +44,34 @@ pub struct NewCall<'a> {
     pub message: Option<&'a str>,
 }
 
-/// Records a call (run it in one transaction): its `tool_calls` row and, when it
-/// reached the vendor (`used`), its `tool_usage` (`last_used_at` = now, `calls` + 1).
+/// Records a call (run it in one transaction): its `tool_calls` row; one more in its
+/// rows of `call_counts` (at both [`COUNT_WIDTHS_MS`]) and `agent_call_days`, which the
+/// Activity page and the agent page read (issue 30.4); and, when it reached the vendor
+/// (`used`), its `tool_usage` (`last_used_at` = now, `calls` + 1).
 pub async fn record_call(conn: &mut Conn, c: &NewCall<'_>, used: bool, now: i64) -> DbResult<()> {
     execute!(conn, "INSERT INTO tool_calls (agent_id, tool_id, version, dry_run, status, http_status, duration_ms, at, error_code, input, message) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)", c.agent_id, c.tool_id, c.version, c.dry_run, c.status, c.http_status, c.duration_ms, now, c.error_code, c.input, c.message)?;
+    let sent = c.http_status.is_some() || c.error_code == Some("vendor_unreachable");
+    let bucket = if sent {
+        duration_bucket(c.duration_ms)
+    } else {
+        -1
+    };
+    let code = c.error_code.unwrap_or("");
+    for width in COUNT_WIDTHS_MS {
+        execute!(conn, "INSERT INTO call_counts (width_ms, slot, vendor_id, dry_run, error_code, duration_bucket, n, max_ms) \
+             SELECT $1, $2, vendor_id, $3, $4, $5, 1, $7 FROM tools WHERE id = $6 \
+             ON CONFLICT (width_ms, slot, vendor_id, dry_run, error_code, duration_bucket) DO UPDATE SET n = call_counts.n + 1, \
+             max_ms = CASE WHEN excluded.max_ms > call_counts.max_ms THEN excluded.max_ms ELSE call_counts.max_ms END",
+            width, slot_of(now, width), c.dry_run, code, bucket, c.tool_id, c.duration_ms)?;
+    }
+    execute!(
+        conn,
+        "INSERT INTO agent_call_days (agent_id, day, n) VALUES ($1, $2, 1) \
+         ON CONFLICT (agent_id, day) DO UPDATE SET n = agent_call_days.n + 1",
+        c.agent_id,
+        slot_of(now, DAY_MS)
+    )?;
     if used {
         execute!(conn, "INSERT INTO tool_usage (agent_id, tool_id, last_used_at, calls) VALUES ($1, $2, $3, 1) \
              ON CONFLICT (agent_id, tool_id) DO UPDATE SET last_used_at = excluded.last_used_at, calls = tool_usage.calls + 1", c.agent_id, c.tool_id, now)?;
@@ -229,90 +265,112 @@ pub const DURATION_BOUNDS_MS: [i64; 16] = [
     1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 30_000, 60_000, 120_000,
 ];
 
-/// Calls of every agent in `[from, to)` counted by time bucket (`(at - from) /
-/// bucket_ms`), dry run and error code.
-#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
-pub struct CallCountRow {
-    pub bucket: i64,
-    pub dry_run: bool,
-    pub error_code: Option<String>,
-    pub n: i64,
+/// One UTC day (ms).
+pub const DAY_MS: i64 = 86_400_000;
+
+/// The widths (ms) of the `call_counts` slots each call is counted in: 15 minutes (the
+/// Activity page's last 24 hours) and one UTC day (its 30 days).
+pub const COUNT_WIDTHS_MS: [i64; 2] = [900_000, DAY_MS];
+
+/// The start (ms) of the slot of `width` ms that holds `at`: a multiple of `width` from
+/// the Unix epoch, computed as the migrations' SQL does (`at - at % width`).
+pub fn slot_of(at: i64, width: i64) -> i64 {
+    at - at % width.max(1)
 }
 
-/// [`CallCountRow`]s of `[from, to)`: one scan of the `tool_calls_activity` index; the
-/// groups are few (buckets × codes), whatever the number of calls.
+/// The index into [`DURATION_BOUNDS_MS`] of the first bound above `ms`, or its length.
+pub fn duration_bucket(ms: i64) -> i64 {
+    DURATION_BOUNDS_MS
+        .iter()
+        .position(|b| ms < *b)
+        .unwrap_or(DURATION_BOUNDS_MS.len()) as i64
+}
+
+/// Calls of every agent in the `call_counts` slots of one width from `from`: by slot
+/// start, vendor, dry run, error code (`''`: none) and duration bucket (an index into
+/// [`DURATION_BOUNDS_MS`] for a call sent to the vendor, answered or
+/// `vendor_unreachable`; `-1` for one not sent); `max_ms` is the longest of them (ms).
+#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+pub struct CallCountRow {
+    pub slot: i64,
+    pub vendor_id: i64,
+    pub dry_run: bool,
+    pub error_code: String,
+    pub duration_bucket: i64,
+    pub n: i64,
+    pub max_ms: i64,
+}
+
+/// [`CallCountRow`]s of the slots of `width_ms` that start in `[from, to)`: a range of
+/// the primary key; the rows are slots × vendors × the codes and durations seen, however
+/// many calls there were.
 pub async fn select_call_counts(
     pool: &Pool,
+    width_ms: i64,
     from: i64,
     to: i64,
-    bucket_ms: i64,
 ) -> DbResult<Vec<CallCountRow>> {
     on_db!(pool, |e| sqlx::query_as(
-        "SELECT (at - $1) / $3 AS bucket, dry_run, error_code, COUNT(*) AS n \
-         FROM tool_calls WHERE at >= $1 AND at < $2 GROUP BY 1, 2, 3",
+        "SELECT slot, vendor_id, dry_run, error_code, duration_bucket, n, max_ms FROM call_counts \
+         WHERE width_ms = $1 AND slot >= $2 AND slot < $3",
     )
+    .bind(width_ms)
     .bind(from)
     .bind(to)
-    .bind(bucket_ms.max(1))
     .fetch_all(e)
     .await)
 }
 
-/// Calls in `[from, to)` that a vendor answered (`http_status` set), counted by tool,
-/// whether the answer was an error (`vendor_error`) and duration bucket (an index into
-/// [`DURATION_BOUNDS_MS`], or its length).
-#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
-pub struct LatencyCountRow {
-    pub tool_id: i64,
-    pub failed: bool,
-    pub duration_bucket: i64,
-    pub n: i64,
-}
-
-/// [`LatencyCountRow`]s of `[from, to)`: one scan of the `tool_calls_activity` index; at
-/// most tools × 2 × 17 groups.
-pub async fn select_latency_counts(
-    pool: &Pool,
-    from: i64,
-    to: i64,
-) -> DbResult<Vec<LatencyCountRow>> {
-    let mut case = String::from("CAST(CASE");
-    for (i, bound) in DURATION_BOUNDS_MS.iter().enumerate() {
-        case.push_str(&format!(" WHEN duration_ms < {bound} THEN {i}"));
-    }
-    case.push_str(&format!(
-        " ELSE {} END AS BIGINT)",
-        DURATION_BOUNDS_MS.len()
-    ));
-    let sql = format!(
-        "SELECT tool_id, (error_code IS NOT NULL AND error_code = 'vendor_error') AS failed, \
-         {case} AS duration_bucket, COUNT(*) AS n \
-         FROM tool_calls WHERE at >= $1 AND at < $2 AND http_status IS NOT NULL GROUP BY 1, 2, 3"
-    );
-    on_db!(pool, |e| sqlx::query_as(&sql)
-        .bind(from)
-        .bind(to)
-        .fetch_all(e)
-        .await)
-}
-
-/// `(bucket, calls)` of one agent in `[from, to)`, buckets of `bucket_ms` from `from`;
-/// buckets without calls are absent.
-pub async fn select_agent_call_counts(
+/// `(day start, calls)` of one agent for the UTC days that start in `[from, to)`, oldest
+/// first; days without calls are absent.
+pub async fn select_agent_call_days(
     pool: &Pool,
     agent_id: i64,
     from: i64,
     to: i64,
-    bucket_ms: i64,
 ) -> DbResult<Vec<(i64, i64)>> {
     on_db!(pool, |e| sqlx::query_as(
-        "SELECT (at - $2) / $4 AS bucket, COUNT(*) AS n FROM tool_calls \
-         WHERE agent_id = $1 AND at >= $2 AND at < $3 GROUP BY 1 ORDER BY 1",
+        "SELECT day, n FROM agent_call_days WHERE agent_id = $1 AND day >= $2 AND day < $3 \
+         ORDER BY day",
     )
     .bind(agent_id)
     .bind(from)
     .bind(to)
-    .bind(bucket_ms.max(1))
     .fetch_all(e)
     .await)
+}
+
+/// Counts the calls logged in `tool_calls` into `call_counts` and `agent_call_days` again
+/// from nothing, in one transaction (what the migration that made them did): for calls
+/// written around [`record_call`], as the console benchmark does. Errors: database faults.
+pub async fn recount_calls(pool: &Pool) -> DbResult<()> {
+    let mut case = String::from(
+        "CASE WHEN c.http_status IS NULL AND COALESCE(c.error_code, '') <> 'vendor_unreachable' THEN -1",
+    );
+    for (i, bound) in DURATION_BOUNDS_MS.iter().enumerate() {
+        case.push_str(&format!(" WHEN c.duration_ms < {bound} THEN {i}"));
+    }
+    case.push_str(&format!(" ELSE {} END", DURATION_BOUNDS_MS.len()));
+    let [narrow, wide] = COUNT_WIDTHS_MS;
+    let counts = format!(
+        "INSERT INTO call_counts (width_ms, slot, vendor_id, dry_run, error_code, duration_bucket, n, max_ms) \
+         SELECT w.width_ms, c.at - (c.at % w.width_ms), t.vendor_id, c.dry_run, COALESCE(c.error_code, ''), {case}, COUNT(*), MAX(c.duration_ms) \
+         FROM tool_calls c JOIN tools t ON t.id = c.tool_id \
+         CROSS JOIN (SELECT CAST({narrow} AS BIGINT) AS width_ms UNION ALL SELECT CAST({wide} AS BIGINT)) w \
+         GROUP BY 1, 2, 3, 4, 5, 6"
+    );
+    let days = format!(
+        "INSERT INTO agent_call_days (agent_id, day, n) \
+         SELECT agent_id, at - (at % {DAY_MS}), COUNT(*) FROM tool_calls GROUP BY 1, 2"
+    );
+    let mut tx = pool.begin_write().await?;
+    for sql in [
+        "DELETE FROM call_counts",
+        "DELETE FROM agent_call_days",
+        counts.as_str(),
+        days.as_str(),
+    ] {
+        execute!(&mut tx, sql)?;
+    }
+    tx.commit().await
 }

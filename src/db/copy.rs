@@ -13,7 +13,7 @@ use sqlx::{Connection, Row};
 /// schema that is not here (and is not bookkeeping: `_sqlx_migrations`, `sqlite_*`,
 /// `tower_sessions`) makes the copy refuse to start, so a new table is never left
 /// behind silently.
-pub const TABLES: [&str; 24] = [
+pub const TABLES: [&str; 26] = [
     "vendors",
     "connections",
     "tools",
@@ -38,6 +38,8 @@ pub const TABLES: [&str; 24] = [
     "oauth_grants",
     "oauth_codes",
     "oauth_tokens",
+    "call_counts",
+    "agent_call_days",
 ];
 
 /// Rows read from SQLite and written to PostgreSQL at a time.

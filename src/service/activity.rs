@@ -1,7 +1,9 @@
 //! What the agents did, counted over time for the console's Activity page (issue 30.4):
 //! calls by outcome, latency by vendor, approvals waiting, working-set changes by cause;
-//! and one agent's calls per day. Read from the calls log and history (SPEC §2) with one
-//! grouped scan each, never row by row.
+//! and one agent's calls per day. Calls are read from the counts each call adds to when
+//! it is logged (`call_counts`, `agent_call_days`: [`db::record_call`]), a few hundred
+//! rows whatever the size of the calls log; changes from one grouped scan of history
+//! (SPEC §2).
 
 use super::{Graft, ServiceResult};
 use crate::db;
@@ -9,8 +11,7 @@ use crate::domain::calls::quantile;
 use crate::metrics::{change_cause, CallOutcome, CHANGE_CAUSES};
 use std::collections::HashMap;
 
-const MINUTE_MS: i64 = 60_000;
-const DAY_MS: i64 = 24 * 60 * MINUTE_MS;
+const DAY_MS: i64 = db::DAY_MS;
 
 /// The time an Activity page covers, up to now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,11 +40,12 @@ impl ActivityRange {
         }
     }
 
-    /// The length of one bucket (ms).
+    /// The length of one bucket (ms): 15 minutes or one day, the widths calls are
+    /// counted at.
     pub fn bucket_ms(self) -> i64 {
         match self {
-            Self::Day => 15 * MINUTE_MS,
-            Self::Month => DAY_MS,
+            Self::Day => db::COUNT_WIDTHS_MS[0],
+            Self::Month => db::COUNT_WIDTHS_MS[1],
         }
     }
 
@@ -61,15 +63,18 @@ impl ActivityRange {
 pub struct VendorLatency {
     /// The vendor's slug.
     pub vendor: String,
-    /// Calls that got an answer from it (any HTTP status).
+    /// Calls sent to it: answered (any HTTP status), or `vendor_unreachable` (a timeout,
+    /// a refused connection).
     pub calls: i64,
-    /// Of those, the ones counted as `vendor_error` (an error status).
+    /// Of those, the ones counted as a vendor error (an error status, or unreachable).
     pub errors: i64,
     /// Median of the calls' durations (ms, Graft's work included), estimated from
-    /// [`db::DURATION_BOUNDS_MS`] buckets.
+    /// [`db::DURATION_BOUNDS_MS`] buckets and never above `max_ms`.
     pub p50_ms: f64,
     /// 95th percentile, as `p50_ms`.
     pub p95_ms: f64,
+    /// The longest of the calls' durations (ms).
+    pub max_ms: i64,
 }
 
 /// What every agent did in one [`ActivityRange`].
@@ -77,7 +82,9 @@ pub struct VendorLatency {
 pub struct Activity {
     /// The range.
     pub range: ActivityRange,
-    /// Its start (ms): bucket `i` covers `[from + i × bucket_ms, from + (i + 1) × bucket_ms)`.
+    /// Its start (ms), a multiple of the bucket's length from the Unix epoch (a
+    /// quarter-hour or a UTC midnight): bucket `i` covers `[from + i × bucket_ms, from +
+    /// (i + 1) × bucket_ms)`, and the last one holds now.
     pub from: i64,
     /// Its end: now (ms).
     pub to: i64,
@@ -94,60 +101,69 @@ pub struct Activity {
 }
 
 impl Graft {
-    /// The Activity of the agents over `range`, up to now. Errors: database faults.
+    /// The Activity of the agents over `range`, up to now: its buckets are the slots of
+    /// `call_counts` (15 minutes, or UTC days), the last one holding now. Errors:
+    /// database faults.
     pub async fn activity(&self, range: ActivityRange) -> ServiceResult<Activity> {
-        let to = self.now() + 1;
+        let now = self.now();
+        let to = now + 1;
         let bucket_ms = range.bucket_ms();
         let n = range.buckets();
-        let from = to - bucket_ms * n as i64;
+        let from = db::slot_of(now, bucket_ms) - bucket_ms * (n as i64 - 1);
         let pool = self.pool();
+        let slug_of: HashMap<i64, String> = db::select_vendors(pool)
+            .await?
+            .into_iter()
+            .map(|v| (v.id, v.slug))
+            .collect();
         let mut calls = vec![[0i64; 6]; n];
-        for r in db::select_call_counts(pool, from, to, bucket_ms).await? {
-            let outcome = CallOutcome::of(r.dry_run, r.error_code.as_deref());
+        // per vendor: (calls sent to it, errors, duration bucket counts, longest)
+        let slots = db::DURATION_BOUNDS_MS.len() + 1;
+        let mut by_vendor: HashMap<&str, (i64, i64, Vec<i64>, i64)> = HashMap::new();
+        for r in db::select_call_counts(pool, bucket_ms, from, to).await? {
+            let code = Some(r.error_code.as_str()).filter(|c| !c.is_empty());
+            let outcome = CallOutcome::of(r.dry_run, code);
             let at = CallOutcome::ALL
                 .iter()
                 .position(|o| *o == outcome)
                 .unwrap_or(0);
-            if let Some(b) = usize::try_from(r.bucket)
+            if let Some(b) = usize::try_from((r.slot - from) / bucket_ms)
                 .ok()
                 .and_then(|b| calls.get_mut(b))
             {
                 b[at] += r.n;
             }
-        }
-        let vendor_of: HashMap<i64, String> = db::sweep::select_tool_names_all(pool)
-            .await?
-            .into_iter()
-            .map(|(id, vendor, _)| (id, vendor))
-            .collect();
-        // per vendor: (calls, errors, duration bucket counts)
-        let mut by_vendor: HashMap<&str, (i64, i64, Vec<i64>)> = HashMap::new();
-        let slots = db::DURATION_BOUNDS_MS.len() + 1;
-        for r in db::select_latency_counts(pool, from, to).await? {
-            let Some(vendor) = vendor_of.get(&r.tool_id) else {
+            // a call not sent to its vendor has no duration bucket (-1)
+            let (Ok(d), Some(vendor)) = (
+                usize::try_from(r.duration_bucket),
+                slug_of.get(&r.vendor_id),
+            ) else {
                 continue;
             };
             let v = by_vendor
                 .entry(vendor.as_str())
-                .or_insert_with(|| (0, 0, vec![0; slots]));
+                .or_insert_with(|| (0, 0, vec![0; slots], 0));
             v.0 += r.n;
-            if r.failed {
+            if outcome == CallOutcome::VendorError {
                 v.1 += r.n;
             }
-            let d = usize::try_from(r.duration_bucket)
-                .unwrap_or(0)
-                .min(slots - 1);
-            v.2[d] += r.n;
+            v.2[d.min(slots - 1)] += r.n;
+            v.3 = v.3.max(r.max_ms);
         }
         let bounds = &db::DURATION_BOUNDS_MS;
         let mut vendors: Vec<VendorLatency> = by_vendor
             .into_iter()
-            .map(|(vendor, (calls, errors, hist))| VendorLatency {
-                vendor: vendor.to_string(),
-                calls,
-                errors,
-                p50_ms: quantile(&hist, bounds, 0.5).unwrap_or(0.0),
-                p95_ms: quantile(&hist, bounds, 0.95).unwrap_or(0.0),
+            .map(|(vendor, (calls, errors, hist, max_ms))| {
+                // an estimate inside a wide bucket can pass every real duration
+                let at = |q| quantile(&hist, bounds, q).unwrap_or(0.0).min(max_ms as f64);
+                VendorLatency {
+                    vendor: vendor.to_string(),
+                    calls,
+                    errors,
+                    p50_ms: at(0.5),
+                    p95_ms: at(0.95),
+                    max_ms,
+                }
             })
             .collect();
         vendors.sort_by(|a, b| b.calls.cmp(&a.calls).then(a.vendor.cmp(&b.vendor)));
@@ -174,21 +190,22 @@ impl Graft {
         })
     }
 
-    /// One agent's calls per day over the last `days` days up to now: `(day start ms,
-    /// calls)` for each day, oldest first (days without calls count 0). Errors: database
-    /// faults.
+    /// One agent's calls per UTC day over the last `days` days, today included: `(day
+    /// start ms, calls)` for each day, oldest first (days without calls count 0); read
+    /// from `agent_call_days`. Errors: database faults.
     pub async fn agent_calls_per_day(
         &self,
         agent_id: i64,
         days: usize,
     ) -> ServiceResult<Vec<(i64, i64)>> {
-        let to = self.now() + 1;
-        let from = to - DAY_MS * days as i64;
+        let now = self.now();
+        let from = db::slot_of(now, DAY_MS) - DAY_MS * (days as i64 - 1);
         let mut out: Vec<(i64, i64)> = (0..days as i64).map(|i| (from + i * DAY_MS, 0)).collect();
-        for (bucket, n) in
-            db::select_agent_call_counts(self.pool(), agent_id, from, to, DAY_MS).await?
-        {
-            if let Some(slot) = usize::try_from(bucket).ok().and_then(|b| out.get_mut(b)) {
+        for (day, n) in db::select_agent_call_days(self.pool(), agent_id, from, now + 1).await? {
+            if let Some(slot) = usize::try_from((day - from) / DAY_MS)
+                .ok()
+                .and_then(|b| out.get_mut(b))
+            {
                 slot.1 += n;
             }
         }

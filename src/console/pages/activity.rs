@@ -6,6 +6,9 @@ use crate::console::words::{change_label_in_words, count, grouped, outcome_label
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
+/// The vendors the latency table lists, most calls first.
+const MAX_VENDORS: usize = 20;
+
 /// How often the hydrated page loads its charts again (ms).
 const REFRESH_MS: u64 = 30_000;
 
@@ -19,6 +22,7 @@ pub fn ActivityPage() -> impl IntoView {
         query
             .read()
             .get("range")
+            .map(|r| r.trim().to_string())
             .unwrap_or_else(|| "24h".to_string())
     };
     let tick = RwSignal::new(0usize);
@@ -80,16 +84,17 @@ fn activity_view(d: ActivityData) -> impl IntoView {
             } else {
                 view! {
                     <div class="table-wrap"><table>
-                        <thead><tr><th>"Vendor"</th><th>"Calls"</th><th>"Error answers"</th><th>"p50"</th><th>"p95"</th><th>"p50 and p95"</th></tr></thead>
-                        <tbody>{d.vendors.iter().map(|v| {
+                        <thead><tr><th>"Vendor"</th><th>"Calls"</th><th>"Errors"</th><th>"p50"</th><th>"p95"</th><th>"Longest"</th><th>"p50 and p95"</th></tr></thead>
+                        <tbody>{d.vendors.iter().take(MAX_VENDORS).map(|v| {
                             let (w50, w95) = (v.p50_ms / slowest * 200.0, v.p95_ms / slowest * 200.0);
                             view! {
                                 <tr data-vendor=v.vendor.clone()>
                                     <td><a href=format!("/vendors/{}", crate::console::words::segment(&v.vendor))>{v.vendor.clone()}</a></td>
                                     <td class="num" data-label="Calls">{grouped(v.calls)}</td>
-                                    <td class="num" data-label="Error answers">{grouped(v.errors)}</td>
+                                    <td class="num" data-label="Errors">{grouped(v.errors)}</td>
                                     <td class="num" data-label="p50">{ms(v.p50_ms)}</td>
                                     <td class="num" data-label="p95">{ms(v.p95_ms)}</td>
+                                    <td class="num" data-label="Longest">{ms(v.max_ms as f64)}</td>
                                     <td data-label="p50 and p95">
                                         <svg class="bar" viewBox="0 0 204 14" role="img" aria-label=format!("p50 {}, p95 {}", ms(v.p50_ms), ms(v.p95_ms))>
                                             <rect x="0" y="2" width=format!("{w95:.1}") height="10" class="p95"/>
@@ -100,7 +105,10 @@ fn activity_view(d: ActivityData) -> impl IntoView {
                             }
                         }).collect_view()}</tbody>
                     </table></div>
-                    <p class="muted">"Durations of calls the vendor answered, Graft's own work included; percentiles are estimated from duration buckets (1-2-5 steps from 1 ms to 2 minutes)."</p>
+                    {(d.vendors.len() > MAX_VENDORS).then(|| view! {
+                        <p class="muted">{format!("And {} more, with fewer calls.", count((d.vendors.len() - MAX_VENDORS) as i64, "vendor"))}</p>
+                    })}
+                    <p class="muted">"Durations of calls sent to the vendor, Graft's own work included; errors are error answers and calls that timed out or could not connect. Percentiles are estimated from duration buckets (1-2-5 steps from 1 ms to 2 minutes), never above the longest."</p>
                 }.into_any()
             }}
         </section>
@@ -108,7 +116,7 @@ fn activity_view(d: ActivityData) -> impl IntoView {
             <h2>"Approvals waiting"</h2>
             {match d.oldest_pending_at {
                 Some(at) if d.pending > 0 => view! {
-                    <p><a href="/approvals">{if d.pending == 1 { "1 approval waits".to_string() } else { format!("{} approvals wait", grouped(d.pending)) }}</a>"; the longest has waited since "<When at now/>"."</p>
+                    <p><a href="/approvals">{if d.pending == 1 { "1 approval waits".to_string() } else { format!("{} approvals wait", grouped(d.pending)) }}</a>"; the oldest was asked for "<When at now/>"."</p>
                 }.into_any(),
                 _ => view! { <p class="muted">"No approval waits for a decision."</p> }.into_any(),
             }}

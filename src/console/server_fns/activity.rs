@@ -12,14 +12,16 @@ use serde::{Deserialize, Serialize};
 pub struct VendorLatencyItem {
     /// The vendor's slug.
     pub vendor: String,
-    /// Calls it answered.
+    /// Calls sent to it (answered, or timed out or refused).
     pub calls: i64,
-    /// Of those, answers with an error status.
+    /// Of those, error answers and calls that could not reach it.
     pub errors: i64,
     /// Median duration (ms), estimated from buckets.
     pub p50_ms: f64,
     /// 95th percentile (ms), estimated from buckets.
     pub p95_ms: f64,
+    /// The longest duration (ms).
+    pub max_ms: i64,
 }
 
 /// `/activity` (issue 30.4): counts per time bucket over the range, oldest bucket first.
@@ -83,6 +85,7 @@ pub async fn activity(range: String) -> ConsoleResult<ActivityData> {
                     errors: v.errors,
                     p50_ms: v.p50_ms,
                     p95_ms: v.p95_ms,
+                    max_ms: v.max_ms,
                 })
                 .collect(),
             pending: a.pending,
