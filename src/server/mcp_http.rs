@@ -194,6 +194,18 @@ fn request_span(
     set(&span, "network.protocol.name", "http");
     if method == "tools/call" {
         set(&span, "gen_ai.operation.name", "execute_tool");
+        // run_tool runs a toolbox tool by name: that tool is named too
+        let args = params.and_then(|p| p.get("arguments"));
+        let arg = |k: &str| args.and_then(|a| a.get(k)).and_then(|v| v.as_str());
+        if target.as_deref() == Some("run_tool") {
+            if let (Some(vendor), Some(name)) = (arg("vendor"), arg("name")) {
+                set(
+                    &span,
+                    "graft.tool.name",
+                    printable(&format!("{vendor}__{name}"), 200),
+                );
+            }
+        }
         if let Some(tool) = target {
             set(&span, "gen_ai.tool.name", tool);
         }

@@ -38,8 +38,18 @@ impl Graft {
         if !gated(tool) {
             return Ok(None);
         }
+        let span = crate::trace_span!("approval check");
         let decide = self.approval_decision(agent_id, tool, qualified, method);
-        tracing::Instrument::instrument(decide, crate::trace_span!("approval check")).await
+        let decided = tracing::Instrument::instrument(decide, span.clone()).await;
+        // what it decided: `granted` (the call goes on), or the answer's code
+        if let Ok(answer) = &decided {
+            let decision = match answer {
+                None => "granted",
+                Some(a) => a.code().unwrap_or("granted"),
+            };
+            crate::telemetry::set(&span, "graft.approval.decision", decision);
+        }
+        decided
     }
 
     /// [`Graft::approval_check`] of a gated tool.

@@ -471,6 +471,8 @@ impl Graft {
                 }
             },
             _ = cancel.cancelled() => {
+                vendor_span.record("otel.status_code", "ERROR");
+                crate::telemetry::set(&vendor_span, "error.type", "cancelled");
                 let message = if writes(&method, tool.read_only_hint) {
                     format!("cancelled by the agent before {} answered; the vendor may have acted: check before repeating this write", tool.vendor)
                 } else {

@@ -24,7 +24,8 @@ const ACME: &str = r#"{
     "/anything/items": {"get": {"operationId": "list_items", "parameters": [
                           {"name": "tag", "in": "query", "schema": {"type": "string"}},
                           {"name": "api_key", "in": "query", "schema": {"type": "string"}}]},
-                        "post": {"operationId": "add_item", "requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}}}}}
+                        "post": {"operationId": "add_item", "requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}}}}},
+    "/delay/{secs}": {"get": {"operationId": "wait", "parameters": [{"name": "secs", "in": "path", "required": true, "schema": {"type": "integer"}}]}}
   }
 }"#;
 
@@ -127,7 +128,7 @@ async fn seeded(dir: &std::path::Path, vendor: &vendor::Vendor) -> (String, Stri
         .await
         .unwrap();
     let (a, token) = g.add_agent("bot", None, None, None).await.unwrap();
-    for tool in ["list_items", "add_item"] {
+    for tool in ["list_items", "add_item", "wait"] {
         g.promote_tool(&Actor::Agent(a.id), a.id, "acme", tool)
             .await
             .unwrap();
@@ -338,6 +339,7 @@ async fn an_agents_traceparent_is_the_parent_and_the_vendor_gets_the_same_trace(
         .find(|g| g.span_id == check.parent)
         .expect("the approval check's parent was exported");
     assert_eq!(write.name, "tools/call acme__add_item");
+    assert_eq!(check.attrs["graft.approval.decision"], "approval_required");
     assert_eq!(write.attrs["error.type"], "tool_error");
     assert_eq!(write.status, 2, "status ERROR");
     assert!(
@@ -536,4 +538,76 @@ async fn what_an_agent_writes_is_bounded_and_cannot_break_or_hide_its_calls() {
     assert!(spans
         .iter()
         .all(|g| g.name.len() < 300 && g.attrs.values().all(|v| v.len() < 5000)));
+}
+
+/// A call the agent cancels (notifications/cancelled) while the vendor works: the vendor
+/// request's span ends as an error of type `cancelled`.
+#[tokio::test]
+async fn a_cancelled_call_ends_its_vendor_span_as_cancelled() {
+    use rmcp::model::{ClientRequest, Request};
+    use rmcp::service::PeerRequestOptions;
+    let dir = tempfile::tempdir().unwrap();
+    let vendor = vendor::start(None).await;
+    let (url, token) = seeded(dir.path(), &vendor).await;
+    let (otlp, got) = receiver().await;
+    let served = serve(
+        &url,
+        &dir.path().join("data"),
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", otlp.as_str()),
+            ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+        ],
+        None,
+        "graft serve with traces",
+    )
+    .await;
+    let (client, _) = legacy_client_at(&served.mcp(), &token, ProtocolVersion::V_2025_11_25).await;
+    // run_tool names the tool it runs
+    let r = call(
+        &client,
+        "run_tool",
+        json!({"vendor": "acme", "name": "list_items", "input": {}}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let request = ClientRequest::CallToolRequest(Request::new(
+        CallToolRequestParams::new("acme__wait")
+            .with_arguments(json!({"secs": 60}).as_object().unwrap().clone()),
+    ));
+    let handle = client
+        .peer()
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    // the vendor has the request (its second, after list_items), then the agent gives up
+    while vendor.count() < 2 {
+        assert!(Instant::now() < deadline, "the vendor never got the call");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    handle
+        .cancel(Some("the user stopped it".into()))
+        .await
+        .unwrap();
+    let cancelled =
+        |g: &Got| g.kind == SpanKind::Client as i32 && g.attrs.contains_key("error.type");
+    let spans = wait_for(&got, |s| {
+        s.iter().any(cancelled) && s.iter().any(|g| g.name == "tools/call run_tool")
+    })
+    .await;
+    let run = spans
+        .iter()
+        .find(|g| g.name == "tools/call run_tool")
+        .unwrap();
+    assert_eq!(run.attrs["gen_ai.tool.name"], "run_tool");
+    assert_eq!(run.attrs["graft.tool.name"], "acme__list_items");
+    let sent = spans.iter().find(|g| cancelled(g)).unwrap();
+    assert_eq!(
+        sent.attrs.get("error.type").map(String::as_str),
+        Some("cancelled"),
+        "{sent:?}"
+    );
+    assert_eq!(sent.status, 2, "status ERROR");
+    client.cancel().await.unwrap();
+    drop(served);
 }

@@ -137,7 +137,20 @@ async fn files(
     Json(json!({"parts": parts})).into_response()
 }
 
-async fn delay(Path(secs): Path<u64>) -> Response {
+/// Answers after `secs` seconds; the request is seen as it arrives.
+async fn delay(
+    State(v): State<Vendor>,
+    Path(secs): Path<u64>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    v.seen.lock().unwrap().push(Seen {
+        method: "GET".into(),
+        path: uri.path().to_string(),
+        query: uri.query().map(str::to_string),
+        headers,
+        body: String::new(),
+    });
     tokio::time::sleep(Duration::from_secs(secs)).await;
     Json(json!({"slept": secs})).into_response()
 }
