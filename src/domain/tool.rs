@@ -35,6 +35,200 @@ impl Hints {
             open_world_hint: true,
         }
     }
+
+    /// [`Hints::from_method`], except that a read method (GET, HEAD, OPTIONS) whose
+    /// operation [`says_it_changes_state`] is not read-only (nor idempotent): its calls
+    /// are writes and ask a person first (SPEC §4.4, issue 28.7) until a person marks it
+    /// read-only.
+    pub fn for_operation(
+        method: &str,
+        operation_id: Option<&str>,
+        path: &str,
+        summary: Option<&str>,
+    ) -> Self {
+        let mut h = Self::from_method(method);
+        if h.read_only_hint && says_it_changes_state(operation_id, path, summary) {
+            h.read_only_hint = false;
+            h.idempotent_hint = false;
+        }
+        h
+    }
+}
+
+/// Verbs that name a change of state (issue 28.7): an operation whose name or summary
+/// starts with one is a write whatever its HTTP method (Slack's `GET /views.open`,
+/// `GET /dialog.open`).
+pub const STATE_CHANGING_VERBS: &[&str] = &[
+    "accept",
+    "add",
+    "approve",
+    "archive",
+    "assign",
+    "ban",
+    "block",
+    "cancel",
+    "clear",
+    "close",
+    "create",
+    "decline",
+    "delete",
+    "destroy",
+    "disable",
+    "dismiss",
+    "edit",
+    "enable",
+    "execute",
+    "import",
+    "insert",
+    "install",
+    "invite",
+    "join",
+    "kick",
+    "kill",
+    "leave",
+    "lock",
+    "mark",
+    "merge",
+    "modify",
+    "move",
+    "mute",
+    "open",
+    "patch",
+    "pin",
+    "post",
+    "publish",
+    "purge",
+    "put",
+    "register",
+    "reject",
+    "remove",
+    "rename",
+    "reopen",
+    "replace",
+    "reset",
+    "restore",
+    "revoke",
+    "rotate",
+    "run",
+    "save",
+    "send",
+    "set",
+    "share",
+    "star",
+    "start",
+    "stop",
+    "submit",
+    "subscribe",
+    "transfer",
+    "trigger",
+    "unarchive",
+    "unban",
+    "unblock",
+    "uninstall",
+    "unlock",
+    "unmute",
+    "unpin",
+    "unregister",
+    "unstar",
+    "unsubscribe",
+    "update",
+    "upload",
+    "upsert",
+    "write",
+];
+
+/// Verbs that name a read: an operation whose operationId starts with one, or whose
+/// operationId's last segment does (Slack's `admin_inviteRequests_list`, Discord's
+/// `invite_resolve`), is not taken for a write by its other words (`get_guild_ban`).
+pub const READING_VERBS: &[&str] = &[
+    "check", "count", "describe", "download", "export", "fetch", "find", "get", "history", "info",
+    "list", "lookup", "query", "read", "resolve", "retrieve", "search", "show",
+];
+
+/// The first word of `s`, lower case: up to a separator (space, `.`, `_`, `-`, `/`) or
+/// a camelCase boundary (`setPresence` → `set`).
+fn first_word(s: &str) -> String {
+    let s = s.trim_start_matches(|c: char| !c.is_alphanumeric());
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if !c.is_alphanumeric() || (i > 0 && c.is_uppercase()) {
+            break;
+        }
+        out.extend(c.to_lowercase());
+    }
+    out
+}
+
+/// Whether an operation's own words say it changes state (issue 28.7). Its words are
+/// the first word of its operationId and of the operationId's last segment (after `.`
+/// or `/`: GitHub's `repos/list-for-org`), and the first word of the path's last
+/// segment after its last `.` (Slack's `/views.open`, `/users.setPresence`; with no
+/// operationId, of the path's last segment). It changes state when one of them, or the
+/// first word of its summary (also without a third person's `s`: "Deletes cookies"), is
+/// one of [`STATE_CHANGING_VERBS`], unless a part of the operationId or of the path's
+/// last segment (split at `.`, `/`, `_`, `-`) starts with one of [`READING_VERBS`]
+/// (`get_guild_ban`, `invite_resolve`, `admin_inviteRequests_list`). Of the 811 GET
+/// operations of the documents in `shared/specs`, 12 are taken for writes: Slack's
+/// `views.open`, `views.publish`, `views.update`, `dialog.open`, `apps.uninstall`,
+/// `auth.revoke`, `files.remote.share`, `workflows.updateStep`, and httpbin's cookie
+/// setters and `/cache/{value}` ("Sets a Cache-Control header", the one a person would
+/// mark read-only).
+pub fn says_it_changes_state(
+    operation_id: Option<&str>,
+    path: &str,
+    summary: Option<&str>,
+) -> bool {
+    let parts = |s: &str, at: &[char]| -> Vec<String> {
+        s.split(at)
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let last_path = path
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or("")
+        .to_string();
+    let mut words = Vec::new();
+    let mut guards = Vec::new();
+    match operation_id {
+        Some(id) => {
+            words.push(first_word(id));
+            if let Some(last) = parts(id, &['.', '/']).last() {
+                words.push(first_word(last));
+            }
+            if let Some((_, after)) = last_path.rsplit_once('.') {
+                words.push(first_word(after));
+            }
+            guards.extend(parts(id, &['.', '/', '_', '-']));
+        }
+        None => {
+            if let Some(last) = parts(&last_path, &['.']).last() {
+                words.push(first_word(last));
+            }
+        }
+    }
+    guards.extend(parts(&last_path, &['.', '_', '-']));
+    if guards
+        .iter()
+        .any(|g| READING_VERBS.contains(&first_word(g).as_str()))
+    {
+        return false;
+    }
+    if let Some(s) = summary {
+        let w = first_word(s);
+        for stem in [w.strip_suffix("es"), w.strip_suffix('s')]
+            .into_iter()
+            .flatten()
+        {
+            words.push(stem.to_string());
+        }
+        words.push(w);
+    }
+    words
+        .iter()
+        .any(|w| STATE_CHANGING_VERBS.contains(&w.as_str()))
 }
 
 /// How the remaining input properties are sent as a request body.
@@ -342,6 +536,67 @@ mod tests {
     #[test]
     fn hints_follow_the_method() {
         assert!(Hints::from_method("get").read_only_hint);
+        // a GET whose name says it changes state is a write
+        for (id, path, summary) in [
+            (Some("views_open"), "/views.open", None),
+            (
+                Some("dialog_open"),
+                "/dialog.open",
+                Some("Open a dialog with a user."),
+            ),
+            (Some("users_setPresence"), "/users.setPresence", None),
+            (None, "/views.open", None),
+            (None, "/cookies/set", None),
+            (None, "/thing", Some("Send a message")),
+            (Some("repos/delete-cache"), "/x", None),
+            (
+                None,
+                "/cookies/delete",
+                Some("Deletes cookie(s) as provided by the query string"),
+            ),
+        ] {
+            let h = Hints::for_operation("GET", id, path, summary);
+            assert!(!h.read_only_hint && !h.idempotent_hint, "{id:?} {path}");
+        }
+        for (id, path, summary) in [
+            (Some("getOpenIssues"), "/issues", Some("List open issues")),
+            (
+                Some("admin_inviteRequests_list"),
+                "/admin.inviteRequests.list",
+                None,
+            ),
+            (
+                Some("repos/list-for-org"),
+                "/orgs/{org}/repos",
+                Some("List organization repositories"),
+            ),
+            (
+                Some("files_getUploadURLExternal"),
+                "/files.getUploadURLExternal",
+                None,
+            ),
+            (None, "/settings", Some("Settings of the team")),
+            (None, "/status/{code}", None),
+            (
+                Some("get_guild_ban"),
+                "/guilds/{guild_id}/bans/{user_id}",
+                None,
+            ),
+            (Some("invite_resolve"), "/invites/{code}", None),
+            (Some("limited_reset"), "/said/limited-reset", None),
+            (
+                Some("getThing"),
+                "/thing",
+                Some("Creates the thing when it is missing"),
+            ),
+        ] {
+            assert!(
+                Hints::for_operation("GET", id, path, summary).read_only_hint,
+                "{id:?} {path}"
+            );
+        }
+        // other methods keep what their method says
+        assert!(!Hints::for_operation("POST", Some("listThings"), "/x", None).read_only_hint);
         assert!(!Hints::from_method("POST").read_only_hint);
         assert!(Hints::from_method("DELETE").destructive_hint);
         assert!(Hints::from_method("PUT").idempotent_hint);

@@ -7,6 +7,7 @@ mod console;
 mod documents;
 mod fidelity;
 mod helpers;
+mod hints;
 mod import;
 mod instances;
 mod isolation;

@@ -3,7 +3,8 @@
 use super::tables::{calls_table, CallColumns};
 use crate::console::components::{does_badge, loaded, Confirm, Frame, When};
 use crate::console::server_fns::{
-    browse_tools, search_tools, tool, BrowseData, ClearLearned, ConsoleError, SearchData, ToolData,
+    browse_tools, search_tools, tool, BrowseData, ClearLearned, ConsoleError, SearchData,
+    SetToolHints, ToolData,
 };
 use crate::console::words::{count, does_in_words, segment};
 use leptos::prelude::*;
@@ -164,18 +165,53 @@ pub fn ToolPage() -> impl IntoView {
         )
     };
     let clear = ServerAction::<ClearLearned>::new();
+    let hints = ServerAction::<SetToolHints>::new();
     let data = Resource::new(
-        move || (key(), clear.version().get()),
-        |((v, n), _)| tool(v, n),
+        move || (key(), clear.version().get(), hints.version().get()),
+        |((v, n), _, _)| tool(v, n),
     );
     view! {
         <Frame title={ let (v, n) = untrack(key); format!("{v}__{n}") }>
-            {loaded(data, "Loading…", move |t| tool_view(t, clear))}
+            {loaded(data, "Loading…", move |t| tool_view(t, clear, hints))}
         </Frame>
     }
 }
 
-pub(crate) fn tool_view(t: ToolData, clear: ServerAction<ClearLearned>) -> impl IntoView {
+/// The tool page's "What a call does" form (issue 28.7): a person marks a tool a read
+/// (no approval needed), a write or a delete; a new version with those hints.
+fn hints_form(t: &ToolData, action: ServerAction<SetToolHints>) -> impl IntoView {
+    let current = t.versions.first()?;
+    let does = does_in_words(Some(&current.method), current.hints[0], current.hints[1]);
+    let (vendor, name) = (t.vendor.clone(), t.name.clone());
+    let option = move |value: &'static str, label: &'static str| {
+        view! { <option value=value selected=does == value>{label}</option> }
+    };
+    Some(view! {
+        <section class="card" id="hints">
+            <h2>"What a call does"</h2>
+            <p class="muted">"Agents see it as the tool's MCP annotations; a call that changes or deletes data asks a person first. Graft reads it from the HTTP method and the operation's name: a GET named open, create, set, send… counts as a change until a person says it only reads."</p>
+            <ActionForm action=action attr:class="inline-form">
+                <input type="hidden" name="vendor" value=vendor/>
+                <input type="hidden" name="name" value=name/>
+                <label>"A call "
+                    <select name="does">
+                        {option("reads", "only reads data")}
+                        {option("writes", "changes data")}
+                        {option("deletes", "deletes or overwrites data")}
+                    </select>
+                </label>
+                " "<button type="submit">"Save"</button>
+            </ActionForm>
+            {move || action.value().get().and_then(Result::err).map(|e| view! { <p class="error" role="alert">{e.to_string()}</p> })}
+        </section>
+    })
+}
+
+pub(crate) fn tool_view(
+    t: ToolData,
+    clear: ServerAction<ClearLearned>,
+    hints: ServerAction<SetToolHints>,
+) -> impl IntoView {
     let now = t.now;
     let current = t.versions.first().cloned();
     let back = format!("/tools?vendor={}", segment(&t.vendor));
@@ -212,6 +248,7 @@ pub(crate) fn tool_view(t: ToolData, clear: ServerAction<ClearLearned>) -> impl 
                     {format!(" MCP annotations: readOnlyHint {}, destructiveHint {}, idempotentHint {}, openWorldHint {}.", v.hints[0], v.hints[1], v.hints[2], v.hints[3])}
                 </span></p>
         })}
+        {hints_form(&t, hints)}
         <section class="card">
             <h2>"Connection"</h2>
             {match t.connection.clone() {

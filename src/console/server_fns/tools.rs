@@ -390,3 +390,48 @@ pub async fn clear_learned(
     })
     .await
 }
+
+/// A person says what a call of a tool does (issue 28.7): `does` is `reads` (readOnlyHint
+/// true: no approval needed), `writes` (a change) or `deletes` (a write that may destroy
+/// data, destructiveHint). A new version with those hints, named after the person; agents
+/// holding the tool get list_changed; nothing is written when the hints already say so.
+/// Errors: `Invalid` (another `does`), `NotFound` (unknown tool).
+#[server(prefix = "/api", endpoint = "set_tool_hints")]
+pub async fn set_tool_hints(vendor: String, name: String, does: String) -> ConsoleResult<()> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        let (read_only, destructive) = match does.trim() {
+            "reads" => (true, false),
+            "writes" => (false, false),
+            "deletes" => (false, true),
+            other => {
+                return Err(ConsoleError::Field {
+                    field: "does".into(),
+                    message: format!(
+                        "{:?} is not reads, writes or deletes",
+                        crate::domain::openapi::truncate_chars(other, 40)
+                    ),
+                })
+            }
+        };
+        let tool = state.graft.tool(&vendor, &name).await?;
+        if tool.read_only_hint != read_only || tool.destructive_hint != destructive {
+            let change = crate::service::authoring::HintChange {
+                read_only: Some(read_only),
+                destructive: Some(destructive),
+                ..Default::default()
+            };
+            state
+                .graft
+                .set_hints(&Actor::Person(person.name), &vendor, &name, change)
+                .await?;
+        }
+        leptos_axum::redirect(&format!(
+            "/tools/{}/{}#hints",
+            crate::console::words::segment(&vendor),
+            crate::console::words::segment(&name)
+        ));
+        Ok(())
+    })
+    .await
+}

@@ -511,7 +511,12 @@ impl OpCtx<'_> {
             method: upper.clone(),
             path_template: path.to_string(),
             binding,
-            hints: Hints::from_method(&upper),
+            hints: Hints::for_operation(
+                &upper,
+                op.get("operationId").and_then(Value::as_str),
+                path,
+                summary,
+            ),
             tags: string_list(op.get("tags")),
         })
     }

@@ -1,0 +1,138 @@
+//! Writes hidden behind GET (issue 28.7): an operation declared GET whose name or
+//! summary says it changes state (Slack's `GET /views.open`) is imported as a write and
+//! asks a person first; a person says in the console what a call does, and the
+//! approval rule follows it. A real vendor, the console's own server functions.
+
+use crate::console::{Browser, PASSWORD};
+use crate::helpers::*;
+use crate::vendor;
+use serde_json::json;
+use std::sync::Arc;
+
+const SLACKISH: &str = r#"{
+  "openapi": "3.0.0", "info": {"title": "Slackish", "version": "1"},
+  "paths": {
+    "/anything/views.open": {"get": {"operationId": "views_open", "summary": "Open a view for a user.",
+        "parameters": [{"name": "trigger_id", "in": "query", "schema": {"type": "string"}}]}},
+    "/anything/conversations.list": {"get": {"operationId": "conversations_list", "summary": "Lists all channels in a Slack team."}}
+  }
+}"#;
+
+#[tokio::test]
+async fn a_get_that_says_it_changes_state_is_a_write_until_a_person_says_it_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let vendor = vendor::start(None).await;
+    let g = open_graft(&db_url(dir.path()), Arc::new(graft::service::SystemClock)).await;
+    g.import_openapi("slack", SLACKISH, Some(&vendor.url()), &mut |_, _| {})
+        .await
+        .unwrap();
+    let (a, _) = g.add_agent("bot", None, None, None).await.unwrap();
+    let open = g.tool("slack", "views_open").await.unwrap();
+    assert!(!open.read_only_hint && !open.idempotent_hint, "{open:?}");
+    let list = g.tool("slack", "conversations_list").await.unwrap();
+    assert!(list.read_only_hint);
+
+    // the GET that opens a view waits for a person; nothing reached the vendor
+    let r = g
+        .run_tool(
+            a.id,
+            "slack",
+            "views_open",
+            json!({"trigger_id": "t1"}),
+            false,
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.code(), Some("approval_required"), "{r:?}");
+    assert_eq!(vendor.count(), 0);
+    let r = g
+        .run_tool(a.id, "slack", "conversations_list", json!({}), false)
+        .await
+        .unwrap();
+    assert_eq!(r.code(), None, "{r:?}");
+    assert_eq!(vendor.count(), 1);
+
+    // the tool page says so and offers the choice
+    let app = spawn_app_with_graft(settings(dir.path()), g.clone()).await;
+    g.add_user("ops", PASSWORD).await.unwrap();
+    let mut b = Browser::new(&app);
+    b.sign_in("ops", PASSWORD).await;
+    let page = b.get("/tools/slack/views_open").await.text().await.unwrap();
+    assert!(page.contains(r#"id="hints""#), "{page}");
+    assert!(
+        page.contains(r#"<option value="writes" selected"#),
+        "{page}"
+    );
+    // a value nobody offers is refused and changes nothing
+    let r = b
+        .call(
+            "set_tool_hints",
+            &[
+                ("vendor", "slack"),
+                ("name", "views_open"),
+                ("does", "maybe"),
+            ],
+        )
+        .await;
+    assert!(r.status().is_client_error(), "{}", r.status());
+    assert_eq!(
+        g.tool("slack", "views_open").await.unwrap().version,
+        open.version
+    );
+
+    // a person says it only reads: a new version by that person, and the call runs
+    let form = [
+        ("vendor", "slack"),
+        ("name", "views_open"),
+        ("does", "reads"),
+    ];
+    assert_eq!(b.call("set_tool_hints", &form).await.status(), 200);
+    let marked = g.tool("slack", "views_open").await.unwrap();
+    assert!(marked.read_only_hint);
+    assert_eq!(marked.version, open.version + 1);
+    assert_eq!(marked.read_only_by.as_deref(), Some("person:ops"));
+    // saying it again writes nothing
+    assert_eq!(b.call("set_tool_hints", &form).await.status(), 200);
+    assert_eq!(
+        g.tool("slack", "views_open").await.unwrap().version,
+        marked.version
+    );
+    let r = g
+        .run_tool(
+            a.id,
+            "slack",
+            "views_open",
+            json!({"trigger_id": "t2"}),
+            false,
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.code(), None, "{r:?}");
+    assert_eq!(vendor.count(), 2);
+
+    // and back: a person says it deletes data, and the next call asks again
+    let form = [
+        ("vendor", "slack"),
+        ("name", "views_open"),
+        ("does", "deletes"),
+    ];
+    assert_eq!(b.call("set_tool_hints", &form).await.status(), 200);
+    let t = g.tool("slack", "views_open").await.unwrap();
+    assert!(!t.read_only_hint && t.destructive_hint);
+    let r = g
+        .run_tool(
+            a.id,
+            "slack",
+            "views_open",
+            json!({"trigger_id": "t3"}),
+            false,
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.code(), Some("approval_required"), "{r:?}");
+
+    // signed out: refused
+    let mut stranger = Browser::new(&app);
+    let r = stranger.call("set_tool_hints", &form).await;
+    assert_eq!(r.status(), 401);
+}
