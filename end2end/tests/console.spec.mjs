@@ -542,3 +542,28 @@ test('remove an agent: a second step, its token refused, its history kept (issue
   await goto(page, testInfo, '/agents');
   await expect(page.locator(`tr[data-agent="${name}"]`)).toContainText('removed');
 });
+
+test('a person says what a call does: a read made a write asks an agent for approval, and back (issue 28.7)', async ({ page }, testInfo) => {
+  await signIn(page, testInfo);
+  const agent = await connectAgent(await createAgent(page, testInfo, unique(testInfo, 'hinted')));
+  await goto(page, testInfo, '/tools/widgets/get_catalog');
+  await ready(page, testInfo);
+  const hints = page.locator('#hints');
+  await expect(hints.getByRole('heading', { name: 'What a call does' })).toBeVisible();
+  await expect(hints.locator('select[name="does"]')).toHaveValue('reads');
+  await hints.locator('select[name="does"]').selectOption('writes');
+  await hints.getByRole('button', { name: 'Save' }).click();
+  await expect(page.locator('p.hints .badge')).toHaveText('writes');
+  await expect(page.locator('p.hints')).toContainText("An agent's first call needs a person's approval.");
+  await expect(hints.locator('select[name="does"]')).toHaveValue('writes');
+  await shot(page, testInfo, 'tool-hints-writes');
+  const asked = await agent.call('run_tool', { name: 'widgets__get_catalog', input: {} });
+  expect(asked.structuredContent.error.code).toBe('approval_required');
+  // a person says it only reads: the agent's call runs
+  await hints.locator('select[name="does"]').selectOption('reads');
+  await hints.getByRole('button', { name: 'Save' }).click();
+  await expect(page.locator('p.hints .badge')).toHaveText('reads');
+  const ran = await agent.call('run_tool', { name: 'widgets__get_catalog', input: {} });
+  expect(ran.isError).toBeFalsy();
+  await agent.client.close();
+});

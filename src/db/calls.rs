@@ -4,22 +4,35 @@ use super::{Conn, DbResult, Pool};
 use crate::{execute, on_db};
 use sqlx::FromRow;
 
-/// Deletes the calls logged before `cutoff` (ms), and their counts: the slots of
-/// `call_counts` and days of `agent_call_days` that end by `cutoff` (a slot that
-/// straddles it keeps its count until a later cut). Returns how many calls.
+/// Deletes the calls logged before `cutoff` (ms) and their counts, in one write
+/// transaction: the slots of `call_counts` and days of `agent_call_days` that start
+/// before `cutoff` go, and the one that straddles it is counted again from the calls
+/// left, so the counts always equal the log. Returns how many calls.
 pub async fn delete_calls_before(pool: &Pool, cutoff: i64) -> DbResult<u64> {
+    let mut tx = pool.begin_write().await?;
+    let deleted = execute!(&mut tx, "DELETE FROM tool_calls WHERE at < $1", cutoff)?;
+    execute!(&mut tx, "DELETE FROM call_counts WHERE slot < $1", cutoff)?;
     execute!(
-        pool,
-        "DELETE FROM call_counts WHERE slot + width_ms <= $1",
+        &mut tx,
+        "DELETE FROM agent_call_days WHERE day < $1",
         cutoff
     )?;
-    execute!(
-        pool,
-        "DELETE FROM agent_call_days WHERE day + $2 <= $1",
-        cutoff,
-        DAY_MS
-    )?;
-    execute!(pool, "DELETE FROM tool_calls WHERE at < $1", cutoff)
+    // the calls in [cutoff, the straddling slot's end): none when cutoff starts a slot
+    let end = |width: i64| match slot_of(cutoff, width) {
+        s if s == cutoff => cutoff,
+        s => s + width,
+    };
+    for width in COUNT_WIDTHS_MS {
+        execute!(
+            &mut tx,
+            &count_calls_sql(&[width], true),
+            cutoff,
+            end(width)
+        )?;
+    }
+    execute!(&mut tx, &count_days_sql(true), cutoff, end(DAY_MS))?;
+    tx.commit().await?;
+    Ok(deleted)
 }
 
 /// One call-log row to insert.
@@ -340,10 +353,10 @@ pub async fn select_agent_call_days(
     .await)
 }
 
-/// Counts the calls logged in `tool_calls` into `call_counts` and `agent_call_days` again
-/// from nothing, in one transaction (what the migration that made them did): for calls
-/// written around [`record_call`], as the console benchmark does. Errors: database faults.
-pub async fn recount_calls(pool: &Pool) -> DbResult<()> {
+/// The statement that adds the calls of `tool_calls` (those with `at` in `[$1, $2)`
+/// when `in_range`) to `call_counts` at `widths`, as the migration that made the table
+/// did; the rows it writes must not exist yet.
+fn count_calls_sql(widths: &[i64], in_range: bool) -> String {
     let mut case = String::from(
         "CASE WHEN c.http_status IS NULL AND COALESCE(c.error_code, '') <> 'vendor_unreachable' THEN -1",
     );
@@ -351,26 +364,47 @@ pub async fn recount_calls(pool: &Pool) -> DbResult<()> {
         case.push_str(&format!(" WHEN c.duration_ms < {bound} THEN {i}"));
     }
     case.push_str(&format!(" ELSE {} END", DURATION_BOUNDS_MS.len()));
-    let [narrow, wide] = COUNT_WIDTHS_MS;
-    let counts = format!(
+    let widths = widths
+        .iter()
+        .map(|w| format!("SELECT CAST({w} AS BIGINT) AS width_ms"))
+        .collect::<Vec<_>>()
+        .join(" UNION ALL ");
+    let range = if in_range {
+        "WHERE c.at >= $1 AND c.at < $2"
+    } else {
+        ""
+    };
+    format!(
         "INSERT INTO call_counts (width_ms, slot, vendor_id, dry_run, error_code, duration_bucket, n, max_ms) \
          SELECT w.width_ms, c.at - (c.at % w.width_ms), t.vendor_id, c.dry_run, COALESCE(c.error_code, ''), {case}, COUNT(*), MAX(c.duration_ms) \
-         FROM tool_calls c JOIN tools t ON t.id = c.tool_id \
-         CROSS JOIN (SELECT CAST({narrow} AS BIGINT) AS width_ms UNION ALL SELECT CAST({wide} AS BIGINT)) w \
+         FROM tool_calls c JOIN tools t ON t.id = c.tool_id CROSS JOIN ({widths}) w {range} \
          GROUP BY 1, 2, 3, 4, 5, 6"
-    );
-    let days = format!(
+    )
+}
+
+/// The statement that adds the calls of `tool_calls` (those in `[$1, $2)` when
+/// `in_range`) to `agent_call_days`; the rows it writes must not exist yet.
+fn count_days_sql(in_range: bool) -> String {
+    let range = if in_range {
+        "WHERE at >= $1 AND at < $2"
+    } else {
+        ""
+    };
+    format!(
         "INSERT INTO agent_call_days (agent_id, day, n) \
-         SELECT agent_id, at - (at % {DAY_MS}), COUNT(*) FROM tool_calls GROUP BY 1, 2"
-    );
+         SELECT agent_id, at - (at % {DAY_MS}), COUNT(*) FROM tool_calls {range} GROUP BY 1, 2"
+    )
+}
+
+/// Counts the calls logged in `tool_calls` into `call_counts` and `agent_call_days` again
+/// from nothing, in one write transaction (what the migration that made them did): for
+/// calls written around [`record_call`], as the console benchmark does. Errors: database
+/// faults.
+pub async fn recount_calls(pool: &Pool) -> DbResult<()> {
     let mut tx = pool.begin_write().await?;
-    for sql in [
-        "DELETE FROM call_counts",
-        "DELETE FROM agent_call_days",
-        counts.as_str(),
-        days.as_str(),
-    ] {
-        execute!(&mut tx, sql)?;
-    }
+    execute!(&mut tx, "DELETE FROM call_counts")?;
+    execute!(&mut tx, "DELETE FROM agent_call_days")?;
+    execute!(&mut tx, &count_calls_sql(&COUNT_WIDTHS_MS, false))?;
+    execute!(&mut tx, &count_days_sql(false))?;
     tx.commit().await
 }

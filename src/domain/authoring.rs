@@ -241,7 +241,14 @@ pub fn draft(vendor: &VendorSlug, spec: &ToolSpec) -> Result<ToolDraft, String> 
         method: method.clone(),
         path_template: spec.path.clone(),
         binding,
-        hints: Hints::from_method(&method),
+        // a GET whose name says it changes state stays a write when it is published
+        // again (issue 28.7)
+        hints: Hints::for_operation(
+            &method,
+            spec.operation_id.as_deref(),
+            &spec.path,
+            description.lines().next(),
+        ),
         tags: Vec::new(),
     })
 }

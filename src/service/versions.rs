@@ -42,6 +42,8 @@ pub fn call_change(old: &db::ToolRow, new: &ToolDraft, hints: Hints) -> Option<S
     let was_write = crate::domain::approval::writes(&old.method, old.read_only_hint);
     if !was_write && crate::domain::approval::writes(&new.method, hints.read_only_hint) {
         what.push("a read became a write".into());
+    } else if was_write && !old.destructive_hint && hints.destructive_hint {
+        what.push("a write became one that may delete or overwrite data".into());
     }
     (!what.is_empty()).then(|| what.join("; "))
 }

@@ -249,6 +249,31 @@ async fn the_activity_page_counts_what_the_agents_did_by_time_outcome_vendor_and
     assert_eq!(month.calls[28], [1, 0, 0, 0, 0, 0]);
     let days = g.agent_calls_per_day(a.id, 30).await.unwrap();
     assert_eq!(days.iter().map(|d| d.1).sum::<i64>(), 9);
+    // a cut inside a slot (just after midnight): that slot is counted again from the
+    // calls left, and the counts equal the log
+    graft::db::delete_calls_before(g.pool(), midnight + 1)
+        .await
+        .unwrap();
+    let cut = (
+        g.activity(ActivityRange::Day).await.unwrap(),
+        g.activity(ActivityRange::Month).await.unwrap(),
+        g.agent_calls_per_day(a.id, 30).await.unwrap(),
+    );
+    assert_eq!(cut.1.calls[28], [0; 6], "yesterday's last call is cut");
+    assert_eq!(
+        cut.1.calls[29],
+        [2, 1, 1, 1, 0, 2],
+        "midnight's call is cut"
+    );
+    assert_eq!(cut.0.calls[63], [0; 6], "{:?}", cut.0.calls);
+    assert_eq!(cut.2.iter().map(|d| d.1).sum::<i64>(), 7);
+    graft::db::recount_calls(g.pool()).await.unwrap();
+    let recounted = (
+        g.activity(ActivityRange::Day).await.unwrap(),
+        g.activity(ActivityRange::Month).await.unwrap(),
+        g.agent_calls_per_day(a.id, 30).await.unwrap(),
+    );
+    assert_eq!(cut, recounted);
 }
 
 #[tokio::test]

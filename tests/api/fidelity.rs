@@ -396,7 +396,7 @@ async fn what_the_review_found_is_sent_and_said_as_declared() {
     assert!(text(&r).contains("/filter/limit"), "{}", text(&r));
     assert_eq!(w.vendor.count(), before);
     // an error's headers are in its text; a reset stands in for Retry-After
-    let r = run(&client, "limited_reset", json!({})).await;
+    let r = run(&client, "limited_reset_header", json!({})).await;
     let t = text(&r);
     assert!(
         t.contains("x-ratelimit-reset: 15") && t.contains("Retry after 15 s"),

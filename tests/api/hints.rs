@@ -14,7 +14,8 @@ const SLACKISH: &str = r#"{
   "paths": {
     "/anything/views.open": {"get": {"operationId": "views_open", "summary": "Open a view for a user.",
         "parameters": [{"name": "trigger_id", "in": "query", "schema": {"type": "string"}}]}},
-    "/anything/conversations.list": {"get": {"operationId": "conversations_list", "summary": "Lists all channels in a Slack team."}}
+    "/anything/conversations.list": {"get": {"operationId": "conversations_list", "summary": "Lists all channels in a Slack team."}},
+    "/anything/chat.post": {"post": {"operationId": "chat_post", "summary": "Sends a message."}}
   }
 }"#;
 
@@ -31,6 +32,22 @@ async fn a_get_that_says_it_changes_state_is_a_write_until_a_person_says_it_read
     assert!(!open.read_only_hint && !open.idempotent_hint, "{open:?}");
     let list = g.tool("slack", "conversations_list").await.unwrap();
     assert!(list.read_only_hint);
+    // a person's new description keeps it a write
+    let ops = graft::service::Actor::Person("ops".into());
+    g.publish(
+        &ops,
+        None,
+        "slack",
+        "views_open",
+        graft::service::authoring::VersionChange {
+            description: Some("Open a modal view (our words).".into()),
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let open = g.tool("slack", "views_open").await.unwrap();
+    assert!(!open.read_only_hint && open.version == 2, "{open:?}");
 
     // the GET that opens a view waits for a person; nothing reached the vendor
     let r = g
@@ -80,6 +97,19 @@ async fn a_get_that_says_it_changes_state_is_a_write_until_a_person_says_it_read
         open.version
     );
 
+    // a POST cannot be said to only read: it is a write whatever its hints
+    let post = [
+        ("vendor", "slack"),
+        ("name", "chat_post"),
+        ("does", "reads"),
+    ];
+    let r = b.call("set_tool_hints", &post).await;
+    assert!(r.status().is_client_error(), "{}", r.status());
+    assert!(r.text().await.unwrap().contains("a POST sends data"));
+    assert!(!g.tool("slack", "chat_post").await.unwrap().read_only_hint);
+    let page = b.get("/tools/slack/chat_post").await.text().await.unwrap();
+    assert!(!page.contains(r#"<option value="reads""#), "{page}");
+
     // a person says it only reads: a new version by that person, and the call runs
     let form = [
         ("vendor", "slack"),
@@ -88,7 +118,7 @@ async fn a_get_that_says_it_changes_state_is_a_write_until_a_person_says_it_read
     ];
     assert_eq!(b.call("set_tool_hints", &form).await.status(), 200);
     let marked = g.tool("slack", "views_open").await.unwrap();
-    assert!(marked.read_only_hint);
+    assert!(marked.read_only_hint && marked.idempotent_hint);
     assert_eq!(marked.version, open.version + 1);
     assert_eq!(marked.read_only_by.as_deref(), Some("person:ops"));
     // saying it again writes nothing
@@ -110,7 +140,28 @@ async fn a_get_that_says_it_changes_state_is_a_write_until_a_person_says_it_read
     assert_eq!(r.code(), None, "{r:?}");
     assert_eq!(vendor.count(), 2);
 
-    // and back: a person says it deletes data, and the next call asks again
+    // and back: a write, approved; then a person says it deletes data, and the next call
+    // asks again
+    let form = [
+        ("vendor", "slack"),
+        ("name", "views_open"),
+        ("does", "writes"),
+    ];
+    assert_eq!(b.call("set_tool_hints", &form).await.status(), 200);
+    g.decide_approval(&ops, "bot", "slack", "views_open", true)
+        .await
+        .unwrap();
+    let r = g
+        .run_tool(
+            a.id,
+            "slack",
+            "views_open",
+            json!({"trigger_id": "t5"}),
+            false,
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.code(), None, "approved: {r:?}");
     let form = [
         ("vendor", "slack"),
         ("name", "views_open"),

@@ -117,23 +117,31 @@ async fn every_shared_document_imports_under_the_rules() {
     }
 
     // the GETs taken for writes: each one's name or summary says it changes state (read
-    // in the documents: Slack's views.open … workflows.updateStep, httpbin's cookie
-    // setters; httpbin's /cache/{value} "Sets a Cache-Control header" is the one a person
-    // would mark read-only)
+    // in the documents: Slack's views.open … workflows.updateStep, petstore's login and
+    // logout, httpbin's cookie setters); three are reads a person would mark read-only:
+    // httpbin's /cache/{value} ("Sets a Cache-Control header"), Discord's invite_resolve
+    // and Slack's migration.exchange (the safe side of a guess)
     get_writes.sort();
     assert_eq!(
         get_writes,
         [
+            "discord__invite_resolve",
             "httpbin__get_cache_value",
             "httpbin__get_cookies_delete",
             "httpbin__get_cookies_set",
             "httpbin__get_cookies_set_name_value",
+            "petstore__login_user",
+            "petstore__logout_user",
+            "slack__apps_permissions_request",
+            "slack__apps_permissions_users_request",
             "slack__apps_uninstall",
             "slack__auth_revoke",
             "slack__dialog_open",
             "slack__files_remote_share",
+            "slack__migration_exchange",
             "slack__views_open",
             "slack__views_publish",
+            "slack__views_push",
             "slack__views_update",
             "slack__workflows_update_step",
         ],

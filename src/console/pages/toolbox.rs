@@ -183,6 +183,8 @@ fn hints_form(t: &ToolData, action: ServerAction<SetToolHints>) -> impl IntoView
     let current = t.versions.first()?;
     let does = does_in_words(Some(&current.method), current.hints[0], current.hints[1]);
     let (vendor, name) = (t.vendor.clone(), t.name.clone());
+    // a POST, PUT, PATCH or DELETE is a write whatever its hints: "reads" is not offered
+    let read_method = matches!(current.method.as_str(), "GET" | "HEAD" | "OPTIONS");
     let option = move |value: &'static str, label: &'static str| {
         view! { <option value=value selected=does == value>{label}</option> }
     };
@@ -195,7 +197,7 @@ fn hints_form(t: &ToolData, action: ServerAction<SetToolHints>) -> impl IntoView
                 <input type="hidden" name="name" value=name/>
                 <label>"A call "
                     <select name="does">
-                        {option("reads", "only reads data")}
+                        {read_method.then(|| option("reads", "only reads data"))}
                         {option("writes", "changes data")}
                         {option("deletes", "deletes or overwrites data")}
                     </select>

@@ -415,10 +415,30 @@ pub async fn set_tool_hints(vendor: String, name: String, does: String) -> Conso
             }
         };
         let tool = state.graft.tool(&vendor, &name).await?;
-        if tool.read_only_hint != read_only || tool.destructive_hint != destructive {
+        let read_method = matches!(tool.method.as_str(), "GET" | "HEAD" | "OPTIONS");
+        if read_only && !read_method {
+            return Err(ConsoleError::Field {
+                field: "does".into(),
+                message: format!(
+                    "a {} sends data to {}: Graft treats it as a write whatever its hints",
+                    tool.method, tool.vendor
+                ),
+            });
+        }
+        // a read repeated changes nothing more (idempotent); a write is not assumed so
+        let idempotent = if read_only {
+            true
+        } else {
+            tool.idempotent_hint && !tool.read_only_hint
+        };
+        if tool.read_only_hint != read_only
+            || tool.destructive_hint != destructive
+            || tool.idempotent_hint != idempotent
+        {
             let change = crate::service::authoring::HintChange {
                 read_only: Some(read_only),
                 destructive: Some(destructive),
+                idempotent: Some(idempotent),
                 ..Default::default()
             };
             state
