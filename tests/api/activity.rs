@@ -227,18 +227,21 @@ async fn the_activity_page_counts_what_the_agents_did_by_time_outcome_vendor_and
     let r = stranger.call("activity", &[("range", "24h")]).await;
     assert_eq!(r.status(), 401);
 
+    // what the pages read: both ranges and the agent's days
+    let counts = || {
+        let g = g.clone();
+        async move {
+            (
+                g.activity(ActivityRange::Day).await.unwrap(),
+                g.activity(ActivityRange::Month).await.unwrap(),
+                g.agent_calls_per_day(a.id, 30).await.unwrap(),
+            )
+        }
+    };
     // the counts each call added equal a count of the calls log from nothing
-    let counted = (
-        g.activity(ActivityRange::Day).await.unwrap(),
-        g.activity(ActivityRange::Month).await.unwrap(),
-        g.agent_calls_per_day(a.id, 30).await.unwrap(),
-    );
+    let counted = counts().await;
     graft::db::recount_calls(g.pool()).await.unwrap();
-    let recounted = (
-        g.activity(ActivityRange::Day).await.unwrap(),
-        g.activity(ActivityRange::Month).await.unwrap(),
-        g.agent_calls_per_day(a.id, 30).await.unwrap(),
-    );
+    let recounted = counts().await;
     assert_eq!(counted, recounted);
     // calls the retention cut removes leave the counts too
     graft::db::delete_calls_before(g.pool(), T - 2 * DAY)
@@ -254,11 +257,7 @@ async fn the_activity_page_counts_what_the_agents_did_by_time_outcome_vendor_and
     graft::db::delete_calls_before(g.pool(), midnight + 1)
         .await
         .unwrap();
-    let cut = (
-        g.activity(ActivityRange::Day).await.unwrap(),
-        g.activity(ActivityRange::Month).await.unwrap(),
-        g.agent_calls_per_day(a.id, 30).await.unwrap(),
-    );
+    let cut = counts().await;
     assert_eq!(cut.1.calls[28], [0; 6], "yesterday's last call is cut");
     assert_eq!(
         cut.1.calls[29],
@@ -268,11 +267,7 @@ async fn the_activity_page_counts_what_the_agents_did_by_time_outcome_vendor_and
     assert_eq!(cut.0.calls[63], [0; 6], "{:?}", cut.0.calls);
     assert_eq!(cut.2.iter().map(|d| d.1).sum::<i64>(), 7);
     graft::db::recount_calls(g.pool()).await.unwrap();
-    let recounted = (
-        g.activity(ActivityRange::Day).await.unwrap(),
-        g.activity(ActivityRange::Month).await.unwrap(),
-        g.agent_calls_per_day(a.id, 30).await.unwrap(),
-    );
+    let recounted = counts().await;
     assert_eq!(cut, recounted);
 }
 

@@ -28,6 +28,21 @@ async fn a_get_that_says_it_changes_state_is_a_write_until_a_person_says_it_read
         .await
         .unwrap();
     let (a, _) = g.add_agent("bot", None, None, None).await.unwrap();
+    // the agent opens a view (a GET) with a trigger id
+    let open_view = |trigger: &'static str| {
+        let g = g.clone();
+        async move {
+            g.run_tool(
+                a.id,
+                "slack",
+                "views_open",
+                json!({ "trigger_id": trigger }),
+                false,
+            )
+            .await
+            .unwrap()
+        }
+    };
     let open = g.tool("slack", "views_open").await.unwrap();
     assert!(!open.read_only_hint && !open.idempotent_hint, "{open:?}");
     let list = g.tool("slack", "conversations_list").await.unwrap();
@@ -50,16 +65,7 @@ async fn a_get_that_says_it_changes_state_is_a_write_until_a_person_says_it_read
     assert!(!open.read_only_hint && open.version == 2, "{open:?}");
 
     // the GET that opens a view waits for a person; nothing reached the vendor
-    let r = g
-        .run_tool(
-            a.id,
-            "slack",
-            "views_open",
-            json!({"trigger_id": "t1"}),
-            false,
-        )
-        .await
-        .unwrap();
+    let r = open_view("t1").await;
     assert_eq!(r.code(), Some("approval_required"), "{r:?}");
     assert_eq!(vendor.count(), 0);
     let r = g
@@ -127,16 +133,7 @@ async fn a_get_that_says_it_changes_state_is_a_write_until_a_person_says_it_read
         g.tool("slack", "views_open").await.unwrap().version,
         marked.version
     );
-    let r = g
-        .run_tool(
-            a.id,
-            "slack",
-            "views_open",
-            json!({"trigger_id": "t2"}),
-            false,
-        )
-        .await
-        .unwrap();
+    let r = open_view("t2").await;
     assert_eq!(r.code(), None, "{r:?}");
     assert_eq!(vendor.count(), 2);
 
@@ -151,16 +148,7 @@ async fn a_get_that_says_it_changes_state_is_a_write_until_a_person_says_it_read
     g.decide_approval(&ops, "bot", "slack", "views_open", true)
         .await
         .unwrap();
-    let r = g
-        .run_tool(
-            a.id,
-            "slack",
-            "views_open",
-            json!({"trigger_id": "t5"}),
-            false,
-        )
-        .await
-        .unwrap();
+    let r = open_view("t5").await;
     assert_eq!(r.code(), None, "approved: {r:?}");
     let form = [
         ("vendor", "slack"),
@@ -170,16 +158,7 @@ async fn a_get_that_says_it_changes_state_is_a_write_until_a_person_says_it_read
     assert_eq!(b.call("set_tool_hints", &form).await.status(), 200);
     let t = g.tool("slack", "views_open").await.unwrap();
     assert!(!t.read_only_hint && t.destructive_hint);
-    let r = g
-        .run_tool(
-            a.id,
-            "slack",
-            "views_open",
-            json!({"trigger_id": "t3"}),
-            false,
-        )
-        .await
-        .unwrap();
+    let r = open_view("t3").await;
     assert_eq!(r.code(), Some("approval_required"), "{r:?}");
 
     // signed out: refused

@@ -136,6 +136,28 @@ async fn seeded(dir: &std::path::Path, vendor: &vendor::Vendor) -> (String, Stri
     (url, token)
 }
 
+/// A seeded `graft serve` exporting its spans every 100 ms to a [`receiver`]: (the
+/// server, agent `bot`'s token, the spans the receiver got).
+async fn traced(
+    dir: &std::path::Path,
+    vendor: &vendor::Vendor,
+) -> (Served, String, Arc<Mutex<Vec<Got>>>) {
+    let (url, token) = seeded(dir, vendor).await;
+    let (otlp, got) = receiver().await;
+    let served = serve(
+        &url,
+        &dir.join("data"),
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", otlp.as_str()),
+            ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+        ],
+        None,
+        "graft serve with traces",
+    )
+    .await;
+    (served, token, got)
+}
+
 /// A 2026-07-28 tools/call posted as is, with an optional `traceparent` header.
 async fn modern_call(mcp: &str, token: &str, args: Value, meta_parent: &str, header: Option<&str>) {
     modern_call_with(
@@ -430,19 +452,7 @@ async fn without_an_endpoint_nothing_is_exported_and_vendors_get_no_traceparent(
 async fn what_an_agent_writes_is_bounded_and_cannot_break_or_hide_its_calls() {
     let dir = tempfile::tempdir().unwrap();
     let vendor = vendor::start(None).await;
-    let (url, token) = seeded(dir.path(), &vendor).await;
-    let (otlp, got) = receiver().await;
-    let served = serve(
-        &url,
-        &dir.path().join("data"),
-        &[
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", otlp.as_str()),
-            ("OTEL_BSP_SCHEDULE_DELAY", "100"),
-        ],
-        None,
-        "graft serve with traces",
-    )
-    .await;
+    let (served, token, got) = traced(dir.path(), &vendor).await;
     // a tracestate with a control character is dropped, the call runs, the trace holds
     let bad_state = "7bf92f3577b34da6a3ce929d0e0e4736";
     modern_call_with(
@@ -548,19 +558,7 @@ async fn a_cancelled_call_ends_its_vendor_span_as_cancelled() {
     use rmcp::service::PeerRequestOptions;
     let dir = tempfile::tempdir().unwrap();
     let vendor = vendor::start(None).await;
-    let (url, token) = seeded(dir.path(), &vendor).await;
-    let (otlp, got) = receiver().await;
-    let served = serve(
-        &url,
-        &dir.path().join("data"),
-        &[
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", otlp.as_str()),
-            ("OTEL_BSP_SCHEDULE_DELAY", "100"),
-        ],
-        None,
-        "graft serve with traces",
-    )
-    .await;
+    let (served, token, got) = traced(dir.path(), &vendor).await;
     let (client, _) = legacy_client_at(&served.mcp(), &token, ProtocolVersion::V_2025_11_25).await;
     // run_tool names the tool it runs
     let r = call(
