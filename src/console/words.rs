@@ -12,13 +12,21 @@ pub fn mark_bidi(text: &str) -> String {
     crate::domain::markup::visible(text)
 }
 
+/// Whether an HTTP method only reads by SPEC §4.4's write rule (GET, HEAD, OPTIONS, any
+/// case): the console's side of `domain::approval::writes`, which the browser build lacks.
+pub fn reads_by_method(method: &str) -> bool {
+    matches!(
+        method.to_ascii_uppercase().as_str(),
+        "GET" | "HEAD" | "OPTIONS"
+    )
+}
+
 /// What a tool's call does, in words a person reads (issue 14.2): `deletes` when its
 /// destructiveHint is set; `writes` by Graft's write rule (SPEC §4.4: a method other
 /// than GET, HEAD or OPTIONS, or readOnlyHint false); else `reads`. Without the method
 /// (a search hit) the hints alone decide.
 pub fn does_in_words(method: Option<&str>, read_only: bool, destructive: bool) -> &'static str {
-    let safe_method = method
-        .is_none_or(|m| matches!(m.to_ascii_uppercase().as_str(), "GET" | "HEAD" | "OPTIONS"));
+    let safe_method = method.is_none_or(reads_by_method);
     if destructive {
         "deletes"
     } else if read_only && safe_method {

@@ -184,7 +184,7 @@ fn hints_form(t: &ToolData, action: ServerAction<SetToolHints>) -> impl IntoView
     let does = does_in_words(Some(&current.method), current.hints[0], current.hints[1]);
     let (vendor, name) = (t.vendor.clone(), t.name.clone());
     // a POST, PUT, PATCH or DELETE is a write whatever its hints: "reads" is not offered
-    let read_method = matches!(current.method.as_str(), "GET" | "HEAD" | "OPTIONS");
+    let read_method = crate::console::words::reads_by_method(&current.method);
     let option = move |value: &'static str, label: &'static str| {
         view! { <option value=value selected=does == value>{label}</option> }
     };

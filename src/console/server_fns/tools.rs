@@ -415,8 +415,8 @@ pub async fn set_tool_hints(vendor: String, name: String, does: String) -> Conso
             }
         };
         let tool = state.graft.tool(&vendor, &name).await?;
-        let read_method = matches!(tool.method.as_str(), "GET" | "HEAD" | "OPTIONS");
-        if read_only && !read_method {
+        // the write rule itself (SPEC §4.4): a method that writes whatever its hints
+        if read_only && crate::domain::approval::writes(&tool.method, true) {
             return Err(ConsoleError::Field {
                 field: "does".into(),
                 message: format!(
