@@ -152,18 +152,14 @@ pub const READING_VERBS: &[&str] = &[
     "read", "resolve", "retrieve", "search", "show",
 ];
 
-/// The first word of `s`, lower case: up to a separator (space, `.`, `_`, `-`, `/`) or
-/// a camelCase boundary (`setPresence` → `set`).
+/// The first word of `s`, lower case, as search splits identifiers
+/// ([`crate::domain::search::text::words`]: `setPresence` → `set`, `GETAccountDelete` →
+/// `get`, `views_open` → `views`).
 fn first_word(s: &str) -> String {
-    let s = s.trim_start_matches(|c: char| !c.is_alphanumeric());
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if !c.is_alphanumeric() || (i > 0 && c.is_uppercase()) {
-            break;
-        }
-        out.extend(c.to_lowercase());
-    }
-    out
+    crate::domain::search::text::words(s)
+        .into_iter()
+        .next()
+        .unwrap_or_default()
 }
 
 /// Whether an operation's own words say it changes state (issue 28.7). Its name is its
