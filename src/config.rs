@@ -58,6 +58,9 @@ pub struct Settings {
     /// What one agent may make Graft do (`GRAFT_AGENT_*`, `GRAFT_CALLS_RETENTION_DAYS`;
     /// security review 32.8).
     pub quotas: crate::service::quota::Quotas,
+    /// MCP vendors (issue 27): `GRAFT_MCP_CALL_TIMEOUT` (120s), `GRAFT_MCP_MAX_INFLIGHT`
+    /// calls per server (16), `GRAFT_MCP_REFRESH` of their tools/list (10m).
+    pub mcp: crate::proxy::mcp::UpstreamLimits,
     /// `GRAFT_TRUSTED_PROXIES`: addresses of reverse proxies in front of Graft
     /// (comma-separated IPs); a request from one is throttled by the client address its
     /// `X-Forwarded-For` names.
@@ -236,6 +239,21 @@ impl Settings {
                     .map_err(|_| format!("GRAFT_TRUSTED_PROXIES: {a:?} is not an IP address"))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let mut mcp = crate::proxy::mcp::UpstreamLimits::default();
+        for (name, slot) in [
+            ("GRAFT_MCP_CALL_TIMEOUT", &mut mcp.call_timeout),
+            ("GRAFT_MCP_REFRESH", &mut mcp.refresh),
+        ] {
+            if let Ok(v) = std::env::var(name) {
+                *slot = parse_duration(&v).map_err(|e| format!("{name}: {e}"))?;
+                if slot.is_zero() {
+                    return Err(format!("{name} must be at least 1s"));
+                }
+            }
+        }
+        if let Ok(v) = std::env::var("GRAFT_MCP_MAX_INFLIGHT") {
+            mcp.max_inflight = count("GRAFT_MCP_MAX_INFLIGHT", v)?;
+        }
         let mut oauth = crate::service::oauth::OAuthSettings::default();
         for (name, slot) in [
             ("GRAFT_OAUTH_ACCESS_TTL", &mut oauth.access_ttl),
@@ -267,6 +285,7 @@ impl Settings {
             ));
         }
         Ok(Self {
+            mcp,
             oauth,
             trusted_proxies,
             quotas,
@@ -338,6 +357,7 @@ impl Settings {
             lookup: None,
             quotas: self.quotas,
             oauth: self.oauth.clone(),
+            mcp: self.mcp,
         })
     }
 

@@ -209,6 +209,7 @@ pub fn change_cause(action: HistoryAction, cause: Cause) -> &'static str {
         Cause::Retired => "retired",
         Cause::VendorDisabled => "disabled",
         Cause::VendorRemoved | Cause::AgentRemoved => "removed",
+        Cause::UpstreamRemoved => "retired",
     }
 }
 

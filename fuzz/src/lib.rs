@@ -107,6 +107,7 @@ fn build_world() -> World {
             quotas: Default::default(),
             trusted_proxies: vec![],
             oauth: graft::service::oauth::OAuthSettings::default(),
+            mcp: Default::default(),
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let app = graft::server::Application::build(&settings, graft.clone(), listener)

@@ -16,10 +16,12 @@ pub enum ConnectionCommand {
         /// A label, unique per vendor.
         #[arg(long)]
         label: String,
-        /// none, bearer, header, query or basic (secret "user:password").
+        /// none, bearer, header, query or basic (secret "user:password"); env for a
+        /// local MCP server (one environment variable of its process).
         #[arg(long)]
         kind: String,
-        /// The header or query parameter that carries the secret (header, query).
+        /// The header, query parameter or environment variable that carries the secret
+        /// (header, query, env).
         #[arg(long)]
         name: Option<String>,
         /// Read the secret from this environment variable.

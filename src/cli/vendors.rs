@@ -1,6 +1,6 @@
 //! `graft vendor …` and `graft import-openapi`: vendors and their documents (SPEC §2, §7).
 
-use super::{embed_with_bar, person};
+use super::{embed_with_bar, format_time, person};
 use crate::console::words::ImportSummary;
 use crate::service::Graft;
 use anyhow::Context;
@@ -10,23 +10,45 @@ use std::path::PathBuf;
 /// `graft vendor …`
 #[derive(Debug, Subcommand)]
 pub enum VendorCommand {
-    /// Create a vendor.
+    /// Create a vendor: an HTTP API at a base URL (its tools come from an OpenAPI
+    /// document), or an MCP server, remote (--mcp-url) or local (--mcp-command), whose
+    /// tools come from its tools/list.
+    #[command(group(clap::ArgGroup::new("server").required(true).args(["base_url", "mcp_url", "mcp_command"])))]
     Add {
         /// Slug: a-z, 0-9 and '-', at most 31 characters.
         slug: String,
         /// Base URL of its API.
         #[arg(long)]
-        base_url: String,
+        base_url: Option<String>,
+        /// An MCP server over Streamable HTTP: its URL (https://…/mcp). Its credentials
+        /// are connections (bearer, header or basic).
+        #[arg(long)]
+        mcp_url: Option<String>,
+        /// A local MCP server over stdio: the program and its arguments as one string
+        /// ("npx -y @modelcontextprotocol/server-everything"), split as a shell would
+        /// split words but run without one. Its credentials are connections of kind env.
+        #[arg(long)]
+        mcp_command: Option<String>,
+        /// The directory a local MCP server starts in (absolute; default: Graft's own).
+        #[arg(long, requires = "mcp_command")]
+        cwd: Option<String>,
         /// Display name.
         #[arg(long)]
         name: Option<String>,
         /// Keep this OpenAPI document on the vendor without importing its operations;
         /// agents acquire the operations they need.
-        #[arg(long)]
+        #[arg(long, requires = "base_url")]
         openapi: Option<PathBuf>,
     },
     /// List vendors.
     List,
+    /// Read an MCP vendor's tools/list again now (Graft also does when its server says
+    /// the list changed, and every GRAFT_MCP_REFRESH): new tools join the toolbox,
+    /// changed ones get a new version, those gone are retired.
+    Refresh {
+        /// The vendor's slug.
+        slug: String,
+    },
     /// Change a vendor: its name, its base URL, or whether it is enabled. Disabling
     /// demotes its tools from every working set and refuses their calls until enabled.
     Set {
@@ -103,9 +125,42 @@ pub(super) async fn vendor(graft: &Graft, command: VendorCommand) -> anyhow::Res
         VendorCommand::Add {
             slug,
             base_url,
+            mcp_url,
+            mcp_command,
+            cwd,
             name,
             openapi,
         } => {
+            use crate::domain::mcp_vendor::{split_command, Server};
+            let server = match (mcp_url, mcp_command) {
+                (Some(url), _) => Some(Server::Url(url)),
+                (None, Some(line)) => Some(Server::Command {
+                    argv: split_command(&line).map_err(anyhow::Error::msg)?,
+                    cwd,
+                }),
+                (None, None) => None,
+            };
+            if let Some(server) = server {
+                let (v, read) = graft
+                    .add_mcp_vendor(&person(), &slug, name.as_deref(), &server)
+                    .await?;
+                println!(
+                    "Created MCP vendor {} ({}), {}.",
+                    v.slug,
+                    v.display_name,
+                    server_words(&v)
+                );
+                match read {
+                    Ok(r) => println!("{}", ImportSummary::from(r).headline()),
+                    Err(why) => println!(
+                        "Its tools could not be read yet: {why}
+When the server is ready (a connection added, for instance), run graft vendor refresh {}.",
+                        v.slug
+                    ),
+                }
+                return Ok(());
+            }
+            let base_url = base_url.unwrap_or_default();
             let text = match &openapi {
                 Some(f) => Some(
                     std::fs::read_to_string(f)
@@ -154,6 +209,20 @@ pub(super) async fn vendor(graft: &Graft, command: VendorCommand) -> anyhow::Res
                 } else {
                     ""
                 };
+                if v.kind == "mcp" {
+                    let read = match (&v.mcp_error, v.mcp_refreshed_at) {
+                        (Some(e), _) => format!("  (last read failed: {e})"),
+                        (None, Some(at)) => format!("  (tools read {})", format_time(Some(at))),
+                        (None, None) => "  (tools not read yet)".into(),
+                    };
+                    println!(
+                        "{:<20} {:<30} {}{state}{read}",
+                        v.slug,
+                        v.display_name,
+                        server_words(&v)
+                    );
+                    continue;
+                }
                 println!(
                     "{:<20} {:<30} {}{state}",
                     v.slug, v.display_name, v.base_url
@@ -268,6 +337,10 @@ pub(super) async fn vendor(graft: &Graft, command: VendorCommand) -> anyhow::Res
                     }
                 );
             }
+        }
+        VendorCommand::Refresh { slug } => {
+            let r = graft.refresh_mcp_vendor(&person(), &slug).await?;
+            println!("{}", ImportSummary::from(r).headline());
         }
         VendorCommand::Remove { slug, yes } => {
             use crate::console::words::count;
@@ -398,4 +471,25 @@ pub(super) async fn import_openapi(graft: &Graft, args: ImportOpenapiArgs) -> an
         }
     }
     Ok(())
+}
+
+/// An MCP vendor's server in words: `MCP server at URL` or `local MCP server: COMMAND
+/// (in DIR)`.
+pub(crate) fn server_words(v: &crate::service::VendorView) -> String {
+    match (&v.mcp_url, &v.mcp_command) {
+        (Some(url), _) => format!("MCP server at {url}"),
+        (None, Some(command)) => {
+            let argv: Vec<String> = serde_json::from_str(command).unwrap_or_default();
+            let dir = v
+                .mcp_cwd
+                .as_deref()
+                .map(|d| format!(" (in {d})"))
+                .unwrap_or_default();
+            format!(
+                "local MCP server: {}{dir}",
+                crate::domain::mcp_vendor::join_command(&argv)
+            )
+        }
+        (None, None) => v.base_url.clone(),
+    }
 }

@@ -76,6 +76,7 @@ pub fn cause_in_words(cause: Cause) -> &'static str {
         Cause::VendorDisabled => "its vendor was disabled",
         Cause::VendorRemoved => "its vendor was removed",
         Cause::AgentRemoved => "the agent was removed",
+        Cause::UpstreamRemoved => "removed by its server",
         // SPEC §1: Graft itself promoting the starter set a person gave the agent
         Cause::Rule => "the starter set",
     }

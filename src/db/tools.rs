@@ -528,6 +528,8 @@ pub struct UncountedVersion {
     pub destructive_hint: bool,
     pub idempotent_hint: bool,
     pub open_world_hint: bool,
+    /// Binding (JSON text): an MCP vendor's tool serves its server's icons and `_meta`.
+    pub binding: String,
 }
 
 /// Up to `limit` current tool versions whose `tokens` is missing or, with `recount`,
@@ -541,7 +543,7 @@ pub async fn select_uncounted_versions(
     on_db!(pool, |e| {
         sqlx::query_as(
         "SELECT v.id AS version_id, vd.slug AS vendor, t.name, v.title, v.description, v.input_schema, \
-         v.output_schema, v.read_only_hint, v.destructive_hint, v.idempotent_hint, v.open_world_hint \
+         v.output_schema, v.read_only_hint, v.destructive_hint, v.idempotent_hint, v.open_world_hint, v.binding \
          FROM tools t JOIN vendors vd ON vd.id = t.vendor_id \
          JOIN tool_versions v ON v.tool_id = t.id AND v.version = (SELECT MAX(version) FROM tool_versions WHERE tool_id = t.id) \
          WHERE v.tokens IS NULL OR ($2 AND (v.tokens_basis IS NULL OR v.tokens_basis <> $1)) \

@@ -33,6 +33,18 @@ pub struct VendorRow {
     /// Parameter names a person said carry the connection's secret (comma-separated;
     /// issue 25.2), for documents that declare the credential as an ordinary parameter.
     pub credential_params: Option<String>,
+    /// `openapi` or `mcp` (SPEC §10.2).
+    pub kind: String,
+    /// An MCP vendor's remote server (Streamable HTTP URL).
+    pub mcp_url: Option<String>,
+    /// An MCP vendor's local server: its command as a JSON array (program, arguments).
+    pub mcp_command: Option<String>,
+    /// The directory a local server starts in.
+    pub mcp_cwd: Option<String>,
+    /// When its server's tools/list was last read (ms).
+    pub mcp_refreshed_at: Option<i64>,
+    /// What went wrong the last time it was read or started; `None` when it worked.
+    pub mcp_error: Option<String>,
 }
 
 /// Changes a vendor's display name and/or base URL (each when given).
@@ -95,7 +107,8 @@ pub async fn select_vendor_entries(conn: &mut Conn, vendor_id: i64) -> DbResult<
 }
 
 const VENDOR_COLUMNS: &str =
-    "id, slug, display_name, base_url, (openapi_document IS NOT NULL) AS has_document, created_at, disabled_at, removed_at, auth_kind, auth_name, internal, credential_params";
+    "id, slug, display_name, base_url, (openapi_document IS NOT NULL) AS has_document, created_at, disabled_at, removed_at, auth_kind, auth_name, internal, credential_params, \
+     kind, mcp_url, mcp_command, mcp_cwd, mcp_refreshed_at, mcp_error";
 
 /// Sets the parameter names a person says carry a vendor's credential (`None`: none).
 pub async fn update_vendor_credential_params(
@@ -141,6 +154,67 @@ pub async fn insert_vendor(
     .bind(now)
     .fetch_one(e).await
     })
+}
+
+/// Inserts an MCP vendor (SPEC §10.2): a remote server's `url` (also its base URL) or a
+/// local server's `command` (JSON array) and `cwd`; returns its id. Errors: the slug is
+/// taken.
+#[allow(clippy::too_many_arguments)]
+pub async fn insert_mcp_vendor(
+    conn: &mut Conn,
+    slug: &str,
+    display_name: &str,
+    url: Option<&str>,
+    command: Option<&str>,
+    cwd: Option<&str>,
+    now: i64,
+) -> DbResult<i64> {
+    on_db!(conn, |e| {
+        sqlx::query_scalar(
+        "INSERT INTO vendors (slug, display_name, base_url, created_at, kind, mcp_url, mcp_command, mcp_cwd) \
+         VALUES ($1, $2, $3, $4, 'mcp', $5, $6, $7) RETURNING id",
+    )
+    .bind(slug)
+    .bind(display_name)
+    .bind(url.unwrap_or(""))
+    .bind(now)
+    .bind(url)
+    .bind(command)
+    .bind(cwd)
+    .fetch_one(e).await
+    })
+}
+
+/// Makes vendor `id` an MCP vendor reached at `url` or by `command` in `cwd` (a removed
+/// vendor's slug brought back as an MCP vendor, or a person's change of its server).
+pub async fn update_vendor_mcp_server(
+    conn: &mut Conn,
+    id: i64,
+    url: Option<&str>,
+    command: Option<&str>,
+    cwd: Option<&str>,
+) -> DbResult<()> {
+    execute!(conn, "UPDATE vendors SET kind = 'mcp', mcp_url = $2, mcp_command = $3, mcp_cwd = $4, base_url = $5, openapi_document = NULL WHERE id = $1", id, url, command, cwd, url.unwrap_or(""))?;
+    Ok(())
+}
+
+/// Makes vendor `id` an OpenAPI vendor again (a removed MCP vendor's slug brought back
+/// by an import or as an HTTP vendor).
+pub async fn update_vendor_openapi_kind(conn: &mut Conn, id: i64) -> DbResult<()> {
+    execute!(conn, "UPDATE vendors SET kind = 'openapi', mcp_url = NULL, mcp_command = NULL, mcp_cwd = NULL, mcp_refreshed_at = NULL, mcp_error = NULL, mcp_oauth = NULL WHERE id = $1", id)?;
+    Ok(())
+}
+
+/// Notes that an MCP vendor's tools/list was read at `at` (ms), or that reading or
+/// starting it failed with `error` (its tools stay as they were).
+pub async fn update_vendor_mcp_read(
+    conn: &mut Conn,
+    id: i64,
+    at: Option<i64>,
+    error: Option<&str>,
+) -> DbResult<()> {
+    execute!(conn, "UPDATE vendors SET mcp_refreshed_at = COALESCE($2, mcp_refreshed_at), mcp_error = $3 WHERE id = $1", id, at, error)?;
+    Ok(())
 }
 
 /// Every vendor, by slug.

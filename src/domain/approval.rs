@@ -18,11 +18,13 @@ pub enum ApprovalState {
 super::str_enum!(ApprovalState { Pending => "pending", Granted => "granted", Denied => "denied" });
 
 /// Whether a tool writes (SPEC §4.4): its method is not GET/HEAD/OPTIONS, or its
-/// readOnlyHint is false. The method is compared without regard to case.
+/// readOnlyHint is false. An MCP vendor's tool (method
+/// [`super::mcp_vendor::MCP_METHOD`]) is read as a GET: a write unless its readOnlyHint
+/// is true (SPEC §10.2). The method is compared without regard to case.
 pub fn writes(method: &str, read_only_hint: bool) -> bool {
     !matches!(
         method.to_ascii_uppercase().as_str(),
-        "GET" | "HEAD" | "OPTIONS"
+        "GET" | "HEAD" | "OPTIONS" | "MCP"
     ) || !read_only_hint
 }
 
@@ -67,6 +69,8 @@ mod tests {
         assert!(writes("POST", true));
         assert!(writes("DELETE", true));
         assert!(!writes("options", true));
+        assert!(!writes("MCP", true));
+        assert!(writes("MCP", false));
     }
 
     #[test]

@@ -238,6 +238,7 @@ pub fn draft(vendor: &VendorSlug, spec: &ToolSpec) -> Result<ToolDraft, String> 
         title: None,
         description: description.to_string(),
         input_schema,
+        output_schema: None,
         method: method.clone(),
         path_template: spec.path.clone(),
         binding,

@@ -28,6 +28,14 @@ const CODES: &[(&str, ErrorKind, &str)] = &[
     ),
     ("approval_denied", ErrorKind::Refused, "approval denied"),
     ("vendor_error", ErrorKind::VendorError, "vendor error"),
+    // an MCP vendor's server answered its own error result (isError, issue 27.3)
+    (
+        "tool_error",
+        ErrorKind::ToolError,
+        "the tool answered an error",
+    ),
+    ("vendor_timeout", ErrorKind::VendorError, "vendor timed out"),
+    ("vendor_busy", ErrorKind::VendorError, "vendor busy"),
     (
         "vendor_unreachable",
         ErrorKind::VendorError,

@@ -6,6 +6,7 @@ pub mod authoring;
 pub mod calls;
 pub mod exact_json;
 pub mod markup;
+pub mod mcp_vendor;
 pub mod names;
 pub mod oauth;
 pub mod openapi;
@@ -64,6 +65,8 @@ pub enum Cause {
     VendorRemoved,
     /// A person removed the agent (issue 28.1).
     AgentRemoved,
+    /// Its MCP vendor's server no longer lists it (issue 27.2).
+    UpstreamRemoved,
 }
 
 /// What a history event did to a working set (SPEC §2 history.action).
@@ -106,7 +109,7 @@ str_enum!(Cause {
     Agent => "agent", Publish => "publish", Console => "console", Rule => "rule",
     Idle => "idle", Cap => "cap", Budget => "budget", ConnectionRevoked => "connection_revoked",
     Retired => "retired", VendorDisabled => "vendor_disabled", VendorRemoved => "vendor_removed",
-    AgentRemoved => "agent_removed",
+    AgentRemoved => "agent_removed", UpstreamRemoved => "upstream_removed",
 });
 
 /// The largest working-set cap (SPEC §1).
@@ -184,6 +187,7 @@ mod tests {
             Cause::Budget,
             Cause::ConnectionRevoked,
             Cause::AgentRemoved,
+            Cause::UpstreamRemoved,
         ] {
             assert_eq!(Cause::parse(c.as_str()), Some(c));
         }

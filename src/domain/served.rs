@@ -35,6 +35,9 @@ pub struct Served<'a> {
     pub output_schema: Option<&'a str>,
     /// readOnlyHint, destructiveHint, idempotentHint, openWorldHint.
     pub hints: [bool; 4],
+    /// The version's binding (JSON text): an MCP vendor's tool serves the `icons` and
+    /// `_meta` its server gave ([`super::tool::Upstream`]).
+    pub binding: &'a str,
 }
 
 /// An MCP tool definition (MCP 2025-06-18 "Tools"), its fields in the order MCP
@@ -53,6 +56,12 @@ pub struct Definition {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Map<String, Value>>,
     pub annotations: Annotations,
+    /// An MCP vendor's tool's icons, as its server gave them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Value>,
+    /// An MCP vendor's tool's `_meta`, as its server gave it.
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
 }
 
 /// MCP tool annotations, in the order MCP servers write them.
@@ -96,6 +105,14 @@ pub fn definition(t: &Served<'_>, schema_budget: usize) -> Definition {
         m
     };
     let [read_only_hint, destructive_hint, idempotent_hint, open_world_hint] = t.hints;
+    // only an MCP vendor's tool has more to serve: other bindings are not read again
+    let upstream = t
+        .binding
+        .contains("\"upstream\"")
+        .then(|| serde_json::from_str::<super::tool::Binding>(t.binding).ok())
+        .flatten()
+        .and_then(|b| b.upstream)
+        .unwrap_or_default();
     let input_schema = input.unwrap_or_else(bare);
     let required: Vec<&str> = input_schema
         .get("required")
@@ -120,6 +137,8 @@ pub fn definition(t: &Served<'_>, schema_budget: usize) -> Definition {
             idempotent_hint,
             open_world_hint,
         },
+        icons: upstream.icons,
+        meta: upstream.meta,
     }
 }
 
@@ -206,6 +225,7 @@ mod tests {
             input_schema: schema,
             output_schema: None,
             hints: [true, false, true, true],
+            binding: "{}",
         }
     }
 

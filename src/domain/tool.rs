@@ -298,6 +298,22 @@ pub struct Binding {
     /// nests as `a[b]=c` / `a[0]=c`, as Stripe's `deepObject` does.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub body_styles: BTreeMap<String, ParamStyle>,
+    /// An MCP vendor's tool (SPEC §10.2): its calls go to the server's `tools/call` with
+    /// the tool's path template as the name and the input as the arguments, unchanged;
+    /// none of the HTTP fields above apply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<Upstream>,
+}
+
+/// What an MCP vendor's server said of a tool beyond its definition, served to agents
+/// as given (issue 27.2): `_meta` and `icons` (MCP 2025-11-25 "Tool"), each at most
+/// [`crate::domain::mcp_vendor::MAX_META_BYTES`] of JSON.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Upstream {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Value>,
 }
 
 /// OpenAPI's parameter serialization styles (OpenAPI 3.1 §4.8.12.4 "Style Values"),
@@ -483,7 +499,9 @@ pub struct ToolDraft {
     pub description: String,
     /// Root `{"type":"object","properties":{..}}`, inlined.
     pub input_schema: Value,
-    /// Upper-case HTTP method.
+    /// The output schema its results follow (an MCP vendor's tool that declares one).
+    pub output_schema: Option<Value>,
+    /// Upper-case HTTP method, or [`crate::domain::mcp_vendor::MCP_METHOD`].
     pub method: String,
     /// Path template relative to the vendor's base URL, e.g. `/v1/customers/{customer}`.
     pub path_template: String,

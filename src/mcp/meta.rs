@@ -162,6 +162,13 @@ pub fn run_result(answer: RunAnswer) -> CallToolResult {
             r.structured_content = structured;
             r
         }
+        RunAnswer::Passed { result, .. } => serde_json::from_value(result).unwrap_or_else(|e| {
+            tool_error(
+                "vendor_error",
+                &format!("the MCP server's result is not a tool result: {e}"),
+                json!({}),
+            )
+        }),
         RunAnswer::Err {
             code,
             message,

@@ -538,9 +538,15 @@ impl ServerHandler for GraftMcp {
             .and_then(|p| p.extensions.get::<crate::telemetry::RequestSpan>())
             .map(|s| s.0.clone())
             .unwrap_or_else(tracing::Span::none);
-        let result =
-            tracing::Instrument::instrument(self.call_tool_result(request, context), span.clone())
-                .await;
+        // an MCP vendor's server reports progress on the agent's progressToken (MCP
+        // 2025-11-25 utilities/progress), first-class or through run_tool
+        let report = progress_reporter(&context);
+        let call =
+            tracing::Instrument::instrument(self.call_tool_result(request, context), span.clone());
+        let result = match report {
+            Some(report) => crate::proxy::mcp::PROGRESS.scope(report, call).await,
+            None => call.await,
+        };
         if matches!(&result, Ok(r) if r.is_error == Some(true)) {
             span.record("otel.status_code", "ERROR");
             crate::telemetry::set(&span, "error.type", "tool_error");
@@ -593,7 +599,15 @@ impl GraftMcp {
             .await
         {
             Ok(ToolCall::Ran(answer)) => {
-                Ok(within_budget(meta::run_result(answer), budget, tokens))
+                let error = answer.code().is_some()
+                    && !matches!(answer, crate::service::RunAnswer::Passed { .. });
+                let mut result = meta::run_result(answer);
+                // a tool with an output schema: SDK clients check any structuredContent
+                // against it, so Graft's own error goes as text only (SPEC §3.4)
+                if error && self.declares_output(agent.id, name).await {
+                    result.structured_content = None;
+                }
+                Ok(within_budget(result, budget, tokens))
             }
             Ok(ToolCall::NotPromoted) => {
                 let hint = if meta::offered("run_tool") {
@@ -617,6 +631,41 @@ impl GraftMcp {
             Err(e) => Err(internal(e)),
         }
     }
+}
+
+impl GraftMcp {
+    /// Whether the agent's tool `name` (in its working set) declares an output schema.
+    async fn declares_output(&self, agent_id: i64, name: &str) -> bool {
+        self.working_set_tools(agent_id)
+            .await
+            .map(|tools| {
+                tools
+                    .iter()
+                    .any(|t| t.name == name && t.output_schema.is_some())
+            })
+            .unwrap_or(false)
+    }
+}
+
+/// Reports a call's progress to the agent, when its request carried a `progressToken`.
+fn progress_reporter(
+    context: &RequestContext<RoleServer>,
+) -> Option<crate::proxy::mcp::ProgressFn> {
+    let token = context.meta.get_progress_token()?;
+    let peer = context.peer.clone();
+    Some(std::sync::Arc::new(move |progress, total, message| {
+        let mut p = rmcp::model::ProgressNotificationParam::new(token.clone(), progress);
+        if let Some(t) = total {
+            p = p.with_total(t);
+        }
+        if let Some(m) = message {
+            p = p.with_message(m);
+        }
+        let peer = peer.clone();
+        Box::pin(async move {
+            let _ = peer.notify_progress(p).await;
+        })
+    }))
 }
 
 fn internal(e: crate::service::ServiceError) -> ErrorData {

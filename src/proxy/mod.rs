@@ -3,6 +3,7 @@
 //! the response cut at a cap.
 
 pub mod destination;
+pub mod mcp;
 pub mod redact;
 pub mod request;
 
@@ -114,6 +115,10 @@ const HEADER_VALUE_CAP: usize = 2048;
 pub struct Proxy {
     public: reqwest::Client,
     internal: reqwest::Client,
+    /// The same for MCP vendors' remote servers (issue 27): no total timeout (answers
+    /// stream; each call has its own), redirects not followed.
+    mcp_public: reqwest::Client,
+    mcp_internal: reqwest::Client,
     limits: ProxyLimits,
 }
 
@@ -126,10 +131,14 @@ impl Proxy {
     ) -> Result<Self, String> {
         // rustls with the ring provider (no C toolchain needed); ignore "already installed"
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = |internal: bool| {
-            reqwest::Client::builder()
-                .connect_timeout(limits.connect_timeout)
-                .timeout(limits.total_timeout)
+        let client = |internal: bool, streams: bool| {
+            let builder = reqwest::Client::builder().connect_timeout(limits.connect_timeout);
+            let builder = if streams {
+                builder
+            } else {
+                builder.timeout(limits.total_timeout)
+            };
+            builder
                 // redirects are followed by `send`, which checks each hop against the base
                 .redirect(reqwest::redirect::Policy::none())
                 .no_proxy()
@@ -145,8 +154,10 @@ impl Proxy {
                 .map_err(|e| format!("cannot build the HTTP client: {e}"))
         };
         Ok(Self {
-            public: client(false)?,
-            internal: client(true)?,
+            public: client(false, false)?,
+            internal: client(true, false)?,
+            mcp_public: client(false, true)?,
+            mcp_internal: client(true, true)?,
             limits,
         })
     }
@@ -154,6 +165,12 @@ impl Proxy {
     /// The limits in force.
     pub fn limits(&self) -> ProxyLimits {
         self.limits
+    }
+
+    /// The HTTP clients for MCP vendors' remote servers, `(public, internal)`: names
+    /// resolve only to the addresses a vendor may be at, as for any vendor call.
+    pub fn mcp_clients(&self) -> (reqwest::Client, reqwest::Client) {
+        (self.mcp_public.clone(), self.mcp_internal.clone())
     }
 
     /// GETs a small JSON document from a stranger's URL (an OAuth client ID metadata

@@ -313,6 +313,11 @@ impl Application {
             self.graft.clone(),
             self.shutdown.clone(),
         ));
+        tokio::spawn(tasks::mcp_vendors(
+            self.graft.clone(),
+            self.shutdown.clone(),
+        ));
+        let upstream = self.graft.clone();
         let (token, mcp_token, inflight) = (
             self.shutdown.clone(),
             self.mcp_token.clone(),
@@ -335,6 +340,8 @@ impl Application {
             }
             // the last answers are still on their way to their streams
             tokio::time::sleep(FLUSH_GRACE).await;
+            // MCP vendors' local servers end with their process groups (issue 27.4)
+            upstream.stop_mcp_servers().await;
             mcp_token.cancel();
             stopping.cancel();
         });

@@ -163,6 +163,32 @@ pub(crate) async fn sweeper(
     }
 }
 
+/// MCP vendors (issue 27.2): a vendor's tools/list is read again when its server says it
+/// changed, and every live MCP vendor's when it was last read longer ago than
+/// GRAFT_MCP_REFRESH (checked each minute, and at start). Ends with `shutdown`.
+pub(crate) async fn mcp_vendors(graft: Graft, shutdown: CancellationToken) {
+    let mut changes = graft.mcp_changes();
+    let every = std::time::Duration::from_secs(60);
+    let mut ticks = tokio::time::interval(every);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            changed = changes.recv() => match changed {
+                Ok(vendor) => graft.mcp_list_changed(vendor).await,
+                // fell behind: the next tick reads what is due
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+            },
+            _ = ticks.tick() => {
+                if let Err(e) = graft.refresh_mcp_vendors_due().await {
+                    tracing::warn!(error = ?e, "MCP vendors could not be read");
+                }
+            }
+        }
+    }
+}
+
 pub(crate) async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;

@@ -97,6 +97,17 @@ enum PersonHints {
 }
 
 /// Refuses to author a tool of a disabled or removed vendor (its tools refuse calls).
+/// Refuses authoring on an MCP vendor (SPEC §10.2): its tools are what its server lists.
+fn refuse_mcp(v: &db::VendorRow) -> ServiceResult<()> {
+    if v.kind == "mcp" {
+        return Err(ServiceError::Invalid(format!(
+            "vendor {} is an MCP server: its tools come from the server's tools/list, not from acquire (find_tool finds them; promote one)",
+            v.slug
+        )));
+    }
+    Ok(())
+}
+
 fn refuse_disabled(v: &db::VendorRow) -> ServiceResult<()> {
     if v.removed_at.is_some() {
         return Err(ServiceError::Invalid(format!(
@@ -153,6 +164,7 @@ impl Graft {
         self.spend_authoring(actor)?;
         let v = self.vendor(vendor).await?;
         refuse_disabled(&v)?;
+        refuse_mcp(&v)?;
         let slug = VendorSlug::parse(&v.slug).map_err(ServiceError::Invalid)?;
         let draft = authoring::draft(&slug, &spec).map_err(ServiceError::Invalid)?;
         // a name the vendor's document gives one of its operations stays that
@@ -302,6 +314,11 @@ impl Graft {
     ) -> ServiceResult<Published> {
         self.spend_authoring(actor)?;
         let tool = self.tool(vendor, name).await?;
+        if tool.method == crate::domain::mcp_vendor::MCP_METHOD {
+            return Err(ServiceError::Invalid(format!(
+                "{vendor}__{name} is a tool of an MCP server: its definition comes from the server's tools/list (a person can still set its hints)"
+            )));
+        }
         if let (Actor::Agent(_), true) =
             (actor, tool.version >= self.inner.quotas.versions_per_tool)
         {
@@ -513,6 +530,10 @@ impl Graft {
             description: tool.description.clone(),
             input_schema: serde_json::from_str(&tool.input_schema)
                 .map_err(|e| ServiceError::Internal(e.into()))?,
+            output_schema: tool
+                .output_schema
+                .as_deref()
+                .and_then(|o| serde_json::from_str(o).ok()),
             method: tool.method.clone(),
             path_template: tool.path_template.clone(),
             binding: serde_json::from_str(&tool.binding)
@@ -588,6 +609,7 @@ impl Graft {
     /// ones they need. Errors: `VendorNotFound`, `Invalid` (not OpenAPI).
     pub async fn store_document(&self, vendor: &str, text: &str) -> ServiceResult<usize> {
         let v = self.vendor(vendor).await?;
+        refuse_mcp(&v)?;
         let doc = openapi::parse_document(text).map_err(ServiceError::Invalid)?;
         openapi::spec_version(&doc).map_err(ServiceError::Invalid)?;
         let n = openapi::list_operations(&doc).len();

@@ -15,7 +15,8 @@ use serde_json::json;
 pub const MIN_SECRET_CHARS: usize = 8;
 
 /// The kinds of credentials a connection holds (SPEC §2 `auth_kind`).
-pub const AUTH_KINDS: &[&str] = &["none", "bearer", "header", "query", "basic"];
+/// `env` is one environment variable of an MCP vendor's local server (issue 27.1).
+pub const AUTH_KINDS: &[&str] = &["none", "bearer", "header", "query", "basic", "env"];
 
 /// Checks a new connection's fields (SPEC §2, §8) before anything is stored; `name` and
 /// `secret` come trimmed, empty ones as `None`. Errors: `(field, message)`, the field
@@ -84,6 +85,16 @@ pub fn check_connection(
         {
             return Err(("name", format!("{n:?} cannot carry a credential")));
         }
+    }
+    if kind == "env" {
+        let Some(n) = name else {
+            return Err((
+                "name",
+                "an env connection needs a name: the environment variable that carries the secret"
+                    .into(),
+            ));
+        };
+        crate::domain::mcp_vendor::check_env_name(n).map_err(|m| ("name", m))?;
     }
     if kind == "none" {
         return Ok(());
@@ -157,10 +168,23 @@ impl Graft {
     ) -> ServiceResult<ConnectionInfo> {
         let v = self.live_vendor(vendor).await?;
         let label = label.trim();
-        // only a header or query connection has a name
+        // only a header, query or env connection has a name
         let name = name
             .map(str::trim)
-            .filter(|n| !n.is_empty() && matches!(kind, "header" | "query"));
+            .filter(|n| !n.is_empty() && matches!(kind, "header" | "query" | "env"));
+        // what each kind of vendor can send (SPEC §10.2, issue 27.1)
+        let fits = match (v.kind.as_str(), v.mcp_url.is_some()) {
+            ("mcp", true) => matches!(kind, "bearer" | "header" | "basic"),
+            ("mcp", false) => kind == "env",
+            _ => kind != "env",
+        };
+        if !fits {
+            return Err(ServiceError::Invalid(match (v.kind.as_str(), v.mcp_url.is_some()) {
+                ("mcp", true) => format!("{vendor} is a remote MCP server: its connections are headers (bearer, header or basic), not {kind}"),
+                ("mcp", false) => format!("{vendor} is a local MCP server: its connections are environment variables (kind env, with --name VARIABLE), not {kind}"),
+                _ => format!("{vendor} is an HTTP vendor: env connections are for local MCP servers"),
+            }));
+        }
         let secret = secret
             .map(|s| s.trim_end_matches(['\r', '\n']))
             .filter(|s| !s.is_empty());
@@ -188,6 +212,10 @@ impl Graft {
             .await?
             .ok_or_else(|| ServiceError::Internal(anyhow::anyhow!("connection vanished")))?;
         self.state_changed().await;
+        if v.kind == "mcp" {
+            // its server starts again with the new credential at the next need
+            self.stop_mcp_server(v.id).await;
+        }
         Ok(row.into())
     }
 
@@ -434,10 +462,16 @@ impl Graft {
         self.checkpoint().await;
         self.changed_entries(&entries).await;
         self.state_changed().await;
-        let info = db::select_connection(self.pool(), id)
+        let row = db::select_connection(self.pool(), id)
             .await?
-            .expect("revoked row exists")
-            .into();
+            .expect("revoked row exists");
+        // an MCP vendor's server holds the secret (a variable, a header): it stops now
+        if let Ok(v) = self.vendor(&row.vendor).await {
+            if v.kind == "mcp" {
+                self.stop_mcp_server(v.id).await;
+            }
+        }
+        let info = row.into();
         Ok((info, entries.len()))
     }
 }

@@ -52,6 +52,15 @@ impl Graft {
         let slug = VendorSlug::parse(vendor).map_err(ServiceError::Invalid)?;
         let override_url = base_url.map(check_base_url).transpose()?;
         let existing_vendor = db::select_vendor_by_slug(&self.inner.pool, vendor).await?;
+        if let Some(v) = existing_vendor
+            .as_ref()
+            .filter(|v| v.kind == "mcp" && v.removed_at.is_none())
+        {
+            return Err(ServiceError::Invalid(format!(
+                "vendor {} is an MCP server: its tools come from its tools/list (graft vendor refresh {}), not from an OpenAPI document",
+                v.slug, v.slug
+            )));
+        }
         let current: Vec<db::ToolRow> = match &existing_vendor {
             Some(_) => db::select_vendor_tools(&self.inner.pool, vendor).await?,
             None => Vec::new(),
@@ -99,6 +108,9 @@ impl Graft {
         let vendor_id = match &existing_vendor {
             Some(v) if v.removed_at.is_some() => {
                 db::update_vendor_removed(&mut tx, v.id, None).await?;
+                if v.kind == "mcp" {
+                    db::update_vendor_openapi_kind(&mut tx, v.id).await?;
+                }
                 v.id
             }
             Some(v) => v.id,
@@ -203,56 +215,18 @@ impl Graft {
                 report.kept.push(old.name.clone());
                 continue;
             }
-            // a person's version (hints, a description) stays until the document changes
-            // the operation since the version import last wrote
-            let baseline = if old.authored_by == "import" {
-                (*old).clone()
-            } else {
-                match db::select_last_imported_version(&mut tx, old.id).await? {
-                    Some(v) => v,
-                    None => (*old).clone(),
-                }
-            };
-            if old.retired_at.is_some() {
-                db::update_tool_retired(&mut tx, old.id, None).await?;
+            let update = update_from_source(&mut tx, old, d, now).await?;
+            if update.restored {
                 report.restored.push(old.name.clone());
             }
-            // a person's hints survive a new version that keeps the method
-            let hints = if old.hints_by.is_some() && old.method.eq_ignore_ascii_case(&d.method) {
-                crate::domain::tool::Hints {
-                    read_only_hint: old.read_only_hint,
-                    destructive_hint: old.destructive_hint,
-                    idempotent_hint: old.idempotent_hint,
-                    open_world_hint: old.open_world_hint,
+            match update.changed {
+                Some((what, agents)) => {
+                    notify.extend(agents);
+                    report.updated.push((old.name.clone(), what));
                 }
-            } else {
-                d.hints
-            };
-            let binding =
-                serde_json::to_value(&d.binding).map_err(|e| ServiceError::Internal(e.into()))?;
-            let Some(what) = super::versions::definition_change(&baseline, d, &binding, hints)
-            else {
-                if old.retired_at.is_none() {
-                    report.unchanged += 1;
-                }
-                continue;
-            };
-            let next = old.version + 1;
-            let nv = super::versions::version_row(d, &binding, hints, "import");
-            db::insert_tool_version(&mut tx, old.id, next, &nv, now).await?;
-            match super::versions::call_change(old, d, hints) {
-                Some(why) => {
-                    db::reset_approvals(&mut tx, old.id, next, &why, now).await?;
-                }
-                None => db::carry_approvals(&mut tx, old.id, next).await?,
+                None if old.retired_at.is_none() => report.unchanged += 1,
+                None => {}
             }
-            notify.extend(
-                db::sweep::select_entries_of_tools(&mut tx, &[old.id])
-                    .await?
-                    .into_iter()
-                    .map(|(a, _)| a),
-            );
-            report.updated.push((old.name.clone(), what));
         }
         // operations gone from the document: their imported tools retire
         let gone: Vec<&db::ToolRow> = current
@@ -441,4 +415,75 @@ impl Graft {
             None => Ok(None),
         }
     }
+}
+
+/// What [`update_from_source`] did to one tool.
+pub(super) struct SourceUpdate {
+    /// The tool was retired and is back.
+    pub restored: bool,
+    /// What its new version changed, in words, and the agents holding it (they get
+    /// list_changed); `None` when the source describes it as its current version does.
+    pub changed: Option<(String, Vec<i64>)>,
+}
+
+/// Brings tool `old` up to `d`, what its source (a vendor's OpenAPI document, an MCP
+/// vendor's server) says of it now, in `tx`: a retired tool is restored; a changed
+/// definition becomes a new version authored by `import`, its approvals going back to
+/// pending when what a call does changed ([`super::versions::call_change`]) and carried
+/// otherwise. A person's hints survive while the method stays; a person's version
+/// (hints, a description) stays until the source changes since the version `import`
+/// last wrote. Errors: database faults.
+pub(super) async fn update_from_source(
+    tx: &mut db::Conn,
+    old: &db::ToolRow,
+    d: &crate::domain::tool::ToolDraft,
+    now: i64,
+) -> ServiceResult<SourceUpdate> {
+    let baseline = if old.authored_by == "import" {
+        old.clone()
+    } else {
+        match db::select_last_imported_version(tx, old.id).await? {
+            Some(v) => v,
+            None => old.clone(),
+        }
+    };
+    let restored = old.retired_at.is_some();
+    if restored {
+        db::update_tool_retired(tx, old.id, None).await?;
+    }
+    let hints = if old.hints_by.is_some() && old.method.eq_ignore_ascii_case(&d.method) {
+        crate::domain::tool::Hints {
+            read_only_hint: old.read_only_hint,
+            destructive_hint: old.destructive_hint,
+            idempotent_hint: old.idempotent_hint,
+            open_world_hint: old.open_world_hint,
+        }
+    } else {
+        d.hints
+    };
+    let binding = serde_json::to_value(&d.binding).map_err(|e| ServiceError::Internal(e.into()))?;
+    let Some(what) = super::versions::definition_change(&baseline, d, &binding, hints) else {
+        return Ok(SourceUpdate {
+            restored,
+            changed: None,
+        });
+    };
+    let next = old.version + 1;
+    let nv = super::versions::version_row(d, &binding, hints, "import");
+    db::insert_tool_version(tx, old.id, next, &nv, now).await?;
+    match super::versions::call_change(old, d, hints) {
+        Some(why) => {
+            db::reset_approvals(tx, old.id, next, &why, now).await?;
+        }
+        None => db::carry_approvals(tx, old.id, next).await?,
+    }
+    let agents = db::sweep::select_entries_of_tools(tx, &[old.id])
+        .await?
+        .into_iter()
+        .map(|(a, _)| a)
+        .collect();
+    Ok(SourceUpdate {
+        restored,
+        changed: Some((what, agents)),
+    })
 }

@@ -15,6 +15,7 @@ pub mod hub;
 pub mod import;
 pub mod input;
 pub mod learning;
+pub mod mcp_vendors;
 pub mod oauth;
 pub mod oauth_tokens;
 pub mod quota;
@@ -24,6 +25,7 @@ pub mod secrets;
 pub mod starters;
 pub mod sweep;
 pub mod tokens;
+pub mod upstream;
 pub mod users;
 pub mod vendors;
 pub mod versions;
@@ -245,6 +247,11 @@ struct Inner {
     meter: quota::Meter,
     /// This server's Prometheus metrics (issue 30.1).
     metrics: Arc<crate::metrics::Metrics>,
+    /// The MCP client of every MCP vendor's server (issue 27).
+    upstreams: crate::proxy::mcp::Upstreams,
+    /// Held while an MCP vendor's tools/list is stored: two reads at once (the timer
+    /// and a list_changed) would add the same new tool twice.
+    mcp_sync: tokio::sync::Mutex<()>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -273,6 +280,8 @@ pub struct ServiceConfig {
     pub quotas: quota::Quotas,
     /// The OAuth authorization server's lifetimes and redirect schemes (issue 26).
     pub oauth: oauth::OAuthSettings,
+    /// MCP vendors' call timeout, calls in flight and refresh interval (issue 27).
+    pub mcp: crate::proxy::mcp::UpstreamLimits,
 }
 
 impl ServiceConfig {
@@ -290,6 +299,7 @@ impl ServiceConfig {
             lookup: None,
             quotas: quota::Quotas::default(),
             oauth: oauth::OAuthSettings::default(),
+            mcp: crate::proxy::mcp::UpstreamLimits::default(),
         }
     }
 
@@ -341,6 +351,8 @@ impl Graft {
             .lookup
             .unwrap_or_else(|| Arc::new(crate::proxy::destination::SystemLookup));
         let proxy = Proxy::new(config.limits, lookup).map_err(anyhow::Error::msg)?;
+        let (mcp_public, mcp_internal) = proxy.mcp_clients();
+        let upstreams = crate::proxy::mcp::Upstreams::new(config.mcp, mcp_public, mcp_internal);
         Ok(Self {
             inner: Arc::new(Inner {
                 pool,
@@ -368,6 +380,8 @@ impl Graft {
                 oauth: oauth::OAuthState::new(config.oauth),
                 meter: quota::Meter::default(),
                 metrics: Arc::new(crate::metrics::Metrics::new()),
+                upstreams,
+                mcp_sync: tokio::sync::Mutex::new(()),
             }),
         })
     }

@@ -23,6 +23,15 @@ pub enum RunAnswer {
         /// An image or a blob, when the vendor answered binary content.
         media: Option<super::answer::Media>,
     },
+    /// An MCP vendor's server's own `CallToolResult` (JSON), passed to the agent whole
+    /// (issue 27.3): its content blocks (text, image, audio, embedded resources, resource
+    /// links), `structuredContent` and `isError`; its secrets redacted.
+    Passed {
+        /// The result as the server gave it.
+        result: Value,
+        /// Its `isError`.
+        is_error: bool,
+    },
     /// A tool error (`isError`) with `structuredContent.error = {code, message, ..details}`.
     Err {
         /// `invalid_input`, `approval_required`, `approval_denied`, `vendor_error`,
@@ -46,12 +55,21 @@ impl RunAnswer {
         }
     }
 
-    /// The error code, when an error.
+    /// The error code, when an error: an MCP server's own error result is `tool_error`.
     pub fn code(&self) -> Option<&'static str> {
         match self {
-            Self::Ok { .. } => None,
+            Self::Ok { .. }
+            | Self::Passed {
+                is_error: false, ..
+            } => None,
+            Self::Passed { is_error: true, .. } => Some("tool_error"),
             Self::Err { code, .. } => Some(code),
         }
+    }
+
+    /// Whether the tool did what it was asked (no error of any kind).
+    pub fn is_ok(&self) -> bool {
+        self.code().is_none()
     }
 }
 
@@ -110,7 +128,7 @@ impl Graft {
             .await?;
         // a call that ran of a tool the agent's last find_tool answered teaches search
         // (issue 24.3); a dry run sends nothing and teaches nothing
-        if !dry_run && matches!(answer, RunAnswer::Ok { .. }) {
+        if !dry_run && answer.is_ok() {
             self.learn_from_pick(agent_id, &tool).await;
         }
         Ok(answer)
@@ -158,13 +176,18 @@ impl Graft {
         };
         let started = Instant::now();
         // what the log keeps of the input: redacted before the input is used up
-        let secrets = match self.call_setting(tool).await {
-            Ok(s) => s
-                .credential
-                .as_ref()
-                .map(|c| c.secrets())
-                .unwrap_or_default(),
-            Err(_) => Vec::new(),
+        let upstream = tool.method == crate::domain::mcp_vendor::MCP_METHOD;
+        let secrets = if upstream {
+            self.upstream_secrets(tool).await
+        } else {
+            match self.call_setting(tool).await {
+                Ok(s) => s
+                    .credential
+                    .as_ref()
+                    .map(|c| c.secrets())
+                    .unwrap_or_default(),
+                Err(_) => Vec::new(),
+            }
         };
         let logged = logged_input(&input, &secrets);
         crate::telemetry::record_payload("gen_ai.tool.call.arguments", &logged);
@@ -172,9 +195,19 @@ impl Graft {
         // what sits under a secret-looking field is redacted there too
         let mut hidden = secrets;
         secret_values(&input, false, &mut hidden);
-        let (answer, http_status) = self
-            .run_steps(agent_id, tool, input, dry_run, cancel)
-            .await?;
+        // an MCP vendor's tool goes to its server's tools/call (issue 27.3); whether the
+        // vendor was reached says whether the call counts as a use
+        let (answer, http_status, reached) = if upstream {
+            let (answer, reached) = self
+                .run_upstream(agent_id, tool, input, dry_run, cancel)
+                .await?;
+            (answer, None, reached)
+        } else {
+            let (answer, status) = self
+                .run_steps(agent_id, tool, input, dry_run, cancel)
+                .await?;
+            (answer, status, status.is_some())
+        };
         if crate::telemetry::payloads() {
             // the answer as the calls log would keep an input: secret-looking fields of a
             // JSON answer (a created API key) and the connection's secrets redacted; a
@@ -186,6 +219,7 @@ impl Graft {
                     ..
                 } => logged_input(v, &hidden),
                 RunAnswer::Ok { text, .. } => redact(text, &hidden),
+                RunAnswer::Passed { result, .. } => logged_input(result, &hidden),
                 RunAnswer::Err { code, details, .. } => {
                     logged_input(&json!({"code": code, "details": details}), &hidden)
                 }
@@ -193,7 +227,7 @@ impl Graft {
             crate::telemetry::record_payload("gen_ai.tool.call.result", &said);
         }
         let message = match &answer {
-            RunAnswer::Ok { .. } => None,
+            RunAnswer::Ok { .. } | RunAnswer::Passed { .. } => None,
             RunAnswer::Err { message, .. } => Some(crate::domain::openapi::truncate_chars(
                 &redact(message, &hidden),
                 LOGGED_MESSAGE_CHARS,
@@ -222,7 +256,7 @@ impl Graft {
         let recorded = tracing::Instrument::instrument(
             async {
                 let mut tx = self.write_tx().await?;
-                db::record_call(&mut tx, &call, http_status.is_some(), self.now()).await?;
+                db::record_call(&mut tx, &call, reached, self.now()).await?;
                 tx.commit().await
             },
             crate::trace_span!("database write", db.operation.name = "record call"),
@@ -290,15 +324,16 @@ impl Graft {
         outcome
     }
 
-    async fn run_steps(
+    /// Steps 0 and 1 of a run (SPEC §4.1), for every kind of tool: a retired tool, or one
+    /// of a disabled or removed vendor, runs nothing; the input is checked against the
+    /// current version's input schema. `Ok(Err(answer))` is the tool error to give.
+    pub(crate) async fn checked_input(
         &self,
         agent_id: i64,
         tool: &db::ToolRow,
+        qualified: &str,
         input: Value,
-        dry_run: bool,
-        cancel: &CancellationToken,
-    ) -> ServiceResult<(RunAnswer, Option<u16>)> {
-        let qualified = format!("{}__{}", tool.vendor, tool.name);
+    ) -> ServiceResult<Result<(Map<String, Value>, Binding), RunAnswer>> {
         // 0. a retired tool, or one of a disabled vendor, runs nothing
         if let Err(e) = usable(tool) {
             let code = if tool.vendor_removed_at.is_some() {
@@ -312,10 +347,11 @@ impl Graft {
                 ServiceError::ToolNotFound(m) => m,
                 other => other.to_string(),
             };
-            return Ok((
-                RunAnswer::err(code, message, json!({"tool": qualified})),
-                None,
-            ));
+            return Ok(Err(RunAnswer::err(
+                code,
+                message,
+                json!({"tool": qualified}),
+            )));
         }
         // 1. validate
         let input = match input {
@@ -358,24 +394,37 @@ impl Graft {
                 })
                 .collect::<Vec<_>>()
                 .join("; ");
-            return Ok((
-                RunAnswer::err(
-                    "invalid_input",
-                    format!("the input does not match {qualified}'s input schema: {list}"),
-                    json!({"violations": violations}),
-                ),
-                None,
-            ));
+            return Ok(Err(RunAnswer::err(
+                "invalid_input",
+                format!("the input does not match {qualified}'s input schema: {list}"),
+                json!({"violations": violations}),
+            )));
         }
         let Value::Object(input) = input else {
-            return Ok((
-                RunAnswer::err(
-                    "invalid_input",
-                    "input must be a JSON object",
-                    json!({"violations": [{"pointer": "/", "message": "not an object"}]}),
-                ),
-                None,
-            ));
+            return Ok(Err(RunAnswer::err(
+                "invalid_input",
+                "input must be a JSON object",
+                json!({"violations": [{"pointer": "/", "message": "not an object"}]}),
+            )));
+        };
+        Ok(Ok((input, binding)))
+    }
+
+    async fn run_steps(
+        &self,
+        agent_id: i64,
+        tool: &db::ToolRow,
+        input: Value,
+        dry_run: bool,
+        cancel: &CancellationToken,
+    ) -> ServiceResult<(RunAnswer, Option<u16>)> {
+        let qualified = format!("{}__{}", tool.vendor, tool.name);
+        let (input, binding) = match self
+            .checked_input(agent_id, tool, &qualified, input)
+            .await?
+        {
+            Ok(checked) => checked,
+            Err(answer) => return Ok((answer, None)),
         };
         // 2. connection and request
         let setting = self.call_setting(tool).await?;

@@ -9,7 +9,7 @@ use crate::domain::served::{self, Served};
 const PER_ROUND: i64 = 500;
 
 /// The served definition of a row that carries a tool version's fields (`vendor`,
-/// `name`, `title`, `description`, `input_schema`, `output_schema` and the four hints):
+/// `name`, `title`, `description`, `input_schema`, `output_schema`, the four hints and `binding`):
 /// one literal for [`db::ToolRow`] and [`db::UncountedVersion`].
 macro_rules! served_of {
     ($t:expr) => {{
@@ -27,6 +27,7 @@ macro_rules! served_of {
                 t.idempotent_hint,
                 t.open_world_hint,
             ],
+            binding: &t.binding,
         }
     }};
 }

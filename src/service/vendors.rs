@@ -35,6 +35,9 @@ impl Graft {
                 };
                 let mut tx = self.write_tx().await?;
                 db::update_vendor_removed(&mut tx, old.id, None).await?;
+                if old.kind == "mcp" {
+                    db::update_vendor_openapi_kind(&mut tx, old.id).await?;
+                }
                 db::update_vendor(&mut tx, old.id, Some(name), Some(&base_url)).await?;
                 // approvals given at the old origin do not follow it to a new one
                 let (was, is) = (origin_of(&old.base_url), origin_of(&base_url));
@@ -101,6 +104,11 @@ impl Graft {
             }
             other => other,
         };
+        if base_url.is_some() && v.kind == "mcp" {
+            return Err(ServiceError::Invalid(format!(
+                "vendor {slug} is an MCP server: remove it and add it again to reach another server"
+            )));
+        }
         let url = base_url.map(check_base_url).transpose()?;
         let moved = url
             .as_deref()
@@ -123,6 +131,10 @@ impl Graft {
             _ => {}
         }
         tx.commit().await?;
+        if enabled == Some(false) {
+            // an MCP vendor's server stops with it (issue 27.4)
+            self.stop_mcp_server(v.id).await;
+        }
         tracing::info!(vendor = slug, by = %actor.label(), name = ?name, base_url = ?url, enabled = ?enabled, demoted = demoted.len(), "vendor changed");
         // the base URL is read by calls, the name and the state by search
         self.state_changed().await;
@@ -157,6 +169,7 @@ impl Graft {
         // vendor's new connection, not a pin to a dead one
         db::clear_vendor_tool_connections(&mut tx, v.id).await?;
         tx.commit().await?;
+        self.stop_mcp_server(v.id).await;
         self.checkpoint().await;
         tracing::info!(vendor = slug, by = %actor.label(), demoted = demoted.len(), connections = revoked, "vendor removed");
         self.state_changed().await;

@@ -7,8 +7,9 @@ use crate::domain::tool::{Hints, ToolDraft};
 
 /// What a new version changes in what a call does (issue 12.15), in words, or `None`:
 /// the method, the path template, where inputs go (query, headers, cookies, defaults),
-/// the body encoding or fixed headers, or a read becoming a write. A new description or
-/// schema alone changes nothing here.
+/// the body encoding or fixed headers, or a read becoming a write; for an MCP vendor's
+/// tool also its description (issue 27.6). A new description or schema of an HTTP tool
+/// alone changes nothing here.
 pub fn call_change(old: &db::ToolRow, new: &ToolDraft, hints: Hints) -> Option<String> {
     let mut what: Vec<String> = Vec::new();
     if !old.method.eq_ignore_ascii_case(&new.method) {
@@ -39,6 +40,11 @@ pub fn call_change(old: &db::ToolRow, new: &ToolDraft, hints: Hints) -> Option<S
     if ob.fixed_headers != nb.fixed_headers || ob.defaults != nb.defaults {
         what.push("the headers or default values Graft sends".into());
     }
+    // an MCP vendor's tool does what its server says it does: a person approved the
+    // description they read (issue 27.6), so a new one asks again
+    if new.method == crate::domain::mcp_vendor::MCP_METHOD && old.description != new.description {
+        what.push("the server's description of what it does".into());
+    }
     let was_write = crate::domain::approval::writes(&old.method, old.read_only_hint);
     if !was_write && crate::domain::approval::writes(&new.method, hints.read_only_hint) {
         what.push("a read became a write".into());
@@ -60,7 +66,7 @@ pub(crate) fn version_row<'a>(
         title: d.title.as_deref(),
         description: &d.description,
         input_schema: &d.input_schema,
-        output_schema: None,
+        output_schema: d.output_schema.as_ref(),
         method: &d.method,
         path_template: &d.path_template,
         binding,
@@ -94,6 +100,14 @@ pub(crate) fn definition_change(
         != Some(binding)
     {
         what.push("the binding".into());
+    }
+    if old
+        .output_schema
+        .as_deref()
+        .and_then(|o| serde_json::from_str::<serde_json::Value>(o).ok())
+        != d.output_schema
+    {
+        what.push("the output schema".into());
     }
     if old.title != d.title {
         what.push("the title".into());

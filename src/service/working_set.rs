@@ -39,7 +39,7 @@ impl Graft {
         let answer = self
             .run_tool_row(agent_id, &row, input, false, cancel)
             .await?;
-        if matches!(answer, super::RunAnswer::Ok { .. }) {
+        if answer.is_ok() {
             self.learn_from_pick(agent_id, &row).await;
         }
         Ok(ToolCall::Ran(answer))

@@ -77,6 +77,7 @@ pub fn settings(dir: &Path) -> Settings {
         quotas: Default::default(),
         trusted_proxies: vec![],
         oauth: graft::service::oauth::OAuthSettings::default(),
+        mcp: Default::default(),
     }
 }
 

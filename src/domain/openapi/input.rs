@@ -508,6 +508,7 @@ impl OpCtx<'_> {
                 MAX_DESCRIPTION,
             ),
             input_schema,
+            output_schema: None,
             method: upper.clone(),
             path_template: path.to_string(),
             binding,

@@ -1,0 +1,432 @@
+//! Starting an MCP vendor's server and keeping it running (issue 27.4): the client
+//! handler Graft answers servers with, the supervisor that restarts a server with
+//! backoff, and what a local server writes to its stderr.
+
+use super::*;
+
+impl Upstreams {
+    /// The running client of `spec`'s server: started when stopped, started again when
+    /// the spec changed or the server ended (after its backoff). Errors: it cannot be
+    /// started (with the reason and the last lines of its stderr), or it is waiting to
+    /// be tried again.
+    pub(super) fn running<'a>(
+        &'a self,
+        spec: &'a Spec,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Live, UpstreamError>> + Send + 'a>>
+    {
+        // boxed: the supervisor a start spawns calls this again (a recursive future's
+        // Send is otherwise not provable)
+        Box::pin(self.running_inner(spec))
+    }
+
+    async fn running_inner(&self, spec: &Spec) -> Result<Live, UpstreamError> {
+        let slot = self.slot(spec.vendor_id);
+        let fingerprint = spec.fingerprint();
+        let current = |slot: &Slot| -> Option<Result<Live, UpstreamError>> {
+            match &*slot.state.lock().expect("state lock") {
+                SlotState::Running(l)
+                    if l.fingerprint == fingerprint && !l.ended.is_cancelled() =>
+                {
+                    Some(Ok(l.clone()))
+                }
+                SlotState::Failed {
+                    error, retry_at, ..
+                } if Instant::now() < *retry_at => {
+                    let secs = retry_at
+                        .saturating_duration_since(Instant::now())
+                        .as_secs()
+                        .max(1);
+                    Some(Err(UpstreamError::Unreachable(format!(
+                        "{error} (Graft tries it again in {secs} s)"
+                    ))))
+                }
+                _ => None,
+            }
+        };
+        if let Some(r) = current(&slot) {
+            return r;
+        }
+        let _starting = slot.start.lock().await;
+        if let Some(r) = current(&slot) {
+            return r;
+        }
+        if self.inner.closing.is_cancelled() {
+            return Err(UpstreamError::Unreachable("Graft is stopping".into()));
+        }
+        // a running server of an older spec stops first
+        let old = match &*slot.state.lock().expect("state lock") {
+            SlotState::Running(l) => Some(l.clone()),
+            _ => None,
+        };
+        if let Some(old) = old {
+            old.stop.cancel();
+            let _ = tokio::time::timeout(Duration::from_secs(8), old.ended.cancelled()).await;
+        }
+        match self.start(spec, &slot, fingerprint).await {
+            Ok(live) => {
+                *slot.state.lock().expect("state lock") = SlotState::Running(live.clone());
+                Ok(live)
+            }
+            Err(e) => {
+                let attempts = match &*slot.state.lock().expect("state lock") {
+                    SlotState::Failed { attempts, .. } => attempts + 1,
+                    _ => 1,
+                };
+                let wait = backoff(attempts);
+                let message = with_stderr(&e.to_string(), &slot.stderr);
+                tracing::warn!(vendor = %spec.slug, error = %message, attempt = attempts, "an MCP vendor's server could not be started");
+                *slot.state.lock().expect("state lock") = SlotState::Failed {
+                    error: message.clone(),
+                    attempts,
+                    retry_at: Instant::now() + wait,
+                    retry_at_ms: now_ms() + wait.as_millis() as i64,
+                };
+                Err(match e {
+                    UpstreamError::Unreachable(_) => UpstreamError::Unreachable(message),
+                    other => other,
+                })
+            }
+        }
+    }
+
+    /// Starts `spec`'s server and its supervisor, which restarts it with backoff when
+    /// it ends while wanted.
+    async fn start(
+        &self,
+        spec: &Spec,
+        slot: &Arc<Slot>,
+        fingerprint: String,
+    ) -> Result<Live, UpstreamError> {
+        let progress = ProgressDispatcher::new();
+        let handler = Handler {
+            vendor_id: spec.vendor_id,
+            slug: spec.slug.clone(),
+            progress: progress.clone(),
+            changes: self.inner.changes.clone(),
+        };
+        let stop = CancellationToken::new();
+        let limits = self.inner.limits;
+        let (running, pid) = match &spec.target {
+            Target::Stdio { argv, cwd, env } => {
+                let (transport, stderr, pid) =
+                    process::spawn(argv, cwd.as_deref(), env).map_err(|e| {
+                        UpstreamError::Unreachable(format!(
+                            "cannot start {:?}: {e}",
+                            argv.first().cloned().unwrap_or_default()
+                        ))
+                    })?;
+                if let Some(stderr) = stderr {
+                    tokio::spawn(log_stderr(stderr, spec.slug.clone(), slot.stderr.clone()));
+                }
+                let serve = rmcp::service::serve_client_with_lifecycle_and_ct(
+                    handler,
+                    transport,
+                    rmcp::service::ClientLifecycleMode::Initialize,
+                    stop.clone(),
+                );
+                let running = tokio::time::timeout(limits.start_timeout, serve)
+                    .await
+                    .map_err(|_| {
+                        stop.cancel();
+                        UpstreamError::Unreachable(format!(
+                            "it did not answer initialize within {} s",
+                            limits.start_timeout.as_secs()
+                        ))
+                    })?
+                    .map_err(|e| UpstreamError::Unreachable(format!("initialize failed: {e}")))?;
+                (running, pid)
+            }
+            Target::Http {
+                url,
+                headers,
+                internal,
+            } => {
+                use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+                use rmcp::transport::StreamableHttpClientTransport;
+                let mut custom = HashMap::new();
+                for (name, value) in headers {
+                    let name = http::HeaderName::from_bytes(name.as_bytes())
+                        .map_err(|e| UpstreamError::Unreachable(format!("header {name:?}: {e}")))?;
+                    let mut value = http::HeaderValue::from_str(value).map_err(|_| {
+                        UpstreamError::Unreachable(format!(
+                            "the value of header {name} is not a header value"
+                        ))
+                    })?;
+                    value.set_sensitive(true);
+                    custom.insert(name, value);
+                }
+                let client = if *internal {
+                    self.inner.http_internal.clone()
+                } else {
+                    self.inner.http_public.clone()
+                };
+                let connect = |lifecycle: rmcp::service::ClientLifecycleMode| {
+                    let config = StreamableHttpClientTransportConfig::with_uri(url.clone())
+                        .custom_headers(custom.clone());
+                    let transport =
+                        StreamableHttpClientTransport::with_client(client.clone(), config);
+                    let serve = rmcp::service::serve_client_with_lifecycle_and_ct(
+                        handler.clone(),
+                        transport,
+                        lifecycle,
+                        stop.clone(),
+                    );
+                    tokio::time::timeout(limits.start_timeout, serve)
+                };
+                // the 2026-07-28 revision when the server speaks it, else initialize
+                let modern = rmcp::service::ClientLifecycleMode::Auto {
+                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                    legacy_version: Some(ProtocolVersion::V_2025_11_25),
+                };
+                let first = connect(modern).await;
+                let served = match first {
+                    Ok(Err(
+                        rmcp::service::ClientInitializeError::NoCompatibleProtocolVersion {
+                            ..
+                        },
+                    )) => connect(rmcp::service::ClientLifecycleMode::Initialize).await,
+                    other => other,
+                };
+                let running = served
+                    .map_err(|_| {
+                        stop.cancel();
+                        UpstreamError::Unreachable(format!(
+                            "it did not answer within {} s",
+                            limits.start_timeout.as_secs()
+                        ))
+                    })?
+                    .map_err(|e| match e.auth_challenge() {
+                        Some(challenge) => UpstreamError::AuthRequired(challenge.to_string()),
+                        None if e.is_authorization_required() => {
+                            UpstreamError::AuthRequired("HTTP 401".into())
+                        }
+                        None => UpstreamError::Unreachable(format!("cannot connect: {e}")),
+                    })?;
+                (running, None)
+            }
+        };
+        let peer = running.peer().clone();
+        let info = running.peer_info();
+        let protocol = info
+            .as_ref()
+            .map(|i| i.protocol_version.to_string())
+            .unwrap_or_default();
+        let server = info
+            .as_ref()
+            .and_then(|i| i.server_info.as_ref())
+            .map(|s| format!("{} {}", s.name, s.version));
+        // a 2026-07-28 server sends list_changed only on a listen stream
+        if protocol.as_str() >= "2026" {
+            tokio::spawn(listen_for_changes(
+                peer.clone(),
+                spec.vendor_id,
+                self.inner.changes.clone(),
+                stop.clone(),
+            ));
+        }
+        tracing::info!(vendor = %spec.slug, pid = ?pid, protocol = %protocol, server = ?server, "an MCP vendor's server started");
+        let ended = CancellationToken::new();
+        let generation = GENERATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let live = Live {
+            generation,
+            peer,
+            progress,
+            fingerprint,
+            stop: stop.clone(),
+            ended: ended.clone(),
+            since: now_ms(),
+            pid,
+            protocol,
+            server,
+        };
+        // the supervisor: when the server ends while wanted, it is started again after a
+        // backoff (1 s, doubling to 60 s; back to 1 s after a minute of running)
+        let me = self.clone();
+        let spec = spec.clone();
+        let slot = slot.clone();
+        let started = Instant::now();
+        tokio::spawn(async move {
+            let reason = running.waiting().await;
+            ended.cancel();
+            if stop.is_cancelled() || me.inner.closing.is_cancelled() {
+                tracing::info!(vendor = %spec.slug, "an MCP vendor's server stopped");
+                return;
+            }
+            let attempts = if started.elapsed() >= Duration::from_secs(60) {
+                1
+            } else {
+                match &*slot.state.lock().expect("state lock") {
+                    SlotState::Failed { attempts, .. } => attempts + 1,
+                    _ => 1,
+                }
+            };
+            let wait = backoff(attempts);
+            let message = with_stderr(
+                &format!("the server ended ({})", quit_words(&reason)),
+                &slot.stderr,
+            );
+            tracing::warn!(vendor = %spec.slug, error = %message, retry_in_s = wait.as_secs(), "an MCP vendor's server ended; Graft starts it again");
+            {
+                let mut state = slot.state.lock().expect("state lock");
+                // only the state this supervisor owns: a newer start replaced it otherwise
+                if matches!(&*state, SlotState::Running(l) if l.generation == generation) {
+                    *state = SlotState::Failed {
+                        error: message,
+                        attempts,
+                        retry_at: Instant::now() + wait,
+                        retry_at_ms: now_ms() + wait.as_millis() as i64,
+                    };
+                }
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = me.inner.closing.cancelled() => return,
+            }
+            let still_failed = matches!(
+                &*slot.state.lock().expect("state lock"),
+                SlotState::Failed { .. }
+            );
+            if still_failed {
+                // started again so that it keeps announcing its changes; a failure is
+                // kept in its state for the next call and the console
+                let _ = me.running(&spec).await;
+            }
+        });
+        Ok(live)
+    }
+}
+
+/// 1 s, 2 s, 4 s … up to 60 s for the `attempt`-th failure in a row.
+fn backoff(attempt: u32) -> Duration {
+    Duration::from_secs(1u64 << attempt.saturating_sub(1).min(6)).min(Duration::from_secs(60))
+}
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+fn quit_words(reason: &Result<rmcp::service::QuitReason, tokio::task::JoinError>) -> String {
+    match reason {
+        Ok(rmcp::service::QuitReason::Closed) => "it closed its connection".into(),
+        Ok(rmcp::service::QuitReason::Cancelled) => "stopped".into(),
+        Ok(other) => format!("{other:?}"),
+        Err(e) => format!("its client task failed: {e}"),
+    }
+}
+
+/// `message`, and the last lines a local server wrote to its stderr.
+fn with_stderr(message: &str, stderr: &Mutex<VecDeque<String>>) -> String {
+    let lines = stderr.lock().expect("stderr lock");
+    match lines.back() {
+        Some(last) => format!("{message}; its stderr said: {last}"),
+        None => message.to_string(),
+    }
+}
+
+/// Logs a local server's stderr line by line (info, with the vendor's name), keeping the
+/// last [`STDERR_KEPT`]; a line is cut at 2,000 characters.
+async fn log_stderr(
+    stderr: tokio::process::ChildStderr,
+    vendor: String,
+    kept: Arc<Mutex<VecDeque<String>>>,
+) {
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let line = crate::domain::search::text::truncate_chars(line.trim_end(), 2000);
+        if line.is_empty() {
+            continue;
+        }
+        tracing::info!(vendor = %vendor, line = %line, "MCP server stderr");
+        let mut k = kept.lock().expect("stderr lock");
+        if k.len() == STDERR_KEPT {
+            k.pop_front();
+        }
+        k.push_back(line);
+    }
+}
+
+/// A 2026-07-28 server's list_changed, read from a `subscriptions/listen` stream until
+/// `stop`.
+async fn listen_for_changes(
+    peer: Peer<RoleClient>,
+    vendor_id: i64,
+    changes: broadcast::Sender<i64>,
+    stop: CancellationToken,
+) {
+    use rmcp::model::{ServerNotification, SubscriptionFilter};
+    let filter = SubscriptionFilter::builder().tools_list_changed().build();
+    let Ok(mut sub) = peer.listen(filter).await else {
+        return;
+    };
+    loop {
+        tokio::select! {
+            n = sub.next() => match n {
+                Ok(Some(ServerNotification::ToolListChangedNotification(_))) => {
+                    let _ = changes.send(vendor_id);
+                }
+                Ok(Some(_)) => {}
+                _ => return,
+            },
+            _ = stop.cancelled() => return,
+        }
+    }
+}
+
+/// What Graft answers its servers (issue 27.6): progress and list_changed are read;
+/// sampling, elicitation and roots are refused (Graft forwards no request of a server
+/// to agents); log messages go to Graft's log at debug.
+#[derive(Clone)]
+struct Handler {
+    vendor_id: i64,
+    slug: String,
+    progress: ProgressDispatcher,
+    changes: broadcast::Sender<i64>,
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("graft", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.handle_notification(params).await;
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        tracing::info!(vendor = %self.slug, "an MCP vendor's server says its tools changed");
+        let _ = self.changes.send(self.vendor_id);
+    }
+
+    #[allow(deprecated)]
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        Err(refused("roots/list"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        Err(refused("elicitation/create"))
+    }
+}
+
+fn refused(method: &str) -> ErrorData {
+    ErrorData::new(
+        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        format!("Graft does not forward {method} to its agents"),
+        None,
+    )
+}
