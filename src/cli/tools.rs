@@ -100,10 +100,25 @@ pub fn describe_tool(d: &crate::service::authoring::ToolDetail) -> String {
         t.version,
         d.versions.len()
     );
-    if let Some(op) = &t.operation_id {
-        out.push_str(&format!("  operation: {op}\n"));
+    if let Some(at) = t.retired_at {
+        let why = if t.method == crate::domain::mcp_vendor::MCP_METHOD {
+            "its MCP server no longer lists it"
+        } else {
+            "its operation left the vendor's document"
+        };
+        out.push_str(&format!(
+            "  retired {}: {why}; it runs nothing\n",
+            super::format_time(Some(at))
+        ));
     }
-    out.push_str(&format!("  {} {}\n", t.method, t.path_template));
+    if t.method == crate::domain::mcp_vendor::MCP_METHOD {
+        out.push_str(&format!("  the MCP server's tool {:?}\n", t.path_template));
+    } else {
+        if let Some(op) = &t.operation_id {
+            out.push_str(&format!("  operation: {op}\n"));
+        }
+        out.push_str(&format!("  {} {}\n", t.method, t.path_template));
+    }
     match &d.connection {
         Some((label, why)) => out.push_str(&format!("  connection: {label} ({why})\n")),
         None => out.push_str("  connection: none (calls carry no credential)\n"),

@@ -383,10 +383,13 @@ impl Upstreams {
         let mut updates = live.progress.subscribe(handle.progress_token.clone()).await;
         let response = handle.await_response();
         tokio::pin!(response);
+        // the last progress seen: (progress, total)
+        let mut last: Option<(f64, Option<f64>)> = None;
         let answer = loop {
             tokio::select! {
                 biased;
                 Some(p) = futures::StreamExt::next(&mut updates) => {
+                    last = Some((p.progress, p.total));
                     if let Some(report) = &progress {
                         report(p.progress, p.total, p.message.clone()).await;
                     }
@@ -404,10 +407,26 @@ impl Upstreams {
                 }
             }
         };
-        // progress the server sent before its result, still queued, goes first
-        while let Some(Some(p)) =
-            futures::FutureExt::now_or_never(futures::StreamExt::next(&mut updates))
-        {
+        // progress the server sent before its result goes first: rmcp hands notifications
+        // to their handler in tasks of their own, so one may still be on its way when the
+        // result is here; while a known total was not reached, stragglers get 200 ms
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(200);
+        loop {
+            let waiting =
+                progress.is_some() && matches!(last, Some((done, Some(total))) if done < total);
+            let next = futures::StreamExt::next(&mut updates);
+            let p = if waiting {
+                match tokio::time::timeout_at(deadline, next).await {
+                    Ok(Some(p)) => p,
+                    _ => break,
+                }
+            } else {
+                match futures::FutureExt::now_or_never(next) {
+                    Some(Some(p)) => p,
+                    _ => break,
+                }
+            };
+            last = Some((p.progress, p.total));
             if let Some(report) = &progress {
                 report(p.progress, p.total, p.message.clone()).await;
             }

@@ -1,5 +1,12 @@
 //! A local MCP server's process (issue 27.4): started without a shell, in its own process
 //! group, with only the environment Graft gives it, and never outliving Graft.
+//!
+//! On Linux the server runs under a small watcher forked inside the new process group
+//! before the server is executed: the watcher gets SIGTERM when Graft dies, even by
+//! SIGKILL (`PR_SET_PDEATHSIG`), and then kills the whole group (the server and what it
+//! started, such as the `node` an `npx` runs). When the server ends, what it started and
+//! left running ends too (the group is killed), and the watcher goes with it. A signal
+//! to the group from Graft (a stop) ends them all.
 
 use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
 use rmcp::transport::TokioChildProcess;
@@ -18,10 +25,10 @@ pub const INHERITED: &[&str] = &[
 /// Starts `argv` in `cwd` (Graft's own directory when `None`) with [`INHERITED`] and
 /// `env`: its stdin and stdout are the MCP stdio transport (MCP 2025-11-25 "stdio"), its
 /// stderr piped for Graft's log. The process leads a new process group, so that
-/// stopping it stops what it started (`npx` and the server it runs); it is killed when
-/// its handle is dropped; and on Linux it is killed when Graft dies, even by SIGKILL
-/// (`PR_SET_PDEATHSIG`). Returns the transport, its stderr and its process id.
-/// Errors: the program cannot be started (not found, not executable, a bad directory).
+/// stopping it stops what it started; it is killed when its handle is dropped; and on
+/// Linux the group is killed when Graft dies (see the module). Returns the transport,
+/// its stderr and the process id (the watcher's on Linux). Errors: the program cannot be
+/// started (not found, not executable, a bad directory).
 pub fn spawn(
     argv: &[String],
     cwd: Option<&str>,
@@ -44,19 +51,23 @@ pub fn spawn(
             c.current_dir(dir);
         }
         #[cfg(target_os = "linux")]
-        // SAFETY: the closure runs in the forked child before exec and calls only
-        // prctl(2) and getppid(2), which are async-signal-safe.
+        // SAFETY: the closure runs in the forked child before exec; it and `watch` call
+        // only async-signal-safe system calls (getppid, fork, prctl, close_range,
+        // sigprocmask, sigwaitinfo, waitpid, kill, _exit) and allocate nothing.
         unsafe {
             c.pre_exec(|| {
-                // killed with Graft (the thread that started it lives as long as the
-                // runtime's workers); a parent already gone means Graft died meanwhile
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                    return Err(std::io::Error::last_os_error());
+                let graft = libc::getppid();
+                match libc::fork() {
+                    -1 => Err(std::io::Error::last_os_error()),
+                    // the server: killed when its watcher dies
+                    0 => {
+                        if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                            return Err(std::io::Error::last_os_error());
+                        }
+                        Ok(())
+                    }
+                    server => watch(server, graft),
                 }
-                if libc::getppid() == 1 {
-                    return Err(std::io::Error::other("Graft exited while starting it"));
-                }
-                Ok(())
             });
         }
     });
@@ -66,4 +77,53 @@ pub fn spawn(
         .spawn()?;
     let pid = transport.id();
     Ok((transport, stderr, pid))
+}
+
+/// The watcher of `server` (see the module): never returns.
+#[cfg(target_os = "linux")]
+unsafe fn watch(server: libc::pid_t, graft: libc::pid_t) -> ! {
+    // the server holds the pipes: the watcher keeps none of them open (nor the pipe
+    // its spawner waits on for the exec)
+    if libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) != 0 {
+        for fd in 0..4096 {
+            libc::close(fd);
+        }
+    }
+    let mut set: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut set);
+    for sig in [libc::SIGTERM, libc::SIGCHLD, libc::SIGINT, libc::SIGHUP] {
+        libc::sigaddset(&mut set, sig);
+    }
+    libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+    let exited = |status: libc::c_int| -> libc::c_int {
+        if libc::WIFEXITED(status) {
+            libc::WEXITSTATUS(status)
+        } else {
+            128 + libc::WTERMSIG(status)
+        }
+    };
+    loop {
+        // Graft died before the death signal was armed, or meanwhile
+        if libc::getppid() != graft {
+            libc::kill(0, libc::SIGKILL);
+            libc::_exit(137);
+        }
+        let mut status: libc::c_int = 0;
+        if libc::waitpid(server, &mut status, libc::WNOHANG) == server {
+            // what the server started and left running ends with it, and so does the
+            // watcher (its exit status is then SIGKILL's, not the server's)
+            libc::kill(0, libc::SIGKILL);
+            libc::_exit(exited(status));
+        }
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        match libc::sigwaitinfo(&set, &mut info) {
+            libc::SIGCHLD | -1 => {}
+            _ => {
+                // Graft died, or asked the group to stop: everything in it ends
+                libc::kill(0, libc::SIGKILL);
+                libc::_exit(137);
+            }
+        }
+    }
 }
