@@ -667,19 +667,6 @@ impl Graft {
     }
 }
 
-impl Graft {
-    /// The calls log (issue 14.4), newest first: at most `limit` (clamped to 1–500) calls
-    /// that `filter` admits, each with its agent's and tool's names, outcome and redacted
-    /// input. Every call of an agent is there, first-class or through `run_tool`, dry
-    /// runs and refused ones included.
-    pub async fn calls(
-        &self,
-        filter: &db::CallFilter,
-        limit: i64,
-    ) -> ServiceResult<Vec<db::CallLogRow>> {
-        Ok(db::select_call_log(&self.inner.pool, filter, limit.clamp(1, 500)).await?)
-    }
-}
 
 /// Refuses a tool that cannot be called or promoted: retired (its operation left the
 /// vendor's document, issue 14.3). Errors: `ToolNotFound` saying so.
