@@ -220,3 +220,87 @@ async def test_nothing_is_left_behind_when_graft_exits(sig: signal.Signals) -> N
             if server.proc.poll() is None:
                 server.proc.kill()
                 server.proc.wait()
+
+
+# --------------------------------------------------------------------------- server-everything
+
+REPO = Path(__file__).resolve().parents[2]
+EVERYTHING = REPO / "tests/conformance/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+NODE = Path(os.environ.get("GRAFT_TEST_NODE", REPO / "tests/conformance/node_modules/node/bin/node"))
+
+
+def everything_or_skip() -> None:
+    if EVERYTHING.exists() and NODE.exists():
+        return
+    if os.environ.get("GRAFT_CONFORMANCE_REQUIRED") == "1":
+        pytest.fail(f"server-everything or Node is missing ({EVERYTHING}, {NODE}): npm ci in tests/conformance")
+    pytest.skip("server-everything is not installed (npm ci in tests/conformance)")
+
+
+async def test_server_everything_over_stdio_and_streamable_http() -> None:
+    """The reference server from npm, as a local server (stdio) and as a remote one."""
+    everything_or_skip()
+    import subprocess
+
+    from conftest import free_port
+
+    with tempfile.TemporaryDirectory(prefix="graft-everything-") as root:
+        data_dir = Path(root) / "data"
+        data_dir.mkdir()
+        port = free_port()
+        http = subprocess.Popen(
+            [str(NODE), str(EVERYTHING), "streamableHttp"],
+            env={**os.environ, "PORT": str(port)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            out = run_cli("vendor", "add", "everything", "--mcp-command", f"{NODE} {EVERYTHING} stdio", data_dir=data_dir).stdout
+            assert "new tools" in out, out
+            deadline = time.monotonic() + 20
+            while True:
+                out = run_cli("vendor", "add", "remote", "--mcp-url", f"http://127.0.0.1:{port}/mcp", data_dir=data_dir, check=False)
+                if "new tools" in out.stdout:
+                    break
+                assert time.monotonic() < deadline, out.stdout + out.stderr
+                run_cli("vendor", "remove", "remote", "--yes", data_dir=data_dir, check=False)
+                time.sleep(0.5)
+            token = run_cli("agent", "add", "bot", data_dir=data_dir).stdout.strip().splitlines()[-1].strip()
+            server = serve(data_dir, Path(root) / "graft.log", {"bot": token})
+            try:
+                async with legacy_session(server.url, token) as (session, _init, _wire):
+                    for vendor in ["everything", "remote"]:
+                        r = await session.call_tool("run_tool", {"vendor": vendor, "name": "echo", "input": {"message": "hi"}})
+                        assert not r.is_error and "hi" in text(r), (vendor, r)
+                        r = await session.call_tool("run_tool", {"vendor": vendor, "name": "get_sum", "input": {"a": 2, "b": 3}})
+                        assert not r.is_error and "5" in text(r), (vendor, r)
+                        r = await session.call_tool("run_tool", {"vendor": vendor, "name": "get_tiny_image", "input": {}})
+                        assert any(isinstance(c, types.ImageContent) for c in r.content), (vendor, r)
+                        seen: list[float] = []
+
+                        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                            seen.append(progress)
+
+                        r = await session.call_tool(
+                            "run_tool",
+                            {"vendor": vendor, "name": "trigger_long_running_operation", "input": {"duration": 1, "steps": 3}},
+                            progress_callback=on_progress,
+                        )
+                        assert not r.is_error, (vendor, r)
+                        with anyio.move_on_after(2):
+                            while len(seen) < 3:
+                                await anyio.sleep(0.02)
+                        assert seen == [1, 2, 3], (vendor, seen)
+                    # Graft offers no sampling, elicitation or roots: the server's tools
+                    # that need them are not listed
+                    hits = await session.call_tool("find_tool", {"query": "trigger a sampling request", "limit": 50})
+                    assert "sampling" not in json.dumps(sc(hits)), sc(hits)
+                    # the local server's environment holds nothing of Graft's
+                    r = await session.call_tool("run_tool", {"vendor": "everything", "name": "get_env", "input": {}})
+                    assert not r.is_error, r
+                    assert "GRAFT_" not in text(r) and "DATABASE_URL" not in text(r), text(r)
+            finally:
+                assert server.stop(timeout=20.0) == 0, server.log_tail()
+        finally:
+            http.kill()
+            http.wait()
