@@ -148,7 +148,7 @@ pub(super) async fn vendor(graft: &Graft, command: VendorCommand) -> anyhow::Res
                     "Created MCP vendor {} ({}), {}.",
                     v.slug,
                     v.display_name,
-                    server_words(&v)
+                    crate::console::words::server_words(&v)
                 );
                 match read {
                     Ok(r) => println!("{}", ImportSummary::from(r).headline()),
@@ -219,7 +219,7 @@ When the server is ready (a connection added, for instance), run graft vendor re
                         "{:<20} {:<30} {}{state}{read}",
                         v.slug,
                         v.display_name,
-                        server_words(&v)
+                        crate::console::words::server_words(&v)
                     );
                     continue;
                 }
@@ -471,25 +471,4 @@ pub(super) async fn import_openapi(graft: &Graft, args: ImportOpenapiArgs) -> an
         }
     }
     Ok(())
-}
-
-/// An MCP vendor's server in words: `MCP server at URL` or `local MCP server: COMMAND
-/// (in DIR)`.
-pub(crate) fn server_words(v: &crate::service::VendorView) -> String {
-    match (&v.mcp_url, &v.mcp_command) {
-        (Some(url), _) => format!("MCP server at {url}"),
-        (None, Some(command)) => {
-            let argv: Vec<String> = serde_json::from_str(command).unwrap_or_default();
-            let dir = v
-                .mcp_cwd
-                .as_deref()
-                .map(|d| format!(" (in {d})"))
-                .unwrap_or_default();
-            format!(
-                "local MCP server: {}{dir}",
-                crate::domain::mcp_vendor::join_command(&argv)
-            )
-        }
-        (None, None) => v.base_url.clone(),
-    }
 }

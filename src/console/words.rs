@@ -13,11 +13,13 @@ pub fn mark_bidi(text: &str) -> String {
 }
 
 /// Whether an HTTP method only reads by SPEC §4.4's write rule (GET, HEAD, OPTIONS, any
-/// case): the console's side of `domain::approval::writes`, which the browser build lacks.
+/// case; and an MCP vendor's tool, method `MCP`, which reads when its readOnlyHint says
+/// so, SPEC §10.2): the console's side of `domain::approval::writes`, which the browser
+/// build lacks.
 pub fn reads_by_method(method: &str) -> bool {
     matches!(
         method.to_ascii_uppercase().as_str(),
-        "GET" | "HEAD" | "OPTIONS"
+        "GET" | "HEAD" | "OPTIONS" | "MCP"
     )
 }
 
@@ -335,6 +337,28 @@ pub fn change_label_in_words(label: &str) -> &'static str {
         "disabled" => "vendor disabled",
         "removed" => "vendor or agent removed",
         _ => "other",
+    }
+}
+
+/// An MCP vendor's server in words: `MCP server at URL` or `local MCP server: COMMAND
+/// (in DIR)`.
+#[cfg(feature = "ssr")]
+pub fn server_words(v: &crate::service::VendorView) -> String {
+    match (&v.mcp_url, &v.mcp_command) {
+        (Some(url), _) => format!("MCP server at {url}"),
+        (None, Some(command)) => {
+            let argv: Vec<String> = serde_json::from_str(command).unwrap_or_default();
+            let dir = v
+                .mcp_cwd
+                .as_deref()
+                .map(|d| format!(" (in {d})"))
+                .unwrap_or_default();
+            format!(
+                "local MCP server: {}{dir}",
+                crate::domain::mcp_vendor::join_command(&argv)
+            )
+        }
+        (None, None) => v.base_url.clone(),
     }
 }
 

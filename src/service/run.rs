@@ -667,7 +667,6 @@ impl Graft {
     }
 }
 
-
 /// Refuses a tool that cannot be called or promoted: retired (its operation left the
 /// vendor's document, issue 14.3). Errors: `ToolNotFound` saying so.
 pub(crate) fn usable(t: &db::ToolRow) -> ServiceResult<()> {

@@ -157,10 +157,31 @@ pub(crate) fn ConnectionForm(
     vendor: VendorItem,
 ) -> impl IntoView {
     let err = error_of(action);
-    let kind = vendor
-        .auth_kind
-        .clone()
-        .unwrap_or_else(|| "bearer".to_string());
+    // what each kind of vendor sends (SPEC §10.2): a local MCP server's connections are
+    // environment variables, a remote one's are headers
+    let kinds: Vec<(&'static str, &'static str)> = match (vendor.kind.as_str(), vendor.local) {
+        ("mcp", true) => vec![("env", "environment variable of its process")],
+        ("mcp", false) => CONNECTION_KINDS
+            .iter()
+            .copied()
+            .filter(|(k, _)| matches!(*k, "bearer" | "header" | "basic"))
+            .collect(),
+        _ => CONNECTION_KINDS.to_vec(),
+    };
+    let kind = match vendor.auth_kind.clone() {
+        Some(k) if kinds.iter().any(|(v, _)| *v == k) => k,
+        _ => kinds[0].0.to_string(),
+    };
+    let name_label = if vendor.local {
+        "Variable name"
+    } else {
+        "Header or query parameter name"
+    };
+    let name_hint = if vendor.local {
+        "e.g. GITHUB_TOKEN"
+    } else {
+        "only for header and query"
+    };
     let name = vendor.auth_name.clone().unwrap_or_default();
     let suggestion = match (vendor.auth_kind.as_deref(), name.as_str()) {
         (Some("header"), n) => Some(format!(
@@ -179,6 +200,14 @@ pub(crate) fn ConnectionForm(
             "{}'s document asks for HTTP basic auth.",
             vendor.slug
         )),
+        _ if vendor.local => Some(format!(
+            "Each connection of {} is one environment variable of its server's process, set only there and never logged; the newer of two for one variable wins.",
+            vendor.slug
+        )),
+        _ if vendor.kind == "mcp" => Some(format!(
+            "Each connection of {} is a header of every request to its server; the newer of two for one header wins.",
+            vendor.slug
+        )),
         _ => None,
     };
     let form = clear_on_save(action);
@@ -191,14 +220,14 @@ pub(crate) fn ConnectionForm(
             <FieldError err field="label"/>
             <label>"Kind"
                 <select name="kind">
-                    {CONNECTION_KINDS.iter().map(|(value, words)| view! {
-                        <option value=*value selected=kind == *value>{*words}</option>
+                    {kinds.into_iter().map(|(value, words)| view! {
+                        <option value=value selected=kind == value>{words}</option>
                     }).collect_view()}
                 </select>
             </label>
             <FieldError err field="kind"/>
-            <label>"Header or query parameter name"
-                <input name="name" placeholder="only for header and query" value=name/></label>
+            <label>{name_label}
+                <input name="name" placeholder=name_hint value=name/></label>
             <FieldError err field="name"/>
             <label>"Secret (write-only)"<input type="password" name="secret" autocomplete="off"/></label>
             <FieldError err field="secret"/>

@@ -191,7 +191,11 @@ fn hints_form(t: &ToolData, action: ServerAction<SetToolHints>) -> impl IntoView
     Some(view! {
         <section class="card" id="hints">
             <h2>"What a call does"</h2>
-            <p class="muted">"Agents see it as the tool's MCP annotations; a call that changes or deletes data asks a person first. Graft reads it from the HTTP method and the operation's name: a GET named open, create, set, send… counts as a change until a person says it only reads."</p>
+            <p class="muted">{if current.method == "MCP" {
+                "Agents see it as the tool's MCP annotations; a call that changes or deletes data asks a person first. Graft takes it from the annotations its MCP server gives: a tool that does not say it only reads counts as a change until a person says it only reads."
+            } else {
+                "Agents see it as the tool's MCP annotations; a call that changes or deletes data asks a person first. Graft reads it from the HTTP method and the operation's name: a GET named open, create, set, send… counts as a change until a person says it only reads."
+            }}</p>
             <ActionForm action=action attr:class="inline-form">
                 <input type="hidden" name="vendor" value=vendor/>
                 <input type="hidden" name="name" value=name/>
@@ -226,14 +230,26 @@ pub(crate) fn tool_view(
         {(t.vendor_disabled && !t.vendor_removed).then(|| view! {
             <p class="warning" role="note">"Its vendor is disabled: agents cannot promote or call it until a person enables "<a href=format!("/vendors/{}", segment(&t.vendor))>"the vendor"</a>" again."</p>
         })}
-        {t.retired_at.map(|at| view! {
-            <p class="warning" role="note">"Retired "<When at now/>": the vendor's OpenAPI document no longer has this operation. Agents cannot promote or call it; it stays here for the record, and comes back if a later import has the operation again."</p>
-        })}
+        {t.retired_at.map(|at| {
+            let mcp = current.as_ref().is_some_and(|v| v.method == "MCP");
+            view! {
+            <p class="warning" role="note">"Retired "<When at now/>
+                {if mcp {
+                    ": its MCP server no longer lists it. Agents cannot promote or call it; it stays here for the record, and comes back if the server lists it again."
+                } else {
+                    ": the vendor's OpenAPI document no longer has this operation. Agents cannot promote or call it; it stays here for the record, and comes back if a later import has the operation again."
+                }}</p>
+        }})}
         {current.map(|v| view! {
             <p>{v.description.clone()}</p>
-            <p><span class="method">{v.method.clone()}</span>" "<code>{v.path.clone()}</code>
-               {format!(" · version {}", v.version)}
-               {t.operation_id.clone().map(|o| format!(" · operation {o}"))}</p>
+            {if v.method == "MCP" {
+                view! { <p><span class="method">"MCP"</span>" the server's tool "<code>{v.path.clone()}</code>
+                    {format!(" · version {}", v.version)}</p> }.into_any()
+            } else {
+                view! { <p><span class="method">{v.method.clone()}</span>" "<code>{v.path.clone()}</code>
+                   {format!(" · version {}", v.version)}
+                   {t.operation_id.clone().map(|o| format!(" · operation {o}"))}</p> }.into_any()
+            }}
             <p class="tokens">{match t.tokens {
                 Some(n) => format!("Promoted, it costs an agent's context {} (its definition as tools/list serves it).", crate::console::words::tokens(n)),
                 None => "Its tokens are being counted.".to_string(),

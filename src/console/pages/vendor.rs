@@ -5,8 +5,8 @@ use crate::console::components::{
     error_of, loaded, saved, saves, FieldError, FormError, Frame, When,
 };
 use crate::console::server_fns::{
-    vendor, AddConnection, ConfirmConnections, EditVendor, RemoveVendor, RevokeConnection,
-    SetVendorInternal, SetVendorState,
+    vendor, AddConnection, ConfirmConnections, EditVendor, RefreshMcpVendor, RemoveVendor,
+    RevokeConnection, SetVendorInternal, SetVendorState,
 };
 use crate::console::words::{count, segment};
 use leptos::prelude::*;
@@ -27,6 +27,7 @@ pub fn VendorPage() -> impl IntoView {
     let remove = ServerAction::<RemoveVendor>::new();
     let confirm_conns = ServerAction::<ConfirmConnections>::new();
     let set_internal = ServerAction::<SetVendorInternal>::new();
+    let refresh = ServerAction::<RefreshMcpVendor>::new();
     let conn_saves = saves(add_conn);
     let data = Resource::new(
         move || {
@@ -37,11 +38,14 @@ pub fn VendorPage() -> impl IntoView {
                     + conn_saves.get()
                     + revoke.version().get()
                     + confirm_conns.version().get()
-                    + set_internal.version().get(),
+                    + set_internal.version().get()
+                    + refresh.version().get(),
             )
         },
         |(s, _)| vendor(s),
     );
+    let refresh_err = error_of(refresh);
+    let refreshed = move || refresh.value().get().and_then(Result::ok);
     let confirm_err = error_of(confirm_conns);
     let internal_err = error_of(set_internal);
     let edit_err = error_of(edit);
@@ -61,6 +65,7 @@ pub fn VendorPage() -> impl IntoView {
                 let (base1, base2) = (v.base_url.clone(), v.base_url.clone());
                 let suspended: Option<String> = d.connections.iter().find_map(|c| c.suspended.clone());
                 let v_conn = v.clone();
+                let is_mcp = v.kind == "mcp";
                 let history = view! {
                     <section class="card" id="imports">
                         <h2>"Import history"</h2>
@@ -95,19 +100,44 @@ pub fn VendorPage() -> impl IntoView {
                         {format!("{} in the toolbox, {}. ", count(d.tools, "tool"), count(d.entries, "working-set entry"))}
                         {(!v.disabled).then(|| view! { <a href=format!("/tools?vendor={}", segment(&v.slug))>"See its tools"</a> })}
                     </p>
+                    {d.server.clone().map(|info| {
+                        let slug = v.slug.clone();
+                        view! {
+                        <section class="card" id="server">
+                            <h2>"MCP server"</h2>
+                            <p><code class="server">{v.server.clone().unwrap_or_default()}</code></p>
+                            <p class=if info.running { "ok" } else { "muted" } data-state=if info.running { "running" } else { "not-running" }>{info.state.clone()}</p>
+                            <p>{format!("{} from its tools/list. ", count(d.tools, "tool"))}
+                                {match info.refreshed_at {
+                                    Some(at) => view! { "Last read "<When at now/>"; Graft reads it again when the server says its tools changed, and every 10 minutes." }.into_any(),
+                                    None => view! { "Its tools/list has not been read yet." }.into_any(),
+                                }}
+                            </p>
+                            {info.error.clone().map(|e| view! { <p class="warning" role="alert" id="server-error">{format!("The last read failed: {e}")}</p> })}
+                            <FormError err=refresh_err/>
+                            {move || refreshed().map(|r| view! { <p class="ok" role="status">{format!("Read again: {r}")}</p> })}
+                            <ActionForm action=refresh attr:class="inline">
+                                <input type="hidden" name="slug" value=slug/>
+                                <button type="submit">"Refresh its tools"</button>
+                            </ActionForm>
+                            <p class="muted">"Its tools' descriptions are the server's own words: a new description is a new version, and approvals of it are asked again."</p>
+                        </section>
+                    }})}
                     <section class="card" id="settings">
-                        <h2>"Name and base URL"</h2>
+                        <h2>{if is_mcp { "Name" } else { "Name and base URL" }}</h2>
                         <FormError err=edit_err/>
-                        {move || saved.get().then(|| view! { <p class="ok" role="status">"Saved. Calls use the new base URL now."</p> })}
+                        {move || saved.get().then(|| view! { <p class="ok" role="status">"Saved."</p> })}
                         <ActionForm action=edit attr:class="grid-form" attr:novalidate=true>
                             <input type="hidden" name="slug" value=s1/>
                             <label>"Name"<input name="name" value=v.name.clone()/></label>
                             <FieldError err=edit_err field="name"/>
-                            <label>"Base URL (every call of its tools starts with it)"<input name="base_url" value=v.base_url.clone()/></label>
-                            <FieldError err=edit_err field="base_url"/>
-                            <label class="check"><input type="checkbox" name="confirm_move" value="yes"/>
-                                " If the new base URL is on another host, port or scheme: yes, move it (its connections then wait for my confirmation there, and its approvals are asked again)"</label>
-                            <FieldError err=edit_err field="confirm_move"/>
+                            {(!is_mcp).then(|| view! {
+                                <label>"Base URL (every call of its tools starts with it)"<input name="base_url" value=v.base_url.clone()/></label>
+                                <FieldError err=edit_err field="base_url"/>
+                                <label class="check"><input type="checkbox" name="confirm_move" value="yes"/>
+                                    " If the new base URL is on another host, port or scheme: yes, move it (its connections then wait for my confirmation there, and its approvals are asked again)"</label>
+                                <FieldError err=edit_err field="confirm_move"/>
+                            })}
                             <button type="submit">"Save"</button>
                         </ActionForm>
                     </section>
@@ -130,7 +160,7 @@ pub fn VendorPage() -> impl IntoView {
                         {move || conn_saved.get().then(|| view! { <p class="ok" role="status">"Connection added; its secret is sealed."</p> })}
                         <ConnectionForm action=add_conn vendor=v_conn.clone()/>
                     </section>
-                    <section class="card" id="network">
+                    <section class="card" id="network" hidden=v.local>
                         <h2>"Network"</h2>
                         <FormError err=internal_err/>
                         {if v.internal {
@@ -184,7 +214,11 @@ pub fn VendorPage() -> impl IntoView {
                     </section>
                     <section class="card" id="remove">
                         <h2>"Remove"</h2>
-                        <p>"Removing takes the vendor off the lists: its tools leave every working set and refuse calls, its connections are revoked and their secrets dropped. Its tools, calls and history stay in the record, and importing its document again brings it back."</p>
+                        <p>{if is_mcp {
+                            "Removing takes the vendor off the lists and stops its server: its tools leave every working set and refuse calls, its connections are revoked and their secrets dropped. Its tools, calls and history stay in the record, and adding an MCP server with its slug brings it back."
+                        } else {
+                            "Removing takes the vendor off the lists: its tools leave every working set and refuse calls, its connections are revoked and their secrets dropped. Its tools, calls and history stay in the record, and importing its document again brings it back."
+                        }}</p>
                         <FormError err=remove_err/>
                         <ActionForm action=remove>
                             <input type="hidden" name="slug" value=s4/>

@@ -6,7 +6,7 @@ use crate::console::components::{
 };
 #[cfg(feature = "hydrate")]
 use crate::console::server_fns::MAX_UPLOAD_BYTES;
-use crate::console::server_fns::{vendors, AddVendor, RevokeConnection};
+use crate::console::server_fns::{vendors, AddMcpVendor, AddVendor, RevokeConnection};
 use crate::console::words::segment;
 use crate::console::words::ImportSummary;
 use leptos::prelude::*;
@@ -17,6 +17,8 @@ use leptos_router::hooks::use_query_map;
 pub fn VendorsPage() -> impl IntoView {
     let query = use_query_map();
     let add = ServerAction::<AddVendor>::new();
+    let add_mcp = ServerAction::<AddMcpVendor>::new();
+    let mcp_err = error_of(add_mcp);
     let revoke = ServerAction::<RevokeConnection>::new();
     let data = Resource::new(
         move || {
@@ -54,13 +56,13 @@ pub fn VendorsPage() -> impl IntoView {
                         view! { <p class="muted">"No vendors yet."</p> }.into_any()
                     } else {
                         view! { <div class="table-wrap"><table>
-                            <thead><tr><th>"Slug"</th><th>"Name"</th><th>"Base URL"</th><th>"OpenAPI document"</th><th>"State"</th></tr></thead>
+                            <thead><tr><th>"Slug"</th><th>"Name"</th><th>"Base URL or server"</th><th>"Tools from"</th><th>"State"</th></tr></thead>
                             <tbody>{d.vendors.iter().cloned().map(|v| view! {
                                 <tr data-vendor=v.slug.clone()>
                                     <td><a href=format!("/vendors/{}", segment(&v.slug)) title="settings, state and imports"><code>{v.slug.clone()}</code></a></td>
                                     <td class="name">{v.name}</td>
-                                    <td><code>{v.base_url}</code></td>
-                                    <td>{if v.has_document { "stored" } else { "—" }}</td>
+                                    <td><code>{v.server.clone().unwrap_or(v.base_url)}</code></td>
+                                    <td>{if v.kind == "mcp" { "its MCP server's tools/list" } else if v.has_document { "an OpenAPI document (stored)" } else { "an OpenAPI document" }}</td>
                                     <td>{if v.disabled { "disabled" } else { "enabled" }}</td>
                                 </tr>
                             }).collect_view()}</tbody>
@@ -120,6 +122,24 @@ pub fn VendorsPage() -> impl IntoView {
                     <label>"Base URL"<input name="base_url" placeholder="https://api.stripe.com"/></label>
                     <FieldError err=add_err field="base_url"/>
                     <button type="submit">"Create vendor"</button>
+                </ActionForm>
+            </section>
+            <section class="card" id="mcp">
+                <h2>"Add an MCP server"</h2>
+                <p class="muted">"The tools of an MCP server join the toolbox beside OpenAPI operations: a remote server over Streamable HTTP (its URL), or a local one Graft starts over stdio (a command, run without a shell, with only PATH, HOME and the locale of Graft's environment; its own variables are connections of kind env). Graft reads its tools/list now, when the server says it changed, and every 10 minutes; agents promote and call its tools like any other, writes ask a person first."</p>
+                <FormError err=mcp_err/>
+                <ActionForm action=add_mcp attr:class="grid-form" attr:novalidate=true>
+                    <label>"Slug"<input name="slug" placeholder="github"/></label>
+                    <FieldError err=mcp_err field="slug"/>
+                    <label>"Name"<input name="name" placeholder="GitHub"/></label>
+                    <FieldError err=mcp_err field="name"/>
+                    <label>"Remote server: its URL"<input name="url" placeholder="https://api.githubcopilot.com/mcp/"/></label>
+                    <FieldError err=mcp_err field="url"/>
+                    <label>"Or a local server: the command that starts it"<input name="command" placeholder="npx -y @modelcontextprotocol/server-filesystem /srv/files"/></label>
+                    <FieldError err=mcp_err field="command"/>
+                    <label>"Its working directory (absolute; optional)"<input name="cwd" placeholder="/srv/files"/></label>
+                    <FieldError err=mcp_err field="cwd"/>
+                    <button type="submit">"Add the MCP server"</button>
                 </ActionForm>
             </section>
             <section class="card" id="import">

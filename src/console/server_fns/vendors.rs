@@ -40,6 +40,30 @@ pub struct VendorItem {
     /// addresses (security review 32.7).
     #[serde(default)]
     pub internal: bool,
+    /// `openapi` or `mcp` (SPEC §10.2).
+    #[serde(default)]
+    pub kind: String,
+    /// An MCP vendor's server in words (`MCP server at URL`, `local MCP server: CMD`).
+    #[serde(default)]
+    pub server: Option<String>,
+    /// An MCP vendor whose server is a local program: its connections are environment
+    /// variables.
+    #[serde(default)]
+    pub local: bool,
+}
+
+/// An MCP vendor's server as its page shows it (issue 27.5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerInfo {
+    /// Its state in this Graft server, in words (running since, restarting with the last
+    /// error, not running).
+    pub state: String,
+    /// Whether it runs now.
+    pub running: bool,
+    /// When its tools/list was last read (ms).
+    pub refreshed_at: Option<i64>,
+    /// What went wrong the last time it was read or started.
+    pub error: Option<String>,
 }
 
 /// A vendor's page (issue 14.3).
@@ -57,6 +81,9 @@ pub struct VendorData {
     /// Its connections, revoked ones too.
     #[serde(default)]
     pub connections: Vec<ConnectionItem>,
+    /// An MCP vendor's server (issue 27.5).
+    #[serde(default)]
+    pub server: Option<ServerInfo>,
 }
 
 /// A connection row (never its secret).
@@ -163,6 +190,7 @@ pub async fn vendors(import: Option<String>) -> ConsoleResult<VendorsData> {
 
 #[cfg(feature = "ssr")]
 pub(crate) fn vendor_item(v: crate::service::VendorView) -> VendorItem {
+    let server = (v.kind == "mcp").then(|| crate::console::words::server_words(&v));
     VendorItem {
         slug: v.slug,
         name: v.display_name,
@@ -173,6 +201,56 @@ pub(crate) fn vendor_item(v: crate::service::VendorView) -> VendorItem {
         auth_kind: v.auth_kind,
         auth_name: v.auth_name,
         internal: v.internal,
+        local: v.kind == "mcp" && v.mcp_url.is_none(),
+        server,
+        kind: v.kind,
+    }
+}
+
+/// An MCP vendor's server state in words (issue 27.5).
+#[cfg(feature = "ssr")]
+fn server_info(g: &crate::service::Graft, v: &crate::service::VendorView) -> ServerInfo {
+    use crate::proxy::mcp::ServerState;
+    let when = |ms: i64| crate::console::components::utc(ms);
+    let (state, running) = match g.mcp_server_state(v.id) {
+        ServerState::Running {
+            since,
+            pid,
+            protocol,
+            server,
+        } => (
+            format!(
+                "Running since {}{}, speaking MCP {protocol}{}.",
+                when(since),
+                pid.map(|p| format!(" (process {p})")).unwrap_or_default(),
+                server
+                    .map(|s| format!(" as {}", s.trim()))
+                    .unwrap_or_default()
+            ),
+            true,
+        ),
+        ServerState::Restarting {
+            attempt,
+            last_error,
+            retry_at,
+        } => (
+            format!(
+                "Restarting (attempt {attempt}, next at {}): {last_error}",
+                when(retry_at)
+            ),
+            false,
+        ),
+        ServerState::Stopped => (
+            "Not running in this Graft server: it starts at the first call or read of its tools."
+                .into(),
+            false,
+        ),
+    };
+    ServerInfo {
+        state,
+        running,
+        refreshed_at: v.mcp_refreshed_at,
+        error: v.mcp_error.clone(),
     }
 }
 
@@ -231,6 +309,7 @@ pub async fn vendor(slug: String) -> ConsoleResult<VendorData> {
                 .filter(|c| c.vendor == v.slug)
                 .map(connection_item)
                 .collect(),
+            server: (v.kind == "mcp").then(|| server_info(g, &v)),
             vendor: vendor_item(v),
             tools,
             entries,
@@ -245,7 +324,7 @@ pub async fn vendor(slug: String) -> ConsoleResult<VendorData> {
 pub async fn edit_vendor(
     slug: String,
     name: String,
-    base_url: String,
+    base_url: Option<String>,
     confirm_move: Option<String>,
 ) -> ConsoleResult<()> {
     with_status(async move {
@@ -255,6 +334,15 @@ pub async fn edit_vendor(
         }
         crate::service::check_vendor_name(name.trim())
             .map_err(|m| ConsoleError::field("name", m))?;
+        // an MCP vendor's form has no base URL: only its name changes
+        let Some(base_url) = base_url else {
+            state
+                .graft
+                .set_vendor(&Actor::Person(person.name), &slug, Some(&name), None, None)
+                .await?;
+            back_saying_saved("vendor");
+            return Ok(());
+        };
         if let Err(e) = crate::service::check_base_url(&base_url) {
             return Err(ConsoleError::field("base_url", e.to_string()));
         }
@@ -478,6 +566,91 @@ pub async fn revoke_connection(id: i64, confirm: Option<String>) -> ConsoleResul
             .revoke_connection(&Actor::Person(person.name), id)
             .await?;
         Ok(())
+    })
+    .await
+}
+
+/// Adds an MCP vendor (issue 27.1): a remote server's `url`, or a local server's
+/// `command` (the program and its arguments, split as a shell splits words, run without
+/// one) started in `cwd`; then its tools/list is read and the person lands on its page,
+/// which says what was read or why it could not be. Errors: at `slug` (rules, taken),
+/// `name`, `url`, `command` (none or both given, shell syntax) or `cwd`.
+#[server(prefix = "/api", endpoint = "add_mcp_vendor")]
+pub async fn add_mcp_vendor(
+    slug: String,
+    name: String,
+    url: String,
+    command: String,
+    cwd: String,
+) -> ConsoleResult<()> {
+    use crate::domain::mcp_vendor::{split_command, Server};
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        if let Err(m) = crate::domain::names::VendorSlug::parse(slug.trim()) {
+            return Err(ConsoleError::field("slug", m));
+        }
+        crate::service::check_vendor_name(name.trim())
+            .map_err(|m| ConsoleError::field("name", m))?;
+        let server = match (url.trim(), command.trim()) {
+            ("", "") => {
+                return Err(ConsoleError::field(
+                    "url",
+                    "give the server's URL, or the command that starts it",
+                ))
+            }
+            (u, "") => {
+                if let Err(e) = crate::service::check_base_url(u) {
+                    return Err(ConsoleError::field("url", e.to_string()));
+                }
+                Server::Url(u.to_string())
+            }
+            ("", c) => Server::Command {
+                argv: split_command(c).map_err(|m| ConsoleError::field("command", m))?,
+                cwd: Some(cwd.trim().to_string()).filter(|d| !d.is_empty()),
+            },
+            _ => {
+                return Err(ConsoleError::field(
+                    "command",
+                    "give a URL or a command, not both",
+                ))
+            }
+        };
+        match state
+            .graft
+            .add_mcp_vendor(&Actor::Person(person.name.clone()), slug.trim(), Some(name.as_str()), &server)
+            .await
+        {
+            Ok((v, _)) => {
+                tracing::info!(vendor = %v.slug, by = %person.name, "MCP vendor added in the console");
+                leptos_axum::redirect(&format!("/vendors/{}", segment(&v.slug)));
+                Ok(())
+            }
+            Err(ServiceError::Conflict(m)) => Err(ConsoleError::field("slug", m)),
+            Err(ServiceError::Invalid(m)) if m.contains("working directory") => {
+                Err(ConsoleError::field("cwd", m))
+            }
+            Err(ServiceError::Invalid(m)) if m.contains("command") => {
+                Err(ConsoleError::field("command", m))
+            }
+            Err(ServiceError::Invalid(m)) if m.contains("URL") => Err(ConsoleError::field("url", m)),
+            Err(e) => Err(e.into()),
+        }
+    })
+    .await
+}
+
+/// Reads an MCP vendor's tools/list again now (issue 27.2); answers what changed in one
+/// sentence. Errors: `Refused` with the reason (not an MCP vendor, disabled, its server
+/// could not be read).
+#[server(prefix = "/api", endpoint = "refresh_mcp_vendor")]
+pub async fn refresh_mcp_vendor(slug: String) -> ConsoleResult<String> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        let report = state
+            .graft
+            .refresh_mcp_vendor(&Actor::Person(person.name), &slug)
+            .await?;
+        Ok(ImportSummary::from(report).headline())
     })
     .await
 }
