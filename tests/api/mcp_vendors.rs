@@ -403,3 +403,39 @@ async fn a_server_that_is_down_is_kept_and_other_vendors_are_unaffected() {
     );
     app.stop().await;
 }
+
+#[tokio::test]
+async fn calls_past_the_in_flight_limit_fail_clearly_and_an_expired_session_is_renewed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (app, upstream, token) = setup(dir.path(), false, |s| {
+        s.mcp.max_inflight = 1;
+        s.mcp.queue_wait = Duration::from_millis(300);
+        s.mcp.call_timeout = Duration::from_secs(3);
+    })
+    .await;
+    let client = modern_client(&app, &token).await;
+    let run = |name: &'static str| {
+        let input = if name == "read_note" { json!({"id": "x"}) } else { json!({}) };
+        json!({"vendor": "notes", "name": name, "input": input})
+    };
+    // one call holds the only place; the next waits 300 ms, then fails clearly
+    let holding = call(&client, "run_tool", run("hang"));
+    let waiting = async {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        call(&client, "run_tool", run("read_note")).await
+    };
+    let (held, busy) = tokio::join!(holding, waiting);
+    assert_eq!(code(&held).as_deref(), Some("vendor_timeout"), "{}", text(&held));
+    assert_eq!(code(&busy).as_deref(), Some("vendor_busy"), "{}", text(&busy));
+    assert!(text(&busy).contains("GRAFT_MCP_MAX_INFLIGHT"), "{}", text(&busy));
+    // once it is free, calls run
+    let r = call(&client, "run_tool", run("read_note")).await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+
+    // the server forgets Graft's session: Graft initializes again and the call runs
+    upstream.end_sessions().await;
+    let r = call(&client, "run_tool", run("read_note")).await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    assert_eq!(upstream.calls_of("read_note").len(), 2);
+    app.stop().await;
+}

@@ -31,6 +31,8 @@ pub struct UpState {
     pub cancelled: AtomicUsize,
     /// Whether it speaks 2026-07-28 (else only the 2025 revisions).
     modern: bool,
+    /// Its 2025 sessions (a test ends them to see a client start a new one).
+    sessions: Mutex<Option<Arc<LocalSessionManager>>>,
 }
 
 /// The handler (one per session or stateless request; the state is shared).
@@ -80,6 +82,18 @@ impl Upstream {
         }
     }
 
+    /// Ends every 2025 session: the next request of a client with a session id gets 404
+    /// (MCP 2025-11-25 "Session Management") and must initialize again.
+    pub async fn end_sessions(&self) {
+        use rmcp::transport::streamable_http_server::session::SessionManager;
+        let manager = self.0.sessions.lock().unwrap().clone().unwrap();
+        let ids: Vec<_> = manager.sessions.read().await.keys().cloned().collect();
+        for id in ids {
+            let _ = manager.close_session(&id).await;
+        }
+        self.0.legacy_peers.lock().unwrap().clear();
+    }
+
     /// The tools/call requests it received, by tool name.
     pub fn calls_of(&self, tool: &str) -> Vec<(Value, Option<String>)> {
         self.0
@@ -105,11 +119,9 @@ pub async fn serve_upstream(modern: bool) -> (String, Upstream) {
     let handler = Upstream(state);
     let h = handler.clone();
     let config = StreamableHttpServerConfig::default().with_legacy_session_mode(true);
-    let svc = StreamableHttpService::new(
-        move || Ok(h.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    let sessions = Arc::new(LocalSessionManager::default());
+    *handler.0.sessions.lock().unwrap() = Some(sessions.clone());
+    let svc = StreamableHttpService::new(move || Ok(h.clone()), sessions, config);
     let app = axum::Router::new().nest_service("/mcp", svc);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -13,6 +13,7 @@ Checked, through MCP as an agent meets it:
   the server (it leaves `cancelled` in its working directory);
 * the server changes its tool list: Graft hears list_changed, the removed tool is retired
   and demoted (cause "removed by its server"), the agent gets list_changed;
+* a line on the server's stdout that is not JSON-RPC is skipped, calls go on;
 * the server crashes: the call fails clearly, and the next one runs on a restarted server;
 * nothing is left behind: SIGTERM and SIGKILL of `graft serve` end the server and a child
   process it started (its process group).
@@ -69,7 +70,7 @@ def setup_graft(root: Path) -> tuple[Path, Path, str]:
     command = f"{sys.executable} {SERVER}"
     out = run_cli("vendor", "add", "notes", "--mcp-command", command, "--cwd", str(work), data_dir=data_dir).stdout
     assert "Created MCP vendor notes" in out, out
-    assert "9 new tools" in out, out
+    assert "10 new tools" in out, out
     out = run_cli(
         "connection", "add", "notes", "--label", "token", "--kind", "env", "--name", "NOTES_TOKEN", "--secret-stdin",
         data_dir=data_dir, stdin=SECRET + "\n",
@@ -185,6 +186,12 @@ async def test_a_changed_list_and_a_crash(graft: tuple[GraftServer, Path]) -> No
         assert "its MCP server no longer lists it" in out, out
         out = run_cli("tool", "show", "notes__extra", data_dir=server.data_dir).stdout
         assert "appeared at run time" in out, out
+
+        # a line that is not JSON-RPC on its stdout is skipped: the call and the next run
+        r = await session.call_tool("run_tool", {"vendor": "notes", "name": "garble", "input": {}})
+        assert not r.is_error and text(r) == "garbled", r
+        r = await session.call_tool("notes__read_note", {"id": "after-garble"})
+        assert not r.is_error, r
 
         # a crash: this call fails clearly, and a later one runs on a new process
         r = await session.call_tool("notes__crash", {})

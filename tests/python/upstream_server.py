@@ -90,6 +90,13 @@ def spawn_child() -> dict[str, int]:
     return {"server": os.getpid(), "child": child.pid}
 
 
+@server.tool(annotations=READ)
+def garble() -> str:
+    """Writes a line that is not JSON-RPC to its stdout, then answers."""
+    os.write(1, b"this is not JSON-RPC {\n")
+    return "garbled"
+
+
 def extra() -> str:
     """A tool that appeared at run time."""
     return "extra"
