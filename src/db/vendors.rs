@@ -45,6 +45,8 @@ pub struct VendorRow {
     pub mcp_refreshed_at: Option<i64>,
     /// What went wrong the last time it was read or started; `None` when it worked.
     pub mcp_error: Option<String>,
+    /// Whether OAuth tokens of its remote server are stored (sealed).
+    pub has_oauth: bool,
 }
 
 /// Changes a vendor's display name and/or base URL (each when given).
@@ -108,7 +110,7 @@ pub async fn select_vendor_entries(conn: &mut Conn, vendor_id: i64) -> DbResult<
 
 const VENDOR_COLUMNS: &str =
     "id, slug, display_name, base_url, (openapi_document IS NOT NULL) AS has_document, created_at, disabled_at, removed_at, auth_kind, auth_name, internal, credential_params, \
-     kind, mcp_url, mcp_command, mcp_cwd, mcp_refreshed_at, mcp_error";
+     kind, mcp_url, mcp_command, mcp_cwd, mcp_refreshed_at, mcp_error, (mcp_oauth IS NOT NULL) AS has_oauth";
 
 /// Sets the parameter names a person says carry a vendor's credential (`None`: none).
 pub async fn update_vendor_credential_params(
@@ -202,6 +204,27 @@ pub async fn update_vendor_mcp_server(
 /// by an import or as an HTTP vendor).
 pub async fn update_vendor_openapi_kind(conn: &mut Conn, id: i64) -> DbResult<()> {
     execute!(conn, "UPDATE vendors SET kind = 'openapi', mcp_url = NULL, mcp_command = NULL, mcp_cwd = NULL, mcp_refreshed_at = NULL, mcp_error = NULL, mcp_oauth = NULL WHERE id = $1", id)?;
+    Ok(())
+}
+
+/// An MCP vendor's OAuth credentials, sealed (issue 27.1).
+pub async fn select_vendor_oauth(pool: &Pool, vendor_id: i64) -> DbResult<Option<String>> {
+    on_db!(pool, |e| sqlx::query_scalar(
+        "SELECT mcp_oauth FROM vendors WHERE id = $1"
+    )
+    .bind(vendor_id)
+    .fetch_one(e)
+    .await)
+}
+
+/// Stores (or, with `None`, drops) an MCP vendor's sealed OAuth credentials.
+pub async fn update_vendor_oauth(conn: &mut Conn, id: i64, sealed: Option<&str>) -> DbResult<()> {
+    execute!(
+        conn,
+        "UPDATE vendors SET mcp_oauth = $2 WHERE id = $1",
+        id,
+        sealed
+    )?;
     Ok(())
 }
 

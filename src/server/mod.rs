@@ -207,6 +207,11 @@ impl Application {
                 ),
             )
             .route("/skill/SKILL.md", get(console::skill))
+            // an MCP vendor's authorization server sends the person back here (issue 27.1)
+            .route(
+                crate::service::mcp_oauth::CALLBACK_PATH,
+                get(console::mcp_oauth_callback),
+            )
             // the OAuth authorization endpoint: a consent page for a signed-in person
             .route(
                 "/oauth/authorize",

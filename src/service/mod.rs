@@ -15,6 +15,7 @@ pub mod hub;
 pub mod import;
 pub mod input;
 pub mod learning;
+pub mod mcp_oauth;
 pub mod mcp_vendors;
 pub mod oauth;
 pub mod oauth_tokens;
@@ -252,6 +253,8 @@ struct Inner {
     /// Held while an MCP vendor's tools/list is stored: two reads at once (the timer
     /// and a list_changed) would add the same new tool twice.
     mcp_sync: tokio::sync::Mutex<()>,
+    /// OAuth authorizations of MCP vendors a person started (issue 27.1).
+    mcp_oauth: mcp_oauth::PendingAuthorizations,
 }
 
 impl std::fmt::Debug for Inner {
@@ -382,6 +385,7 @@ impl Graft {
                 metrics: Arc::new(crate::metrics::Metrics::new()),
                 upstreams,
                 mcp_sync: tokio::sync::Mutex::new(()),
+                mcp_oauth: Default::default(),
             }),
         })
     }

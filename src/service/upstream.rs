@@ -269,6 +269,10 @@ impl Graft {
                     url: url.clone(),
                     headers: pairs,
                     internal: v.internal,
+                    // a new authorization stops the server itself (finish_mcp_oauth)
+                    oauth: v
+                        .has_oauth
+                        .then(|| (self.oauth_store(v.id), "oauth".to_string())),
                 }
             }
             (None, Some(command)) => Target::Stdio {

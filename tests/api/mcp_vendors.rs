@@ -415,7 +415,11 @@ async fn calls_past_the_in_flight_limit_fail_clearly_and_an_expired_session_is_r
     .await;
     let client = modern_client(&app, &token).await;
     let run = |name: &'static str| {
-        let input = if name == "read_note" { json!({"id": "x"}) } else { json!({}) };
+        let input = if name == "read_note" {
+            json!({"id": "x"})
+        } else {
+            json!({})
+        };
         json!({"vendor": "notes", "name": name, "input": input})
     };
     // one call holds the only place; the next waits 300 ms, then fails clearly
@@ -425,9 +429,23 @@ async fn calls_past_the_in_flight_limit_fail_clearly_and_an_expired_session_is_r
         call(&client, "run_tool", run("read_note")).await
     };
     let (held, busy) = tokio::join!(holding, waiting);
-    assert_eq!(code(&held).as_deref(), Some("vendor_timeout"), "{}", text(&held));
-    assert_eq!(code(&busy).as_deref(), Some("vendor_busy"), "{}", text(&busy));
-    assert!(text(&busy).contains("GRAFT_MCP_MAX_INFLIGHT"), "{}", text(&busy));
+    assert_eq!(
+        code(&held).as_deref(),
+        Some("vendor_timeout"),
+        "{}",
+        text(&held)
+    );
+    assert_eq!(
+        code(&busy).as_deref(),
+        Some("vendor_busy"),
+        "{}",
+        text(&busy)
+    );
+    assert!(
+        text(&busy).contains("GRAFT_MCP_MAX_INFLIGHT"),
+        "{}",
+        text(&busy)
+    );
     // once it is free, calls run
     let r = call(&client, "run_tool", run("read_note")).await;
     assert_ne!(r.is_error, Some(true), "{}", text(&r));
@@ -438,4 +456,114 @@ async fn calls_past_the_in_flight_limit_fail_clearly_and_an_expired_session_is_r
     assert_ne!(r.is_error, Some(true), "{}", text(&r));
     assert_eq!(upstream.calls_of("read_note").len(), 2);
     app.stop().await;
+}
+
+/// A remote MCP server behind OAuth (issue 27.1): another Graft, its own authorization
+/// server. A person starts the authorization from this Graft (which discovers that
+/// server, registers itself and answers the authorization URL), approves at the other
+/// Graft's consent page, comes back to `/vendors/oauth/callback` signed in here; the
+/// tokens are stored sealed, the server's tools are read, an agent calls one, and a
+/// token that expired is renewed by rmcp's client on its own.
+#[tokio::test]
+async fn a_server_behind_oauth_is_authorized_by_a_person_and_its_tokens_renew() {
+    use crate::console::{Browser, PASSWORD};
+    let (up_dir, down_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let up = spawn_app_public(
+        up_dir.path(),
+        false,
+        Arc::new(graft::service::SystemClock),
+        |s| {
+            s.oauth.access_ttl = Duration::from_secs(2);
+        },
+    )
+    .await;
+    up.graft.add_user("owner", PASSWORD).await.unwrap();
+    let mut up_browser = Browser::new(&up);
+    up_browser.sign_in("owner", PASSWORD).await;
+    let down = spawn_app_public(
+        down_dir.path(),
+        false,
+        Arc::new(graft::service::SystemClock),
+        |_| {},
+    )
+    .await;
+    down.graft.add_user("ops", PASSWORD).await.unwrap();
+    let mut down_browser = Browser::new(&down);
+    down_browser.sign_in("ops", PASSWORD).await;
+
+    // without a token the server answers 401 with its challenge: the vendor is kept
+    let (_, read) = down
+        .graft
+        .add_mcp_vendor(&person(), "up", None, &Server::Url(up.mcp_url()))
+        .await
+        .unwrap();
+    let why = read.unwrap_err();
+    assert!(why.contains("authorization"), "{why}");
+
+    // the person starts it here and approves there, as a new agent of that Graft
+    let ops = Actor::Person("ops".into());
+    let auth_url = down.graft.start_mcp_oauth(&ops, "up").await.unwrap();
+    let auth = url::Url::parse(&auth_url).unwrap();
+    assert_eq!(auth.port(), Some(up.addr.port()), "{auth_url}");
+    let path = format!("{}?{}", auth.path(), auth.query().unwrap());
+    let back = crate::oauth::consent(&mut up_browser, &path, ("new", "from-down"), "approve").await;
+    assert_eq!(back.status(), 303);
+    let callback = back.headers()["location"].to_str().unwrap().to_string();
+    assert!(callback.contains("/vendors/oauth/callback?"), "{callback}");
+    // only a signed-in person of this Graft finishes it
+    let stranger = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+        .get(&callback)
+        .send()
+        .await
+        .unwrap();
+    let to = stranger.headers()["location"].to_str().unwrap();
+    assert!(to.starts_with("/login?next="), "{to}");
+    let done = down_browser
+        .get(
+            callback
+                .strip_prefix(&format!("http://{}", down.addr))
+                .unwrap(),
+        )
+        .await;
+    assert_eq!(done.status(), 303);
+    assert_eq!(done.headers()["location"], "/vendors/up?oauth=connected");
+    let v = down.graft.vendor("up").await.unwrap();
+    assert!(v.has_oauth && v.mcp_error.is_none(), "{v:?}");
+    // the state cannot be used twice
+    let again = down
+        .graft
+        .finish_mcp_oauth(&ops, &callback)
+        .await
+        .unwrap_err();
+    assert!(again.to_string().contains("no authorization"), "{again}");
+
+    // its tools (the other Graft's own, as its new agent sees them) are in the toolbox
+    assert!(down.graft.tool("up", "find_tool").await.is_ok());
+    let (_, token) = agent(&down, "bot").await;
+    let client = modern_client(&down, &token).await;
+    let find = json!({"vendor": "up", "name": "find_tool", "input": {"query": "anything"}});
+    let r = call(&client, "run_tool", find.clone()).await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    // the access token lives 2 s there: rmcp's client renews it, the call runs
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let r = call(&client, "run_tool", find).await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    // no token lies in the clear in this Graft's database
+    let sealed = graft::db::select_vendor_oauth(down.graft.pool(), v.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        !sealed.contains("access_token") && !sealed.contains("refresh"),
+        "{sealed}"
+    );
+
+    // dropped: the server stops and its calls need a new authorization
+    down.graft.forget_mcp_oauth(&ops, "up").await.unwrap();
+    assert!(!down.graft.vendor("up").await.unwrap().has_oauth);
+    down.stop().await;
+    up.stop().await;
 }

@@ -79,7 +79,7 @@ fn form_fields(html: &str) -> Vec<(String, String)> {
 
 /// A signed-in person approves `client`'s request as `agent` (`new` makes it); the
 /// redirect back to the client.
-async fn consent(
+pub(crate) async fn consent(
     b: &mut Browser,
     path: &str,
     agent: (&str, &str),

@@ -5,8 +5,8 @@ use crate::console::components::{
     error_of, loaded, saved, saves, FieldError, FormError, Frame, When,
 };
 use crate::console::server_fns::{
-    vendor, AddConnection, ConfirmConnections, EditVendor, RefreshMcpVendor, RemoveVendor,
-    RevokeConnection, SetVendorInternal, SetVendorState,
+    vendor, AddConnection, ConfirmConnections, EditVendor, ForgetMcpOauth, RefreshMcpVendor,
+    RemoveVendor, RevokeConnection, SetVendorInternal, SetVendorState, StartMcpOauth,
 };
 use crate::console::words::{count, segment};
 use leptos::prelude::*;
@@ -28,6 +28,11 @@ pub fn VendorPage() -> impl IntoView {
     let confirm_conns = ServerAction::<ConfirmConnections>::new();
     let set_internal = ServerAction::<SetVendorInternal>::new();
     let refresh = ServerAction::<RefreshMcpVendor>::new();
+    let start_oauth = ServerAction::<StartMcpOauth>::new();
+    let forget_oauth = ServerAction::<ForgetMcpOauth>::new();
+    let oauth_err = error_of(start_oauth);
+    let forget_err = error_of(forget_oauth);
+    let query = leptos_router::hooks::use_query_map();
     let conn_saves = saves(add_conn);
     let data = Resource::new(
         move || {
@@ -39,7 +44,8 @@ pub fn VendorPage() -> impl IntoView {
                     + revoke.version().get()
                     + confirm_conns.version().get()
                     + set_internal.version().get()
-                    + refresh.version().get(),
+                    + refresh.version().get()
+                    + forget_oauth.version().get(),
             )
         },
         |(s, _)| vendor(s),
@@ -121,6 +127,33 @@ pub fn VendorPage() -> impl IntoView {
                                 <button type="submit">"Refresh its tools"</button>
                             </ActionForm>
                             <p class="muted">"Its tools' descriptions are the server's own words: a new description is a new version, and approvals of it are asked again."</p>
+                            {(!v.local).then(|| {
+                                let (slug1, slug2) = (v.slug.clone(), v.slug.clone());
+                                let connected = query.read_untracked().get("oauth").as_deref() == Some("connected");
+                                view! {
+                                <h3 id="oauth">"Authorization"</h3>
+                                {connected.then(|| view! { <p class="ok" role="status">"Authorized: Graft holds its OAuth tokens (sealed) and renews them itself."</p> })}
+                                {if v.oauth {
+                                    view! {
+                                        <p>"Graft is authorized at this server with OAuth; it renews the tokens as they expire."</p>
+                                        <FormError err=forget_err/>
+                                        <ActionForm action=forget_oauth attr:class="inline">
+                                            <input type="hidden" name="slug" value=slug1/>
+                                            <label class="check"><input type="checkbox" name="confirm" value="yes" required/>" Yes, drop its tokens"</label>
+                                            <button type="submit" class="danger">"Drop the authorization"</button>
+                                        </ActionForm>
+                                    }.into_any()
+                                } else {
+                                    view! {
+                                        <p>"A server that asks for OAuth (it answers 401 with a challenge) is authorized here: you sign in at its authorization server and come back; Graft keeps its tokens sealed. Servers that take a token in a header need a connection instead."</p>
+                                        <FormError err=oauth_err/>
+                                        <ActionForm action=start_oauth attr:class="inline">
+                                            <input type="hidden" name="slug" value=slug2/>
+                                            <button type="submit">"Authorize Graft at this server"</button>
+                                        </ActionForm>
+                                    }.into_any()
+                                }}
+                            }})}
                         </section>
                     }})}
                     <section class="card" id="settings">

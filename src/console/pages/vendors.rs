@@ -44,7 +44,11 @@ pub fn VendorsPage() -> impl IntoView {
                 // what the last action said, while it is still true
                 let removed_now = query.read_untracked().get("removed").filter(|s| d.removed.contains(s));
                 let back_now = query.read_untracked().get("back").filter(|s| d.vendors.iter().any(|v| &v.slug == s));
+
                 view! {
+                    {d.failed.clone().map(|why| view! {
+                        <p class="error" role="alert" id="oauth-error">{format!("The authorization did not finish: {why}")}</p>
+                    })}
                     {removed_now.map(|slug| view! {
                         <p class="ok" role="status">{format!("Vendor {slug} was removed: its tools left every working set and refuse calls, its connections are revoked. They stay in the record; importing its document again brings it back.")}</p>
                     })}

@@ -6,12 +6,14 @@
 //! token, an import summary) handed from a POST to the page it redirects to.
 
 mod gate;
+mod mcp_oauth;
 mod oauth;
 mod session;
 mod throttle;
 mod upload;
 
 pub use gate::*;
+pub use mcp_oauth::*;
 pub use oauth::*;
 pub use session::*;
 pub use throttle::*;

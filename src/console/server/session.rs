@@ -28,6 +28,9 @@ pub enum Flash {
     Token(String, String),
     /// The summary of an OpenAPI upload.
     Import(Box<ImportSummary>),
+    /// Why something a person started elsewhere did not finish (an MCP vendor's
+    /// authorization, issue 27.1), shown on the Vendors page.
+    Failed(String),
 }
 
 /// One-time values by random id, each for the person who caused it, for 10 minutes.

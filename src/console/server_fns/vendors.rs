@@ -50,6 +50,9 @@ pub struct VendorItem {
     /// variables.
     #[serde(default)]
     pub local: bool,
+    /// A remote MCP server a person authorized Graft at (OAuth tokens stored, sealed).
+    #[serde(default)]
+    pub oauth: bool,
 }
 
 /// An MCP vendor's server as its page shows it (issue 27.5).
@@ -140,6 +143,9 @@ pub struct VendorsData {
     /// Slugs of removed vendors (an import under one brings it back).
     #[serde(default)]
     pub removed: Vec<String>,
+    /// Why something the person started did not finish (an MCP vendor's authorization).
+    #[serde(default)]
+    pub failed: Option<String>,
 }
 
 /// Largest OpenAPI document the console imports (Stripe's is about 4 MB).
@@ -150,9 +156,10 @@ pub const MAX_UPLOAD_BYTES: usize = 32 * 1024 * 1024;
 pub async fn vendors(import: Option<String>) -> ConsoleResult<VendorsData> {
     with_status(async move {
         let (state, person) = signed_in().await?;
-        let import = match import.and_then(|id| state.flash.take(&person.name, &id)) {
-            Some(Flash::Import(s)) => Some(*s),
-            _ => None,
+        let (import, failed) = match import.and_then(|id| state.flash.take(&person.name, &id)) {
+            Some(Flash::Import(s)) => (Some(*s), None),
+            Some(Flash::Failed(why)) => (None, Some(why)),
+            _ => (None, None),
         };
         let imports: Vec<ImportItem> = state
             .graft
@@ -183,6 +190,7 @@ pub async fn vendors(import: Option<String>) -> ConsoleResult<VendorsData> {
             import,
             imports,
             removed: state.graft.removed_vendors().await?,
+            failed,
         })
     })
     .await
@@ -202,6 +210,7 @@ pub(crate) fn vendor_item(v: crate::service::VendorView) -> VendorItem {
         auth_name: v.auth_name,
         internal: v.internal,
         local: v.kind == "mcp" && v.mcp_url.is_none(),
+        oauth: v.has_oauth,
         server,
         kind: v.kind,
     }
@@ -566,91 +575,6 @@ pub async fn revoke_connection(id: i64, confirm: Option<String>) -> ConsoleResul
             .revoke_connection(&Actor::Person(person.name), id)
             .await?;
         Ok(())
-    })
-    .await
-}
-
-/// Adds an MCP vendor (issue 27.1): a remote server's `url`, or a local server's
-/// `command` (the program and its arguments, split as a shell splits words, run without
-/// one) started in `cwd`; then its tools/list is read and the person lands on its page,
-/// which says what was read or why it could not be. Errors: at `slug` (rules, taken),
-/// `name`, `url`, `command` (none or both given, shell syntax) or `cwd`.
-#[server(prefix = "/api", endpoint = "add_mcp_vendor")]
-pub async fn add_mcp_vendor(
-    slug: String,
-    name: String,
-    url: String,
-    command: String,
-    cwd: String,
-) -> ConsoleResult<()> {
-    use crate::domain::mcp_vendor::{split_command, Server};
-    with_status(async move {
-        let (state, person) = signed_in().await?;
-        if let Err(m) = crate::domain::names::VendorSlug::parse(slug.trim()) {
-            return Err(ConsoleError::field("slug", m));
-        }
-        crate::service::check_vendor_name(name.trim())
-            .map_err(|m| ConsoleError::field("name", m))?;
-        let server = match (url.trim(), command.trim()) {
-            ("", "") => {
-                return Err(ConsoleError::field(
-                    "url",
-                    "give the server's URL, or the command that starts it",
-                ))
-            }
-            (u, "") => {
-                if let Err(e) = crate::service::check_base_url(u) {
-                    return Err(ConsoleError::field("url", e.to_string()));
-                }
-                Server::Url(u.to_string())
-            }
-            ("", c) => Server::Command {
-                argv: split_command(c).map_err(|m| ConsoleError::field("command", m))?,
-                cwd: Some(cwd.trim().to_string()).filter(|d| !d.is_empty()),
-            },
-            _ => {
-                return Err(ConsoleError::field(
-                    "command",
-                    "give a URL or a command, not both",
-                ))
-            }
-        };
-        match state
-            .graft
-            .add_mcp_vendor(&Actor::Person(person.name.clone()), slug.trim(), Some(name.as_str()), &server)
-            .await
-        {
-            Ok((v, _)) => {
-                tracing::info!(vendor = %v.slug, by = %person.name, "MCP vendor added in the console");
-                leptos_axum::redirect(&format!("/vendors/{}", segment(&v.slug)));
-                Ok(())
-            }
-            Err(ServiceError::Conflict(m)) => Err(ConsoleError::field("slug", m)),
-            Err(ServiceError::Invalid(m)) if m.contains("working directory") => {
-                Err(ConsoleError::field("cwd", m))
-            }
-            Err(ServiceError::Invalid(m)) if m.contains("command") => {
-                Err(ConsoleError::field("command", m))
-            }
-            Err(ServiceError::Invalid(m)) if m.contains("URL") => Err(ConsoleError::field("url", m)),
-            Err(e) => Err(e.into()),
-        }
-    })
-    .await
-}
-
-/// Reads an MCP vendor's tools/list again now (issue 27.2); answers what changed in one
-/// sentence. Errors: `Refused` with the reason (not an MCP vendor, disabled, its server
-/// could not be read).
-#[server(prefix = "/api", endpoint = "refresh_mcp_vendor")]
-pub async fn refresh_mcp_vendor(slug: String) -> ConsoleResult<String> {
-    with_status(async move {
-        let (state, person) = signed_in().await?;
-        let report = state
-            .graft
-            .refresh_mcp_vendor(&Actor::Person(person.name), &slug)
-            .await?;
-        Ok(ImportSummary::from(report).headline())
     })
     .await
 }

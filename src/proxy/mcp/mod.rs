@@ -79,6 +79,10 @@ pub enum Target {
         url: String,
         headers: Vec<(String, String)>,
         internal: bool,
+        /// Where its OAuth tokens are kept, when a person authorized Graft there (rmcp's
+        /// client refreshes them), with a stamp of what is stored (a new authorization
+        /// starts the server again).
+        oauth: Option<(Arc<dyn rmcp::transport::auth::CredentialStore>, String)>,
     },
     /// A local program (argv, no shell) in `cwd`, with `env` from the vendor's
     /// connections of kind `env`.
@@ -99,7 +103,8 @@ impl Spec {
                 url,
                 headers,
                 internal,
-            } => serde_json::json!(["http", url, headers, internal]),
+                oauth,
+            } => serde_json::json!(["http", url, headers, internal, oauth.as_ref().map(|o| &o.1)]),
             Target::Stdio { argv, cwd, env } => serde_json::json!(["stdio", argv, cwd, env]),
         };
         hex::encode(Sha256::digest(text.to_string().as_bytes()))
@@ -512,4 +517,24 @@ tokio::task_local! {
 /// The progress reporter of the call running in this task, if its agent asked for one.
 pub fn current_progress() -> Option<ProgressFn> {
     PROGRESS.try_with(Clone::clone).ok()
+}
+
+/// An OAuth credential store shared between the authorization and the servers that use
+/// it (rmcp's `AuthorizationManager` takes its store by value).
+#[derive(Clone)]
+pub struct SharedStore(pub Arc<dyn rmcp::transport::auth::CredentialStore>);
+
+use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
+
+#[async_trait::async_trait]
+impl CredentialStore for SharedStore {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        self.0.load().await
+    }
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        self.0.save(credentials).await
+    }
+    async fn clear(&self) -> Result<(), AuthError> {
+        self.0.clear().await
+    }
 }

@@ -140,9 +140,8 @@ impl Upstreams {
                 url,
                 headers,
                 internal,
+                oauth,
             } => {
-                use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-                use rmcp::transport::StreamableHttpClientTransport;
                 let mut custom = HashMap::new();
                 for (name, value) in headers {
                     let name = http::HeaderName::from_bytes(name.as_bytes())
@@ -160,32 +159,38 @@ impl Upstreams {
                 } else {
                     self.inner.http_public.clone()
                 };
-                let connect = |lifecycle: rmcp::service::ClientLifecycleMode| {
-                    let config = StreamableHttpClientTransportConfig::with_uri(url.clone())
-                        .custom_headers(custom.clone());
-                    let transport =
-                        StreamableHttpClientTransport::with_client(client.clone(), config);
-                    let serve = rmcp::service::serve_client_with_lifecycle_and_ct(
-                        handler.clone(),
-                        transport,
-                        lifecycle,
-                        stop.clone(),
-                    );
-                    tokio::time::timeout(limits.start_timeout, serve)
+                let http = Http {
+                    url: url.clone(),
+                    headers: custom,
+                    handler: handler.clone(),
+                    stop: stop.clone(),
+                    timeout: limits.start_timeout,
                 };
-                // the 2026-07-28 revision when the server speaks it, else initialize
-                let modern = rmcp::service::ClientLifecycleMode::Auto {
-                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                    legacy_version: Some(ProtocolVersion::V_2025_11_25),
-                };
-                let first = connect(modern).await;
-                let served = match first {
-                    Ok(Err(
-                        rmcp::service::ClientInitializeError::NoCompatibleProtocolVersion {
-                            ..
-                        },
-                    )) => connect(rmcp::service::ClientLifecycleMode::Initialize).await,
-                    other => other,
+                let served = match oauth {
+                    // a person authorized Graft there: rmcp's client sends the token and
+                    // refreshes it (saving the new one sealed through the store)
+                    Some((store, _)) => {
+                        use rmcp::transport::{AuthClient, AuthorizationManager};
+                        let unusable = |e: rmcp::transport::auth::AuthError| {
+                            UpstreamError::AuthRequired(format!(
+                                "its OAuth tokens cannot be used ({e}): authorize Graft again on the vendor's page"
+                            ))
+                        };
+                        let mut manager = if *internal {
+                            AuthorizationManager::new_allowing_private_addresses(url.as_str()).await
+                        } else {
+                            AuthorizationManager::new(url.as_str()).await
+                        }
+                        .map_err(unusable)?;
+                        manager.set_credential_store(super::SharedStore(store.clone()));
+                        if !manager.initialize_from_store().await.map_err(unusable)? {
+                            return Err(UpstreamError::AuthRequired(
+                                "no OAuth tokens are stored for it: authorize Graft on the vendor's page".into(),
+                            ));
+                        }
+                        http.serve(AuthClient::new(client, manager)).await
+                    }
+                    None => http.serve(client).await,
                 };
                 let running = served
                     .map_err(|_| {
@@ -429,4 +434,61 @@ fn refused(method: &str) -> ErrorData {
         format!("Graft does not forward {method} to its agents"),
         None,
     )
+}
+
+/// How a remote server is reached: its URL, the connections' headers, the handler Graft
+/// answers it with, its stop token and how long it has to start.
+struct Http {
+    url: String,
+    headers: HashMap<http::HeaderName, http::HeaderValue>,
+    handler: Handler,
+    stop: CancellationToken,
+    timeout: Duration,
+}
+
+type Served = Result<
+    Result<
+        rmcp::service::RunningService<RoleClient, Handler>,
+        rmcp::service::ClientInitializeError,
+    >,
+    tokio::time::error::Elapsed,
+>;
+
+impl Http {
+    /// Connects over `client` in the 2026-07-28 revision when the server speaks it, else
+    /// with a 2025-11-25 initialize.
+    async fn serve<C>(&self, client: C) -> Served
+    where
+        C: rmcp::transport::streamable_http_client::StreamableHttpClient
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+    {
+        use rmcp::service::ClientLifecycleMode;
+        let connect = |lifecycle: ClientLifecycleMode| {
+            use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+            use rmcp::transport::StreamableHttpClientTransport;
+            let config = StreamableHttpClientTransportConfig::with_uri(self.url.clone())
+                .custom_headers(self.headers.clone());
+            let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
+            let serve = rmcp::service::serve_client_with_lifecycle_and_ct(
+                self.handler.clone(),
+                transport,
+                lifecycle,
+                self.stop.clone(),
+            );
+            tokio::time::timeout(self.timeout, serve)
+        };
+        let modern = ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::V_2025_11_25),
+        };
+        match connect(modern).await {
+            Ok(Err(rmcp::service::ClientInitializeError::NoCompatibleProtocolVersion {
+                ..
+            })) => connect(ClientLifecycleMode::Initialize).await,
+            other => other,
+        }
+    }
 }
