@@ -6,8 +6,9 @@
 //!   (a 2025-11-25 session; 2026-07-28 stateless), 1 session sequential and 8 at once;
 //! - the same through the official TypeScript SDK server (`benches/anchor/server.mjs`,
 //!   what a user would write instead), when Node and the SDK are here;
-//! - the same `tools/call` on a second `graft serve` of the same data with
-//!   `GRAFT_METRICS=off`: what the Prometheus metrics cost (issue 30.1);
+//! - the same `tools/call` on a second `graft serve` of a copy of the same data with
+//!   `GRAFT_METRICS=off`, the two taking turns to go first: what the Prometheus metrics
+//!   cost (issue 30.1);
 //! - Graft's `find_tool` over 10,000+ tools, `tools/list` of a 500-tool working set
 //!   next to a GET of the very same bytes from a static axum server read and parsed the
 //!   same way (the transfer-and-parse floor of a body that size),
@@ -318,10 +319,17 @@ fn main() {
     let data = tempfile::tempdir().unwrap();
     let vendor = rt.block_on(start_vendor());
     let (token, wide_token) = rt.block_on(setup_graft(data.path(), &vendor));
+    // the metrics-off server gets its own copy of the same data: two servers writing
+    // one SQLite file would pay each other's write locks and WAL checkpoints
+    let data_off = tempfile::tempdir().unwrap();
+    // the setup's connections close (and checkpoint their WAL) as they are dropped
+    std::thread::sleep(Duration::from_millis(500));
+    copy_dir(data.path(), data_off.path());
     let (graft_proc, graft_base) = spawn_graft(data.path());
     let graft_url = format!("{graft_base}/mcp");
     eprintln!("graft serve: pid {}", graft_proc.0.id());
-    let (off_proc, off_base) = support::spawn_graft_with(data.path(), &[("GRAFT_METRICS", "off")]);
+    let (off_proc, off_base) =
+        support::spawn_graft_with(data_off.path(), &[("GRAFT_METRICS", "off")]);
     eprintln!("graft serve, metrics off: pid {}", off_proc.0.id());
     let anchor = spawn_anchor(&vendor);
     // GRAFT_BENCH_ONLY=words: only the series whose name contains them (profiling)
@@ -395,10 +403,16 @@ fn main() {
             add("direct GET to the vendor", s, None);
             }
             if run("tools/call") {
-            let s = sequential(calls, |i| legacy.call("echo__get_item", json!({"id": i})).map_unit()).await;
-            add("Graft tools/call, 2025-11-25 session", s, None);
-            let s = sequential(calls, |i| metrics_off.call("echo__get_item", json!({"id": i})).map_unit()).await;
-            add("Graft tools/call, 2025 session, GRAFT_METRICS=off", s, None);
+            // with and without metrics in turn, the first of the two changing each round
+            for on in [round % 2 == 0, round % 2 == 1] {
+                if on {
+                    let s = sequential(calls, |i| legacy.call("echo__get_item", json!({"id": i})).map_unit()).await;
+                    add("Graft tools/call, 2025-11-25 session", s, None);
+                } else {
+                    let s = sequential(calls, |i| metrics_off.call("echo__get_item", json!({"id": i})).map_unit()).await;
+                    add("Graft tools/call, 2025 session, GRAFT_METRICS=off", s, None);
+                }
+            }
             let s = sequential(calls, |i| modern.call("echo__get_item", json!({"id": i})).map_unit()).await;
             add("Graft tools/call, 2026-07-28 stateless", s, None);
             }
@@ -586,3 +600,20 @@ trait MapUnit: std::future::Future + Sized {
 }
 
 impl<F: std::future::Future> MapUnit for F {}
+
+/// Copies the files of directory `from` into `to` (the data directory: the database, its
+/// WAL and the key file; no subdirectories are needed).
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_file() {
+            // the WAL and its index may go as the setup's connections close
+            match std::fs::copy(entry.path(), to.join(entry.file_name())) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                r => {
+                    r.unwrap();
+                }
+            }
+        }
+    }
+}

@@ -198,6 +198,14 @@ fn format_time(ms: Option<i64>) -> String {
 
 /// Runs the command line. Errors are returned for `main` to print as one line.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    // an MCP vendor's local server runs as Graft's own user: it must not read Graft's
+    // environment (its secret key, its database URL) through /proc/<pid>/environ, nor
+    // attach to Graft with ptrace; a non-dumpable process allows neither (issue 27.6)
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl(PR_SET_DUMPABLE) changes only this process's dumpable flag
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
     let addr = match &cli.command {
         Some(Command::Serve { addr }) => addr.clone(),
         _ => None,
@@ -233,8 +241,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 without_password(&settings.database_url)
             )
         })?;
-    match cli.command.unwrap_or(Command::Serve { addr: None }) {
-        Command::Serve { .. } => serve::serve(graft, &settings).await,
+    let result = match cli.command.unwrap_or(Command::Serve { addr: None }) {
+        Command::Serve { .. } => serve::serve(graft.clone(), &settings).await,
         Command::Agent(c) => agents::agent(&graft, c).await,
         Command::Template(c) => templates::template(&graft, c).await,
         Command::User(c) => users::user(&graft, c).await,
@@ -249,7 +257,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Approve(a) => approvals::approve(&graft, a).await,
         Command::Calls(a) => calls::calls(&graft, a).await,
         Command::Deny(a) => approvals::deny(&graft, a).await,
-    }
+    };
+    // a command that read an MCP vendor's tools started its server: it ends here, with
+    // its process group, before the process exits (issue 27.4)
+    graft.stop_mcp_servers().await;
+    result
 }
 
 #[cfg(test)]

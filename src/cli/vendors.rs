@@ -323,10 +323,12 @@ When the server is ready (a connection added, for instance), run graft vendor re
             } else {
                 "enabled"
             };
-            println!(
-                "Vendor {}: {} at {}, {state}.",
-                v.slug, v.display_name, v.base_url
-            );
+            let at = if v.kind == "mcp" {
+                crate::console::words::server_words(&v)
+            } else {
+                format!("at {}", v.base_url)
+            };
+            println!("Vendor {}: {} {at}, {state}.", v.slug, v.display_name);
             if demoted > 0 {
                 println!(
                     "Demoted its tools from {}.",
@@ -362,8 +364,13 @@ When the server is ready (a connection added, for instance), run graft vendor re
                 );
             }
             let (demoted, revoked) = graft.remove_vendor(&person(), &slug).await?;
+            let back = if v.kind == "mcp" {
+                "adding an MCP server with its slug brings it back"
+            } else {
+                "importing its document again brings it back"
+            };
             println!(
-                "Removed vendor {}: demoted {}, revoked {}. Its tools stay in the record; importing its document again brings it back.",
+                "Removed vendor {}: demoted {}, revoked {}. Its tools stay in the record; {back}.",
                 v.slug,
                 count(demoted as i64, "working-set entry"),
                 count(revoked, "connection"),

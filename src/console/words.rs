@@ -178,6 +178,10 @@ pub struct ImportSummary {
     /// Tools left alone because an agent wrote their current version.
     #[serde(default)]
     pub kept: Vec<String>,
+    /// An MCP vendor's writes its server now calls reads: kept writes until a person
+    /// marks them read-only.
+    #[serde(default)]
+    pub writes_kept: Vec<String>,
     /// Working-set entries demoted because their tool retired.
     #[serde(default)]
     pub demoted: usize,
@@ -273,6 +277,7 @@ impl From<crate::service::ImportReport> for ImportSummary {
             restored: r.restored,
             retired: r.retired,
             kept: r.kept,
+            writes_kept: r.writes_kept,
             demoted: r.demoted,
             brought_back: r.brought_back,
             moved: r.moved,
@@ -295,8 +300,11 @@ impl ImportSummary {
         out.extend(
             self.retired
                 .iter()
-                .map(|n| format!("retired {n}: its operation left the document")),
+                .map(|n| format!("retired {n}: gone from the document, or from its server's list")),
         );
+        out.extend(self.writes_kept.iter().map(|n| {
+            format!("kept {n} a write: its server now says it only reads; a person marks it read-only on its page")
+        }));
         out.extend(self.restored.iter().map(|n| format!("restored {n}")));
         out.extend(
             self.kept

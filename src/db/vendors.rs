@@ -228,6 +228,18 @@ pub async fn update_vendor_oauth(conn: &mut Conn, id: i64, sealed: Option<&str>)
     Ok(())
 }
 
+/// Retires every tool of vendor `id` still in use (a removed vendor brought back as the
+/// other kind: an OpenAPI vendor's tools mean nothing to an MCP server, and the other way
+/// round); returns how many.
+pub async fn update_vendor_tools_retired(conn: &mut Conn, id: i64, at: i64) -> DbResult<u64> {
+    execute!(
+        conn,
+        "UPDATE tools SET retired_at = $2 WHERE vendor_id = $1 AND retired_at IS NULL",
+        id,
+        at
+    )
+}
+
 /// Notes that an MCP vendor's tools/list was read at `at` (ms), or that reading or
 /// starting it failed with `error` (its tools stay as they were).
 pub async fn update_vendor_mcp_read(
@@ -246,6 +258,16 @@ pub async fn select_vendors(pool: &Pool) -> DbResult<Vec<VendorRow>> {
         "SELECT {VENDOR_COLUMNS} FROM vendors ORDER BY slug"
     ))
     .fetch_all(e)
+    .await)
+}
+
+/// The vendor with an id.
+pub async fn select_vendor_by_id(pool: &Pool, id: i64) -> DbResult<Option<VendorRow>> {
+    on_db!(pool, |e| sqlx::query_as(&format!(
+        "SELECT {VENDOR_COLUMNS} FROM vendors WHERE id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(e)
     .await)
 }
 

@@ -139,6 +139,19 @@ pub fn plan_list(
             ));
             continue;
         }
+        // what a person reads of the name (approvals, dry runs) is what it is: no
+        // control, invisible or reordering character (MCP 2025-11-25 "Tool names": A-Z,
+        // a-z, 0-9, `_`, `-`, `.`; other printable characters are taken)
+        if tool.name.chars().any(|c| {
+            c.is_control()
+                || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}')
+        }) {
+            plan.skipped.push((
+                crate::domain::markup::visible(&tool.name),
+                "its name holds control or invisible characters".into(),
+            ));
+            continue;
+        }
         if tool.name.is_empty() || tool.name.chars().count() > 128 {
             plan.skipped.push((
                 crate::domain::search::text::truncate_chars(&tool.name, 128),
@@ -511,9 +524,10 @@ mod tests {
             json!({"name": "refs", "inputSchema": {"type": "object", "$defs": {"P": {"type": "string"}}, "properties": {"p": {"$ref": "#/$defs/P"}}}}),
             json!({"name": "x".repeat(80), "inputSchema": {}}),
             json!({"nope": true}),
+            json!({"name": "rea\u{202E}d", "inputSchema": {}}),
         ];
         let plan = plan_list(&slug(), &listed, &HashMap::new(), &|_| false);
-        assert_eq!(plan.total, 7);
+        assert_eq!(plan.total, 8);
         let names: Vec<&str> = plan.tools.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names.len(), 4, "{names:?} {:?}", plan.skipped);
         assert_eq!(names[0], "read_file");

@@ -167,19 +167,40 @@ pub(crate) async fn sweeper(
 /// changed, and every live MCP vendor's when it was last read longer ago than
 /// GRAFT_MCP_REFRESH (checked each minute, and at start). Ends with `shutdown`.
 pub(crate) async fn mcp_vendors(graft: Graft, shutdown: CancellationToken) {
+    use std::collections::HashMap;
+    use tokio::time::Instant;
     let mut changes = graft.mcp_changes();
     let every = std::time::Duration::from_secs(60);
     let mut ticks = tokio::time::interval(every);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut waiting = tokio::time::interval(std::time::Duration::from_secs(2));
+    // a server that says its list changed is read at most once per `relist` (30 s): what
+    // it says meanwhile is read when that time is up (one read for many notices, and at
+    // most one version of each tool)
+    let relist = graft.mcp_limits().relist;
+    let mut last: HashMap<i64, Instant> = HashMap::new();
+    let mut due: HashMap<i64, Instant> = HashMap::new();
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => break,
             changed = changes.recv() => match changed {
-                Ok(vendor) => graft.mcp_list_changed(vendor).await,
+                Ok(vendor) => {
+                    let at = last.get(&vendor).map_or_else(Instant::now, |t| *t + relist);
+                    due.entry(vendor).or_insert(at);
+                }
                 // fell behind: the next tick reads what is due
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
             },
+            _ = waiting.tick() => {
+                let now = Instant::now();
+                let ready: Vec<i64> = due.iter().filter(|(_, at)| **at <= now).map(|(v, _)| *v).collect();
+                for vendor in ready {
+                    due.remove(&vendor);
+                    last.insert(vendor, Instant::now());
+                    graft.mcp_list_changed(vendor).await;
+                }
+            }
             _ = ticks.tick() => {
                 if let Err(e) = graft.refresh_mcp_vendors_due().await {
                     tracing::warn!(error = ?e, "MCP vendors could not be read");

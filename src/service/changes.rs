@@ -50,6 +50,14 @@ impl Graft {
         if events.iter().any(|e| e.1 == TOOLBOX_CHANGE) {
             self.invalidate_search();
         }
+        // a vendor disabled or removed, or a connection added or revoked, by another
+        // process (the CLI, another instance): this process's MCP servers follow
+        if events
+            .iter()
+            .any(|e| e.1 == STATE_CHANGE || e.1 == TOOLBOX_CHANGE)
+        {
+            self.check_mcp_servers().await;
+        }
         for rotated in events.iter().map(|e| e.1).filter(|a| *a <= TOKEN_ROTATED) {
             self.inner.hub.disconnect(TOKEN_ROTATED - rotated);
         }

@@ -110,6 +110,7 @@ impl Graft {
                 db::update_vendor_removed(&mut tx, v.id, None).await?;
                 if v.kind == "mcp" {
                     db::update_vendor_openapi_kind(&mut tx, v.id).await?;
+                    db::update_vendor_tools_retired(&mut tx, v.id, now).await?;
                 }
                 v.id
             }
@@ -350,6 +351,9 @@ pub struct ImportReport {
     pub retired: Vec<String>,
     /// Tools left alone because an agent wrote their current version (acquire, publish).
     pub kept: Vec<String>,
+    /// An MCP vendor's tools its server now calls reads: kept writes (their approvals
+    /// and denials stand) until a person marks them read-only.
+    pub writes_kept: Vec<String>,
     /// Working-set entries demoted because their tool was retired.
     pub demoted: usize,
     /// `(operation, name)` of tools whose name is not the plain snake case.

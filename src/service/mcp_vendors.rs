@@ -38,6 +38,9 @@ impl Graft {
         match db::select_vendor_by_slug(self.pool(), slug.as_str()).await? {
             Some(old) if old.removed_at.is_some() => {
                 db::update_vendor_removed(&mut tx, old.id, None).await?;
+                if old.kind != "mcp" {
+                    db::update_vendor_tools_retired(&mut tx, old.id, now).await?;
+                }
                 db::update_vendor(&mut tx, old.id, Some(name), None).await?;
                 db::update_vendor_mcp_server(
                     &mut tx,
@@ -176,7 +179,17 @@ impl Graft {
             let Some(old) = by_name.get(d.name.as_str()) else {
                 continue;
             };
-            let update = update_from_source(&mut tx, old, d, now).await?;
+            // a server cannot turn its own write into a read (that would end the
+            // approvals and denials people gave): it stays a write until a person says
+            let mut d = d.clone();
+            let was_write = crate::domain::approval::writes(&old.method, old.read_only_hint);
+            if was_write && d.hints.read_only_hint && old.retired_at.is_none() {
+                d.hints.read_only_hint = false;
+                d.hints.idempotent_hint = old.idempotent_hint;
+                d.hints.destructive_hint = old.destructive_hint;
+                report.writes_kept.push(old.name.clone());
+            }
+            let update = update_from_source(&mut tx, old, &d, now).await?;
             if update.restored {
                 report.restored.push(old.name.clone());
             }
@@ -285,6 +298,11 @@ impl Graft {
         }
     }
 
+    /// The limits of MCP vendors' servers in force (issue 27).
+    pub fn mcp_limits(&self) -> crate::proxy::mcp::UpstreamLimits {
+        self.inner.upstreams.limits()
+    }
+
     /// Vendor ids whose server announced a changed tool list (for the server's task
     /// that reads them again).
     pub fn mcp_changes(&self) -> tokio::sync::broadcast::Receiver<i64> {
@@ -302,6 +320,34 @@ impl Graft {
     /// need, with the vendor's current command and connections).
     pub(crate) async fn stop_mcp_server(&self, vendor_id: i64) {
         self.inner.upstreams.stop(vendor_id).await;
+    }
+
+    /// Stops this process's MCP servers whose vendor another process disabled, removed,
+    /// or gave another server or other connections (they start again, as they are now,
+    /// at the next need).
+    pub(crate) async fn check_mcp_servers(&self) {
+        for (vendor_id, fingerprint) in self.inner.upstreams.running_servers() {
+            let current = match db::select_vendor_by_id(self.pool(), vendor_id).await {
+                Ok(Some(v)) if v.kind == "mcp" && v.disabled_at.is_none() => {
+                    match self.upstream_spec(&v.slug).await {
+                        Ok(Ok(spec)) => Some(spec.fingerprint()),
+                        _ => None,
+                    }
+                }
+                Ok(_) => None,
+                Err(e) => {
+                    tracing::warn!(error = ?e, vendor_id, "cannot check an MCP vendor's server");
+                    continue;
+                }
+            };
+            if current.as_deref() != Some(fingerprint.as_str()) {
+                tracing::info!(
+                    vendor_id,
+                    "an MCP vendor changed in another process: its server here stops"
+                );
+                self.stop_mcp_server(vendor_id).await;
+            }
+        }
     }
 
     /// Stops every MCP server this process started (Graft is stopping).

@@ -37,6 +37,7 @@ impl Graft {
                 db::update_vendor_removed(&mut tx, old.id, None).await?;
                 if old.kind == "mcp" {
                     db::update_vendor_openapi_kind(&mut tx, old.id).await?;
+                    db::update_vendor_tools_retired(&mut tx, old.id, self.now()).await?;
                 }
                 db::update_vendor(&mut tx, old.id, Some(name), Some(&base_url)).await?;
                 // approvals given at the old origin do not follow it to a new one

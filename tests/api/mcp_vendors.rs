@@ -236,7 +236,10 @@ async fn a_servers_changed_list_versions_retires_and_tells_agents_modern() {
 
 async fn changed_list(modern: bool) {
     let dir = tempfile::tempdir().unwrap();
-    let (app, upstream, token) = setup(dir.path(), modern, |_| {}).await;
+    let (app, upstream, token) = setup(dir.path(), modern, |s| {
+        s.mcp.relist = Duration::from_secs(1);
+    })
+    .await;
     let (client, handler) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
     for name in ["read_note", "write_note"] {
         call(&client, "promote", json!({"vendor": "notes", "name": name})).await;
@@ -566,4 +569,64 @@ async fn a_server_behind_oauth_is_authorized_by_a_person_and_its_tokens_renew() 
     assert!(!down.graft.vendor("up").await.unwrap().has_oauth);
     down.stop().await;
     up.stop().await;
+}
+
+/// A server cannot undo a person's decisions by what it lists: a write it now calls a
+/// read stays a write (a denial stands, a dry run previews), and a list that pages
+/// without end is cut.
+#[tokio::test]
+async fn a_server_cannot_turn_its_write_into_a_read_nor_page_without_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let (app, upstream, token) = setup(dir.path(), false, |_| {}).await;
+    let client = modern_client(&app, &token).await;
+    let write = json!({"vendor": "notes", "name": "write_note", "input": {"text": "x"}});
+    let r = call(&client, "run_tool", write.clone()).await;
+    assert_eq!(
+        code(&r).as_deref(),
+        Some("approval_required"),
+        "{}",
+        text(&r)
+    );
+    app.graft
+        .decide_approval(&person(), "bot", "notes", "write_note", false)
+        .await
+        .unwrap();
+    // the server now says write-note only reads
+    let mut tools = first_tools();
+    tools[1]["annotations"] = json!({"readOnlyHint": true});
+    upstream.set_tools(tools).await;
+    let report = app
+        .graft
+        .refresh_mcp_vendor(&person(), "notes")
+        .await
+        .unwrap();
+    assert_eq!(
+        report.writes_kept,
+        vec!["write_note".to_string()],
+        "{report:?}"
+    );
+    let t = app.graft.tool("notes", "write_note").await.unwrap();
+    assert!(!t.read_only_hint, "the server made its write a read");
+    let r = call(&client, "run_tool", write.clone()).await;
+    assert_eq!(code(&r).as_deref(), Some("approval_denied"), "{}", text(&r));
+    let mut dry = write.clone();
+    dry["dryRun"] = json!(true);
+    let r = call(&client, "run_tool", dry).await;
+    assert_eq!(structured(&r)["dryRun"], true, "{}", text(&r));
+    assert!(upstream.calls_of("write-note").is_empty());
+
+    // a list that never ends is read up to 100 pages, then cut
+    upstream
+        .0
+        .endless
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let read = tokio::time::timeout(
+        Duration::from_secs(30),
+        app.graft.refresh_mcp_vendor(&person(), "notes"),
+    )
+    .await
+    .expect("the read of an endless list ends");
+    let report = read.unwrap();
+    assert_eq!(report.operations, 100, "{report:?}");
+    app.stop().await;
 }

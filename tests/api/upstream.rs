@@ -33,6 +33,8 @@ pub struct UpState {
     modern: bool,
     /// Its 2025 sessions (a test ends them to see a client start a new one).
     sessions: Mutex<Option<Arc<LocalSessionManager>>>,
+    /// It pages its tool list without end (one tool a page, always a next cursor).
+    pub endless: std::sync::atomic::AtomicBool,
 }
 
 /// The handler (one per session or stateless request; the state is shared).
@@ -169,9 +171,22 @@ impl ServerHandler for Upstream {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        if self.0.endless.load(Ordering::SeqCst) {
+            let n: u64 = request
+                .and_then(|r| r.cursor)
+                .and_then(|c| c.parse().ok())
+                .unwrap_or(0);
+            let tool: Tool = serde_json::from_value(
+                json!({"name": format!("page_{n}"), "inputSchema": {"type": "object"}}),
+            )
+            .unwrap();
+            let mut page = ListToolsResult::with_all_items(vec![tool]);
+            page.next_cursor = Some((n + 1).to_string());
+            return Ok(page);
+        }
         let tools: Vec<Tool> = self
             .0
             .tools

@@ -193,9 +193,14 @@ async def test_a_changed_list_and_a_crash(graft: tuple[GraftServer, Path]) -> No
         r = await session.call_tool("notes__read_note", {"id": "after-garble"})
         assert not r.is_error, r
 
-        # a crash: this call fails clearly, and a later one runs on a new process
+        # a crash: this call fails clearly, Graft starts the server again by itself (after
+        # its backoff), and a later call runs on the new process
         r = await session.call_tool("notes__crash", {})
         assert r.is_error, r
+        deadline = time.monotonic() + 10
+        while "Graft starts it again" not in server.log_text():
+            assert time.monotonic() < deadline, f"no restart was scheduled\n{server.log_tail()}"
+            await anyio.sleep(0.1)
         deadline = time.monotonic() + 20
         while True:
             r = await session.call_tool("notes__read_note", {"id": "again"})
@@ -204,6 +209,41 @@ async def test_a_changed_list_and_a_crash(graft: tuple[GraftServer, Path]) -> No
             assert time.monotonic() < deadline, f"the server did not come back: {text(r)}\n{server.log_tail()}"
             await anyio.sleep(0.3)
         assert sc(r)["id"] == "again"
+
+
+def test_the_log_holds_no_connection_secret(graft: tuple[GraftServer, Path]) -> None:
+    """The server printed its token to its stderr, which Graft logs: redacted there."""
+    server, _work = graft
+    log = server.log_text()
+    assert "starting with token" in log, server.log_tail()
+    assert SECRET not in log
+
+
+def test_a_cli_command_leaves_no_process_and_a_cli_change_stops_the_servers_server() -> None:
+    with tempfile.TemporaryDirectory(prefix="graft-mcp-cli-") as root:
+        data_dir, work, token = setup_graft(Path(root))
+        # `graft vendor refresh` starts the server (and the child it starts) and ends both
+        (work / "spawn-child-at-start").write_text("yes")
+        out = run_cli("vendor", "refresh", "notes", data_dir=data_dir).stdout
+        assert "notes" in out, out
+        child = int((work / "child.pid").read_text())
+        assert not wait_gone([child], timeout=5), f"the CLI left {child} behind"
+        (work / "spawn-child-at-start").unlink()
+        server = serve(data_dir, Path(root) / "graft.log", {"bot": token})
+        try:
+            async def started() -> int:
+                async with legacy_session(server.url, token) as (session, _init, _wire):
+                    r = await session.call_tool("run_tool", {"vendor": "notes", "name": "spawn_child", "input": {}})
+                    assert not r.is_error, r
+                    return sc(r)["server"]
+
+            pid = anyio.run(started)
+            assert pid_alive(pid)
+            # disabled from the command line: the running server's process stops too
+            run_cli("vendor", "set", "notes", "--disable", data_dir=data_dir)
+            assert not wait_gone([pid], timeout=10), f"{pid} still runs\n{server.log_tail()}"
+        finally:
+            server.stop(timeout=20.0)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])

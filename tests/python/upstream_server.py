@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -114,4 +115,11 @@ async def change_tools(ctx: Context) -> str:
 
 
 if __name__ == "__main__":
+    # what a careless server does: print the credential it was given to its stderr
+    # (Graft's log must not show it)
+    print(f"starting with token {os.environ.get('NOTES_TOKEN')}", file=sys.stderr, flush=True)
+    # a child started with the server, when its working directory asks for one
+    if Path("spawn-child-at-start").exists():
+        child = subprocess.Popen(["sleep", "600"])
+        Path("child.pid").write_text(str(child.pid))
     server.run("stdio")

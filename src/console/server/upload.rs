@@ -124,6 +124,7 @@ pub(crate) fn summary_page(
             restored: vec![],
             retired: vec![],
             kept: vec![],
+            writes_kept: vec![],
             demoted: 0,
             brought_back: false,
             moved: vec![],

@@ -45,6 +45,9 @@ pub struct UpstreamLimits {
     /// How often each MCP vendor's tools/list is read again (GRAFT_MCP_REFRESH, default
     /// 10 min), besides on its server's list_changed and on demand.
     pub refresh: Duration,
+    /// The least time between two reads its server's list_changed asks for (30 s): a
+    /// server announcing changes every second costs one read per this time.
+    pub relist: Duration,
 }
 
 impl Default for UpstreamLimits {
@@ -55,6 +58,7 @@ impl Default for UpstreamLimits {
             queue_wait: Duration::from_secs(10),
             start_timeout: Duration::from_secs(30),
             refresh: Duration::from_secs(600),
+            relist: Duration::from_secs(30),
         }
     }
 }
@@ -96,7 +100,7 @@ pub enum Target {
 impl Spec {
     /// What identifies this way of reaching the server: a change (a new secret, a new
     /// command) restarts it.
-    fn fingerprint(&self) -> String {
+    pub fn fingerprint(&self) -> String {
         use sha2::{Digest, Sha256};
         let text = match &self.target {
             Target::Http {
@@ -329,14 +333,16 @@ impl Upstreams {
     }
 
     /// Every entry of the server's tools/list, all pages, as JSON (MCP 2025-11-25
-    /// "Tool"). Starts the server when it is not running. Errors: it cannot be started
+    /// "Tool"), at most [`MAX_LIST_PAGES`] pages and one more tool than
+    /// [`crate::domain::mcp_vendor::MAX_UPSTREAM_TOOLS`] (a server that pages without
+    /// end is cut there). Starts the server when it is not running. Errors: it cannot be started
     /// or reached, it answers an error, or no answer within the call timeout.
     pub async fn list_tools(&self, spec: &Spec) -> Result<Vec<Value>, UpstreamError> {
         let live = self.running(spec).await?;
         let list = tokio::time::timeout(self.inner.limits.call_timeout, async {
             // a re-read must see the server's list as it is now, never a cached one
             live.peer.clear_response_cache().await;
-            live.peer.list_all_tools().await
+            list_pages(&live.peer).await
         })
         .await
         .map_err(|_| UpstreamError::Timeout(self.inner.limits.call_timeout))?
@@ -474,6 +480,29 @@ impl Upstreams {
         }
     }
 
+    /// The servers running in this process: `(vendor id, its spec's fingerprint)`.
+    pub fn running_servers(&self) -> Vec<(i64, String)> {
+        let slots: Vec<(i64, Arc<Slot>)> = self
+            .inner
+            .slots
+            .lock()
+            .expect("slots lock")
+            .iter()
+            .map(|(id, s)| (*id, s.clone()))
+            .collect();
+        slots
+            .into_iter()
+            .filter_map(
+                |(id, slot)| match &*slot.state.lock().expect("state lock") {
+                    SlotState::Running(l) if !l.ended.is_cancelled() => {
+                        Some((id, l.fingerprint.clone()))
+                    }
+                    _ => None,
+                },
+            )
+            .collect()
+    }
+
     /// Stops every server and starts none again (Graft is stopping).
     pub async fn stop_all(&self) {
         self.inner.closing.cancel();
@@ -537,4 +566,31 @@ impl CredentialStore for SharedStore {
     async fn clear(&self) -> Result<(), AuthError> {
         self.0.clear().await
     }
+}
+
+/// Most pages of one tools/list read.
+pub const MAX_LIST_PAGES: usize = 100;
+
+/// The pages of a server's tools/list (MCP 2025-11-25 "Pagination"), cut at
+/// [`MAX_LIST_PAGES`] pages or one tool past
+/// [`crate::domain::mcp_vendor::MAX_UPSTREAM_TOOLS`].
+async fn list_pages(peer: &Peer<RoleClient>) -> Result<Vec<rmcp::model::Tool>, ServiceError> {
+    let mut tools = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..MAX_LIST_PAGES {
+        let params = cursor
+            .take()
+            .map(|c| rmcp::model::PaginatedRequestParams::default().with_cursor(Some(c)));
+        let page = peer.list_tools(params).await?;
+        tools.extend(page.tools);
+        if tools.len() > crate::domain::mcp_vendor::MAX_UPSTREAM_TOOLS {
+            tools.truncate(crate::domain::mcp_vendor::MAX_UPSTREAM_TOOLS + 1);
+            break;
+        }
+        match page.next_cursor {
+            Some(c) => cursor = Some(c),
+            None => break,
+        }
+    }
+    Ok(tools)
 }

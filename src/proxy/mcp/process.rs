@@ -8,7 +8,7 @@
 //! left running ends too (the group is killed), and the watcher goes with it. A signal
 //! to the group from Graft (a stop) ends them all.
 
-use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
+use process_wrap::tokio::{CommandWrap, ProcessGroup};
 use rmcp::transport::TokioChildProcess;
 use std::process::Stdio;
 use tokio::process::ChildStderr;
@@ -71,7 +71,9 @@ pub fn spawn(
             });
         }
     });
-    command.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
+    // no KillOnDrop: tokio's would SIGKILL the watcher alone, leaving the group; rmcp's drop
+    // kills through the wrapper, which signals the whole process group
+    command.wrap(ProcessGroup::leader());
     let (transport, stderr) = TokioChildProcess::builder(command)
         .stderr(Stdio::piped())
         .spawn()?;

@@ -116,13 +116,20 @@ impl Upstreams {
                         ))
                     })?;
                 if let Some(stderr) = stderr {
-                    tokio::spawn(log_stderr(stderr, spec.slug.clone(), slot.stderr.clone()));
+                    tokio::spawn(log_stderr(
+                        stderr,
+                        spec.slug.clone(),
+                        slot.stderr.clone(),
+                        spec.secrets(),
+                    ));
                 }
                 let serve = rmcp::service::serve_client_with_lifecycle_and_ct(
                     handler,
                     transport,
                     rmcp::service::ClientLifecycleMode::Initialize,
-                    stop.clone(),
+                    // a child: rmcp cancels its token when the service ends on its own,
+                    // and `stop` must say only whether Graft stopped it
+                    stop.child_token(),
                 );
                 let running = tokio::time::timeout(limits.start_timeout, serve)
                     .await
@@ -328,27 +335,50 @@ fn with_stderr(message: &str, stderr: &Mutex<VecDeque<String>>) -> String {
     }
 }
 
+/// Most bytes of one stderr line kept; the rest of a longer line is skipped as it comes
+/// (a line that never ends takes no more memory than this).
+const STDERR_LINE_BYTES: usize = 2000;
+
 /// Logs a local server's stderr line by line (info, with the vendor's name), keeping the
-/// last [`STDERR_KEPT`]; a line is cut at 2,000 characters.
+/// last [`STDERR_KEPT`]: each line cut at [`STDERR_LINE_BYTES`] while it is read, and its
+/// connections' secrets (`secrets`) redacted, since a server may print what it was given.
 async fn log_stderr(
-    stderr: tokio::process::ChildStderr,
+    mut stderr: tokio::process::ChildStderr,
     vendor: String,
     kept: Arc<Mutex<VecDeque<String>>>,
+    secrets: Vec<String>,
 ) {
-    use tokio::io::AsyncBufReadExt;
-    let mut lines = tokio::io::BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        let line = crate::domain::search::text::truncate_chars(line.trim_end(), 2000);
-        if line.is_empty() {
-            continue;
+    use tokio::io::AsyncReadExt;
+    let mut chunk = [0u8; 4096];
+    let mut line: Vec<u8> = Vec::new();
+    let emit = |line: &mut Vec<u8>| {
+        let text = String::from_utf8_lossy(line).trim_end().to_string();
+        line.clear();
+        if text.is_empty() {
+            return;
         }
-        tracing::info!(vendor = %vendor, line = %line, "MCP server stderr");
+        let text = crate::proxy::redact::redact(&text, &secrets);
+        tracing::info!(vendor = %vendor, line = %text, "MCP server stderr");
         let mut k = kept.lock().expect("stderr lock");
         if k.len() == STDERR_KEPT {
             k.pop_front();
         }
-        k.push_back(line);
+        k.push_back(text);
+    };
+    loop {
+        let n = match stderr.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        for &b in &chunk[..n] {
+            if b == b'\n' {
+                emit(&mut line);
+            } else if line.len() < STDERR_LINE_BYTES {
+                line.push(b);
+            }
+        }
     }
+    emit(&mut line);
 }
 
 /// A 2026-07-28 server's list_changed, read from a `subscriptions/listen` stream until
@@ -476,7 +506,7 @@ impl Http {
                 self.handler.clone(),
                 transport,
                 lifecycle,
-                self.stop.clone(),
+                self.stop.child_token(),
             );
             tokio::time::timeout(self.timeout, serve)
         };
