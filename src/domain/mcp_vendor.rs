@@ -552,7 +552,7 @@ mod tests {
         assert!(refs.input_schema.get("$defs").is_none());
         let skipped: Vec<&str> = plan.skipped.iter().map(|(n, _)| n.as_str()).collect();
         assert!(
-            skipped.contains(&"bad") && skipped.contains(&"read-file") && skipped.len() == 3,
+            skipped.contains(&"bad") && skipped.contains(&"read-file") && skipped.len() == 4,
             "{skipped:?}"
         );
         // a second read keeps the names it gave
