@@ -390,6 +390,8 @@ fn main() {
             }
         };
         let queries = ["list customers", "create an invoice", "send a message to a channel", "delete a file", "refund a payment"];
+        let (on_pid, off_pid) = (graft_proc.0.id(), off_proc.0.id());
+        let (mut cpu_on, mut cpu_off) = (0.0f64, 0.0f64);
         for round in 0..rounds {
             eprintln!("round {}/{rounds}", round + 1);
             if run("direct") {
@@ -403,13 +405,19 @@ fn main() {
             add("direct GET to the vendor", s, None);
             }
             if run("tools/call") {
-            // with and without metrics in turn, the first of the two changing each round
+            // with and without metrics in turn, the first of the two changing each round;
+            // each server's CPU time over its calls too (latency on a shared 2-core machine
+            // varies by several percent between two identical servers; CPU time much less)
             for on in [round % 2 == 0, round % 2 == 1] {
                 if on {
+                    let before = cpu_ms(on_pid);
                     let s = sequential(calls, |i| legacy.call("echo__get_item", json!({"id": i})).map_unit()).await;
+                    cpu_on += cpu_ms(on_pid) - before;
                     add("Graft tools/call, 2025-11-25 session", s, None);
                 } else {
+                    let before = cpu_ms(off_pid);
                     let s = sequential(calls, |i| metrics_off.call("echo__get_item", json!({"id": i})).map_unit()).await;
+                    cpu_off += cpu_ms(off_pid) - before;
                     add("Graft tools/call, 2025 session, GRAFT_METRICS=off", s, None);
                 }
             }
@@ -518,6 +526,16 @@ fn main() {
                 (on / off - 1.0) * 100.0
             );
         }
+        if cpu_off > 0.0 {
+            let n = (rounds * calls) as f64;
+            println!(
+                "metrics' cost on tools/call in the server's CPU time: {:.3} ms per call with metrics, {:.3} without = {:.3} ({:+.1}%)",
+                cpu_on / n,
+                cpu_off / n,
+                cpu_on / cpu_off,
+                (cpu_on / cpu_off - 1.0) * 100.0
+            );
+        }
         println!("({rounds} interleaved rounds, {calls} sequential calls per series and round; release build: {})", !cfg!(debug_assertions));
     });
 }
@@ -616,4 +634,20 @@ fn copy_dir(from: &Path, to: &Path) {
             }
         }
     }
+}
+
+/// CPU time (user and system, ms) process `pid` has used so far, from `/proc/<pid>/stat`
+/// (0 where there is no such file).
+fn cpu_ms(pid: u32) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0.0;
+    };
+    // the fields after the command's closing parenthesis: state is the 1st, utime the
+    // 12th and stime the 13th (proc(5) fields 14 and 15)
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    // SAFETY: sysconf has no preconditions
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    (ticks(11) + ticks(12)) * 1000.0 / hz
 }

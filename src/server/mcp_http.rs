@@ -268,8 +268,9 @@ impl http_body::Body for Timed {
         let polled = std::pin::Pin::new(&mut this.inner).poll_frame(cx);
         match &polled {
             Poll::Ready(Some(Ok(frame))) => {
-                if let Some(data) = frame.data_ref() {
-                    this.answered |= is_response(data);
+                // once a response left, the rest of the stream is not read for one
+                if let Some(data) = frame.data_ref().filter(|_| !this.answered) {
+                    this.answered = is_response(data);
                 }
                 if let Some(data) = frame.data_ref().filter(|d| d.len() <= 4096) {
                     if this.found.is_none() {
@@ -297,13 +298,18 @@ impl http_body::Body for Timed {
 /// before any `"method"` (which requests and notifications carry); only the first
 /// 512 bytes are read.
 fn is_response(data: &[u8]) -> bool {
+    use memchr::memmem::Finder;
+    use std::sync::LazyLock;
+    // built once: building a searcher costs more than searching 512 bytes
+    static RESULT: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""result":"#));
+    static ERROR: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""error":"#));
+    static METHOD: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""method":"#));
     let head = &data[..data.len().min(512)];
-    let at = |needle: &[u8]| memchr::memmem::find(head, needle);
-    let answer = match (at(br#""result":"#), at(br#""error":"#)) {
+    let answer = match (RESULT.find(head), ERROR.find(head)) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
-    match (answer, at(br#""method":"#)) {
+    match (answer, METHOD.find(head)) {
         (Some(a), Some(m)) => a < m,
         (Some(_), None) => true,
         _ => false,
@@ -315,7 +321,9 @@ fn is_response(data: &[u8]) -> bool {
 fn jsonrpc_error_code(data: &[u8]) -> Option<String> {
     // rmcp writes an error as `"error":{"code":…`: an answer without it is not parsed
     // (most answers are successes: this keeps the edge's cost per call small)
-    memchr::memmem::find(data, br#""error":{"code":"#)?;
+    static ERROR_CODE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(br#""error":{"code":"#));
+    ERROR_CODE.find(data)?;
     let code = |v: serde_json::Value| v.get("error")?.get("code")?.as_i64();
     if let Ok(v) = serde_json::from_slice::<serde_json::Value>(data) {
         return code(v).map(|c| c.to_string());
