@@ -646,7 +646,12 @@ fn cpu_ms(pid: u32) -> f64 {
     // 12th and stime the 13th (proc(5) fields 14 and 15)
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
     let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
     // SAFETY: sysconf has no preconditions
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
     (ticks(11) + ticks(12)) * 1000.0 / hz

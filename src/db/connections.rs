@@ -36,12 +36,64 @@ pub struct ConnectionRow {
     pub suspended_at: Option<i64>,
     /// Why, in words (the old and new origin).
     pub suspended_reason: Option<String>,
+    /// When a call last used it (ms; written at most once a minute per process).
+    pub last_used_at: Option<i64>,
+    /// When its secret was last replaced in place (ms).
+    pub secret_replaced_at: Option<i64>,
+    /// Whether it is its vendor's default connection (issue 28.2).
+    pub vendor_default: bool,
 }
 
 const CONNECTION_SELECT: &str =
     "SELECT c.id, v.slug AS vendor, c.label, c.auth_kind, c.header_or_param_name, \
-     c.secret_ciphertext, c.created_at, c.revoked_at, c.suspended_at, c.suspended_reason \
+     c.secret_ciphertext, c.created_at, c.revoked_at, c.suspended_at, c.suspended_reason, \
+     c.last_used_at, c.secret_replaced_at, \
+     (v.default_connection_id IS NOT NULL AND v.default_connection_id = c.id) AS vendor_default \
      FROM connections c JOIN vendors v ON v.id = c.vendor_id";
+
+/// Replaces a connection's secret in place (a person rotates a key without a second
+/// connection, issue 28.2), at `now` (ms).
+pub async fn update_connection_replaced(
+    conn: &mut Conn,
+    id: i64,
+    sealed: &str,
+    now: i64,
+) -> DbResult<()> {
+    execute!(
+        conn,
+        "UPDATE connections SET secret_ciphertext = $1, secret_replaced_at = $2 WHERE id = $3",
+        sealed,
+        now,
+        id
+    )?;
+    Ok(())
+}
+
+/// Notes that a call used connection `id` at `at` (ms).
+pub async fn update_connection_used(pool: &Pool, id: i64, at: i64) -> DbResult<()> {
+    execute!(
+        pool,
+        "UPDATE connections SET last_used_at = $1 WHERE id = $2",
+        at,
+        id
+    )?;
+    Ok(())
+}
+
+/// Sets (or clears) a vendor's default connection (issue 28.2).
+pub async fn update_vendor_default_connection(
+    conn: &mut Conn,
+    vendor_id: i64,
+    connection_id: Option<i64>,
+) -> DbResult<()> {
+    execute!(
+        conn,
+        "UPDATE vendors SET default_connection_id = $1 WHERE id = $2",
+        connection_id,
+        vendor_id
+    )?;
+    Ok(())
+}
 
 /// Replaces a connection's sealed secret (a key rotation re-seals every secret).
 pub async fn update_connection_secret(conn: &mut Conn, id: i64, sealed: &str) -> DbResult<()> {
@@ -161,10 +213,15 @@ pub async fn revoke_vendor_connections(conn: &mut Conn, vendor_id: i64, now: i64
     Ok(live)
 }
 
-/// `(vendor id, default connection id)` of a tool.
-pub async fn select_tool_connection(pool: &Pool, tool_id: i64) -> DbResult<(i64, Option<i64>)> {
+/// `(vendor id, the tool's default connection id, the vendor's default connection id)`
+/// of a tool.
+pub async fn select_tool_connection(
+    pool: &Pool,
+    tool_id: i64,
+) -> DbResult<(i64, Option<i64>, Option<i64>)> {
     on_db!(pool, |e| sqlx::query_as(
-        "SELECT vendor_id, default_connection_id FROM tools WHERE id = $1"
+        "SELECT t.vendor_id, t.default_connection_id, v.default_connection_id \
+         FROM tools t JOIN vendors v ON v.id = t.vendor_id WHERE t.id = $1"
     )
     .bind(tool_id)
     .fetch_one(e)
@@ -186,8 +243,10 @@ pub async fn update_tool_connection(
     Ok(())
 }
 
-/// Tools whose calls use a connection: those with it as default, plus — when it is the
-/// vendor's only active connection — the vendor's tools without a default.
+/// Tools whose calls use a connection: those with it as default; the vendor's tools
+/// without a default when it is the vendor's default; and, when the vendor has no
+/// default and it is the vendor's only active connection, the vendor's tools without a
+/// default.
 pub async fn select_tools_using_connection(
     conn: &mut Conn,
     connection_id: i64,
@@ -196,8 +255,13 @@ pub async fn select_tools_using_connection(
         sqlx::query_scalar(
         "SELECT t.id FROM tools t WHERE t.default_connection_id = $1 \
          UNION \
+         SELECT t.id FROM tools t JOIN vendors v ON v.id = t.vendor_id \
+         WHERE v.default_connection_id = $1 AND t.default_connection_id IS NULL \
+         UNION \
          SELECT t.id FROM tools t JOIN connections c ON c.vendor_id = t.vendor_id \
+         JOIN vendors v ON v.id = t.vendor_id \
          WHERE c.id = $1 AND t.default_connection_id IS NULL AND c.revoked_at IS NULL \
+         AND v.default_connection_id IS NULL \
          AND (SELECT COUNT(*) FROM connections o WHERE o.vendor_id = c.vendor_id AND o.revoked_at IS NULL) = 1",
     )
     .bind(connection_id)

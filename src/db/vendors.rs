@@ -47,6 +47,8 @@ pub struct VendorRow {
     pub mcp_error: Option<String>,
     /// Whether OAuth tokens of its remote server are stored (sealed).
     pub has_oauth: bool,
+    /// The connection its tools without a default of their own use (issue 28.2).
+    pub default_connection_id: Option<i64>,
 }
 
 /// Changes a vendor's display name and/or base URL (each when given).
@@ -110,7 +112,7 @@ pub async fn select_vendor_entries(conn: &mut Conn, vendor_id: i64) -> DbResult<
 
 const VENDOR_COLUMNS: &str =
     "id, slug, display_name, base_url, (openapi_document IS NOT NULL) AS has_document, created_at, disabled_at, removed_at, auth_kind, auth_name, internal, credential_params, \
-     kind, mcp_url, mcp_command, mcp_cwd, mcp_refreshed_at, mcp_error, (mcp_oauth IS NOT NULL) AS has_oauth";
+     kind, mcp_url, mcp_command, mcp_cwd, mcp_refreshed_at, mcp_error, (mcp_oauth IS NOT NULL) AS has_oauth, default_connection_id";
 
 /// Sets the parameter names a person says carry a vendor's credential (`None`: none).
 pub async fn update_vendor_credential_params(

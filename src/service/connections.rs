@@ -137,6 +137,12 @@ pub struct ConnectionInfo {
     /// Why it is suspended, when it is (its vendor moved to another origin; security
     /// review 32.5).
     pub suspended: Option<String>,
+    /// When a call last used it (ms; noted at most once a minute).
+    pub last_used_at: Option<i64>,
+    /// When its secret was last replaced in place (ms).
+    pub secret_replaced_at: Option<i64>,
+    /// Whether it is its vendor's default connection (issue 28.2).
+    pub vendor_default: bool,
 }
 
 impl From<ConnectionRow> for ConnectionInfo {
@@ -150,6 +156,9 @@ impl From<ConnectionRow> for ConnectionInfo {
             created_at: c.created_at,
             revoked_at: c.revoked_at,
             suspended: c.suspended_at.and(c.suspended_reason),
+            last_used_at: c.last_used_at,
+            secret_replaced_at: c.secret_replaced_at,
+            vendor_default: c.vendor_default,
         }
     }
 }
@@ -258,35 +267,25 @@ impl Graft {
         &self,
         tool_id: i64,
     ) -> ServiceResult<Option<(String, String)>> {
-        let (vendor_id, default) = db::select_tool_connection(self.pool(), tool_id).await?;
+        let (vendor_id, default, vendor_default) =
+            db::select_tool_connection(self.pool(), tool_id).await?;
         let conns = db::select_vendor_connections(self.pool(), vendor_id).await?;
-        if let Some(id) = default {
-            return Ok(conns.iter().find(|c| c.id == id).map(|c| {
-                let state = if c.revoked_at.is_some() {
-                    "the tool's default, revoked"
-                } else {
-                    "the tool's default"
+        Ok(match choose_connection(default, vendor_default, &conns) {
+            Choice::None => None,
+            Choice::Ambiguous(active) => Some((
+                format!("{} active connections", active.len()),
+                "ambiguous: choose the vendor's default connection (its page, or graft connection default)".into(),
+            )),
+            Choice::Chosen(c, why) => {
+                let why = match (c.revoked_at, why) {
+                    (Some(_), super::connections::Why::NoneActive) => {
+                        "revoked: calls fail until a person adds a connection".to_string()
+                    }
+                    (Some(_), w) => format!("{}, revoked: calls fail until a person adds a connection", w.words()),
+                    (None, w) => w.words().to_string(),
                 };
-                (c.label.clone(), state.to_string())
-            }));
-        }
-        let active: Vec<_> = conns.iter().filter(|c| c.revoked_at.is_none()).collect();
-        Ok(match active.len() {
-            1 => Some((
-                active[0].label.clone(),
-                "the vendor's only active connection".into(),
-            )),
-            // as credential_for decides: the newest, revoked, and the call refused
-            0 => conns.last().map(|c| {
-                (
-                    c.label.clone(),
-                    "revoked: calls fail until a person adds a connection".into(),
-                )
-            }),
-            n => Some((
-                format!("{n} active connections"),
-                "ambiguous: set the tool's default (graft tool connection)".into(),
-            )),
+                Some((c.label.clone(), why))
+            }
         })
     }
 
@@ -346,10 +345,11 @@ impl Graft {
         if let Some(s) = hot.setting(tool.id, epoch) {
             return Ok(s);
         }
-        let credential = self.credential_for(tool.id).await?;
+        let chosen = self.credential_for(tool.id).await?;
         let vendor = self.vendor(&tool.vendor).await?;
         let s = std::sync::Arc::new(super::hot::CallSetting {
-            credential,
+            connection_id: chosen.as_ref().ok().and_then(|(_, id)| *id),
+            credential: chosen.map(|(c, _)| c),
             base_url: vendor.base_url,
             internal: vendor.internal,
         });
@@ -357,34 +357,26 @@ impl Graft {
         Ok(s)
     }
 
-    /// The credential a tool's calls use (SPEC §4.5): its default connection, else the
-    /// vendor's only active one, else none. `Err(answer)` for a revoked or ambiguous one.
+    /// The credential a tool's calls use (SPEC §4.5, issue 28.2: [`choose_connection`])
+    /// and the connection it comes from. `Err(answer)` for a revoked, suspended or
+    /// ambiguous one.
     pub(crate) async fn credential_for(
         &self,
         tool_id: i64,
-    ) -> ServiceResult<Result<Credential, RunAnswer>> {
-        let (vendor_id, default) = db::select_tool_connection(self.pool(), tool_id).await?;
+    ) -> ServiceResult<Result<(Credential, Option<i64>), RunAnswer>> {
+        let (vendor_id, default, vendor_default) =
+            db::select_tool_connection(self.pool(), tool_id).await?;
         let conns = db::select_vendor_connections(self.pool(), vendor_id).await?;
-        let chosen = match default {
-            Some(id) => conns.iter().find(|c| c.id == id),
-            None => {
-                let active: Vec<_> = conns.iter().filter(|c| c.revoked_at.is_none()).collect();
-                match active.len() {
-                    1 => Some(active[0]),
-                    0 if conns.is_empty() => return Ok(Ok(Credential::None)),
-                    0 => conns.last(),
-                    _ => {
-                        return Ok(Err(RunAnswer::err(
-                            "connection_ambiguous",
-                            "the vendor has several active connections and this tool has no default: ask a person to set one",
-                            json!({"connections": active.iter().map(|c| c.label.clone()).collect::<Vec<_>>()}),
-                        )))
-                    }
-                }
+        let c = match choose_connection(default, vendor_default, &conns) {
+            Choice::None => return Ok(Ok((Credential::None, None))),
+            Choice::Ambiguous(active) => {
+                return Ok(Err(RunAnswer::err(
+                    "connection_ambiguous",
+                    "the vendor has several active connections, no default, and this tool has no default of its own: ask a person to choose the vendor's default connection",
+                    json!({"connections": active.iter().map(|c| c.label.clone()).collect::<Vec<_>>()}),
+                )))
             }
-        };
-        let Some(c) = chosen else {
-            return Ok(Ok(Credential::None));
+            Choice::Chosen(c, _) => c,
         };
         if c.revoked_at.is_some() {
             return Ok(Err(RunAnswer::err(
@@ -406,6 +398,11 @@ impl Graft {
                 json!({"connection": c.label}),
             )));
         }
+        Ok(Ok((self.credential_of(c)?, Some(c.id))))
+    }
+
+    /// The credential connection `c` sends (its secret opened).
+    pub(crate) fn credential_of(&self, c: &ConnectionRow) -> ServiceResult<Credential> {
         let secret = match &c.secret_ciphertext {
             Some(s) => self
                 .inner
@@ -415,7 +412,7 @@ impl Graft {
             None => String::new(),
         };
         let name = c.header_or_param_name.clone().unwrap_or_default();
-        Ok(Ok(match c.auth_kind.as_str() {
+        Ok(match c.auth_kind.as_str() {
             "bearer" => Credential::Bearer(secret),
             "header" => Credential::Header {
                 name,
@@ -433,7 +430,7 @@ impl Graft {
                 }
             }
             _ => Credential::None,
-        }))
+        })
     }
 
     /// Revokes a connection and, in the same transaction, demotes in every working set
@@ -473,5 +470,66 @@ impl Graft {
         }
         let info = row.into();
         Ok((info, entries.len()))
+    }
+}
+
+/// Why a connection is the one a tool's calls use (SPEC §4.5, issue 28.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    /// The tool's own default.
+    ToolDefault,
+    /// The vendor's default connection.
+    VendorDefault,
+    /// The vendor's only active connection.
+    OnlyOne,
+    /// No active connection is left: the newest one, revoked (its calls are refused).
+    NoneActive,
+}
+
+impl Why {
+    /// In words, for people.
+    pub fn words(self) -> &'static str {
+        match self {
+            Why::ToolDefault => "the tool's default",
+            Why::VendorDefault => "the vendor's default",
+            Why::OnlyOne => "the vendor's only active connection",
+            Why::NoneActive => "the vendor's newest connection",
+        }
+    }
+}
+
+/// Which connection a tool's calls use.
+#[derive(Debug)]
+pub enum Choice<'a> {
+    /// No connection at all: calls carry no credential.
+    None,
+    /// Several active connections and no default: the call is refused.
+    Ambiguous(Vec<&'a ConnectionRow>),
+    /// This one (maybe revoked or suspended: the call is refused then).
+    Chosen(&'a ConnectionRow, Why),
+}
+
+/// The rule of SPEC §4.5 with issue 28.2's vendor default: the tool's default connection;
+/// else the vendor's default; else the vendor's only active connection; else, with none
+/// active, the newest (revoked: refused); several active and no default are ambiguous.
+/// A default that names no connection of `conns` counts as none.
+pub fn choose_connection(
+    tool_default: Option<i64>,
+    vendor_default: Option<i64>,
+    conns: &[ConnectionRow],
+) -> Choice<'_> {
+    let find = |id: Option<i64>| id.and_then(|id| conns.iter().find(|c| c.id == id));
+    if let Some(c) = find(tool_default) {
+        return Choice::Chosen(c, Why::ToolDefault);
+    }
+    if let Some(c) = find(vendor_default) {
+        return Choice::Chosen(c, Why::VendorDefault);
+    }
+    let active: Vec<&ConnectionRow> = conns.iter().filter(|c| c.revoked_at.is_none()).collect();
+    match (active.len(), conns.last()) {
+        (1, _) => Choice::Chosen(active[0], Why::OnlyOne),
+        (0, None) => Choice::None,
+        (0, Some(last)) => Choice::Chosen(last, Why::NoneActive),
+        _ => Choice::Ambiguous(active),
     }
 }

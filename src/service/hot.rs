@@ -25,6 +25,8 @@ const ENTRIES: usize = 16_384;
 pub(crate) struct CallSetting {
     /// The credential, or `connection_revoked` / `connection_ambiguous`.
     pub credential: Result<Credential, RunAnswer>,
+    /// The connection it comes from (its last use is noted).
+    pub connection_id: Option<i64>,
     /// The vendor's base URL.
     pub base_url: String,
     /// The vendor is marked internal (security review 32.7).

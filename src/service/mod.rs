@@ -8,6 +8,7 @@ pub mod answer;
 pub mod approvals;
 pub mod authoring;
 pub mod changes;
+pub mod connection_care;
 pub mod connections;
 pub mod error;
 pub(crate) mod hot;
@@ -255,6 +256,10 @@ struct Inner {
     mcp_sync: tokio::sync::Mutex<()>,
     /// OAuth authorizations of MCP vendors a person started (issue 27.1).
     mcp_oauth: mcp_oauth::PendingAuthorizations,
+    /// When this process last wrote each connection's last use (ms).
+    connections_used: Mutex<HashMap<i64, i64>>,
+    /// The last test of each connection in this process: `(ms, ok, what happened)`.
+    connection_tests: Mutex<HashMap<i64, (i64, bool, String)>>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -386,6 +391,8 @@ impl Graft {
                 upstreams,
                 mcp_sync: tokio::sync::Mutex::new(()),
                 mcp_oauth: Default::default(),
+                connections_used: Mutex::new(HashMap::new()),
+                connection_tests: Mutex::new(HashMap::new()),
             }),
         })
     }

@@ -530,6 +530,10 @@ impl Graft {
                 return Ok((RunAnswer::err("cancelled", message, json!({})), None));
             }
         };
+        // the connection's "last used" (issue 28.2; written at most once a minute)
+        if let (Some(id), false) = (setting.connection_id, binding.public) {
+            self.note_connection_used(id).await;
+        }
         let limits = self.inner.proxy.limits();
         let mut uri = planned.url.clone();
         uri.set_query(None);

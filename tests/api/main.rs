@@ -3,6 +3,7 @@
 
 mod activity;
 mod authoring;
+mod connections;
 mod console;
 mod documents;
 mod fidelity;

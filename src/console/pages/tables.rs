@@ -2,7 +2,8 @@
 
 use crate::console::components::{clear_on_save, error_of, Confirm, DataTable, FieldError, When};
 use crate::console::server_fns::{
-    AddConnection, ApprovalItem, CallItem, ConnectionItem, Decide, RevokeConnection, VendorItem,
+    AddConnection, ApprovalItem, CallItem, ConnectionItem, Decide, ReplaceConnectionSecret,
+    RevokeConnection, SetDefaultConnection, TestConnection, VendorItem,
 };
 use crate::console::words::segment;
 use leptos::prelude::*;
@@ -155,6 +156,10 @@ pub(crate) const CONNECTION_KINDS: [(&str, &str); 5] = [
 pub(crate) fn ConnectionForm(
     action: ServerAction<AddConnection>,
     vendor: VendorItem,
+    /// Labels of the vendor's live connections: when there is one, the form asks which
+    /// connection calls use (issue 28.2).
+    #[prop(optional)]
+    live: Vec<String>,
 ) -> impl IntoView {
     let err = error_of(action);
     // what each kind of vendor sends (SPEC §10.2): a local MCP server's connections are
@@ -231,45 +236,116 @@ pub(crate) fn ConnectionForm(
             <FieldError err field="name"/>
             <label>"Secret (write-only)"<input type="password" name="secret" autocomplete="off"/></label>
             <FieldError err field="secret"/>
+            {(!live.is_empty() && vendor.kind != "mcp").then(|| view! {
+                <fieldset class="choice">
+                    <legend>{format!("{} has a connection already ({}): its calls use", vendor.slug, live.join(", "))}</legend>
+                    <label class="check"><input type="radio" name="default" value="new" required/>" the new connection (it becomes the vendor's default; revoke the old one when the new one works)"</label>
+                    <label class="check"><input type="radio" name="default" value="current"/>" the current one (the new one waits)"</label>
+                </fieldset>
+                <FieldError err field="default"/>
+            })}
             <button type="submit">"Add connection"</button>
         </ActionForm>
+    }
+}
+
+/// What a connections table can do to a row (issue 28.2).
+#[derive(Clone, Copy)]
+pub(crate) struct ConnectionActions {
+    pub revoke: ServerAction<RevokeConnection>,
+    pub set_default: ServerAction<SetDefaultConnection>,
+    pub replace: ServerAction<ReplaceConnectionSecret>,
+    pub test: ServerAction<TestConnection>,
+}
+
+impl ConnectionActions {
+    pub(crate) fn new() -> Self {
+        Self {
+            revoke: ServerAction::new(),
+            set_default: ServerAction::new(),
+            replace: ServerAction::new(),
+            test: ServerAction::new(),
+        }
+    }
+
+    /// Changes whenever one of them finishes (the page loads its data again).
+    pub(crate) fn version(&self) -> usize {
+        self.revoke.version().get()
+            + self.set_default.version().get()
+            + self.replace.version().get()
+            + self.test.version().get()
     }
 }
 
 pub(crate) fn connections_table(
     list: Vec<ConnectionItem>,
     now: i64,
-    revoke: ServerAction<RevokeConnection>,
+    actions: ConnectionActions,
 ) -> impl IntoView {
     if list.is_empty() {
         return view! { <p class="muted">"No connections: tools run without credentials."</p> }
             .into_any();
     }
+    let ConnectionActions {
+        revoke,
+        set_default,
+        replace,
+        test,
+    } = actions;
+    let replace_err = error_of(replace);
     view! {
-        <DataTable class="connections" head=view! { <th>"Vendor"</th><th>"Label"</th><th>"Kind"</th><th>"Added"</th><th>"State"</th><th></th> }.into_any()>{list.into_iter().map(|c| { let (l1, l2) = (c.label.clone(), c.label.clone()); view! {
+        <FieldError err=replace_err field="secret"/>
+        <DataTable class="connections" head=view! { <th>"Vendor"</th><th>"Label"</th><th>"Kind"</th><th>"Added"</th><th>"Last used"</th><th>"State"</th><th></th> }.into_any()>{list.into_iter().map(|c| { let (l1, l2) = (c.label.clone(), c.label.clone()); let live = c.revoked_at.is_none(); view! {
                 <tr data-connection=l1>
-                    <td><code>{c.vendor}</code></td>
-                    <td>{c.label.clone()}</td>
-                    <td>{c.kind}{c.name.map(|n| format!(" ({n})"))}</td>
-                    <td><When at=c.created_at now/></td>
+                    <td><code>{c.vendor.clone()}</code></td>
+                    <td>{c.label.clone()}{c.vendor_default.then(|| view! { " "<span class="badge">"default"</span> })}</td>
+                    <td>{c.kind.clone()}{c.name.clone().map(|n| format!(" ({n})"))}</td>
+                    <td><When at=c.created_at now/>{c.secret_replaced_at.map(|t| view! { <br/><span class="muted">"secret replaced "<When at=t now/></span> })}</td>
+                    <td>{match c.last_used_at { Some(t) => view! { <When at=t now/> }.into_any(), None => "never".into_any() }}</td>
                     <td>{match (c.revoked_at, c.suspended.clone()) {
                         (Some(t), _) => view! { "revoked "<When at=t now/> }.into_any(),
                         (None, Some(why)) => view! { <span class="warning-text" title=why>"suspended: the base URL moved"</span> }.into_any(),
                         (None, None) => "active".into_any(),
-                    }}</td>
-                    <td>{c.revoked_at.is_none().then(|| view! {
+                    }}
+                    {c.last_test.clone().map(|(at, ok, message)| view! {
+                        <p class=if ok { "ok test" } else { "error test" } role="status">{if ok { "Test passed " } else { "Test failed " }}<When at now/>": "{message}</p>
+                    })}</td>
+                    <td>{live.then(|| { let (id, vendor, label) = (c.id.to_string(), c.vendor.clone(), c.label.clone()); let kind = c.kind.clone(); let (id2, id3) = (id.clone(), id.clone()); let (label2, label3) = (label.clone(), label.clone()); view! {
+                        <div class="row-actions">
+                        <ActionForm action=test attr:class="inline">
+                            <input type="hidden" name="id" value=id.clone()/>
+                            <button type="submit" aria-label=format!("Test {label}")>"Test"</button>
+                        </ActionForm>
+                        {(!c.vendor_default).then(|| view! {
+                            <ActionForm action=set_default attr:class="inline">
+                                <input type="hidden" name="vendor" value=vendor.clone()/>
+                                <input type="hidden" name="label" value=label2.clone()/>
+                                <button type="submit" aria-label=format!("Make {label2} the default")>"Make default"</button>
+                            </ActionForm>
+                        })}
+                        {(kind != "none").then(|| view! {
+                            <Confirm label="Replace secret".to_string()>
+                                <ActionForm action=replace attr:class="inline">
+                                    <input type="hidden" name="id" value=id2.clone()/>
+                                    <input type="hidden" name="confirm" value="yes"/>
+                                    <label>"New secret (write-only)"<input type="password" name="secret" autocomplete="off" required/></label>
+                                    <button type="submit" aria-label=format!("Replace the secret of {label3}")>"Replace it"</button>
+                                </ActionForm>
+                            </Confirm>
+                        })}
                         <Confirm label="Revoke".to_string()>
                             <p>{format!("Calls that use {l2} fail from now on, and each tool whose calls use it is demoted in every working set. Its secret cannot be recovered.")}</p>
                             <ActionForm action=revoke attr:class="inline">
-                                <input type="hidden" name="id" value=c.id.to_string()/>
+                                <input type="hidden" name="id" value=id3/>
                                 <input type="hidden" name="confirm" value="yes"/>
                                 <button type="submit" class="danger solid" aria-label=format!("Revoke {l2}")>"Revoke it"</button>
                             </ActionForm>
                         </Confirm>
-                    })}</td>
+                        </div>
+                    }})}</td>
                 </tr>
             }}).collect_view()}</DataTable>
-        <p class="muted">"Revoking demotes, in every working set, each tool whose calls use the connection."</p>
+        <p class="muted">"The default connection is the one the vendor's tools use unless a tool has its own. To rotate a key: replace its secret, or add a new connection as the default and revoke the old one once it works. Revoking demotes, in every working set, each tool whose calls use the connection."</p>
     }
     .into_any()
 }

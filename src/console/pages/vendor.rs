@@ -1,12 +1,12 @@
 //! One vendor's page (SPEC §6): its state, origin, imports and connections.
 
-use super::tables::{connections_table, ConnectionForm};
+use super::tables::{connections_table, ConnectionActions, ConnectionForm};
 use crate::console::components::{
     error_of, loaded, saved, saves, FieldError, FormError, Frame, When,
 };
 use crate::console::server_fns::{
     vendor, AddConnection, ConfirmConnections, EditVendor, ForgetMcpOauth, RefreshMcpVendor,
-    RemoveVendor, RevokeConnection, SetVendorInternal, SetVendorState, StartMcpOauth,
+    RemoveVendor, SetVendorInternal, SetVendorState, StartMcpOauth,
 };
 use crate::console::words::{count, segment};
 use leptos::prelude::*;
@@ -23,7 +23,8 @@ pub fn VendorPage() -> impl IntoView {
     let edit = ServerAction::<EditVendor>::new();
     let set_state = ServerAction::<SetVendorState>::new();
     let add_conn = ServerAction::<AddConnection>::new();
-    let revoke = ServerAction::<RevokeConnection>::new();
+    let conn_actions = ConnectionActions::new();
+    let revoke = conn_actions.revoke;
     let remove = ServerAction::<RemoveVendor>::new();
     let confirm_conns = ServerAction::<ConfirmConnections>::new();
     let set_internal = ServerAction::<SetVendorInternal>::new();
@@ -41,7 +42,7 @@ pub fn VendorPage() -> impl IntoView {
                 edit.version().get()
                     + set_state.version().get()
                     + conn_saves.get()
-                    + revoke.version().get()
+                    + conn_actions.version()
                     + confirm_conns.version().get()
                     + set_internal.version().get()
                     + refresh.version().get()
@@ -72,6 +73,7 @@ pub fn VendorPage() -> impl IntoView {
                 let suspended: Option<String> = d.connections.iter().find_map(|c| c.suspended.clone());
                 let v_conn = v.clone();
                 let is_mcp = v.kind == "mcp";
+                let live_labels: Vec<String> = d.connections.iter().filter(|c| c.revoked_at.is_none()).map(|c| c.label.clone()).collect();
                 let history = view! {
                     <section class="card" id="imports">
                         <h2>"Import history"</h2>
@@ -187,11 +189,11 @@ pub fn VendorPage() -> impl IntoView {
                             </div>
                         })}
                         <FormError err=revoke_err/>
-                        {connections_table(d.connections.clone(), now, revoke)}
+                        {connections_table(d.connections.clone(), now, conn_actions)}
                         <h3>"Add a connection"</h3>
                         <FormError err=conn_err/>
                         {move || conn_saved.get().then(|| view! { <p class="ok" role="status">"Connection added; its secret is sealed."</p> })}
-                        <ConnectionForm action=add_conn vendor=v_conn.clone()/>
+                        <ConnectionForm action=add_conn vendor=v_conn.clone() live=live_labels.clone()/>
                     </section>
                     <section class="card" id="network" hidden=v.local>
                         <h2>"Network"</h2>

@@ -1,12 +1,12 @@
 //! The Vendors page (SPEC §6): uploads, import summaries, connections.
 
-use super::tables::connections_table;
+use super::tables::{connections_table, ConnectionActions};
 use crate::console::components::{
     clear_on_save, error_of, loaded, saved, FieldError, FormError, Frame, When,
 };
 #[cfg(feature = "hydrate")]
 use crate::console::server_fns::MAX_UPLOAD_BYTES;
-use crate::console::server_fns::{vendors, AddMcpVendor, AddVendor, RevokeConnection};
+use crate::console::server_fns::{vendors, AddMcpVendor, AddVendor};
 use crate::console::words::segment;
 use crate::console::words::ImportSummary;
 use leptos::prelude::*;
@@ -19,12 +19,13 @@ pub fn VendorsPage() -> impl IntoView {
     let add = ServerAction::<AddVendor>::new();
     let add_mcp = ServerAction::<AddMcpVendor>::new();
     let mcp_err = error_of(add_mcp);
-    let revoke = ServerAction::<RevokeConnection>::new();
+    let conn_actions = ConnectionActions::new();
+    let revoke = conn_actions.revoke;
     let data = Resource::new(
         move || {
             (
                 query.read().get("import"),
-                add.version().get() + revoke.version().get(),
+                add.version().get() + conn_actions.version(),
             )
         },
         |(import, _)| vendors(import),
@@ -98,7 +99,7 @@ pub fn VendorsPage() -> impl IntoView {
                     <section class="card" id="connections">
                         <h2>"Connections"</h2>
                         <FormError err=revoke_err/>
-                        {connections_table(d.connections.clone(), now, revoke)}
+                        {connections_table(d.connections.clone(), now, conn_actions)}
                         <h3>"Add a connection"</h3>
                         {if d.vendors.is_empty() {
                             view! { <p class="muted">"Import a vendor's document (below) first; its connection comes next."</p> }.into_any()

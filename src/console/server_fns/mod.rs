@@ -12,6 +12,7 @@
 mod activity;
 mod agents;
 mod approvals;
+mod connections;
 mod home;
 mod mcp_vendors;
 mod oauth;
@@ -23,6 +24,7 @@ mod vendors;
 pub use activity::*;
 pub use agents::*;
 pub use approvals::*;
+pub use connections::*;
 pub use home::*;
 pub use mcp_vendors::*;
 pub use oauth::*;

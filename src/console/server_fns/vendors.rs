@@ -108,6 +108,18 @@ pub struct ConnectionItem {
     /// review 32.5).
     #[serde(default)]
     pub suspended: Option<String>,
+    /// When a call last used it (ms).
+    #[serde(default)]
+    pub last_used_at: Option<i64>,
+    /// When its secret was last replaced in place (ms).
+    #[serde(default)]
+    pub secret_replaced_at: Option<i64>,
+    /// Whether it is its vendor's default connection (issue 28.2).
+    #[serde(default)]
+    pub vendor_default: bool,
+    /// Its last test in this Graft server: `(when (ms), passed, what happened)`.
+    #[serde(default)]
+    pub last_test: Option<(i64, bool, String)>,
 }
 
 /// One import in a vendor's import history.
@@ -184,7 +196,11 @@ pub async fn vendors(import: Option<String>) -> ConsoleResult<VendorsData> {
                 .await?
                 .into_iter()
                 .filter(|c| vendors.iter().any(|v| v.slug == c.vendor))
-                .map(connection_item)
+                .map(|c| {
+                    let mut item = connection_item(c);
+                    item.last_test = state.graft.last_connection_test(item.id);
+                    item
+                })
                 .collect(),
             vendors,
             import,
@@ -274,6 +290,10 @@ pub(crate) fn connection_item(c: crate::service::connections::ConnectionInfo) ->
         created_at: c.created_at,
         revoked_at: c.revoked_at,
         suspended: c.suspended,
+        last_used_at: c.last_used_at,
+        secret_replaced_at: c.secret_replaced_at,
+        vendor_default: c.vendor_default,
+        last_test: None,
     }
 }
 
@@ -316,7 +336,11 @@ pub async fn vendor(slug: String) -> ConsoleResult<VendorData> {
                 .await?
                 .into_iter()
                 .filter(|c| c.vendor == v.slug)
-                .map(connection_item)
+                .map(|c| {
+                    let mut item = connection_item(c);
+                    item.last_test = g.last_connection_test(item.id);
+                    item
+                })
                 .collect(),
             server: (v.kind == "mcp").then(|| server_info(g, &v)),
             vendor: vendor_item(v),
@@ -533,6 +557,7 @@ pub async fn add_connection(
     kind: String,
     name: String,
     secret: String,
+    default: Option<String>,
 ) -> ConsoleResult<()> {
     with_status(async move {
         let (state, person) = signed_in().await?;
@@ -540,13 +565,30 @@ pub async fn add_connection(
         let secret = Some(secret.trim_end_matches(['\r', '\n'])).filter(|s| !s.is_empty());
         crate::service::connections::check_connection(label.trim(), &kind, name, secret)
             .map_err(|(field, m)| ConsoleError::field(field, m))?;
+        use crate::service::connection_care::DefaultChoice;
+        let choice = match default.as_deref() {
+            Some("new") => Some(DefaultChoice::New),
+            Some("current") => Some(DefaultChoice::Current),
+            _ => None,
+        };
         let c = match state
             .graft
-            .add_connection(&vendor, label.trim(), &kind, name, secret)
+            .add_connection_choosing(
+                &Actor::Person(person.name.clone()),
+                &vendor,
+                label.trim(),
+                &kind,
+                name,
+                secret,
+                choice,
+            )
             .await
         {
             Ok(c) => c,
             Err(ServiceError::Conflict(m)) => return Err(ConsoleError::field("label", m)),
+            Err(ServiceError::Invalid(m)) if m.contains("say which one") || m.contains("no default") => {
+                return Err(ConsoleError::field("default", m))
+            }
             Err(ServiceError::VendorNotFound(m) | ServiceError::Invalid(m)) => {
                 return Err(ConsoleError::field("vendor", m))
             }

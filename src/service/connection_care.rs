@@ -1,0 +1,346 @@
+//! Keeping a vendor's credentials (issue 28.2): the vendor's default connection, a new
+//! connection that says which one calls use, a secret replaced in place, a connection
+//! tested with one harmless read, and when each was last used.
+
+use super::connections::{check_connection, ConnectionInfo};
+use super::{Actor, Graft, ServiceError, ServiceResult};
+use crate::db;
+use serde::Serialize;
+
+/// Which connection calls use once a new one is added to a vendor that has one already
+/// (issue 28.2: adding a second connection asks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DefaultChoice {
+    /// The new connection becomes the vendor's default.
+    New,
+    /// The vendor's current connection stays the one calls use (it becomes the default
+    /// when there was none).
+    Current,
+}
+
+/// What testing a connection found.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ConnectionTest {
+    /// Whether the vendor accepted the credential.
+    pub ok: bool,
+    /// The read it sent (`vendor__name`), when there is one.
+    pub tool: Option<String>,
+    /// The HTTP status the vendor answered.
+    pub status: Option<u16>,
+    /// What happened, in a sentence.
+    pub message: String,
+}
+
+/// How often a connection's last use is written, per process (ms).
+const USED_EVERY_MS: i64 = 60_000;
+
+impl Graft {
+    /// Makes `label` vendor `slug`'s default connection (issue 28.2; `None` clears it):
+    /// the vendor's tools without a default of their own use it. Errors:
+    /// `VendorNotFound`, `Invalid` (removed, an MCP vendor, whose connections all apply;
+    /// no such live connection).
+    pub async fn set_vendor_default_connection(
+        &self,
+        actor: &Actor,
+        slug: &str,
+        label: Option<&str>,
+    ) -> ServiceResult<()> {
+        let v = self.live_vendor(slug).await?;
+        if v.kind == "mcp" {
+            return Err(ServiceError::Invalid(format!(
+                "{slug} is an MCP server: each of its connections applies (a header or a variable), so it has no default"
+            )));
+        }
+        let id = match label {
+            None => None,
+            Some(label) => {
+                let conns = db::select_vendor_connections(self.pool(), v.id).await?;
+                let c = conns
+                    .iter()
+                    .find(|c| c.label == label && c.revoked_at.is_none())
+                    .ok_or_else(|| {
+                        ServiceError::Invalid(format!(
+                            "{slug} has no live connection labelled {label:?}"
+                        ))
+                    })?;
+                Some(c.id)
+            }
+        };
+        let mut tx = self.write_tx().await?;
+        db::update_vendor_default_connection(&mut tx, v.id, id).await?;
+        tx.commit().await?;
+        tracing::info!(vendor = slug, by = %actor.label(), connection = ?label, "vendor default connection set");
+        self.state_changed().await;
+        Ok(())
+    }
+
+    /// Adds a connection to `vendor` as [`Graft::add_connection`] does, saying which one
+    /// calls use when the vendor has a live connection already (issue 28.2): a second
+    /// connection never leaves calls ambiguous. `choice` `None` is refused then (the
+    /// console and the CLI ask). An MCP vendor's connections all apply, so nothing is
+    /// asked. Errors: those of [`Graft::add_connection`], and `Invalid` when a choice is
+    /// needed and missing, or `Current` when several live connections leave no current
+    /// one.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn add_connection_choosing(
+        &self,
+        actor: &Actor,
+        vendor: &str,
+        label: &str,
+        kind: &str,
+        name: Option<&str>,
+        secret: Option<&str>,
+        choice: Option<DefaultChoice>,
+    ) -> ServiceResult<ConnectionInfo> {
+        let v = self.live_vendor(vendor).await?;
+        let all = db::select_vendor_connections(self.pool(), v.id).await?;
+        // a label taken says so first (labels stay taken by revoked connections)
+        if all.iter().any(|c| c.label == label.trim()) {
+            return Err(ServiceError::Conflict(format!(
+                "vendor {vendor} has a connection labelled {:?} already",
+                label.trim()
+            )));
+        }
+        let live: Vec<db::ConnectionRow> =
+            all.into_iter().filter(|c| c.revoked_at.is_none()).collect();
+        let asks = v.kind != "mcp" && !live.is_empty();
+        // the current one: the vendor's default, else its only live connection
+        let current = v
+            .default_connection_id
+            .filter(|id| live.iter().any(|c| c.id == *id))
+            .or_else(|| (live.len() == 1).then(|| live[0].id));
+        if asks {
+            match choice {
+                None => {
+                    return Err(ServiceError::Invalid(format!(
+                        "{vendor} has a live connection already ({}): say which one its calls use, the new one or the current one",
+                        live.iter().map(|c| c.label.as_str()).collect::<Vec<_>>().join(", ")
+                    )))
+                }
+                Some(DefaultChoice::Current) if current.is_none() => {
+                    return Err(ServiceError::Invalid(format!(
+                        "{vendor} has several live connections and no default: choose its default first, or make the new one the default"
+                    )))
+                }
+                _ => {}
+            }
+        }
+        let c = self
+            .add_connection(vendor, label, kind, name, secret)
+            .await?;
+        if asks {
+            let default = match choice {
+                Some(DefaultChoice::New) => Some(c.id),
+                _ => current,
+            };
+            let mut tx = self.write_tx().await?;
+            db::update_vendor_default_connection(&mut tx, v.id, default).await?;
+            tx.commit().await?;
+            self.state_changed().await;
+        }
+        tracing::info!(vendor, connection = %c.label, by = %actor.label(), "connection added");
+        Ok(db::select_connection(self.pool(), c.id)
+            .await?
+            .map(Into::into)
+            .unwrap_or(c))
+    }
+
+    /// Replaces connection `id`'s secret in place (issue 28.2: a key rotated without a
+    /// second connection): calls use the new secret at once, the old one is gone (and
+    /// leaves the write-ahead log); an MCP vendor's server starts again with it. Errors:
+    /// `Invalid` (no such connection, revoked, of kind `none`, a secret the kind's rules
+    /// refuse).
+    pub async fn replace_connection_secret(
+        &self,
+        actor: &Actor,
+        id: i64,
+        secret: &str,
+    ) -> ServiceResult<ConnectionInfo> {
+        let c = db::select_connection(self.pool(), id)
+            .await?
+            .ok_or_else(|| ServiceError::Invalid(format!("no connection with id {id}")))?;
+        if c.revoked_at.is_some() {
+            return Err(ServiceError::Invalid(format!(
+                "connection {id} ({}) is revoked: add a new one",
+                c.label
+            )));
+        }
+        if c.auth_kind == "none" {
+            return Err(ServiceError::Invalid(format!(
+                "connection {id} ({}) has no secret to replace",
+                c.label
+            )));
+        }
+        let secret = secret.trim_end_matches(['\r', '\n']);
+        check_connection(
+            &c.label,
+            &c.auth_kind,
+            c.header_or_param_name.as_deref(),
+            Some(secret).filter(|s| !s.is_empty()),
+        )
+        .map_err(|(_, m)| ServiceError::Invalid(m))?;
+        let sealed = self.inner.key.seal(secret);
+        let mut tx = self.write_tx().await?;
+        db::update_connection_replaced(&mut tx, id, &sealed, self.now()).await?;
+        tx.commit().await?;
+        self.checkpoint().await;
+        self.state_changed().await;
+        let v = self.vendor(&c.vendor).await?;
+        if v.kind == "mcp" {
+            self.stop_mcp_server(v.id).await;
+        }
+        tracing::info!(connection = id, vendor = %c.vendor, by = %actor.label(), "connection secret replaced");
+        db::select_connection(self.pool(), id)
+            .await?
+            .map(Into::into)
+            .ok_or_else(|| ServiceError::Internal(anyhow::anyhow!("connection vanished")))
+    }
+
+    /// Tests connection `id` with one harmless read (issue 28.2): for an HTTP vendor, a
+    /// GET of its current tools that reads, takes no input and needs a credential (the
+    /// shortest path), sent with this connection's credential, nothing logged as an
+    /// agent's call; for an MCP vendor, a read of its server's tools/list. Errors:
+    /// `Invalid` (no such connection, revoked).
+    pub async fn test_connection(&self, actor: &Actor, id: i64) -> ServiceResult<ConnectionTest> {
+        let c = db::select_connection(self.pool(), id)
+            .await?
+            .ok_or_else(|| ServiceError::Invalid(format!("no connection with id {id}")))?;
+        if c.revoked_at.is_some() {
+            return Err(ServiceError::Invalid(format!(
+                "connection {id} ({}) is revoked",
+                c.label
+            )));
+        }
+        let v = self.vendor(&c.vendor).await?;
+        tracing::info!(connection = id, vendor = %c.vendor, by = %actor.label(), "connection tested");
+        if v.kind == "mcp" {
+            let test = match self.refresh_mcp_vendor(actor, &v.slug).await {
+                Ok(r) => ConnectionTest {
+                    ok: true,
+                    tool: None,
+                    status: None,
+                    message: format!(
+                        "its server answered tools/list with {} tool{} (with every live connection of {})",
+                        r.operations,
+                        if r.operations == 1 { "" } else { "s" },
+                        v.slug
+                    ),
+                },
+                Err(e) => ConnectionTest {
+                    ok: false,
+                    tool: None,
+                    status: None,
+                    message: e.to_string(),
+                },
+            };
+            self.keep_test(id, &test);
+            return Ok(test);
+        }
+        let tools = db::select_vendor_tools(self.pool(), &v.slug).await?;
+        let read = tools
+            .iter()
+            .filter(|t| {
+                t.retired_at.is_none()
+                    && t.method.eq_ignore_ascii_case("GET")
+                    && t.read_only_hint
+                    && !t.path_template.contains('{')
+                    && !serde_json::from_str::<crate::domain::tool::Binding>(&t.binding)
+                        .is_ok_and(|b| b.public)
+                    && serde_json::from_str::<serde_json::Value>(&t.input_schema)
+                        .ok()
+                        .and_then(|s| s.get("required").cloned())
+                        .and_then(|r| r.as_array().map(Vec::len))
+                        .unwrap_or(0)
+                        == 0
+            })
+            .min_by_key(|t| (t.path_template.len(), t.name.clone()));
+        let Some(tool) = read else {
+            let test = ConnectionTest {
+                ok: false,
+                tool: None,
+                status: None,
+                message: format!(
+                    "{} has no tool that reads without input and needs a credential: nothing was sent (call one of its tools to try the connection)",
+                    v.slug
+                ),
+            };
+            self.keep_test(id, &test);
+            return Ok(test);
+        };
+        let qualified = format!("{}__{}", tool.vendor, tool.name);
+        let binding: crate::domain::tool::Binding =
+            serde_json::from_str(&tool.binding).map_err(|e| ServiceError::Internal(e.into()))?;
+        let credential = self.credential_of(&c)?;
+        let op = crate::proxy::request::Operation {
+            method: &tool.method,
+            path_template: &tool.path_template,
+            binding: &binding,
+        };
+        let planned =
+            crate::proxy::request::build(&v.base_url, op, &Default::default(), &credential)
+                .map_err(ServiceError::Invalid)?;
+        let (ok, status, message) = match self.inner.proxy.send(&planned, v.internal).await {
+            Ok(r) if (200..300).contains(&r.status) => {
+                self.note_connection_used(c.id).await;
+                (true, Some(r.status), format!("{} answered HTTP {} to {qualified}: the credential works", v.slug, r.status))
+            }
+            Ok(r) if matches!(r.status, 401 | 403) => (
+                false,
+                Some(r.status),
+                format!("{} refused the credential: HTTP {} to {qualified}", v.slug, r.status),
+            ),
+            Ok(r) => (
+                false,
+                Some(r.status),
+                format!("{} answered HTTP {} to {qualified}: the request did not succeed (the credential may still be right)", v.slug, r.status),
+            ),
+            Err(e) => (false, None, format!("{} could not be reached: {e}", v.slug)),
+        };
+        let secrets = credential.secrets();
+        let test = ConnectionTest {
+            ok,
+            tool: Some(qualified),
+            status,
+            message: crate::proxy::redact::redact(&message, &secrets),
+        };
+        self.keep_test(id, &test);
+        Ok(test)
+    }
+
+    /// Keeps the last test of each connection (in this process) for its page.
+    fn keep_test(&self, id: i64, test: &ConnectionTest) {
+        let mut tests = self.inner.connection_tests.lock().expect("tests lock");
+        if tests.len() > 1024 {
+            tests.clear();
+        }
+        tests.insert(id, (self.now(), test.ok, test.message.clone()));
+    }
+
+    /// The last test of connection `id` in this process: `(when (ms), ok, what happened)`.
+    pub fn last_connection_test(&self, id: i64) -> Option<(i64, bool, String)> {
+        self.inner
+            .connection_tests
+            .lock()
+            .expect("tests lock")
+            .get(&id)
+            .cloned()
+    }
+
+    /// Notes that a call used connection `id` (its "last used"), at most once a minute
+    /// per process. A failure is only logged.
+    pub(crate) async fn note_connection_used(&self, id: i64) {
+        let now = self.now();
+        {
+            let mut used = self.inner.connections_used.lock().expect("used lock");
+            match used.get(&id) {
+                Some(at) if now - at < USED_EVERY_MS => return,
+                _ => {
+                    used.insert(id, now);
+                }
+            }
+        }
+        if let Err(e) = db::update_connection_used(self.pool(), id, now).await {
+            tracing::warn!(error = ?e, connection = id, "cannot note a connection's last use");
+        }
+    }
+}
