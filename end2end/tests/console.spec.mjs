@@ -279,8 +279,8 @@ test('revoke a connection: the tools it serves are demoted with that cause', asy
   await goto(page, testInfo, '/vendors');
   const before = agent.changes;
   // a second step: the summary opens what revoking does, and its button does it
-  await page.locator(`tr[data-connection="${label}"] summary`).click();
-  await expect(page.locator(`tr[data-connection="${label}"] .confirm-body`)).toContainText('Calls that use');
+  await page.locator(`tr[data-connection="${label}"] summary`, { hasText: 'Revoke' }).click();
+  await expect(page.locator(`tr[data-connection="${label}"] .confirm-body`, { hasText: 'Calls that use' })).toBeVisible();
   await shot(page, testInfo, 'connection-revoke-confirm');
   await page.getByRole('button', { name: `Revoke ${label}` }).click();
   await expect(page.locator(`tr[data-connection="${label}"]`)).toContainText('revoked');

@@ -325,7 +325,7 @@ pub(crate) fn connections_table(
                         })}
                         {(kind != "none").then(|| view! {
                             <Confirm label="Replace secret".to_string()>
-                                <ActionForm action=replace attr:class="inline">
+                                <ActionForm action=replace node_ref=clear_on_save(replace) attr:class="inline">
                                     <input type="hidden" name="id" value=id2.clone()/>
                                     <input type="hidden" name="confirm" value="yes"/>
                                     <label>"New secret (write-only)"<input type="password" name="secret" autocomplete="off" required/></label>
