@@ -6,9 +6,11 @@
 //!   (a 2025-11-25 session; 2026-07-28 stateless), 1 session sequential and 8 at once;
 //! - the same through the official TypeScript SDK server (`benches/anchor/server.mjs`,
 //!   what a user would write instead), when Node and the SDK are here;
-//! - the same `tools/call` on a second `graft serve` of a copy of the same data with
-//!   `GRAFT_METRICS=off`, the two taking turns to go first: what the Prometheus metrics
-//!   cost (issue 30.1);
+//! - the same `tools/call` on two twin `graft serve`s of copies of the same data, one
+//!   with metrics and one with `GRAFT_METRICS=off`, taking turns to go first and taking
+//!   no other calls: what the Prometheus metrics cost (issue 30.1), in p50 latency and
+//!   in the servers' CPU time per call (`GRAFT_METRICS=off` for the bench itself turns
+//!   both off: an A/A run, the check of the method);
 //! - Graft's `find_tool` over 10,000+ tools, `tools/list` of a 500-tool working set
 //!   next to a GET of the very same bytes from a static axum server read and parsed the
 //!   same way (the transfer-and-parse floor of a body that size),
@@ -321,13 +323,18 @@ fn main() {
     let (token, wide_token) = rt.block_on(setup_graft(data.path(), &vendor));
     // the metrics-off server gets its own copy of the same data: two servers writing
     // one SQLite file would pay each other's write locks and WAL checkpoints
-    let data_off = tempfile::tempdir().unwrap();
+    let (data_on, data_off) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     // the setup's connections close (and checkpoint their WAL) as they are dropped
     std::thread::sleep(Duration::from_millis(500));
+    copy_dir(data.path(), data_on.path());
     copy_dir(data.path(), data_off.path());
     let (graft_proc, graft_base) = spawn_graft(data.path());
     let graft_url = format!("{graft_base}/mcp");
     eprintln!("graft serve: pid {}", graft_proc.0.id());
+    // the metrics comparison runs on two twins of the same data that take nothing but
+    // its calls (the main server's other series would grow its database, and an A/A run
+    // showed that alone costs ~3%)
+    let (on_proc, on_base) = support::spawn_graft_with(data_on.path(), &[]);
     let (off_proc, off_base) =
         support::spawn_graft_with(data_off.path(), &[("GRAFT_METRICS", "off")]);
     eprintln!("graft serve, metrics off: pid {}", off_proc.0.id());
@@ -342,6 +349,8 @@ fn main() {
         legacy.open().await;
         let mut metrics_off = Mcp::new(&format!("{off_base}/mcp"), Some(&token), "2025-11-25");
         metrics_off.open().await;
+        let mut metrics_on = Mcp::new(&format!("{on_base}/mcp"), Some(&token), "2025-11-25");
+        metrics_on.open().await;
         let modern = Mcp::new(&graft_url, Some(&token), "2026-07-28");
         let ts = match &anchor {
             Some((_, url)) => {
@@ -358,6 +367,7 @@ fn main() {
             direct.get(format!("{vendor}/items/1")).send().await.unwrap().text().await.unwrap();
             legacy.call("echo__get_item", json!({"id": 1})).await;
             metrics_off.call("echo__get_item", json!({"id": 1})).await;
+            metrics_on.call("echo__get_item", json!({"id": 1})).await;
             modern.call("echo__get_item", json!({"id": 1})).await;
             if let Some(t) = &ts {
                 t.call("echo__get_item", json!({"id": 1})).await;
@@ -390,7 +400,7 @@ fn main() {
             }
         };
         let queries = ["list customers", "create an invoice", "send a message to a channel", "delete a file", "refund a payment"];
-        let (on_pid, off_pid) = (graft_proc.0.id(), off_proc.0.id());
+        let (on_pid, off_pid) = (on_proc.0.id(), off_proc.0.id());
         let (mut cpu_on, mut cpu_off) = (0.0f64, 0.0f64);
         for round in 0..rounds {
             eprintln!("round {}/{rounds}", round + 1);
@@ -405,15 +415,17 @@ fn main() {
             add("direct GET to the vendor", s, None);
             }
             if run("tools/call") {
+            let s = sequential(calls, |i| legacy.call("echo__get_item", json!({"id": i})).map_unit()).await;
+            add("Graft tools/call, 2025-11-25 session", s, None);
             // with and without metrics in turn, the first of the two changing each round;
             // each server's CPU time over its calls too (latency on a shared 2-core machine
             // varies by several percent between two identical servers; CPU time much less)
             for on in [round % 2 == 0, round % 2 == 1] {
                 if on {
                     let before = cpu_ms(on_pid);
-                    let s = sequential(calls, |i| legacy.call("echo__get_item", json!({"id": i})).map_unit()).await;
+                    let s = sequential(calls, |i| metrics_on.call("echo__get_item", json!({"id": i})).map_unit()).await;
                     cpu_on += cpu_ms(on_pid) - before;
-                    add("Graft tools/call, 2025-11-25 session", s, None);
+                    add("Graft tools/call, 2025 session, twin with metrics", s, None);
                 } else {
                     let before = cpu_ms(off_pid);
                     let s = sequential(calls, |i| metrics_off.call("echo__get_item", json!({"id": i})).map_unit()).await;
@@ -517,7 +529,7 @@ fn main() {
         }
         let p50 = |name: &str| series.iter().find(|s| s.name == name).map(|s| s.pct(0.5));
         if let (Some(on), Some(off)) = (
-            p50("Graft tools/call, 2025-11-25 session"),
+            p50("Graft tools/call, 2025 session, twin with metrics"),
             p50("Graft tools/call, 2025 session, GRAFT_METRICS=off"),
         ) {
             println!(
