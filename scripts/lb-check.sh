@@ -85,6 +85,10 @@ done
 echo "lb-check: 10 requests of 2026-07-28 through HAProxy answered"
 
 kill -9 "$owner_pid"
+# the request below is for a dead instance, not a dying one: a connection the dying
+# process still accepted would be reset (502), which is not what this checks
+owner_port=$([ "$owner" = a ] && echo "$pa" || echo "$pb")
+for _ in $(seq 100); do (exec 3<> "/dev/tcp/127.0.0.1/$owner_port") 2>/dev/null || break; sleep 0.05; done
 read -r status _ < <(mcp "$lb" "$session" "$list")
 [ "$status" = 404 ] || fail "after instance $owner died, its session should get 404, got $status"
 read -r status session2 < <(mcp "$lb" "" "$init")

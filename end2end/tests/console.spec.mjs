@@ -280,7 +280,7 @@ test('revoke a connection: the tools it serves are demoted with that cause', asy
   const before = agent.changes;
   // a second step: the summary opens what revoking does, and its button does it
   await page.locator(`tr[data-connection="${label}"] summary`, { hasText: 'Revoke' }).click();
-  await expect(page.locator(`tr[data-connection="${label}"] .confirm-body`, { hasText: 'Calls that use' })).toBeVisible();
+  await expect(page.locator(`tr[data-connection="${label}"] .confirm-body`, { hasText: 'is never sent again' })).toBeVisible();
   await shot(page, testInfo, 'connection-revoke-confirm');
   await page.getByRole('button', { name: `Revoke ${label}` }).click();
   await expect(page.locator(`tr[data-connection="${label}"]`)).toContainText('revoked');

@@ -42,13 +42,16 @@ pub struct ConnectionRow {
     pub secret_replaced_at: Option<i64>,
     /// Whether it is its vendor's default connection (issue 28.2).
     pub vendor_default: bool,
+    /// Its vendor's kind: `openapi` or `mcp` (an MCP vendor's connections all apply).
+    pub vendor_kind: String,
 }
 
 const CONNECTION_SELECT: &str =
     "SELECT c.id, v.slug AS vendor, c.label, c.auth_kind, c.header_or_param_name, \
      c.secret_ciphertext, c.created_at, c.revoked_at, c.suspended_at, c.suspended_reason, \
      c.last_used_at, c.secret_replaced_at, \
-     (v.default_connection_id IS NOT NULL AND v.default_connection_id = c.id) AS vendor_default \
+     (v.default_connection_id IS NOT NULL AND v.default_connection_id = c.id) AS vendor_default, \
+     v.kind AS vendor_kind \
      FROM connections c JOIN vendors v ON v.id = c.vendor_id";
 
 /// Replaces a connection's secret in place (a person rotates a key without a second
@@ -137,7 +140,7 @@ pub async fn confirm_vendor_connections(conn: &mut Conn, vendor_id: i64) -> DbRe
 
 /// Inserts a connection; returns its id. Errors: the label is taken for the vendor.
 pub async fn insert_connection(
-    pool: &Pool,
+    conn: &mut Conn,
     vendor_id: i64,
     label: &str,
     auth_kind: &str,
@@ -145,7 +148,7 @@ pub async fn insert_connection(
     sealed: Option<&str>,
     now: i64,
 ) -> DbResult<i64> {
-    on_db!(pool, |e| {
+    on_db!(conn, |e| {
         sqlx::query_scalar(
         "INSERT INTO connections (vendor_id, label, auth_kind, header_or_param_name, secret_ciphertext, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
@@ -182,6 +185,34 @@ pub async fn select_vendor_connections(
     .await)
 }
 
+/// A vendor's connections, read in a write transaction (what it decides on stays true
+/// until it commits).
+pub async fn select_vendor_connections_in(
+    conn: &mut Conn,
+    vendor_id: i64,
+) -> DbResult<Vec<ConnectionRow>> {
+    on_db!(conn, |e| sqlx::query_as(&format!(
+        "{CONNECTION_SELECT} WHERE c.vendor_id = $1 ORDER BY c.id"
+    ))
+    .bind(vendor_id)
+    .fetch_all(e)
+    .await)
+}
+
+/// A vendor's default connection, read in a write transaction.
+pub async fn select_vendor_default_connection_in(
+    conn: &mut Conn,
+    vendor_id: i64,
+) -> DbResult<Option<i64>> {
+    on_db!(conn, |e| sqlx::query_scalar(
+        "SELECT default_connection_id FROM vendors WHERE id = $1"
+    )
+    .bind(vendor_id)
+    .fetch_optional(e)
+    .await)
+    .map(Option::flatten)
+}
+
 /// One connection.
 pub async fn select_connection(pool: &Pool, id: i64) -> DbResult<Option<ConnectionRow>> {
     on_db!(pool, |e| sqlx::query_as(&format!(
@@ -194,8 +225,15 @@ pub async fn select_connection(pool: &Pool, id: i64) -> DbResult<Option<Connecti
 
 /// Marks a connection revoked and drops its sealed secret (a revoked secret is never
 /// sent again, so it is not kept; security review 32.6); returns whether it was active.
+/// A vendor whose default it was has no default after (its calls use its only live
+/// connection, or ask a person to choose one).
 pub async fn revoke_connection(conn: &mut Conn, id: i64, now: i64) -> DbResult<bool> {
     let r = execute!(conn, "UPDATE connections SET revoked_at = $1, secret_ciphertext = NULL WHERE id = $2 AND revoked_at IS NULL", now, id)?;
+    execute!(
+        conn,
+        "UPDATE vendors SET default_connection_id = NULL WHERE default_connection_id = $1",
+        id
+    )?;
     Ok(r == 1)
 }
 
@@ -210,6 +248,11 @@ pub async fn revoke_vendor_connections(conn: &mut Conn, vendor_id: i64, now: i64
     .fetch_one(e)
     .await)?;
     execute!(conn, "UPDATE connections SET revoked_at = COALESCE(revoked_at, $1), secret_ciphertext = NULL WHERE vendor_id = $2", now, vendor_id)?;
+    execute!(
+        conn,
+        "UPDATE vendors SET default_connection_id = NULL WHERE id = $1",
+        vendor_id
+    )?;
     Ok(live)
 }
 

@@ -93,7 +93,11 @@ impl Graft {
         choice: Option<DefaultChoice>,
     ) -> ServiceResult<ConnectionInfo> {
         let v = self.live_vendor(vendor).await?;
-        let all = db::select_vendor_connections(self.pool(), v.id).await?;
+        let new = self.new_connection(&v, label, kind, name, secret)?;
+        // what is decided on (the live connections, the default) stays true until the
+        // new one commits: two people adding at once never leave calls ambiguous
+        let mut tx = self.write_tx().await?;
+        let all = db::select_vendor_connections_in(&mut tx, v.id).await?;
         // a label taken says so first (labels stay taken by revoked connections)
         if all.iter().any(|c| c.label == label.trim()) {
             return Err(ServiceError::Conflict(format!(
@@ -101,12 +105,12 @@ impl Graft {
                 label.trim()
             )));
         }
+        let default_now = db::select_vendor_default_connection_in(&mut tx, v.id).await?;
         let live: Vec<db::ConnectionRow> =
             all.into_iter().filter(|c| c.revoked_at.is_none()).collect();
         let asks = v.kind != "mcp" && !live.is_empty();
         // the current one: the vendor's default, else its only live connection
-        let current = v
-            .default_connection_id
+        let current = default_now
             .filter(|id| live.iter().any(|c| c.id == *id))
             .or_else(|| (live.len() == 1).then(|| live[0].id));
         if asks {
@@ -125,24 +129,22 @@ impl Graft {
                 _ => {}
             }
         }
-        let c = self
-            .add_connection(vendor, label, kind, name, secret)
-            .await?;
-        if asks {
-            let default = match choice {
-                Some(DefaultChoice::New) => Some(c.id),
-                _ => current,
-            };
-            let mut tx = self.write_tx().await?;
+        let id = self.insert_new_connection(&mut tx, &v, &new).await?;
+        // an HTTP vendor's default: the new one when asked for (a first connection too),
+        // else the current one when there is a choice to keep
+        let default = match choice {
+            _ if v.kind == "mcp" => None,
+            Some(DefaultChoice::New) => Some(Some(id)),
+            _ if asks => Some(current),
+            _ => None,
+        };
+        if let Some(default) = default {
             db::update_vendor_default_connection(&mut tx, v.id, default).await?;
-            tx.commit().await?;
-            self.state_changed().await;
         }
+        tx.commit().await?;
+        let c = self.connection_added(&v, id).await?;
         tracing::info!(vendor, connection = %c.label, by = %actor.label(), "connection added");
-        Ok(db::select_connection(self.pool(), c.id)
-            .await?
-            .map(Into::into)
-            .unwrap_or(c))
+        Ok(c)
     }
 
     /// Replaces connection `id`'s secret in place (issue 28.2: a key rotated without a
@@ -197,10 +199,13 @@ impl Graft {
     }
 
     /// Tests connection `id` with one harmless read (issue 28.2): for an HTTP vendor, a
-    /// GET of its current tools that reads, takes no input and needs a credential (the
-    /// shortest path), sent with this connection's credential, nothing logged as an
-    /// agent's call; for an MCP vendor, a read of its server's tools/list. Errors:
-    /// `Invalid` (no such connection, revoked).
+    /// GET of its current tools that reads, takes no input, needs a credential and came
+    /// from its document or a person (never one an agent wrote: an agent does not choose
+    /// what a person's test sends), the shortest path, sent with this connection's
+    /// credential; for an MCP vendor, its server's tools/list reached with this connection
+    /// alone (a server of its own, stopped after; nothing of the vendor's tools changes).
+    /// Nothing is logged as an agent's call, and a test is not a use. Errors: `Invalid`
+    /// (no such connection, revoked, suspended, its vendor disabled or removed).
     pub async fn test_connection(&self, actor: &Actor, id: i64) -> ServiceResult<ConnectionTest> {
         let c = db::select_connection(self.pool(), id)
             .await?
@@ -211,28 +216,30 @@ impl Graft {
                 c.label
             )));
         }
+        // a suspended secret goes nowhere, a test included (security review 32.5)
+        if c.suspended_at.is_some() {
+            return Err(ServiceError::Invalid(format!(
+                "connection {id} ({}) is suspended: {}; nothing was sent (confirm it on the vendor's page, or graft connection confirm {})",
+                c.label,
+                c.suspended_reason.clone().unwrap_or_default(),
+                c.vendor
+            )));
+        }
         let v = self.vendor(&c.vendor).await?;
+        if v.removed_at.is_some() || v.disabled_at.is_some() {
+            return Err(ServiceError::Invalid(format!(
+                "vendor {} is {}: nothing was sent",
+                v.slug,
+                if v.removed_at.is_some() {
+                    "removed"
+                } else {
+                    "disabled"
+                }
+            )));
+        }
         tracing::info!(connection = id, vendor = %c.vendor, by = %actor.label(), "connection tested");
         if v.kind == "mcp" {
-            let test = match self.refresh_mcp_vendor(actor, &v.slug).await {
-                Ok(r) => ConnectionTest {
-                    ok: true,
-                    tool: None,
-                    status: None,
-                    message: format!(
-                        "its server answered tools/list with {} tool{} (with every live connection of {})",
-                        r.operations,
-                        if r.operations == 1 { "" } else { "s" },
-                        v.slug
-                    ),
-                },
-                Err(e) => ConnectionTest {
-                    ok: false,
-                    tool: None,
-                    status: None,
-                    message: e.to_string(),
-                },
-            };
+            let test = self.test_mcp_connection(&v, &c).await?;
             self.keep_test(id, &test);
             return Ok(test);
         }
@@ -241,6 +248,8 @@ impl Graft {
             .iter()
             .filter(|t| {
                 t.retired_at.is_none()
+                    && !t.first_author.starts_with("agent:")
+                    && !t.authored_by.starts_with("agent:")
                     && t.method.eq_ignore_ascii_case("GET")
                     && t.read_only_hint
                     && !t.path_template.contains('{')
@@ -281,7 +290,6 @@ impl Graft {
                 .map_err(ServiceError::Invalid)?;
         let (ok, status, message) = match self.inner.proxy.send(&planned, v.internal).await {
             Ok(r) if (200..300).contains(&r.status) => {
-                self.note_connection_used(c.id).await;
                 (true, Some(r.status), format!("{} answered HTTP {} to {qualified}: the credential works", v.slug, r.status))
             }
             Ok(r) if matches!(r.status, 401 | 403) => (
@@ -305,6 +313,46 @@ impl Graft {
         };
         self.keep_test(id, &test);
         Ok(test)
+    }
+
+    /// An MCP vendor's connection tested: its server's tools/list, reached with this
+    /// connection alone, in a server of its own stopped after.
+    async fn test_mcp_connection(
+        &self,
+        v: &db::VendorRow,
+        c: &db::ConnectionRow,
+    ) -> ServiceResult<ConnectionTest> {
+        let spec = match self.upstream_spec_with(&v.slug, Some(c.id)).await? {
+            Ok(spec) => spec,
+            Err(answer) => {
+                let message = match answer {
+                    super::RunAnswer::Err { message, .. } => message,
+                    _ => "its server cannot be reached".into(),
+                };
+                return Ok(ConnectionTest {
+                    ok: false,
+                    tool: None,
+                    status: None,
+                    message,
+                });
+            }
+        };
+        let listed = self.inner.upstreams.list_tools(&spec).await;
+        self.inner.upstreams.stop(spec.vendor_id).await;
+        let message = match &listed {
+            Ok(tools) => format!(
+                "its server answered tools/list with {} tool{}, reached with this connection alone (a server that lists its tools to anyone passes too: call one of its tools to be sure)",
+                tools.len(),
+                if tools.len() == 1 { "" } else { "s" }
+            ),
+            Err(e) => format!("its server's tools/list could not be read with this connection alone: {e}"),
+        };
+        Ok(ConnectionTest {
+            ok: listed.is_ok(),
+            tool: None,
+            status: None,
+            message: crate::proxy::redact::redact(&message, &spec.secrets()),
+        })
     }
 
     /// Keeps the last test of each connection (in this process) for its page.

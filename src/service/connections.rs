@@ -143,6 +143,9 @@ pub struct ConnectionInfo {
     pub secret_replaced_at: Option<i64>,
     /// Whether it is its vendor's default connection (issue 28.2).
     pub vendor_default: bool,
+    /// Whether it can be its vendor's default: an HTTP vendor's (an MCP vendor's
+    /// connections all apply at once).
+    pub can_be_default: bool,
 }
 
 impl From<ConnectionRow> for ConnectionInfo {
@@ -159,8 +162,17 @@ impl From<ConnectionRow> for ConnectionInfo {
             last_used_at: c.last_used_at,
             secret_replaced_at: c.secret_replaced_at,
             vendor_default: c.vendor_default,
+            can_be_default: c.vendor_kind != "mcp",
         }
     }
+}
+
+/// A new connection, checked and with its secret sealed, not stored yet.
+pub(super) struct NewConnection {
+    label: String,
+    kind: String,
+    name: Option<String>,
+    sealed: Option<String>,
 }
 
 impl Graft {
@@ -176,6 +188,23 @@ impl Graft {
         secret: Option<&str>,
     ) -> ServiceResult<ConnectionInfo> {
         let v = self.live_vendor(vendor).await?;
+        let new = self.new_connection(&v, label, kind, name, secret)?;
+        let mut tx = self.write_tx().await?;
+        let id = self.insert_new_connection(&mut tx, &v, &new).await?;
+        tx.commit().await?;
+        self.connection_added(&v, id).await
+    }
+
+    /// Checks and seals a new connection of vendor `v` (see [`Graft::add_connection`]).
+    pub(super) fn new_connection(
+        &self,
+        v: &db::VendorRow,
+        label: &str,
+        kind: &str,
+        name: Option<&str>,
+        secret: Option<&str>,
+    ) -> ServiceResult<NewConnection> {
+        let vendor = &v.slug;
         let label = label.trim();
         // only a header, query or env connection has a name
         let name = name
@@ -202,27 +231,54 @@ impl Graft {
             ("none", _) | (_, None) => None,
             (_, Some(s)) => Some(self.inner.key.seal(s)),
         };
-        let id = db::insert_connection(
-            self.pool(),
+        Ok(NewConnection {
+            label: label.to_string(),
+            kind: kind.to_string(),
+            name: name.map(str::to_string),
+            sealed,
+        })
+    }
+
+    /// Inserts a checked new connection in write transaction `tx`; returns its id.
+    /// Errors: `Conflict` (label taken).
+    pub(super) async fn insert_new_connection(
+        &self,
+        tx: &mut db::Conn,
+        v: &db::VendorRow,
+        new: &NewConnection,
+    ) -> ServiceResult<i64> {
+        db::insert_connection(
+            tx,
             v.id,
-            label,
-            kind,
-            name,
-            sealed.as_deref(),
+            &new.label,
+            &new.kind,
+            new.name.as_deref(),
+            new.sealed.as_deref(),
             self.now(),
         )
         .await
         .map_err(|e| {
             unique_or(e, ServiceError::Conflict, || {
-                format!("vendor {vendor} has a connection labelled {label:?} already")
+                format!(
+                    "vendor {} has a connection labelled {:?} already",
+                    v.slug, new.label
+                )
             })
-        })?;
+        })
+    }
+
+    /// After a new connection of `v` committed: others hear of it, an MCP vendor's
+    /// server starts again with it at the next need; the new row.
+    pub(super) async fn connection_added(
+        &self,
+        v: &db::VendorRow,
+        id: i64,
+    ) -> ServiceResult<ConnectionInfo> {
         let row = db::select_connection(self.pool(), id)
             .await?
             .ok_or_else(|| ServiceError::Internal(anyhow::anyhow!("connection vanished")))?;
         self.state_changed().await;
         if v.kind == "mcp" {
-            // its server starts again with the new credential at the next need
             self.stop_mcp_server(v.id).await;
         }
         Ok(row.into())
@@ -238,7 +294,7 @@ impl Graft {
     }
 
     /// Sets a tool's default connection (`None` clears it). Errors: `ToolNotFound`,
-    /// `Invalid` (unknown connection, or one of another vendor).
+    /// `Invalid` (unknown connection, one of another vendor, or a revoked one).
     pub async fn set_tool_connection(
         &self,
         vendor: &str,
@@ -254,6 +310,12 @@ impl Graft {
                 return Err(ServiceError::Invalid(format!(
                     "connection {id} belongs to {}, not {vendor}",
                     c.vendor
+                )));
+            }
+            if c.revoked_at.is_some() {
+                return Err(ServiceError::Invalid(format!(
+                    "connection {id} ({}) is revoked: choose a live one",
+                    c.label
                 )));
             }
         }
@@ -281,6 +343,7 @@ impl Graft {
                     (Some(_), super::connections::Why::NoneActive) => {
                         "revoked: calls fail until a person adds a connection".to_string()
                     }
+                    (Some(_), super::connections::Why::ToolDefault) => "the tool's default, revoked: calls fail until a person chooses another connection for it (its page, or graft tool connection)".to_string(),
                     (Some(_), w) => format!("{}, revoked: calls fail until a person adds a connection", w.words()),
                     (None, w) => w.words().to_string(),
                 };
@@ -510,8 +573,10 @@ pub enum Choice<'a> {
 }
 
 /// The rule of SPEC §4.5 with issue 28.2's vendor default: the tool's default connection;
-/// else the vendor's default; else the vendor's only active connection; else, with none
-/// active, the newest (revoked: refused); several active and no default are ambiguous.
+/// else the vendor's default when it is live; else the vendor's only active connection;
+/// else, with none active, the newest (revoked: refused); several active and no default
+/// are ambiguous. A tool's own default is kept even when revoked (a person chose that
+/// credential for it: another is never put in its place silently).
 /// A default that names no connection of `conns` counts as none.
 pub fn choose_connection(
     tool_default: Option<i64>,
@@ -522,7 +587,8 @@ pub fn choose_connection(
     if let Some(c) = find(tool_default) {
         return Choice::Chosen(c, Why::ToolDefault);
     }
-    if let Some(c) = find(vendor_default) {
+    // a revoked vendor default (of before revoking cleared it) gives way to live ones
+    if let Some(c) = find(vendor_default).filter(|c| c.revoked_at.is_none()) {
         return Choice::Chosen(c, Why::VendorDefault);
     }
     let active: Vec<&ConnectionRow> = conns.iter().filter(|c| c.revoked_at.is_none()).collect();

@@ -530,8 +530,10 @@ impl Graft {
                 return Ok((RunAnswer::err("cancelled", message, json!({})), None));
             }
         };
-        // the connection's "last used" (issue 28.2; written at most once a minute)
-        if let (Some(id), false) = (setting.connection_id, binding.public) {
+        // the connection's "last used" (issue 28.2; written at most once a minute), unless
+        // the vendor refused it
+        let refused = matches!(response.status, 401 | 403);
+        if let (Some(id), false, false) = (setting.connection_id, binding.public, refused) {
             self.note_connection_used(id).await;
         }
         let limits = self.inner.proxy.limits();

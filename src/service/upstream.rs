@@ -97,6 +97,10 @@ impl Graft {
                 self.inner
                     .metrics
                     .vendor_request(&tool.vendor, Some(200), seconds);
+                // the server took them: their "last used" (issue 28.2)
+                for id in &spec.connections {
+                    self.note_connection_used(*id).await;
+                }
                 result
             }
             Err(e) => {
@@ -214,10 +218,24 @@ impl Graft {
     /// `Ok(Err(answer))`: a call cannot go (a suspended connection, a URL whose address
     /// is not allowed). Errors: `VendorNotFound`, a secret that does not open.
     pub(crate) async fn upstream_spec(&self, slug: &str) -> ServiceResult<Result<Spec, RunAnswer>> {
+        self.upstream_spec_with(slug, None).await
+    }
+
+    /// [`Graft::upstream_spec`], or with `only` a connection's id: the server reached
+    /// with that connection alone and no OAuth tokens, as a server of its own (its
+    /// `vendor_id` is minus the connection's id: it never takes the vendor's place), to
+    /// test the connection (issue 28.2).
+    pub(crate) async fn upstream_spec_with(
+        &self,
+        slug: &str,
+        only: Option<i64>,
+    ) -> ServiceResult<Result<Spec, RunAnswer>> {
         let v = self.vendor(slug).await?;
         let conns = db::select_vendor_connections(self.pool(), v.id).await?;
-        let mut live: Vec<&db::ConnectionRow> =
-            conns.iter().filter(|c| c.revoked_at.is_none()).collect();
+        let mut live: Vec<&db::ConnectionRow> = conns
+            .iter()
+            .filter(|c| c.revoked_at.is_none() && only.is_none_or(|id| id == c.id))
+            .collect();
         if let Some(c) = live.iter().find(|c| c.suspended_at.is_some()) {
             return Ok(Err(RunAnswer::err(
                 "connection_suspended",
@@ -231,6 +249,7 @@ impl Graft {
         }
         live.sort_by_key(|c| (c.created_at, c.id));
         let mut pairs: Vec<(String, String)> = Vec::new();
+        let mut used: Vec<(String, i64)> = Vec::new();
         for c in live {
             let secret = match &c.secret_ciphertext {
                 Some(s) => self
@@ -254,6 +273,8 @@ impl Graft {
             };
             // the newer of two for one name wins
             pairs.retain(|(n, _)| !n.eq_ignore_ascii_case(&pair.0));
+            used.retain(|(n, _)| !n.eq_ignore_ascii_case(&pair.0));
+            used.push((pair.0.clone(), c.id));
             pairs.push(pair);
         }
         let target = match (&v.mcp_url, &v.mcp_command) {
@@ -270,8 +291,7 @@ impl Graft {
                     headers: pairs,
                     internal: v.internal,
                     // a new authorization stops the server itself (finish_mcp_oauth)
-                    oauth: v
-                        .has_oauth
+                    oauth: (v.has_oauth && only.is_none())
                         .then(|| (self.oauth_store(v.id), "oauth".to_string())),
                 }
             }
@@ -288,9 +308,10 @@ impl Graft {
             }
         };
         Ok(Ok(Spec {
-            vendor_id: v.id,
+            vendor_id: only.map_or(v.id, |id| -id),
             slug: v.slug,
             target,
+            connections: used.into_iter().map(|(_, id)| id).collect(),
         }))
     }
 

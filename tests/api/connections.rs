@@ -194,8 +194,8 @@ async fn a_second_connection_asks_which_calls_use_and_a_key_rotates_without_a_ga
         t.message
     );
 
-    // revoking the default: the tools that used it are demoted and refuse calls (never
-    // silently the other connection)
+    // revoking the default: the tools that used it are demoted, and the vendor has no
+    // default after; its only other live connection is the one calls use now
     call(
         &client,
         "promote",
@@ -205,13 +205,17 @@ async fn a_second_connection_asks_which_calls_use_and_a_key_rotates_without_a_ga
     let (_, demoted) = g.revoke_connection(&ops(), new.id).await.unwrap();
     assert!(demoted >= 1);
     let r = call(&client, "run_tool", me.clone()).await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    assert_eq!(bearer(&v), "Bearer old-secret-1");
+    let detail = g.tool_detail("acme", "get_me").await.unwrap();
     assert_eq!(
-        code(&r).as_deref(),
-        Some("connection_revoked"),
-        "{}",
-        text(&r)
+        detail.connection,
+        Some((
+            "old".to_string(),
+            "the vendor's only active connection".to_string()
+        ))
     );
-    // the other one made the default: calls go again
+    // made the default by hand: calls go on with it
     g.set_vendor_default_connection(&ops(), "acme", Some("old"))
         .await
         .unwrap();
@@ -224,5 +228,208 @@ async fn a_second_connection_asks_which_calls_use_and_a_key_rotates_without_a_ga
         .await
         .unwrap_err();
     assert!(e.to_string().contains("no live connection"), "{e}");
+    app.stop().await;
+}
+
+/// The review's cases (issue 28.2): keeping the current key while the new one waits, then
+/// revoking the old; a tool pinned to a revoked connection; what a test may send; two
+/// people adding a first connection at once.
+#[tokio::test]
+async fn rotation_edges_a_test_sends_only_what_a_person_would_and_adds_never_race() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = vendor::start(None).await;
+    let app = spawn_app_in(dir.path()).await;
+    let g = &app.graft;
+    g.import_openapi("acme", API, Some(&v.url()), &mut |_, _| {})
+        .await
+        .unwrap();
+    // --default on a first connection makes it the default
+    let first = g
+        .add_connection_choosing(
+            &ops(),
+            "acme",
+            "old",
+            "bearer",
+            None,
+            Some("old-secret-1"),
+            Some(DefaultChoice::New),
+        )
+        .await
+        .unwrap();
+    assert!(first.vendor_default, "{first:?}");
+    // the new one waits while the old one stays the default; then the old is revoked
+    let new = g
+        .add_connection_choosing(
+            &ops(),
+            "acme",
+            "new",
+            "bearer",
+            None,
+            Some("new-secret-2"),
+            Some(DefaultChoice::Current),
+        )
+        .await
+        .unwrap();
+    assert!(!new.vendor_default);
+    let (_, token) = agent(&app, "bot").await;
+    let client = modern_client(&app, &token).await;
+    let me = json!({"vendor": "acme", "name": "get_me", "input": {}});
+    let r = call(&client, "run_tool", me.clone()).await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    assert_eq!(bearer(&v), "Bearer old-secret-1");
+    // a refused credential is no use: "last used" stays empty for a key the vendor refused
+    g.import_openapi("locked", LOCKED, Some(&v.url()), &mut |_, _| {})
+        .await
+        .unwrap();
+    g.add_connection("locked", "main", "bearer", None, Some("wrong-secret-9"))
+        .await
+        .unwrap();
+    call(
+        &client,
+        "run_tool",
+        json!({"vendor": "locked", "name": "get_locked", "input": {}}),
+    )
+    .await;
+    let list = g.connections().await.unwrap();
+    let row = |label: &str, vendor: &str| {
+        list.iter()
+            .find(|c| c.label == label && c.vendor == vendor)
+            .unwrap()
+            .clone()
+    };
+    assert!(row("main", "locked").last_used_at.is_none());
+    assert!(row("old", "acme").last_used_at.is_some());
+    // a test is not a use either
+    let t = g.test_connection(&ops(), new.id).await.unwrap();
+    assert!(t.ok, "{t:?}");
+    assert!(g
+        .connections()
+        .await
+        .unwrap()
+        .iter()
+        .find(|c| c.id == new.id)
+        .unwrap()
+        .last_used_at
+        .is_none());
+    // a tool pinned to the old one
+    g.set_tool_connection("acme", "get_item", Some(first.id))
+        .await
+        .unwrap();
+    g.revoke_connection(&ops(), first.id).await.unwrap();
+    let r = call(&client, "run_tool", me.clone()).await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    assert_eq!(bearer(&v), "Bearer new-secret-2");
+    // the pinned tool is refused (a person chose that credential for it), says how to
+    // go on, and cannot be pinned to a revoked connection again
+    let r = call(
+        &client,
+        "run_tool",
+        json!({"vendor": "acme", "name": "get_item", "input": {"id": "7"}}),
+    )
+    .await;
+    assert_eq!(
+        code(&r).as_deref(),
+        Some("connection_revoked"),
+        "{}",
+        text(&r)
+    );
+    let detail = g.tool_detail("acme", "get_item").await.unwrap();
+    assert!(
+        detail
+            .connection
+            .as_ref()
+            .unwrap()
+            .1
+            .contains("chooses another connection"),
+        "{:?}",
+        detail.connection
+    );
+    let e = g
+        .set_tool_connection("acme", "get_item", Some(first.id))
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("is revoked"), "{e}");
+    g.set_tool_connection("acme", "get_item", None)
+        .await
+        .unwrap();
+    let r = call(
+        &client,
+        "run_tool",
+        json!({"vendor": "acme", "name": "get_item", "input": {"id": "7"}}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+
+    // an agent's own GET is never what a test sends, even when its path is the shortest
+    let r = call(
+        &client,
+        "acquire",
+        json!({"vendor": "acme", "name": "peek", "description": "Peek", "method": "GET", "path": "/x",
+               "inputSchema": {"type": "object", "properties": {}}}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    let t = g.test_connection(&ops(), new.id).await.unwrap();
+    assert_eq!(t.tool.as_deref(), Some("acme__get_me"), "{t:?}");
+    assert_eq!(v.last().path, "/me");
+
+    // a suspended connection (the base URL moved to another origin) sends nothing, a
+    // test included; nor does a disabled vendor's
+    let sent = v.count();
+    g.set_vendor(&ops(), "acme", None, Some("http://127.0.0.1:9/"), None)
+        .await
+        .unwrap();
+    let e = g.test_connection(&ops(), new.id).await.unwrap_err();
+    assert!(e.to_string().contains("suspended"), "{e}");
+    g.set_vendor(&ops(), "acme", None, Some(&v.url()), None)
+        .await
+        .unwrap();
+    g.confirm_connections(&ops(), "acme").await.unwrap();
+    g.set_vendor(&ops(), "acme", None, None, Some(false))
+        .await
+        .unwrap();
+    let e = g.test_connection(&ops(), new.id).await.unwrap_err();
+    assert!(e.to_string().contains("disabled"), "{e}");
+    assert_eq!(v.count(), sent, "nothing was sent");
+
+    // two people adding a first connection to a vendor at once: one is added, the other
+    // is asked which one calls use; calls are never ambiguous
+    for i in 0..4 {
+        let slug = format!("race{i}");
+        g.import_openapi(&slug, API, Some(&v.url()), &mut |_, _| {})
+            .await
+            .unwrap();
+        let person = ops();
+        let (a, b) = tokio::join!(
+            g.add_connection_choosing(
+                &person,
+                &slug,
+                "x",
+                "bearer",
+                None,
+                Some("secret-xxxx-1"),
+                None
+            ),
+            g.add_connection_choosing(
+                &person,
+                &slug,
+                "y",
+                "bearer",
+                None,
+                Some("secret-yyyy-2"),
+                None
+            ),
+        );
+        assert_eq!(a.is_ok() as u8 + b.is_ok() as u8, 1, "{a:?} {b:?}");
+        let e = a.err().or(b.err()).unwrap();
+        assert!(e.to_string().contains("say which one"), "{e}");
+        let r = call(
+            &client,
+            "run_tool",
+            json!({"vendor": slug, "name": "get_me", "input": {}}),
+        )
+        .await;
+        assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    }
     app.stop().await;
 }

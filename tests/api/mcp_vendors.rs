@@ -630,3 +630,56 @@ async fn a_server_cannot_turn_its_write_into_a_read_nor_page_without_end() {
     assert_eq!(report.operations, 100, "{report:?}");
     app.stop().await;
 }
+
+/// Testing an MCP vendor's connection reaches its server with that connection alone and
+/// writes nothing (issue 28.2): of two bearer tokens for one server, the right one
+/// passes and the wrong one fails, whichever the vendor's calls use; its tools stay as
+/// they were (none, here: its first read was refused).
+#[tokio::test]
+async fn an_mcp_connection_is_tested_alone_and_the_test_changes_nothing() {
+    let (up_dir, down_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let clock = || Arc::new(graft::service::SystemClock) as Arc<dyn graft::service::Clock>;
+    let up = spawn_app_public(up_dir.path(), false, clock(), |_| {}).await;
+    let down = spawn_app_public(down_dir.path(), false, clock(), |_| {}).await;
+    let (_, up_token) = agent(&up, "from-down").await;
+    let (_, read) = down
+        .graft
+        .add_mcp_vendor(&person(), "up", None, &Server::Url(up.mcp_url()))
+        .await
+        .unwrap();
+    assert!(read.is_err());
+    let good = down
+        .graft
+        .add_connection("up", "good", "bearer", None, Some(&up_token))
+        .await
+        .unwrap();
+    // the newer one is what the vendor's calls send
+    let bad = down
+        .graft
+        .add_connection("up", "bad", "bearer", None, Some("wrong-token-123456"))
+        .await
+        .unwrap();
+    let t = down
+        .graft
+        .test_connection(&person(), good.id)
+        .await
+        .unwrap();
+    assert!(t.ok, "{t:?}");
+    assert!(t.message.contains("this connection alone"), "{}", t.message);
+    let t = down.graft.test_connection(&person(), bad.id).await.unwrap();
+    assert!(!t.ok, "{t:?}");
+    assert!(!t.message.contains("wrong-token-123456"), "{}", t.message);
+    // nothing of the vendor changed: no tools, and the test's server is not running
+    assert!(down.graft.tool("up", "find_tool").await.is_err());
+    let v = down.graft.vendor("up").await.unwrap();
+    assert_eq!(down.graft.vendor_counts(v.id).await.unwrap().0, 0);
+    assert!(matches!(
+        down.graft.mcp_server_state(-good.id),
+        graft::proxy::mcp::ServerState::Stopped
+    ));
+    // a test is not a use
+    let list = down.graft.connections().await.unwrap();
+    assert!(list.iter().all(|c| c.last_used_at.is_none()));
+    down.stop().await;
+    up.stop().await;
+}

@@ -1,6 +1,8 @@
 //! Tables and forms more than one page shows: calls, approvals, connections.
 
-use crate::console::components::{clear_on_save, error_of, Confirm, DataTable, FieldError, When};
+use crate::console::components::{
+    clear_on_save, error_of, Confirm, DataTable, FieldError, FormError, When,
+};
 use crate::console::server_fns::{
     AddConnection, ApprovalItem, CallItem, ConnectionItem, Decide, ReplaceConnectionSecret,
     RevokeConnection, SetDefaultConnection, TestConnection, VendorItem,
@@ -236,14 +238,26 @@ pub(crate) fn ConnectionForm(
             <FieldError err field="name"/>
             <label>"Secret (write-only)"<input type="password" name="secret" autocomplete="off"/></label>
             <FieldError err field="secret"/>
-            {(!live.is_empty() && vendor.kind != "mcp").then(|| view! {
-                <fieldset class="choice">
-                    <legend>{format!("{} has a connection already ({}): its calls use", vendor.slug, live.join(", "))}</legend>
-                    <label class="check"><input type="radio" name="default" value="new" required/>" the new connection (it becomes the vendor's default; revoke the old one when the new one works)"</label>
-                    <label class="check"><input type="radio" name="default" value="current"/>" the current one (the new one waits)"</label>
-                </fieldset>
-                <FieldError err field="default"/>
-            })}
+            // asked when the page knew of a live connection, or when the server said one
+            // was added meanwhile (by someone else: the page is older than it)
+            {move || {
+                let asked = err.get().and_then(|e| e.at("default")).is_some();
+                (vendor.kind != "mcp" && (!live.is_empty() || asked)).then(|| {
+                    let legend = if live.is_empty() {
+                        format!("{} has a connection already: its calls use", vendor.slug)
+                    } else {
+                        format!("{} has a connection already ({}): its calls use", vendor.slug, live.join(", "))
+                    };
+                    view! {
+                        <fieldset class="choice">
+                            <legend>{legend}</legend>
+                            <label class="check"><input type="radio" name="default" value="new" required/>" the new connection (it becomes the vendor's default; revoke the old one when the new one works)"</label>
+                            <label class="check"><input type="radio" name="default" value="current"/>" the current one (the new one waits)"</label>
+                        </fieldset>
+                    }
+                })
+            }}
+            <FieldError err field="default"/>
             <button type="submit">"Add connection"</button>
         </ActionForm>
     }
@@ -295,6 +309,11 @@ pub(crate) fn connections_table(
     let replace_err = error_of(replace);
     view! {
         <FieldError err=replace_err field="secret"/>
+        // a refused Test, Make default or Revoke (the connection revoked meanwhile, its
+        // vendor disabled) says why here
+        <FormError err=error_of(test)/>
+        <FormError err=error_of(set_default)/>
+        <FormError err=error_of(revoke)/>
         <DataTable class="connections" head=view! { <th>"Vendor"</th><th>"Label"</th><th>"Kind"</th><th>"Added"</th><th>"Last used"</th><th>"State"</th><th></th> }.into_any()>{list.into_iter().map(|c| { let (l1, l2) = (c.label.clone(), c.label.clone()); let live = c.revoked_at.is_none(); view! {
                 <tr data-connection=l1>
                     <td><code>{c.vendor.clone()}</code></td>
@@ -316,7 +335,7 @@ pub(crate) fn connections_table(
                             <input type="hidden" name="id" value=id.clone()/>
                             <button type="submit" aria-label=format!("Test {label}")>"Test"</button>
                         </ActionForm>
-                        {(!c.vendor_default).then(|| view! {
+                        {(!c.vendor_default && c.can_be_default).then(|| view! {
                             <ActionForm action=set_default attr:class="inline">
                                 <input type="hidden" name="vendor" value=vendor.clone()/>
                                 <input type="hidden" name="label" value=label2.clone()/>
@@ -334,7 +353,7 @@ pub(crate) fn connections_table(
                             </Confirm>
                         })}
                         <Confirm label="Revoke".to_string()>
-                            <p>{format!("Calls that use {l2} fail from now on, and each tool whose calls use it is demoted in every working set. Its secret cannot be recovered.")}</p>
+                            <p>{format!("{l2} is never sent again, and each tool whose calls use it is demoted in every working set. If it is the vendor's default, the vendor's other calls use its only other active connection, or wait until a person makes one the default; a tool a person set to {l2} fails until someone chooses another connection for it. Its secret cannot be recovered.")}</p>
                             <ActionForm action=revoke attr:class="inline">
                                 <input type="hidden" name="id" value=id3/>
                                 <input type="hidden" name="confirm" value="yes"/>

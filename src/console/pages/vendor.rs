@@ -24,7 +24,6 @@ pub fn VendorPage() -> impl IntoView {
     let set_state = ServerAction::<SetVendorState>::new();
     let add_conn = ServerAction::<AddConnection>::new();
     let conn_actions = ConnectionActions::new();
-    let revoke = conn_actions.revoke;
     let remove = ServerAction::<RemoveVendor>::new();
     let confirm_conns = ServerAction::<ConfirmConnections>::new();
     let set_internal = ServerAction::<SetVendorInternal>::new();
@@ -58,7 +57,6 @@ pub fn VendorPage() -> impl IntoView {
     let edit_err = error_of(edit);
     let state_err = error_of(set_state);
     let conn_err = error_of(add_conn);
-    let revoke_err = error_of(revoke);
     let remove_err = error_of(remove);
     let conn_saved = saved(add_conn, "connection");
     let saved = saved(edit, "vendor");
@@ -188,7 +186,6 @@ pub fn VendorPage() -> impl IntoView {
                                 </ActionForm>
                             </div>
                         })}
-                        <FormError err=revoke_err/>
                         {connections_table(d.connections.clone(), now, conn_actions)}
                         <h3>"Add a connection"</h3>
                         <FormError err=conn_err/>

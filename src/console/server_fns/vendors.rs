@@ -117,6 +117,10 @@ pub struct ConnectionItem {
     /// Whether it is its vendor's default connection (issue 28.2).
     #[serde(default)]
     pub vendor_default: bool,
+    /// Whether it can be made its vendor's default (not an MCP vendor's: those all
+    /// apply at once).
+    #[serde(default)]
+    pub can_be_default: bool,
     /// Its last test in this Graft server: `(when (ms), passed, what happened)`.
     #[serde(default)]
     pub last_test: Option<(i64, bool, String)>,
@@ -293,6 +297,7 @@ pub(crate) fn connection_item(c: crate::service::connections::ConnectionInfo) ->
         last_used_at: c.last_used_at,
         secret_replaced_at: c.secret_replaced_at,
         vendor_default: c.vendor_default,
+        can_be_default: c.can_be_default,
         last_test: None,
     }
 }

@@ -71,6 +71,9 @@ pub struct Spec {
     /// Vendor slug, for the log.
     pub slug: String,
     pub target: Target,
+    /// The ids of the connections whose header or variable it carries (for their "last
+    /// used", issue 28.2).
+    pub connections: Vec<i64>,
 }
 
 /// The two ways an MCP server is reached (MCP 2025-11-25 "Transports").
