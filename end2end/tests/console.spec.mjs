@@ -208,7 +208,7 @@ test('approve a pending write: the agent retries and succeeds', async ({ page },
   await expect(count).toHaveText(/^[1-9]\d*$/);
   const before = Number(await count.textContent());
   await shot(page, testInfo, 'approval-pending');
-  await row.getByRole('button', { name: 'Approve' }).click();
+  await row.getByRole('button', { name: `Approve widgets__create_widget for ${name}`, exact: true }).click();
   await expect(page.locator(`tr[data-agent="${name}"][data-tool="widgets__create_widget"]`)).toHaveAttribute('data-state', 'granted');
   await expect(banner).toHaveText(`Approved: ${name} may run widgets__create_widget.`);
   if (before === 1) {

@@ -7,8 +7,27 @@ use clap::Subcommand;
 /// `graft approval …`
 #[derive(Debug, Subcommand)]
 pub enum ApprovalCommand {
-    /// List approvals, pending first.
-    List,
+    /// List approvals, pending first, with the reason of each denial.
+    List {
+        /// Only this agent's.
+        #[arg(long)]
+        agent: Option<String>,
+        /// Only this vendor's tools'.
+        #[arg(long)]
+        vendor: Option<String>,
+        /// Only those in this state.
+        #[arg(long, value_parser = ["pending", "granted", "denied"])]
+        state: Option<String>,
+    },
+    /// Approve a tool for every agent whose approval waits for VERSION.
+    ApprovePending {
+        /// The tool as VENDOR__NAME.
+        tool: String,
+        /// The version you looked at (`graft approval list` shows it): refused when a
+        /// newer version exists.
+        #[arg(long)]
+        version: i64,
+    },
 }
 
 /// The arguments of `graft approve`.
@@ -29,15 +48,30 @@ pub struct DenyArgs {
     pub agent: String,
     /// The tool as VENDOR__NAME.
     pub tool: String,
+    /// Why (at most 500 characters): the agent's refused calls say it.
+    #[arg(long)]
+    pub reason: Option<String>,
 }
 
 /// `graft approval …` (SPEC §7).
 pub(super) async fn approval(graft: &Graft, command: ApprovalCommand) -> anyhow::Result<()> {
     match command {
-        ApprovalCommand::List => {
-            let all = graft.approvals().await?;
+        ApprovalCommand::List {
+            agent,
+            vendor,
+            state,
+        } => {
+            let filter = crate::service::ApprovalFilter {
+                agent,
+                vendor,
+                state: state
+                    .map(crate::domain::approval::ApprovalState::try_from)
+                    .transpose()
+                    .map_err(anyhow::Error::msg)?,
+            };
+            let all = graft.approvals_where(&filter).await?;
             if all.is_empty() {
-                println!("No approvals yet.");
+                println!("No approvals here.");
             }
             for a in all {
                 let decided = a
@@ -64,6 +98,23 @@ pub(super) async fn approval(graft: &Graft, command: ApprovalCommand) -> anyhow:
                 if let Some(i) = &a.request.input {
                     println!("    input of the call that asked {}", shown(i));
                 }
+                if let Some(r) = a.reason.as_ref().filter(|_| a.state.as_str() == "denied") {
+                    println!("    reason the agent is told: {}", shown(r));
+                }
+            }
+        }
+        ApprovalCommand::ApprovePending { tool, version } => {
+            let (vendor, name) = split_tool(&tool)?;
+            let names = graft
+                .grant_pending_approvals(&person(), vendor, name, version)
+                .await?;
+            if names.is_empty() {
+                println!("No agent waits for {tool} version {version}.");
+            } else {
+                println!(
+                    "Approved {tool} version {version} for {}.",
+                    names.join(", ")
+                );
             }
         }
     }
@@ -78,8 +129,13 @@ pub(super) async fn approve(graft: &Graft, args: ApproveArgs) -> anyhow::Result<
         version,
     } = args;
     let (vendor, name) = split_tool(&tool)?;
+    let how = crate::service::DecideHow {
+        grant: true,
+        seen: version,
+        reason: None,
+    };
     graft
-        .decide_approval_seen(&person(), &agent, vendor, name, true, version)
+        .decide_approval_seen(&person(), &agent, vendor, name, &how)
         .await?;
     println!("Approved: {agent} may run {tool}.");
     Ok(())
@@ -87,11 +143,23 @@ pub(super) async fn approve(graft: &Graft, args: ApproveArgs) -> anyhow::Result<
 
 /// `graft deny` (SPEC §7).
 pub(super) async fn deny(graft: &Graft, args: DenyArgs) -> anyhow::Result<()> {
-    let DenyArgs { agent, tool } = args;
+    let DenyArgs {
+        agent,
+        tool,
+        reason,
+    } = args;
     let (vendor, name) = split_tool(&tool)?;
-    graft
-        .decide_approval(&person(), &agent, vendor, name, false)
+    let how = crate::service::DecideHow {
+        grant: false,
+        seen: None,
+        reason: reason.as_deref(),
+    };
+    let row = graft
+        .decide_approval_seen(&person(), &agent, vendor, name, &how)
         .await?;
-    println!("Denied: {agent} may not run {tool}.");
+    match row.reason {
+        Some(r) => println!("Denied: {agent} may not run {tool}; its calls are told: {r}"),
+        None => println!("Denied: {agent} may not run {tool}."),
+    }
     Ok(())
 }

@@ -55,6 +55,10 @@ pub struct Cli {
     /// Database URL. [env: DATABASE_URL] [default: sqlite://<data-dir>/graft.db?mode=rwc]
     #[arg(long, global = true)]
     pub database_url: Option<String>,
+    /// The person a decision or change is recorded under (approvals' "decided by", a
+    /// version's author). [default: the OS user: $USER, then $LOGNAME]
+    #[arg(long = "as", value_name = "NAME", global = true)]
+    pub as_person: Option<String>,
     /// What to do (default: serve).
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -182,10 +186,23 @@ async fn embed_with_bar(graft: &Graft) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The name `--as` gave, set once when the command line is read.
+static AS_PERSON: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// The person the CLI acts as (issue 28.6): `--as NAME`, else the OS user ($USER, then
+/// $LOGNAME), else "cli".
 fn person() -> crate::service::Actor {
-    let user = std::env::var("USER")
-        .ok()
-        .filter(|u| !u.is_empty())
+    let env = |k: &str| {
+        std::env::var(k)
+            .ok()
+            .map(|u| u.trim().to_string())
+            .filter(|u| !u.is_empty())
+    };
+    let user = AS_PERSON
+        .get()
+        .cloned()
+        .or_else(|| env("USER"))
+        .or_else(|| env("LOGNAME"))
         .unwrap_or_else(|| "cli".into());
     crate::service::Actor::Person(user)
 }
@@ -205,6 +222,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     // SAFETY: prctl(PR_SET_DUMPABLE) changes only this process's dumpable flag
     unsafe {
         libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
+    if let Some(name) = cli.as_person.as_deref().map(str::trim) {
+        if name.is_empty() || name.chars().count() > 64 || name.chars().any(char::is_control) {
+            anyhow::bail!("--as takes a person's name: 1 to 64 characters, no control characters");
+        }
+        let _ = AS_PERSON.set(name.to_string());
     }
     let addr = match &cli.command {
         Some(Command::Serve { addr }) => addr.clone(),

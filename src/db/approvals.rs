@@ -49,10 +49,58 @@ pub struct ApprovalRow {
     pub version: Option<i64>,
     /// Why a granted approval went back to pending: what a new version changed.
     pub changed: Option<String>,
+    /// The reason the person gave with a denial (issue 28.6; at most
+    /// [`crate::domain::approval::REASON_MAX_CHARS`] characters), which the agent's next
+    /// call receives; none once granted.
+    pub reason: Option<String>,
     /// What the person approves (listings only, [`select_approvals`]): the request of
     /// the version asked for or decided on, else the current one.
     #[sqlx(flatten)]
     pub request: ApprovalRequest,
+    /// Every decision a person made on this approval, newest first (listings only,
+    /// [`select_decisions`]; at most [`DECISIONS_SHOWN`]).
+    #[sqlx(skip)]
+    pub decisions: Vec<DecisionRow>,
+}
+
+/// Decisions kept per approval in a listing ([`ApprovalRow::decisions`]).
+pub const DECISIONS_SHOWN: usize = 10;
+
+/// One decision of a person on one agent's use of one tool (issue 28.6): a row of
+/// `approval_decisions`, which keeps every decision (the `approvals` row holds the
+/// latest only).
+#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+pub struct DecisionRow {
+    pub agent_id: i64,
+    pub tool_id: i64,
+    /// The tool version decided on (none for decisions older than versions).
+    pub version: Option<i64>,
+    /// `Granted` or `Denied`.
+    #[sqlx(try_from = "String")]
+    pub state: ApprovalState,
+    /// Who decided: `person:<name>`.
+    pub decided_by: String,
+    /// The reason given with a denial.
+    pub reason: Option<String>,
+    /// When (ms).
+    pub decided_at: i64,
+}
+
+/// A person's decision to write ([`decide_approval`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Decision<'a> {
+    pub agent_id: i64,
+    pub tool_id: i64,
+    /// The tool version decided on.
+    pub version: i64,
+    /// `Granted` or `Denied`.
+    pub state: ApprovalState,
+    /// `person:<name>`.
+    pub by: &'a str,
+    /// A denial's reason (ignored for a grant).
+    pub reason: Option<&'a str>,
+    /// When (ms).
+    pub at: i64,
 }
 
 /// The request an approval is for (issue 14.4): the version's method, path template and
@@ -79,7 +127,7 @@ pub struct ApprovalRequest {
 }
 
 const APPROVAL_SELECT: &str = "SELECT a.agent_id, ag.name AS agent, a.tool_id, v.slug AS vendor, t.name, a.state, \
-     a.requested_at, a.decided_at, a.decided_by, a.version, a.changed FROM approvals a JOIN agents ag ON ag.id = a.agent_id \
+     a.requested_at, a.decided_at, a.decided_by, a.version, a.changed, a.reason FROM approvals a JOIN agents ag ON ag.id = a.agent_id \
      JOIN tools t ON t.id = a.tool_id JOIN vendors v ON v.id = t.vendor_id";
 
 /// The approval of one agent for one tool.
@@ -103,7 +151,7 @@ pub async fn select_approvals(pool: &Pool) -> DbResult<Vec<ApprovalRow>> {
     on_db!(pool, |e| {
         sqlx::query_as(
         "SELECT a.agent_id, ag.name AS agent, a.tool_id, v.slug AS vendor, t.name, a.state, \
-         a.requested_at, a.decided_at, a.decided_by, a.version, a.changed, \
+         a.requested_at, a.decided_at, a.decided_by, a.version, a.changed, a.reason, \
          UPPER(tv.method) AS method, tv.path_template AS path, tv.description, tv.binding, \
          (SELECT c.input FROM tool_calls c WHERE c.agent_id = a.agent_id AND c.tool_id = a.tool_id \
           AND c.error_code = 'approval_required' AND c.version = COALESCE(a.version, c.version) \
@@ -148,12 +196,13 @@ pub async fn reset_approvals(
         sqlx::query_scalar(
         "UPDATE approvals SET state = 'pending', changed = $2, requested_at = $3, decided_at = NULL, decided_by = NULL, \
          version = $4 WHERE tool_id = $1 AND state IN ('granted', 'pending') RETURNING agent_id",
-    )
-    .bind(tool_id)
-    .bind(changed)
-    .bind(now)
-    .bind(version)
-    .fetch_all(e).await
+        )
+        .bind(tool_id)
+        .bind(changed)
+        .bind(now)
+        .bind(version)
+        .fetch_all(e)
+        .await
     })
 }
 
@@ -184,22 +233,79 @@ pub async fn repend_approval(
     Ok(())
 }
 
-/// Sets an approval's decision on tool version `version` (creating the row when the
-/// person decides first); clears what a reset said changed.
-#[allow(clippy::too_many_arguments)]
-pub async fn upsert_approval_decision(
+/// Writes a person's decision (issue 28.6): the approval's row (created when the person
+/// decides first) takes the decision, its version and, for a denial, its reason, and
+/// forgets what a reset said changed; the decision is appended to `approval_decisions`.
+/// One write transaction.
+pub async fn decide_approval(pool: &Pool, d: &Decision<'_>) -> DbResult<()> {
+    let mut tx = pool.begin_write().await?;
+    write_decision(&mut tx, d).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+async fn write_decision(conn: &mut Conn, d: &Decision<'_>) -> DbResult<()> {
+    let reason = d.reason.filter(|_| d.state == ApprovalState::Denied);
+    execute!(conn, "INSERT INTO approvals (agent_id, tool_id, state, requested_at, decided_at, decided_by, version, reason) \
+         VALUES ($1, $2, $3, $4, $4, $5, $6, $7) \
+         ON CONFLICT (agent_id, tool_id) DO UPDATE SET state = excluded.state, decided_at = excluded.decided_at, \
+         decided_by = excluded.decided_by, version = excluded.version, reason = excluded.reason, changed = NULL",
+         d.agent_id, d.tool_id, d.state.as_str(), d.at, d.by, d.version, reason)?;
+    execute!(conn, "INSERT INTO approval_decisions (agent_id, tool_id, version, state, decided_by, reason, decided_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+         d.agent_id, d.tool_id, d.version, d.state.as_str(), d.by, reason, d.at)?;
+    Ok(())
+}
+
+/// Grants, in one write transaction, every approval of `tool_id` that is pending for
+/// version `version` (issue 28.6, "approve all pending for this tool"), of agents not
+/// removed (a disabled agent's grant waits with it); each grant is logged as one
+/// decision by `by`.
+/// Returns the names of the agents granted, by name.
+pub async fn grant_pending(
     pool: &Pool,
-    agent_id: i64,
     tool_id: i64,
     version: i64,
-    state: ApprovalState,
     by: &str,
     now: i64,
-) -> DbResult<()> {
-    execute!(pool, "INSERT INTO approvals (agent_id, tool_id, state, requested_at, decided_at, decided_by, version) VALUES ($1, $2, $3, $4, $4, $5, $6) \
-         ON CONFLICT (agent_id, tool_id) DO UPDATE SET state = excluded.state, decided_at = excluded.decided_at, decided_by = excluded.decided_by, \
-         version = excluded.version, changed = NULL", agent_id, tool_id, state.as_str(), now, by, version)?;
-    Ok(())
+) -> DbResult<Vec<(i64, String)>> {
+    let mut tx = pool.begin_write().await?;
+    let waiting: Vec<(i64, String)> = on_db!(&mut tx, |e| sqlx::query_as(
+        "SELECT a.agent_id, ag.name FROM approvals a JOIN agents ag ON ag.id = a.agent_id \
+         WHERE a.tool_id = $1 AND a.state = 'pending' AND a.version = $2 \
+         AND ag.removed_at IS NULL ORDER BY ag.name"
+    )
+    .bind(tool_id)
+    .bind(version)
+    .fetch_all(e)
+    .await)?;
+    for (agent_id, _) in &waiting {
+        let d = Decision {
+            agent_id: *agent_id,
+            tool_id,
+            version,
+            state: ApprovalState::Granted,
+            by,
+            reason: None,
+            at: now,
+        };
+        write_decision(&mut tx, &d).await?;
+    }
+    tx.commit().await?;
+    Ok(waiting)
+}
+
+/// The newest [`DECISIONS_SHOWN`] decisions of each (agent, tool) pair, newest first
+/// within a pair (a window function: SQLite ≥ 3.25 and PostgreSQL both have it).
+pub async fn select_decisions(pool: &Pool) -> DbResult<Vec<DecisionRow>> {
+    on_db!(pool, |e| sqlx::query_as(
+        "SELECT agent_id, tool_id, version, state, decided_by, reason, decided_at FROM \
+         (SELECT d.*, ROW_NUMBER() OVER (PARTITION BY agent_id, tool_id ORDER BY id DESC) AS n \
+          FROM approval_decisions d) x WHERE n <= $1 ORDER BY agent_id, tool_id, id DESC"
+    )
+    .bind(DECISIONS_SHOWN as i64)
+    .fetch_all(e)
+    .await)
 }
 
 /// Number of approvals waiting for a person's decision (not those of a removed vendor's

@@ -13,7 +13,7 @@ use sqlx::{Connection, Row};
 /// schema that is not here (and is not bookkeeping: `_sqlx_migrations`, `sqlite_*`,
 /// `tower_sessions`) makes the copy refuse to start, so a new table is never left
 /// behind silently.
-pub const TABLES: [&str; 26] = [
+pub const TABLES: [&str; 27] = [
     "vendors",
     "connections",
     "tools",
@@ -25,6 +25,7 @@ pub const TABLES: [&str; 26] = [
     "tool_usage",
     "history",
     "approvals",
+    "approval_decisions",
     "tool_calls",
     "change_events",
     "users",

@@ -17,6 +17,28 @@ pub enum ApprovalState {
 
 super::str_enum!(ApprovalState { Pending => "pending", Granted => "granted", Denied => "denied" });
 
+/// The longest reason a person may give with a denial (issue 28.6), in characters.
+pub const REASON_MAX_CHARS: usize = 500;
+
+/// A denial's reason as it is kept and relayed to the agent (issue 28.6): trimmed, each
+/// run of whitespace and control characters one space (an agent reads it on one line);
+/// `None` when nothing is left. Errors: a message when it is longer than
+/// [`REASON_MAX_CHARS`] characters.
+pub fn clean_reason(reason: &str) -> Result<Option<String>, String> {
+    let words: Vec<&str> = reason
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let clean = words.join(" ");
+    match clean.chars().count() {
+        0 => Ok(None),
+        n if n > REASON_MAX_CHARS => Err(format!(
+            "the reason is {n} characters long: at most {REASON_MAX_CHARS}"
+        )),
+        _ => Ok(Some(clean)),
+    }
+}
+
 /// Whether a tool writes (SPEC §4.4): its method is not GET/HEAD/OPTIONS, or its
 /// readOnlyHint is false. An MCP vendor's tool (method
 /// [`super::mcp_vendor::MCP_METHOD`]) is read as a GET: a write unless its readOnlyHint
@@ -61,6 +83,20 @@ pub fn needs_approval(method: &str, read_only_hint: bool, who: &Authorship<'_>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reason_is_one_line_and_bounded() {
+        assert_eq!(clean_reason("  \n\t ").unwrap(), None);
+        assert_eq!(
+            clean_reason(" use the\r\nsandbox\u{7}account ")
+                .unwrap()
+                .as_deref(),
+            Some("use the sandbox account")
+        );
+        assert!(clean_reason(&"x".repeat(REASON_MAX_CHARS)).is_ok());
+        let e = clean_reason(&"é".repeat(REASON_MAX_CHARS + 1)).unwrap_err();
+        assert!(e.contains("501 characters"), "{e}");
+    }
 
     #[test]
     fn the_write_rule() {

@@ -3,8 +3,53 @@
 use super::run::RunAnswer;
 use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self, ApprovalRow, ToolRow};
-use crate::domain::approval::{needs_approval, writes, ApprovalState, Authorship};
+use crate::domain::approval::{clean_reason, needs_approval, writes, ApprovalState, Authorship};
 use serde_json::{json, Value};
+use std::collections::HashMap;
+
+/// Which approvals a listing shows (issue 28.6; the Approvals page's filters and
+/// `graft approval list`): each field, when set, must match exactly.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ApprovalFilter {
+    /// The agent's name.
+    pub agent: Option<String>,
+    /// The vendor's slug.
+    pub vendor: Option<String>,
+    /// The approval's state.
+    pub state: Option<ApprovalState>,
+}
+
+impl ApprovalFilter {
+    /// Whether `row` passes every condition set.
+    pub fn admits(&self, row: &ApprovalRow) -> bool {
+        self.agent.as_ref().is_none_or(|a| *a == row.agent)
+            && self.vendor.as_ref().is_none_or(|v| *v == row.vendor)
+            && self.state.is_none_or(|s| s == row.state)
+    }
+}
+
+/// How a person decides one approval ([`Graft::decide_approval_seen`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DecideHow<'a> {
+    /// Grant (true) or deny.
+    pub grant: bool,
+    /// The tool version the person was shown, when known: a grant of an older one is
+    /// refused.
+    pub seen: Option<i64>,
+    /// A denial's reason for the agent (issue 28.6).
+    pub reason: Option<&'a str>,
+}
+
+/// The name of the person deciding, or `Invalid` when the actor is not a person: only
+/// people decide approvals, an agent's own client never can (SPEC §4.4).
+fn decider(actor: &Actor) -> ServiceResult<&str> {
+    match actor {
+        Actor::Person(person) => Ok(person),
+        _ => Err(ServiceError::Invalid(
+            "only a person can decide an approval".into(),
+        )),
+    }
+}
 
 /// Whether a call of `tool` (its newest version) waits for a person first: the rule of
 /// SPEC §4.4 ([`needs_approval`]) read from the tool's row.
@@ -85,11 +130,21 @@ impl Graft {
         match approval.as_ref().map(|a| a.state) {
             Some(ApprovalState::Granted) => {}
             Some(ApprovalState::Denied) => {
+                // the person's reason reaches the agent, which can relay it (issue 28.6)
+                let reason = approval.as_ref().and_then(|a| a.reason.clone());
+                let mut details = json!({"tool": qualified});
+                let why = match &reason {
+                    Some(r) => {
+                        details["reason"] = Value::String(r.clone());
+                        format!(", saying: {r}")
+                    }
+                    None => String::new(),
+                };
                 return Ok(Some(RunAnswer::err(
                     "approval_denied",
-                    format!("a person denied this agent the use of {qualified}"),
-                    json!({"tool": qualified}),
-                )))
+                    format!("a person denied this agent the use of {qualified}{why}"),
+                    details,
+                )));
             }
             _ => {
                 db::insert_pending_approval(
@@ -145,7 +200,33 @@ impl Graft {
 
     /// Every approval, pending first.
     pub async fn approvals(&self) -> ServiceResult<Vec<ApprovalRow>> {
-        Ok(db::select_approvals(self.pool()).await?)
+        self.approvals_where(&ApprovalFilter::default()).await
+    }
+
+    /// The approvals `filter` lets through, pending first, then newest; each with its
+    /// latest decisions ([`ApprovalRow::decisions`], newest first).
+    pub async fn approvals_where(
+        &self,
+        filter: &ApprovalFilter,
+    ) -> ServiceResult<Vec<ApprovalRow>> {
+        let mut rows: Vec<ApprovalRow> = db::select_approvals(self.pool())
+            .await?
+            .into_iter()
+            .filter(|a| filter.admits(a))
+            .collect();
+        if rows.is_empty() {
+            return Ok(rows);
+        }
+        let mut by_pair: HashMap<(i64, i64), Vec<db::DecisionRow>> = HashMap::new();
+        for d in db::select_decisions(self.pool()).await? {
+            by_pair.entry((d.agent_id, d.tool_id)).or_default().push(d);
+        }
+        for row in &mut rows {
+            row.decisions = by_pair
+                .remove(&(row.agent_id, row.tool_id))
+                .unwrap_or_default();
+        }
+        Ok(rows)
     }
 
     /// Whether `agent` holds a granted approval of `vendor__name`: refusing it now takes
@@ -175,27 +256,44 @@ impl Graft {
         name: &str,
         grant: bool,
     ) -> ServiceResult<ApprovalRow> {
-        self.decide_approval_seen(actor, agent, vendor, name, grant, None)
+        let how = DecideHow {
+            grant,
+            ..DecideHow::default()
+        };
+        self.decide_approval_seen(actor, agent, vendor, name, &how)
             .await
     }
 
-    /// [`Graft::decide_approval`] on the tool version the person was shown (`seen`, the
-    /// version the console's row named): refused with `Conflict` when a newer version
-    /// exists, so nobody approves a definition they did not see (issue 12.15).
+    /// [`Graft::decide_approval`] on the tool version the person was shown (`how.seen`,
+    /// the version the console's row named): a grant is refused with `Conflict` when a
+    /// newer version exists, so nobody approves a definition they did not see (issue
+    /// 12.15); a denial keeps `how.reason` ([`clean_reason`]), which the agent's next
+    /// call receives (issue 28.6). Every decision is logged with the person's name.
+    /// Errors: `AgentNotFound`, `ToolNotFound`, `Invalid` (an agent as the actor, a
+    /// removed agent or vendor, a reason with a grant, a reason too long), `Conflict`.
     pub async fn decide_approval_seen(
         &self,
         actor: &Actor,
         agent: &str,
         vendor: &str,
         name: &str,
-        grant: bool,
-        seen: Option<i64>,
+        how: &DecideHow<'_>,
     ) -> ServiceResult<ApprovalRow> {
-        let Actor::Person(person) = actor else {
-            return Err(ServiceError::Invalid(
-                "only a person can decide an approval".into(),
-            ));
+        let DecideHow {
+            grant,
+            seen,
+            reason,
+        } = *how;
+        let person = decider(actor)?;
+        let reason = match reason.map(clean_reason).transpose() {
+            Ok(r) => r.flatten(),
+            Err(e) => return Err(ServiceError::Invalid(e)),
         };
+        if grant && reason.is_some() {
+            return Err(ServiceError::Invalid(
+                "a reason goes with a denial: an approval takes none".into(),
+            ));
+        }
         let a = self.agent_by_name(agent).await?;
         super::alive(&a)?;
         let t = self.tool(vendor, name).await?;
@@ -215,19 +313,66 @@ impl Graft {
         } else {
             ApprovalState::Denied
         };
-        db::upsert_approval_decision(
-            self.pool(),
-            a.id,
-            t.id,
-            t.version,
+        let by = format!("person:{person}");
+        let decision = db::Decision {
+            agent_id: a.id,
+            tool_id: t.id,
+            version: t.version,
             state,
+            by: &by,
+            reason: reason.as_deref(),
+            at: self.now(),
+        };
+        db::decide_approval(self.pool(), &decision).await?;
+        tracing::info!(agent = %a.name, tool = %format!("{vendor}__{name}"), version = t.version,
+            decision = state.as_str(), by = %person, "approval decided");
+        db::select_approval(self.pool(), a.id, t.id)
+            .await?
+            .ok_or_else(|| {
+                ServiceError::Invalid(format!(
+                    "the approval of {vendor}__{name} for {agent} is gone"
+                ))
+            })
+    }
+
+    /// Grants every approval of `vendor__name` that waits for version `seen` (issue
+    /// 28.6: "approve all pending for this tool"), in one write transaction, each logged
+    /// as the person's decision (a removed agent's are not listed, so not granted). Returns
+    /// the names of the agents granted (none when nothing waited). Errors:
+    /// `ToolNotFound`, `Invalid` (an agent as the actor, a removed vendor), `Conflict`
+    /// (the tool is at another version than `seen`: look again first).
+    pub async fn grant_pending_approvals(
+        &self,
+        actor: &Actor,
+        vendor: &str,
+        name: &str,
+        seen: i64,
+    ) -> ServiceResult<Vec<String>> {
+        let person = decider(actor)?;
+        let t = self.tool(vendor, name).await?;
+        if t.vendor_removed_at.is_some() {
+            return Err(ServiceError::Invalid(format!(
+                "vendor {vendor} was removed: its tools' approvals cannot be decided until it is brought back (import its document again)"
+            )));
+        }
+        if t.version != seen {
+            return Err(ServiceError::Conflict(format!(
+                "{vendor}__{name} is at version {} now, not version {seen} that you were shown: look at it again before approving",
+                t.version
+            )));
+        }
+        let granted = db::grant_pending(
+            self.pool(),
+            t.id,
+            seen,
             &format!("person:{person}"),
             self.now(),
         )
         .await?;
-        Ok(db::select_approval(self.pool(), a.id, t.id)
-            .await?
-            .expect("decided row exists"))
+        let names: Vec<String> = granted.into_iter().map(|(_, n)| n).collect();
+        tracing::info!(tool = %format!("{vendor}__{name}"), version = seen, agents = names.len(),
+            by = %person, "pending approvals granted");
+        Ok(names)
     }
 
     /// Approvals waiting for a person's decision (the console's nav shows the count).

@@ -35,6 +35,7 @@ pub mod working_set;
 
 pub use activity::{Activity, ActivityRange, VendorLatency};
 pub use agents::*;
+pub use approvals::{ApprovalFilter, DecideHow};
 pub use changes::*;
 pub use import::*;
 pub use starters::*;
@@ -46,8 +47,8 @@ use crate::db::{self, Pool};
 /// with (the db layer's structs, re-exported), so that no adapter names `crate::db`.
 pub use crate::db::{
     ApprovalRow as ApprovalView, Backend, BrowseOrder, CallFilter, CallLogRow as CallView,
-    CallOutcome, ChangeListener, Heard, SessionDb, ToolRow as ToolView, VendorRow as VendorView,
-    VersionRow as VersionView,
+    CallOutcome, ChangeListener, DecisionRow as DecisionView, Heard, SessionDb,
+    ToolRow as ToolView, VendorRow as VendorView, VersionRow as VersionView,
 };
 use crate::domain::search::SearchIndex;
 use crate::proxy::{Proxy, ProxyLimits};

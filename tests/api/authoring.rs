@@ -686,7 +686,17 @@ async fn no_agent_can_change_what_another_agent_was_approved_to_run() {
     assert!(row.changed.unwrap().contains("method GET → DELETE"));
     let stale = app
         .graft
-        .decide_approval_seen(&ops, "alpha", "acme", "peek", true, Some(2))
+        .decide_approval_seen(
+            &ops,
+            "alpha",
+            "acme",
+            "peek",
+            &graft::service::DecideHow {
+                grant: true,
+                seen: Some(2),
+                reason: None,
+            },
+        )
         .await;
     assert!(
         matches!(stale, Err(graft::service::ServiceError::Conflict(_))),
@@ -700,7 +710,17 @@ async fn no_agent_can_change_what_another_agent_was_approved_to_run() {
         0
     );
     app.graft
-        .decide_approval_seen(&ops, "alpha", "acme", "peek", true, Some(3))
+        .decide_approval_seen(
+            &ops,
+            "alpha",
+            "acme",
+            "peek",
+            &graft::service::DecideHow {
+                grant: true,
+                seen: Some(3),
+                reason: None,
+            },
+        )
         .await
         .unwrap();
     assert_eq!(call(&a, "run_tool", peek).await.is_error, Some(false));

@@ -429,7 +429,17 @@ async fn a_removed_vendor_leaves_use_and_comes_back() {
     assert_eq!(g.removed_vendors().await.unwrap(), ["petstore"]);
     // its approvals are not decided while it is removed
     let e = g
-        .decide_approval_seen(&ops, "alpha", "petstore", "add_pet", true, None)
+        .decide_approval_seen(
+            &ops,
+            "alpha",
+            "petstore",
+            "add_pet",
+            &graft::service::DecideHow {
+                grant: true,
+                seen: None,
+                reason: None,
+            },
+        )
         .await
         .unwrap_err();
     assert!(e.to_string().contains("was removed"), "{e}");

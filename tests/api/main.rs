@@ -2,6 +2,7 @@
 //! PostgreSQL with `GRAFT_TEST_BACKEND=postgres`), rmcp's client.
 
 mod activity;
+mod approvals;
 mod authoring;
 mod connections;
 mod console;

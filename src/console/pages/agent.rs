@@ -1,8 +1,9 @@
 //! One agent's page (SPEC §6): its working set, promote, the sweep's preview, history
 //! and calls.
 
+use super::approvals::approvals_table;
 use super::starters::{starter_card, StarterActions};
-use super::tables::{approvals_table, calls_table, CallColumns};
+use super::tables::{calls_table, CallColumns};
 use crate::console::components::{
     does_badge, error_of, loaded, saved, snippet_view, Confirm, DataTable, FieldError, FormError,
     Frame, LoadError, SizeChart, StackedBars, When,
@@ -210,7 +211,7 @@ pub fn AgentPage() -> impl IntoView {
                         </section>
                         <section class="card" hidden=removed_at.is_some()>
                             <h2>"Approvals"</h2>
-                            {approvals_table(d.approvals.clone(), now, decide_action, false)}
+                            {approvals_table(d.approvals.clone(), now, decide_action, None)}
                         </section>
                         <section class="card" hidden=removed_at.is_some()>
                             <h2>"Token"</h2>

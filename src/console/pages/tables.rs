@@ -4,8 +4,8 @@ use crate::console::components::{
     clear_on_save, error_of, Confirm, DataTable, FieldError, FormError, When,
 };
 use crate::console::server_fns::{
-    AddConnection, ApprovalItem, CallItem, ConnectionItem, Decide, ReplaceConnectionSecret,
-    RevokeConnection, SetDefaultConnection, TestConnection, VendorItem,
+    AddConnection, CallItem, ConnectionItem, ReplaceConnectionSecret, RevokeConnection,
+    SetDefaultConnection, TestConnection, VendorItem,
 };
 use crate::console::words::segment;
 use leptos::prelude::*;
@@ -58,81 +58,6 @@ pub(crate) fn calls_table(
                                 </td>
                                 <td data-label="Took">{format!("{} ms", c.duration_ms)}</td>
                                 <td data-label="Input">{c.input.clone().map(|i| view! { <code class="input">{i}</code> })}</td>
-                            </tr>
-                        }
-                    }).collect_view()}
-                </DataTable>
-    }
-    .into_any()
-}
-
-pub(crate) fn approvals_table(
-    list: Vec<ApprovalItem>,
-    now: i64,
-    decide_action: ServerAction<Decide>,
-    show_agent: bool,
-) -> impl IntoView {
-    if list.is_empty() {
-        return view! { <p class="muted">"No approvals yet: a tool that writes, or one an agent wrote, asks here on its first call."</p> }.into_any();
-    }
-    view! {
-        <DataTable class="approvals" head=view! { {show_agent.then(|| view! { <th>"Agent"</th> })}
-                    <th>"Tool"</th><th>"State"</th><th>"Asked"</th><th>"Decided"</th><th></th> }.into_any()>
-                    {list.into_iter().map(|x| {
-                        let tool = format!("{}__{}", x.vendor, x.name);
-                        let buttons: Vec<(&'static str, &'static str)> = match x.state.as_str() {
-                            "pending" => vec![("grant", "Approve"), ("deny", "Deny")],
-                            // a revoked grant is a denial; approving again restores it
-                            "granted" => vec![("revoke", "Revoke")],
-                            _ => vec![("grant", "Approve")],
-                        };
-                        let agent_href = format!("/agents/{}", segment(&x.agent));
-                        view! {
-                            <tr data-state=x.state.clone() data-tool=tool.clone() data-agent=x.agent.clone()>
-                                {show_agent.then(|| view! { <td><a href=agent_href>{x.agent.clone()}</a></td> })}
-                                <td>
-                                    <code>{tool.clone()}</code>
-                                    {x.version.map(|v| view! { " " <span class="version" title="the version asked for or decided on">{format!("version {v}")}</span> })}
-                                    {x.changed.clone().map(|c| view! { <div class="changed muted">{format!("Approved before; a new version changed: {c}")}</div> })}
-                                    {x.request.clone().map(|r| view! { <div class="request"><code>{r}</code></div> })}
-                                    {x.description.clone().filter(|d| !d.is_empty()).map(|d| view! { <div class="muted">{d}</div> })}
-                                    {x.input.clone().map(|i| view! { <div class="asked-input">"Input of the call that asked: "<code class="input">{i}</code></div> })}
-                                    {(!x.sends.is_empty()).then(|| view! { <details class="sends"><summary>{format!("Headers and parameters it sends besides the body ({})", x.sends.len())}</summary><ul>
-                                        {x.sends.clone().into_iter().map(|l| view! { <li><code>{l}</code></li> }).collect_view()}
-                                    </ul></details> }.into_any())}
-                                </td>
-                                <td class=format!("state {}", x.state)>{x.state.clone()}</td>
-                                <td data-label="Asked"><When at=x.requested_at now/></td>
-                                <td>{x.decided_at.map(|t| view! { <When at=t now/>" by "{x.decided_by.clone().unwrap_or_default().trim_start_matches("person:").replace(':', " ")} })}</td>
-                                <td class="actions">
-                                    {buttons.into_iter().map(|(decision, label)| {
-                                        let (agent, tool) = (x.agent.clone(), tool.clone());
-                                        let version = x.version.map(|v| v.to_string());
-                                        let (a2, t2) = (agent.clone(), tool.clone());
-                                        let aria = format!("{label} {tool} for {agent}");
-                                        let form = view! {
-                                            <ActionForm action=decide_action attr:class="inline">
-                                                <input type="hidden" name="agent" value=a2/>
-                                                <input type="hidden" name="tool" value=t2/>
-                                                {version.map(|v| view! { <input type="hidden" name="version" value=v/> })}
-                                                <input type="hidden" name="decision" value=decision/>
-                                                {(decision == "revoke").then(|| view! { <input type="hidden" name="confirm" value="yes"/> })}
-                                                <button type="submit" class=if decision == "revoke" { "danger solid" } else { "" }
-                                                    aria-label=aria>{label}</button>
-                                            </ActionForm>
-                                        };
-                                        if decision == "revoke" {
-                                            view! {
-                                                <Confirm label="Revoke".to_string()>
-                                                    <p>{format!("{agent} is refused when it calls {tool} until a person approves again.")}</p>
-                                                    {form}
-                                                </Confirm>
-                                            }.into_any()
-                                        } else {
-                                            form.into_any()
-                                        }
-                                    }).collect_view()}
-                                </td>
                             </tr>
                         }
                     }).collect_view()}

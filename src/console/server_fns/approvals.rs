@@ -45,6 +45,31 @@ pub struct ApprovalItem {
     /// header with its value, each header, cookie and query parameter an input fills.
     #[serde(default)]
     pub sends: Vec<String>,
+    /// The reason given with the denial, which the agent's calls receive (issue 28.6).
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The decisions people made on it, newest first (issue 28.6).
+    #[serde(default)]
+    pub decisions: Vec<DecisionItem>,
+    /// How many agents' approvals of this tool wait for this same version, this one
+    /// included (the Approvals page offers to approve them all when more than one).
+    #[serde(default)]
+    pub waiting: usize,
+}
+
+/// One decision a person made on an approval (issue 28.6).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DecisionItem {
+    /// The version decided on.
+    pub version: Option<i64>,
+    /// `granted` or `denied`.
+    pub state: String,
+    /// The person's name.
+    pub by: String,
+    /// When (ms).
+    pub at: i64,
+    /// A denial's reason.
+    pub reason: Option<String>,
 }
 
 /// The Approvals page.
@@ -52,8 +77,15 @@ pub struct ApprovalItem {
 pub struct ApprovalsData {
     /// The server's clock (ms).
     pub now: i64,
-    /// Pending first.
+    /// The approvals the filter lets through, pending first.
     pub approvals: Vec<ApprovalItem>,
+    /// How many approvals there are without the filter.
+    pub total: usize,
+    /// The agents and vendors with approvals, by name (the filter's choices).
+    pub agents: Vec<String>,
+    pub vendors: Vec<String>,
+    /// The filter applied: agent, vendor, state (empty when not set).
+    pub filter: (String, String, String),
 }
 
 #[cfg(feature = "ssr")]
@@ -80,6 +112,19 @@ pub(crate) fn approval_item(a: crate::service::ApprovalView) -> ApprovalItem {
             ))
         }),
         input: a.request.input.map(|i| mark_bidi(&i)),
+        reason: a.reason.map(|r| mark_bidi(&r)),
+        decisions: a
+            .decisions
+            .into_iter()
+            .map(|d| DecisionItem {
+                version: d.version,
+                state: d.state.as_str().into(),
+                by: mark_bidi(d.decided_by.trim_start_matches("person:")),
+                at: d.decided_at,
+                reason: d.reason.map(|r| mark_bidi(&r)),
+            })
+            .collect(),
+        waiting: 0,
         sends: a
             .request
             .binding
@@ -112,27 +157,104 @@ pub(crate) fn approval_item(a: crate::service::ApprovalView) -> ApprovalItem {
     }
 }
 
-/// Every approval, pending first.
+/// The approvals of `agent`, `vendor` and in `state` (each optional; empty is any;
+/// issue 28.6), pending first. Errors: `Refused` (an unknown state).
 #[server(prefix = "/api", endpoint = "approvals")]
-pub async fn approvals() -> ConsoleResult<ApprovalsData> {
+pub async fn approvals(
+    agent: Option<String>,
+    vendor: Option<String>,
+    state: Option<String>,
+) -> ConsoleResult<ApprovalsData> {
     with_status(async move {
-        let (state, _) = signed_in().await?;
+        let set = |v: Option<String>| v.map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        let (agent, vendor, wanted) = (set(agent), set(vendor), set(state));
+        let state_filter = match wanted.as_deref() {
+            None => None,
+            Some(s) => Some(
+                crate::domain::approval::ApprovalState::try_from(s.to_string()).map_err(|_| {
+                    ConsoleError::Refused(format!(
+                        "unknown state {s:?}: pending, granted or denied"
+                    ))
+                })?,
+            ),
+        };
+        let (st, _) = signed_in().await?;
+        let all = st.graft.approvals().await?;
+        let filter = crate::service::ApprovalFilter {
+            agent: agent.clone(),
+            vendor: vendor.clone(),
+            state: state_filter,
+        };
+        let waiting = |x: &crate::service::ApprovalView| {
+            all.iter()
+                .filter(|y| {
+                    y.tool_id == x.tool_id
+                        && y.state == crate::domain::approval::ApprovalState::Pending
+                        && y.version == x.version
+                })
+                .count()
+        };
+        let sorted = |mut v: Vec<String>| {
+            v.sort();
+            v.dedup();
+            v
+        };
+        let agents = sorted(all.iter().map(|a| a.agent.clone()).collect());
+        let vendors = sorted(all.iter().map(|a| a.vendor.clone()).collect());
+        let approvals = all
+            .iter()
+            .filter(|a| filter.admits(a))
+            .map(|a| {
+                let n = waiting(a);
+                ApprovalItem {
+                    waiting: if a.state == crate::domain::approval::ApprovalState::Pending {
+                        n
+                    } else {
+                        0
+                    },
+                    ..approval_item(a.clone())
+                }
+            })
+            .collect();
         Ok(ApprovalsData {
-            now: state.graft.clock_now(),
-            approvals: state
-                .graft
-                .approvals()
-                .await?
-                .into_iter()
-                .map(approval_item)
-                .collect(),
+            now: st.graft.clock_now(),
+            approvals,
+            total: all.len(),
+            agents,
+            vendors,
+            filter: (
+                agent.unwrap_or_default(),
+                vendor.unwrap_or_default(),
+                wanted.unwrap_or_default(),
+            ),
         })
     })
     .await
 }
 
+/// Approves, for every agent it waits for, the tool `tool` (`vendor__name`) at the
+/// version the person was shown (issue 28.6: "approve all pending for this tool");
+/// answers the agents approved. Errors: `Refused` (a newer version: look again; a
+/// version that is not a number; a removed vendor).
+#[server(prefix = "/api", endpoint = "approve_pending")]
+pub async fn approve_pending(tool: String, version: String) -> ConsoleResult<Vec<String>> {
+    with_status(async move {
+        let seen = version.trim().parse::<i64>().map_err(|_| {
+            ConsoleError::Refused(format!("version {version:?} is not a version number"))
+        })?;
+        let (state, person) = signed_in().await?;
+        let (vendor, name) = split_tool(&tool)?;
+        Ok(state
+            .graft
+            .grant_pending_approvals(&Actor::Person(person.name), vendor, name, seen)
+            .await?)
+    })
+    .await
+}
+
 /// Decides one agent's use of one write tool (SPEC §4.4): `grant`, `deny`, or `revoke`
-/// (a granted one becomes denied; granting again restores it). Taking back a grant —
+/// (a granted one becomes denied; granting again restores it); a denial may carry a
+/// `reason` the agent's calls receive (issue 28.6; at most 500 characters). Taking back a grant —
 /// `revoke`, or `deny` of one granted meanwhile — must be confirmed: `confirm` = `yes`.
 /// Errors: `Refused` (not confirmed, unknown decision or version, no such approval).
 #[server(prefix = "/api", endpoint = "decide")]
@@ -142,6 +264,7 @@ pub async fn decide(
     decision: String,
     version: Option<String>,
     confirm: Option<String>,
+    reason: Option<String>,
 ) -> ConsoleResult<()> {
     with_status(async move {
         // the version the row showed: approving a newer one needs another look
@@ -174,8 +297,11 @@ pub async fn decide(
                 &agent,
                 vendor,
                 name,
-                grant,
-                seen,
+                &crate::service::DecideHow {
+                    grant,
+                    seen,
+                    reason: reason.as_deref().filter(|_| !grant),
+                },
             )
             .await?;
         Ok(())
