@@ -165,7 +165,7 @@ test('the agent promotes over MCP and calls: the page shows it; a demotion in th
   const before = agent.changes;
   await row.getByRole('button', { name: 'Demote widgets__list_widgets' }).click();
   await expect(page.locator('tr[data-tool="widgets__list_widgets"]')).toHaveCount(0);
-  await expect(page.locator('#history .cause').first()).toHaveText('a person in the console');
+  await expect(page.locator('#history .cause').first()).toHaveText('by admin');
   await expect(page.locator('#history .cause').nth(1)).toHaveText('the agent asked');
   await agent.waitForChanges(before + 1);
   expect(await agent.toolNames()).not.toContain('widgets__list_widgets');
@@ -286,7 +286,7 @@ test('revoke a connection: the tools it serves are demoted with that cause', asy
   await expect(page.locator(`tr[data-connection="${label}"]`)).toContainText('revoked');
   await agent.waitForChanges(before + 1);
   await goto(page, testInfo, `/agents/${name}`);
-  await expect(page.locator('#history .cause').first()).toHaveText('its connection was revoked');
+  await expect(page.locator('#history .cause').first()).toHaveText('its connection was revoked, by admin');
   await expect(page.locator(`tr[data-tool="${vendor}__list_widgets"]`)).toHaveCount(0);
   await shot(page, testInfo, 'connection-revoked');
   await agent.client.close();
@@ -534,7 +534,7 @@ test('remove an agent: a second step, its token refused, its history kept (issue
   await access.getByRole('button', { name: 'Remove the agent now' }).click();
   await expect(page).toHaveURL(new RegExp(`/agents/${name}$`));
   await expect(page.getByRole('status').filter({ hasText: 'Removed' })).toBeVisible();
-  await expect(page.locator('#history .cause').first()).toHaveText('the agent was removed');
+  await expect(page.locator('#history .cause').first()).toHaveText('the agent was removed, by admin');
   await expect(page.locator('#access')).toBeHidden();
   await ready(page, testInfo);
   await shot(page, testInfo, 'agent-removed');

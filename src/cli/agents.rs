@@ -347,6 +347,17 @@ pub(super) async fn agent(graft: &Graft, command: AgentCommand) -> anyhow::Resul
             let (agent, token, applied) = graft
                 .add_agent_with_starter(&name, harness.as_deref(), cap, window, starter.as_deref())
                 .await?;
+            graft
+                .audit(
+                    &super::person(),
+                    crate::domain::audit::AuditAction::AgentAdd,
+                    &agent.name,
+                    starter
+                        .as_deref()
+                        .map(|s| format!("starter template {s}"))
+                        .as_deref(),
+                )
+                .await?;
             println!(
                 "Created agent {} (cap {}, idle window {}).",
                 agent.name,
@@ -418,6 +429,15 @@ pub(super) async fn agent(graft: &Graft, command: AgentCommand) -> anyhow::Resul
             if let Some(h) = harness {
                 a = graft.set_agent_harness(&a.name, h).await?;
             }
+            let detail = crate::service::audit::agent_settings_detail(&a, &name);
+            graft
+                .audit(
+                    &super::person(),
+                    crate::domain::audit::AuditAction::AgentEdit,
+                    &a.name,
+                    Some(&detail),
+                )
+                .await?;
             let budget = a
                 .token_budget
                 .map(|b| format!("token budget {}", crate::console::words::tokens(b)))
@@ -468,6 +488,14 @@ pub(super) async fn agent(graft: &Graft, command: AgentCommand) -> anyhow::Resul
         AgentCommand::Rotate { name } => {
             let a = graft.agent_by_name(&name).await?;
             let token = graft.rotate_token(a.id).await?;
+            graft
+                .audit(
+                    &super::person(),
+                    crate::domain::audit::AuditAction::AgentRotateToken,
+                    &a.name,
+                    None,
+                )
+                .await?;
             println!(
                 "Agent {}: a new token; the old one stopped working and its sessions ended.",
                 a.name

@@ -21,6 +21,7 @@ macro_rules! println {
 
 mod agents;
 mod approvals;
+mod audit;
 mod calls;
 mod connections;
 mod db;
@@ -34,6 +35,7 @@ mod vendors;
 
 pub use agents::AgentCommand;
 pub use approvals::{ApprovalCommand, ApproveArgs, DenyArgs};
+pub use audit::AuditArgs;
 pub use calls::CallsArgs;
 pub use connections::ConnectionCommand;
 pub use db::DbCommand;
@@ -106,6 +108,10 @@ pub enum Command {
     Calls(CallsArgs),
     /// Refuse an agent the use of a write tool.
     Deny(DenyArgs),
+    /// Who did what: each action a person took in the console or here (sign-ins,
+    /// imports, removals, revocations, rotations, approvals, denials, setting changes,
+    /// publications), newest first.
+    Audit(AuditArgs),
     /// Database tools.
     #[command(subcommand)]
     Db(DbCommand),
@@ -280,6 +286,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Approve(a) => approvals::approve(&graft, a).await,
         Command::Calls(a) => calls::calls(&graft, a).await,
         Command::Deny(a) => approvals::deny(&graft, a).await,
+        Command::Audit(a) => audit::audit(&graft, a).await,
     };
     // a command that read an MCP vendor's tools started its server: it ends here, with
     // its process group, before the process exits (issue 27.4)

@@ -57,6 +57,14 @@ pub(super) async fn user(graft: &Graft, command: UserCommand) -> anyhow::Result<
         } => {
             let password = read_new_password(password_stdin)?;
             let person = graft.add_user(&name, &password).await?;
+            graft
+                .audit(
+                    &super::person(),
+                    crate::domain::audit::AuditAction::UserAdd,
+                    &person.name,
+                    None,
+                )
+                .await?;
             println!(
                 "Added user {}: they can sign in to the console now.",
                 person.name
@@ -64,6 +72,14 @@ pub(super) async fn user(graft: &Graft, command: UserCommand) -> anyhow::Result<
         }
         UserCommand::Remove { name } => {
             graft.remove_user(&name).await?;
+            graft
+                .audit(
+                    &super::person(),
+                    crate::domain::audit::AuditAction::UserRemove,
+                    &name,
+                    None,
+                )
+                .await?;
             println!("Removed user {name}; their sessions have ended.");
         }
         UserCommand::Password {
@@ -72,6 +88,14 @@ pub(super) async fn user(graft: &Graft, command: UserCommand) -> anyhow::Result<
         } => {
             let password = read_new_password(password_stdin)?;
             graft.reset_password(&name, &password).await?;
+            graft
+                .audit(
+                    &super::person(),
+                    crate::domain::audit::AuditAction::PasswordChange,
+                    &name,
+                    Some("set on the command line"),
+                )
+                .await?;
             println!("Changed the password of {name}.");
         }
     }

@@ -63,6 +63,19 @@ pub fn harness_in_words(h: &str) -> String {
         .unwrap_or_else(|| h.to_string())
 }
 
+#[cfg(feature = "ssr")]
+/// A history row's cause in words, naming the person behind it when there was one
+/// (issue 28.8): `actor` is the stored `person:<name>`, `agent:<id>` or `rule`. A
+/// person's own promotion or demotion reads "by ana"; a removal they caused reads
+/// "<the cause>, by ana".
+pub fn cause_by_in_words(cause: Cause, actor: &str) -> String {
+    match (cause, actor.strip_prefix("person:")) {
+        (Cause::Console, Some(name)) => format!("by {name}"),
+        (_, Some(name)) => format!("{}, by {name}", cause_in_words(cause)),
+        _ => cause_in_words(cause).to_string(),
+    }
+}
+
 /// History causes in the words of SPEC §6.
 #[cfg(feature = "ssr")]
 pub fn cause_in_words(cause: Cause) -> &'static str {
@@ -422,6 +435,15 @@ mod tests {
         assert_eq!(
             cause_in_words(Cause::parse("console").unwrap()),
             "a person in the console"
+        );
+        assert_eq!(cause_by_in_words(Cause::Console, "person:ana"), "by ana");
+        assert_eq!(
+            cause_by_in_words(Cause::VendorRemoved, "person:ana"),
+            format!("{}, by ana", cause_in_words(Cause::VendorRemoved))
+        );
+        assert_eq!(
+            cause_by_in_words(Cause::Idle, "rule"),
+            cause_in_words(Cause::Idle)
         );
         assert_eq!(
             cause_in_words(Cause::parse("idle").unwrap()),

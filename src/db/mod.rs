@@ -7,6 +7,7 @@
 
 pub mod agents;
 pub mod approvals;
+pub mod audit;
 pub mod calls;
 pub mod changes;
 pub mod connections;
@@ -26,6 +27,7 @@ pub mod working_set;
 
 pub use agents::*;
 pub use approvals::*;
+pub use audit::*;
 pub use calls::*;
 pub use changes::*;
 pub use connections::*;

@@ -2,6 +2,7 @@
 //! inlining and toolbox search. No I/O here: no sqlx, axum, leptos or tokio.
 
 pub mod approval;
+pub mod audit;
 pub mod authoring;
 pub mod calls;
 pub mod exact_json;

@@ -207,6 +207,7 @@ impl Application {
                 ),
             )
             .route("/skill/SKILL.md", get(console::skill))
+            .route("/audit.csv", get(console::audit_csv))
             // an MCP vendor's authorization server sends the person back here (issue 27.1)
             .route(
                 crate::service::mcp_oauth::CALLBACK_PATH,

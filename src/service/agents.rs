@@ -3,6 +3,7 @@
 use super::{hash_token, new_token, unique_or};
 use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self, AgentRow};
+use crate::domain::audit::AuditAction;
 use crate::domain::{self};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -216,6 +217,12 @@ impl Graft {
             } else {
                 tracing::info!(agent = a.id, actor = %actor.label(), "agent enabled");
             }
+            let action = if disabled {
+                AuditAction::AgentDisable
+            } else {
+                AuditAction::AgentEnable
+            };
+            self.audit(actor, action, &a.name, None).await?;
         }
         self.agent(a.id).await
     }
@@ -266,6 +273,9 @@ impl Graft {
         self.forget_learned();
         let ended = self.end_sessions(a.id).await;
         tracing::info!(agent = a.id, name = %a.name, demoted = entries.len(), channels = ended, actor = %actor.label(), "agent removed");
+        let detail = format!("{} tools demoted", entries.len());
+        self.audit(actor, AuditAction::AgentRemove, &a.name, Some(&detail))
+            .await?;
         self.agent(a.id).await
     }
 

@@ -4,6 +4,7 @@ use super::run::RunAnswer;
 use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self, ApprovalRow, ToolRow};
 use crate::domain::approval::{clean_reason, needs_approval, writes, ApprovalState, Authorship};
+use crate::domain::audit::AuditAction;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
@@ -326,6 +327,22 @@ impl Graft {
         db::decide_approval(self.pool(), &decision).await?;
         tracing::info!(agent = %a.name, tool = %format!("{vendor}__{name}"), version = t.version,
             decision = state.as_str(), by = %person, "approval decided");
+        let detail = match &reason {
+            Some(r) => format!("version {}, saying: {r}", t.version),
+            None => format!("version {}", t.version),
+        };
+        let action = if grant {
+            AuditAction::ApprovalGrant
+        } else {
+            AuditAction::ApprovalDeny
+        };
+        self.audit(
+            actor,
+            action,
+            &format!("{} → {vendor}__{name}", a.name),
+            Some(&detail),
+        )
+        .await?;
         db::select_approval(self.pool(), a.id, t.id)
             .await?
             .ok_or_else(|| {
@@ -372,6 +389,15 @@ impl Graft {
         let names: Vec<String> = granted.into_iter().map(|(_, n)| n).collect();
         tracing::info!(tool = %format!("{vendor}__{name}"), version = seen, agents = names.len(),
             by = %person, "pending approvals granted");
+        if !names.is_empty() {
+            self.audit(
+                actor,
+                AuditAction::ApprovalGrant,
+                &format!("{} → {vendor}__{name}", names.join(", ")),
+                Some(&format!("version {seen}, every agent waiting")),
+            )
+            .await?;
+        }
         Ok(names)
     }
 

@@ -5,6 +5,7 @@
 use super::error::unique_or;
 use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db;
+use crate::domain::audit::AuditAction;
 use crate::domain::authoring::{self, ToolSpec};
 use crate::domain::names::VendorSlug;
 use crate::domain::openapi;
@@ -416,6 +417,13 @@ impl Graft {
             (d.hints, PersonHints::Forget)
         };
         let version = self.insert_version(actor, &tool, &d, hints, person).await?;
+        self.audit(
+            actor,
+            AuditAction::ToolPublish,
+            &format!("{vendor}__{name}"),
+            Some(&format!("version {version}")),
+        )
+        .await?;
         let Some(agent_id) = agent_id else {
             // a person's publish promotes nothing
             self.notify_holders(tool.id, None).await?;
@@ -558,6 +566,24 @@ impl Graft {
                 },
             )
             .await?;
+        let mut said = vec![format!("version {v}, hints:")];
+        for (hint, value) in [
+            ("read-only", change.read_only),
+            ("destructive", change.destructive),
+            ("idempotent", change.idempotent),
+            ("open world", change.open_world),
+        ] {
+            if let Some(value) = value {
+                said.push(format!("{hint} {value}"));
+            }
+        }
+        self.audit(
+            actor,
+            AuditAction::ToolPublish,
+            &format!("{vendor}__{name}"),
+            Some(&said.join(" ")),
+        )
+        .await?;
         self.notify_holders(tool.id, None).await?;
         Ok(v)
     }

@@ -5,6 +5,7 @@
 use super::connections::{check_connection, ConnectionInfo};
 use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db;
+use crate::domain::audit::AuditAction;
 use serde::Serialize;
 
 /// Which connection calls use once a new one is added to a vendor that has one already
@@ -70,6 +71,12 @@ impl Graft {
         db::update_vendor_default_connection(&mut tx, v.id, id).await?;
         tx.commit().await?;
         tracing::info!(vendor = slug, by = %actor.label(), connection = ?label, "vendor default connection set");
+        let detail = match label {
+            Some(l) => format!("the vendor's default is now {l}"),
+            None => "the vendor has no default now".to_string(),
+        };
+        self.audit(actor, AuditAction::ConnectionDefault, slug, Some(&detail))
+            .await?;
         self.state_changed().await;
         Ok(())
     }
@@ -144,6 +151,22 @@ impl Graft {
         tx.commit().await?;
         let c = self.connection_added(&v, id).await?;
         tracing::info!(vendor, connection = %c.label, by = %actor.label(), "connection added");
+        let detail = format!(
+            "{}{}",
+            c.auth_kind,
+            if c.vendor_default {
+                ", the vendor's default"
+            } else {
+                ""
+            }
+        );
+        self.audit(
+            actor,
+            AuditAction::ConnectionAdd,
+            &super::connections::connection_target(&c),
+            Some(&detail),
+        )
+        .await?;
         Ok(c)
     }
 
@@ -192,10 +215,18 @@ impl Graft {
             self.stop_mcp_server(v.id).await;
         }
         tracing::info!(connection = id, vendor = %c.vendor, by = %actor.label(), "connection secret replaced");
-        db::select_connection(self.pool(), id)
+        let info: ConnectionInfo = db::select_connection(self.pool(), id)
             .await?
             .map(Into::into)
-            .ok_or_else(|| ServiceError::Internal(anyhow::anyhow!("connection vanished")))
+            .ok_or_else(|| ServiceError::Internal(anyhow::anyhow!("connection vanished")))?;
+        self.audit(
+            actor,
+            AuditAction::ConnectionReplace,
+            &super::connections::connection_target(&info),
+            None,
+        )
+        .await?;
+        Ok(info)
     }
 
     /// Tests connection `id` with one harmless read (issue 28.2): for an HTTP vendor, a

@@ -5,6 +5,7 @@ use super::error::unique_or;
 use super::RunAnswer;
 use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self, ConnectionRow};
+use crate::domain::audit::AuditAction;
 use crate::domain::Cause;
 use crate::proxy::request::Credential;
 use serde::Serialize;
@@ -531,7 +532,15 @@ impl Graft {
                 self.stop_mcp_server(v.id).await;
             }
         }
-        let info = row.into();
+        let info: super::connections::ConnectionInfo = row.into();
+        let detail = format!("{} tools demoted", entries.len());
+        self.audit(
+            actor,
+            AuditAction::ConnectionRevoke,
+            &connection_target(&info),
+            Some(&detail),
+        )
+        .await?;
         Ok((info, entries.len()))
     }
 }
@@ -598,4 +607,9 @@ pub fn choose_connection(
         (0, Some(last)) => Choice::Chosen(last, Why::NoneActive),
         _ => Choice::Ambiguous(active),
     }
+}
+
+/// How the audit log names a connection: `acme: ops key (#3)` (issue 28.8).
+pub(crate) fn connection_target(c: &ConnectionInfo) -> String {
+    format!("{}: {} (#{})", c.vendor, c.label, c.id)
 }

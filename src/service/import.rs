@@ -6,6 +6,7 @@ use super::{
 };
 use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self};
+use crate::domain::audit::AuditAction;
 use crate::domain::names::{ToolName, VendorSlug};
 use crate::domain::{openapi, Cause};
 use serde::{Deserialize, Serialize};
@@ -303,6 +304,25 @@ impl Graft {
         notify.sort_unstable();
         notify.dedup();
         self.changed(&notify).await;
+        let detail = format!(
+            "{} operations: {} new, {} updated, {} retired{}",
+            report.operations,
+            report.imported,
+            report.updated.len(),
+            report.retired.len(),
+            if report.brought_back {
+                ", brought back"
+            } else {
+                ""
+            }
+        );
+        self.audit(
+            actor,
+            AuditAction::VendorImport,
+            slug.as_str(),
+            Some(&detail),
+        )
+        .await?;
         Ok(report)
     }
 
@@ -410,6 +430,12 @@ impl Graft {
         db::update_vendor_credential_params(&mut tx, v.id, joined.as_deref()).await?;
         tx.commit().await?;
         tracing::info!(vendor = slug, by = %actor.label(), params = ?names, "credential parameters set");
+        let detail = format!(
+            "credential parameters: {}",
+            joined.as_deref().unwrap_or("none")
+        );
+        self.audit(actor, AuditAction::VendorEdit, slug, Some(&detail))
+            .await?;
         self.state_changed().await;
         match db::select_vendor_document(self.pool(), v.id).await? {
             Some(text) => Ok(Some(

@@ -5,6 +5,7 @@
 use super::import::{update_from_source, ImportReport};
 use super::{demote_in, unique_or, Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self, VendorRow};
+use crate::domain::audit::AuditAction;
 use crate::domain::mcp_vendor::{plan_list, split_command, Server};
 use crate::domain::names::{ToolName, VendorSlug};
 use crate::domain::Cause;
@@ -77,6 +78,13 @@ impl Graft {
         }
         tx.commit().await?;
         tracing::info!(vendor = slug.as_str(), by = %actor.label(), url = ?url, command = ?command, "MCP vendor added");
+        let detail = match (&url, &command) {
+            (Some(u), _) => format!("added at {u}"),
+            (None, Some(c)) => format!("added as the local command {c}"),
+            (None, None) => "added".to_string(),
+        };
+        self.audit(actor, AuditAction::VendorMcp, slug.as_str(), Some(&detail))
+            .await?;
         self.state_changed().await;
         let read = self
             .refresh_mcp_vendor(actor, slug.as_str())

@@ -6,6 +6,7 @@ pub mod activity;
 pub mod agents;
 pub mod answer;
 pub mod approvals;
+pub mod audit;
 pub mod authoring;
 pub mod changes;
 pub mod connection_care;

@@ -581,6 +581,14 @@ impl Graft {
         tx.commit().await?;
         self.state_changed().await;
         tracing::info!(client = %req.client.name, agent = %agent.name, by = %actor.label(), "an OAuth client was connected to an agent");
+        let detail = format!("OAuth client {:?} for {}", req.client.name, req.resource);
+        self.audit(
+            actor,
+            crate::domain::audit::AuditAction::AgentConnectClient,
+            &agent.name,
+            Some(&detail),
+        )
+        .await?;
         let mut pairs = vec![("code", code.as_str())];
         if let Some(s) = &req.state {
             pairs.push(("state", s));

@@ -305,6 +305,14 @@ impl Graft {
         tx.commit().await?;
         self.grant_ended(grant_id).await;
         tracing::info!(agent = %agent, grant = grant_id, by = %actor.label(), "an OAuth client's access was revoked");
+        let detail = format!("grant {grant_id}");
+        self.audit(
+            actor,
+            crate::domain::audit::AuditAction::AgentRevokeClient,
+            &a.name,
+            Some(&detail),
+        )
+        .await?;
         Ok(())
     }
 

@@ -12,6 +12,7 @@ use super::working_set::promote_in;
 use super::{unique_or, Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self, AgentRow, TemplateRow, ToolRow};
 use crate::domain::approval::ApprovalState;
+use crate::domain::audit::AuditAction;
 use crate::domain::{Cause, PromotedBy, MAX_CAP};
 use std::collections::HashMap;
 
@@ -224,6 +225,9 @@ impl Graft {
         }
         tx.commit().await?;
         tracing::info!(template = %name, tools = tools.len(), actor = %actor.label(), "starter template created");
+        let detail = format!("created with {} tools", tools.len());
+        self.audit(actor, AuditAction::Template, &name, Some(&detail))
+            .await?;
         self.starter_template(&name).await
     }
 
@@ -276,6 +280,18 @@ impl Graft {
         } else {
             Vec::new()
         };
+        let detail = format!(
+            "{} tools added, {} removed{}",
+            add.len(),
+            remove.len(),
+            if apply {
+                format!(", applied to {} agents", applied.len())
+            } else {
+                String::new()
+            }
+        );
+        self.audit(actor, AuditAction::Template, &t.name, Some(&detail))
+            .await?;
         Ok((view, applied))
     }
 
@@ -316,7 +332,11 @@ impl Graft {
     ) -> ServiceResult<Vec<Applied>> {
         people_only(actor)?;
         let t = self.template_row(name).await?;
-        self.apply_template_agents(t.id, None).await
+        let applied = self.apply_template_agents(t.id, None).await?;
+        let detail = format!("applied to {} agents", applied.len());
+        self.audit(actor, AuditAction::Template, &t.name, Some(&detail))
+            .await?;
+        Ok(applied)
     }
 
     /// Applies the starter set of each agent using a template: all of it, or only the
@@ -345,6 +365,8 @@ impl Graft {
         tx.commit().await?;
         self.state_changed().await;
         tracing::info!(template = %t.name, actor = %actor.label(), "starter template deleted");
+        self.audit(actor, AuditAction::Template, &t.name, Some("deleted"))
+            .await?;
         Ok(())
     }
 
@@ -449,6 +471,13 @@ impl Graft {
         }
         tx.commit().await?;
         let added: Vec<i64> = add.iter().map(|t| t.id).collect();
+        let detail = format!(
+            "the agent's own starter tools: {} added, {} removed",
+            add.len(),
+            remove.len()
+        );
+        self.audit(actor, AuditAction::AgentEdit, &a.name, Some(&detail))
+            .await?;
         self.apply_starter_to(&a, Some(&added)).await
     }
 
@@ -488,6 +517,15 @@ impl Graft {
             Some(id) => db::select_template_tool_ids(self.pool(), id).await?,
             None => Vec::new(),
         };
+        let detail = format!(
+            "starter template: {}",
+            template
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .unwrap_or("none")
+        );
+        self.audit(actor, AuditAction::AgentEdit, &a.name, Some(&detail))
+            .await?;
         self.apply_starter_to(&a, Some(&tools)).await
     }
 

@@ -3,6 +3,7 @@
 use super::{demote_in, unique_or};
 use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self, VendorRow};
+use crate::domain::audit::AuditAction;
 use crate::domain::names::VendorSlug;
 use crate::domain::Cause;
 
@@ -141,6 +142,20 @@ impl Graft {
         self.state_changed().await;
         self.toolbox_changed().await;
         self.changed_entries(&demoted).await;
+        let mut said = Vec::new();
+        if let Some(n) = name {
+            said.push(format!("name {n:?}"));
+        }
+        if let Some(u) = &url {
+            said.push(format!("base URL {u}"));
+        }
+        match enabled {
+            Some(true) => said.push("enabled".into()),
+            Some(false) => said.push(format!("disabled ({} tools demoted)", demoted.len())),
+            None => {}
+        }
+        self.audit(actor, AuditAction::VendorEdit, slug, Some(&said.join(", ")))
+            .await?;
         Ok((self.vendor(slug).await?, demoted.len()))
     }
 
@@ -176,6 +191,12 @@ impl Graft {
         self.state_changed().await;
         self.toolbox_changed().await;
         self.changed_entries(&demoted).await;
+        let detail = format!(
+            "{} tools demoted, {revoked} connections revoked",
+            demoted.len()
+        );
+        self.audit(actor, AuditAction::VendorRemove, slug, Some(&detail))
+            .await?;
         Ok((demoted.len(), revoked))
     }
 
@@ -208,6 +229,9 @@ impl Graft {
         }
         tracing::info!(vendor = slug, by = %actor.label(), connections = n, origin = %origin_of(&v.base_url), "connections confirmed at the vendor's new origin");
         self.state_changed().await;
+        let detail = format!("{n} connections confirmed at {}", origin_of(&v.base_url));
+        self.audit(actor, AuditAction::VendorEdit, slug, Some(&detail))
+            .await?;
         Ok(n)
     }
 

@@ -2,6 +2,7 @@
 
 use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self, EntryRow};
+use crate::domain::audit::AuditAction;
 use crate::domain::sweep::{plan_agent, AgentRule, SweepEntry};
 use crate::domain::{Cause, HistoryAction, PromotedBy};
 use serde::Serialize;
@@ -131,8 +132,20 @@ impl Graft {
             Actor::Person(_) => (PromotedBy::Console, Cause::Console),
             Actor::Rule => (PromotedBy::Rule, Cause::Rule),
         };
-        self.promote_as(actor, agent_id, vendor, name, by, cause)
-            .await
+        let size = self
+            .promote_as(actor, agent_id, vendor, name, by, cause)
+            .await?;
+        if let Actor::Person(_) = actor {
+            let agent = self.agent(agent_id).await?;
+            self.audit(
+                actor,
+                AuditAction::ToolPromote,
+                &format!("{} → {vendor}__{name}", agent.name),
+                None,
+            )
+            .await?;
+        }
+        Ok(size)
     }
 
     pub(crate) async fn promote_as(
@@ -203,6 +216,13 @@ impl Graft {
         if let Actor::Agent(a) = actor {
             self.unlearn_pick(*a, tool.id).await;
         }
+        self.audit(
+            actor,
+            AuditAction::ToolDemote,
+            &format!("{} → {vendor}__{name}", agent.name),
+            None,
+        )
+        .await?;
         self.set_size(&agent, size, tokens, now, true).await
     }
 

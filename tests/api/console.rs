@@ -436,7 +436,7 @@ async fn a_persons_promotion_and_demotion_are_console_history_for_that_agent_onl
     assert_eq!(d["entries"][0]["name"], "add_pet");
     assert_eq!(d["entries"][0]["promoted_by"], "a person");
     assert_eq!(d["entries"][0]["last_used_at"], Value::Null);
-    assert_eq!(d["history"][0]["cause"], "a person in the console");
+    assert_eq!(d["history"][0]["cause"], "by ops");
 
     let r = b
         .call(

@@ -3,6 +3,7 @@
 
 mod activity;
 mod approvals;
+mod audit;
 mod authoring;
 mod connections;
 mod console;

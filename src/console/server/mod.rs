@@ -5,6 +5,7 @@
 //! without JavaScript), the Graft skill at `/skill/SKILL.md`, and one-time values (a new
 //! token, an import summary) handed from a POST to the page it redirects to.
 
+mod audit;
 mod gate;
 mod mcp_oauth;
 mod oauth;
@@ -12,6 +13,7 @@ mod session;
 mod throttle;
 mod upload;
 
+pub use audit::*;
 pub use gate::*;
 pub use mcp_oauth::*;
 pub use oauth::*;

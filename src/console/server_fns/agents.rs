@@ -9,8 +9,11 @@ use crate::console::server_fns::{
 use crate::console::server_fns::{ApprovalItem, ConsoleResult};
 #[cfg(feature = "ssr")]
 use crate::console::words::{
-    action_in_words, cause_in_words, harness_in_words, promoted_by_in_words, segment, HARNESSES,
+    action_in_words, cause_by_in_words, cause_in_words, harness_in_words, promoted_by_in_words,
+    segment, HARNESSES,
 };
+#[cfg(feature = "ssr")]
+use crate::domain::audit::AuditAction as Audit;
 #[cfg(feature = "ssr")]
 use crate::service::{Actor, ServiceError};
 use leptos::prelude::*;
@@ -358,6 +361,11 @@ pub async fn add_agent(
             .await
             .map_err(name_taken)?;
         tracing::info!(agent = %agent.name, by = %person.name, "agent created in the console");
+        let said = starter.map(|s| format!("starter template {s}"));
+        let by = Actor::Person(person.name.clone());
+        (state.graft)
+            .audit(&by, Audit::AgentAdd, &agent.name, said.as_deref())
+            .await?;
         let id = state
             .flash
             .put(&person.name, Flash::Token(agent.name.clone(), token));
@@ -386,7 +394,7 @@ pub async fn edit_agent(
     budget_field: Option<String>,
 ) -> ConsoleResult<()> {
     with_status(async move {
-        let (state, _) = signed_in().await?;
+        let (state, person) = signed_in().await?;
         let (name, cap, window) = check_agent_fields(&name, &cap, &window)?;
         let budget = match (token_budget.as_deref(), budget_field.is_some()) {
             (Some(t), _) => Some(check_budget_field(t)?),
@@ -398,6 +406,11 @@ pub async fn edit_agent(
             .set_agent_settings(&agent, Some(&name), Some(cap), Some(window), budget)
             .await
             .map_err(name_taken)?;
+        let detail = crate::service::audit::agent_settings_detail(&a, &agent);
+        let by = Actor::Person(person.name);
+        (state.graft)
+            .audit(&by, Audit::AgentEdit, &a.name, Some(&detail))
+            .await?;
         if a.name != agent {
             leptos_axum::redirect(&format!("/agents/{}?saved=agent", segment(&a.name)));
         } else {
@@ -422,6 +435,10 @@ pub async fn rotate_token(agent: String, confirm: Option<String>) -> ConsoleResu
         let a = state.graft.agent_by_name(&agent).await?;
         let token = state.graft.rotate_token(a.id).await?;
         tracing::info!(agent = %a.name, by = %person.name, "token rotated in the console");
+        let by = Actor::Person(person.name.clone());
+        (state.graft)
+            .audit(&by, Audit::AgentRotateToken, &a.name, None)
+            .await?;
         let id = state
             .flash
             .put(&person.name, Flash::Token(a.name.clone(), token));
@@ -610,7 +627,7 @@ pub async fn agent(
                 .map(|h| HistoryItem {
                     tool: format!("{}__{}", h.vendor, h.name),
                     action: action_in_words(h.action).into(),
-                    cause: cause_in_words(h.cause).into(),
+                    cause: cause_by_in_words(h.cause, &h.actor),
                     at: h.at,
                 })
                 .collect(),

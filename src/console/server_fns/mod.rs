@@ -12,6 +12,7 @@
 mod activity;
 mod agents;
 mod approvals;
+mod audit;
 mod connections;
 mod home;
 mod mcp_vendors;
@@ -24,6 +25,7 @@ mod vendors;
 pub use activity::*;
 pub use agents::*;
 pub use approvals::*;
+pub use audit::*;
 pub use connections::*;
 pub use home::*;
 pub use mcp_vendors::*;

@@ -43,6 +43,15 @@ pub async fn login(name: String, password: String, next: Option<String>) -> Cons
             return Err(ConsoleError::Refused("Wrong name or password.".into()));
         };
         state.sign_ins.succeeded(&name, address);
+        state
+            .graft
+            .audit(
+                &crate::service::Actor::Person(person.name.clone()),
+                crate::domain::audit::AuditAction::SignIn,
+                &person.name,
+                Some(&format!("from {address}")),
+            )
+            .await?;
         crate::console::server::start_session(&session, &person)
             .await
             .map_err(|_| ConsoleError::Internal)?;
@@ -118,6 +127,15 @@ pub async fn change_password(current: String, new: String, confirm: String) -> C
         {
             Ok(renewed) => {
                 state.sign_ins.succeeded(&person.name, address);
+                state
+                    .graft
+                    .audit(
+                        &crate::service::Actor::Person(person.name.clone()),
+                        crate::domain::audit::AuditAction::PasswordChange,
+                        &person.name,
+                        None,
+                    )
+                    .await?;
                 // the person's other sessions ended; this one carries on at the new epoch
                 let session = session().await?;
                 crate::console::server::start_session(&session, &renewed)
