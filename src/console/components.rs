@@ -52,6 +52,7 @@ pub fn Frame(
                         .into_any()
                 })}</a>
                 <a href="/activity" aria-current=move || here("/activity")>"Activity"</a>
+                <a href="/calls" aria-current=move || here("/calls")>"Calls"</a>
                 <a href="/audit" aria-current=move || here("/audit")>"Audit"</a>
                 <span class="spacer"></span>
                 <a href="/account" aria-current=move || here("/account")>"Account"</a>

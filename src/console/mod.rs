@@ -71,6 +71,8 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/vendors/:slug") view=pages::VendorPage ssr=SsrMode::Async/>
                 <Route path=path!("/approvals") view=pages::ApprovalsPage ssr=SsrMode::Async/>
                 <Route path=path!("/activity") view=pages::ActivityPage ssr=SsrMode::Async/>
+                <Route path=path!("/calls") view=pages::CallsPage ssr=SsrMode::Async/>
+                <Route path=path!("/calls/:id") view=pages::CallPage ssr=SsrMode::Async/>
                 <Route path=path!("/audit") view=pages::AuditPage ssr=SsrMode::Async/>
                 <Route path=path!("/starters") view=pages::StartersPage ssr=SsrMode::Async/>
                 <Route path=path!("/starters/:name") view=pages::TemplatePage ssr=SsrMode::Async/>

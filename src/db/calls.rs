@@ -10,6 +10,11 @@ use sqlx::FromRow;
 /// left, so the counts always equal the log. Returns how many calls.
 pub async fn delete_calls_before(pool: &Pool, cutoff: i64) -> DbResult<u64> {
     let mut tx = pool.begin_write().await?;
+    execute!(
+        &mut tx,
+        "DELETE FROM call_details WHERE call_id IN (SELECT id FROM tool_calls WHERE at < $1)",
+        cutoff
+    )?;
     let deleted = execute!(&mut tx, "DELETE FROM tool_calls WHERE at < $1", cutoff)?;
     execute!(&mut tx, "DELETE FROM call_counts WHERE slot < $1", cutoff)?;
     execute!(
@@ -55,6 +60,10 @@ pub struct NewCall<'a> {
     pub input: Option<&'a str>,
     /// The error told to the agent (redacted, at most 300 characters), when `error`.
     pub message: Option<&'a str>,
+    /// What was sent, redacted (JSON text; issue 28.9), when the vendor was asked.
+    pub request: Option<&'a str>,
+    /// What the vendor answered, redacted (JSON text), when it answered.
+    pub response: Option<&'a str>,
 }
 
 /// Records a call (run it in one transaction): its `tool_calls` row; one more in its
@@ -62,8 +71,22 @@ pub struct NewCall<'a> {
 /// Activity page and the agent page read (issue 30.4); and, when it reached the vendor
 /// (`used`), its `tool_usage` (`last_used_at` = now, `calls` + 1).
 pub async fn record_call(conn: &mut Conn, c: &NewCall<'_>, used: bool, now: i64) -> DbResult<()> {
-    execute!(conn, "INSERT INTO tool_calls (agent_id, tool_id, version, dry_run, status, http_status, duration_ms, at, error_code, input, message) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)", c.agent_id, c.tool_id, c.version, c.dry_run, c.status, c.http_status, c.duration_ms, now, c.error_code, c.input, c.message)?;
+    let id: i64 = on_db!(conn, |e| {
+        sqlx::query_scalar("INSERT INTO tool_calls (agent_id, tool_id, version, dry_run, status, http_status, duration_ms, at, error_code, input, message) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id")
+        .bind(c.agent_id).bind(c.tool_id).bind(c.version).bind(c.dry_run).bind(c.status).bind(c.http_status)
+        .bind(c.duration_ms).bind(now).bind(c.error_code).bind(c.input).bind(c.message)
+        .fetch_one(e).await
+    })?;
+    if c.request.is_some() || c.response.is_some() {
+        execute!(
+            conn,
+            "INSERT INTO call_details (call_id, request, response) VALUES ($1, $2, $3)",
+            id,
+            c.request,
+            c.response
+        )?;
+    }
     let sent = c.http_status.is_some() || c.error_code == Some("vendor_unreachable");
     let bucket = if sent {
         duration_bucket(c.duration_ms)
@@ -407,4 +430,47 @@ pub async fn recount_calls(pool: &Pool) -> DbResult<()> {
     execute!(&mut tx, &count_calls_sql(&COUNT_WIDTHS_MS, false))?;
     execute!(&mut tx, &count_days_sql(false))?;
     tx.commit().await
+}
+
+/// What one call sent and received (issue 28.9), as [`record_call`] kept it.
+#[derive(Debug, Clone, FromRow, PartialEq, Eq)]
+pub struct CallDetailRow {
+    /// The request as sent, redacted (JSON text).
+    pub request: Option<String>,
+    /// The vendor's answer, redacted (JSON text).
+    pub response: Option<String>,
+}
+
+/// Call `id`'s row of the log, and its detail when one is kept.
+pub async fn select_call(
+    pool: &Pool,
+    id: i64,
+) -> DbResult<Option<(CallLogRow, Option<CallDetailRow>)>> {
+    let filter = CallFilter {
+        before: Some(id + 1),
+        ..Default::default()
+    };
+    let Some(row) = select_call_log(pool, &filter, 1)
+        .await?
+        .into_iter()
+        .find(|c| c.id == id)
+    else {
+        return Ok(None);
+    };
+    let detail = on_db!(pool, |e| sqlx::query_as(
+        "SELECT request, response FROM call_details WHERE call_id = $1"
+    )
+    .bind(id)
+    .fetch_optional(e)
+    .await)?;
+    Ok(Some((row, detail)))
+}
+
+/// Keeps the details of the newest `kept` calls only (by id): returns how many went.
+pub async fn prune_call_details(pool: &Pool, kept: i64) -> DbResult<u64> {
+    execute!(
+        pool,
+        "DELETE FROM call_details WHERE call_id <= (SELECT MAX(id) FROM tool_calls) - $1",
+        kept
+    )
 }

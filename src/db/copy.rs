@@ -13,7 +13,7 @@ use sqlx::{Connection, Row};
 /// schema that is not here (and is not bookkeeping: `_sqlx_migrations`, `sqlite_*`,
 /// `tower_sessions`) makes the copy refuse to start, so a new table is never left
 /// behind silently.
-pub const TABLES: [&str; 28] = [
+pub const TABLES: [&str; 29] = [
     "vendors",
     "connections",
     "tools",
@@ -27,6 +27,7 @@ pub const TABLES: [&str; 28] = [
     "approvals",
     "approval_decisions",
     "audit_events",
+    "call_details",
     "tool_calls",
     "change_events",
     "users",

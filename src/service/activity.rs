@@ -225,4 +225,14 @@ impl Graft {
     ) -> ServiceResult<Vec<db::CallLogRow>> {
         Ok(db::select_call_log(&self.inner.pool, filter, limit.clamp(1, 500)).await?)
     }
+
+    /// Call `id` of the log and, when kept, what it sent and what the vendor answered
+    /// (issue 28.9; redacted JSON texts). `None` when no such call is logged.
+    /// Errors: `Db`.
+    pub async fn call(
+        &self,
+        id: i64,
+    ) -> ServiceResult<Option<(db::CallLogRow, Option<db::CallDetailRow>)>> {
+        Ok(db::select_call(&self.inner.pool, id).await?)
+    }
 }

@@ -40,6 +40,9 @@ pub struct Quotas {
     pub changes_per_hour: u32,
     /// Days the calls log keeps (`GRAFT_CALLS_RETENTION_DAYS`, 90).
     pub calls_retention_days: i64,
+    /// Calls whose request and answer the log keeps for the console's call detail, the
+    /// newest (`GRAFT_CALL_DETAILS_KEPT`, 10,000; issue 28.9; up to ~12 KB each).
+    pub call_details_kept: i64,
 }
 
 impl Default for Quotas {
@@ -52,6 +55,7 @@ impl Default for Quotas {
             tools_per_agent: 500,
             changes_per_hour: 600,
             calls_retention_days: 90,
+            call_details_kept: 10_000,
         }
     }
 }
@@ -92,6 +96,8 @@ impl Quotas {
                 d.calls_retention_days as u32,
             )?
             .into(),
+            call_details_kept: var::<u32>("GRAFT_CALL_DETAILS_KEPT", d.call_details_kept as u32)?
+                .into(),
         })
     }
 }

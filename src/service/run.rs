@@ -11,67 +11,8 @@ use serde_json::{json, Map, Value};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
-/// The answer of a run, in MCP terms (the adapter turns it into a `CallToolResult`).
-#[derive(Debug, Clone, PartialEq)]
-pub enum RunAnswer {
-    /// Success: text content and, for a JSON object, `structuredContent`.
-    Ok {
-        /// Text for the model.
-        text: String,
-        /// Structured content.
-        structured: Option<Value>,
-        /// An image or a blob, when the vendor answered binary content.
-        media: Option<super::answer::Media>,
-    },
-    /// An MCP vendor's server's own `CallToolResult` (JSON), passed to the agent whole
-    /// (issue 27.3): its content blocks (text, image, audio, embedded resources, resource
-    /// links), `structuredContent` and `isError`; its secrets redacted.
-    Passed {
-        /// The result as the server gave it.
-        result: Value,
-        /// Its `isError`.
-        is_error: bool,
-    },
-    /// A tool error (`isError`) with `structuredContent.error = {code, message, ..details}`.
-    Err {
-        /// `invalid_input`, `approval_required`, `approval_denied`, `vendor_error`,
-        /// `vendor_unreachable`, `connection_revoked`, `connection_suspended`,
-        /// `connection_ambiguous`, `cancelled`, `rate_limited`,
-        /// `tool_retired`, `vendor_disabled`, `vendor_removed`.
-        code: &'static str,
-        /// A sentence for the model.
-        message: String,
-        /// More fields (violations, status and body, approval URL, …).
-        details: Value,
-    },
-}
-
-impl RunAnswer {
-    pub(crate) fn err(code: &'static str, message: impl Into<String>, details: Value) -> Self {
-        Self::Err {
-            code,
-            message: message.into(),
-            details,
-        }
-    }
-
-    /// The error code, when an error: an MCP server's own error result is `tool_error`.
-    pub fn code(&self) -> Option<&'static str> {
-        match self {
-            Self::Ok { .. }
-            | Self::Passed {
-                is_error: false, ..
-            } => None,
-            Self::Passed { is_error: true, .. } => Some("tool_error"),
-            Self::Err { code, .. } => Some(code),
-        }
-    }
-
-    /// Whether the tool did what it was asked (no error of any kind).
-    pub fn is_ok(&self) -> bool {
-        self.code().is_none()
-    }
-}
+use super::call_detail::{response_detail, SentDetail};
+pub use super::run_answer::RunAnswer;
 
 /// The answer to a call past one of the agent's limits: `rate_limited`, when to retry
 /// (`retryAfterSeconds`), nothing sent or logged.
@@ -197,6 +138,7 @@ impl Graft {
         secret_values(&input, false, &mut hidden);
         // an MCP vendor's tool goes to its server's tools/call (issue 27.3); whether the
         // vendor was reached says whether the call counts as a use
+        let mut detail = SentDetail::default();
         let (answer, http_status, reached) = if upstream {
             let (answer, reached) = self
                 .run_upstream(agent_id, tool, input, dry_run, cancel)
@@ -204,7 +146,7 @@ impl Graft {
             (answer, None, reached)
         } else {
             let (answer, status) = self
-                .run_steps(agent_id, tool, input, dry_run, cancel)
+                .run_steps(agent_id, tool, input, dry_run, cancel, &mut detail)
                 .await?;
             (answer, status, status.is_some())
         };
@@ -233,6 +175,9 @@ impl Graft {
                 LOGGED_MESSAGE_CHARS,
             )),
         };
+        // the input's own secret values are redacted from the detail too
+        let request = detail.request.map(|r| redact(&r, &hidden));
+        let response = detail.response.map(|r| redact(&r, &hidden));
         let call = db::NewCall {
             agent_id,
             tool_id: tool.id,
@@ -248,6 +193,8 @@ impl Graft {
             error_code: answer.code(),
             input: Some(&logged),
             message: message.as_deref(),
+            request: request.as_deref(),
+            response: response.as_deref(),
         };
         // the call log and, when the vendor was reached, the tool's usage: one transaction.
         // The call has happened by now: when the log cannot be written (the database went
@@ -417,6 +364,7 @@ impl Graft {
         input: Value,
         dry_run: bool,
         cancel: &CancellationToken,
+        detail: &mut SentDetail,
     ) -> ServiceResult<(RunAnswer, Option<u16>)> {
         let qualified = format!("{}__{}", tool.vendor, tool.name);
         let (input, binding) = match self
@@ -473,6 +421,11 @@ impl Graft {
         // 5. send; an agent's notifications/cancelled stops the vendor request (issue
         // 25.11): reqwest drops the connection, and the log says what may have happened
         let secrets = credential.secrets();
+        // what the calls log's detail keeps of the request (issue 28.9): the preview a dry
+        // run shows, with the credential and secret-looking fields redacted
+        if let Ok(p) = request::build(base_url, op, &input, &credential.redacted()) {
+            detail.request = Some(logged_input(&p.preview(), &secrets));
+        }
         let sent = Instant::now();
         // a client span (OpenTelemetry HTTP conventions); the proxy sends its context to
         // the vendor as `traceparent` (issue 30.2)
@@ -583,6 +536,13 @@ impl Graft {
         let status_line = format!("HTTP {status} {reason}").trim_end().to_string();
         // what the vendor said beside the body (issue 25.5), redacted like the body
         let mut headers = super::answer::kept_headers(&response.headers, &|t| redact(t, &secrets));
+        detail.response = Some(response_detail(
+            status,
+            &headers,
+            value.as_ref(),
+            &text,
+            &secrets,
+        ));
         if let Some(next) = &response.redirect {
             // a redirect Graft did not follow (another origin, out of the base path, too
             // many hops): where the answer is, never fetched with the credential (issue

@@ -91,6 +91,11 @@ impl Graft {
             ),
             Err(e) => tracing::warn!(error = ?e, "pruning the calls log failed"),
         }
+        // and the details of the newest GRAFT_CALL_DETAILS_KEPT calls only (issue 28.9)
+        let kept = self.inner.quotas.call_details_kept;
+        if let Err(e) = db::prune_call_details(self.pool(), kept).await {
+            tracing::warn!(error = ?e, "pruning the calls' details failed");
+        }
         Ok(Some(report))
     }
 

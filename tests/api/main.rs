@@ -5,6 +5,7 @@ mod activity;
 mod approvals;
 mod audit;
 mod authoring;
+mod calls_log;
 mod connections;
 mod console;
 mod documents;

@@ -482,6 +482,7 @@ async fn one_agent_cannot_grow_the_database_without_bound() {
         tools_per_agent: 1,
         changes_per_hour: 2,
         calls_retention_days: 90,
+        call_details_kept: 10_000,
     };
     let app = spawn_app_with(s).await;
     let g = &app.graft;

@@ -49,7 +49,7 @@ pub(crate) fn calls_table(
                         let status = c.http_status.map(|s| format!(" · HTTP {s}")).unwrap_or_default();
                         view! {
                             <tr data-outcome=c.outcome.clone()>
-                                <td data-label="When"><When at=c.at now/></td>
+                                <td data-label="When"><a class="call-link" href=format!("/calls/{}", c.id) title="what was sent and answered"><When at=c.at now/></a></td>
                                 {agent_cell}
                                 {tool_cell}
                                 <td data-label="Outcome" class=if c.ok { "outcome ok" } else if c.outcome == "waits for approval" { "outcome waiting" } else { "outcome failed" }>
