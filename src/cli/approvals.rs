@@ -79,9 +79,18 @@ pub(super) async fn approval(graft: &Graft, command: ApprovalCommand) -> anyhow:
                     .map(|by| format!(" by {by} {}", format_time(a.decided_at)))
                     .unwrap_or_default();
                 let version = a.version.map(|v| format!(" v{v}")).unwrap_or_default();
+                let approved = a
+                    .decisions
+                    .first()
+                    .is_some_and(|d| d.state == crate::domain::approval::ApprovalState::Granted);
+                let said = if approved {
+                    "approved before; a new version changed"
+                } else {
+                    "a new version since it asked changed"
+                };
                 let changed = a
                     .changed
-                    .map(|c| format!(" (approved before; a new version changed: {c})"))
+                    .map(|c| format!(" ({said}: {c})"))
                     .unwrap_or_default();
                 println!(
                     "{:<8} {:<20} {}__{}{version}  asked {}{decided}{changed}",

@@ -196,7 +196,8 @@ async fn embed_with_bar(graft: &Graft) -> anyhow::Result<()> {
 static AS_PERSON: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
 /// The person the CLI acts as (issue 28.6): `--as NAME`, else the OS user ($USER, then
-/// $LOGNAME), else "cli".
+/// $LOGNAME, then the password database's name of the process's user, as `id -un`
+/// says), else "cli".
 fn person() -> crate::service::Actor {
     let env = |k: &str| {
         std::env::var(k)
@@ -209,8 +210,41 @@ fn person() -> crate::service::Actor {
         .cloned()
         .or_else(|| env("USER"))
         .or_else(|| env("LOGNAME"))
+        .or_else(os_user)
         .unwrap_or_else(|| "cli".into());
     crate::service::Actor::Person(user)
+}
+
+/// The name of the process's real user in the password database (getpwuid_r(3)), when
+/// it has one: a service or a container often runs without $USER and $LOGNAME.
+fn os_user() -> Option<String> {
+    #[cfg(unix)]
+    {
+        let mut buf = vec![0 as libc::c_char; 4096];
+        // SAFETY: an all-zero passwd is a valid value of a plain C struct; getpwuid_r
+        // fills it with pointers into `buf`, which outlives every read below
+        let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+        let mut found: *mut libc::passwd = std::ptr::null_mut();
+        // SAFETY: every pointer passed is valid for the length given
+        let rc = unsafe {
+            libc::getpwuid_r(
+                libc::getuid(),
+                &mut pwd,
+                buf.as_mut_ptr(),
+                buf.len(),
+                &mut found,
+            )
+        };
+        if rc != 0 || found.is_null() || pwd.pw_name.is_null() {
+            return None;
+        }
+        // SAFETY: pw_name points at a NUL-terminated string inside `buf`
+        let name = unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) };
+        let name = name.to_string_lossy().trim().to_string();
+        (!name.is_empty()).then_some(name)
+    }
+    #[cfg(not(unix))]
+    None
 }
 
 fn format_time(ms: Option<i64>) -> String {
@@ -230,8 +264,15 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
     }
     if let Some(name) = cli.as_person.as_deref().map(str::trim) {
-        if name.is_empty() || name.chars().count() > 64 || name.chars().any(char::is_control) {
-            anyhow::bail!("--as takes a person's name: 1 to 64 characters, no control characters");
+        if name.is_empty()
+            || name.chars().count() > 64
+            || name
+                .chars()
+                .any(|c| c.is_control() || crate::domain::markup::hides(c))
+        {
+            anyhow::bail!(
+                "--as takes a person's name: 1 to 64 characters, no control, invisible or direction characters"
+            );
         }
         let _ = AS_PERSON.set(name.to_string());
     }

@@ -58,7 +58,8 @@ pub struct ApprovalRow {
     #[sqlx(flatten)]
     pub request: ApprovalRequest,
     /// Every decision a person made on this approval, newest first (listings only,
-    /// [`select_decisions`]; at most [`DECISIONS_SHOWN`]).
+    /// [`select_decisions`]; at most [`DECISIONS_SHOWN`] + 1, the last one only telling
+    /// that older decisions exist).
     #[sqlx(skip)]
     pub decisions: Vec<DecisionRow>,
 }
@@ -184,7 +185,9 @@ pub async fn insert_pending_approval(
 /// A new version `version` of a tool changed what its calls do (`changed` says what):
 /// every granted or pending approval of it is now a pending request for that version
 /// (issue 12.15), so a person never approves a version they were not shown; denials
-/// stand. Returns the agents whose approval was reset.
+/// stand, now for that version (so a person can still grant it from the console). A
+/// request already pending for an earlier change keeps what that one said, followed by
+/// `changed`. Returns the agents whose approval was reset.
 pub async fn reset_approvals(
     conn: &mut Conn,
     tool_id: i64,
@@ -192,9 +195,13 @@ pub async fn reset_approvals(
     changed: &str,
     now: i64,
 ) -> DbResult<Vec<i64>> {
+    denials_follow(conn, tool_id, version).await?;
     on_db!(conn, |e| {
         sqlx::query_scalar(
-        "UPDATE approvals SET state = 'pending', changed = $2, requested_at = $3, decided_at = NULL, decided_by = NULL, \
+            "UPDATE approvals SET state = 'pending', \
+         changed = CASE WHEN state = 'pending' AND changed IS NOT NULL AND length(changed) < 1000 \
+         THEN changed || '; ' || $2 ELSE $2 END, \
+         requested_at = $3, decided_at = NULL, decided_by = NULL, \
          version = $4 WHERE tool_id = $1 AND state IN ('granted', 'pending') RETURNING agent_id",
         )
         .bind(tool_id)
@@ -207,11 +214,24 @@ pub async fn reset_approvals(
 }
 
 /// A new version `version` of a tool that changes nothing in its calls: the tool's
-/// granted and pending approvals now stand for (or ask about) that version.
+/// approvals, granted, pending or denied, now stand for (or ask about) that version.
 pub async fn carry_approvals(conn: &mut Conn, tool_id: i64, version: i64) -> DbResult<()> {
     execute!(
         conn,
-        "UPDATE approvals SET version = $2 WHERE tool_id = $1 AND state IN ('granted', 'pending')",
+        "UPDATE approvals SET version = $2 WHERE tool_id = $1",
+        tool_id,
+        version
+    )?;
+    Ok(())
+}
+
+/// A denial stands for a tool's new version `version`: its row names that version, so a
+/// person who changes their mind grants what the tool does now (the decision kept in
+/// `approval_decisions` still names the version denied).
+async fn denials_follow(conn: &mut Conn, tool_id: i64, version: i64) -> DbResult<()> {
+    execute!(
+        conn,
+        "UPDATE approvals SET version = $2 WHERE tool_id = $1 AND state = 'denied'",
         tool_id,
         version
     )?;
@@ -295,15 +315,16 @@ pub async fn grant_pending(
     Ok(waiting)
 }
 
-/// The newest [`DECISIONS_SHOWN`] decisions of each (agent, tool) pair, newest first
-/// within a pair (a window function: SQLite ≥ 3.25 and PostgreSQL both have it).
+/// The newest [`DECISIONS_SHOWN`] + 1 decisions of each (agent, tool) pair, newest first
+/// within a pair (a window function: SQLite ≥ 3.25 and PostgreSQL both have it); the
+/// one past [`DECISIONS_SHOWN`] tells a listing that older ones exist.
 pub async fn select_decisions(pool: &Pool) -> DbResult<Vec<DecisionRow>> {
     on_db!(pool, |e| sqlx::query_as(
         "SELECT agent_id, tool_id, version, state, decided_by, reason, decided_at FROM \
          (SELECT d.*, ROW_NUMBER() OVER (PARTITION BY agent_id, tool_id ORDER BY id DESC) AS n \
           FROM approval_decisions d) x WHERE n <= $1 ORDER BY agent_id, tool_id, id DESC"
     )
-    .bind(DECISIONS_SHOWN as i64)
+    .bind(DECISIONS_SHOWN as i64 + 1)
     .fetch_all(e)
     .await)
 }

@@ -21,12 +21,12 @@ super::str_enum!(ApprovalState { Pending => "pending", Granted => "granted", Den
 pub const REASON_MAX_CHARS: usize = 500;
 
 /// A denial's reason as it is kept and relayed to the agent (issue 28.6): trimmed, each
-/// run of whitespace and control characters one space (an agent reads it on one line);
+/// run of whitespace, control and hiding characters ([`super::markup::hides`]) one space (an agent reads it on one line);
 /// `None` when nothing is left. Errors: a message when it is longer than
 /// [`REASON_MAX_CHARS`] characters.
 pub fn clean_reason(reason: &str) -> Result<Option<String>, String> {
     let words: Vec<&str> = reason
-        .split(|c: char| c.is_whitespace() || c.is_control())
+        .split(|c: char| c.is_whitespace() || c.is_control() || super::markup::hides(c))
         .filter(|w| !w.is_empty())
         .collect();
     let clean = words.join(" ");
@@ -92,6 +92,11 @@ mod tests {
                 .unwrap()
                 .as_deref(),
             Some("use the sandbox account")
+        );
+        assert_eq!(
+            clean_reason("fine\u{202E}ti\u{200B}me").unwrap().as_deref(),
+            Some("fine ti me"),
+            "a hiding character never reaches the agent or a person"
         );
         assert!(clean_reason(&"x".repeat(REASON_MAX_CHARS)).is_ok());
         let e = clean_reason(&"é".repeat(REASON_MAX_CHARS + 1)).unwrap_err();

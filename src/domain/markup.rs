@@ -203,6 +203,15 @@ mod tests {
     }
 }
 
+/// Whether `c` is a character that hides or reorders text without being seen: a
+/// bidirectional control, a zero-width character or a tag character (the set
+/// [`visible`] marks, control characters aside).
+pub fn hides(c: char) -> bool {
+    matches!(c,
+        '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{2069}' | '\u{FEFF}' | '\u{E0000}'..='\u{E007F}')
+}
+
 /// `text` with every character that could hide or reorder what a person reads shown as
 /// a visible `⟨U+XXXX⟩`: Unicode bidirectional controls (U+061C, U+200E, U+200F,
 /// U+202A–U+202E, U+2066–U+2069; TR #9, "Trojan Source", CVE-2021-42574), zero-width
@@ -212,10 +221,7 @@ mod tests {
 pub fn visible(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        let hidden = matches!(c,
-            '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
-            | '\u{2060}'..='\u{2069}' | '\u{FEFF}' | '\u{E0000}'..='\u{E007F}')
-            || (c.is_control() && c != '\n' && c != '\t');
+        let hidden = hides(c) || (c.is_control() && c != '\n' && c != '\t');
         if hidden {
             out.push_str(&format!("⟨U+{:04X}⟩", c as u32));
         } else {

@@ -8,6 +8,10 @@ use crate::domain::audit::AuditAction;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
+/// Decisions a listing shows per approval, newest first (issue 28.6): an
+/// [`ApprovalView`]'s `decisions` holds one more when older ones exist.
+pub const DECISIONS_SHOWN: usize = db::DECISIONS_SHOWN;
+
 /// Which approvals a listing shows (issue 28.6; the Approvals page's filters and
 /// `graft approval list`): each field, when set, must match exactly.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

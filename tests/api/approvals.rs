@@ -269,6 +269,44 @@ async fn a_denial_says_why_to_the_agent_and_each_decision_is_kept_with_its_perso
     );
     let (ok, out) = cli(&["--as", " ", "deny", "bot", "acme__create_item"]);
     assert!(!ok && out.contains("--as takes a person's name"), "{out}");
+    let (ok, out) = cli(&["--as", "ana\u{202E}sr", "deny", "bot", "acme__create_item"]);
+    assert!(!ok && out.contains("--as takes a person's name"), "{out}");
+
+    // a denial stands for the next version, and names it: a person who changes their
+    // mind grants what the tool does now, from the row they are shown
+    g.publish(&ops(), None, "acme", "create_item", moved("/items/v4"))
+        .await
+        .unwrap();
+    let row = of(g, "bot").await.remove(0);
+    assert_eq!((row.state, row.version), (ApprovalState::Denied, Some(4)));
+    let fields = [
+        ("agent", "bot"),
+        ("tool", "acme__create_item"),
+        ("decision", "grant"),
+        ("version", "4"),
+    ];
+    let r: Value = b.call("decide", &fields).await.json().await.unwrap();
+    assert!(!r.to_string().contains("error"), "{r}");
+    assert_eq!(of(g, "bot").await[0].state, ApprovalState::Granted);
+
+    // two versions before anyone decides: the request says what each changed
+    for path in ["/items/v5", "/items/v6"] {
+        g.publish(&ops(), None, "acme", "create_item", moved(path))
+            .await
+            .unwrap();
+    }
+    let row = of(g, "bot").await.remove(0);
+    assert_eq!((row.state, row.version), (ApprovalState::Pending, Some(6)));
+    assert_eq!(
+        row.changed.as_deref(),
+        Some("path /items/v4 → /items/v5; path /items/v5 → /items/v6")
+    );
+    let (ok, out) = cli(&["approval", "list", "--agent", "bot"]);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("(approved before; a new version changed: path /items/v4"),
+        "the last decision was a grant: {out}"
+    );
     client.cancel().await.unwrap();
     app.stop().await;
 }

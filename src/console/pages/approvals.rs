@@ -167,14 +167,14 @@ pub(crate) fn approvals_table(
                                         <div class="reason">"Reason the agent is told: "<q>{r}</q></div>
                                     })}
                                     {(n_decisions > 0).then(|| view! {
-                                        <details class="decisions"><summary>{format!("Decisions ({n_decisions})")}</summary><ul>
+                                        <details class="decisions"><summary>{if x.older_decisions { format!("Decisions (latest {n_decisions})") } else { format!("Decisions ({n_decisions})") }}</summary><ul>
                                             {x.decisions.clone().into_iter().map(|d| decision_line(d, now)).collect_view()}
                                         </ul></details>
                                     })}
                                 </td>
                                 <td class=format!("state {}", x.state)>{x.state.clone()}</td>
                                 <td data-label="Asked"><When at=x.requested_at now/></td>
-                                <td>{x.decided_at.map(|t| view! { <When at=t now/>" by "{x.decided_by.clone().unwrap_or_default().trim_start_matches("person:").replace(':', " ")} })}</td>
+                                <td>{x.decided_at.map(|t| view! { <When at=t now/>" by "{ let by = x.decided_by.clone().unwrap_or_default(); by.strip_prefix("person:").map(str::to_string).unwrap_or_else(|| by.replace(':', " ")) } })}</td>
                                 <td class="actions">{actions(&x, &tool, decide_action, all)}</td>
                             </tr>
                         }

@@ -48,9 +48,13 @@ pub struct ApprovalItem {
     /// The reason given with the denial, which the agent's calls receive (issue 28.6).
     #[serde(default)]
     pub reason: Option<String>,
-    /// The decisions people made on it, newest first (issue 28.6).
+    /// The decisions people made on it, newest first (issue 28.6); at most the latest
+    /// ten.
     #[serde(default)]
     pub decisions: Vec<DecisionItem>,
+    /// Whether older decisions exist than those in `decisions`.
+    #[serde(default)]
+    pub older_decisions: bool,
     /// How many agents' approvals of this tool wait for this same version, this one
     /// included (the Approvals page offers to approve them all when more than one).
     #[serde(default)]
@@ -113,13 +117,19 @@ pub(crate) fn approval_item(a: crate::service::ApprovalView) -> ApprovalItem {
         }),
         input: a.request.input.map(|i| mark_bidi(&i)),
         reason: a.reason.map(|r| mark_bidi(&r)),
+        older_decisions: a.decisions.len() > crate::service::approvals::DECISIONS_SHOWN,
         decisions: a
             .decisions
             .into_iter()
+            .take(crate::service::approvals::DECISIONS_SHOWN)
             .map(|d| DecisionItem {
                 version: d.version,
                 state: d.state.as_str().into(),
-                by: mark_bidi(d.decided_by.trim_start_matches("person:")),
+                by: mark_bidi(
+                    d.decided_by
+                        .strip_prefix("person:")
+                        .unwrap_or(&d.decided_by),
+                ),
                 at: d.decided_at,
                 reason: d.reason.map(|r| mark_bidi(&r)),
             })

@@ -43,7 +43,11 @@ pub(crate) async fn oauth_clients(
             id: g.id,
             client: g.client,
             redirect_host: g.redirect_host,
-            granted_by: g.granted_by.trim_start_matches("person:").to_string(),
+            granted_by: g
+                .granted_by
+                .strip_prefix("person:")
+                .unwrap_or(&g.granted_by)
+                .to_string(),
             created_at: g.created_at,
             last_used_at: g.last_used_at,
             expires_at: g.expires_at,
