@@ -26,4 +26,15 @@ wasm-bindgen --target web --out-dir target/site/pkg --out-name graft \
   "$target_dir/wasm32-unknown-unknown/$profile/graft.wasm"
 cp style/main.css target/site/pkg/graft.css
 cp -r public/. target/site/
-echo "console bundle ($profile) in target/site: $(du -h target/site/pkg/graft_bg.wasm | cut -f1) of wasm"
+# precompressed neighbours, which the server sends to a browser that accepts them
+# (leptos_axum's file handler: br first, then gzip) instead of gzipping megabytes of wasm
+# on each load; brotli (Debian's `brotli`) when installed. A quick level for the debug
+# bundle, the best for production.
+if [ "$profile" = debug ]; then gz=-6 br="-q 5"; else gz=-9 br="-q 11"; fi
+for f in target/site/pkg/graft_bg.wasm target/site/pkg/graft.js target/site/pkg/graft.css; do
+  rm -f "$f.gz" "$f.br"
+  gzip -n -k -f $gz "$f"
+  if command -v brotli >/dev/null; then brotli -f -k $br -o "$f.br" "$f"; fi
+done
+echo "console bundle ($profile) in target/site: $(du -h target/site/pkg/graft_bg.wasm | cut -f1) of wasm," \
+  "$(du -h target/site/pkg/graft_bg.wasm.gz | cut -f1) gzipped$(command -v brotli >/dev/null && echo ", $(du -h target/site/pkg/graft_bg.wasm.br | cut -f1) with brotli")"

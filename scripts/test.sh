@@ -52,6 +52,10 @@ step "Debian Chromium and the browser tests' npm packages (end2end)"
 if [ ! -x /usr/bin/chromium ]; then
   as_root apt-get update -qq && as_root apt-get install -y -qq chromium
 fi
+# brotli precompresses the bundle (scripts/build-site.sh; gzip alone without it)
+if ! command -v brotli >/dev/null; then
+  as_root apt-get update -qq && as_root apt-get install -y -qq brotli
+fi
 if [ ! -d end2end/node_modules/@playwright/test ] || [ end2end/package-lock.json -nt end2end/node_modules ]; then
   (cd end2end && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
   touch end2end/node_modules

@@ -176,9 +176,15 @@ test('the agent promotes over MCP and calls: the page shows it; a demotion in th
   await shot(page, testInfo, 'demoted-in-console');
 
   // promote from the toolbox search on the same page
+  await page.getByLabel('Search the toolbox').fill('zqxv wubble');
+  await page.getByRole('button', { name: 'Search', exact: true }).click();
+  await ready(page, testInfo);
+  await expect(page.locator('.no-match')).toContainText('No tool matches "zqxv wubble"');
   await page.getByLabel('Search the toolbox').fill('widget');
   await page.getByRole('button', { name: 'Search', exact: true }).click();
   await ready(page, testInfo);
+  await expect(page.locator('li[data-tool="widgets__create_widget"] .score')).toContainText(/score \d/);
+  await shot(page, testInfo, 'agent-search');
   await page.getByRole('button', { name: 'Promote widgets__create_widget' }).click();
   await expect(page.locator('tr[data-tool="widgets__create_widget"] .promoted-by')).toHaveText('a person');
   await agent.waitForChanges(before + 2);

@@ -965,6 +965,69 @@ async fn the_bundle_is_revalidated_by_etag() {
     app.stop().await;
 }
 
+/// The bundle is sent precompressed (issue 28.12): a browser that accepts brotli gets
+/// `graft_bg.wasm.br`, one that accepts only gzip gets `.gz`, one that accepts neither
+/// the file itself; each answer varies on Accept-Encoding and keeps the file's ETag.
+#[tokio::test]
+async fn the_bundle_is_sent_precompressed_to_a_browser_that_accepts_it() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().join("site/pkg");
+    std::fs::create_dir_all(&pkg).unwrap();
+    let wasm = pkg.join("graft_bg.wasm");
+    std::fs::write(&wasm, b"\0asm the bundle itself").unwrap();
+    std::fs::write(pkg.join("graft_bg.wasm.br"), b"brotli bytes").unwrap();
+    std::fs::write(pkg.join("graft_bg.wasm.gz"), b"gzip bytes").unwrap();
+    let app = spawn_app_in(dir.path()).await;
+    let addr = app.addr;
+    // sent as written: reqwest would ask for and decode an encoding itself
+    let get = move |accept: Option<&'static str>| async move {
+        let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let accept = accept
+            .map(|a| format!("Accept-Encoding: {a}\r\n"))
+            .unwrap_or_default();
+        tcp.write_all(
+            format!("GET /pkg/graft_bg.wasm HTTP/1.1\r\nHost: 127.0.0.1\r\n{accept}Connection: close\r\n\r\n")
+                .as_bytes(),
+        )
+        .await
+        .unwrap();
+        let mut answer = Vec::new();
+        tcp.read_to_end(&mut answer).await.unwrap();
+        String::from_utf8_lossy(&answer).to_lowercase()
+    };
+    let etag = {
+        let m = std::fs::metadata(&wasm).unwrap();
+        let t = m
+            .modified()
+            .unwrap()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos();
+        format!("etag: w/\"{:x}-{:x}\"", m.len(), t)
+    };
+    for (accept, encoding, body) in [
+        (Some("gzip, deflate, br, zstd"), Some("br"), "brotli bytes"),
+        (Some("gzip"), Some("gzip"), "gzip bytes"),
+        (None, None, "\0asm the bundle itself"),
+    ] {
+        let answer = get(accept).await;
+        assert!(answer.starts_with("http/1.1 200"), "{accept:?}: {answer}");
+        match encoding {
+            Some(e) => assert!(
+                answer.contains(&format!("content-encoding: {e}\r\n")),
+                "{accept:?}: {answer}"
+            ),
+            None => assert!(!answer.contains("content-encoding"), "{answer}"),
+        }
+        assert!(answer.ends_with(body), "{accept:?}: {answer}");
+        assert!(answer.contains("vary: accept-encoding"), "{answer}");
+        assert_eq!(answer.matches("accept-encoding").count(), 1, "{answer}");
+        assert!(answer.contains(&etag), "{etag}: {answer}");
+    }
+    app.stop().await;
+}
+
 /// `/` walks a newcomer through the first steps (a vendor, its connection, an agent),
 /// each checked off once done, then shows the agents and what waits for a person
 /// (issue 14.1). Like every page it needs a signed-in person, and sign-in lands there.
@@ -1174,8 +1237,31 @@ async fn the_console_shows_each_call_and_what_an_approval_is_for() {
     let mut b = Browser::new(&app);
     b.sign_in("ops", PASSWORD).await;
 
+    // the agent page's search: ranked hits with their score, and a word when none match
+    let page = b
+        .get("/agents/alpha?q=add+a+pet")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("petstore__add_pet"), "{page}");
+    assert!(page.contains("matches, best first"), "{page}");
+    assert!(page.contains(r#"class="muted score""#), "{page}");
+    let page = b
+        .get("/agents/alpha?q=zqxv+wubble")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("No tool matches &quot;zqxv wubble&quot;")
+            || page.contains(r#"No tool matches "zqxv wubble""#),
+        "{page}"
+    );
+
     let page = b.get("/agents/alpha").await.text().await.unwrap();
     assert!(page.contains("Recent calls"), "{page}");
+    assert!(!page.contains("No tool matches"), "{page}");
     assert_eq!(page.matches("<tr data-outcome=").count(), 3, "{page}");
     for outcome in ["dry run", "waits for approval", "invalid input"] {
         assert!(

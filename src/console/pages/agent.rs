@@ -353,9 +353,10 @@ pub(crate) fn promote_hits(
 ) -> impl IntoView {
     view! {
         {loaded(hits, "Searching…", move |s| match s {
-                        s if s.hits.is_empty() => view! { <p class="muted">{if s.total == 0 { "Search by vendor, name or description." } else { "" }}</p> }.into_any(),
+                        s if s.hits.is_empty() && s.query.is_empty() => view! { <p class="muted">"Search by vendor, name or description."</p> }.into_any(),
+                        s if s.hits.is_empty() => view! { <p class="muted no-match" role="status">{format!("No tool matches {:?}. Try other words, or browse the Toolbox; an agent can author a tool with acquire.", s.query)}</p> }.into_any(),
                         s => view! {
-                            <p class="muted">{format!("{} of {} matches", s.hits.len(), s.total)}</p>
+                            <p class="muted">{format!("{} of {} matches, best first", s.hits.len(), s.total)}</p>
                             <ul class="hits">
                                 {s.hits.into_iter().map(|h| {
                                     let tool = format!("{}__{}", h.vendor, h.name);
@@ -367,6 +368,7 @@ pub(crate) fn promote_hits(
                                             {does_badge(does_in_words(None, h.read_only, h.destructive))}
                                             <span class="desc">{h.description}</span>
                                             {h.tokens.map(|n| view! { <span class="muted tokens">{format!(" ({})", crate::console::words::tokens(n))}</span> })}
+                                            <span class="muted score" title="how well it matches the query: higher is better">{format!(" score {}", h.score)}</span>
                                             {if h.promoted {
                                                 view! { <span class="badge">"promoted"</span> }.into_any()
                                             } else {

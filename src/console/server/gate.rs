@@ -358,8 +358,12 @@ pub async fn skill() -> impl IntoResponse {
 /// modification time (as nginx makes them), and a GET whose `If-None-Match` names the
 /// current ETag gets 304 Not Modified without a body. A rebuilt bundle reaches the
 /// browser on its next load (never a stale bundle next to new pages, which would not
-/// hydrate); an unchanged one costs a round trip, not megabytes. Paths outside
-/// `site_root/pkg` or missing files pass through to the file handler (404).
+/// hydrate); an unchanged one costs a round trip, not megabytes. The file handler sends
+/// a file's precompressed neighbour (`graft_bg.wasm.br`, `.gz`, which
+/// `scripts/build-site.sh` writes) to a browser that accepts its encoding (issue 28.12),
+/// so every answer also says `Vary: Accept-Encoding` (RFC 9110 §12.5.5); the weak ETag
+/// stands for all of a file's encodings. Paths outside `site_root/pkg` or missing files
+/// pass through to the file handler (404).
 pub async fn pkg_revalidate(
     State(site_root): State<Arc<std::path::PathBuf>>,
     req: Request,
@@ -410,6 +414,18 @@ pub async fn pkg_revalidate(
         );
         if let Ok(v) = http::HeaderValue::from_str(&etag) {
             h.insert(header::ETAG, v);
+        }
+        let varies = h
+            .get_all(header::VARY)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|v| v.trim().eq_ignore_ascii_case("accept-encoding"));
+        if !varies {
+            h.append(
+                header::VARY,
+                http::HeaderValue::from_static("accept-encoding"),
+            );
         }
     }
     res

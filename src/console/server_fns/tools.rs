@@ -40,6 +40,9 @@ pub struct SearchData {
     pub hits: Vec<HitItem>,
     /// Matches in all.
     pub total: usize,
+    /// The query as the person typed it (empty: no search yet).
+    #[serde(default)]
+    pub query: String,
     /// Tools in the toolbox.
     pub toolbox: i64,
     /// Whether search ranks by meaning too (an embedding model is loaded); else words
@@ -171,6 +174,7 @@ pub async fn search_tools(
             return Ok(SearchData {
                 hits: vec![],
                 total: 0,
+                query: String::new(),
                 toolbox,
                 semantic,
             });
@@ -179,6 +183,7 @@ pub async fn search_tools(
             Some(a) => Some(g.agent_by_name(&a).await?.id),
             None => None,
         };
+        let typed = query.trim().to_string();
         let mut query = query;
         let vendor = vendor.filter(|v| !v.trim().is_empty());
         if let Some(v) = &vendor {
@@ -208,6 +213,7 @@ pub async fn search_tools(
                 })
                 .collect(),
             total: r.total,
+            query: typed,
             toolbox,
             semantic,
         })
