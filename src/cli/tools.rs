@@ -284,11 +284,13 @@ pub(super) async fn tool(graft: &Graft, command: ToolCommand) -> anyhow::Result<
                         .with_context(|| format!("{n:?} is not a connection id or \"none\""))?,
                 ),
             };
-            graft.set_tool_connection(vendor, name, id).await?;
+            graft
+                .set_tool_connection(&person(), vendor, name, id)
+                .await?;
             println!(
                 "{tool} now uses {}.",
                 id.map(|i| format!("connection {i}"))
-                    .unwrap_or_else(|| "the vendor's only active connection".into())
+                    .unwrap_or_else(|| "the vendor's default connection".into())
             );
         }
         ToolCommand::Search {

@@ -58,6 +58,8 @@ pub enum AuditAction {
     ToolPromote,
     /// A person demoted a tool from an agent's working set.
     ToolDemote,
+    /// A person added a note to a tool.
+    ToolNote,
     /// A starter template was created, edited, applied or deleted.
     Template,
 }
@@ -88,6 +90,7 @@ super::str_enum!(AuditAction {
     ToolPublish => "tool.publish",
     ToolPromote => "tool.promote",
     ToolDemote => "tool.demote",
+    ToolNote => "tool.note",
     Template => "template.change",
 });
 
@@ -150,6 +153,7 @@ impl AuditAction {
             Self::ToolPublish => "published a tool version",
             Self::ToolPromote => "promoted a tool",
             Self::ToolDemote => "demoted a tool",
+            Self::ToolNote => "added a note to a tool",
             Self::Template => "changed a starter template",
         }
     }

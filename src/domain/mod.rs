@@ -11,6 +11,7 @@ pub mod mcp_vendor;
 pub mod names;
 pub mod oauth;
 pub mod openapi;
+pub mod rendered;
 pub mod schema;
 pub mod search;
 pub mod served;

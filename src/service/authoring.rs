@@ -605,6 +605,13 @@ impl Graft {
         }
         let tool = self.tool(vendor, name).await?;
         db::insert_note(self.pool(), tool.id, &actor.label(), body, self.now()).await?;
+        self.audit(
+            actor,
+            crate::domain::audit::AuditAction::ToolNote,
+            &format!("{vendor}__{name}"),
+            Some(body),
+        )
+        .await?;
         Ok(())
     }
 

@@ -35,7 +35,35 @@ pub struct ConnectionTest {
 /// How often a connection's last use is written, per process (ms).
 const USED_EVERY_MS: i64 = 60_000;
 
+/// Which connection a tool's calls use, as a person chooses it on the tool page (issue
+/// 28.10): the tool's own default and the live connections of its vendor.
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolConnectionChoice {
+    /// The tool's own default connection's id; `None`: the vendor's default serves it.
+    pub chosen: Option<i64>,
+    /// The vendor's connections that are not revoked: `(id, label)`, oldest first.
+    pub live: Vec<(i64, String)>,
+}
+
 impl Graft {
+    /// The tool's own default connection and its vendor's live connections
+    /// ([`ToolConnectionChoice`]). Errors: `ToolNotFound`.
+    pub async fn tool_connection_choice(
+        &self,
+        vendor: &str,
+        name: &str,
+    ) -> ServiceResult<ToolConnectionChoice> {
+        let tool = self.tool(vendor, name).await?;
+        let (vendor_id, chosen, _) = db::select_tool_connection(self.pool(), tool.id).await?;
+        let live = db::select_vendor_connections(self.pool(), vendor_id)
+            .await?
+            .into_iter()
+            .filter(|c| c.revoked_at.is_none())
+            .map(|c| (c.id, c.label))
+            .collect();
+        Ok(ToolConnectionChoice { chosen, live })
+    }
+
     /// Makes `label` vendor `slug`'s default connection (issue 28.2; `None` clears it):
     /// the vendor's tools without a default of their own use it. Errors:
     /// `VendorNotFound`, `Invalid` (removed, an MCP vendor, whose connections all apply;

@@ -294,10 +294,13 @@ impl Graft {
             .collect())
     }
 
-    /// Sets a tool's default connection (`None` clears it). Errors: `ToolNotFound`,
-    /// `Invalid` (unknown connection, one of another vendor, or a revoked one).
+    /// Sets a tool's default connection (`None` clears it: the vendor's default, or its
+    /// only connection, serves it), recorded in the audit log as `actor`'s (issue 28.8).
+    /// Errors: `ToolNotFound`, `Invalid` (unknown connection, one of another vendor, or a
+    /// revoked one).
     pub async fn set_tool_connection(
         &self,
+        actor: &Actor,
         vendor: &str,
         name: &str,
         connection: Option<i64>,
@@ -322,6 +325,12 @@ impl Graft {
         }
         db::update_tool_connection(self.pool(), tool.id, connection).await?;
         self.state_changed().await;
+        let detail = match connection {
+            Some(id) => format!("{vendor}__{name} uses connection {id}"),
+            None => format!("{vendor}__{name} uses the vendor's default"),
+        };
+        self.audit(actor, AuditAction::ConnectionDefault, vendor, Some(&detail))
+            .await?;
         Ok(())
     }
 

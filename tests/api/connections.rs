@@ -312,9 +312,14 @@ async fn rotation_edges_a_test_sends_only_what_a_person_would_and_adds_never_rac
         .last_used_at
         .is_none());
     // a tool pinned to the old one
-    g.set_tool_connection("acme", "get_item", Some(first.id))
-        .await
-        .unwrap();
+    g.set_tool_connection(
+        &Actor::Person("ops".into()),
+        "acme",
+        "get_item",
+        Some(first.id),
+    )
+    .await
+    .unwrap();
     g.revoke_connection(&ops(), first.id).await.unwrap();
     let r = call(&client, "run_tool", me.clone()).await;
     assert_ne!(r.is_error, Some(true), "{}", text(&r));
@@ -345,11 +350,16 @@ async fn rotation_edges_a_test_sends_only_what_a_person_would_and_adds_never_rac
         detail.connection
     );
     let e = g
-        .set_tool_connection("acme", "get_item", Some(first.id))
+        .set_tool_connection(
+            &Actor::Person("ops".into()),
+            "acme",
+            "get_item",
+            Some(first.id),
+        )
         .await
         .unwrap_err();
     assert!(e.to_string().contains("is revoked"), "{e}");
-    g.set_tool_connection("acme", "get_item", None)
+    g.set_tool_connection(&Actor::Person("ops".into()), "acme", "get_item", None)
         .await
         .unwrap();
     let r = call(

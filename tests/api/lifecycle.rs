@@ -401,9 +401,14 @@ async fn a_removed_vendor_leaves_use_and_comes_back() {
         .await
         .unwrap();
     // a tool pinned to that connection
-    g.set_tool_connection("petstore", "get_pet_by_id", Some(prod.id))
-        .await
-        .unwrap();
+    g.set_tool_connection(
+        &Actor::Person("ops".into()),
+        "petstore",
+        "get_pet_by_id",
+        Some(prod.id),
+    )
+    .await
+    .unwrap();
     let (id, token) = agent(&app, "alpha").await;
     let (client, events) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
     call(

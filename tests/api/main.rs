@@ -27,6 +27,7 @@ mod security;
 mod starters;
 mod sweep;
 mod tokens;
+mod tool_page;
 mod traces;
 mod upstream;
 mod vendor;

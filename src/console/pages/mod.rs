@@ -12,6 +12,7 @@ mod calls;
 mod home;
 mod starters;
 mod tables;
+mod tool_edit;
 mod toolbox;
 mod vendor;
 mod vendors;

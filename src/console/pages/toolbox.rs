@@ -1,7 +1,8 @@
 //! The Toolbox page and one tool's page (SPEC §6).
 
 use super::tables::{calls_table, CallColumns};
-use crate::console::components::{does_badge, loaded, Confirm, Frame, When};
+use super::tool_edit::{connection_form, note_form, publish_form, version_changes, EditActions};
+use crate::console::components::{does_badge, loaded, saves, Confirm, Frame, When};
 use crate::console::server_fns::{
     browse_tools, search_tools, tool, BrowseData, ClearLearned, ConsoleError, SearchData,
     SetToolHints, ToolData,
@@ -166,13 +167,26 @@ pub fn ToolPage() -> impl IntoView {
     };
     let clear = ServerAction::<ClearLearned>::new();
     let hints = ServerAction::<SetToolHints>::new();
+    let edit = EditActions::new();
+    // reloaded when a form saved (a refused one keeps what the person typed)
+    let (notes, connections, published) = (
+        saves(edit.note),
+        saves(edit.connection),
+        saves(edit.publish),
+    );
     let data = Resource::new(
-        move || (key(), clear.version().get(), hints.version().get()),
+        move || {
+            (
+                key(),
+                (clear.version().get(), hints.version().get()),
+                (notes.get(), connections.get(), published.get()),
+            )
+        },
         |((v, n), _, _)| tool(v, n),
     );
     view! {
         <Frame title={ let (v, n) = untrack(key); format!("{v}__{n}") }>
-            {loaded(data, "Loading…", move |t| tool_view(t, clear, hints))}
+            {loaded(data, "Loading…", move |t| tool_view(t, clear, hints, edit))}
         </Frame>
     }
 }
@@ -217,6 +231,7 @@ pub(crate) fn tool_view(
     t: ToolData,
     clear: ServerAction<ClearLearned>,
     hints: ServerAction<SetToolHints>,
+    edit: EditActions,
 ) -> impl IntoView {
     let now = t.now;
     let current = t.versions.first().cloned();
@@ -241,7 +256,7 @@ pub(crate) fn tool_view(
                 }}</p>
         }})}
         {current.map(|v| view! {
-            <p>{v.description.clone()}</p>
+            <div class="md description" inner_html=v.description_html.clone()></div>
             {if v.method == "MCP" {
                 view! { <p><span class="method">"MCP"</span>" the server's tool "<code>{v.path.clone()}</code>
                     {format!(" · version {}", v.version)}</p> }.into_any()
@@ -267,19 +282,20 @@ pub(crate) fn tool_view(
                 </span></p>
         })}
         {hints_form(&t, hints)}
-        <section class="card">
+        <section class="card" id="connection">
             <h2>"Connection"</h2>
             {match t.connection.clone() {
                 Some((label, why)) => view! { <p><strong>{label}</strong>" — "{why}</p> }.into_any(),
                 None => view! { <p class="muted">"Calls carry no credential."</p> }.into_any(),
             }}
+            {connection_form(&t, edit.connection)}
         </section>
         <section class="card">
             <h2>"Promoted for"</h2>
             {if t.holders.is_empty() {
                 view! { <p class="muted">"No agent has it promoted."</p> }.into_any()
             } else {
-                view! { <ul>{t.holders.into_iter().map(|(a, by)| view! {
+                view! { <ul>{t.holders.clone().into_iter().map(|(a, by)| view! {
                     <li><a href=format!("/agents/{}", segment(&a))>{a.clone()}</a>{format!(" (promoted by {by})")}</li>
                 }).collect_view()}</ul> }.into_any()
             }}
@@ -311,22 +327,25 @@ pub(crate) fn tool_view(
                 }.into_any()
             }}
         </section>
-        <section class="card">
+        <section class="card" id="notes">
             <h2>"Notes"</h2>
             {if t.notes.is_empty() {
                 view! { <p class="muted">"No notes."</p> }.into_any()
             } else {
-                view! { <ul>{t.notes.into_iter().map(|(who, body, at)| view! {
+                view! { <ul>{t.notes.clone().into_iter().map(|(who, body, at)| view! {
                     <li><strong>{who}</strong>" ("<When at now/>"): "{body}</li>
                 }).collect_view()}</ul> }.into_any()
             }}
+            {note_form(&t, edit.note)}
         </section>
-        <section class="card">
+        {publish_form(&t, edit.publish)}
+        <section class="card" id="versions">
             <h2>"Versions"</h2>
             {t.versions.into_iter().enumerate().map(|(i, v)| view! {
                 <details open=i == 0>
                     <summary>{format!("Version {} — {} {} — by {} ", v.version, v.method, v.path, v.author)}<When at=v.created_at now/></summary>
-                    <p>{v.description}</p>
+                    {version_changes(v.version, v.changes)}
+                    <div class="md" inner_html=v.description_html></div>
                     <details class="raw"><summary>"Input schema (JSON Schema)"</summary><pre><code>{v.input_schema}</code></pre></details>
                     <details class="raw"><summary>"Binding: where each input goes in the request"</summary><pre><code>{v.binding}</code></pre></details>
                 </details>

@@ -20,6 +20,7 @@ mod mcp_vendors;
 mod oauth;
 mod session;
 mod starters;
+mod tool_edit;
 mod tools;
 mod vendors;
 
@@ -34,6 +35,7 @@ pub use mcp_vendors::*;
 pub use oauth::*;
 pub use session::*;
 pub use starters::*;
+pub use tool_edit::*;
 pub use tools::*;
 pub use vendors::*;
 

@@ -110,6 +110,15 @@ pub struct VersionItem {
     pub binding: String,
     /// Input schema, pretty JSON.
     pub input_schema: String,
+    /// The description rendered from CommonMark as safe HTML (issue 28.10:
+    /// [`crate::domain::rendered::markdown_html`]; raw HTML shown as text).
+    #[serde(default)]
+    pub description_html: String,
+    /// What changed from the version before (none for the first): `(kind, line)` with
+    /// kind `same`, `removed`, `added` or `gap`, over the method and path, description,
+    /// input schema, binding and hints, as lines.
+    #[serde(default)]
+    pub changes: Vec<(String, String)>,
 }
 
 /// The tool page.
@@ -154,6 +163,53 @@ pub struct ToolData {
     /// agent's context once promoted; `None` while not counted.
     #[serde(default)]
     pub tokens: Option<i64>,
+    /// Whether a person may publish a new version here (issue 28.10): not an MCP
+    /// server's tool, not retired, its vendor not removed.
+    #[serde(default)]
+    pub editable: bool,
+    /// The current description as written (the form's text; the page shows it rendered).
+    #[serde(default)]
+    pub source_description: String,
+    /// The tool's own default connection's id; `None`: its vendor's default serves it.
+    #[serde(default)]
+    pub chosen_connection: Option<i64>,
+    /// Its vendor's live connections: `(id, label)`.
+    #[serde(default)]
+    pub live_connections: Vec<(i64, String)>,
+}
+
+/// A version as the diff between versions reads it: one fact or JSON line per line.
+#[cfg(feature = "ssr")]
+fn version_text(v: &crate::service::VersionView) -> String {
+    let pretty = |s: &str| {
+        serde_json::from_str::<serde_json::Value>(s)
+            .and_then(|v| serde_json::to_string_pretty(&v))
+            .unwrap_or_else(|_| s.to_string())
+    };
+    format!(
+        "{} {}\nhints: readOnlyHint {}, destructiveHint {}, idempotentHint {}, openWorldHint {}\n\ndescription:\n{}\n\ninput schema:\n{}\n\nbinding:\n{}\n",
+        v.method,
+        v.path_template,
+        v.read_only_hint,
+        v.destructive_hint,
+        v.idempotent_hint,
+        v.open_world_hint,
+        v.description,
+        pretty(&v.input_schema),
+        pretty(&v.binding)
+    )
+}
+
+/// A diff line as the page takes it: `(kind, text)`.
+#[cfg(feature = "ssr")]
+fn change_pair(line: crate::domain::rendered::DiffLine) -> (String, String) {
+    use crate::domain::rendered::DiffLine;
+    match line {
+        DiffLine::Same(t) => ("same".into(), t),
+        DiffLine::Removed(t) => ("removed".into(), t),
+        DiffLine::Added(t) => ("added".into(), t),
+        DiffLine::Gap => ("gap".into(), "…".into()),
+    }
 }
 
 /// The toolbox search (the same search as `find_tool`); `agent` marks what that agent
@@ -321,7 +377,22 @@ pub async fn tool(vendor: String, name: String) -> ConsoleResult<ToolData> {
             .versions
             .iter()
             .zip(d.authors.iter())
-            .map(|(v, author)| VersionItem {
+            .enumerate()
+            .map(|(i, (v, author))| VersionItem {
+                description_html: crate::domain::rendered::markdown_html(&mark_bidi(
+                    &v.description,
+                )),
+                changes: match i.checked_sub(1).and_then(|p| d.versions.get(p)) {
+                    Some(before) => crate::domain::rendered::line_changes(
+                        &mark_bidi(&version_text(before)),
+                        &mark_bidi(&version_text(v)),
+                        2,
+                    )
+                    .into_iter()
+                    .map(change_pair)
+                    .collect(),
+                    None => vec![],
+                },
                 version: v.version,
                 method: v.method.clone(),
                 path: v.path_template.clone(),
@@ -339,7 +410,15 @@ pub async fn tool(vendor: String, name: String) -> ConsoleResult<ToolData> {
             })
             .collect();
         versions.reverse();
+        let choice = state.graft.tool_connection_choice(&vendor, &name).await?;
+        let editable = d.tool.method != crate::domain::mcp_vendor::MCP_METHOD
+            && d.tool.retired_at.is_none()
+            && d.tool.vendor_removed_at.is_none();
         Ok(ToolData {
+            editable,
+            source_description: d.tool.description.clone(),
+            chosen_connection: choice.chosen,
+            live_connections: choice.live,
             now: state.graft.clock_now(),
             vendor: d.tool.vendor,
             name: d.tool.name,

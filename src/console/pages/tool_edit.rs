@@ -1,0 +1,157 @@
+//! The tool page's forms (issue 28.10): a note, the connection its calls use, a new
+//! version with another description or input schema, and what changed between versions.
+
+use crate::console::components::{clear_on_save, error_of, saved, FieldError, FormError};
+use crate::console::server_fns::{AddToolNote, ChooseToolConnection, PublishTool, ToolData};
+use leptos::prelude::*;
+
+/// The tool page's actions besides hints and learned phrases.
+#[derive(Clone, Copy)]
+pub(crate) struct EditActions {
+    pub note: ServerAction<AddToolNote>,
+    pub connection: ServerAction<ChooseToolConnection>,
+    pub publish: ServerAction<PublishTool>,
+}
+
+impl EditActions {
+    pub(crate) fn new() -> Self {
+        Self {
+            note: ServerAction::new(),
+            connection: ServerAction::new(),
+            publish: ServerAction::new(),
+        }
+    }
+}
+
+/// A person's note on the tool (SPEC §2 `tool_notes`).
+pub(crate) fn note_form(t: &ToolData, action: ServerAction<AddToolNote>) -> impl IntoView {
+    let err = error_of(action);
+    let (vendor, name) = (t.vendor.clone(), t.name.clone());
+    view! {
+        <ActionForm action=action node_ref=clear_on_save(action) attr:class="note-form">
+            <input type="hidden" name="vendor" value=vendor/>
+            <input type="hidden" name="name" value=name/>
+            <FormError err/>
+            <label>"Add a note"
+                <textarea name="body" rows="3" maxlength="4000" required
+                    placeholder="e.g. use the sandbox account for tests; pages of 100 at most"></textarea>
+            </label>
+            <FieldError err field="body"/>
+            <button type="submit">"Add note"</button>
+            {move || saved(action, "note").get().then(|| view! { <span class="saved" role="status">" Note added."</span> })}
+        </ActionForm>
+    }
+}
+
+/// Which of its vendor's connections the tool's calls use (SPEC §10.5): its own default,
+/// or the vendor's.
+pub(crate) fn connection_form(
+    t: &ToolData,
+    action: ServerAction<ChooseToolConnection>,
+) -> Option<impl IntoView> {
+    if t.live_connections.is_empty() || t.vendor_removed {
+        return None;
+    }
+    let err = error_of(action);
+    let (vendor, name) = (t.vendor.clone(), t.name.clone());
+    let chosen = t.chosen_connection;
+    let options = t
+        .live_connections
+        .iter()
+        .cloned()
+        .map(|(id, label)| view! { <option value=id.to_string() selected=chosen == Some(id)>{label}</option> })
+        .collect_view();
+    Some(view! {
+        <ActionForm action=action attr:class="inline-form">
+            <input type="hidden" name="vendor" value=vendor/>
+            <input type="hidden" name="name" value=name/>
+            <FormError err/>
+            <label>"Calls use "
+                <select name="connection">
+                    <option value="" selected=chosen.is_none()>"the vendor's default"</option>
+                    {options}
+                </select>
+            </label>
+            " "<button type="submit">"Save"</button>
+            <FieldError err field="connection"/>
+            {move || saved(action, "connection").get().then(|| view! { <span class="saved" role="status">" Saved."</span> })}
+        </ActionForm>
+    })
+}
+
+/// A new version with another description (CommonMark) or input schema (JSON Schema).
+pub(crate) fn publish_form(
+    t: &ToolData,
+    action: ServerAction<PublishTool>,
+) -> Option<impl IntoView> {
+    let current = t.versions.first()?;
+    if !t.editable {
+        return None;
+    }
+    let err = error_of(action);
+    let (vendor, name) = (t.vendor.clone(), t.name.clone());
+    let seen = current.version;
+    let (description, schema) = (
+        textarea_text(t.source_description.clone()),
+        textarea_text(current.input_schema.clone()),
+    );
+    Some(view! {
+        <section class="card" id="publish">
+            <h2>"Publish a new version"</h2>
+            <p class="muted">"Agents that have it promoted get the new definition at once (list_changed). A change to what a call sends asks each agent's approval again; the versions before stay as they were."</p>
+            // open again when the form was refused (without JavaScript the page reloads)
+            <details open=move || err.get().is_some()>
+                <summary>{format!("Edit version {seen} as version {}…", seen + 1)}</summary>
+                <ActionForm action=action attr:class="publish-form">
+                    <input type="hidden" name="vendor" value=vendor/>
+                    <input type="hidden" name="name" value=name/>
+                    <input type="hidden" name="seen" value=seen.to_string()/>
+                    <FormError err/>
+                    <label>"Description (Markdown)"
+                        <textarea name="description" rows="6">{description}</textarea>
+                    </label>
+                    <FieldError err field="description"/>
+                    <label>"Input schema (JSON Schema)"
+                        <textarea name="input_schema" rows="14" class="code" spellcheck="false">{schema}</textarea>
+                    </label>
+                    <FieldError err field="input_schema"/>
+                    <button type="submit">{format!("Publish version {}", seen + 1)}</button>
+                </ActionForm>
+            </details>
+            {move || saved(action, "version").get().then(|| view! { <p class="saved" role="status">"Published."</p> })}
+        </section>
+    })
+}
+
+/// What changed from the version before, as a line diff (`changes` of a version).
+pub(crate) fn version_changes(version: i64, changes: Vec<(String, String)>) -> impl IntoView {
+    (!changes.is_empty()).then(|| {
+        view! {
+            <details class="changes" open=true>
+                <summary>{format!("Changes from version {}", version - 1)}</summary>
+                <pre class="diff" aria-label=format!("Changes from version {} to {version}", version - 1)>
+                    {changes.into_iter().map(|(kind, line)| {
+                        let mark = match kind.as_str() { "added" => "+ ", "removed" => "- ", "gap" => "", _ => "  " };
+                        view! { <span class=format!("line {kind}")>{format!("{mark}{line}")}"\n"</span> }
+                    }).collect_view()}
+                </pre>
+            </details>
+        }
+    })
+}
+
+/// `text` as a `<textarea>`'s content. Leptos writes a textarea's children unescaped on
+/// the server (tachys marks `textarea` ESCAPE_CHILDREN false), so a description holding
+/// `</textarea><script>` would leave the field: the server escapes `&`, `<` and `>`,
+/// which the parser's RCDATA state decodes back (HTML § 13.2.5.2); the browser build
+/// sets the text as is.
+fn textarea_text(text: String) -> String {
+    #[cfg(feature = "ssr")]
+    {
+        html_escape::encode_text(&text).into_owned()
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        text
+    }
+}

@@ -1,0 +1,299 @@
+//! The tool page a person edits (issue 28.10): the description rendered from Markdown
+//! with nothing of it run, a note, the connection the tool's calls use, a new version
+//! published with the changes from the one before, all through the console's server
+//! functions and pages (hydrated calls and plain form posts), checked where they land:
+//! the vendor's requests, an agent's tools/list through a real MCP client, the audit log.
+
+use crate::console::{Browser, PASSWORD};
+use crate::helpers::*;
+use crate::vendor;
+use graft::db::AuditQuery;
+use graft::domain::audit::AuditAction;
+use graft::service::Actor;
+use serde_json::{json, Value};
+
+const API: &str = r#"
+openapi: 3.0.3
+info: {title: Acme, version: "1"}
+components:
+  securitySchemes: {bearer: {type: http, scheme: bearer}}
+security: [{bearer: []}]
+paths:
+  /items/{id}:
+    get:
+      operationId: getItem
+      description: |
+        Reads **one item** by its id.
+
+        - pages of 100
+        - <script>alert('x')</script>
+
+        [Guide](https://acme.example/guide) and [trap](javascript:alert(1))
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      responses: {"200": {description: ok}}
+"#;
+
+/// The error a server function answered with, as JSON text ("" when it succeeded).
+async fn answer(r: reqwest::Response) -> String {
+    let status = r.status();
+    let body = r.text().await.unwrap();
+    if status.is_success() {
+        String::new()
+    } else {
+        body
+    }
+}
+
+#[tokio::test]
+async fn a_person_renders_notes_connects_and_publishes_a_tool_from_its_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = vendor::start(None).await;
+    let app = spawn_app_in(dir.path()).await;
+    let g = &app.graft;
+    g.import_openapi("acme", API, Some(&v.url()), &mut |_, _| {})
+        .await
+        .unwrap();
+    let ops = Actor::Person("ops".into());
+    g.add_connection_choosing(
+        &ops,
+        "acme",
+        "prod",
+        "bearer",
+        None,
+        Some("prod-secret-1"),
+        None,
+    )
+    .await
+    .unwrap();
+    let sandbox = g
+        .add_connection_choosing(
+            &ops,
+            "acme",
+            "sandbox",
+            "bearer",
+            None,
+            Some("sandbox-secret-2"),
+            Some(graft::service::connection_care::DefaultChoice::Current),
+        )
+        .await
+        .unwrap();
+    let (id, token) = agent(&app, "bot").await;
+    g.promote_tool(&Actor::Agent(id), id, "acme", "get_item")
+        .await
+        .unwrap();
+    let client = modern_client(&app, &token).await;
+    g.add_user("ops", PASSWORD).await.unwrap();
+    let mut b = Browser::new(&app);
+    b.sign_in("ops", PASSWORD).await;
+    let url = "/tools/acme/get_item";
+
+    // the description as Markdown: emphasis, a list and a safe link; nothing runs
+    let page = b.get(url).await.text().await.unwrap();
+    assert!(page.contains("<strong>one item</strong>"), "{page}");
+    assert!(page.contains("<li>pages of 100</li>"), "{page}");
+    assert!(
+        page.contains(r#"<a href="https://acme.example/guide">Guide</a>"#),
+        "{page}"
+    );
+    assert!(!page.contains("<script>alert"), "{page}");
+    assert!(page.contains("&lt;script&gt;"), "{page}");
+    assert!(!page.to_lowercase().contains("href=\"javascript"), "{page}");
+    // both live connections offered, the vendor's default chosen
+    assert!(page.contains(">sandbox</option>"), "{page}");
+    assert!(
+        page.contains("the vendor&#x27;s default") || page.contains("the vendor's default"),
+        "{page}"
+    );
+
+    // a note: empty refused at its field, then kept and shown, under the person's name
+    let e = answer(
+        b.call(
+            "add_tool_note",
+            &[("vendor", "acme"), ("name", "get_item"), ("body", "  ")],
+        )
+        .await,
+    )
+    .await;
+    assert!(e.contains("body") && e.contains("1 to 4000"), "{e}");
+    let r = b
+        .post_form(
+            "add_tool_note",
+            url,
+            &[
+                ("vendor", "acme"),
+                ("name", "get_item"),
+                ("body", "use the sandbox for tests"),
+            ],
+        )
+        .await;
+    assert!(r.status().is_redirection(), "{}", r.status());
+    let page = b.get(url).await.text().await.unwrap();
+    assert!(page.contains("use the sandbox for tests"), "{page}");
+
+    // the connection its calls use: the sandbox's key goes out, then the default again
+    let call = json!({"vendor": "acme", "name": "get_item", "input": {"id": "1"}});
+    let _ = crate::helpers::call(&client, "run_tool", call.clone()).await;
+    assert_eq!(v.last().headers["authorization"], "Bearer prod-secret-1");
+    for bad in ["x", "999999"] {
+        let e = answer(
+            b.call(
+                "choose_tool_connection",
+                &[
+                    ("vendor", "acme"),
+                    ("name", "get_item"),
+                    ("connection", bad),
+                ],
+            )
+            .await,
+        )
+        .await;
+        assert!(e.contains("connection"), "{bad}: {e}");
+    }
+    let sid = sandbox.id.to_string();
+    let e = answer(
+        b.call(
+            "choose_tool_connection",
+            &[
+                ("vendor", "acme"),
+                ("name", "get_item"),
+                ("connection", &sid),
+            ],
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(e, "");
+    let r = crate::helpers::call(&client, "run_tool", call.clone()).await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    assert_eq!(v.last().headers["authorization"], "Bearer sandbox-secret-2");
+    let page = b.get(url).await.text().await.unwrap();
+    assert!(page.contains("<strong>sandbox</strong>"), "{page}");
+    let e = answer(
+        b.call(
+            "choose_tool_connection",
+            &[("vendor", "acme"), ("name", "get_item"), ("connection", "")],
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(e, "");
+    let _ = crate::helpers::call(&client, "run_tool", call.clone()).await;
+    assert_eq!(v.last().headers["authorization"], "Bearer prod-secret-1");
+
+    // a new version: nothing changed, bad JSON, a stale version are refused, nothing written
+    let tool = g.tool("acme", "get_item").await.unwrap();
+    let schema = tool.input_schema.clone();
+    let publish = |seen: &str, description: &str, schema: &str| -> Vec<(String, String)> {
+        [
+            ("vendor", "acme"),
+            ("name", "get_item"),
+            ("seen", seen),
+            ("description", description),
+            ("input_schema", schema),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .to_vec()
+    };
+    for (fields, says) in [
+        (publish("1", &tool.description, &schema), "nothing changed"),
+        (publish("1", "Reads one item.", "{not json"), "not JSON"),
+        (
+            publish(
+                "1",
+                "Reads one item.",
+                r#"{"type": "object", "properties": {"id": {"type": 7}}}"#,
+            ),
+            "input_schema",
+        ),
+        (publish("0", "Reads one item.", &schema), "version 1 now"),
+    ] {
+        let f: Vec<(&str, &str)> = fields
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let e = answer(b.call("publish_tool", &f).await).await;
+        assert!(e.contains(says), "{says}: {e}");
+    }
+    assert_eq!(g.tool("acme", "get_item").await.unwrap().version, 1);
+
+    // published as a form posts it (CRLF line ends): version 2, the agent told, the diff
+    let before = client.peer().list_all_tools().await.unwrap();
+    let old = before.iter().find(|t| t.name == "acme__get_item").unwrap();
+    assert!(old
+        .description
+        .as_deref()
+        .unwrap_or("")
+        .contains("one item"));
+    let fields = publish(
+        "1",
+        "Reads one item by its id.\r\n\r\nUse the **sandbox** for tests.",
+        &schema,
+    );
+    let f: Vec<(&str, &str)> = fields
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let r = b.post_form("publish_tool", url, &f).await;
+    assert!(r.status().is_redirection(), "{}", r.status());
+    let t = g.tool("acme", "get_item").await.unwrap();
+    assert_eq!(t.version, 2);
+    assert_eq!(
+        t.description,
+        "Reads one item by its id.\n\nUse the **sandbox** for tests."
+    );
+    let after = client.peer().list_all_tools().await.unwrap();
+    let new = after.iter().find(|t| t.name == "acme__get_item").unwrap();
+    assert!(
+        new.description
+            .as_deref()
+            .unwrap_or("")
+            .contains("Use the **sandbox** for tests"),
+        "{new:?}"
+    );
+    let page = b.get(url).await.text().await.unwrap();
+    assert!(page.contains("Changes from version 1"), "{page}");
+    assert!(
+        page.contains(r#"<span class="line removed">- Reads **one item** by its id."#),
+        "{page}"
+    );
+    assert!(
+        page.contains(r#"<span class="line added">+ Use the **sandbox** for tests."#),
+        "{page}"
+    );
+    assert!(page.contains("Publish version 3"), "{page}");
+    // a schema change: the agent's calls take the new input
+    let wider = r#"{"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}, "fields": {"type": "string"}}}"#;
+    let fields = publish("2", &t.description, wider);
+    let f: Vec<(&str, &str)> = fields
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(answer(b.call("publish_tool", &f).await).await, "");
+    let t = g.tool("acme", "get_item").await.unwrap();
+    assert_eq!(t.version, 3);
+    let s: Value = serde_json::from_str(&t.input_schema).unwrap();
+    assert_eq!(s["properties"]["fields"]["type"], "string", "{s}");
+
+    // each person's action in the audit log
+    let events = g
+        .audit_events(&AuditQuery {
+            person: Some("ops".into()),
+            limit: 100,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let did: Vec<(AuditAction, String)> = events
+        .iter()
+        .map(|e| (e.action, e.target.clone()))
+        .collect();
+    for want in [
+        (AuditAction::ToolNote, "acme__get_item".to_string()),
+        (AuditAction::ConnectionDefault, "acme".to_string()),
+        (AuditAction::ToolPublish, "acme__get_item".to_string()),
+    ] {
+        assert!(did.contains(&want), "{want:?} in {did:?}");
+    }
+    client.cancel().await.unwrap();
+    app.stop().await;
+}
