@@ -49,3 +49,20 @@ test('a person notes, edits and publishes a tool; the page shows what changed (i
   await shot(page, testInfo, 'tool-page-375');
   await agent.client.close();
 });
+
+test('a person tries a tool: the request a call would send, and a refusal (issue 28.10)', async ({ page }, testInfo) => {
+  await signIn(page, testInfo);
+  await goto(page, testInfo, '/tools/widgets/create_widget');
+  await ready(page, testInfo);
+  const tryIt = page.locator('#try');
+  await tryIt.getByRole('button', { name: 'Dry run' }).click();
+  await expect(tryIt.locator('.try-result.refused')).toContainText('invalid_input');
+  await tryIt.getByLabel('name (required)').fill(`bolt-${testInfo.project.name}`);
+  await tryIt.getByRole('button', { name: 'Dry run' }).click();
+  const result = tryIt.locator('.try-result.ok pre');
+  await expect(result).toContainText('"method": "POST"');
+  await expect(result).toContainText(`bolt-${testInfo.project.name}`);
+  await expect(result).toContainText('<redacted>');
+  expect(await page.content()).not.toContain(process.env.VENDOR_SECRET);
+  await shot(page, testInfo, 'tool-try');
+});

@@ -17,6 +17,7 @@ pub mod search;
 pub mod served;
 pub mod sweep;
 pub mod tool;
+pub mod try_form;
 
 use serde::{Deserialize, Serialize};
 

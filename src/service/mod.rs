@@ -30,6 +30,7 @@ pub mod secrets;
 pub mod starters;
 pub mod sweep;
 pub mod tokens;
+pub mod try_call;
 pub mod upstream;
 pub mod users;
 pub mod vendors;

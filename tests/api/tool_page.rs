@@ -180,6 +180,50 @@ async fn a_person_renders_notes_connects_and_publishes_a_tool_from_its_page() {
     let _ = crate::helpers::call(&client, "run_tool", call.clone()).await;
     assert_eq!(v.last().headers["authorization"], "Bearer prod-secret-1");
 
+    // Try it: the request a call would send, the key redacted, nothing sent or logged
+    let sent = v.count();
+    let calls = g.calls(&Default::default(), 100).await.unwrap().len();
+    let page = b.get(url).await.text().await.unwrap();
+    assert!(page.contains(r#"name="in.id""#), "{page}");
+    assert!(page.contains("id (required)"), "{page}");
+    let page = b
+        .get(&format!("{url}?try=1&in.id=7"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("The request an agent"), "{page}");
+    assert!(page.contains("/items/7\""), "{page}");
+    assert!(page.contains("&lt;redacted&gt;"), "{page}");
+    assert!(
+        !page.contains("prod-secret-1") && !page.contains("sandbox-secret-2"),
+        "{page}"
+    );
+    let page = b.get(&format!("{url}?try=1")).await.text().await.unwrap();
+    assert!(page.contains("An agent"), "{page}");
+    assert!(page.contains("invalid_input"), "{page}");
+    let r: Value = b
+        .call(
+            "try_tool",
+            &[
+                ("vendor", "acme"),
+                ("name", "get_item"),
+                ("values", r#"{"": "{\"id\": \"5\"}"}"#),
+            ],
+        )
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(r["ok"], true, "{r}");
+    assert!(r["text"].as_str().unwrap().contains("/items/5"), "{r}");
+    assert_eq!(v.count(), sent, "a try sends nothing");
+    assert_eq!(
+        g.calls(&Default::default(), 100).await.unwrap().len(),
+        calls,
+        "nor logs"
+    );
+
     // a new version: nothing changed, bad JSON, a stale version are refused, nothing written
     let tool = g.tool("acme", "get_item").await.unwrap();
     let schema = tool.input_schema.clone();

@@ -1,8 +1,10 @@
 //! The tool page's forms (issue 28.10): a note, the connection its calls use, a new
 //! version with another description or input schema, and what changed between versions.
 
-use crate::console::components::{clear_on_save, error_of, saved, FieldError, FormError};
-use crate::console::server_fns::{AddToolNote, ChooseToolConnection, PublishTool, ToolData};
+use crate::console::components::{clear_on_save, error_of, loaded, saved, FieldError, FormError};
+use crate::console::server_fns::{
+    try_tool, AddToolNote, ChooseToolConnection, PublishTool, ToolData, TryResult,
+};
 use leptos::prelude::*;
 
 /// The tool page's actions besides hints and learned phrases.
@@ -154,4 +156,115 @@ fn textarea_text(text: String) -> String {
     {
         text
     }
+}
+
+/// What the "Try it" form asked for, from the page's query (`try` and `in.<field>`), and
+/// its answer: `None` until the person tries.
+pub(crate) type Tried = Resource<crate::console::server_fns::ConsoleResult<Option<TryResult>>>;
+
+/// The [`Tried`] resource of the tool `key()` names.
+pub(crate) fn tried(key: impl Fn() -> (String, String) + Send + Sync + 'static) -> Tried {
+    let query = leptos_router::hooks::use_query_map();
+    Resource::new(
+        move || {
+            let q = query.read();
+            q.get("try").map(|_| {
+                let values: std::collections::HashMap<String, String> = (&*q)
+                    .into_iter()
+                    .filter_map(|(k, v)| {
+                        k.strip_prefix("in.")
+                            .map(|n| (n.to_string(), v.to_string()))
+                    })
+                    .collect();
+                (key(), serde_json::to_string(&values).unwrap_or_default())
+            })
+        },
+        |asked| async move {
+            match asked {
+                Some(((v, n), values)) => try_tool(v, n, values).await.map(Some),
+                None => Ok(None),
+            }
+        },
+    )
+}
+
+/// The "Try it" form (issue 28.10): a field per top-level property of the input schema
+/// (the whole input as JSON for a wider one), sent as a GET of this page so that it works
+/// without JavaScript, and the request an agent's call would send, or why it would not.
+pub(crate) fn try_section(t: &ToolData, tried: Tried) -> Option<impl IntoView> {
+    let current = t.versions.first()?;
+    if current.method == "MCP" || t.retired_at.is_some() || t.vendor_removed {
+        return None;
+    }
+    let query = leptos_router::hooks::use_query_map();
+    let typed = move |field: &str| {
+        query
+            .read_untracked()
+            .get(&format!("in.{field}"))
+            .unwrap_or_default()
+    };
+    let fields = if t.try_json {
+        view! {
+            <label>"Input (JSON object)"
+                <textarea name="in." rows="6" class="code" spellcheck="false">{textarea_text(typed(""))}</textarea>
+            </label>
+        }
+        .into_any()
+    } else {
+        t.try_fields
+            .iter()
+            .cloned()
+            .map(|f| {
+                let name = format!("in.{}", f.name);
+                let value = typed(&f.name);
+                let label = format!("{}{}", f.name, if f.required { " (required)" } else { "" });
+                let input = match f.kind.as_str() {
+                    "boolean" => view! {
+                        <select name=name>
+                            <option value="" selected=value.is_empty()>"—"</option>
+                            <option value="true" selected=value == "true">"true"</option>
+                            <option value="false" selected=value == "false">"false"</option>
+                        </select>
+                    }.into_any(),
+                    "choice" => view! {
+                        <select name=name>
+                            <option value="" selected=value.is_empty()>"—"</option>
+                            {f.options.into_iter().map(|o| { let (selected, label) = (value == o, o.clone()); view! { <option value=o selected=selected>{label}</option> } }).collect_view()}
+                        </select>
+                    }.into_any(),
+                    "json" => view! { <textarea name=name rows="3" class="code" spellcheck="false" placeholder="JSON">{textarea_text(value)}</textarea> }.into_any(),
+                    "integer" => view! { <input type="number" step="1" name=name value=value/> }.into_any(),
+                    "number" => view! { <input type="number" step="any" name=name value=value/> }.into_any(),
+                    _ => view! { <input type="text" name=name value=value/> }.into_any(),
+                };
+                view! {
+                    <label data-field=f.name.clone()>{label}{input}
+                        {f.description.map(|d| view! { <span class="hint muted">{d}</span> })}
+                    </label>
+                }
+            })
+            .collect_view()
+            .into_any()
+    };
+    Some(view! {
+        <section class="card" id="try">
+            <h2>"Try it"</h2>
+            <p class="muted">"A dry run: Graft checks the input as it checks an agent's call and shows the request it would send, the credential redacted. Nothing is sent, logged or approved. The values go in this page's address: use test values, not secrets."</p>
+            <form method="get" class="try-form">
+                <input type="hidden" name="try" value="1"/>
+                {fields}
+                <button type="submit">"Dry run"</button>
+            </form>
+            {loaded(tried, "Trying…", |r: Option<TryResult>| r.map(|r| {
+                let title = if r.ok { "The request an agent's call would send" } else { "An agent's call would be refused" };
+                view! {
+                    <div class=if r.ok { "try-result ok" } else { "try-result refused" } role="status">
+                        <h3>{title}</h3>
+                        {r.field.filter(|f| !f.is_empty()).map(|f| view! { <p class="error">{format!("At {f}:")}</p> })}
+                        <pre aria-label=title>{r.text}</pre>
+                    </div>
+                }
+            }))}
+        </section>
+    })
 }

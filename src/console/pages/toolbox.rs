@@ -1,7 +1,10 @@
 //! The Toolbox page and one tool's page (SPEC §6).
 
 use super::tables::{calls_table, CallColumns};
-use super::tool_edit::{connection_form, note_form, publish_form, version_changes, EditActions};
+use super::tool_edit::{
+    connection_form, note_form, publish_form, tried, try_section, version_changes, EditActions,
+    Tried,
+};
 use crate::console::components::{does_badge, loaded, saves, Confirm, Frame, When};
 use crate::console::server_fns::{
     browse_tools, search_tools, tool, BrowseData, ClearLearned, ConsoleError, SearchData,
@@ -184,9 +187,10 @@ pub fn ToolPage() -> impl IntoView {
         },
         |((v, n), _, _)| tool(v, n),
     );
+    let tried = tried(key);
     view! {
         <Frame title={ let (v, n) = untrack(key); format!("{v}__{n}") }>
-            {loaded(data, "Loading…", move |t| tool_view(t, clear, hints, edit))}
+            {loaded(data, "Loading…", move |t| tool_view(t, clear, hints, edit, tried))}
         </Frame>
     }
 }
@@ -232,6 +236,7 @@ pub(crate) fn tool_view(
     clear: ServerAction<ClearLearned>,
     hints: ServerAction<SetToolHints>,
     edit: EditActions,
+    tried: Tried,
 ) -> impl IntoView {
     let now = t.now;
     let current = t.versions.first().cloned();
@@ -282,6 +287,7 @@ pub(crate) fn tool_view(
                 </span></p>
         })}
         {hints_form(&t, hints)}
+        {try_section(&t, tried)}
         <section class="card" id="connection">
             <h2>"Connection"</h2>
             {match t.connection.clone() {

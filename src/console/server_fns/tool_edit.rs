@@ -119,3 +119,122 @@ pub async fn publish_tool(
     })
     .await
 }
+
+/// One field of the tool page's "Try it" form (issue 28.10): a top-level property of the
+/// tool's input schema ([`crate::domain::try_form::form_fields`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TryField {
+    /// The property's name.
+    pub name: String,
+    /// `text`, `integer`, `number`, `boolean`, `choice` or `json`.
+    pub kind: String,
+    /// Whether the schema requires it.
+    pub required: bool,
+    /// Its description (first sentence, plain text).
+    pub description: Option<String>,
+    /// The choices of a `choice`.
+    pub options: Vec<String>,
+}
+
+/// What trying a tool found.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TryResult {
+    /// Whether an agent's call would be sent.
+    pub ok: bool,
+    /// The request it would send (pretty JSON, the credential redacted), or why it
+    /// would be refused.
+    pub text: String,
+    /// The form field a refusal is about, when it is about one.
+    pub field: Option<String>,
+}
+
+/// The "Try it" form of `input_schema` (JSON text).
+#[cfg(feature = "ssr")]
+pub(crate) fn try_fields(input_schema: &str) -> Vec<TryField> {
+    use crate::domain::try_form::{form_fields, FieldKind};
+    let schema: serde_json::Value = serde_json::from_str(input_schema).unwrap_or_default();
+    form_fields(&schema)
+        .into_iter()
+        .map(|f| TryField {
+            kind: match f.kind {
+                FieldKind::Text => "text",
+                FieldKind::Integer => "integer",
+                FieldKind::Number => "number",
+                FieldKind::Boolean => "boolean",
+                FieldKind::Choice => "choice",
+                FieldKind::Json => "json",
+            }
+            .into(),
+            description: f.description.map(|d| {
+                crate::console::words::mark_bidi(&crate::domain::search::text::first_sentence(
+                    &crate::domain::search::text::plain_text(&d),
+                    160,
+                ))
+            }),
+            name: f.name,
+            required: f.required,
+            options: f.options,
+        })
+        .collect()
+}
+
+/// A dry run of `vendor__name` by a person (issue 28.10): `values` is a JSON object of
+/// the form's values by field name (or, under `""`, the whole input as JSON text, for a
+/// schema too wide for a form). The input is checked as an agent's call checks it and
+/// the request built with the credential redacted; nothing is sent, logged or approved
+/// ([`crate::service::Graft::try_tool`]). Errors: `Refused` (an unknown tool, an MCP
+/// server's tool, values that are not a JSON object).
+#[server(prefix = "/api", endpoint = "try_tool")]
+pub async fn try_tool(vendor: String, name: String, values: String) -> ConsoleResult<TryResult> {
+    use crate::service::try_call::TryOutcome;
+    with_status(async move {
+        let (state, _) = signed_in().await?;
+        let values: std::collections::HashMap<String, String> = serde_json::from_str(&values)
+            .map_err(|e| {
+                ConsoleError::Refused(format!(
+                    "the form's values are not a JSON object of texts: {e}"
+                ))
+            })?;
+        let tool = state.graft.tool(&vendor, &name).await?;
+        let schema: serde_json::Value =
+            serde_json::from_str(&tool.input_schema).unwrap_or_default();
+        let fields = crate::domain::try_form::form_fields(&schema);
+        let input = match values.get("").filter(|v| !v.trim().is_empty()) {
+            Some(whole) => match serde_json::from_str(whole) {
+                Ok(v) => v,
+                Err(e) => {
+                    return Ok(TryResult {
+                        ok: false,
+                        text: format!("the input is not JSON: {e}"),
+                        field: Some(String::new()),
+                    })
+                }
+            },
+            None => match crate::domain::try_form::input_from_form(&fields, &values) {
+                Ok(v) => v,
+                Err((field, message)) => {
+                    return Ok(TryResult {
+                        ok: false,
+                        text: crate::console::words::mark_bidi(&message),
+                        field: Some(field),
+                    })
+                }
+            },
+        };
+        Ok(match state.graft.try_tool(&vendor, &name, input).await? {
+            TryOutcome::Request(r) => TryResult {
+                ok: true,
+                text: crate::console::words::mark_bidi(
+                    &serde_json::to_string_pretty(&r).unwrap_or_default(),
+                ),
+                field: None,
+            },
+            TryOutcome::Refused { code, message } => TryResult {
+                ok: false,
+                text: crate::console::words::mark_bidi(&format!("{code}: {message}")),
+                field: None,
+            },
+        })
+    })
+    .await
+}

@@ -176,6 +176,13 @@ pub struct ToolData {
     /// Its vendor's live connections: `(id, label)`.
     #[serde(default)]
     pub live_connections: Vec<(i64, String)>,
+    /// The "Try it" form's fields (none for an MCP server's tool, or a schema too wide).
+    #[serde(default)]
+    pub try_fields: Vec<super::TryField>,
+    /// Whether "Try it" takes the whole input as JSON (a schema with no `properties`
+    /// object, or more than a form shows).
+    #[serde(default)]
+    pub try_json: bool,
 }
 
 /// A version as the diff between versions reads it: one fact or JSON line per line.
@@ -419,6 +426,15 @@ pub async fn tool(vendor: String, name: String) -> ConsoleResult<ToolData> {
             source_description: d.tool.description.clone(),
             chosen_connection: choice.chosen,
             live_connections: choice.live,
+            try_json: serde_json::from_str::<serde_json::Value>(&d.tool.input_schema)
+                .ok()
+                .and_then(|s| s.get("properties").and_then(|p| p.as_object()).map(|p| p.len()))
+                .is_none_or(|n| n > crate::domain::try_form::MAX_FIELDS),
+            try_fields: if d.tool.method == crate::domain::mcp_vendor::MCP_METHOD {
+                vec![]
+            } else {
+                super::tool_edit::try_fields(&d.tool.input_schema)
+            },
             now: state.graft.clock_now(),
             vendor: d.tool.vendor,
             name: d.tool.name,

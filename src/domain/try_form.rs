@@ -1,0 +1,218 @@
+//! The tool page's "Try it" form (issue 28.10): one field per top-level property of a
+//! tool's input schema (JSON Schema 2020-12 `properties`), and the input an agent would
+//! send, read back from what the person typed. Pure.
+
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+
+/// Fields a form offers at most; a wider schema is tried as one JSON object.
+pub const MAX_FIELDS: usize = 40;
+
+/// How a property is typed in the form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldKind {
+    /// `type: string`: a text field, sent as typed.
+    Text,
+    /// `type: integer`: sent as a JSON integer.
+    Integer,
+    /// `type: number`: sent as a JSON number.
+    Number,
+    /// `type: boolean`: true or false.
+    Boolean,
+    /// `enum` of strings: one of them.
+    Choice,
+    /// Anything else (objects, arrays, unions): JSON text.
+    Json,
+}
+
+/// One field of the form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormField {
+    /// The property's name.
+    pub name: String,
+    /// How it is typed.
+    pub kind: FieldKind,
+    /// Whether the schema requires it.
+    pub required: bool,
+    /// The property's description, when it has one.
+    pub description: Option<String>,
+    /// The choices of a [`FieldKind::Choice`].
+    pub options: Vec<String>,
+}
+
+/// The form of `schema` (an object schema): its properties in the schema's order,
+/// required ones first; empty when it has none or more than [`MAX_FIELDS`].
+pub fn form_fields(schema: &Value) -> Vec<FormField> {
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return vec![];
+    };
+    if props.len() > MAX_FIELDS {
+        return vec![];
+    }
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut fields: Vec<FormField> = props
+        .iter()
+        .map(|(name, p)| {
+            let options: Vec<String> = p
+                .get("enum")
+                .and_then(Value::as_array)
+                .filter(|e| e.iter().all(Value::is_string))
+                .map(|e| {
+                    e.iter()
+                        .filter_map(|v| v.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let ty = match p.get("type") {
+                Some(Value::String(t)) => Some(t.as_str()),
+                // `["string", "null"]`: the one that is not null
+                Some(Value::Array(ts)) => {
+                    let mut named = ts.iter().filter_map(Value::as_str).filter(|t| *t != "null");
+                    match (named.next(), named.next()) {
+                        (Some(t), None) => Some(t),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            let kind = match ty {
+                _ if !options.is_empty() => FieldKind::Choice,
+                Some("string") => FieldKind::Text,
+                Some("integer") => FieldKind::Integer,
+                Some("number") => FieldKind::Number,
+                Some("boolean") => FieldKind::Boolean,
+                _ => FieldKind::Json,
+            };
+            FormField {
+                name: name.clone(),
+                kind,
+                required: required.contains(&name.as_str()),
+                description: p
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                options,
+            }
+        })
+        .collect();
+    fields.sort_by_key(|f| !f.required);
+    fields
+}
+
+/// The input an agent would send, from the form's values by field name: an empty value
+/// is left out; a number, a boolean and JSON are parsed. Errors: `(field, message)` for
+/// a value that is not of its field's kind. Values of unknown names are ignored.
+pub fn input_from_form(
+    fields: &[FormField],
+    values: &HashMap<String, String>,
+) -> Result<Value, (String, String)> {
+    let mut input = Map::new();
+    for f in fields {
+        let Some(raw) = values
+            .get(&f.name)
+            .map(|v| v.trim())
+            .filter(|v| !v.is_empty())
+        else {
+            continue;
+        };
+        let bad = |what: &str| {
+            (
+                f.name.clone(),
+                format!(
+                    "{:?} is not {what}",
+                    crate::domain::openapi::truncate_chars(raw, 60)
+                ),
+            )
+        };
+        let value = match f.kind {
+            FieldKind::Text | FieldKind::Choice => Value::String(values[&f.name].clone()),
+            FieldKind::Integer => raw
+                .parse::<i64>()
+                .map(Value::from)
+                .map_err(|_| bad("an integer"))?,
+            FieldKind::Number => raw
+                .parse::<f64>()
+                .ok()
+                .and_then(serde_json::Number::from_f64)
+                .map(Value::Number)
+                .ok_or_else(|| bad("a number"))?,
+            FieldKind::Boolean => match raw {
+                "true" => Value::Bool(true),
+                "false" => Value::Bool(false),
+                _ => return Err(bad("true or false")),
+            },
+            FieldKind::Json => serde_json::from_str(raw).map_err(|_| bad("JSON"))?,
+        };
+        input.insert(f.name.clone(), value);
+    }
+    Ok(Value::Object(input))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn fields_follow_the_schema_and_values_come_back_typed() {
+        let schema = json!({
+            "type": "object",
+            "required": ["id"],
+            "properties": {
+                "verbose": {"type": "boolean"},
+                "id": {"type": "string", "description": "the item"},
+                "limit": {"type": "integer"},
+                "ratio": {"type": ["number", "null"]},
+                "state": {"type": "string", "enum": ["open", "closed"]},
+                "tags": {"type": "array", "items": {"type": "string"}}
+            }
+        });
+        let fields = form_fields(&schema);
+        let kinds: Vec<(&str, FieldKind, bool)> = fields
+            .iter()
+            .map(|f| (f.name.as_str(), f.kind, f.required))
+            .collect();
+        assert_eq!(kinds[0], ("id", FieldKind::Text, true));
+        for want in [
+            ("verbose", FieldKind::Boolean, false),
+            ("limit", FieldKind::Integer, false),
+            ("ratio", FieldKind::Number, false),
+            ("state", FieldKind::Choice, false),
+            ("tags", FieldKind::Json, false),
+        ] {
+            assert!(kinds.contains(&want), "{want:?} in {kinds:?}");
+        }
+        let values: HashMap<String, String> = [
+            ("id", " 42 "),
+            ("limit", "10"),
+            ("ratio", "0.5"),
+            ("verbose", "true"),
+            ("state", "open"),
+            ("tags", r#"["a"]"#),
+            ("unknown", "x"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .into();
+        assert_eq!(
+            input_from_form(&fields, &values).unwrap(),
+            json!({"id": " 42 ", "limit": 10, "ratio": 0.5, "verbose": true, "state": "open", "tags": ["a"]})
+        );
+        for (field, value) in [
+            ("limit", "ten"),
+            ("ratio", "NaN"),
+            ("verbose", "yes"),
+            ("tags", "[oops"),
+        ] {
+            let values: HashMap<String, String> = [(field.to_string(), value.to_string())].into();
+            let (at, _) = input_from_form(&fields, &values).unwrap_err();
+            assert_eq!(at, field);
+        }
+        let empty: HashMap<String, String> = [("id".to_string(), "  ".to_string())].into();
+        assert_eq!(input_from_form(&fields, &empty).unwrap(), json!({}));
+        assert!(form_fields(&json!({"type": "object"})).is_empty());
+    }
+}
