@@ -377,7 +377,7 @@ test('the toolbox browsed by vendor, searched, and a tool page', async ({ page }
   await page.getByRole('link', { name: 'widgets__create_widget' }).click();
   await expect(page).toHaveURL(/\/tools\/widgets\/create_widget$/);
   await expect(page.getByRole('heading', { name: 'Connection' })).toBeVisible();
-  await expect(page.getByText('prod')).toBeVisible();
+  await expect(page.locator('#connection strong', { hasText: 'prod' })).toBeVisible();
   await expect(page.getByText('Version 1 — POST /widgets')).toBeVisible();
   await shot(page, testInfo, 'tool-page');
   // the vendor's page: settings, state with a confirmation, import history

@@ -5,7 +5,7 @@ import { test, expect, unique, shot, goto, ready, signIn, createAgent, connectAg
 
 test('a person notes, edits and publishes a tool; the page shows what changed (issue 28.10)', async ({ page }, testInfo) => {
   await signIn(page, testInfo);
-  const agent = await connectAgent(await createAgent(page, testInfo, unique(testInfo, 'reader')));
+  const agent = await connectAgent(await createAgent(page, testInfo, unique(testInfo, 'page-reader')));
   const url = '/tools/widgets/get_catalog';
   await goto(page, testInfo, url);
   await ready(page, testInfo);

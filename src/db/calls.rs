@@ -447,7 +447,7 @@ pub async fn select_call(
     id: i64,
 ) -> DbResult<Option<(CallLogRow, Option<CallDetailRow>)>> {
     let filter = CallFilter {
-        before: Some(id + 1),
+        before: Some(id.saturating_add(1)),
         ..Default::default()
     };
     let Some(row) = select_call_log(pool, &filter, 1)

@@ -16,8 +16,13 @@ pub fn markdown_html(markdown: &str) -> String {
     options.insert(Options::ENABLE_STRIKETHROUGH);
     // a link whose target was refused drops its start and end tags, keeping its text
     let mut dropped_links: Vec<bool> = Vec::new();
+    // text as the parser decoded it (`&#x202E;` is a real override by now): what could
+    // hide or reorder it is made visible (security review 32.16)
+    let shown = |t: &str| pulldown_cmark::CowStr::from(super::markup::visible(t));
     let events = Parser::new_ext(markdown, options).filter_map(|event| match event {
-        Event::Html(raw) | Event::InlineHtml(raw) => Some(Event::Text(raw)),
+        Event::Html(raw) | Event::InlineHtml(raw) => Some(Event::Text(shown(&raw))),
+        Event::Text(t) => Some(Event::Text(shown(&t))),
+        Event::Code(t) => Some(Event::Code(shown(&t))),
         // the alt text between them stays, as text
         Event::Start(Tag::Image { .. }) | Event::End(TagEnd::Image) => None,
         Event::Start(Tag::Link {
@@ -31,7 +36,7 @@ pub fn markdown_html(markdown: &str) -> String {
                 Some(Event::Start(Tag::Link {
                     link_type,
                     dest_url,
-                    title,
+                    title: shown(&title),
                     id,
                 }))
             } else {
@@ -75,11 +80,29 @@ pub enum DiffLine {
     Gap,
 }
 
-/// The lines that differ between `old` and `new` (a Myers line diff), each group of
-/// changes with up to `context` unchanged lines around it, and [`DiffLine::Gap`] between
-/// groups; empty when the texts are equal.
+/// Lines of either text past which no diff is made (two versions of a wide schema that
+/// differ everywhere would take the diff seconds): [`line_changes`] answers one
+/// [`DiffLine::Gap`].
+pub const DIFF_MAX_LINES: usize = 5000;
+
+/// How long one diff may take before it settles for a coarser answer (`similar`'s
+/// deadline).
+const DIFF_DEADLINE: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// The lines that differ between `old` and `new` (a Myers line diff, cut short after
+/// 100 ms), each group of changes with up to `context` unchanged lines around it, and
+/// [`DiffLine::Gap`] between groups; empty when the texts are equal; one `Gap` when a
+/// text has more than [`DIFF_MAX_LINES`] lines.
 pub fn line_changes(old: &str, new: &str, context: usize) -> Vec<DiffLine> {
-    let diff = similar::TextDiff::from_lines(old, new);
+    if old == new {
+        return vec![];
+    }
+    if old.lines().count() > DIFF_MAX_LINES || new.lines().count() > DIFF_MAX_LINES {
+        return vec![DiffLine::Gap];
+    }
+    let diff = similar::TextDiff::configure()
+        .timeout(DIFF_DEADLINE)
+        .diff_lines(old, new);
     let mut out = Vec::new();
     for (i, group) in diff.grouped_ops(context).iter().enumerate() {
         if i > 0 {
@@ -148,6 +171,13 @@ mod tests {
             "<p>a tracker</p>\n"
         );
         assert!(markdown_html("<b>bold</b>").contains("&lt;b&gt;bold&lt;/b&gt;"));
+        // a decoded reference that hides or reorders text is shown
+        let html = markdown_html("pay &#x202E;evil&ZeroWidthSpace; `a\u{200B}b`");
+        assert!(
+            !html.contains('\u{202E}') && !html.contains('\u{200B}'),
+            "{html}"
+        );
+        assert!(html.contains("U+202E"), "{html}");
     }
 
     #[test]
@@ -170,5 +200,7 @@ mod tests {
             ]
         );
         assert!(line_changes("same\n", "same\n", 3).is_empty());
+        let wide = "x\n".repeat(DIFF_MAX_LINES + 1);
+        assert_eq!(line_changes(&wide, "y\n", 3), [Gap]);
     }
 }

@@ -40,8 +40,9 @@ pub struct FormField {
     pub options: Vec<String>,
 }
 
-/// The form of `schema` (an object schema): its properties in the schema's order,
-/// required ones first; empty when it has none or more than [`MAX_FIELDS`].
+/// The form of `schema` (an object schema): its properties by name, required ones
+/// first; empty when it has none or more than [`MAX_FIELDS`]. A property named `""` has
+/// no field (the form's whole-input field takes that name).
 pub fn form_fields(schema: &Value) -> Vec<FormField> {
     let Some(props) = schema.get("properties").and_then(Value::as_object) else {
         return vec![];
@@ -56,6 +57,7 @@ pub fn form_fields(schema: &Value) -> Vec<FormField> {
         .unwrap_or_default();
     let mut fields: Vec<FormField> = props
         .iter()
+        .filter(|(name, _)| !name.is_empty())
         .map(|(name, p)| {
             let options: Vec<String> = p
                 .get("enum")

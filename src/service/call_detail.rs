@@ -1,7 +1,7 @@
 //! What the calls log keeps of a call's exchange with its vendor (issue 28.9), for the
 //! console's call detail.
 
-use crate::proxy::redact::{logged_input, redact};
+use crate::proxy::redact::{logged_input, redact, secret_field};
 use serde_json::{json, Value};
 
 /// What the calls log's detail keeps of one call (issue 28.9): JSON texts, redacted of
@@ -13,7 +13,13 @@ pub(super) struct SentDetail {
     pub(super) request: Option<String>,
     /// The vendor's answer (`{status, headers, body}`).
     pub(super) response: Option<String>,
+    /// The connection's secrets and the input's secret values, redacted before anything
+    /// is cut (a secret cut in two would no longer be found).
+    pub(super) hidden: Vec<String>,
 }
+
+/// Bytes of the kept headers' text past which the rest are left out.
+const DETAIL_HEADER_BYTES: usize = 4096;
 
 /// Bytes of an answer's text body the detail keeps (cut there, ending in "…").
 const DETAIL_BODY_BYTES: usize = 8192;
@@ -28,13 +34,33 @@ pub(super) fn response_detail(
     text: &str,
     secrets: &[String],
 ) -> String {
-    match json_body {
+    // the kept headers, to a bound (a vendor that reflects headers would fill the log)
+    let mut kept = serde_json::Map::new();
+    let mut bytes = 0;
+    for (name, value) in headers {
+        bytes += name.len() + value.to_string().len();
+        if bytes > DETAIL_HEADER_BYTES {
+            kept.insert("…".into(), Value::String("more headers left out".into()));
+            break;
+        }
+        kept.insert(name.clone(), value.clone());
+    }
+    let headers = &kept;
+    // a JSON answer too big to have been parsed for the agent is parsed here, so that
+    // its secret-looking fields are redacted like a small one's
+    let parsed = match json_body {
+        Some(_) => None,
+        None => serde_json::from_str::<Value>(text)
+            .ok()
+            .filter(|v| v.is_object() || v.is_array()),
+    };
+    match json_body.or(parsed.as_ref()) {
         Some(body) => logged_input(
             &json!({"status": status, "headers": headers, "body": body}),
             secrets,
         ),
         None => {
-            let mut body = redact(text, secrets);
+            let mut body = redact_pairs(&redact(text, secrets));
             if body.len() > DETAIL_BODY_BYTES {
                 let mut end = DETAIL_BODY_BYTES;
                 while !body.is_char_boundary(end) {
@@ -45,5 +71,107 @@ pub(super) fn response_detail(
             }
             json!({"status": status, "headers": headers, "body": body}).to_string()
         }
+    }
+}
+
+/// `text` with the value of every `name=value` and `name: value` pair whose name looks
+/// secret ([`secret_field`]: `password=…`, `access_token=…`, `"client_secret": "…"` in
+/// text that is not whole JSON) replaced by `<redacted>`; the value ends at `&`, `,`,
+/// `;`, `<`, a quote or whitespace.
+fn redact_pairs(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let mut copied = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b == b'=' || b == b':' {
+            // the name before: letters, digits, '_', '-', '.', maybe quoted
+            let mut end = i;
+            if end > 0 && bytes[end - 1] == b'"' {
+                end -= 1;
+            }
+            let mut start = end;
+            while start > 0
+                && (bytes[start - 1].is_ascii_alphanumeric()
+                    || matches!(bytes[start - 1], b'_' | b'-' | b'.'))
+            {
+                start -= 1;
+            }
+            if start < end && secret_field(&text[start..end]) {
+                let mut v = i + 1;
+                while v < bytes.len() && matches!(bytes[v], b' ' | b'"' | b'\'') {
+                    v += 1;
+                }
+                let mut w = v;
+                while w < bytes.len()
+                    && !matches!(
+                        bytes[w],
+                        b'&' | b','
+                            | b';'
+                            | b'<'
+                            | b'"'
+                            | b'\''
+                            | b' '
+                            | b'\n'
+                            | b'\r'
+                            | b'\t'
+                            | b'}'
+                    )
+                {
+                    w += 1;
+                }
+                if w > v {
+                    out.push_str(&text[copied..v]);
+                    out.push_str("<redacted>");
+                    copied = w;
+                    i = w;
+                    continue;
+                }
+            }
+        }
+        i += 1;
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_pairs_in_text_are_redacted() {
+        assert_eq!(
+            redact_pairs("access_token=abc123&scope=read&password=hunter2"),
+            "access_token=<redacted>&scope=read&password=<redacted>"
+        );
+        assert_eq!(
+            redact_pairs(r#"{"client_secret": "k-77", "name": "x""#),
+            r#"{"client_secret": "<redacted>", "name": "x""#
+        );
+        assert_eq!(
+            redact_pairs("<secret>s3</secret> total=4"),
+            "<secret>s3</secret> total=4"
+        );
+        assert_eq!(redact_pairs("ratio: 3"), "ratio: 3");
+    }
+
+    #[test]
+    fn a_big_json_answer_is_redacted_by_field_and_headers_are_bounded() {
+        let body = format!(
+            r#"{{"password": "pw-1", "pad": "{}"}}"#,
+            "x".repeat(200_000)
+        );
+        let mut headers = serde_json::Map::new();
+        for i in 0..200 {
+            headers.insert(format!("x-h-{i}"), Value::String("v".repeat(100)));
+        }
+        let d = response_detail(200, &headers, None, &body, &[]);
+        assert!(!d.contains("pw-1"), "{}", &d[..200]);
+        assert!(d.len() < 12_000, "{}", d.len());
+        let d = response_detail(200, &headers, None, "plain text", &[]);
+        assert!(d.contains("more headers left out"), "{d}");
+        assert!(d.len() < 6_000, "{}", d.len());
     }
 }

@@ -138,7 +138,10 @@ impl Graft {
         secret_values(&input, false, &mut hidden);
         // an MCP vendor's tool goes to its server's tools/call (issue 27.3); whether the
         // vendor was reached says whether the call counts as a use
-        let mut detail = SentDetail::default();
+        let mut detail = SentDetail {
+            hidden: hidden.clone(),
+            ..SentDetail::default()
+        };
         let (answer, http_status, reached) = if upstream {
             let (answer, reached) = self
                 .run_upstream(agent_id, tool, input, dry_run, cancel)
@@ -423,8 +426,13 @@ impl Graft {
         let secrets = credential.secrets();
         // what the calls log's detail keeps of the request (issue 28.9): the preview a dry
         // run shows, with the credential and secret-looking fields redacted
+        let mut hidden = detail.hidden.clone();
+        hidden.extend(secrets.iter().cloned());
         if let Ok(p) = request::build(base_url, op, &input, &credential.redacted()) {
-            detail.request = Some(logged_input(&p.preview(), &secrets));
+            // secrets redacted before the preview is cut (a cut secret is not found)
+            let preview = redact(&p.preview().to_string(), &hidden);
+            let preview = serde_json::from_str(&preview).unwrap_or(Value::Null);
+            detail.request = Some(logged_input(&preview, &hidden));
         }
         let sent = Instant::now();
         // a client span (OpenTelemetry HTTP conventions); the proxy sends its context to
@@ -536,12 +544,17 @@ impl Graft {
         let status_line = format!("HTTP {status} {reason}").trim_end().to_string();
         // what the vendor said beside the body (issue 25.5), redacted like the body
         let mut headers = super::answer::kept_headers(&response.headers, &|t| redact(t, &secrets));
+        let mut hidden = detail.hidden.clone();
+        hidden.extend(secrets.iter().cloned());
+        let redacted_value = value
+            .as_ref()
+            .and_then(|v| serde_json::from_str::<Value>(&redact(&v.to_string(), &hidden)).ok());
         detail.response = Some(response_detail(
             status,
             &headers,
-            value.as_ref(),
-            &text,
-            &secrets,
+            redacted_value.as_ref(),
+            &redact(&text, &hidden),
+            &hidden,
         ));
         if let Some(next) = &response.redirect {
             // a redirect Graft did not follow (another origin, out of the base path, too

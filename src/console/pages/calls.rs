@@ -98,7 +98,8 @@ pub fn CallPage() -> impl IntoView {
             .read()
             .get("id")
             .and_then(|i| i.parse::<i64>().ok())
-            .unwrap_or(0)
+            // not a number: no call has it (ids start at 1)
+            .unwrap_or(-1)
     };
     let data = Resource::new(id, call_detail);
     view! {

@@ -51,7 +51,9 @@ pub(crate) fn connection_form(
     t: &ToolData,
     action: ServerAction<ChooseToolConnection>,
 ) -> Option<impl IntoView> {
-    if t.live_connections.is_empty() || t.vendor_removed {
+    // an MCP server's tools use its own credentials (SPEC §10.2), never a choice here
+    let mcp = t.versions.first().is_some_and(|v| v.method == "MCP");
+    if t.live_connections.is_empty() || t.vendor_removed || mcp {
         return None;
     }
     let err = error_of(action);
@@ -100,7 +102,7 @@ pub(crate) fn publish_form(
     Some(view! {
         <section class="card" id="publish">
             <h2>"Publish a new version"</h2>
-            <p class="muted">"Agents that have it promoted get the new definition at once (list_changed). A change to what a call sends asks each agent's approval again; the versions before stay as they were."</p>
+            <p class="muted">"Agents that have it promoted get the new definition at once (list_changed). A change to the method, the path or where inputs go asks each agent's approval again; a description or a schema change alone does not. The versions before stay as they were."</p>
             // open again when the form was refused (without JavaScript the page reloads)
             <details open=move || err.get().is_some()>
                 <summary>{format!("Edit version {seen} as version {}…", seen + 1)}</summary>

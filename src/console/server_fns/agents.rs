@@ -235,10 +235,12 @@ pub(crate) fn call_item(c: crate::service::CallView) -> CallItem {
         http_status: c.http_status,
         // the first sentence: an approval's message goes on to what the agent should
         // tell its user
-        message: c
-            .message
-            .map(|m| crate::domain::search::text::first_sentence(&m, 200)),
-        input: c.input,
+        // agent- and vendor-written text: what could hide or reorder it made visible
+        // (security review 32.16)
+        message: c.message.map(|m| {
+            crate::console::words::mark_bidi(&crate::domain::search::text::first_sentence(&m, 200))
+        }),
+        input: c.input.map(|i| crate::console::words::mark_bidi(&i)),
         duration_ms: c.duration_ms,
         at: c.at,
     }

@@ -123,17 +123,20 @@ pub async fn call_detail(id: i64) -> ConsoleResult<CallData> {
                 "no call {id} in the log (GRAFT_CALLS_RETENTION_DAYS may have deleted it)"
             )));
         };
+        // pretty JSON, with what could hide or reorder text made visible (security
+        // review 32.16)
         let pretty = |t: Option<String>| {
             t.map(|t| match serde_json::from_str::<serde_json::Value>(&t) {
                 Ok(v) => serde_json::to_string_pretty(&v).unwrap_or(t),
                 Err(_) => t,
             })
+            .map(|t| crate::console::words::mark_bidi(&t))
         };
         let (request, response) = match detail {
             Some(d) => (pretty(d.request), pretty(d.response)),
             None => (None, None),
         };
-        let message = row.message.clone();
+        let message = row.message.as_deref().map(crate::console::words::mark_bidi);
         let dry_run = row.dry_run;
         Ok(CallData {
             call: call_item(row),

@@ -81,6 +81,11 @@ pub async fn publish_tool(
     with_status(async move {
         let (state, person) = signed_in().await?;
         let tool = state.graft.tool(&vendor, &name).await?;
+        if tool.retired_at.is_some() || tool.vendor_removed_at.is_some() {
+            return Err(ConsoleError::Refused(format!(
+                "{vendor}__{name} is retired or its vendor was removed: it takes no new version"
+            )));
+        }
         if tool.version != seen {
             return Err(ConsoleError::Refused(format!(
                 "{vendor}__{name} is at version {} now, not version {seen} that you edited: look at it again",
