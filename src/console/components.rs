@@ -615,3 +615,21 @@ pub(crate) fn copy_to_clipboard(_: &str) {}
 pub(crate) fn does_badge(does: &str) -> impl IntoView {
     view! { <span class=format!("badge {does}")>{does.to_string()}</span> }
 }
+
+/// A filtered page's chosen filters (the Calls and Audit pages): the non-empty query
+/// values of `keys`, as `(key, value)`, which its paging links carry on.
+pub(crate) fn chosen_filters(get: impl Fn(&str) -> String, keys: &[&str]) -> Vec<(String, String)> {
+    keys.iter()
+        .map(|k| (k.to_string(), get(k)))
+        .filter(|(_, v)| !v.is_empty())
+        .collect()
+}
+
+/// The value `filters` ([`chosen_filters`]) holds for `key`, else empty.
+pub(crate) fn filter_value(filters: &[(String, String)], key: &str) -> String {
+    filters
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.clone())
+        .unwrap_or_default()
+}

@@ -1,7 +1,7 @@
 //! The Audit page (issue 28.8): who did what, newest first, with filters, paging and a
 //! CSV download of what the filters show.
 
-use crate::console::components::{loaded, DataTable, Frame, When};
+use crate::console::components::{chosen_filters, filter_value, loaded, DataTable, Frame, When};
 use crate::console::server_fns::{audit_log, AuditData};
 use crate::console::words::segment;
 use leptos::prelude::*;
@@ -35,11 +35,7 @@ pub fn AuditPage() -> impl IntoView {
             <h1>"Audit"</h1>
             <p class="muted">"Every action a person took, in the console or on the command line (there as the OS user, or the name given with --as): sign-ins, imports, removals, revocations, rotations, approvals, denials, setting changes and publications. Agents' own calls are in each agent's History and in Activity. Secrets are never recorded."</p>
             {move || {
-                let filters: Vec<(String, String)> = FILTERS
-                    .iter()
-                    .map(|k| (k.to_string(), get(k)))
-                    .filter(|(_, v)| !v.is_empty())
-                    .collect();
+                let filters = chosen_filters(get, &FILTERS);
                 loaded(data, "Loading…", move |d| audit_view(d, filters.clone()))
             }}
         </Frame>
@@ -48,13 +44,7 @@ pub fn AuditPage() -> impl IntoView {
 
 /// The filters, the table and the paging links of one page of events.
 fn audit_view(d: AuditData, filters: Vec<(String, String)>) -> impl IntoView {
-    let chosen = |k: &str| {
-        filters
-            .iter()
-            .find(|(key, _)| key == k)
-            .map(|(_, v)| v.clone())
-            .unwrap_or_default()
-    };
+    let chosen = |k: &str| filter_value(&filters, k);
     let (person, action, target, days) = (
         chosen("person"),
         chosen("action"),

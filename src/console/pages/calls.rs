@@ -2,7 +2,7 @@
 //! filters, and what one call sent and what the vendor answered, redacted.
 
 use super::tables::{calls_table, CallColumns};
-use crate::console::components::{loaded, Frame, When};
+use crate::console::components::{chosen_filters, filter_value, loaded, Frame, When};
 use crate::console::server_fns::{call_detail, calls_log, CallData, CallsData};
 use crate::console::words::segment;
 use leptos::prelude::*;
@@ -27,11 +27,7 @@ pub fn CallsPage() -> impl IntoView {
             <h1>"Calls"</h1>
             <p class="muted">"Every call of every agent, newest first: first-class and through run_tool, dry runs and refused ones, with the outcome, the vendor's status and the input (secrets redacted). A call's time opens what it sent and what the vendor answered."</p>
             {move || {
-                let filters: Vec<(String, String)> = FILTERS
-                    .iter()
-                    .map(|k| (k.to_string(), get(k)))
-                    .filter(|(_, v)| !v.is_empty())
-                    .collect();
+                let filters = chosen_filters(get, &FILTERS);
                 loaded(data, "Loading…", move |d| calls_view(d, filters.clone()))
             }}
         </Frame>
@@ -40,13 +36,7 @@ pub fn CallsPage() -> impl IntoView {
 
 /// The filters, the table and the paging link of one page of calls.
 fn calls_view(d: CallsData, filters: Vec<(String, String)>) -> impl IntoView {
-    let chosen = |k: &str| {
-        filters
-            .iter()
-            .find(|(key, _)| key == k)
-            .map(|(_, v)| v.clone())
-            .unwrap_or_default()
-    };
+    let chosen = |k: &str| filter_value(&filters, k);
     let (agent, tool, outcome) = (chosen("agent"), chosen("tool"), chosen("outcome"));
     let older = d.older.map(|id| {
         let mut q: Vec<String> = filters
