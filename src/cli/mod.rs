@@ -32,6 +32,7 @@ mod templates;
 mod tools;
 mod users;
 mod vendors;
+mod webhook;
 
 pub use agents::AgentCommand;
 pub use approvals::{ApprovalCommand, ApproveArgs, DenyArgs};
@@ -45,6 +46,7 @@ pub use templates::TemplateCommand;
 pub use tools::{describe_tool, ToolCommand};
 pub use users::UserCommand;
 pub use vendors::{ImportOpenapiArgs, VendorCommand};
+pub use webhook::WebhookCommand;
 
 /// Graft: a tool server for AI agents — one shared toolbox of vendor API tools, a
 /// working set per agent, over MCP.
@@ -112,6 +114,10 @@ pub enum Command {
     /// imports, removals, revocations, rotations, approvals, denials, setting changes,
     /// publications), newest first.
     Audit(AuditArgs),
+    /// The team's webhook: notices of approvals asked for, failing vendors and refused
+    /// connections, signed (Standard Webhooks) and retried.
+    #[command(subcommand)]
+    Webhook(WebhookCommand),
     /// Database tools.
     #[command(subcommand)]
     Db(DbCommand),
@@ -328,6 +334,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Calls(a) => calls::calls(&graft, a).await,
         Command::Deny(a) => approvals::deny(&graft, a).await,
         Command::Audit(a) => audit::audit(&graft, a).await,
+        Command::Webhook(c) => webhook::webhook(&graft, c).await,
     };
     // a command that read an MCP vendor's tools started its server: it ends here, with
     // its process group, before the process exits (issue 27.4)

@@ -25,7 +25,14 @@ pub fn Frame(
         let p = path.get();
         (p == section || p.starts_with(&format!("{section}/"))).then_some("page")
     };
-    let nav_data = Resource::new(move || refresh.map(|s| s.get()), |_| nav());
+    // the badge follows approvals as they are asked and decided (issue 28.3)
+    let approvals_heard = super::live::heard("approvals");
+    let nav_data = Resource::new(
+        move || (refresh.map(|s| s.get()), approvals_heard.get()),
+        |_| nav(),
+    );
+    // once in the browser, this tab follows changes
+    Effect::new(|_| super::live::follow());
     // the count and the banner, once loaded (nothing while loading or on an error: the
     // page itself says what went wrong)
     let nav_view = move |show: fn(NavData) -> AnyView| {
@@ -55,6 +62,7 @@ pub fn Frame(
                 <a href="/calls" aria-current=move || here("/calls")>"Calls"</a>
                 <a href="/audit" aria-current=move || here("/audit")>"Audit"</a>
                 <span class="spacer"></span>
+                <a href="/settings" aria-current=move || here("/settings")>"Settings"</a>
                 <a href="/account" aria-current=move || here("/account")>"Account"</a>
                 <ActionForm action=logout attr:class="inline">
                     <button type="submit" class="link">"Sign out"</button>
@@ -180,6 +188,8 @@ pub fn LoadError(err: ConsoleError) -> impl IntoView {
 
 /// A part of a page that waits for `data`: `waiting` until it is there, then `show` of its
 /// value, or the error ([`LoadError`]: 404 for something not there, a way to sign in).
+/// When `data` loads again (a live change, issue 28.3), what is shown stays until the new
+/// value is there (a `Transition`), so a page never blinks to `waiting`.
 pub fn loaded<T, V>(
     data: Resource<Result<T, ConsoleError>>,
     waiting: &'static str,
@@ -190,7 +200,7 @@ where
     V: IntoView + 'static,
 {
     view! {
-        <Suspense fallback=move || view! { <p>{waiting}</p> }>
+        <Transition fallback=move || view! { <p>{waiting}</p> }>
             {move || {
                 let show = show.clone();
                 Suspend::new(async move {
@@ -200,7 +210,7 @@ where
                     }
                 })
             }}
-        </Suspense>
+        </Transition>
     }
 }
 

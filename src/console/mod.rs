@@ -10,6 +10,7 @@
 
 pub mod components;
 pub mod error;
+pub mod live;
 pub mod pages;
 pub mod server_fns;
 pub mod words;
@@ -55,6 +56,7 @@ fn NotFound() -> impl IntoView {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
+    live::provide_live();
     view! {
         <Stylesheet id="graft" href="/pkg/graft.css"/>
         <Title text="Graft"/>
@@ -77,6 +79,7 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/starters") view=pages::StartersPage ssr=SsrMode::Async/>
                 <Route path=path!("/starters/:name") view=pages::TemplatePage ssr=SsrMode::Async/>
                 <Route path=path!("/account") view=pages::AccountPage ssr=SsrMode::Async/>
+                <Route path=path!("/settings") view=pages::SettingsPage ssr=SsrMode::Async/>
             </Routes>
         </Router>
     }

@@ -13,7 +13,7 @@ use sqlx::{Connection, Row};
 /// schema that is not here (and is not bookkeeping: `_sqlx_migrations`, `sqlite_*`,
 /// `tower_sessions`) makes the copy refuse to start, so a new table is never left
 /// behind silently.
-pub const TABLES: [&str; 29] = [
+pub const TABLES: [&str; 30] = [
     "vendors",
     "connections",
     "tools",
@@ -43,6 +43,7 @@ pub const TABLES: [&str; 29] = [
     "oauth_tokens",
     "call_counts",
     "agent_call_days",
+    "webhook_settings",
 ];
 
 /// Rows read from SQLite and written to PostgreSQL at a time.

@@ -23,6 +23,7 @@ pub mod sweep;
 pub mod tools;
 pub mod users;
 pub mod vendors;
+pub mod webhook;
 pub mod working_set;
 
 pub use agents::*;
@@ -41,4 +42,5 @@ pub use starters::*;
 pub use tools::*;
 pub use users::*;
 pub use vendors::*;
+pub use webhook::*;
 pub use working_set::*;

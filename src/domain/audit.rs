@@ -62,6 +62,8 @@ pub enum AuditAction {
     ToolNote,
     /// A starter template was created, edited, applied or deleted.
     Template,
+    /// An installation setting changed (the webhook).
+    SettingChange,
 }
 
 super::str_enum!(AuditAction {
@@ -92,11 +94,12 @@ super::str_enum!(AuditAction {
     ToolDemote => "tool.demote",
     ToolNote => "tool.note",
     Template => "template.change",
+    SettingChange => "setting.change",
 });
 
 impl AuditAction {
     /// Every action, in the order the console's filter lists them.
-    pub const ALL: [AuditAction; 26] = [
+    pub const ALL: [AuditAction; 28] = [
         Self::SignIn,
         Self::PasswordChange,
         Self::UserAdd,
@@ -122,7 +125,9 @@ impl AuditAction {
         Self::ToolPublish,
         Self::ToolPromote,
         Self::ToolDemote,
+        Self::ToolNote,
         Self::Template,
+        Self::SettingChange,
     ];
 
     /// What the action did, in a few words ("revoked a connection").
@@ -155,6 +160,7 @@ impl AuditAction {
             Self::ToolDemote => "demoted a tool",
             Self::ToolNote => "added a note to a tool",
             Self::Template => "changed a starter template",
+            Self::SettingChange => "changed a setting",
         }
     }
 }

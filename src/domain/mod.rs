@@ -9,6 +9,7 @@ pub mod exact_json;
 pub mod markup;
 pub mod mcp_vendor;
 pub mod names;
+pub mod notify;
 pub mod oauth;
 pub mod openapi;
 pub mod rendered;

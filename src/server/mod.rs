@@ -208,6 +208,8 @@ impl Application {
             )
             .route("/skill/SKILL.md", get(console::skill))
             .route("/audit.csv", get(console::audit_csv))
+            // what an open console tab follows (issue 28.3)
+            .route("/console/events", get(console::console_events))
             // an MCP vendor's authorization server sends the person back here (issue 27.1)
             .route(
                 crate::service::mcp_oauth::CALLBACK_PATH,

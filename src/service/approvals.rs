@@ -111,6 +111,8 @@ impl Graft {
         method: &str,
     ) -> ServiceResult<Option<RunAnswer>> {
         let mut approval = db::select_approval(self.pool(), agent_id, tool.id).await?;
+        // a new request (none before, or a grant of an older version): people are told
+        let mut asked_anew = approval.is_none();
         // a grant stands for the version it was given on (a new version that changes
         // nothing carries it forward); one for another version raced a publish
         if let Some(a) = approval.as_mut().filter(|a| {
@@ -131,6 +133,7 @@ impl Graft {
             .await?;
             a.state = ApprovalState::Pending;
             a.changed = Some(why);
+            asked_anew = true;
         }
         match approval.as_ref().map(|a| a.state) {
             Some(ApprovalState::Granted) => {}
@@ -187,6 +190,16 @@ impl Graft {
                 let mut details = json!({"approvalUrl": url, "tellUser": tell, "tool": qualified, "version": tool.version});
                 if let Some(c) = approval.as_ref().and_then(|a| a.changed.clone()) {
                     details["changed"] = Value::String(c);
+                }
+                if asked_anew {
+                    self.console_changed(super::live::APPROVALS).await;
+                    self.notify(crate::domain::notify::Notice::ApprovalRequested {
+                        agent: agent.name.clone(),
+                        tool: qualified.to_string(),
+                        version: tool.version,
+                        url: url.clone(),
+                    })
+                    .await;
                 }
                 let lead = if writes(method, tool.read_only_hint) {
                     format!("{qualified} writes, and its first use needs a person's approval")
@@ -329,6 +342,7 @@ impl Graft {
             at: self.now(),
         };
         db::decide_approval(self.pool(), &decision).await?;
+        self.console_changed(super::live::APPROVALS).await;
         tracing::info!(agent = %a.name, tool = %format!("{vendor}__{name}"), version = t.version,
             decision = state.as_str(), by = %person, "approval decided");
         let detail = match &reason {
@@ -391,6 +405,9 @@ impl Graft {
         )
         .await?;
         let names: Vec<String> = granted.into_iter().map(|(_, n)| n).collect();
+        if !names.is_empty() {
+            self.console_changed(super::live::APPROVALS).await;
+        }
         tracing::info!(tool = %format!("{vendor}__{name}"), version = seen, agents = names.len(),
             by = %person, "pending approvals granted");
         if !names.is_empty() {

@@ -1,8 +1,14 @@
 //! Change notification (SPEC §3.5): recording which agents' sets changed and telling
 //! the hub, on this instance and from others.
 
+use super::live::{self, Topics};
 use super::{Graft, ServiceResult};
 use crate::db::{self, ChangeListener};
+use std::sync::atomic::Ordering;
+
+/// Least time between two announcements to other processes that calls were logged
+/// (ms): a busy instance adds at most one change event per this interval.
+const CALLS_ANNOUNCE_MS: i64 = 2_000;
 
 impl Graft {
     /// Tells every channel of these agents that their working sets changed: this
@@ -10,6 +16,7 @@ impl Graft {
     /// `change_events`, which servers poll (SPEC §3.5). One call per change batch.
     pub(crate) async fn changed(&self, agents: &[i64]) {
         self.inner.hot.bump();
+        self.inner.live.send(live::AGENTS);
         for a in agents {
             self.inner.hub.notify(*a);
         }
@@ -47,6 +54,12 @@ impl Graft {
         if !events.is_empty() {
             self.inner.hot.bump();
         }
+        self.inner.live.send(
+            events
+                .iter()
+                .map(|e| foreign_topics(e.1))
+                .fold(0, |all, t| all | t),
+        );
         if events.iter().any(|e| e.1 == TOOLBOX_CHANGE) {
             self.invalidate_search();
         }
@@ -58,7 +71,7 @@ impl Graft {
         {
             self.check_mcp_servers().await;
         }
-        for rotated in events.iter().map(|e| e.1).filter(|a| *a <= TOKEN_ROTATED) {
+        for rotated in events.iter().map(|e| e.1).filter(|a| *a < TOKEN_ROTATED) {
             self.inner.hub.disconnect(TOKEN_ROTATED - rotated);
         }
         let mut agents: Vec<i64> = events.iter().map(|e| e.1).filter(|a| *a > 0).collect();
@@ -90,6 +103,7 @@ impl Graft {
         // new versions are counted before anyone is told (issue 29.1)
         self.count_tokens_logged(false).await;
         self.inner.hot.bump();
+        self.inner.live.send(live::TOOLBOX | live::APPROVALS);
         self.invalidate_search();
         if let Err(e) = db::insert_change_events(
             &self.inner.pool,
@@ -108,6 +122,7 @@ impl Graft {
     /// drop theirs through `change_events` (agent [`STATE_CHANGE`]).
     pub(crate) async fn state_changed(&self) {
         self.inner.hot.bump();
+        self.inner.live.send(live::AGENTS | live::VENDORS);
         if let Err(e) = db::insert_change_events(
             &self.inner.pool,
             &[STATE_CHANGE],
@@ -121,6 +136,67 @@ impl Graft {
     }
 }
 
+impl Graft {
+    /// Something only the console shows changed (an approval requested or decided):
+    /// this process's open pages hear `topics`, other processes' pages hear of it
+    /// through `change_events` (agent [`CONSOLE_CHANGE`]; issue 28.3).
+    pub(crate) async fn console_changed(&self, topics: Topics) {
+        self.inner.live.send(topics);
+        if let Err(e) = db::insert_change_events(
+            &self.inner.pool,
+            &[CONSOLE_CHANGE],
+            &self.inner.origin,
+            self.now(),
+        )
+        .await
+        {
+            tracing::warn!(error = ?e, "cannot record a console change for other processes");
+        }
+    }
+
+    /// A call was logged: this process's open pages hear it at once; on PostgreSQL,
+    /// where other instances may show the console, they hear of it at most once per
+    /// [`CALLS_ANNOUNCE_MS`] (a change event is a write; calls are many).
+    pub(crate) async fn call_logged(&self) {
+        self.inner.live.send(live::CALLS);
+        if matches!(self.inner.pool, db::Pool::Sqlite(_)) {
+            return;
+        }
+        let now = self.now();
+        let last = self.inner.calls_announced.load(Ordering::Relaxed);
+        if now - last >= CALLS_ANNOUNCE_MS
+            && self
+                .inner
+                .calls_announced
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            if let Err(e) = db::insert_change_events(
+                &self.inner.pool,
+                &[CONSOLE_CHANGE],
+                &self.inner.origin,
+                now,
+            )
+            .await
+            {
+                tracing::warn!(error = ?e, "cannot record a logged call for other processes");
+            }
+        }
+    }
+}
+
+/// What the console's pages hear of another process's change event `agent_id`.
+fn foreign_topics(agent_id: i64) -> Topics {
+    match agent_id {
+        TOOLBOX_CHANGE => live::TOOLBOX | live::APPROVALS,
+        STATE_CHANGE => live::AGENTS | live::VENDORS,
+        CONSOLE_CHANGE => live::APPROVALS | live::CALLS | live::AGENTS,
+        a if a > 0 => live::AGENTS,
+        // a rotated token
+        _ => live::AGENTS,
+    }
+}
+
 /// The `change_events.agent_id` of a toolbox change (agent ids start at 1).
 pub const TOOLBOX_CHANGE: i64 = 0;
 
@@ -128,6 +204,13 @@ pub const TOOLBOX_CHANGE: i64 = 0;
 /// agent's settings or token, a connection, a vendor): they drop what they cached.
 pub const STATE_CHANGE: i64 = -1;
 
-/// `change_events.agent_id` values at or below this mark an agent whose token was
-/// rotated: agent `TOKEN_ROTATED - value`; other processes end its channels too.
+/// `change_events.agent_id` values below this mark an agent whose token was rotated:
+/// agent `TOKEN_ROTATED - value` (agent ids start at 1); other processes end its
+/// channels too.
 pub const TOKEN_ROTATED: i64 = -2;
+
+/// The `change_events.agent_id` of a change only the console shows (an approval, a
+/// logged call): other processes' open console pages load again (issue 28.3). It is
+/// [`TOKEN_ROTATED`] itself, which names no agent (an older process that reads it as
+/// a rotation ends the channels of agent 0, which does not exist).
+pub const CONSOLE_CHANGE: i64 = TOKEN_ROTATED;

@@ -300,6 +300,9 @@ impl Graft {
         if v.kind == "mcp" {
             let test = self.test_mcp_connection(&v, &c).await?;
             self.keep_test(id, &test);
+            if !test.ok {
+                self.connection_failed(&v.slug, id, &test.message).await;
+            }
             return Ok(test);
         }
         let tools = db::select_vendor_tools(self.pool(), &v.slug).await?;
@@ -371,6 +374,10 @@ impl Graft {
             message: crate::proxy::redact::redact(&message, &secrets),
         };
         self.keep_test(id, &test);
+        if !ok {
+            // the team's webhook hears of it (issue 28.3)
+            self.connection_failed(&v.slug, id, &test.message).await;
+        }
         Ok(test)
     }
 

@@ -408,6 +408,37 @@ impl Graft {
         Ok(())
     }
 
+    /// Why calls of `tool` would go without a usable credential, in a sentence for a
+    /// person (issue 28.12: a tool promoted with no connection says so): its connection
+    /// is revoked, suspended or ambiguous, or its vendor has none while its document
+    /// declares a security scheme. `None` when it has one, when its operation declares
+    /// none is needed (`security: []`), for an MCP server's tool, and for a vendor whose
+    /// document declares no scheme. Errors: the database failed.
+    pub async fn connection_warning(&self, tool: &db::ToolRow) -> ServiceResult<Option<String>> {
+        if tool.method == crate::domain::mcp_vendor::MCP_METHOD {
+            return Ok(None);
+        }
+        let public = serde_json::from_str::<crate::domain::tool::Binding>(&tool.binding)
+            .is_ok_and(|b| b.public);
+        if public {
+            return Ok(None);
+        }
+        Ok(match self.credential_for(tool.id).await? {
+            Ok((Credential::None, _)) => {
+                let vendor = self.vendor(&tool.vendor).await?;
+                vendor.auth_kind.is_some().then(|| {
+                    format!(
+                        "{} has no connection: its calls go without a credential, and the vendor will likely refuse them. Add one on the vendor's page.",
+                        tool.vendor
+                    )
+                })
+            }
+            Ok(_) => None,
+            Err(RunAnswer::Err { message, .. }) => Some(message),
+            Err(_) => None,
+        })
+    }
+
     /// A tool's credential and vendor URL for a call, from memory while nothing changed.
     pub(crate) async fn call_setting(
         &self,

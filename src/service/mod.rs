@@ -18,8 +18,10 @@ pub mod hub;
 pub mod import;
 pub mod input;
 pub mod learning;
+pub mod live;
 pub mod mcp_oauth;
 pub mod mcp_vendors;
+pub mod notify;
 pub mod oauth;
 pub mod oauth_tokens;
 pub mod quota;
@@ -206,6 +208,12 @@ pub struct Graft {
 struct Inner {
     pool: Pool,
     hub: ChangeHub,
+    /// What the console's open pages follow (issue 28.3).
+    live: live::LiveBus,
+    /// The team's webhook: settings read, counts, deliveries (issue 28.3).
+    notifier: notify::Notifier,
+    /// When this process last told other processes that a call was logged (ms).
+    calls_announced: std::sync::atomic::AtomicI64,
     clock: Arc<dyn Clock>,
     /// The search index over the current toolbox; `None` after a change until rebuilt.
     search: RwLock<Option<Arc<SearchIndex>>>,
@@ -370,6 +378,9 @@ impl Graft {
             inner: Arc::new(Inner {
                 pool,
                 hub: ChangeHub::default(),
+                live: live::LiveBus::default(),
+                notifier: notify::Notifier::new(1_000).map_err(anyhow::Error::msg)?,
+                calls_announced: std::sync::atomic::AtomicI64::new(0),
                 clock,
                 search: RwLock::new(None),
                 stored_ops: RwLock::new(None),
@@ -425,6 +436,11 @@ impl Graft {
     /// The change hub (SPEC §3.5).
     pub fn hub(&self) -> &ChangeHub {
         &self.inner.hub
+    }
+
+    /// The bus the console's open pages follow (issue 28.3).
+    pub fn live(&self) -> &live::LiveBus {
+        &self.inner.live
     }
 
     /// The database pool (for the server's session store and health check).

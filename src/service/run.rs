@@ -215,7 +215,7 @@ impl Graft {
         if let Err(e) = recorded {
             tracing::error!(error = ?e, agent = agent_id, tool = %format!("{}__{}", tool.vendor, tool.name), http_status = ?call.http_status, "a tool call ran but could not be written to the calls log");
         }
-        self.finish_call(
+        let outcome = self.finish_call(
             agent_id,
             tool,
             dry_run,
@@ -223,6 +223,26 @@ impl Graft {
             call.http_status,
             call.duration_ms,
         );
+        self.call_logged().await;
+        // the team's webhook hears of failing vendors and refused credentials (28.3)
+        if outcome == crate::metrics::CallOutcome::VendorError {
+            self.vendor_failed(&tool.vendor).await;
+        }
+        if call.http_status == Some(401) && !upstream {
+            if let Some(id) = self
+                .call_setting(tool)
+                .await
+                .ok()
+                .and_then(|s| s.connection_id)
+            {
+                self.connection_failed(
+                    &tool.vendor,
+                    id,
+                    &format!("the vendor answered 401 Unauthorized to a call of {}__{}: its credential was refused", tool.vendor, tool.name),
+                )
+                .await;
+            }
+        }
         Ok(answer)
     }
 

@@ -19,6 +19,7 @@ mod latency;
 mod lifecycle;
 mod mcp_vendors;
 mod metrics;
+mod notify;
 mod oauth;
 mod protocol;
 mod run;

@@ -62,7 +62,7 @@ pub fn AccountPage() -> impl IntoView {
                     <FieldError err field="new"/>
                     <label>"New password again"<input type="password" name="confirm" autocomplete="new-password"/></label>
                     <FieldError err field="confirm"/>
-                    <button type="submit">"Change password"</button>
+                    <button type="submit" disabled=move || change.pending().get()>{move || if change.pending().get() { "Changing…" } else { "Change password" }}</button>
                 </ActionForm>
             </section>
         </Frame>

@@ -52,6 +52,8 @@ pub fn AgentPage() -> impl IntoView {
             .get("before")
             .and_then(|b| b.parse::<i64>().ok())
     };
+    // its working set, approvals and calls change while the page is open (issue 28.3)
+    let live = crate::console::live::changes(&["agents", "approvals", "calls"]);
     let data = Resource::new(
         move || {
             (
@@ -59,7 +61,8 @@ pub fn AgentPage() -> impl IntoView {
                 page(),
                 outcome(),
                 before(),
-                edit.version().get()
+                live.get() as usize
+                    + edit.version().get()
                     + promote_action.version().get()
                     + demote_action.version().get()
                     + decide_action.version().get()
@@ -106,7 +109,7 @@ pub fn AgentPage() -> impl IntoView {
     };
     view! {
         <Frame title=untrack(name) refresh=decide_action.version()>
-            <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            <Transition fallback=|| view! { <p>"Loading…"</p> }>
                 {move || Suspend::new(async move {
                     let d = match data.await {
                         Ok(d) => d,
@@ -269,7 +272,7 @@ pub fn AgentPage() -> impl IntoView {
                         </section>
                     }.into_any()
                 })}
-            </Suspense>
+            </Transition>
         </Frame>
     }
 }
@@ -310,7 +313,10 @@ pub(crate) fn working_set_table(
                         view! {
                             <tr data-tool=t1>
                                 <td><a href=href><code>{t2}</code></a></td>
-                                <td class="desc">{e.description.clone()}</td>
+                                <td class="desc">{e.description.clone()}{e.connection_warning.clone().map(|w| {
+                                    let vendor_href = format!("/vendors/{}#connections", segment(&e.vendor));
+                                    view! { <span class="warning connection-warning" role="note">{w}" "<a href=vendor_href>"Add a connection"</a></span> }
+                                })}</td>
                                 <td class="promoted-by" data-label="Promoted by">{e.promoted_by.clone()}</td>
                                 <td data-label="Promoted"><When at=e.promoted_at now/></td>
                                 <td class="last-used" data-label="Last used">{match e.last_used_at {

@@ -16,7 +16,8 @@ use leptos_router::hooks::{use_params_map, use_query_map};
 pub fn AgentsPage() -> impl IntoView {
     let add = ServerAction::<AddAgent>::new();
     let edit = ServerAction::<EditAgent>::new();
-    let data = Resource::new(move || edit.version().get(), |_| agents());
+    let live = crate::console::live::changes(&["agents", "calls"]);
+    let data = Resource::new(move || (edit.version().get(), live.get()), |_| agents());
     let add_err = error_of(add);
     let edit_err = error_of(edit);
     let saved = saved(edit, "agent");

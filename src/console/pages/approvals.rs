@@ -19,10 +19,12 @@ pub fn ApprovalsPage() -> impl IntoView {
     let all_action = ServerAction::<ApprovePending>::new();
     let query = use_query_map();
     let get = move |k: &str| query.read().get(k).unwrap_or_default();
+    // asked and decided elsewhere too, while the page is open (issue 28.3)
+    let live = crate::console::live::changes(&["approvals", "toolbox"]);
     let data = Resource::new(
         move || {
             (
-                decide_action.version().get() + all_action.version().get(),
+                decide_action.version().get() + all_action.version().get() + live.get() as usize,
                 get("agent"),
                 get("vendor"),
                 get("state"),

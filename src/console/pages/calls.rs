@@ -18,9 +18,19 @@ const FILTERS: [&str; 3] = ["agent", "tool", "outcome"];
 pub fn CallsPage() -> impl IntoView {
     let query = use_query_map();
     let get = move |k: &str| query.read().get(k).unwrap_or_default();
+    // new calls appear while the page is open (issue 28.3)
+    let live = crate::console::live::changes(&["calls"]);
     let data = Resource::new(
-        move || (get("agent"), get("tool"), get("outcome"), get("before")),
-        |(a, t, o, b)| calls_log(Some(a), Some(t), Some(o), Some(b)),
+        move || {
+            (
+                get("agent"),
+                get("tool"),
+                get("outcome"),
+                get("before"),
+                live.get(),
+            )
+        },
+        |(a, t, o, b, _)| calls_log(Some(a), Some(t), Some(o), Some(b)),
     );
     view! {
         <Frame title="Calls">

@@ -10,7 +10,9 @@ use leptos::prelude::*;
 /// checked off when done), then an overview of the agents and what waits for a person.
 #[component]
 pub fn HomePage() -> impl IntoView {
-    let data = Resource::new(|| (), |_| home());
+    // follows every change while open (issue 28.3)
+    let live = crate::console::live::changes(&crate::console::live::TOPICS);
+    let data = Resource::new(move || live.get(), |_| home());
     view! {
         <Frame title="Home">
             <h1>"Graft"</h1>

@@ -7,6 +7,7 @@
 
 mod audit;
 mod gate;
+mod live;
 mod mcp_oauth;
 mod oauth;
 mod session;
@@ -15,6 +16,7 @@ mod upload;
 
 pub use audit::*;
 pub use gate::*;
+pub use live::*;
 pub use mcp_oauth::*;
 pub use oauth::*;
 pub use session::*;

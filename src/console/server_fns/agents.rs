@@ -79,6 +79,9 @@ pub struct EntryItem {
     /// Tokens of its served definition (issue 29.1); `None` while not counted.
     #[serde(default)]
     pub tokens: Option<i64>,
+    /// Why its calls would go without a usable credential (issue 28.12), if so.
+    #[serde(default)]
+    pub connection_warning: Option<String>,
 }
 
 /// What the agent page's client configurations show where the token goes: Graft keeps
@@ -561,6 +564,10 @@ pub async fn agent(
         }
         let now = g.clock_now();
         let entries = g.working_set_view(a.id).await?;
+        let mut warnings = Vec::with_capacity(entries.len());
+        for e in &entries {
+            warnings.push(g.connection_warning(&e.entry.tool).await?);
+        }
         let history_total = g.history_count(a.id).await?;
         let pages = ((history_total + PER_PAGE - 1) / PER_PAGE).max(1);
         let page = page.clamp(1, pages);
@@ -609,7 +616,8 @@ pub async fn agent(
             },
             entries: entries
                 .into_iter()
-                .map(|e| EntryItem {
+                .zip(warnings)
+                .map(|(e, connection_warning)| EntryItem {
                     vendor: e.entry.tool.vendor,
                     name: e.entry.tool.name,
                     // the full text is on the tool's page
@@ -622,6 +630,7 @@ pub async fn agent(
                     last_used_at: e.last_used_at,
                     calls: e.calls,
                     tokens: e.entry.tool.tokens,
+                    connection_warning,
                 })
                 .collect(),
             history: history
