@@ -424,7 +424,8 @@ impl Graft {
             return Ok(None);
         }
         Ok(match self.credential_for(tool.id).await? {
-            Ok((Credential::None, _)) => {
+            // no connection at all (a connection of kind `none` is a choice, not a gap)
+            Ok((Credential::None, None)) => {
                 let vendor = self.vendor(&tool.vendor).await?;
                 vendor.auth_kind.is_some().then(|| {
                     format!(

@@ -225,7 +225,10 @@ impl Graft {
         );
         self.call_logged().await;
         // the team's webhook hears of failing vendors and refused credentials (28.3)
-        if outcome == crate::metrics::CallOutcome::VendorError {
+        // the vendor failing (5xx, 429, a timeout, unreachable), not an agent's bad input
+        if outcome == crate::metrics::CallOutcome::VendorError
+            && call.http_status.is_none_or(|s| s >= 500 || s == 429)
+        {
             self.vendor_failed(&tool.vendor).await;
         }
         if call.http_status == Some(401) && !upstream {
