@@ -166,11 +166,20 @@ mod browser {
                     return t.default_value().is_ok_and(|d| d != t.value());
                 }
                 if let Some(s) = node.dyn_ref::<web_sys::HtmlSelectElement>() {
+                    // what the page rendered: the option marked selected, else the first
+                    // (a select without a `selected` option shows its first)
                     let options = s.options();
-                    return (0..options.length())
+                    let all: Vec<web_sys::HtmlOptionElement> = (0..options.length())
                         .filter_map(|i| options.item(i))
                         .filter_map(|o| o.dyn_into::<web_sys::HtmlOptionElement>().ok())
-                        .any(|o| o.selected() != o.default_selected());
+                        .collect();
+                    let rendered = all
+                        .iter()
+                        .find(|o| o.default_selected())
+                        .or(all.first())
+                        .map(|o| o.value())
+                        .unwrap_or_default();
+                    return s.value() != rendered;
                 }
                 false
             })
