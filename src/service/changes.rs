@@ -107,16 +107,7 @@ impl Graft {
         self.inner.hot.bump();
         self.inner.live.send(live::TOOLBOX | live::APPROVALS);
         self.invalidate_search();
-        if let Err(e) = db::insert_change_events(
-            &self.inner.pool,
-            &[TOOLBOX_CHANGE],
-            &self.inner.origin,
-            self.now(),
-        )
-        .await
-        {
-            tracing::warn!(error = ?e, "cannot record a toolbox change for other processes");
-        }
+        self.announce(TOOLBOX_CHANGE, "a toolbox change").await;
     }
 
     /// Something that tool calls read changed (an agent's settings or token, a
@@ -125,16 +116,7 @@ impl Graft {
     pub(crate) async fn state_changed(&self) {
         self.inner.hot.bump();
         self.inner.live.send(live::AGENTS | live::VENDORS);
-        if let Err(e) = db::insert_change_events(
-            &self.inner.pool,
-            &[STATE_CHANGE],
-            &self.inner.origin,
-            self.now(),
-        )
-        .await
-        {
-            tracing::warn!(error = ?e, "cannot record a change for other processes");
-        }
+        self.announce(STATE_CHANGE, "a change").await;
     }
 }
 
@@ -144,15 +126,17 @@ impl Graft {
     /// through `change_events` (agent [`CONSOLE_CHANGE`]; issue 28.3).
     pub(crate) async fn console_changed(&self, topics: Topics) {
         self.inner.live.send(topics);
-        if let Err(e) = db::insert_change_events(
-            &self.inner.pool,
-            &[CONSOLE_CHANGE],
-            &self.inner.origin,
-            self.now(),
-        )
-        .await
+        self.announce(CONSOLE_CHANGE, "a console change").await;
+    }
+
+    /// Records change event `marker` for other processes; a failure is logged as "cannot
+    /// record `what`" and otherwise ignored (this process already acted on it).
+    async fn announce(&self, marker: i64, what: &str) {
+        if let Err(e) =
+            db::insert_change_events(&self.inner.pool, &[marker], &self.inner.origin, self.now())
+                .await
         {
-            tracing::warn!(error = ?e, "cannot record a console change for other processes");
+            tracing::warn!(error = ?e, "cannot record {what} for other processes");
         }
     }
 
@@ -173,16 +157,7 @@ impl Graft {
                 .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()
         {
-            if let Err(e) = db::insert_change_events(
-                &self.inner.pool,
-                &[CONSOLE_CHANGE],
-                &self.inner.origin,
-                now,
-            )
-            .await
-            {
-                tracing::warn!(error = ?e, "cannot record a logged call for other processes");
-            }
+            self.announce(CONSOLE_CHANGE, "a logged call").await;
         }
     }
 }
