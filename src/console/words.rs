@@ -160,7 +160,7 @@ pub fn count(n: i64, noun: &str) -> String {
 pub use crate::numbers::{grouped, tokens};
 
 /// What an OpenAPI import did, for the page that follows the upload.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ImportSummary {
     /// Vendor slug.
     pub vendor: String,
@@ -198,6 +198,12 @@ pub struct ImportSummary {
     /// Working-set entries demoted because their tool retired.
     #[serde(default)]
     pub demoted: usize,
+    /// Approvals asked again: a new version changed what the call does.
+    #[serde(default)]
+    pub approvals_reset: usize,
+    /// A preview of a re-upload: nothing was written (issue 28.11).
+    #[serde(default)]
+    pub preview: bool,
     /// Whether the import brought a removed vendor back.
     #[serde(default)]
     pub brought_back: bool,
@@ -241,6 +247,12 @@ impl ImportSummary {
             parts.push(format!(
                 "{} retired (gone from the document{demoted})",
                 self.retired.len()
+            ));
+        }
+        if self.approvals_reset > 0 {
+            parts.push(format!(
+                "{} asked again",
+                count(self.approvals_reset as i64, "approval")
             ));
         }
         if self.unchanged > 0 {
@@ -292,6 +304,8 @@ impl From<crate::service::ImportReport> for ImportSummary {
             kept: r.kept,
             writes_kept: r.writes_kept,
             demoted: r.demoted,
+            approvals_reset: r.approvals_reset,
+            preview: r.preview,
             brought_back: r.brought_back,
             moved: r.moved,
             adopted_base_url: r.adopted_base_url,
@@ -324,6 +338,15 @@ impl ImportSummary {
                 .iter()
                 .map(|n| format!("left alone {n}: an agent wrote its current version")),
         );
+        // kept with the import, so the names can be looked up later (issue 28.11)
+        out.extend(
+            self.renamed
+                .iter()
+                .map(|(op, n)| format!("named {n}: operation {op}")),
+        );
+        out.extend(self.moved.iter().map(|(old, new)| {
+            format!("renamed an agent's tool {old} to {new}: the document has an operation of that name")
+        }));
         out
     }
 }

@@ -48,6 +48,57 @@ impl Graft {
         base_url: Option<&str>,
         progress: &mut (dyn FnMut(usize, usize) + Send),
     ) -> ServiceResult<ImportReport> {
+        self.import_run(actor, vendor, text, base_url, progress, true)
+            .await
+    }
+
+    /// What [`Graft::import_openapi_by`] would do (issue 28.11: a re-upload previewed
+    /// before it applies): the same import run in a transaction that is rolled back, so
+    /// the report (new, updated, retired, restored tools, approvals asked again, entries
+    /// demoted) is exactly what applying it now would say. Nothing is written, no one is
+    /// told, nothing is audited. Errors: as the import's.
+    pub async fn preview_import(
+        &self,
+        actor: &Actor,
+        vendor: &str,
+        text: &str,
+        base_url: Option<&str>,
+    ) -> ServiceResult<ImportReport> {
+        self.import_run(actor, vendor, text, base_url, &mut |_, _| {}, false)
+            .await
+    }
+
+    /// Imports vendor `slug`'s stored document again (issue 28.11: Restore for a removed
+    /// vendor), as `actor`: a removed vendor is brought back with its tools. Errors:
+    /// `VendorNotFound`, `Invalid` (no stored document, an MCP server), as the import's.
+    pub async fn restore_vendor(&self, actor: &Actor, slug: &str) -> ServiceResult<ImportReport> {
+        let v = db::select_vendor_by_slug(self.pool(), slug)
+            .await?
+            .ok_or_else(|| ServiceError::VendorNotFound(slug.to_string()))?;
+        if v.kind == "mcp" {
+            return Err(ServiceError::Invalid(format!(
+                "vendor {slug} is an MCP server: add it again with its URL or command"
+            )));
+        }
+        let Some(text) = db::select_vendor_document(self.pool(), v.id).await? else {
+            return Err(ServiceError::Invalid(format!(
+                "vendor {slug} has no stored document: import its OpenAPI document again"
+            )));
+        };
+        self.import_openapi_by(actor, slug, &text, None, &mut |_, _| {})
+            .await
+    }
+
+    /// The import, written when `apply`, else rolled back (a preview).
+    async fn import_run(
+        &self,
+        actor: &Actor,
+        vendor: &str,
+        text: &str,
+        base_url: Option<&str>,
+        progress: &mut (dyn FnMut(usize, usize) + Send),
+        apply: bool,
+    ) -> ServiceResult<ImportReport> {
         let doc = openapi::parse_document(text).map_err(ServiceError::Invalid)?;
         openapi::spec_version(&doc).map_err(ServiceError::Invalid)?;
         let slug = VendorSlug::parse(vendor).map_err(ServiceError::Invalid)?;
@@ -221,6 +272,7 @@ impl Graft {
             if update.restored {
                 report.restored.push(old.name.clone());
             }
+            report.approvals_reset += update.approvals_reset;
             match update.changed {
                 Some((what, agents)) => {
                     notify.extend(agents);
@@ -296,6 +348,14 @@ impl Graft {
                 .collect(),
             ..report
         };
+        if !apply {
+            // a preview: the transaction is dropped, so rolled back; nothing was written
+            drop(tx);
+            return Ok(ImportReport {
+                preview: true,
+                ..report
+            });
+        }
         let summary =
             serde_json::to_string(&report).map_err(|e| ServiceError::Internal(e.into()))?;
         db::insert_import(&mut tx, vendor_id, &actor.label(), now, &summary).await?;
@@ -376,6 +436,11 @@ pub struct ImportReport {
     pub writes_kept: Vec<String>,
     /// Working-set entries demoted because their tool was retired.
     pub demoted: usize,
+    /// Approvals (granted or pending) asked again because a new version changed what
+    /// the call does.
+    pub approvals_reset: usize,
+    /// A preview: what the import would do; nothing was written (issue 28.11).
+    pub preview: bool,
     /// `(operation, name)` of tools whose name is not the plain snake case.
     pub renamed: Vec<(String, String)>,
     /// `(operation, reason)` of operations left out.
@@ -451,6 +516,8 @@ impl Graft {
 pub(super) struct SourceUpdate {
     /// The tool was retired and is back.
     pub restored: bool,
+    /// Approvals (granted or pending) that now ask again, for the new version.
+    pub approvals_reset: usize,
     /// What its new version changed, in words, and the agents holding it (they get
     /// list_changed); `None` when the source describes it as its current version does.
     pub changed: Option<(String, Vec<i64>)>,
@@ -495,18 +562,22 @@ pub(super) async fn update_from_source(
     let Some(what) = super::versions::definition_change(&baseline, d, &binding, hints) else {
         return Ok(SourceUpdate {
             restored,
+            approvals_reset: 0,
             changed: None,
         });
     };
     let next = old.version + 1;
     let nv = super::versions::version_row(d, &binding, hints, "import");
     db::insert_tool_version(tx, old.id, next, &nv, now).await?;
-    match super::versions::call_change(old, d, hints) {
-        Some(why) => {
-            db::reset_approvals(tx, old.id, next, &why, now).await?;
+    let approvals_reset = match super::versions::call_change(old, d, hints) {
+        Some(why) => db::reset_approvals(tx, old.id, next, &why, now)
+            .await?
+            .len(),
+        None => {
+            db::carry_approvals(tx, old.id, next).await?;
+            0
         }
-        None => db::carry_approvals(tx, old.id, next).await?,
-    }
+    };
     let agents = db::sweep::select_entries_of_tools(tx, &[old.id])
         .await?
         .into_iter()
@@ -514,6 +585,7 @@ pub(super) async fn update_from_source(
         .collect();
     Ok(SourceUpdate {
         restored,
+        approvals_reset,
         changed: Some((what, agents)),
     })
 }

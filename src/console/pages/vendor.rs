@@ -2,11 +2,11 @@
 
 use super::tables::{connections_table, ConnectionActions, ConnectionForm};
 use crate::console::components::{
-    error_of, loaded, saved, saves, FieldError, FormError, Frame, When,
+    error_of, loaded, saved, saves, Confirm, FieldError, FormError, Frame, When,
 };
 use crate::console::server_fns::{
     vendor, AddConnection, ConfirmConnections, EditVendor, ForgetMcpOauth, RefreshMcpVendor,
-    RemoveVendor, SetVendorInternal, SetVendorState, StartMcpOauth,
+    RemoveVendor, RestoreVendor, SetVendorInternal, SetVendorState, StartMcpOauth,
 };
 use crate::console::words::{count, segment};
 use leptos::prelude::*;
@@ -58,6 +58,8 @@ pub fn VendorPage() -> impl IntoView {
     let state_err = error_of(set_state);
     let conn_err = error_of(add_conn);
     let remove_err = error_of(remove);
+    let restore = ServerAction::<RestoreVendor>::new();
+    let restore_err = error_of(restore);
     let conn_saved = saved(add_conn, "connection");
     let saved = saved(edit, "vendor");
     view! {
@@ -95,6 +97,20 @@ pub fn VendorPage() -> impl IntoView {
                         <p class="warning" role="note">"Removed "<When at now/>
                             {format!(": its {} stay in the record but are out of search and refuse calls; its connections are revoked. Importing its OpenAPI document again (on ", count(d.tools, "tool"))}
                             <a href="/vendors#import">"Vendors"</a>") brings it back."</p>
+                        {(v.has_document && v.kind != "mcp").then(|| {
+                            let slug = v.slug.clone();
+                            view! {
+                                <FormError err=restore_err/>
+                                <Confirm label="Restore from its stored document".into()>
+                                    <p>"Imports the document stored with it again: its tools come back into search and calls (what its document retired stays retired). Its old connections stay revoked: add a new one after."</p>
+                                    <ActionForm action=restore attr:class="inline">
+                                        <input type="hidden" name="slug" value=slug/>
+                                        <input type="hidden" name="confirm" value="yes"/>
+                                        <button type="submit">"Restore"</button>
+                                    </ActionForm>
+                                </Confirm>
+                            }
+                        })}
                         {history}
                     }.into_any();
                 }

@@ -6,7 +6,7 @@ use crate::console::components::{
 };
 #[cfg(feature = "hydrate")]
 use crate::console::server_fns::MAX_UPLOAD_BYTES;
-use crate::console::server_fns::{vendors, AddMcpVendor, AddVendor};
+use crate::console::server_fns::{vendors, AddMcpVendor, AddVendor, ApplyImport};
 use crate::console::words::segment;
 use crate::console::words::ImportSummary;
 use leptos::prelude::*;
@@ -25,11 +25,13 @@ pub fn VendorsPage() -> impl IntoView {
         move || {
             (
                 query.read().get("import"),
+                query.read().get("preview"),
                 add.version().get() + conn_actions.version(),
             )
         },
-        |(import, _)| vendors(import),
+        |(import, preview, _)| vendors(import, preview),
     );
+    let apply = ServerAction::<ApplyImport>::new();
     let add_err = error_of(add);
     let vendor_saved = saved(add, "vendor");
     let revoke_err = error_of(revoke);
@@ -57,6 +59,7 @@ pub fn VendorsPage() -> impl IntoView {
                         <p class="ok" role="status">{format!("Vendor {slug} was removed before and is back: its tools are in search and callable again (retired ones stay retired). Its old connections stay revoked: add a new one on its page, and import its document again if it changed.")}</p>
                     })}
                     {d.import.clone().map(import_summary)}
+                    {d.preview.clone().map(|(id, summary)| preview_card(id, summary, apply))}
                     {if d.vendors.is_empty() {
                         view! { <p class="muted">"No vendors yet."</p> }.into_any()
                     } else {
@@ -74,7 +77,9 @@ pub fn VendorsPage() -> impl IntoView {
                         </table></div> }.into_any()
                     }}
                     {(!d.removed.is_empty()).then(|| view! {
-                        <p class="muted removed">{format!("Removed: {}. Importing a document under one of these slugs brings it back.", d.removed.join(", "))}</p>
+                        <p class="muted removed">"Removed: "{d.removed.iter().enumerate().map(|(i, slug)| view! {
+                            {(i > 0).then_some(", ")}<a href=format!("/vendors/{}", segment(slug))><code>{slug.clone()}</code></a>
+                        }).collect_view()}". Its page restores one from its stored document; importing a document under one of these slugs brings it back too."</p>
                     })}
                     {(!d.imports.is_empty()).then(|| view! {
                         <section class="card" id="imports">
@@ -159,7 +164,11 @@ pub fn VendorsPage() -> impl IntoView {
                     <label>"Vendor slug"<input name="vendor" required placeholder="stripe"/></label>
                     <label>"Base URL (optional)"<input name="base_url" placeholder="from the document"/></label>
                     <label>"Document"<input type="file" name="document" accept=".json,.yaml,.yml,application/json,application/yaml" required/></label>
-                    <button type="submit">"Import"</button>
+                    <div class="buttons">
+                        <button type="submit">"Import"</button>
+                        " "
+                        <button type="submit" name="preview" value="1" class="secondary" title="see what it would add, update and retire before anything changes">"Preview"</button>
+                    </div>
                 </form>
                 {move || refused.get().map(|m| view! { <p class="error" role="alert">{m}</p> })}
                 {move || importing.get().then(|| view! {
@@ -199,6 +208,15 @@ pub(crate) fn upload_with_progress(
     ) else {
         return None;
     };
+    // the button pressed is not in the form's data: Preview says so itself
+    if ev
+        .submitter()
+        .and_then(|b| b.get_attribute("name"))
+        .is_some_and(|n| n == "preview")
+        && data.append_with_str("preview", "1").is_err()
+    {
+        return None;
+    }
     if let Ok(file) = data.get("document").dyn_into::<web_sys::File>() {
         if file.size() > MAX_UPLOAD_BYTES as f64 {
             ev.prevent_default();
@@ -230,7 +248,9 @@ pub(crate) fn upload_with_progress(
         // the summary's address, sent as text; signed out (a redirect to /login that the
         // request followed) or anything else: the plain page
         let text = done.response_text().ok().flatten().unwrap_or_default();
-        let target = if done.status().unwrap_or(0) == 200 && text.starts_with("/vendors?import=") {
+        let target = if done.status().unwrap_or(0) == 200
+            && (text.starts_with("/vendors?import=") || text.starts_with("/vendors?preview="))
+        {
             text
         } else {
             "/vendors".to_string()
@@ -253,6 +273,23 @@ pub(crate) fn upload_with_progress(
     None
 }
 
+/// A previewed upload (issue 28.11): what applying it would do, Apply and Discard.
+fn preview_card(id: String, s: ImportSummary, apply: ServerAction<ApplyImport>) -> impl IntoView {
+    let err = error_of(apply);
+    view! {
+        <FormError err/>
+        {import_summary(s)}
+        <section class="card" id="apply-import">
+            <ActionForm action=apply attr:class="inline">
+                <input type="hidden" name="preview" value=id/>
+                <button type="submit" disabled=move || apply.pending().get()>{move || if apply.pending().get() { "Importing…" } else { "Apply this import" }}</button>
+            </ActionForm>
+            " "<a href="/vendors">"Discard"</a>
+            <p class="muted">"Applying imports the document as uploaded and says again what it did (the toolbox may have changed since). A preview is kept for 10 minutes."</p>
+        </section>
+    }
+}
+
 pub(crate) fn import_summary(s: ImportSummary) -> impl IntoView {
     match s.error {
         Some(e) => view! {
@@ -263,8 +300,8 @@ pub(crate) fn import_summary(s: ImportSummary) -> impl IntoView {
         }
         .into_any(),
         None => view! {
-            <section class="card ok-card" role="status" id="import-summary">
-                <h2>"Import done"</h2>
+            <section class=if s.preview { "card preview-card" } else { "card ok-card" } role="status" id="import-summary" data-preview=s.preview.to_string()>
+                <h2>{if s.preview { "Preview: nothing is changed until you apply it" } else { "Import done" }}</h2>
                 <p class="headline">{s.headline()}</p>
                 {s.adopted_base_url.clone().map(|u| view! { <p class="warning" role="note">"Base URL "<code>{u}</code>", taken from the document's servers: every call of these tools goes there. Change it on the vendor's page if it is not the API you mean."</p> })}
                 {s.origin_moved.clone().map(|(old, new)| view! { <p class="warning" role="note">{format!("Moved from {old} to {new}: its connections send nothing until you confirm them on the vendor's page, and its approvals are asked again.")}</p> })}

@@ -28,9 +28,24 @@ pub enum Flash {
     Token(String, String),
     /// The summary of an OpenAPI upload.
     Import(Box<ImportSummary>),
+    /// A previewed upload (issue 28.11): what applying it would do, and what applies it.
+    Preview(Box<PendingImport>),
     /// Why something a person started elsewhere did not finish (an MCP vendor's
     /// authorization, issue 27.1), shown on the Vendors page.
     Failed(String),
+}
+
+/// An upload previewed and not applied yet: the document as uploaded, and its preview.
+#[derive(Debug, Clone)]
+pub struct PendingImport {
+    /// The vendor slug given.
+    pub vendor: String,
+    /// The base URL given, if any.
+    pub base_url: Option<String>,
+    /// The document's text.
+    pub text: String,
+    /// What applying it would do (as of the preview).
+    pub summary: ImportSummary,
 }
 
 /// One-time values by random id, each for the person who caused it, for 10 minutes.
@@ -48,6 +63,18 @@ impl FlashStore {
         items.retain(|_, (_, at, _)| at.elapsed() < FLASH_TTL);
         items.insert(id.clone(), (person.to_string(), Instant::now(), value));
         id
+    }
+
+    /// The preview `id` kept for `person`, left in place (the page shows it until the
+    /// person applies or leaves it).
+    pub fn peek_preview(&self, person: &str, id: &str) -> Option<ImportSummary> {
+        let items = self.items.lock().expect("flash lock");
+        match items.get(id) {
+            Some((p, at, Flash::Preview(pending))) if p == person && at.elapsed() < FLASH_TTL => {
+                Some(pending.summary.clone())
+            }
+            _ => None,
+        }
     }
 
     /// Takes the value `id` kept for `person` (a second take finds nothing).
