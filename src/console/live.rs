@@ -8,6 +8,13 @@
 //! A page's own counters wait while a person edits one of its forms (a field focused or
 //! changed from what the page rendered), so a reload never takes away what they typed;
 //! the nav's badge follows at once.
+//!
+//! A hidden tab closes its stream (a browser opens at most six HTTP/1.1 connections to
+//! one host, and each open stream holds one) and opens it again when shown. Each
+//! `ready` after the first (the stream came back: shown again, the server's five
+//! minutes ended, the network returned) bumps every topic, since changes may have been
+//! missed meanwhile. A stream the server refused (signed out, at its cap) is tried
+//! again after 15 s while the tab is shown.
 
 use leptos::prelude::*;
 
@@ -82,18 +89,63 @@ mod browser {
         static SOURCE: RefCell<Option<web_sys::EventSource>> = const { RefCell::new(None) };
         /// A check of the page's forms is scheduled.
         static WAITING: RefCell<bool> = const { RefCell::new(false) };
+        /// A stream was ready before: the next `ready` may follow missed changes.
+        static WAS_READY: RefCell<bool> = const { RefCell::new(false) };
+        /// The tab's visibility is watched.
+        static WATCHING: RefCell<bool> = const { RefCell::new(false) };
+    }
+
+    /// Closes the stream when the tab is hidden and opens it again when it is shown.
+    fn watch_visibility(live: Live) {
+        if WATCHING.with(|w| std::mem::replace(&mut *w.borrow_mut(), true)) {
+            return;
+        }
+        let on_change = Closure::<dyn FnMut()>::new(move || {
+            if document().hidden() {
+                if let Some(es) = SOURCE.with(|s| s.borrow_mut().take()) {
+                    es.close();
+                }
+            } else {
+                follow(live);
+            }
+        });
+        let _ = document().add_event_listener_with_callback(
+            "visibilitychange",
+            on_change.as_ref().unchecked_ref(),
+        );
+        on_change.forget();
     }
 
     /// Opens the stream unless one is open or connecting (`CLOSED` is 2: the server
     /// refused it, e.g. signed out, and a later page opens a new one).
     pub fn follow(live: Live) {
+        watch_visibility(live);
         let open = SOURCE.with(|s| s.borrow().as_ref().is_some_and(|es| es.ready_state() != 2));
-        if open {
+        if open || document().hidden() {
             return;
         }
         let Ok(es) = web_sys::EventSource::new("/console/events") else {
             return;
         };
+        // a stream back after a gap: what changed meanwhile was not heard, so every
+        // page reloads its data once
+        let on_ready = Closure::<dyn FnMut()>::new(move || {
+            if WAS_READY.with(|w| std::mem::replace(&mut *w.borrow_mut(), true)) {
+                live.heard.update(|h| h.iter_mut().for_each(|c| *c = c.wrapping_add(1)));
+                settle(live);
+            }
+        });
+        let _ = es.add_event_listener_with_callback("ready", on_ready.as_ref().unchecked_ref());
+        on_ready.forget();
+        // refused (2: CLOSED; the browser gives up): try again in a while
+        let on_error = Closure::<dyn FnMut()>::new(move || {
+            let closed = SOURCE.with(|s| s.borrow().as_ref().is_some_and(|es| es.ready_state() == 2));
+            if closed {
+                set_timeout(move || follow(live), std::time::Duration::from_secs(15));
+            }
+        });
+        es.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        on_error.forget();
         let on_message =
             Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
                 let Some(data) = e.data().as_string() else {

@@ -169,17 +169,23 @@ pub async fn select_approvals(pool: &Pool) -> DbResult<Vec<ApprovalRow>> {
 }
 
 /// Records a pending request for tool version `version` unless a row exists (a pending
-/// row reset by a new version takes the version asked for now).
+/// row reset by a new version takes the version asked for now). Returns whether this
+/// call made the request (a new row): of calls racing for the same pair, one does, so
+/// people are told once.
 pub async fn insert_pending_approval(
     pool: &Pool,
     agent_id: i64,
     tool_id: i64,
     version: i64,
     now: i64,
-) -> DbResult<()> {
-    execute!(pool, "INSERT INTO approvals (agent_id, tool_id, state, requested_at, version) VALUES ($1, $2, 'pending', $3, $4) \
-         ON CONFLICT (agent_id, tool_id) DO UPDATE SET version = excluded.version WHERE approvals.state = 'pending'", agent_id, tool_id, now, version)?;
-    Ok(())
+) -> DbResult<bool> {
+    let made = execute!(pool, "INSERT INTO approvals (agent_id, tool_id, state, requested_at, version) VALUES ($1, $2, 'pending', $3, $4) \
+         ON CONFLICT (agent_id, tool_id) DO NOTHING", agent_id, tool_id, now, version)?;
+    if made == 0 {
+        execute!(pool, "UPDATE approvals SET version = $3 WHERE agent_id = $1 AND tool_id = $2 AND state = 'pending'",
+            agent_id, tool_id, version)?;
+    }
+    Ok(made == 1)
 }
 
 /// A new version `version` of a tool changed what its calls do (`changed` says what):
@@ -240,6 +246,7 @@ async fn denials_follow(conn: &mut Conn, tool_id: i64, version: i64) -> DbResult
 
 /// A grant found at call time for another version than the current one (a decision
 /// that raced a publish): it becomes a pending request for `version`, saying why.
+/// Returns whether this call moved it (of racing calls, one does).
 pub async fn repend_approval(
     pool: &Pool,
     agent_id: i64,
@@ -247,10 +254,10 @@ pub async fn repend_approval(
     version: i64,
     changed: &str,
     now: i64,
-) -> DbResult<()> {
-    execute!(pool, "UPDATE approvals SET state = 'pending', version = $3, changed = $4, requested_at = $5, decided_at = NULL, decided_by = NULL \
-         WHERE agent_id = $1 AND tool_id = $2", agent_id, tool_id, version, changed, now)?;
-    Ok(())
+) -> DbResult<bool> {
+    let moved = execute!(pool, "UPDATE approvals SET state = 'pending', version = $3, changed = $4, requested_at = $5, decided_at = NULL, decided_by = NULL \
+         WHERE agent_id = $1 AND tool_id = $2 AND state = 'granted' AND version <> $3", agent_id, tool_id, version, changed, now)?;
+    Ok(moved == 1)
 }
 
 /// Writes a person's decision (issue 28.6): the approval's row (created when the person

@@ -27,6 +27,18 @@ pub enum Notice {
         /// Where a person decides (the console's Approvals page, narrowed).
         url: String,
     },
+    /// Approvals people gave (or were asked for) need a decision again: a new version
+    /// changed what a tool's calls do, or the vendor moved to another origin (SPEC §4.4).
+    ApprovalsAskedAgain {
+        /// What they are of: a tool (`vendor__name`) or a vendor's slug.
+        scope: String,
+        /// How many approvals (agent and tool pairs) are pending again.
+        approvals: usize,
+        /// What changed, in words.
+        why: String,
+        /// Where a person decides (the console's Approvals page).
+        url: String,
+    },
     /// A vendor failed `errors` calls within `minutes` (errors and timeouts, across
     /// agents), at or above the installation's threshold.
     VendorErrors {
@@ -56,10 +68,11 @@ pub enum Notice {
 
 impl Notice {
     /// The event's type in the `graft` format (`approval.requested`,
-    /// `vendor.errors`, `connection.failed`, `webhook.test`).
+    /// `approval.reset`, `vendor.errors`, `connection.failed`, `webhook.test`).
     pub fn kind(&self) -> &'static str {
         match self {
             Self::ApprovalRequested { .. } => "approval.requested",
+            Self::ApprovalsAskedAgain { .. } => "approval.reset",
             Self::VendorErrors { .. } => "vendor.errors",
             Self::ConnectionFailed { .. } => "connection.failed",
             Self::Test { .. } => "webhook.test",
@@ -75,6 +88,19 @@ impl Notice {
                 version,
                 url,
             } => format!("{agent} asks to run {tool} version {version}. Approve or deny it: {url}"),
+            Self::ApprovalsAskedAgain {
+                scope,
+                approvals,
+                why,
+                url,
+            } => {
+                let n = if *approvals == 1 {
+                    "1 approval".to_string()
+                } else {
+                    format!("{approvals} approvals")
+                };
+                format!("{n} of {scope} need a decision again: {why}. Decide: {url}")
+            }
             Self::VendorErrors {
                 vendor,
                 errors,
@@ -98,6 +124,12 @@ impl Notice {
                 version,
                 url,
             } => json!({"agent": agent, "tool": tool, "version": version, "approvalUrl": url}),
+            Self::ApprovalsAskedAgain {
+                scope,
+                approvals,
+                why,
+                url,
+            } => json!({"scope": scope, "approvals": approvals, "why": why, "approvalUrl": url}),
             Self::VendorErrors {
                 vendor,
                 errors,

@@ -111,8 +111,9 @@ impl Graft {
         method: &str,
     ) -> ServiceResult<Option<RunAnswer>> {
         let mut approval = db::select_approval(self.pool(), agent_id, tool.id).await?;
-        // a new request (none before, or a grant of an older version): people are told
-        let mut asked_anew = approval.is_none();
+        // a new request (none before, or a grant of an older version), made by this call
+        // and not by one racing it: people are told
+        let mut asked_anew = false;
         // a grant stands for the version it was given on (a new version that changes
         // nothing carries it forward); one for another version raced a publish
         if let Some(a) = approval.as_mut().filter(|a| {
@@ -122,7 +123,7 @@ impl Graft {
                 "the approval was given for version {}",
                 a.version.unwrap_or_default()
             );
-            db::repend_approval(
+            asked_anew = db::repend_approval(
                 self.pool(),
                 agent_id,
                 tool.id,
@@ -133,7 +134,6 @@ impl Graft {
             .await?;
             a.state = ApprovalState::Pending;
             a.changed = Some(why);
-            asked_anew = true;
         }
         match approval.as_ref().map(|a| a.state) {
             Some(ApprovalState::Granted) => {}
@@ -155,7 +155,7 @@ impl Graft {
                 )));
             }
             _ => {
-                db::insert_pending_approval(
+                let made = db::insert_pending_approval(
                     self.pool(),
                     agent_id,
                     tool.id,
@@ -163,6 +163,8 @@ impl Graft {
                     self.now(),
                 )
                 .await?;
+                // of calls racing for the same request, the one that made it tells people
+                asked_anew |= made;
                 let agent = self.agent(agent_id).await?;
                 let url = format!(
                     "{}/approvals?agent={}&tool={qualified}",

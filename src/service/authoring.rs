@@ -492,7 +492,11 @@ impl Graft {
         }
         tx.commit().await?;
         if !reset_agents.is_empty() {
-            tracing::info!(tool = %format!("{}__{}", tool.vendor, tool.name), version = next, agents = reset_agents.len(), why = ?reset, "approvals back to pending");
+            let qualified = format!("{}__{}", tool.vendor, tool.name);
+            tracing::info!(tool = %qualified, version = next, agents = reset_agents.len(), why = ?reset, "approvals back to pending");
+            let why = format!("version {next}: {}", reset.as_deref().unwrap_or("changed"));
+            self.approvals_asked_again(&qualified, reset_agents.len(), &why)
+                .await;
         }
         self.toolbox_changed().await;
         Ok(next)

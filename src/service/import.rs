@@ -308,7 +308,9 @@ impl Graft {
             // a removed vendor brought back elsewhere too: its approvals do not follow
             (Some(v), Some(u)) if origin_of(&v.base_url) != origin_of(u) => {
                 let (old, new) = (origin_of(&v.base_url), origin_of(u));
-                move_origin_in(&mut tx, vendor_id, slug.as_str(), &old, &new, actor, now).await?;
+                report.approvals_reset +=
+                    move_origin_in(&mut tx, vendor_id, slug.as_str(), &old, &new, actor, now)
+                        .await?;
                 Some((old, new))
             }
             _ => None,
@@ -364,6 +366,12 @@ impl Graft {
         notify.sort_unstable();
         notify.dedup();
         self.changed(&notify).await;
+        let why = match &report.origin_moved {
+            Some((old, new)) => format!("an import moved its base URL from {old} to {new}"),
+            None => "an import changed what its tools' calls do".to_string(),
+        };
+        self.approvals_asked_again(&report.vendor, report.approvals_reset, &why)
+            .await;
         let detail = format!(
             "{} operations: {} new, {} updated, {} retired{}",
             report.operations,

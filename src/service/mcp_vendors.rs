@@ -198,6 +198,7 @@ impl Graft {
                 report.writes_kept.push(old.name.clone());
             }
             let update = update_from_source(&mut tx, old, &d, now).await?;
+            report.approvals_reset += update.approvals_reset;
             if update.restored {
                 report.restored.push(old.name.clone());
             }
@@ -250,6 +251,9 @@ impl Graft {
         notify.sort_unstable();
         notify.dedup();
         self.changed(&notify).await;
+        let why = "its server changed what its tools' calls do";
+        self.approvals_asked_again(&v.slug, report.approvals_reset, why)
+            .await;
         Ok(report)
     }
 

@@ -371,7 +371,7 @@ impl Graft {
         let lookup = config
             .lookup
             .unwrap_or_else(|| Arc::new(crate::proxy::destination::SystemLookup));
-        let proxy = Proxy::new(config.limits, lookup).map_err(anyhow::Error::msg)?;
+        let proxy = Proxy::new(config.limits, lookup.clone()).map_err(anyhow::Error::msg)?;
         let (mcp_public, mcp_internal) = proxy.mcp_clients();
         let upstreams = crate::proxy::mcp::Upstreams::new(config.mcp, mcp_public, mcp_internal);
         Ok(Self {
@@ -379,7 +379,8 @@ impl Graft {
                 pool,
                 hub: ChangeHub::default(),
                 live: live::LiveBus::default(),
-                notifier: notify::Notifier::new(1_000).map_err(anyhow::Error::msg)?,
+                notifier: notify::Notifier::new(1_000, lookup, config.limits.vendor_loopback)
+                    .map_err(anyhow::Error::msg)?,
                 calls_announced: std::sync::atomic::AtomicI64::new(0),
                 clock,
                 search: RwLock::new(None),

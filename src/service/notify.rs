@@ -5,13 +5,21 @@
 //! [`crate::domain::notify`]) and retried with backoff; nothing waits for it.
 //!
 //! Counting is per process: with several instances, each counts the calls it served.
+//!
+//! Where notices may go follows the rules of vendor calls (security review 32.7,
+//! [`crate::proxy::destination`]): a receiver's address is public (loopback too with
+//! `GRAFT_VENDOR_LOOPBACK=allow`); private, link-local and metadata addresses are
+//! refused when the URL is set and again on each connection, so the console's Test
+//! button cannot probe the internal network.
 
 use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self, WebhookRow};
 use crate::domain::audit::AuditAction;
 use crate::domain::notify::{self, Format, Notice};
 use rand::RngCore;
+use crate::proxy::destination::{self, CheckedResolver, Lookup, Reach, Refused};
 use std::collections::{HashMap, VecDeque};
+use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -73,16 +81,34 @@ pub(crate) struct Notifier {
     slots: std::sync::Arc<tokio::sync::Semaphore>,
     /// The first retry's wait (ms); each next one waits 4 times longer.
     backoff_ms: u64,
+    /// What a receiver's address may be: public, loopback when allowed.
+    reach: Reach,
+    /// How a receiver's name is resolved (the client's resolver checks each answer).
+    lookup: std::sync::Arc<dyn Lookup>,
 }
 
 impl Notifier {
-    /// A notifier whose first retry waits `backoff_ms`. Errors: the HTTP client cannot
-    /// be built.
-    pub(crate) fn new(backoff_ms: u64) -> Result<Self, String> {
+    /// A notifier whose first retry waits `backoff_ms`, resolving receivers' names with
+    /// `lookup`; `loopback`: receivers on this machine may be posted to
+    /// (`GRAFT_VENDOR_LOOPBACK=allow`). Errors: the HTTP client cannot be built.
+    pub(crate) fn new(
+        backoff_ms: u64,
+        lookup: std::sync::Arc<dyn Lookup>,
+        loopback: bool,
+    ) -> Result<Self, String> {
+        let reach = Reach {
+            internal: false,
+            loopback,
+        };
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(5))
             .timeout(Duration::from_secs(10))
             .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .dns_resolver(CheckedResolver {
+                lookup: lookup.clone(),
+                reach,
+            })
             .user_agent(concat!("Graft/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| e.to_string())?;
@@ -94,8 +120,49 @@ impl Notifier {
             last: Mutex::new(None),
             slots: std::sync::Arc::new(tokio::sync::Semaphore::new(DELIVERIES)),
             backoff_ms,
+            reach,
+            lookup,
         })
     }
+
+    /// Checks where `url` (checked by [`checked_url`]) would post: the address it spells,
+    /// or each address its name resolves to now (a name that does not resolve passes:
+    /// each delivery checks again). Errors: `Invalid` naming the refused address.
+    async fn check_receiver(&self, url: &str) -> ServiceResult<()> {
+        let parsed = url::Url::parse(url)
+            .map_err(|_| ServiceError::Invalid(format!("{url:?} is not a URL")))?;
+        let ips = match parsed.host() {
+            Some(url::Host::Ipv4(ip)) => vec![IpAddr::V4(ip)],
+            Some(url::Host::Ipv6(ip)) => vec![IpAddr::V6(ip)],
+            Some(url::Host::Domain(name)) => {
+                self.lookup.lookup(name.to_string()).await.unwrap_or_default()
+            }
+            None => Vec::new(),
+        };
+        let refused: Vec<Refused> = ips
+            .iter()
+            .filter_map(|ip| destination::check(*ip, self.reach).err())
+            .collect();
+        match refused.first() {
+            Some(r) if refused.len() == ips.len() => {
+                Err(ServiceError::Invalid(receiver_refused(r)))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Words for a receiver's address the rules refuse.
+fn receiver_refused(r: &Refused) -> String {
+    let remedy = if r.what.contains("loopback") || r.what.contains("this machine") {
+        "; set GRAFT_VENDOR_LOOPBACK=allow to post to a receiver on this machine (development and tests)"
+    } else {
+        ""
+    };
+    format!(
+        "the webhook receiver's address {} is {}: notices go to public addresses only{remedy}",
+        r.address, r.what
+    )
 }
 
 /// Checks a webhook URL a person typed: absolute http(s) with a host. Errors in words.
@@ -154,6 +221,7 @@ impl Graft {
             ));
         };
         let url = checked_url(url)?;
+        self.inner.notifier.check_receiver(&url).await?;
         if !(1..=1000).contains(&error_threshold) {
             return Err(ServiceError::Invalid(
                 "the vendor error threshold is a number of failed calls from 1 to 1000".into(),
@@ -335,6 +403,16 @@ impl Graft {
             )
         })?;
         let key = notify::secret_key(&secret).map_err(|e| (e, false))?;
+        // an address the URL spells is checked here, a name's by the client's resolver
+        let literal = url::Url::parse(&w.url).ok().and_then(|u| match u.host() {
+            Some(url::Host::Ipv4(ip)) => Some(IpAddr::V4(ip)),
+            Some(url::Host::Ipv6(ip)) => Some(IpAddr::V6(ip)),
+            _ => None,
+        });
+        if let Some(ip) = literal {
+            destination::check(ip, self.inner.notifier.reach)
+                .map_err(|r| (receiver_refused(&r), false))?;
+        }
         let now = self.now();
         let body = notify::body(notice, w.format, now);
         let timestamp = now.div_euclid(1000);
@@ -362,10 +440,13 @@ impl Graft {
             Err(e) if e.is_timeout() => {
                 Err(("the receiver did not answer within 10 s".to_string(), true))
             }
-            Err(e) => Err((
-                format!("the receiver could not be reached: {}", root_cause(&e)),
-                true,
-            )),
+            Err(e) => Err(match refused_in(&e) {
+                Some(r) => (receiver_refused(r), false),
+                None => (
+                    format!("the receiver could not be reached: {}", root_cause(&e)),
+                    true,
+                ),
+            }),
         };
         let said = match &result {
             Ok(s) => format!("{} delivered: {s}", notice.kind()),
@@ -373,6 +454,24 @@ impl Graft {
         };
         *self.inner.notifier.last.lock().expect("notifier lock") = Some((now, said));
         result
+    }
+
+    /// `approvals` approvals of `scope` (a tool `vendor__name` or a vendor's slug) went
+    /// back to pending because of `why` (a new version changed what calls do, the vendor
+    /// moved): the console's pages hear it and the team gets an `approval.reset` notice.
+    /// Nothing when `approvals` is 0. Call it after the change is committed.
+    pub(crate) async fn approvals_asked_again(&self, scope: &str, approvals: usize, why: &str) {
+        if approvals == 0 {
+            return;
+        }
+        self.console_changed(super::live::APPROVALS).await;
+        self.notify(Notice::ApprovalsAskedAgain {
+            scope: scope.to_string(),
+            approvals,
+            why: why.to_string(),
+            url: format!("{}/approvals", self.inner.public_url),
+        })
+        .await;
     }
 
     /// A call of `vendor` failed (an error status, a timeout, unreachable): a notice
@@ -461,6 +560,18 @@ impl Graft {
 /// A new message id (`msg_` and 24 hex digits).
 fn notify_id() -> String {
     format!("msg_{}", super::random_hex(12))
+}
+
+/// The address the client's resolver refused, if that is why `e` happened.
+fn refused_in(e: &reqwest::Error) -> Option<&Refused> {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if let Some(r) = s.downcast_ref::<Refused>() {
+            return Some(r);
+        }
+        source = s.source();
+    }
+    None
 }
 
 /// The innermost cause of an error ("Connection refused (os error 111)"), for a person:

@@ -43,8 +43,9 @@ impl Graft {
                 db::update_vendor(&mut tx, old.id, Some(name), Some(&base_url)).await?;
                 // approvals given at the old origin do not follow it to a new one
                 let (was, is) = (origin_of(&old.base_url), origin_of(&base_url));
+                let mut repended = 0;
                 if was != is {
-                    move_origin_in(
+                    repended = move_origin_in(
                         &mut tx,
                         old.id,
                         slug.as_str(),
@@ -57,6 +58,9 @@ impl Graft {
                 }
                 tx.commit().await?;
                 tracing::info!(vendor = slug.as_str(), "removed vendor brought back");
+                let why = format!("its base URL moved from {was} to {is}");
+                self.approvals_asked_again(slug.as_str(), repended, &why)
+                    .await;
                 self.state_changed().await;
                 self.toolbox_changed().await;
                 return self.vendor(slug.as_str()).await;
@@ -119,8 +123,9 @@ impl Graft {
         let now = self.now();
         let mut tx = self.write_tx().await?;
         db::update_vendor(&mut tx, v.id, name, url.as_deref()).await?;
+        let mut repended = 0;
         if let Some((old, new)) = &moved {
-            move_origin_in(&mut tx, v.id, slug, old, new, actor, now).await?;
+            repended = move_origin_in(&mut tx, v.id, slug, old, new, actor, now).await?;
         }
         let mut demoted: Vec<(i64, i64)> = Vec::new();
         match (enabled, v.disabled_at) {
@@ -141,6 +146,10 @@ impl Graft {
         // the base URL is read by calls, the name and the state by search
         self.state_changed().await;
         self.toolbox_changed().await;
+        if let Some((old, new)) = &moved {
+            let why = format!("its base URL moved from {old} to {new}");
+            self.approvals_asked_again(slug, repended, &why).await;
+        }
         self.changed_entries(&demoted).await;
         let mut said = Vec::new();
         if let Some(n) = name {
@@ -346,7 +355,8 @@ pub fn check_vendor_name(name: &str) -> Result<(), String> {
 /// A vendor's base URL moved from origin `old` to `new`: stored secrets and approved
 /// writes were given for the old origin, so none of them goes to the new one until a
 /// person says so (security review 32.5): its live connections are suspended and its
-/// granted approvals go back to pending, both saying from where to where.
+/// granted approvals go back to pending, both saying from where to where. Returns the
+/// approvals moved, for [`Graft::approvals_asked_again`] after the commit.
 pub(crate) async fn move_origin_in(
     tx: &mut db::Conn,
     vendor_id: i64,
@@ -355,12 +365,12 @@ pub(crate) async fn move_origin_in(
     new: &str,
     actor: &Actor,
     now: i64,
-) -> ServiceResult<()> {
+) -> ServiceResult<usize> {
     let why = format!("the vendor's base URL moved from {old} to {new}");
     let suspended = db::suspend_vendor_connections(tx, vendor_id, &why, now).await?;
     let repended = db::reset_vendor_approvals(tx, vendor_id, &why, now).await?;
     tracing::warn!(vendor = slug, by = %actor.label(), from = %old, to = %new, connections = suspended, approvals = repended.len(), "vendor moved to another origin: connections suspended, approvals pending again");
-    Ok(())
+    Ok(repended.len())
 }
 
 /// The parameter names a person said carry `vendor`'s credential (issue 25.2).

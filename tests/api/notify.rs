@@ -519,6 +519,8 @@ async fn graft_webhook_sets_shows_tests_and_clears_it_from_the_command_line() {
                 .args(&args)
                 .env("DATABASE_URL", db_url(&data))
                 .env("USER", "rui")
+                // the receiver is on this machine
+                .env("GRAFT_VENDOR_LOOPBACK", "allow")
                 .env_remove("GRAFT_WEBHOOK_SECRET")
                 .output()
                 .await
@@ -588,4 +590,80 @@ async fn an_approval_asked_through_another_process_reaches_this_ones_console() {
         heard.is_ok(),
         "this process's pages hear the other's approval request"
     );
+}
+
+/// Review of 28.3: calls racing for the same approval tell people once; approvals a new
+/// version of the vendor's document asks again (a write's path moved) send one
+/// `approval.reset` notice naming the vendor, how many, and where to decide.
+#[tokio::test]
+async fn racing_requests_notify_once_and_approvals_asked_again_are_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = vendor::start(None).await;
+    let app = spawn_app_in(dir.path()).await;
+    let g = &app.graft;
+    let ops = Actor::Person("ops".into());
+    g.import_openapi("acme", API, Some(&v.url()), &mut |_, _| {})
+        .await
+        .unwrap();
+    let (rx, url) = Receiver::start(&[]).await;
+    let s = secret();
+    g.set_webhook(
+        &ops,
+        &url,
+        graft::domain::notify::Format::Graft,
+        5,
+        graft::service::notify::SecretChoice::Given(s.clone()),
+    )
+    .await
+    .unwrap();
+    let (_, token) = agent(&app, "racer").await;
+    let client = modern_client(&app, &token).await;
+
+    // six calls at once: each is told to ask a person, people are told once
+    let run = || {
+        call(
+            &client,
+            "run_tool",
+            json!({"vendor": "acme", "name": "create_item", "input": {}}),
+        )
+    };
+    let answers = futures::future::join_all((0..6).map(|_| run())).await;
+    for r in &answers {
+        assert_eq!(code(r).as_deref(), Some("approval_required"), "{}", text(r));
+    }
+    rx.wait_for(1).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let seen = rx.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1, "one notice for one request: {seen:?}");
+    assert_eq!(verified(&seen[0].0, &seen[0].1, &s)["type"], "approval.requested");
+
+    // granted, then the document moves the write: the grant asks again, and people hear
+    g.decide_approval(&ops, "racer", "acme", "create_item", true)
+        .await
+        .unwrap();
+    assert_eq!(code(&run().await), None, "granted, the call goes through");
+    let moved = API.replace("/items:", "/v2/items:");
+    let report = g
+        .import_openapi("acme", &moved, None, &mut |_, _| {})
+        .await
+        .unwrap();
+    assert_eq!(report.approvals_reset, 1, "{report:?}");
+    let seen = rx.wait_for(2).await;
+    let n = verified(&seen[1].0, &seen[1].1, &s);
+    assert_eq!(n["type"], "approval.reset", "{n}");
+    assert_eq!(n["data"]["scope"], "acme");
+    assert_eq!(n["data"]["approvals"], 1);
+    assert!(
+        n["data"]["approvalUrl"].as_str().unwrap().ends_with("/approvals"),
+        "{n}"
+    );
+    assert!(n["text"].as_str().unwrap().contains("1 approval of acme"), "{n}");
+    assert_eq!(
+        code(&run().await).as_deref(),
+        Some("approval_required"),
+        "the moved write waits for a person again"
+    );
+    // the request that reset made is not told again as a new one
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(rx.seen.lock().unwrap().len(), 2);
 }

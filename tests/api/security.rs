@@ -1304,3 +1304,65 @@ async fn a_vendor_brought_back_elsewhere_asks_again() {
     );
     app.stop().await;
 }
+
+/// Review of 28.3: the team's webhook follows the rules of vendor calls. A receiver on a
+/// private, metadata or loopback address is refused when set (without
+/// `GRAFT_VENDOR_LOOPBACK=allow`), and a name that later resolves inward is refused when
+/// the Test button posts, so the button cannot probe the internal network.
+#[tokio::test]
+async fn the_webhook_cannot_be_pointed_inward() {
+    use graft::domain::notify::Format;
+    use graft::service::notify::SecretChoice;
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = settings(dir.path());
+    s.limits.vendor_loopback = false;
+    let lookup = Arc::new(StubLookup::default());
+    let app = app_with_lookup(s, lookup.clone()).await;
+    let g = &app.graft;
+    let ops = Actor::Person("ops".into());
+    // a receiver on this machine that must never hear anything
+    let heard = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let h = heard.clone();
+    let app_r = axum::Router::new().fallback(move || {
+        h.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        async { "ok" }
+    });
+    tokio::spawn(async move { axum::serve(listener, app_r).await.unwrap() });
+    lookup.set("inside.test", &["10.9.9.9"]);
+    lookup.set("hooks.test", &["203.0.113.7"]);
+    for (url, says) in [
+        ("http://169.254.169.254/latest".to_string(), "cloud metadata"),
+        (format!("http://127.0.0.1:{port}/hook"), "GRAFT_VENDOR_LOOPBACK"),
+        (format!("http://[::ffff:127.0.0.1]:{port}/hook"), "loopback"),
+        ("http://inside.test/hook".to_string(), "10.9.9.9"),
+        ("http://[fd00::5]/hook".to_string(), "private"),
+    ] {
+        let e = g
+            .set_webhook(&ops, &url, Format::Graft, 5, SecretChoice::New)
+            .await
+            .expect_err(&url)
+            .to_string();
+        assert!(e.contains(says) && e.contains("public addresses"), "{url}: {e}");
+    }
+    assert!(g.webhook().await.unwrap().is_none(), "nothing was set");
+
+    // a public name is set; when it resolves to this machine later, nothing is posted
+    g.set_webhook(
+        &ops,
+        &format!("http://hooks.test:{port}/hook"),
+        Format::Graft,
+        5,
+        SecretChoice::New,
+    )
+    .await
+    .unwrap();
+    lookup.set("hooks.test", &["127.0.0.1"]);
+    let said = g.test_webhook(&ops).await.unwrap().expect_err("refused");
+    assert!(
+        said.contains("127.0.0.1") && said.contains("public addresses"),
+        "{said}"
+    );
+    assert_eq!(heard.load(std::sync::atomic::Ordering::SeqCst), 0);
+}
