@@ -172,9 +172,18 @@ pub fn body(notice: &Notice, format: Format, at_ms: i64) -> String {
             "text": notice.text(),
             "data": notice.data(),
         }),
-        Format::Slack => json!({"text": notice.text()}),
+        Format::Slack => json!({"text": slack_escaped(&notice.text())}),
     };
     value.to_string()
+}
+
+/// `text` as Slack's message text wants it (api.slack.com, "Formatting text for app
+/// surfaces", escaping): `&`, `<` and `>` as `&amp;`, `&lt;` and `&gt;`, so a name or a
+/// reason cannot turn into a link or a mention.
+pub fn slack_escaped(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// The prefix of a Standard Webhooks secret.
@@ -246,6 +255,23 @@ mod tests {
             signature(&key, "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, "{}"),
             sig
         );
+    }
+
+    #[test]
+    fn slack_text_cannot_mention_or_link() {
+        let n = Notice::ConnectionFailed {
+            vendor: "acme".into(),
+            connection: "<!channel> & <https://evil.test|click>".into(),
+            why: "401".into(),
+        };
+        let slack: Value = serde_json::from_str(&body(&n, Format::Slack, 0)).unwrap();
+        assert_eq!(
+            slack["text"],
+            "acme: connection &lt;!channel&gt; &amp; &lt;https://evil.test|click&gt; failed: 401"
+        );
+        // Graft's own format keeps the words as they are
+        let graft: Value = serde_json::from_str(&body(&n, Format::Graft, 0)).unwrap();
+        assert!(graft["text"].as_str().unwrap().contains("<!channel> & <https"));
     }
 
     #[test]

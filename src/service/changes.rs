@@ -157,7 +157,9 @@ impl Graft {
                 .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()
         {
-            self.announce(CONSOLE_CHANGE, "a logged call").await;
+            // off the call's path: the agent's answer does not wait for this write
+            let graft = self.clone();
+            tokio::spawn(async move { graft.announce(CONSOLE_CHANGE, "a logged call").await });
         }
     }
 }

@@ -37,6 +37,10 @@ const SETTINGS_TTL_MS: i64 = 30_000;
 /// Deliveries running at once; a notice past them waits.
 const DELIVERIES: usize = 4;
 
+/// Notices waiting or being delivered (with their retries) at most; one past them is
+/// dropped and logged, so a receiver that hangs cannot make them pile up in memory.
+const QUEUED: usize = 256;
+
 /// The webhook as the console and the CLI show it: never the secret.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WebhookView {
@@ -79,6 +83,8 @@ pub(crate) struct Notifier {
     /// The last delivery: when (ms), and what happened.
     last: Mutex<Option<(i64, String)>>,
     slots: std::sync::Arc<tokio::sync::Semaphore>,
+    /// Notices waiting or being delivered ([`QUEUED`] at most).
+    queued: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     /// The first retry's wait (ms); each next one waits 4 times longer.
     backoff_ms: u64,
     /// What a receiver's address may be: public, loopback when allowed.
@@ -119,6 +125,7 @@ impl Notifier {
             connection_notices: Mutex::new(HashMap::new()),
             last: Mutex::new(None),
             slots: std::sync::Arc::new(tokio::sync::Semaphore::new(DELIVERIES)),
+            queued: Default::default(),
             backoff_ms,
             reach,
             lookup,
@@ -363,8 +370,22 @@ impl Graft {
         let Some(w) = self.webhook_settings().await else {
             return;
         };
+        let queued = self.inner.notifier.queued.clone();
+        if queued.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= QUEUED {
+            queued.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            tracing::warn!(kind = notice.kind(), "a webhook notice was dropped: {QUEUED} are waiting for the receiver");
+            return;
+        }
         let graft = self.clone();
         tokio::spawn(async move {
+            // counted until this task ends, however it ends
+            struct Done(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+            impl Drop for Done {
+                fn drop(&mut self) {
+                    self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                }
+            }
+            let _done = Done(queued);
             let Ok(_slot) = graft.inner.notifier.slots.clone().acquire_owned().await else {
                 return;
             };

@@ -98,7 +98,7 @@ fn webhook_view(
             </label>
             <FieldError err field="error_threshold"/>
             <label>"Signing secret (optional, whsec_…)"
-                <input name="secret" autocomplete="off" placeholder=if has { "leave empty to keep the one set" } else { "leave empty and Graft makes one" }/>
+                <input name="secret" type="password" autocomplete="new-password" placeholder=if has { "leave empty to keep the one set" } else { "leave empty and Graft makes one" }/>
             </label>
             <FieldError err field="secret"/>
             {has.then(|| view! { <label class="check"><input type="checkbox" name="new_secret" value="on"/>" Make a new secret (the receiver needs the new one)"</label> })}
