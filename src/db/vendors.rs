@@ -20,7 +20,7 @@ pub struct VendorRow {
     /// When a person disabled it (ms): its tools leave search and refuse calls.
     pub disabled_at: Option<i64>,
     /// When a person removed it (ms; issue 14.3): disabled too, hidden from the lists,
-    /// its document dropped and its connections revoked; its tools stay for history.
+    /// its connections revoked; its tools and document stay (for history, and Restore).
     pub removed_at: Option<i64>,
     /// The connection kind its document's securitySchemes call for (`bearer`, `header`,
     /// `query`, `basic`), read at import; `None` without a document or a usable scheme.
@@ -73,11 +73,11 @@ pub async fn update_vendor_disabled(conn: &mut Conn, id: i64, at: Option<i64>) -
     Ok(())
 }
 
-/// Removes a vendor at `at` (ms; disabled too, its document dropped) or brings it back
-/// (`None`: enabled, with no document until one is imported).
+/// Removes a vendor at `at` (ms; disabled too; its document is kept, so a person can
+/// restore it, issue 28.11) or brings it back (`None`: enabled).
 pub async fn update_vendor_removed(conn: &mut Conn, id: i64, at: Option<i64>) -> DbResult<()> {
     match at {
-        Some(at) => execute!(conn, "UPDATE vendors SET removed_at = $2, disabled_at = COALESCE(disabled_at, $2), openapi_document = NULL WHERE id = $1", id, at),
+        Some(at) => execute!(conn, "UPDATE vendors SET removed_at = $2, disabled_at = COALESCE(disabled_at, $2) WHERE id = $1", id, at),
         None => execute!(
             conn,
             "UPDATE vendors SET removed_at = NULL, disabled_at = NULL WHERE id = $1",

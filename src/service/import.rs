@@ -56,15 +56,17 @@ impl Graft {
     /// before it applies): the same import run in a transaction that is rolled back, so
     /// the report (new, updated, retired, restored tools, approvals asked again, entries
     /// demoted) is exactly what applying it now would say. Nothing is written, no one is
-    /// told, nothing is audited. Errors: as the import's.
+    /// told, nothing is audited. `progress(done, total)` as the import's. Errors: as
+    /// the import's.
     pub async fn preview_import(
         &self,
         actor: &Actor,
         vendor: &str,
         text: &str,
         base_url: Option<&str>,
+        progress: &mut (dyn FnMut(usize, usize) + Send),
     ) -> ServiceResult<ImportReport> {
-        self.import_run(actor, vendor, text, base_url, &mut |_, _| {}, false)
+        self.import_run(actor, vendor, text, base_url, progress, false)
             .await
     }
 

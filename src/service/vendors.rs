@@ -172,10 +172,10 @@ impl Graft {
     /// calls, acquire and promotion), its tools are demoted from every working set
     /// (cause `vendor_removed`; each agent affected gets list_changed), its connections
     /// are revoked with their secrets dropped (and its tools' default connections
-    /// cleared), its stored document is dropped, and it
-    /// leaves the vendor lists. Its tools, versions, history, calls and import history
-    /// stay for the record; importing its document again (or adding a vendor with its
-    /// slug) brings it back. Returns `(entries demoted, connections revoked)`.
+    /// cleared), and it leaves the vendor lists. Its tools, versions, history, calls,
+    /// import history and stored document stay for the record; restoring it
+    /// ([`Graft::restore_vendor`], from that document), importing its document again or
+    /// adding a vendor with its slug brings it back. Returns `(entries demoted, connections revoked)`.
     /// Errors: `VendorNotFound`, `Invalid` (removed already).
     pub async fn remove_vendor(&self, actor: &Actor, slug: &str) -> ServiceResult<(usize, i64)> {
         let v = self.vendor(slug).await?;

@@ -13,6 +13,7 @@ mod fidelity;
 mod helpers;
 mod hints;
 mod import;
+mod import_preview;
 mod instances;
 mod isolation;
 mod latency;

@@ -36,8 +36,10 @@ pub fn VendorsPage() -> impl IntoView {
     let vendor_saved = saved(add, "vendor");
     let revoke_err = error_of(revoke);
     let (importing, set_importing) = signal(false);
-    // bytes sent / total of the upload (hydrated only)
+    // bytes sent / total of the upload, then operations planned / total of the import
+    // (hydrated only)
     let (sent, set_sent) = signal::<Option<(f64, f64)>>(None);
+    let (planned, set_planned) = signal::<Option<(u64, u64)>>(None);
     let (refused, set_refused) = signal::<Option<String>>(None);
     view! {
         <Frame title="Vendors">
@@ -157,7 +159,7 @@ pub fn VendorsPage() -> impl IntoView {
                 <p class="muted">"OpenAPI 3.0, 3.1 or Swagger 2.0, JSON or YAML, up to 32 MiB. Every operation becomes a tool of the vendor (a new vendor is created with the document's server URL, or the base URL given). A newer document of a vendor updates its tools: changed operations get a new version, new ones are added, and tools whose operation is gone are retired (demoted, kept for the record). All or nothing: a failure changes nothing."</p>
                 <form method="post" action="/vendors/import" enctype="multipart/form-data" class="grid-form"
                       on:submit=move |ev| {
-                          let refused = upload_with_progress(ev, set_sent);
+                          let refused = upload_with_progress(ev, set_sent, set_planned);
                           set_importing.set(refused.is_none());
                           set_refused.set(refused);
                       }>
@@ -173,12 +175,17 @@ pub fn VendorsPage() -> impl IntoView {
                 {move || refused.get().map(|m| view! { <p class="error" role="alert">{m}</p> })}
                 {move || importing.get().then(|| view! {
                     <p role="status" class="upload">
-                        {move || match sent.get() {
-                            Some((done, total)) if done < total => format!("Uploading… {}% ", (done * 100.0 / total) as u32),
-                            Some(_) => "Uploaded; importing… ".to_string(),
-                            None => "Uploading and importing… ".to_string(),
+                        {move || match (sent.get(), planned.get()) {
+                            (_, Some((done, total))) => format!("Importing… {done} of {total} operations "),
+                            (Some((done, total)), None) if done < total => format!("Uploading… {}% ", (done * 100.0 / total) as u32),
+                            (Some(_), None) => "Uploaded; reading the document… ".to_string(),
+                            (None, None) => "Uploading and importing… ".to_string(),
                         }}
-                        <progress max="100" value=move || sent.get().map(|(d, t)| (d * 100.0 / t.max(1.0)).round().to_string())></progress>
+                        <progress max="100" value=move || match (sent.get(), planned.get()) {
+                            (_, Some((d, t))) => Some((d * 100 / t.max(1)).to_string()),
+                            (Some((d, t)), None) => Some((d * 100.0 / t.max(1.0)).round().to_string()),
+                            (None, None) => None,
+                        }></progress>
                     </p>
                 })}
             </section>
@@ -186,13 +193,45 @@ pub fn VendorsPage() -> impl IntoView {
     }
 }
 
+/// What the import's event stream said so far (`text`, as received): the last
+/// `progress` event's `(done, total)`, and the `done` event's page (issue 28.11; the
+/// server's `import_events`).
+pub fn import_events_said(text: &str) -> (Option<(u64, u64)>, Option<String>) {
+    let (mut progress, mut target) = (None, None);
+    // an event ends at a blank line; a last one still arriving is left for later
+    let complete = text.rfind("\n\n").map_or("", |end| &text[..end]);
+    for block in complete.split("\n\n") {
+        let (mut event, mut data) = ("message", String::new());
+        for line in block.lines() {
+            if let Some(e) = line.strip_prefix("event:") {
+                event = e.trim();
+            } else if let Some(d) = line.strip_prefix("data:") {
+                data.push_str(d.strip_prefix(' ').unwrap_or(d));
+            }
+        }
+        match event {
+            "progress" => {
+                let v: serde_json::Value = serde_json::from_str(&data).unwrap_or_default();
+                if let (Some(d), Some(t)) = (v["done"].as_u64(), v["total"].as_u64()) {
+                    progress = Some((d, t));
+                }
+            }
+            "done" => target = Some(data),
+            _ => {}
+        }
+    }
+    (progress, target)
+}
+
 /// When hydrated, sends the upload form with `XMLHttpRequest` so the page can show the
-/// bytes sent, then goes where the server redirected (the summary). Without JavaScript, or
-/// when anything here is unavailable, the form posts as usual.
+/// bytes sent and then the import's progress (its answer is a stream of events), then
+/// goes to the page the last event names (the summary or the preview). Without
+/// JavaScript, or when anything here is unavailable, the form posts as usual.
 #[cfg(feature = "hydrate")]
 pub(crate) fn upload_with_progress(
     ev: leptos::ev::SubmitEvent,
     progress: WriteSignal<Option<(f64, f64)>>,
+    planned: WriteSignal<Option<(u64, u64)>>,
 ) -> Option<String> {
     use wasm_bindgen::closure::Closure;
     use wasm_bindgen::JsCast;
@@ -228,7 +267,7 @@ pub(crate) fn upload_with_progress(
         }
     }
     if xhr.open("POST", "/vendors/import").is_err()
-        || xhr.set_request_header("x-graft-upload", "1").is_err()
+        || xhr.set_request_header("x-graft-upload", "events").is_err()
     {
         return None;
     }
@@ -243,17 +282,29 @@ pub(crate) fn upload_with_progress(
         upload.set_onprogress(Some(on_progress.as_ref().unchecked_ref()));
     }
     on_progress.forget();
+    // the import's events as they arrive
+    let reading = xhr.clone();
+    let on_read = Closure::<dyn FnMut()>::new(move || {
+        let text = reading.response_text().ok().flatten().unwrap_or_default();
+        if let (Some(p), _) = import_events_said(&text) {
+            planned.set(Some(p));
+        }
+    });
+    xhr.set_onprogress(Some(on_read.as_ref().unchecked_ref()));
+    on_read.forget();
     let done = xhr.clone();
     let on_end = Closure::<dyn FnMut()>::new(move || {
-        // the summary's address, sent as text; signed out (a redirect to /login that the
-        // request followed) or anything else: the plain page
+        // the page the last event names; signed out (a redirect to /login that the
+        // request followed), cut off or anything else: the plain page
         let text = done.response_text().ok().flatten().unwrap_or_default();
-        let target = if done.status().unwrap_or(0) == 200
-            && (text.starts_with("/vendors?import=") || text.starts_with("/vendors?preview="))
-        {
-            text
-        } else {
-            "/vendors".to_string()
+        let target = match import_events_said(&text).1 {
+            Some(t)
+                if done.status().unwrap_or(0) == 200
+                    && (t.starts_with("/vendors?import=") || t.starts_with("/vendors?preview=")) =>
+            {
+                t
+            }
+            _ => "/vendors".to_string(),
         };
         if let Some(w) = web_sys::window() {
             let _ = w.location().assign(&target);
@@ -269,8 +320,26 @@ pub(crate) fn upload_with_progress(
 pub(crate) fn upload_with_progress(
     _: leptos::ev::SubmitEvent,
     _: WriteSignal<Option<(f64, f64)>>,
+    _: WriteSignal<Option<(u64, u64)>>,
 ) -> Option<String> {
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::import_events_said;
+
+    #[test]
+    fn the_import_stream_is_read_as_it_arrives() {
+        let part = "event: progress\ndata: {\"done\":3,\"total\":10}\n\nevent: progress\ndata: {\"done\":7,\"to";
+        assert_eq!(import_events_said(part), (Some((3, 10)), None));
+        let all = "event: progress\ndata: {\"done\":3,\"total\":10}\n\n: keep-alive\n\nevent: progress\ndata: {\"done\":10,\"total\":10}\n\nevent: done\ndata: /vendors?import=abc\n\n";
+        assert_eq!(
+            import_events_said(all),
+            (Some((10, 10)), Some("/vendors?import=abc".into()))
+        );
+        assert_eq!(import_events_said("<html>sign in</html>"), (None, None));
+    }
 }
 
 /// A previewed upload (issue 28.11): what applying it would do, Apply and Discard.

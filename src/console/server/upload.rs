@@ -12,7 +12,9 @@ use axum::response::{IntoResponse, Redirect, Response};
 use http::header;
 use tower_sessions::Session;
 
-/// The header the hydrated upload form sends to get the summary's address as text.
+/// The header the hydrated upload form sends: `events` asks for the import's progress
+/// as server-sent events ([`import_events`]); any other value for the summary's address
+/// as text.
 pub const UPLOAD_HEADER: &str = "x-graft-upload";
 
 /// Largest request to `/vendors/import`: twice the largest document, so a document a
@@ -30,29 +32,93 @@ pub async fn import_upload(
     headers: http::HeaderMap,
     form: Multipart,
 ) -> Response {
-    // the hydrated page sends the form itself (to show the bytes sent) and asks for the
-    // summary's address as text, since a request from a script follows redirects itself
-    let as_text = headers.contains_key(UPLOAD_HEADER);
+    // the hydrated page sends the form itself (to show the bytes sent and the import's
+    // progress) and asks for the summary's address as text or as the last event, since a
+    // request from a script follows redirects itself
+    let answer = headers.get(UPLOAD_HEADER);
+    let events = answer.is_some_and(|v| v == "events");
+    let as_text = answer.is_some();
     let Some(person) = person_of(&state.graft, &session).await else {
         return Redirect::to("/login").into_response();
     };
     let mut vendor = String::new();
-    let upload = match read_upload(form, &mut vendor).await {
+    let upload = read_upload(form, &mut vendor).await;
+    if events {
+        return import_events(state, person, vendor, upload);
+    }
+    let target = upload_target(&state, &person, &vendor, upload, &mut |_, _| {}).await;
+    go_to(&target, as_text)
+}
+
+/// The page an upload leads to: the summary of its import (`/vendors?import=…`), or its
+/// preview (`/vendors?preview=…`); a refused upload gets a failure summary.
+async fn upload_target(
+    state: &ConsoleState,
+    person: &Person,
+    vendor: &str,
+    upload: Result<Upload, String>,
+    progress: &mut (dyn FnMut(usize, usize) + Send),
+) -> String {
+    let upload = match upload {
         Ok(u) => u,
-        Err(e) => return summary_page(&state, &person, &vendor, as_text, Err(e)),
+        Err(e) => return summary_target(state, person, vendor, Err(e)),
     };
     if upload.preview {
-        return preview_page(&state, &person, &vendor, upload, as_text).await;
+        return preview_target(state, person, vendor, upload, progress).await;
     }
     let result = import_text(
         &state.graft,
-        &person,
-        &vendor,
+        person,
+        vendor,
         &upload.text,
         upload.base_url.as_deref(),
+        progress,
     )
     .await;
-    summary_page(&state, &person, &vendor, as_text, result)
+    summary_target(state, person, vendor, result)
+}
+
+/// The import as server-sent events (issue 28.11): `progress` events with
+/// `{"done": n, "total": m}` (operations planned of the document's, at most one per
+/// percent), then one `done` event whose data is the page to show (as
+/// [`upload_target`]). The import runs in its own task: a person who closes the tab
+/// does not cut it in half (it is one transaction either way).
+fn import_events(
+    state: ConsoleState,
+    person: Person,
+    vendor: String,
+    upload: Result<Upload, String>,
+) -> Response {
+    use axum::response::sse::{Event, Sse};
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Event>(128);
+    tokio::spawn(async move {
+        let ticks = tx.clone();
+        let mut shown = None;
+        let mut progress = move |done: usize, total: usize| {
+            let percent = (done * 100).checked_div(total).unwrap_or(100);
+            if shown != Some(percent) {
+                shown = Some(percent);
+                let data = serde_json::json!({"done": done, "total": total}).to_string();
+                // a slow reader misses a tick, never the end
+                let _ = ticks.try_send(Event::default().event("progress").data(data));
+            }
+        };
+        let target = upload_target(&state, &person, &vendor, upload, &mut progress).await;
+        let _ = tx.send(Event::default().event("done").data(target)).await;
+    });
+    let stream = futures::stream::poll_fn(move |cx| {
+        rx.poll_recv(cx).map(|e| e.map(Ok::<_, std::convert::Infallible>))
+    });
+    Sse::new(stream).into_response()
+}
+
+/// A redirect to `target`, or (`as_text`, a script's request) `target` as text.
+fn go_to(target: &str, as_text: bool) -> Response {
+    if as_text {
+        ([(header::CONTENT_TYPE, "text/plain")], target.to_string()).into_response()
+    } else {
+        Redirect::to(target).into_response()
+    }
 }
 
 /// An upload form as read.
@@ -68,21 +134,27 @@ pub(crate) struct Upload {
 /// Previews `upload` ([`Graft::preview_import`]) and keeps it for the person, who
 /// applies it from `/vendors?preview=…` (issue 28.11); a refused document gets the
 /// failure summary, as an import would.
-async fn preview_page(
+async fn preview_target(
     state: &ConsoleState,
     person: &Person,
     vendor: &str,
     upload: Upload,
-    as_text: bool,
-) -> Response {
+    progress: &mut (dyn FnMut(usize, usize) + Send),
+) -> String {
     let actor = crate::service::Actor::Person(person.name.clone());
     let report = state
         .graft
-        .preview_import(&actor, vendor, &upload.text, upload.base_url.as_deref())
+        .preview_import(
+            &actor,
+            vendor,
+            &upload.text,
+            upload.base_url.as_deref(),
+            progress,
+        )
         .await;
     let summary = match report {
         Ok(r) => ImportSummary::from(r),
-        Err(e) => return summary_page(state, person, vendor, as_text, Err(said(e))),
+        Err(e) => return summary_target(state, person, vendor, Err(said(e))),
     };
     let id = state.flash.put(
         &person.name,
@@ -93,12 +165,7 @@ async fn preview_page(
             summary,
         })),
     );
-    let target = format!("/vendors?preview={id}");
-    if as_text {
-        ([(header::CONTENT_TYPE, "text/plain")], target).into_response()
-    } else {
-        Redirect::to(&target).into_response()
-    }
+    format!("/vendors?preview={id}")
 }
 
 /// A service error in words for the summary (an internal one only in the log).
@@ -151,18 +218,20 @@ pub(crate) async fn read_upload(
     })
 }
 
-/// Imports `text` as vendor `vendor` for `person`, then embeds the new tools in the
-/// background. Errors: why nothing was imported, in words.
+/// Imports `text` as vendor `vendor` for `person` (`progress(done, total)` as
+/// [`Graft::import_openapi_by`] says it), then embeds the new tools in the background.
+/// Errors: why nothing was imported, in words.
 pub(crate) async fn import_text(
     graft: &Graft,
     person: &Person,
     vendor: &str,
     text: &str,
     base_url: Option<&str>,
+    progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<crate::service::ImportReport, String> {
     let actor = crate::service::Actor::Person(person.name.clone());
     let r = graft
-        .import_openapi_by(&actor, vendor, text, base_url, &mut |_, _| {})
+        .import_openapi_by(&actor, vendor, text, base_url, progress)
         .await
         .map_err(said)?;
     tracing::info!(vendor = %r.vendor, imported = r.imported, by = %person.name, "OpenAPI import in the console");
@@ -177,13 +246,13 @@ pub(crate) async fn import_text(
     Ok(r)
 }
 
-pub(crate) fn summary_page(
+/// Keeps the summary of an import's `result` for `person`; the page that shows it.
+pub(crate) fn summary_target(
     state: &ConsoleState,
     person: &Person,
     vendor: &str,
-    as_text: bool,
     result: Result<crate::service::ImportReport, String>,
-) -> Response {
+) -> String {
     let summary = match result {
         Ok(r) => ImportSummary::from(r),
         Err(e) => ImportSummary {
@@ -195,10 +264,5 @@ pub(crate) fn summary_page(
     let id = state
         .flash
         .put(&person.name, Flash::Import(Box::new(summary)));
-    let target = format!("/vendors?import={id}");
-    if as_text {
-        ([(header::CONTENT_TYPE, "text/plain")], target).into_response()
-    } else {
-        Redirect::to(&target).into_response()
-    }
+    format!("/vendors?import={id}")
 }

@@ -658,6 +658,7 @@ pub async fn apply_import(preview: String) -> ConsoleResult<()> {
             &p.vendor,
             &p.text,
             p.base_url.as_deref(),
+            &mut |_, _| {},
         )
         .await;
         show_summary(&state, &person, &p.vendor, result);
@@ -701,16 +702,6 @@ fn show_summary(
     vendor: &str,
     result: Result<crate::service::ImportReport, String>,
 ) {
-    let summary = match result {
-        Ok(r) => ImportSummary::from(r),
-        Err(e) => ImportSummary {
-            vendor: vendor.to_string(),
-            error: Some(e),
-            ..Default::default()
-        },
-    };
-    let id = state
-        .flash
-        .put(&person.name, Flash::Import(Box::new(summary)));
-    leptos_axum::redirect(&format!("/vendors?import={id}"));
+    let target = crate::console::server::summary_target(state, person, vendor, result);
+    leptos_axum::redirect(&target);
 }
