@@ -95,7 +95,8 @@ pub fn VendorPage() -> impl IntoView {
                         <p class="crumbs"><a href="/vendors">"Vendors"</a></p>
                         <h1>{v.name.clone()}" "<code>{v.slug.clone()}</code></h1>
                         <p class="warning" role="note">"Removed "<When at now/>
-                            {format!(": its {} stay in the record but are out of search and refuse calls; its connections are revoked. Importing its OpenAPI document again (on ", count(d.tools, "tool"))}
+                            {format!(": its {} stay in the record but are out of search and refuse calls; its connections are revoked. {} (on ", count(d.tools, "tool"),
+                                if v.has_document && v.kind != "mcp" { "Restoring it (below) or importing its OpenAPI document again" } else { "Importing its OpenAPI document again" })}
                             <a href="/vendors#import">"Vendors"</a>") brings it back."</p>
                         {(v.has_document && v.kind != "mcp").then(|| {
                             let slug = v.slug.clone();

@@ -353,7 +353,7 @@ fn preview_card(id: String, s: ImportSummary, apply: ServerAction<ApplyImport>) 
                 <input type="hidden" name="preview" value=id/>
                 <button type="submit" disabled=move || apply.pending().get()>{move || if apply.pending().get() { "Importing…" } else { "Apply this import" }}</button>
             </ActionForm>
-            " "<a href="/vendors">"Discard"</a>
+            <a href="/vendors" class="discard">"Discard"</a>
             <p class="muted">"Applying imports the document as uploaded and says again what it did (the toolbox may have changed since). A preview is kept for 10 minutes."</p>
         </section>
     }
