@@ -131,7 +131,8 @@ mod browser {
         // page reloads its data once
         let on_ready = Closure::<dyn FnMut()>::new(move || {
             if WAS_READY.with(|w| std::mem::replace(&mut *w.borrow_mut(), true)) {
-                live.heard.update(|h| h.iter_mut().for_each(|c| *c = c.wrapping_add(1)));
+                live.heard
+                    .update(|h| h.iter_mut().for_each(|c| *c = c.wrapping_add(1)));
                 settle(live);
             }
         });
@@ -139,7 +140,8 @@ mod browser {
         on_ready.forget();
         // refused (2: CLOSED; the browser gives up): try again in a while
         let on_error = Closure::<dyn FnMut()>::new(move || {
-            let closed = SOURCE.with(|s| s.borrow().as_ref().is_some_and(|es| es.ready_state() == 2));
+            let closed =
+                SOURCE.with(|s| s.borrow().as_ref().is_some_and(|es| es.ready_state() == 2));
             if closed {
                 set_timeout(move || follow(live), std::time::Duration::from_secs(15));
             }

@@ -271,7 +271,10 @@ mod tests {
         );
         // Graft's own format keeps the words as they are
         let graft: Value = serde_json::from_str(&body(&n, Format::Graft, 0)).unwrap();
-        assert!(graft["text"].as_str().unwrap().contains("<!channel> & <https"));
+        assert!(graft["text"]
+            .as_str()
+            .unwrap()
+            .contains("<!channel> & <https"));
     }
 
     #[test]

@@ -16,8 +16,8 @@ use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self, WebhookRow};
 use crate::domain::audit::AuditAction;
 use crate::domain::notify::{self, Format, Notice};
-use rand::RngCore;
 use crate::proxy::destination::{self, CheckedResolver, Lookup, Reach, Refused};
+use rand::RngCore;
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::Mutex;
@@ -141,9 +141,11 @@ impl Notifier {
         let ips = match parsed.host() {
             Some(url::Host::Ipv4(ip)) => vec![IpAddr::V4(ip)],
             Some(url::Host::Ipv6(ip)) => vec![IpAddr::V6(ip)],
-            Some(url::Host::Domain(name)) => {
-                self.lookup.lookup(name.to_string()).await.unwrap_or_default()
-            }
+            Some(url::Host::Domain(name)) => self
+                .lookup
+                .lookup(name.to_string())
+                .await
+                .unwrap_or_default(),
             None => Vec::new(),
         };
         let refused: Vec<Refused> = ips
@@ -373,7 +375,10 @@ impl Graft {
         let queued = self.inner.notifier.queued.clone();
         if queued.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= QUEUED {
             queued.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-            tracing::warn!(kind = notice.kind(), "a webhook notice was dropped: {QUEUED} are waiting for the receiver");
+            tracing::warn!(
+                kind = notice.kind(),
+                "a webhook notice was dropped: {QUEUED} are waiting for the receiver"
+            );
             return;
         }
         let graft = self.clone();

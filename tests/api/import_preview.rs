@@ -187,7 +187,10 @@ async fn a_re_upload_is_previewed_then_applied_and_its_renames_are_kept() {
 
     // the preview says what applying would do, and changes nothing
     let loc = location(&upload(&b, "shop", V2, true, false).await);
-    let id = loc.strip_prefix("/vendors?preview=").expect(&loc).to_string();
+    let id = loc
+        .strip_prefix("/vendors?preview=")
+        .expect(&loc)
+        .to_string();
     let d: Value = b
         .call("vendors", &[("preview", id.as_str())])
         .await
@@ -208,7 +211,10 @@ async fn a_re_upload_is_previewed_then_applied_and_its_renames_are_kept() {
     assert_eq!(g.imports("shop").await.unwrap().len(), history_before);
     let client = modern_client(&app, &token).await;
     assert!(
-        tool_names(&client).await.iter().any(|n| n == "shop__delete_item"),
+        tool_names(&client)
+            .await
+            .iter()
+            .any(|n| n == "shop__delete_item"),
         "the working set is as it was"
     );
     let approvals = g.approvals().await.unwrap();
@@ -235,7 +241,10 @@ async fn a_re_upload_is_previewed_then_applied_and_its_renames_are_kept() {
     );
     assert!(g.tool("shop", "list_items").await.is_ok());
     assert_eq!(g.tool("shop", "create_item").await.unwrap().version, 2);
-    assert!(!tool_names(&client).await.iter().any(|n| n == "shop__delete_item"));
+    assert!(!tool_names(&client)
+        .await
+        .iter()
+        .any(|n| n == "shop__delete_item"));
     let history = g.imports("shop").await.unwrap();
     assert_eq!(history.len(), history_before + 1);
     assert_eq!(history[0].2.approvals_reset, 1);
@@ -313,7 +322,9 @@ async fn a_removed_vendor_is_restored_from_its_stored_document() {
         .await
         .unwrap();
     assert!(
-        audit.iter().any(|a| a.person == "ops" && a.target.contains("shop")),
+        audit
+            .iter()
+            .any(|a| a.person == "ops" && a.target.contains("shop")),
         "the restore is audited under the person: {audit:?}"
     );
     app.stop().await;

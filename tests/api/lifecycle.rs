@@ -450,7 +450,10 @@ async fn a_removed_vendor_leaves_use_and_comes_back() {
     assert!(e.to_string().contains("was removed"), "{e}");
     let v = g.vendor("petstore").await.unwrap();
     assert!(v.removed_at.is_some() && v.disabled_at.is_some());
-    assert!(v.has_document, "its document stays, for Restore (issue 28.11)");
+    assert!(
+        v.has_document,
+        "its document stays, for Restore (issue 28.11)"
+    );
     let c = g.connections().await.unwrap();
     assert!(c[0].revoked_at.is_some(), "its connection is revoked");
     assert!(g

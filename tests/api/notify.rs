@@ -635,7 +635,10 @@ async fn racing_requests_notify_once_and_approvals_asked_again_are_told() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let seen = rx.seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 1, "one notice for one request: {seen:?}");
-    assert_eq!(verified(&seen[0].0, &seen[0].1, &s)["type"], "approval.requested");
+    assert_eq!(
+        verified(&seen[0].0, &seen[0].1, &s)["type"],
+        "approval.requested"
+    );
 
     // granted, then the document moves the write: the grant asks again, and people hear
     g.decide_approval(&ops, "racer", "acme", "create_item", true)
@@ -654,10 +657,16 @@ async fn racing_requests_notify_once_and_approvals_asked_again_are_told() {
     assert_eq!(n["data"]["scope"], "acme");
     assert_eq!(n["data"]["approvals"], 1);
     assert!(
-        n["data"]["approvalUrl"].as_str().unwrap().ends_with("/approvals"),
+        n["data"]["approvalUrl"]
+            .as_str()
+            .unwrap()
+            .ends_with("/approvals"),
         "{n}"
     );
-    assert!(n["text"].as_str().unwrap().contains("1 approval of acme"), "{n}");
+    assert!(
+        n["text"].as_str().unwrap().contains("1 approval of acme"),
+        "{n}"
+    );
     assert_eq!(
         code(&run().await).as_deref(),
         Some("approval_required"),

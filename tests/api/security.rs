@@ -1333,8 +1333,14 @@ async fn the_webhook_cannot_be_pointed_inward() {
     lookup.set("inside.test", &["10.9.9.9"]);
     lookup.set("hooks.test", &["203.0.113.7"]);
     for (url, says) in [
-        ("http://169.254.169.254/latest".to_string(), "cloud metadata"),
-        (format!("http://127.0.0.1:{port}/hook"), "GRAFT_VENDOR_LOOPBACK"),
+        (
+            "http://169.254.169.254/latest".to_string(),
+            "cloud metadata",
+        ),
+        (
+            format!("http://127.0.0.1:{port}/hook"),
+            "GRAFT_VENDOR_LOOPBACK",
+        ),
         (format!("http://[::ffff:127.0.0.1]:{port}/hook"), "loopback"),
         ("http://inside.test/hook".to_string(), "10.9.9.9"),
         ("http://[fd00::5]/hook".to_string(), "private"),
@@ -1344,7 +1350,10 @@ async fn the_webhook_cannot_be_pointed_inward() {
             .await
             .expect_err(&url)
             .to_string();
-        assert!(e.contains(says) && e.contains("public addresses"), "{url}: {e}");
+        assert!(
+            e.contains(says) && e.contains("public addresses"),
+            "{url}: {e}"
+        );
     }
     assert!(g.webhook().await.unwrap().is_none(), "nothing was set");
 

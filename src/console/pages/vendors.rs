@@ -300,7 +300,8 @@ pub(crate) fn upload_with_progress(
         let target = match import_events_said(&text).1 {
             Some(t)
                 if done.status().unwrap_or(0) == 200
-                    && (t.starts_with("/vendors?import=") || t.starts_with("/vendors?preview=")) =>
+                    && (t.starts_with("/vendors?import=")
+                        || t.starts_with("/vendors?preview=")) =>
             {
                 t
             }
@@ -323,23 +324,6 @@ pub(crate) fn upload_with_progress(
     _: WriteSignal<Option<(u64, u64)>>,
 ) -> Option<String> {
     None
-}
-
-#[cfg(test)]
-mod tests {
-    use super::import_events_said;
-
-    #[test]
-    fn the_import_stream_is_read_as_it_arrives() {
-        let part = "event: progress\ndata: {\"done\":3,\"total\":10}\n\nevent: progress\ndata: {\"done\":7,\"to";
-        assert_eq!(import_events_said(part), (Some((3, 10)), None));
-        let all = "event: progress\ndata: {\"done\":3,\"total\":10}\n\n: keep-alive\n\nevent: progress\ndata: {\"done\":10,\"total\":10}\n\nevent: done\ndata: /vendors?import=abc\n\n";
-        assert_eq!(
-            import_events_said(all),
-            (Some((10, 10)), Some("/vendors?import=abc".into()))
-        );
-        assert_eq!(import_events_said("<html>sign in</html>"), (None, None));
-    }
 }
 
 /// A previewed upload (issue 28.11): what applying it would do, Apply and Discard.
@@ -402,5 +386,22 @@ pub(crate) fn import_summary(s: ImportSummary) -> impl IntoView {
             </section>
         }
         .into_any(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::import_events_said;
+
+    #[test]
+    fn the_import_stream_is_read_as_it_arrives() {
+        let part = "event: progress\ndata: {\"done\":3,\"total\":10}\n\nevent: progress\ndata: {\"done\":7,\"to";
+        assert_eq!(import_events_said(part), (Some((3, 10)), None));
+        let all = "event: progress\ndata: {\"done\":3,\"total\":10}\n\n: keep-alive\n\nevent: progress\ndata: {\"done\":10,\"total\":10}\n\nevent: done\ndata: /vendors?import=abc\n\n";
+        assert_eq!(
+            import_events_said(all),
+            (Some((10, 10)), Some("/vendors?import=abc".into()))
+        );
+        assert_eq!(import_events_said("<html>sign in</html>"), (None, None));
     }
 }

@@ -3,10 +3,9 @@
 
 use super::session::{person_of, Flash, PendingImport};
 use super::ConsoleState;
-use crate::console::server_fns::MAX_UPLOAD_BYTES;
+use crate::console::server_fns::{import_text, said, summary_target, MAX_UPLOAD_BYTES};
 use crate::console::words::ImportSummary;
 use crate::service::users::Person;
-use crate::service::Graft;
 use axum::extract::{Multipart, State};
 use axum::response::{IntoResponse, Redirect, Response};
 use http::header;
@@ -107,7 +106,8 @@ fn import_events(
         let _ = tx.send(Event::default().event("done").data(target)).await;
     });
     let stream = futures::stream::poll_fn(move |cx| {
-        rx.poll_recv(cx).map(|e| e.map(Ok::<_, std::convert::Infallible>))
+        rx.poll_recv(cx)
+            .map(|e| e.map(Ok::<_, std::convert::Infallible>))
     });
     Sse::new(stream).into_response()
 }
@@ -168,17 +168,6 @@ async fn preview_target(
     format!("/vendors?preview={id}")
 }
 
-/// A service error in words for the summary (an internal one only in the log).
-fn said(e: crate::service::ServiceError) -> String {
-    match e {
-        crate::service::ServiceError::Internal(e) => {
-            tracing::error!(error = ?e, "import failed");
-            "internal error; see the server log".into()
-        }
-        e => e.to_string(),
-    }
-}
-
 /// Reads the upload form (`vendor` into `vendor`, `base_url`, `document`, `preview`).
 /// Errors: why nothing can be imported, in words for the summary.
 pub(crate) async fn read_upload(
@@ -216,53 +205,4 @@ pub(crate) async fn read_upload(
         base_url: Some(base_url).filter(|b| !b.is_empty()),
         preview,
     })
-}
-
-/// Imports `text` as vendor `vendor` for `person` (`progress(done, total)` as
-/// [`Graft::import_openapi_by`] says it), then embeds the new tools in the background.
-/// Errors: why nothing was imported, in words.
-pub(crate) async fn import_text(
-    graft: &Graft,
-    person: &Person,
-    vendor: &str,
-    text: &str,
-    base_url: Option<&str>,
-    progress: &mut (dyn FnMut(usize, usize) + Send),
-) -> Result<crate::service::ImportReport, String> {
-    let actor = crate::service::Actor::Person(person.name.clone());
-    let r = graft
-        .import_openapi_by(&actor, vendor, text, base_url, progress)
-        .await
-        .map_err(said)?;
-    tracing::info!(vendor = %r.vendor, imported = r.imported, by = %person.name, "OpenAPI import in the console");
-    // the new tools' embeddings, without holding the page (a search meanwhile computes
-    // what it needs itself)
-    let g = graft.clone();
-    tokio::spawn(async move {
-        if let Err(e) = g.embed_toolbox(&mut |_, _| {}).await {
-            tracing::warn!(error = ?e, "embedding the imported tools failed");
-        }
-    });
-    Ok(r)
-}
-
-/// Keeps the summary of an import's `result` for `person`; the page that shows it.
-pub(crate) fn summary_target(
-    state: &ConsoleState,
-    person: &Person,
-    vendor: &str,
-    result: Result<crate::service::ImportReport, String>,
-) -> String {
-    let summary = match result {
-        Ok(r) => ImportSummary::from(r),
-        Err(e) => ImportSummary {
-            vendor: vendor.to_string(),
-            error: Some(e),
-            ..Default::default()
-        },
-    };
-    let id = state
-        .flash
-        .put(&person.name, Flash::Import(Box::new(summary)));
-    format!("/vendors?import={id}")
 }

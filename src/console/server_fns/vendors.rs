@@ -168,9 +168,6 @@ pub struct VendorsData {
     pub preview: Option<(String, ImportSummary)>,
 }
 
-/// Largest OpenAPI document the console imports (Stripe's is about 4 MB).
-pub const MAX_UPLOAD_BYTES: usize = 32 * 1024 * 1024;
-
 /// The Vendors page; `import` names the summary of an upload just done, `preview` an
 /// upload previewed and not applied yet.
 #[server(prefix = "/api", endpoint = "vendors")]
@@ -637,71 +634,4 @@ pub async fn revoke_connection(id: i64, confirm: Option<String>) -> ConsoleResul
         Ok(())
     })
     .await
-}
-
-/// Applies the upload previewed under `preview` (issue 28.11): the document as uploaded
-/// is imported now (what it does is said again: the toolbox may have changed since the
-/// preview), then the page shows the summary. Errors: `Refused` when the preview is gone
-/// (applied, older than 10 minutes, another person's, or kept by another instance).
-#[server(prefix = "/api", endpoint = "apply_import")]
-pub async fn apply_import(preview: String) -> ConsoleResult<()> {
-    with_status(async move {
-        let (state, person) = signed_in().await?;
-        let Some(Flash::Preview(p)) = state.flash.take(&person.name, &preview) else {
-            return Err(ConsoleError::Refused(
-                "that preview is gone (applied already, or older than 10 minutes): upload the document again".into(),
-            ));
-        };
-        let result = crate::console::server::import_text(
-            &state.graft,
-            &person,
-            &p.vendor,
-            &p.text,
-            p.base_url.as_deref(),
-            &mut |_, _| {},
-        )
-        .await;
-        show_summary(&state, &person, &p.vendor, result);
-        Ok(())
-    })
-    .await
-}
-
-/// Brings removed vendor `slug` back from its stored document (issue 28.11), then the
-/// Vendors page shows the import's summary. Must be confirmed: `confirm` = `yes`.
-/// Errors: `Refused` (not removed, no stored document, an MCP server).
-#[server(prefix = "/api", endpoint = "restore_vendor")]
-pub async fn restore_vendor(slug: String, confirm: Option<String>) -> ConsoleResult<()> {
-    with_status(async move {
-        let (state, person) = signed_in().await?;
-        confirmed(
-            confirm.as_deref(),
-            "restoring brings the vendor's tools back into search and calls",
-        )?;
-        let v = state.graft.vendor(&slug).await?;
-        if v.removed_at.is_none() {
-            return Err(ConsoleError::Refused(format!(
-                "vendor {slug} is not removed: import a newer document on the Vendors page instead"
-            )));
-        }
-        let report = state
-            .graft
-            .restore_vendor(&Actor::Person(person.name.clone()), &slug)
-            .await?;
-        show_summary(&state, &person, &slug, Ok(report));
-        Ok(())
-    })
-    .await
-}
-
-/// Keeps an import's summary for the person and sends the page to it.
-#[cfg(feature = "ssr")]
-fn show_summary(
-    state: &crate::console::server::ConsoleState,
-    person: &crate::service::users::Person,
-    vendor: &str,
-    result: Result<crate::service::ImportReport, String>,
-) {
-    let target = crate::console::server::summary_target(state, person, vendor, result);
-    leptos_axum::redirect(&target);
 }
