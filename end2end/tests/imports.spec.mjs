@@ -1,7 +1,6 @@
 // Imports in the console (issue 28.11), hydrated and without JavaScript: the import's
 // progress while it runs, a preview of a re-upload applied from the page, the rename
-// list kept in the import history, and Restore of a removed vendor from its stored
-// document.
+// list kept in the import history, and Restore of a removed vendor as it was.
 import { test, expect, unique, shot, goto, ready, signIn } from './fixtures.mjs';
 import path from 'node:path';
 
@@ -84,7 +83,7 @@ test('a re-upload is previewed, applied, and its renames stay in the history', a
   await shot(page, testInfo, 'import-history-renames');
 });
 
-test('a removed vendor is restored from its stored document', async ({ page }, testInfo) => {
+test('a removed vendor is restored as it was', async ({ page }, testInfo) => {
   await signIn(page, testInfo);
   const vendor = unique(testInfo, 'depot');
   await goto(page, testInfo, '/vendors');
@@ -96,11 +95,11 @@ test('a removed vendor is restored from its stored document', async ({ page }, t
   await remove.getByRole('button', { name: 'Remove the vendor' }).click();
   await expect(page).toHaveURL(new RegExp(`/vendors\\?removed=${vendor}$`));
   await goto(page, testInfo, `/vendors/${vendor}`);
-  await page.getByText('Restore from its stored document').click();
+  await page.getByText('Restore the vendor').click();
   await shot(page, testInfo, 'vendor-restore');
   await page.getByRole('button', { name: 'Restore', exact: true }).click();
-  await expect(page).toHaveURL(/\/vendors\?import=/);
-  await expect(page.locator('#import-summary')).toContainText(`Vendor ${vendor}`);
+  await expect(page).toHaveURL(new RegExp(`/vendors\\?back=${vendor}$`));
+  await expect(page.getByRole('status').filter({ hasText: `Vendor ${vendor} was removed before and is back` })).toBeVisible();
   await ready(page, testInfo);
   await expect(page.locator(`tr[data-vendor="${vendor}"] a[title]`)).toBeVisible();
   await shot(page, testInfo, 'vendor-restored');

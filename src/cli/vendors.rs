@@ -90,14 +90,20 @@ pub enum VendorCommand {
     },
     /// Remove a vendor: its tools are demoted from every working set and refuse calls,
     /// its connections are revoked (secrets dropped) and it leaves the lists; its tools,
-    /// calls and history stay for the record. Importing its document again brings it
-    /// back.
+    /// calls, history and stored document stay for the record. `graft vendor restore`
+    /// (or importing its document again) brings it back.
     Remove {
         /// The vendor's slug.
         slug: String,
         /// Confirm (without it, Graft says what removing would do and changes nothing).
         #[arg(long)]
         yes: bool,
+    },
+    /// Bring a removed vendor back as it was (its base URL, document and tools; retired
+    /// tools stay retired). Its connections stay revoked: add a new one.
+    Restore {
+        /// The vendor's slug.
+        slug: String,
     },
 }
 
@@ -367,13 +373,20 @@ When the server is ready (a connection added, for instance), run graft vendor re
             let back = if v.kind == "mcp" {
                 "adding an MCP server with its slug brings it back"
             } else {
-                "importing its document again brings it back"
+                "graft vendor restore (or importing its document again) brings it back"
             };
             println!(
                 "Removed vendor {}: demoted {}, revoked {}. Its tools stay in the record; {back}.",
                 v.slug,
                 count(demoted as i64, "working-set entry"),
                 count(revoked, "connection"),
+            );
+        }
+        VendorCommand::Restore { slug } => {
+            let v = graft.restore_vendor(&person(), &slug).await?;
+            println!(
+                "Restored vendor {} at {}: its tools are in search and callable again. Add a connection (graft connection add {} …); agents promote its tools again.",
+                v.slug, v.base_url, v.slug
             );
         }
     }

@@ -89,8 +89,9 @@ mod browser {
         static SOURCE: RefCell<Option<web_sys::EventSource>> = const { RefCell::new(None) };
         /// A check of the page's forms is scheduled.
         static WAITING: RefCell<bool> = const { RefCell::new(false) };
-        /// A stream was ready before: the next `ready` may follow missed changes.
-        static WAS_READY: RefCell<bool> = const { RefCell::new(false) };
+        /// Changes may have been missed (a stream was ready before, or none could be
+        /// opened when the page asked): the next `ready` reloads every topic.
+        static MISSED: RefCell<bool> = const { RefCell::new(false) };
         /// The tab's visibility is watched.
         static WATCHING: RefCell<bool> = const { RefCell::new(false) };
     }
@@ -121,7 +122,11 @@ mod browser {
     pub fn follow(live: Live) {
         watch_visibility(live);
         let open = SOURCE.with(|s| s.borrow().as_ref().is_some_and(|es| es.ready_state() != 2));
-        if open || document().hidden() {
+        if open {
+            return;
+        }
+        if document().hidden() {
+            MISSED.with(|m| *m.borrow_mut() = true);
             return;
         }
         let Ok(es) = web_sys::EventSource::new("/console/events") else {
@@ -130,7 +135,7 @@ mod browser {
         // a stream back after a gap: what changed meanwhile was not heard, so every
         // page reloads its data once
         let on_ready = Closure::<dyn FnMut()>::new(move || {
-            if WAS_READY.with(|w| std::mem::replace(&mut *w.borrow_mut(), true)) {
+            if MISSED.with(|m| std::mem::replace(&mut *m.borrow_mut(), true)) {
                 live.heard
                     .update(|h| h.iter_mut().for_each(|c| *c = c.wrapping_add(1)));
                 settle(live);
@@ -143,6 +148,7 @@ mod browser {
             let closed =
                 SOURCE.with(|s| s.borrow().as_ref().is_some_and(|es| es.ready_state() == 2));
             if closed {
+                MISSED.with(|m| *m.borrow_mut() = true);
                 set_timeout(move || follow(live), std::time::Duration::from_secs(15));
             }
         });

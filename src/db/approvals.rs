@@ -193,7 +193,8 @@ pub async fn insert_pending_approval(
 /// (issue 12.15), so a person never approves a version they were not shown; denials
 /// stand, now for that version (so a person can still grant it from the console). A
 /// request already pending for an earlier change keeps what that one said, followed by
-/// `changed`. Returns the agents whose approval was reset.
+/// `changed`. Returns the agents whose grant was reset (a request already pending was
+/// asked of people before, so it is not counted).
 pub async fn reset_approvals(
     conn: &mut Conn,
     tool_id: i64,
@@ -202,21 +203,32 @@ pub async fn reset_approvals(
     now: i64,
 ) -> DbResult<Vec<i64>> {
     denials_follow(conn, tool_id, version).await?;
-    on_db!(conn, |e| {
+    // one write transaction: the grants read here are the ones updated below
+    let granted: Vec<i64> = on_db!(conn, |e| {
         sqlx::query_scalar(
+            "SELECT agent_id FROM approvals WHERE tool_id = $1 AND state = 'granted'",
+        )
+        .bind(tool_id)
+        .fetch_all(e)
+        .await
+    })?;
+    on_db!(conn, |e| {
+        sqlx::query(
             "UPDATE approvals SET state = 'pending', \
          changed = CASE WHEN state = 'pending' AND changed IS NOT NULL AND length(changed) < 1000 \
          THEN changed || '; ' || $2 ELSE $2 END, \
          requested_at = $3, decided_at = NULL, decided_by = NULL, \
-         version = $4 WHERE tool_id = $1 AND state IN ('granted', 'pending') RETURNING agent_id",
+         version = $4 WHERE tool_id = $1 AND state IN ('granted', 'pending')",
         )
         .bind(tool_id)
         .bind(changed)
         .bind(now)
         .bind(version)
-        .fetch_all(e)
+        .execute(e)
         .await
-    })
+        .map(|_| ())
+    })?;
+    Ok(granted)
 }
 
 /// A new version `version` of a tool that changes nothing in its calls: the tool's

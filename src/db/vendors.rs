@@ -87,6 +87,17 @@ pub async fn update_vendor_removed(conn: &mut Conn, id: i64, at: Option<i64>) ->
     Ok(())
 }
 
+/// Forgets a vendor's stored document (a removed vendor brought back at a base URL a
+/// person gives: the document was of the API it had).
+pub async fn clear_vendor_document(conn: &mut Conn, id: i64) -> DbResult<()> {
+    execute!(
+        conn,
+        "UPDATE vendors SET openapi_document = NULL WHERE id = $1",
+        id
+    )?;
+    Ok(())
+}
+
 /// A vendor's tools (retired ones not counted) and the working-set entries of its tools.
 pub async fn select_vendor_counts(pool: &Pool, vendor_id: i64) -> DbResult<(i64, i64)> {
     on_db!(pool, |e| {

@@ -114,6 +114,7 @@ impl Graft {
         // a new request (none before, or a grant of an older version), made by this call
         // and not by one racing it: people are told
         let mut asked_anew = false;
+        let mut raced = false;
         // a grant stands for the version it was given on (a new version that changes
         // nothing carries it forward); one for another version raced a publish
         if let Some(a) = approval.as_mut().filter(|a| {
@@ -134,6 +135,11 @@ impl Graft {
             .await?;
             a.state = ApprovalState::Pending;
             a.changed = Some(why);
+            raced = !asked_anew;
+        }
+        if raced {
+            // another call or a person changed the row first: it says what holds now
+            approval = db::select_approval(self.pool(), agent_id, tool.id).await?;
         }
         match approval.as_ref().map(|a| a.state) {
             Some(ApprovalState::Granted) => {}

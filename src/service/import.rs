@@ -70,27 +70,6 @@ impl Graft {
             .await
     }
 
-    /// Imports vendor `slug`'s stored document again (issue 28.11: Restore for a removed
-    /// vendor), as `actor`: a removed vendor is brought back with its tools. Errors:
-    /// `VendorNotFound`, `Invalid` (no stored document, an MCP server), as the import's.
-    pub async fn restore_vendor(&self, actor: &Actor, slug: &str) -> ServiceResult<ImportReport> {
-        let v = db::select_vendor_by_slug(self.pool(), slug)
-            .await?
-            .ok_or_else(|| ServiceError::VendorNotFound(slug.to_string()))?;
-        if v.kind == "mcp" {
-            return Err(ServiceError::Invalid(format!(
-                "vendor {slug} is an MCP server: add it again with its URL or command"
-            )));
-        }
-        let Some(text) = db::select_vendor_document(self.pool(), v.id).await? else {
-            return Err(ServiceError::Invalid(format!(
-                "vendor {slug} has no stored document: import its OpenAPI document again"
-            )));
-        };
-        self.import_openapi_by(actor, slug, &text, None, &mut |_, _| {})
-            .await
-    }
-
     /// The import, written when `apply`, else rolled back (a preview).
     async fn import_run(
         &self,

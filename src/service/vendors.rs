@@ -8,9 +8,43 @@ use crate::domain::names::VendorSlug;
 use crate::domain::Cause;
 
 impl Graft {
+    /// Brings removed vendor `slug` back as it was when removed (issue 28.11, the
+    /// console's Restore): enabled, with its base URL, stored document and tools (those
+    /// its document retired stay retired), as `actor` (audited). Its connections stay
+    /// revoked and agents promote its tools again. Errors: `VendorNotFound`, `Invalid`
+    /// (not removed; an MCP server, which is added again with its URL or command).
+    pub async fn restore_vendor(&self, actor: &Actor, slug: &str) -> ServiceResult<VendorRow> {
+        let v = self.vendor(slug).await?;
+        if v.removed_at.is_none() {
+            return Err(ServiceError::Invalid(format!(
+                "vendor {slug} is not removed: import a newer document on the Vendors page instead"
+            )));
+        }
+        if v.kind == "mcp" {
+            return Err(ServiceError::Invalid(format!(
+                "vendor {slug} is an MCP server: add it again with its URL or command"
+            )));
+        }
+        let mut tx = self.write_tx().await?;
+        db::update_vendor_removed(&mut tx, v.id, None).await?;
+        tx.commit().await?;
+        tracing::info!(vendor = slug, by = %actor.label(), "removed vendor restored");
+        self.audit(
+            actor,
+            AuditAction::VendorEdit,
+            slug,
+            Some("restored after its removal"),
+        )
+        .await?;
+        self.state_changed().await;
+        self.toolbox_changed().await;
+        self.vendor(slug).await
+    }
+
     /// Creates a vendor; the slug of a removed vendor brings that vendor back (enabled,
     /// with this name and base URL, its tools callable again and no document until one
-    /// is imported). Errors: invalid slug or base URL, or the slug is taken.
+    /// is imported: the one stored was of the API it had; [`Graft::restore_vendor`]
+    /// brings a vendor back as it was). Errors: invalid slug or base URL, or the slug is taken.
     pub async fn add_vendor(
         &self,
         slug: &str,
@@ -36,6 +70,7 @@ impl Graft {
                 };
                 let mut tx = self.write_tx().await?;
                 db::update_vendor_removed(&mut tx, old.id, None).await?;
+                db::clear_vendor_document(&mut tx, old.id).await?;
                 if old.kind == "mcp" {
                     db::update_vendor_openapi_kind(&mut tx, old.id).await?;
                     db::update_vendor_tools_retired(&mut tx, old.id, self.now()).await?;

@@ -1,7 +1,7 @@
 //! Imports in the console (issue 28.11): the import's progress as server-sent events, a
 //! preview of a re-upload (new, updated, retired, approvals asked again) that changes
 //! nothing until it is applied, the rename list kept in the import history, and Restore
-//! for a removed vendor from its stored document. Through the console's real HTTP
+//! of a removed vendor as it was (its stored document kept). Through the console's real HTTP
 //! routes and server functions, as a signed-in person.
 
 use crate::console::{Browser, PASSWORD};
@@ -295,7 +295,7 @@ async fn a_removed_vendor_is_restored_from_its_stored_document() {
         .unwrap();
     assert!(e.contains("confirm"), "{e}");
     assert_eq!(g.toolbox_size().await.unwrap(), 0);
-    // without JavaScript: the form posts, the page shows the import's summary
+    // without JavaScript: the form posts, the Vendors page says it is back
     let r = b
         .post_form(
             "restore_vendor",
@@ -303,17 +303,17 @@ async fn a_removed_vendor_is_restored_from_its_stored_document() {
             &[("slug", "shop"), ("confirm", "yes")],
         )
         .await;
-    let loc = location(&r);
-    let id = loc.strip_prefix("/vendors?import=").expect(&loc);
-    let d: Value = b
-        .call("vendors", &[("import", id)])
-        .await
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(d["import"]["brought_back"], true, "{d}");
+    assert_eq!(location(&r), "/vendors?back=shop");
+    let v = g.vendor("shop").await.unwrap();
+    assert!(v.removed_at.is_none() && v.disabled_at.is_none());
+    assert!(v.has_document, "as it was, with its document");
+    assert_eq!(v.base_url, "https://shop.example");
     assert_eq!(g.toolbox_size().await.unwrap(), 3);
-    assert!(g.vendor("shop").await.unwrap().removed_at.is_none());
+    assert_eq!(
+        g.imports("shop").await.unwrap().len(),
+        1,
+        "nothing was imported"
+    );
     let audit = g
         .audit_events(&graft::db::AuditQuery {
             limit: 50,
@@ -327,5 +327,27 @@ async fn a_removed_vendor_is_restored_from_its_stored_document() {
             .any(|a| a.person == "ops" && a.target.contains("shop")),
         "the restore is audited under the person: {audit:?}"
     );
+    // brought back as a new vendor at another API instead: the old document is not kept
+    g.remove_vendor(&ops, "shop").await.unwrap();
+    let v = g
+        .add_vendor("shop", None, "https://other.example")
+        .await
+        .unwrap();
+    assert!(v.removed_at.is_none() && !v.has_document, "{v:?}");
+    // from the command line too
+    g.remove_vendor(&ops, "shop").await.unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_graft"))
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["vendor", "restore", "shop"])
+        .env("DATABASE_URL", db_url(dir.path()))
+        .env("USER", "rui")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).to_string()
+        + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("Restored vendor shop at https://other.example"), "{said}");
+    assert!(g.vendor("shop").await.unwrap().removed_at.is_none());
     app.stop().await;
 }

@@ -96,14 +96,14 @@ pub fn VendorPage() -> impl IntoView {
                         <h1>{v.name.clone()}" "<code>{v.slug.clone()}</code></h1>
                         <p class="warning" role="note">"Removed "<When at now/>
                             {format!(": its {} stay in the record but are out of search and refuse calls; its connections are revoked. {} (on ", count(d.tools, "tool"),
-                                if v.has_document && v.kind != "mcp" { "Restoring it (below) or importing its OpenAPI document again" } else { "Importing its OpenAPI document again" })}
+                                if v.kind != "mcp" { "Restoring it (below) or importing its OpenAPI document again" } else { "Importing its OpenAPI document again" })}
                             <a href="/vendors#import">"Vendors"</a>") brings it back."</p>
-                        {(v.has_document && v.kind != "mcp").then(|| {
+                        {(v.kind != "mcp").then(|| {
                             let slug = v.slug.clone();
                             view! {
                                 <FormError err=restore_err/>
-                                <Confirm label="Restore from its stored document".into()>
-                                    <p>"Imports the document stored with it again: its tools come back into search and calls (what its document retired stays retired). Its old connections stay revoked: add a new one after."</p>
+                                <Confirm label="Restore the vendor".into()>
+                                    <p>"Brings it back as it was when removed: its base URL, its stored document and its tools, in search and callable again (tools its document retired stay retired). Its old connections stay revoked: add a new one after. Agents promote its tools again."</p>
                                     <ActionForm action=restore attr:class="inline">
                                         <input type="hidden" name="slug" value=slug/>
                                         <input type="hidden" name="confirm" value="yes"/>
@@ -266,7 +266,7 @@ pub fn VendorPage() -> impl IntoView {
                         <p>{if is_mcp {
                             "Removing takes the vendor off the lists and stops its server: its tools leave every working set and refuse calls, its connections are revoked and their secrets dropped. Its tools, calls and history stay in the record, and adding an MCP server with its slug brings it back."
                         } else {
-                            "Removing takes the vendor off the lists: its tools leave every working set and refuse calls, its connections are revoked and their secrets dropped. Its tools, calls and history stay in the record, and importing its document again brings it back."
+                            "Removing takes the vendor off the lists: its tools leave every working set and refuse calls, its connections are revoked and their secrets dropped. Its tools, calls, history and document stay in the record: Restore on this page brings it back as it was, and importing its document again brings it back too."
                         }}</p>
                         <FormError err=remove_err/>
                         <ActionForm action=remove>

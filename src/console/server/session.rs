@@ -21,6 +21,10 @@ use crate::config::PLAIN_HTTP_IDLE_HOURS;
 /// How long a one-time value waits to be shown.
 pub(crate) const FLASH_TTL: Duration = Duration::from_secs(600);
 
+/// Previews one person keeps at once (each holds its document, up to 32 MiB): a new one
+/// drops their oldest.
+pub(crate) const PREVIEWS_PER_PERSON: usize = 2;
+
 /// A value shown once on the page a POST redirects to.
 #[derive(Debug, Clone)]
 pub enum Flash {
@@ -56,11 +60,24 @@ pub struct FlashStore {
 }
 
 impl FlashStore {
-    /// Keeps `value` for `person`; returns its id (128 random bits, hex).
+    /// Keeps `value` for `person`; returns its id (128 random bits, hex). A preview
+    /// past [`PREVIEWS_PER_PERSON`] drops the person's oldest.
     pub fn put(&self, person: &str, value: Flash) -> String {
         let id = crate::service::random_hex(16);
         let mut items = self.items.lock().expect("flash lock");
         items.retain(|_, (_, at, _)| at.elapsed() < FLASH_TTL);
+        if matches!(value, Flash::Preview(_)) {
+            let mut theirs: Vec<(Instant, String)> = items
+                .iter()
+                .filter(|(_, (p, _, v))| p == person && matches!(v, Flash::Preview(_)))
+                .map(|(id, (_, at, _))| (*at, id.clone()))
+                .collect();
+            theirs.sort();
+            let over = (theirs.len() + 1).saturating_sub(PREVIEWS_PER_PERSON);
+            for (_, old) in theirs.into_iter().take(over) {
+                items.remove(&old);
+            }
+        }
         items.insert(id.clone(), (person.to_string(), Instant::now(), value));
         id
     }
@@ -216,4 +233,38 @@ pub async fn start_session(
             },
         )
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn preview() -> Flash {
+        Flash::Preview(Box::new(PendingImport {
+            vendor: "shop".into(),
+            base_url: None,
+            text: "x".repeat(1000),
+            summary: ImportSummary::default(),
+        }))
+    }
+
+    #[test]
+    fn a_person_keeps_two_previews_at_most() {
+        let store = FlashStore::default();
+        let first = store.put("ops", preview());
+        let other = store.put("rui", preview());
+        let second = store.put("ops", preview());
+        let third = store.put("ops", preview());
+        assert!(
+            store.peek_preview("ops", &first).is_none(),
+            "the oldest went"
+        );
+        assert!(store.peek_preview("ops", &second).is_some());
+        assert!(store.peek_preview("ops", &third).is_some());
+        assert!(
+            store.peek_preview("rui", &other).is_some(),
+            "another's stays"
+        );
+        assert!(store.peek_preview("rui", &third).is_none(), "not theirs");
+    }
 }

@@ -109,7 +109,12 @@ fn import_events(
         rx.poll_recv(cx)
             .map(|e| e.map(Ok::<_, std::convert::Infallible>))
     });
-    Sse::new(stream).into_response()
+    // a comment every 15 s while the import writes, so no proxy cuts a quiet stream
+    Sse::new(stream)
+        .keep_alive(
+            axum::response::sse::KeepAlive::new().interval(std::time::Duration::from_secs(15)),
+        )
+        .into_response()
 }
 
 /// A redirect to `target`, or (`as_text`, a script's request) `target` as text.

@@ -45,9 +45,9 @@ pub async fn apply_import(preview: String) -> ConsoleResult<()> {
     .await
 }
 
-/// Brings removed vendor `slug` back from its stored document (issue 28.11), then the
-/// Vendors page shows the import's summary. Must be confirmed: `confirm` = `yes`.
-/// Errors: `Refused` (not removed, no stored document, an MCP server).
+/// Brings removed vendor `slug` back as it was ([`Graft::restore_vendor`], issue 28.11),
+/// then the Vendors page says so. Must be confirmed: `confirm` = `yes`. Errors:
+/// `Refused` (not removed, an MCP server).
 #[server(prefix = "/api", endpoint = "restore_vendor")]
 pub async fn restore_vendor(slug: String, confirm: Option<String>) -> ConsoleResult<()> {
     with_status(async move {
@@ -56,17 +56,14 @@ pub async fn restore_vendor(slug: String, confirm: Option<String>) -> ConsoleRes
             confirm.as_deref(),
             "restoring brings the vendor's tools back into search and calls",
         )?;
-        let v = state.graft.vendor(&slug).await?;
-        if v.removed_at.is_none() {
-            return Err(ConsoleError::Refused(format!(
-                "vendor {slug} is not removed: import a newer document on the Vendors page instead"
-            )));
-        }
-        let report = state
+        state
             .graft
-            .restore_vendor(&Actor::Person(person.name.clone()), &slug)
+            .restore_vendor(&Actor::Person(person.name), &slug)
             .await?;
-        show_summary(&state, &person, &slug, Ok(report));
+        leptos_axum::redirect(&format!(
+            "/vendors?back={}",
+            crate::console::words::segment(&slug)
+        ));
         Ok(())
     })
     .await
