@@ -344,10 +344,13 @@ async fn a_removed_vendor_is_restored_from_its_stored_document() {
         .env("USER", "rui")
         .output()
         .unwrap();
-    let said = String::from_utf8_lossy(&out.stdout).to_string()
-        + &String::from_utf8_lossy(&out.stderr);
+    let said =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{said}");
-    assert!(said.contains("Restored vendor shop at https://other.example"), "{said}");
+    assert!(
+        said.contains("Restored vendor shop at https://other.example"),
+        "{said}"
+    );
     assert!(g.vendor("shop").await.unwrap().removed_at.is_none());
     app.stop().await;
 }
