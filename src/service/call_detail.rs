@@ -60,7 +60,7 @@ pub(super) fn response_detail(
             secrets,
         ),
         None => {
-            let mut body = redact_pairs(&redact(text, secrets));
+            let mut body = redact_elements(&redact_pairs(&redact(text, secrets)));
             if body.len() > DETAIL_BODY_BYTES {
                 let mut end = DETAIL_BODY_BYTES;
                 while !body.is_char_boundary(end) {
@@ -136,6 +136,51 @@ fn redact_pairs(text: &str) -> String {
     out
 }
 
+/// How far past an element's name its start tag may end (a longer one is left alone,
+/// so a body full of `<` without `>` costs linear time).
+const START_TAG_BYTES: usize = 1024;
+
+/// `text` with the text of every XML (or HTML) element whose local name looks secret
+/// ([`secret_field`]: `<password>…</password>`, `<ns:ApiKey a="1">…</ns:ApiKey>`)
+/// replaced by `<redacted>`; the text ends at the next `<`. Elements holding elements,
+/// empty ones and `<x/>` are left as they are.
+fn redact_elements(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let (mut i, mut copied) = (0, 0);
+    while i < bytes.len() {
+        if bytes[i] != b'<' {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 1;
+        while j < bytes.len()
+            && (bytes[j].is_ascii_alphanumeric() || matches!(bytes[j], b'_' | b'-' | b'.' | b':'))
+        {
+            j += 1;
+        }
+        let name = &text[i + 1..j];
+        let local = name.rsplit(':').next().unwrap_or(name);
+        if !local.is_empty() && secret_field(local) {
+            let window = &bytes[j..bytes.len().min(j + START_TAG_BYTES)];
+            if let Some(gt) = window.iter().position(|&b| b == b'>').map(|k| j + k) {
+                let v = gt + 1;
+                let w = text[v..].find('<').map_or(bytes.len(), |k| v + k);
+                if bytes[gt - 1] != b'/' && !text[v..w].trim().is_empty() {
+                    out.push_str(&text[copied..v]);
+                    out.push_str("<redacted>");
+                    copied = w;
+                    i = w;
+                    continue;
+                }
+            }
+        }
+        i = j;
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,11 +195,33 @@ mod tests {
             redact_pairs(r#"{"client_secret": "k-77", "name": "x""#),
             r#"{"client_secret": "<redacted>", "name": "x""#
         );
-        assert_eq!(
-            redact_pairs("<secret>s3</secret> total=4"),
-            "<secret>s3</secret> total=4"
-        );
         assert_eq!(redact_pairs("ratio: 3"), "ratio: 3");
+    }
+
+    #[test]
+    fn secret_elements_in_xml_are_redacted() {
+        assert_eq!(
+            redact_elements(
+                r#"<auth><ns:ApiKey kind="live">k-9</ns:ApiKey><user>ann</user><password/><token></token></auth>"#
+            ),
+            r#"<auth><ns:ApiKey kind="live"><redacted></ns:ApiKey><user>ann</user><password/><token></token></auth>"#
+        );
+        assert_eq!(
+            redact_elements("<secret>s3</secret> total=4"),
+            "<secret><redacted></secret> total=4"
+        );
+        // a start tag that never ends, and `<` alone, are left as they are
+        let odd = format!("<password {} < <", "a".repeat(2000));
+        assert_eq!(redact_elements(&odd), odd);
+        // through the detail: a vendor's XML answer keeps no secret-looking element
+        let d = response_detail(
+            200,
+            &serde_json::Map::new(),
+            None,
+            "<?xml version=\"1.0\"?><session><sessionToken>tk-55</sessionToken></session>",
+            &[],
+        );
+        assert!(!d.contains("tk-55"), "{d}");
     }
 
     #[test]

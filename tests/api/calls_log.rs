@@ -201,6 +201,11 @@ async fn the_console_lists_every_call_and_shows_what_each_sent_and_got_redacted(
     };
     b = b2;
     assert!(r.text().await.unwrap().contains("no call 99999"));
+    // a page address that is not a number says how calls are named
+    let page = b.get("/calls/abc").await;
+    assert_eq!(page.status(), 404);
+    let page = page.text().await.unwrap();
+    assert!(page.contains("named by its number"), "{page}");
 
     // the pages: the list links each call to its detail; the detail without JavaScript
     let page = b.get("/calls?agent=bot").await.text().await.unwrap();

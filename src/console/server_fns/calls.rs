@@ -118,6 +118,11 @@ pub async fn calls_log(
 pub async fn call_detail(id: i64) -> ConsoleResult<CallData> {
     with_status(async move {
         let (st, _) = signed_in().await?;
+        if id < 1 {
+            return Err(ConsoleError::Refused(
+                "a call is named by its number, as in /calls/42 (its time on the Calls page links there)".into(),
+            ));
+        }
         let Some((row, detail)) = st.graft.call(id).await? else {
             return Err(ConsoleError::Refused(format!(
                 "no call {id} in the log (GRAFT_CALLS_RETENTION_DAYS may have deleted it)"
