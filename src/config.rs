@@ -39,7 +39,8 @@ pub struct Settings {
     /// `GRAFT_RESULT_BUDGET` bytes of one tool result (default 512 KiB);
     /// `GRAFT_RESULT_TOKEN_BUDGET` o200k_base tokens of one (default 25,000);
     /// `GRAFT_SCHEMA_BUDGET` bytes of a served input schema (default 16 KiB);
-    /// `GRAFT_VENDOR_LOOPBACK=allow` lets vendors on loopback be called.
+    /// `GRAFT_VENDOR_LOOPBACK=allow` lets vendors on loopback be called;
+    /// `GRAFT_WEBHOOK_INTERNAL=allow` lets the webhook post to private addresses.
     pub limits: crate::proxy::ProxyLimits,
     /// `GRAFT_EMBEDDING_MODEL`: the directory of the sentence-embedding model for
     /// semantic search; default `<data_dir>/models/minilm-static-256` (where
@@ -193,6 +194,13 @@ impl Settings {
                 "allow" | "1" | "true" | "yes" => true,
                 "" | "deny" | "0" | "false" | "no" => false,
                 _ => return Err(format!("GRAFT_VENDOR_LOOPBACK {v:?}: use allow or deny")),
+            };
+        }
+        if let Ok(v) = std::env::var("GRAFT_WEBHOOK_INTERNAL") {
+            limits.webhook_internal = match v.trim().to_ascii_lowercase().as_str() {
+                "allow" | "1" | "true" | "yes" => true,
+                "" | "deny" | "0" | "false" | "no" => false,
+                _ => return Err(format!("GRAFT_WEBHOOK_INTERNAL {v:?}: use allow or deny")),
             };
         }
         let sweep_interval = match std::env::var("GRAFT_SWEEP_INTERVAL") {

@@ -21,6 +21,8 @@ test('the approvals badge, Approvals and Calls follow an agent without a reload 
   await expect(row).toHaveCount(0);
   // a mark that a reload would wipe
   await page.evaluate(() => { window.__stayed = true; });
+  // hydrated: the page's stream is open before the agent acts
+  if (testInfo.project.name === 'hydrated') await page.locator('body[data-live="ready"]').waitFor();
 
   const asked = await agent.call('run_tool', { vendor: 'widgets', name: 'create_widget', input: { name: 'live' } });
   expect(asked.structuredContent.error.code).toBe('approval_required');

@@ -317,7 +317,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
                 without_password(&settings.database_url)
             )
         })?;
-    let result = match cli.command.unwrap_or(Command::Serve { addr: None }) {
+    let command = cli.command.unwrap_or(Command::Serve { addr: None });
+    let serving = matches!(command, Command::Serve { .. });
+    let result = match command {
         Command::Serve { .. } => serve::serve(graft.clone(), &settings).await,
         Command::Agent(c) => agents::agent(&graft, c).await,
         Command::Template(c) => templates::template(&graft, c).await,
@@ -339,8 +341,19 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     // a command that read an MCP vendor's tools started its server: it ends here, with
     // its process group, before the process exits (issue 27.4)
     graft.stop_mcp_servers().await;
+    // notices the command caused (an approval asked again, a connection test that
+    // failed) are posted before the process exits, retries included, within a bound
+    if !serving && !graft.flush_notices(NOTICE_FLUSH).await {
+        eprintln!(
+            "warning: a webhook notice was not delivered within {} s; see graft webhook show",
+            NOTICE_FLUSH.as_secs()
+        );
+    }
     result
 }
+
+/// How long a command waits on exit for the webhook notices it caused.
+const NOTICE_FLUSH: std::time::Duration = std::time::Duration::from_secs(25);
 
 #[cfg(test)]
 mod tests {

@@ -135,6 +135,11 @@ mod browser {
         // a stream back after a gap: what changed meanwhile was not heard, so every
         // page reloads its data once
         let on_ready = Closure::<dyn FnMut()>::new(move || {
+            // the page says it follows changes now (`body[data-live=ready]`; tests wait
+            // for it)
+            if let Some(body) = document().body() {
+                let _ = body.set_attribute("data-live", "ready");
+            }
             if MISSED.with(|m| std::mem::replace(&mut *m.borrow_mut(), true)) {
                 live.heard
                     .update(|h| h.iter_mut().for_each(|c| *c = c.wrapping_add(1)));

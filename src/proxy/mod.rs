@@ -38,6 +38,10 @@ pub struct ProxyLimits {
     /// `GRAFT_VENDOR_LOOPBACK=allow`: vendors on this machine's loopback addresses may
     /// be called (local development and tests; security review 32.7). Off by default.
     pub vendor_loopback: bool,
+    /// `GRAFT_WEBHOOK_INTERNAL=allow`: the team's webhook may post to private and
+    /// link-local addresses (a receiver on the internal network: a self-hosted chat, a
+    /// relay). Metadata addresses stay refused. Off by default.
+    pub webhook_internal: bool,
 }
 
 impl Default for ProxyLimits {
@@ -50,6 +54,7 @@ impl Default for ProxyLimits {
             result_token_budget: 25_000,
             schema_budget: 16 << 10,
             vendor_loopback: false,
+            webhook_internal: false,
         }
     }
 }

@@ -351,6 +351,8 @@ impl Application {
             // MCP vendors' local servers end with their process groups (issue 27.4)
             upstream.stop_mcp_servers().await;
             mcp_token.cancel();
+            // console tabs' event streams end too (their browsers retry later)
+            upstream.live().close();
             stopping.cancel();
         });
         // a connection that is still sending its request's head when the server stops

@@ -45,16 +45,19 @@ pub fn names(topics: Topics) -> String {
 /// Topics sent at once; a subscriber further behind gets [`ALL`] once.
 const CAPACITY: usize = 64;
 
-/// The bus: one sender, a receiver per open console stream.
+/// The bus: one sender, a receiver per open console stream, and the process's
+/// shutdown (every stream ends then, so none holds up a graceful stop).
 #[derive(Debug)]
 pub struct LiveBus {
     tx: broadcast::Sender<Topics>,
+    closed: tokio_util::sync::CancellationToken,
 }
 
 impl Default for LiveBus {
     fn default() -> Self {
         Self {
             tx: broadcast::channel(CAPACITY).0,
+            closed: tokio_util::sync::CancellationToken::new(),
         }
     }
 }
@@ -75,6 +78,16 @@ impl LiveBus {
     /// How many streams follow the bus now.
     pub fn streams(&self) -> usize {
         self.tx.receiver_count()
+    }
+
+    /// The process is stopping: every stream ends now and no new one opens.
+    pub fn close(&self) {
+        self.closed.cancel();
+    }
+
+    /// Cancelled when the bus is closed ([`LiveBus::close`]).
+    pub fn closing(&self) -> tokio_util::sync::CancellationToken {
+        self.closed.clone()
     }
 }
 

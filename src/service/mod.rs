@@ -379,8 +379,15 @@ impl Graft {
                 pool,
                 hub: ChangeHub::default(),
                 live: live::LiveBus::default(),
-                notifier: notify::Notifier::new(1_000, lookup, config.limits.vendor_loopback)
-                    .map_err(anyhow::Error::msg)?,
+                notifier: notify::Notifier::new(
+                    1_000,
+                    lookup,
+                    crate::proxy::destination::Reach {
+                        internal: config.limits.webhook_internal,
+                        loopback: config.limits.vendor_loopback,
+                    },
+                )
+                .map_err(anyhow::Error::msg)?,
                 calls_announced: std::sync::atomic::AtomicI64::new(0),
                 clock,
                 search: RwLock::new(None),

@@ -8,7 +8,8 @@
 //!
 //! Where notices may go follows the rules of vendor calls (security review 32.7,
 //! [`crate::proxy::destination`]): a receiver's address is public (loopback too with
-//! `GRAFT_VENDOR_LOOPBACK=allow`); private, link-local and metadata addresses are
+//! `GRAFT_VENDOR_LOOPBACK=allow`, private and link-local ones with
+//! `GRAFT_WEBHOOK_INTERNAL=allow`); metadata addresses never. Refused addresses are
 //! refused when the URL is set and again on each connection, so the console's Test
 //! button cannot probe the internal network.
 
@@ -95,17 +96,14 @@ pub(crate) struct Notifier {
 
 impl Notifier {
     /// A notifier whose first retry waits `backoff_ms`, resolving receivers' names with
-    /// `lookup`; `loopback`: receivers on this machine may be posted to
-    /// (`GRAFT_VENDOR_LOOPBACK=allow`). Errors: the HTTP client cannot be built.
+    /// `lookup`, posting where `reach` allows (`internal`: `GRAFT_WEBHOOK_INTERNAL=allow`,
+    /// `loopback`: `GRAFT_VENDOR_LOOPBACK=allow`). Errors: the HTTP client cannot be
+    /// built.
     pub(crate) fn new(
         backoff_ms: u64,
         lookup: std::sync::Arc<dyn Lookup>,
-        loopback: bool,
+        reach: Reach,
     ) -> Result<Self, String> {
-        let reach = Reach {
-            internal: false,
-            loopback,
-        };
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(5))
             .timeout(Duration::from_secs(10))
@@ -165,6 +163,8 @@ impl Notifier {
 fn receiver_refused(r: &Refused) -> String {
     let remedy = if r.what.contains("loopback") || r.what.contains("this machine") {
         "; set GRAFT_VENDOR_LOOPBACK=allow to post to a receiver on this machine (development and tests)"
+    } else if r.what.contains("private") {
+        "; set GRAFT_WEBHOOK_INTERNAL=allow to post to a receiver on the internal network"
     } else {
         ""
     };
@@ -480,6 +480,28 @@ impl Graft {
         };
         *self.inner.notifier.last.lock().expect("notifier lock") = Some((now, said));
         result
+    }
+
+    /// Waits until no notice is waiting or being delivered (retries included), at most
+    /// `limit`; whether none is left. A command of the CLI calls it before it exits, so
+    /// what it caused is not dropped with the process.
+    pub async fn flush_notices(&self, limit: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            if self
+                .inner
+                .notifier
+                .queued
+                .load(std::sync::atomic::Ordering::SeqCst)
+                == 0
+            {
+                return true;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// `approvals` approvals of `scope` (a tool `vendor__name` or a vendor's slug) went

@@ -161,6 +161,18 @@ async fn a_console_tab_hears_an_approval_request_and_a_call_as_they_happen() {
             assert!(found.is_ok(), "{:?} not heard in time: {heard:?}", $want);
         }};
     }
+    // reads what arrives within `ms`, then forgets it (an event of an earlier change)
+    macro_rules! drain {
+        ($ms:expr) => {{
+            let _ = tokio::time::timeout(Duration::from_millis($ms), async {
+                while let Some(Ok(chunk)) = stream.next().await {
+                    heard.push_str(&String::from_utf8_lossy(&chunk));
+                }
+            })
+            .await;
+            heard.clear();
+        }};
+    }
     until!("event: ready", 5);
     assert!(heard.contains("retry: 1000"), "{heard}");
 
@@ -184,8 +196,8 @@ async fn a_console_tab_hears_an_approval_request_and_a_call_as_they_happen() {
         "no data travels: {heard}"
     );
 
-    // a call logged is heard too
-    heard.clear();
+    // a call logged is heard too (what the request's own call log said is drained)
+    drain!(1500);
     call(
         &client,
         "run_tool",
@@ -195,7 +207,7 @@ async fn a_console_tab_hears_an_approval_request_and_a_call_as_they_happen() {
     until!("calls", 2);
 
     // a person's decision elsewhere (the CLI's path, the service) is heard as well
-    heard.clear();
+    drain!(1500);
     g.decide_approval(
         &Actor::Person("ana".into()),
         "bot",
@@ -675,4 +687,55 @@ async fn racing_requests_notify_once_and_approvals_asked_again_are_told() {
     // the request that reset made is not told again as a new one
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(rx.seen.lock().unwrap().len(), 2);
+}
+
+/// A command of the CLI posts the notices it caused before it exits: an import that asks
+/// a granted approval again sends `approval.reset`, retried after a 503, and the process
+/// ends once it is delivered.
+#[tokio::test]
+async fn a_cli_command_delivers_its_notices_before_it_exits() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = vendor::start(None).await;
+    let app = spawn_app_in(dir.path()).await;
+    let g = &app.graft;
+    let ops = Actor::Person("ops".into());
+    g.import_openapi("acme", API, Some(&v.url()), &mut |_, _| {})
+        .await
+        .unwrap();
+    let (rx, url) = Receiver::start(&[503]).await;
+    g.set_webhook(
+        &ops,
+        &url,
+        graft::domain::notify::Format::Graft,
+        5,
+        graft::service::notify::SecretChoice::Given(secret()),
+    )
+    .await
+    .unwrap();
+    agent(&app, "cli-bot").await;
+    g.decide_approval(&ops, "cli-bot", "acme", "create_item", true)
+        .await
+        .unwrap();
+    let moved = dir.path().join("moved.yaml");
+    std::fs::write(&moved, API.replace("/items:", "/v3/items:")).unwrap();
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_graft"))
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["import-openapi", "--vendor", "acme"])
+        .arg(&moved)
+        .env("DATABASE_URL", db_url(dir.path()))
+        .env("USER", "rui")
+        .env("GRAFT_VENDOR_LOOPBACK", "allow")
+        .output()
+        .await
+        .unwrap();
+    let said =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    // delivered before the process ended: no waiting here
+    let seen = rx.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2, "a 503, then the retry: {seen:?} {said}");
+    let n = verified(&seen[1].0, &seen[1].1, &secret());
+    assert_eq!(n["type"], "approval.reset");
+    assert_eq!(n["data"]["scope"], "acme");
 }

@@ -1342,7 +1342,10 @@ async fn the_webhook_cannot_be_pointed_inward() {
             "GRAFT_VENDOR_LOOPBACK",
         ),
         (format!("http://[::ffff:127.0.0.1]:{port}/hook"), "loopback"),
-        ("http://inside.test/hook".to_string(), "10.9.9.9"),
+        (
+            "http://inside.test/hook".to_string(),
+            "GRAFT_WEBHOOK_INTERNAL",
+        ),
         ("http://[fd00::5]/hook".to_string(), "private"),
     ] {
         let e = g
@@ -1374,4 +1377,45 @@ async fn the_webhook_cannot_be_pointed_inward() {
         "{said}"
     );
     assert_eq!(heard.load(std::sync::atomic::Ordering::SeqCst), 0);
+
+    // GRAFT_WEBHOOK_INTERNAL=allow: a receiver on the internal network, never metadata
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = settings(dir.path());
+    s.limits.vendor_loopback = false;
+    s.limits.webhook_internal = true;
+    let app = app_with_lookup(s, lookup.clone()).await;
+    let g = &app.graft;
+    g.set_webhook(
+        &ops,
+        "http://inside.test/hook",
+        Format::Graft,
+        5,
+        SecretChoice::New,
+    )
+    .await
+    .unwrap();
+    let e = g
+        .set_webhook(
+            &ops,
+            "http://169.254.169.254/x",
+            Format::Graft,
+            5,
+            SecretChoice::New,
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("cloud metadata"), "{e}");
+    let e = g
+        .set_webhook(
+            &ops,
+            &format!("http://127.0.0.1:{port}/hook"),
+            Format::Graft,
+            5,
+            SecretChoice::New,
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("GRAFT_VENDOR_LOOPBACK"), "{e}");
 }
