@@ -114,6 +114,20 @@ fn list_var(name: &str) -> Vec<String> {
         .collect()
 }
 
+/// Environment variable `name` as `allow` (also `1`, `true`, `yes`) or `deny` (also
+/// empty, `0`, `false`, `no`), any case; `None` when it is not set. Errors: another
+/// value, in words naming the variable.
+fn allow_or_deny(name: &str) -> Result<Option<bool>, String> {
+    let Ok(v) = std::env::var(name) else {
+        return Ok(None);
+    };
+    match v.trim().to_ascii_lowercase().as_str() {
+        "allow" | "1" | "true" | "yes" => Ok(Some(true)),
+        "" | "deny" | "0" | "false" | "no" => Ok(Some(false)),
+        _ => Err(format!("{name} {v:?}: use allow or deny")),
+    }
+}
+
 /// Parses a duration like `30s`, `5m`, `2h` or a plain number of seconds.
 /// Errors: a sentence naming the bad value.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -189,19 +203,11 @@ impl Settings {
                 format!("GRAFT_SCHEMA_BUDGET {v:?} is not a number of bytes (at least 1024)")
             })?;
         }
-        if let Ok(v) = std::env::var("GRAFT_VENDOR_LOOPBACK") {
-            limits.vendor_loopback = match v.trim().to_ascii_lowercase().as_str() {
-                "allow" | "1" | "true" | "yes" => true,
-                "" | "deny" | "0" | "false" | "no" => false,
-                _ => return Err(format!("GRAFT_VENDOR_LOOPBACK {v:?}: use allow or deny")),
-            };
+        if let Some(allow) = allow_or_deny("GRAFT_VENDOR_LOOPBACK")? {
+            limits.vendor_loopback = allow;
         }
-        if let Ok(v) = std::env::var("GRAFT_WEBHOOK_INTERNAL") {
-            limits.webhook_internal = match v.trim().to_ascii_lowercase().as_str() {
-                "allow" | "1" | "true" | "yes" => true,
-                "" | "deny" | "0" | "false" | "no" => false,
-                _ => return Err(format!("GRAFT_WEBHOOK_INTERNAL {v:?}: use allow or deny")),
-            };
+        if let Some(allow) = allow_or_deny("GRAFT_WEBHOOK_INTERNAL")? {
+            limits.webhook_internal = allow;
         }
         let sweep_interval = match std::env::var("GRAFT_SWEEP_INTERVAL") {
             Ok(v) => parse_duration(&v)?,

@@ -53,6 +53,30 @@ fn embedded_v4(ip: &Ipv6Addr) -> Option<Ipv4Addr> {
         .then(|| Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8))
 }
 
+/// The address `url`'s host spells (`http://10.0.0.1/`, `http://[::1]/`, any IPv4
+/// spelling the URL standard reads), if it spells one rather than naming a host: such an
+/// address never reaches the resolver, so it is checked with [`check`] itself.
+pub fn literal_ip(url: &url::Url) -> Option<IpAddr> {
+    match url.host()? {
+        url::Host::Ipv4(ip) => Some(IpAddr::V4(ip)),
+        url::Host::Ipv6(ip) => Some(IpAddr::V6(ip)),
+        url::Host::Domain(_) => None,
+    }
+}
+
+/// The address [`CheckedResolver`] refused, if that is why `e` (an HTTP client's error)
+/// happened: it is somewhere in the error's chain of sources.
+pub fn refused_in<'e>(e: &'e (dyn std::error::Error + 'static)) -> Option<&'e Refused> {
+    let mut source = Some(e);
+    while let Some(s) = source {
+        if let Some(r) = s.downcast_ref::<Refused>() {
+            return Some(r);
+        }
+        source = s.source();
+    }
+    None
+}
+
 /// Checks one address against `reach`. Errors: why it may not be called.
 pub fn check(ip: IpAddr, reach: Reach) -> Result<(), Refused> {
     const NEVER: &str = "never called";

@@ -193,12 +193,7 @@ impl Proxy {
             internal: false,
             loopback: self.limits.vendor_loopback,
         };
-        let literal = match url.host() {
-            Some(url::Host::Ipv4(ip)) => Some(std::net::IpAddr::V4(ip)),
-            Some(url::Host::Ipv6(ip)) => Some(std::net::IpAddr::V6(ip)),
-            _ => None,
-        };
-        if let Some(ip) = literal {
+        if let Some(ip) = destination::literal_ip(url) {
             destination::check(ip, reach).map_err(|r| r.to_string())?;
         }
         let fetch = async {
@@ -250,12 +245,7 @@ impl Proxy {
             internal,
             loopback: self.limits.vendor_loopback,
         };
-        let literal = match req.url.host() {
-            Some(url::Host::Ipv4(ip)) => Some(std::net::IpAddr::V4(ip)),
-            Some(url::Host::Ipv6(ip)) => Some(std::net::IpAddr::V6(ip)),
-            _ => None,
-        };
-        if let Some(ip) = literal {
+        if let Some(ip) = destination::literal_ip(&req.url) {
             destination::check(ip, reach).map_err(|r| r.to_string())?;
         }
         let client = if internal {
@@ -423,12 +413,8 @@ impl Proxy {
 
 fn describe(e: &reqwest::Error, where_: &str) -> String {
     // an address the resolver refused says so (security review 32.7)
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(s) = source {
-        if let Some(r) = s.downcast_ref::<destination::Refused>() {
-            return format!("{r} (for {where_})");
-        }
-        source = s.source();
+    if let Some(r) = destination::refused_in(e) {
+        return format!("{r} (for {where_})");
     }
     if e.is_timeout() {
         format!("the vendor at {where_} did not answer in time")

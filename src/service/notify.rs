@@ -20,7 +20,6 @@ use crate::domain::notify::{self, Format, Notice};
 use crate::proxy::destination::{self, CheckedResolver, Lookup, Reach, Refused};
 use rand::RngCore;
 use std::collections::{HashMap, VecDeque};
-use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -136,15 +135,14 @@ impl Notifier {
     async fn check_receiver(&self, url: &str) -> ServiceResult<()> {
         let parsed = url::Url::parse(url)
             .map_err(|_| ServiceError::Invalid(format!("{url:?} is not a URL")))?;
-        let ips = match parsed.host() {
-            Some(url::Host::Ipv4(ip)) => vec![IpAddr::V4(ip)],
-            Some(url::Host::Ipv6(ip)) => vec![IpAddr::V6(ip)],
-            Some(url::Host::Domain(name)) => self
+        let ips = match (destination::literal_ip(&parsed), parsed.host_str()) {
+            (Some(ip), _) => vec![ip],
+            (None, Some(name)) => self
                 .lookup
                 .lookup(name.to_string())
                 .await
                 .unwrap_or_default(),
-            None => Vec::new(),
+            (None, None) => Vec::new(),
         };
         let refused: Vec<Refused> = ips
             .iter()
@@ -430,11 +428,9 @@ impl Graft {
         })?;
         let key = notify::secret_key(&secret).map_err(|e| (e, false))?;
         // an address the URL spells is checked here, a name's by the client's resolver
-        let literal = url::Url::parse(&w.url).ok().and_then(|u| match u.host() {
-            Some(url::Host::Ipv4(ip)) => Some(IpAddr::V4(ip)),
-            Some(url::Host::Ipv6(ip)) => Some(IpAddr::V6(ip)),
-            _ => None,
-        });
+        let literal = url::Url::parse(&w.url)
+            .ok()
+            .and_then(|u| destination::literal_ip(&u));
         if let Some(ip) = literal {
             destination::check(ip, self.inner.notifier.reach)
                 .map_err(|r| (receiver_refused(&r), false))?;
@@ -466,7 +462,7 @@ impl Graft {
             Err(e) if e.is_timeout() => {
                 Err(("the receiver did not answer within 10 s".to_string(), true))
             }
-            Err(e) => Err(match refused_in(&e) {
+            Err(e) => Err(match destination::refused_in(&e) {
                 Some(r) => (receiver_refused(r), false),
                 None => (
                     format!("the receiver could not be reached: {}", root_cause(&e)),
@@ -608,18 +604,6 @@ impl Graft {
 /// A new message id (`msg_` and 24 hex digits).
 fn notify_id() -> String {
     format!("msg_{}", super::random_hex(12))
-}
-
-/// The address the client's resolver refused, if that is why `e` happened.
-fn refused_in(e: &reqwest::Error) -> Option<&Refused> {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(s) = source {
-        if let Some(r) = s.downcast_ref::<Refused>() {
-            return Some(r);
-        }
-        source = s.source();
-    }
-    None
 }
 
 /// The innermost cause of an error ("Connection refused (os error 111)"), for a person:

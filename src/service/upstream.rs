@@ -322,14 +322,9 @@ impl Graft {
             internal,
             loopback: self.limits().vendor_loopback,
         };
-        let literal = match url::Url::parse(url)
+        let literal = url::Url::parse(url)
             .ok()
-            .and_then(|u| u.host().map(|h| h.to_owned()))
-        {
-            Some(url::Host::Ipv4(ip)) => Some(std::net::IpAddr::V4(ip)),
-            Some(url::Host::Ipv6(ip)) => Some(std::net::IpAddr::V6(ip)),
-            _ => None,
-        };
+            .and_then(|u| crate::proxy::destination::literal_ip(&u));
         match literal {
             Some(ip) => crate::proxy::destination::check(ip, reach).map_err(|r| r.to_string()),
             None => Ok(()),
