@@ -1,7 +1,7 @@
 // Live pages and the team's webhook (issue 28.3). Hydrated, an open page follows what
 // agents do without a reload: the nav's approvals badge within 2 s of an agent's
 // request, the Approvals and Calls pages' rows; without JavaScript a reload shows the
-// same. The Settings page sets the webhook, shows its secret on request and sends a test
+// same. The Settings page sets the webhook, shows its URL's token and its secret on request and sends a test
 // notice, hydrated and as plain form posts; desktop, 375 px and dark mode.
 import { test, expect, unique, shot, goto, ready, signIn, createAgent, connectAgent } from './fixtures.mjs';
 
@@ -71,7 +71,7 @@ test('the approvals badge, Approvals and Calls follow an agent without a reload 
   }
 });
 
-test('the Settings page sets the webhook, shows its secret on request and sends a test notice (issue 28.3)', async ({ page }, testInfo) => {
+test('the Settings page sets the webhook, shows its whole URL and secret on request and sends a test notice (issue 28.3)', async ({ page }, testInfo) => {
   await signIn(page, testInfo);
   await goto(page, testInfo, '/settings');
   await expect(page.locator('header.top a[href="/settings"]')).toHaveAttribute('aria-current', 'page');
@@ -84,7 +84,9 @@ test('the Settings page sets the webhook, shows its secret on request and sends 
   await ready(page, testInfo);
 
   // nothing listens on port 9: the test notice says why it was not delivered
-  const url = `http://127.0.0.1:9/${unique(testInfo, 'hook')}`;
+  // shaped as a Slack incoming webhook, whose path is a token: shown cut until asked
+  const token = unique(testInfo, 'tok');
+  const url = `http://127.0.0.1:9/services/T0AAA/B0BBB/${token}`;
   const form2 = page.locator('#webhook form').first();
   await form2.getByLabel('Webhook URL').fill(url);
   await form2.getByLabel('Format').selectOption('slack');
@@ -93,12 +95,14 @@ test('the Settings page sets the webhook, shows its secret on request and sends 
   await expect(page.getByRole('status').filter({ hasText: 'Webhook saved.' })).toBeVisible();
   await ready(page, testInfo);
   const facts = page.locator('#webhook dl.facts');
-  await expect(facts).toContainText(url);
+  await expect(page.locator('#webhook-url')).toHaveText('http://127.0.0.1:9/services/…');
+  await expect(page.locator('#webhook')).not.toContainText(token);
   await expect(facts).toContainText('slack');
   await expect(facts).toContainText('at 3 failed calls');
   await expect(page.locator('#webhook-secret')).toHaveCount(0);
-  await page.getByRole('link', { name: 'Show the secret' }).click();
+  await page.getByRole('link', { name: 'Show the whole URL and the secret' }).click();
   await expect(page.locator('#webhook-secret')).toHaveText(/^whsec_[A-Za-z0-9+/=]{40,}$/);
+  await expect(page.locator('#webhook-url')).toHaveText(url);
   await ready(page, testInfo);
 
   await page.getByRole('button', { name: 'Send a test notice' }).click();

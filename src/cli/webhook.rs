@@ -9,17 +9,21 @@ use crate::service::Graft;
 /// `graft webhook …`.
 #[derive(Debug, clap::Subcommand)]
 pub enum WebhookCommand {
-    /// Show the webhook (never its secret unless --secret).
+    /// Show the webhook (its URL cut after the first path segment, which can hold a
+    /// token, and no secret, unless --secret).
     Show {
-        /// Print the signing secret too (for the receiver).
+        /// Print the whole URL and the signing secret too (for the receiver).
         #[arg(long)]
         secret: bool,
     },
     /// Set the webhook: where notices go, their format and the vendor error threshold.
     /// Prints the secret when Graft made one.
     Set {
-        /// Where notices are posted (https://… or http://…).
-        url: String,
+        /// Where notices are posted (https://… or http://…) [default: the one set]. A
+        /// Slack URL holds a token: pass it in GRAFT_WEBHOOK_URL to keep it out of the
+        /// shell's history.
+        #[arg(env = "GRAFT_WEBHOOK_URL", hide_env_values = true)]
+        url: Option<String>,
         /// `graft` (JSON with type, timestamp, text, data) or `slack` ({"text"}).
         #[arg(long, default_value = "graft")]
         format: String,
@@ -45,7 +49,13 @@ pub(super) async fn webhook(graft: &Graft, c: WebhookCommand) -> anyhow::Result<
         WebhookCommand::Show { secret } => match graft.webhook().await? {
             None => println!("No webhook is set (graft webhook set URL)."),
             Some(w) => {
-                println!("url              {}", w.url);
+                match secret {
+                    true => println!(
+                        "url              {}",
+                        graft.webhook_url().await?.unwrap_or_default()
+                    ),
+                    false => println!("url              {}", w.url),
+                }
                 println!("format           {}", w.format.as_str());
                 println!(
                     "error threshold  {} failed calls of one vendor within {} minutes",
@@ -76,9 +86,16 @@ pub(super) async fn webhook(graft: &Graft, c: WebhookCommand) -> anyhow::Result<
                 (None, false) => SecretChoice::Keep,
             };
             let made = graft
-                .set_webhook(&person(), &url, format, error_threshold, choice)
+                .set_webhook(
+                    &person(),
+                    url.as_deref().unwrap_or_default(),
+                    format,
+                    error_threshold,
+                    choice,
+                )
                 .await?;
-            println!("Notices go to {url} ({} format).", format.as_str());
+            let shown = graft.webhook().await?.map(|w| w.url).unwrap_or_default();
+            println!("Notices go to {shown} ({} format).", format.as_str());
             if let Some(s) = made {
                 println!("Signing secret (give it to the receiver): {s}");
             }

@@ -186,6 +186,38 @@ pub fn slack_escaped(text: &str) -> String {
         .replace('>', "&gt;")
 }
 
+/// A webhook URL as the console, the CLI and the audit show it: scheme, host, port and
+/// the first path segment, then `/…` when more of the path or a query follows; never
+/// a user or password. A Slack incoming webhook's path is its token
+/// (`https://hooks.slack.com/services/T…/B…/…` reads `https://hooks.slack.com/services/…`),
+/// so the whole URL is kept sealed and only this is stored in the clear. A string that
+/// is not a URL reads `…`.
+pub fn shown_url(url: &str) -> String {
+    let Ok(parsed) = url::Url::parse(url.trim()) else {
+        return "…".to_string();
+    };
+    let mut shown = format!("{}://", parsed.scheme());
+    if let Some(host) = parsed.host_str() {
+        shown.push_str(host);
+    }
+    if let Some(port) = parsed.port() {
+        shown.push_str(&format!(":{port}"));
+    }
+    let mut segments = parsed
+        .path_segments()
+        .map(|s| s.filter(|s| !s.is_empty()).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter();
+    if let Some(first) = segments.next() {
+        shown.push('/');
+        shown.push_str(first);
+    }
+    if segments.next().is_some() || parsed.query().is_some() || parsed.fragment().is_some() {
+        shown.push_str("/…");
+    }
+    shown
+}
+
 /// The prefix of a Standard Webhooks secret.
 pub const SECRET_PREFIX: &str = "whsec_";
 
@@ -238,6 +270,22 @@ pub fn retry_status(status: u16) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shown_url_keeps_no_token_or_password() {
+        let slack = "https://hooks.slack.com/services/T0AAA/B0BBB/XXXXsecretXXXX";
+        assert_eq!(shown_url(slack), "https://hooks.slack.com/services/…");
+        assert_eq!(
+            shown_url("https://bob:pw@ci.example.com:8443/hook?token=abc"),
+            "https://ci.example.com:8443/hook/…"
+        );
+        assert_eq!(
+            shown_url("https://ci.example.com/graft"),
+            "https://ci.example.com/graft"
+        );
+        assert_eq!(shown_url("http://127.0.0.1:9/"), "http://127.0.0.1:9");
+        assert_eq!(shown_url("not a url"), "…");
+    }
 
     #[test]
     fn signature_matches_the_standard_webhooks_example() {

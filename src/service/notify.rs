@@ -41,10 +41,11 @@ const DELIVERIES: usize = 4;
 /// dropped and logged, so a receiver that hangs cannot make them pile up in memory.
 const QUEUED: usize = 256;
 
-/// The webhook as the console and the CLI show it: never the secret.
+/// The webhook as the console and the CLI show it: never the secret, nor the part of
+/// the URL that can hold a token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WebhookView {
-    /// Where notices are posted.
+    /// Where notices are posted, as [`notify::shown_url`] shows it.
     pub url: String,
     /// The body format.
     pub format: Format,
@@ -199,8 +200,8 @@ impl Graft {
             .lock()
             .expect("notifier lock")
             .clone();
-        Ok(db::select_webhook(self.pool()).await?.map(|w| WebhookView {
-            url: w.url,
+        Ok(self.load_webhook().await?.map(|w| WebhookView {
+            url: notify::shown_url(&w.url),
             format: w.format,
             error_threshold: w.error_threshold,
             changed_at: w.changed_at,
@@ -209,11 +210,14 @@ impl Graft {
         }))
     }
 
-    /// Sets the webhook (issue 28.3): `url` (http or https), `format`, the vendor
-    /// error threshold (1–1000 failed calls within [`ERROR_WINDOW_MINUTES`]) and the
-    /// secret. Returns the secret when Graft made it (shown once; it is stored sealed).
-    /// Audited as `setting.change`. Errors: `Invalid` (a bad URL, secret or threshold,
-    /// an agent as the actor), the database failed.
+    /// Sets the webhook (issue 28.3): `url` (http or https; empty keeps the one set),
+    /// `format`, the vendor error threshold (1–1000 failed calls within
+    /// [`ERROR_WINDOW_MINUTES`]) and the secret. The URL is stored sealed, as the secret
+    /// is (a Slack URL's path is a token), beside its [`notify::shown_url`]. Returns the
+    /// secret when Graft made it (shown once). Audited as `setting.change`, naming the
+    /// host only. Errors: `Invalid` (a bad URL, secret or threshold, no URL when none is
+    /// set, an agent as the actor), `Internal` when the key cannot open the URL kept;
+    /// the database failed.
     pub async fn set_webhook(
         &self,
         actor: &Actor,
@@ -227,14 +231,22 @@ impl Graft {
                 "only a person can set the webhook".into(),
             ));
         };
-        let url = checked_url(url)?;
+        let before = self.load_webhook().await?;
+        let url = match (url.trim(), &before) {
+            ("", Some(b)) => self.receiver_url(b).map_err(ServiceError::Internal)?,
+            ("", None) => {
+                return Err(ServiceError::Invalid(
+                    "no webhook is set: give the URL notices go to".into(),
+                ))
+            }
+            (typed, _) => checked_url(typed)?,
+        };
         self.inner.notifier.check_receiver(&url).await?;
         if !(1..=1000).contains(&error_threshold) {
             return Err(ServiceError::Invalid(
                 "the vendor error threshold is a number of failed calls from 1 to 1000".into(),
             ));
         }
-        let before = db::select_webhook(self.pool()).await?;
         let (sealed, made) = match (secret, &before) {
             (SecretChoice::Keep, Some(b)) => (b.secret_ciphertext.clone(), None),
             (SecretChoice::Given(s), _) => {
@@ -249,7 +261,8 @@ impl Graft {
             }
         };
         let row = WebhookRow {
-            url: url.clone(),
+            url: notify::shown_url(&url),
+            url_ciphertext: self.inner.key.seal(&url),
             secret_ciphertext: sealed,
             format,
             error_threshold,
@@ -280,7 +293,7 @@ impl Graft {
     /// no webhook is set. Errors: the database failed; `Internal` when the key cannot
     /// open it.
     pub async fn webhook_secret(&self) -> ServiceResult<Option<String>> {
-        let Some(w) = db::select_webhook(self.pool()).await? else {
+        let Some(w) = self.load_webhook().await? else {
             return Ok(None);
         };
         self.inner
@@ -290,6 +303,50 @@ impl Graft {
             .map_err(|e| {
                 ServiceError::Internal(anyhow::anyhow!("the webhook secret cannot be opened: {e}"))
             })
+    }
+
+    /// The webhook's whole URL (with any token in it), for a person who asked to see
+    /// it; `None` when no webhook is set. Errors: the database failed; `Internal` when
+    /// the key cannot open it.
+    pub async fn webhook_url(&self) -> ServiceResult<Option<String>> {
+        match self.load_webhook().await? {
+            Some(w) => self
+                .receiver_url(&w)
+                .map(Some)
+                .map_err(ServiceError::Internal),
+            None => Ok(None),
+        }
+    }
+
+    /// The webhook row, its URL sealed first when it was set before URLs were sealed
+    /// (migration sqlite/0029). Errors: the database failed.
+    async fn load_webhook(&self) -> ServiceResult<Option<WebhookRow>> {
+        let Some(mut w) = db::select_webhook(self.pool()).await? else {
+            return Ok(None);
+        };
+        if w.url_ciphertext.is_empty() {
+            let sealed = self.inner.key.seal(&w.url);
+            let shown = notify::shown_url(&w.url);
+            if db::seal_webhook_url(self.pool(), &shown, &sealed).await? {
+                w.url = shown;
+                w.url_ciphertext = sealed;
+            } else if let Some(now) = db::select_webhook(self.pool()).await? {
+                w = now;
+            }
+        }
+        Ok(Some(w))
+    }
+
+    /// The whole URL of `w`: its sealed URL opened, or the URL of a row set before URLs
+    /// were sealed. Errors: the key cannot open it.
+    fn receiver_url(&self, w: &WebhookRow) -> Result<String, anyhow::Error> {
+        if w.url_ciphertext.is_empty() {
+            return Ok(w.url.clone());
+        }
+        self.inner
+            .key
+            .open(&w.url_ciphertext)
+            .map_err(|e| anyhow::anyhow!("the webhook URL cannot be opened: {e}"))
     }
 
     /// Removes the webhook; whether one was set. Audited. Errors: `Invalid` (an agent
@@ -323,7 +380,7 @@ impl Graft {
                 "only a person can test the webhook".into(),
             ));
         };
-        let Some(w) = db::select_webhook(self.pool()).await? else {
+        let Some(w) = self.load_webhook().await? else {
             return Err(ServiceError::Invalid("no webhook is set".into()));
         };
         let notice = Notice::Test {
@@ -351,7 +408,7 @@ impl Graft {
                 return w.clone();
             }
         }
-        match db::select_webhook(self.pool()).await {
+        match self.load_webhook().await {
             Ok(w) => {
                 *self.inner.notifier.settings.lock().expect("notifier lock") =
                     Some((now, w.clone()));
@@ -427,8 +484,14 @@ impl Graft {
             )
         })?;
         let key = notify::secret_key(&secret).map_err(|e| (e, false))?;
+        let url = self.receiver_url(w).map_err(|_| {
+            (
+                "the webhook URL cannot be opened with this key".to_string(),
+                false,
+            )
+        })?;
         // an address the URL spells is checked here, a name's by the client's resolver
-        let literal = url::Url::parse(&w.url)
+        let literal = url::Url::parse(&url)
             .ok()
             .and_then(|u| destination::literal_ip(&u));
         if let Some(ip) = literal {
@@ -442,7 +505,7 @@ impl Graft {
             .inner
             .notifier
             .client
-            .post(&w.url)
+            .post(&url)
             .header("content-type", "application/json")
             .header("webhook-id", id)
             .header("webhook-timestamp", timestamp.to_string())

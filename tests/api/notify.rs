@@ -59,17 +59,15 @@ impl Receiver {
         r.answers.lock().unwrap().extend(answers);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/hook", listener.local_addr().unwrap());
+        let hear = |State(r): State<Receiver>, headers: HeaderMap, body: String| async move {
+            r.seen.lock().unwrap().push((headers, body));
+            let code = r.answers.lock().unwrap().pop_front().unwrap_or(200);
+            axum::http::StatusCode::from_u16(code).unwrap()
+        };
         let app = Router::new()
-            .route(
-                "/hook",
-                post(
-                    |State(r): State<Receiver>, headers: HeaderMap, body: String| async move {
-                        r.seen.lock().unwrap().push((headers, body));
-                        let code = r.answers.lock().unwrap().pop_front().unwrap_or(200);
-                        axum::http::StatusCode::from_u16(code).unwrap()
-                    },
-                ),
-            )
+            .route("/hook", post(hear))
+            // a Slack incoming webhook's shape: the path is the token
+            .route("/services/{team}/{bot}/{token}", post(hear))
             .with_state(r.clone());
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
         (r, url)
@@ -516,6 +514,95 @@ async fn a_made_secret_is_shown_on_request_and_a_new_one_replaces_it() {
         .is_err());
 }
 
+/// Whether a file of the database in `dir` holds `needle` in the clear.
+fn database_holds(dir: &std::path::Path, needle: &str) -> bool {
+    ["graft.db", "graft.db-wal"].iter().any(|file| {
+        let raw = std::fs::read(dir.join(file)).unwrap_or_default();
+        raw.windows(needle.len()).any(|w| w == needle.as_bytes())
+    })
+}
+
+#[tokio::test]
+async fn a_slack_url_is_kept_sealed_and_shown_without_its_token() {
+    use graft::domain::notify::Format;
+    use graft::service::notify::SecretChoice;
+    let dir = tempfile::tempdir().unwrap();
+    let app = spawn_app_in(dir.path()).await;
+    let g = &app.graft;
+    let ops = Actor::Person("ops".into());
+    let (rx, hook) = Receiver::start(&[]).await;
+    let base = hook.trim_end_matches("/hook").to_string();
+    let token = "tok5531SLACKsecret";
+    let whole = format!("{base}/services/T0AAA/B0BBB/{token}");
+    g.set_webhook(
+        &ops,
+        &whole,
+        Format::Slack,
+        5,
+        SecretChoice::Given(secret()),
+    )
+    .await
+    .unwrap();
+    // delivered to the whole URL, which the database holds only sealed
+    assert_eq!(g.test_webhook(&ops).await.unwrap(), Ok("200 OK".into()));
+    verified(
+        &rx.wait_for(1).await[0].0,
+        &rx.wait_for(1).await[0].1,
+        &secret(),
+    );
+    assert!(!database_holds(dir.path(), token));
+    let shown = format!("{base}/services/…");
+    assert_eq!(g.webhook().await.unwrap().unwrap().url, shown);
+    assert_eq!(g.webhook_url().await.unwrap(), Some(whole.clone()));
+
+    // the console shows it cut, whole only on request; the audit names the host only
+    g.add_user("ops", PASSWORD).await.unwrap();
+    let mut b = Browser::new(&app);
+    b.sign_in("ops", PASSWORD).await;
+    let page = b.get("/settings").await.text().await.unwrap();
+    assert!(page.contains(&shown) && !page.contains(token), "{page}");
+    let page = b.get("/settings?reveal=1").await.text().await.unwrap();
+    assert!(page.contains(token));
+    let audit = b.get("/audit").await.text().await.unwrap();
+    assert!(
+        audit.contains("127.0.0.1") && !audit.contains(token),
+        "{audit}"
+    );
+
+    // saved again without a URL (a plain form post): the one set is kept
+    let r = b
+        .post_form(
+            "set_webhook",
+            "/settings",
+            &[("url", ""), ("format", "graft"), ("error_threshold", "3")],
+        )
+        .await;
+    assert!(r.status().is_redirection(), "{}", r.status());
+    assert_eq!(g.webhook_url().await.unwrap(), Some(whole.clone()));
+    assert_eq!(g.test_webhook(&ops).await.unwrap(), Ok("200 OK".into()));
+    assert_eq!(rx.wait_for(2).await.len(), 2);
+    // a row set before URLs were sealed is sealed when Graft next reads it
+    let legacy = graft::db::WebhookRow {
+        url: whole.clone(),
+        url_ciphertext: String::new(),
+        ..graft::db::select_webhook(g.pool()).await.unwrap().unwrap()
+    };
+    graft::db::upsert_webhook(g.pool(), &legacy).await.unwrap();
+    assert_eq!(g.webhook().await.unwrap().unwrap().url, shown);
+    let row = graft::db::select_webhook(g.pool()).await.unwrap().unwrap();
+    assert_eq!(row.url, shown);
+    assert!(!row.url_ciphertext.contains(token));
+    assert_eq!(g.test_webhook(&ops).await.unwrap(), Ok("200 OK".into()));
+    assert_eq!(rx.wait_for(3).await.len(), 3);
+    g.clear_webhook(&ops).await.unwrap();
+    assert!(g
+        .set_webhook(&ops, " ", Format::Graft, 5, SecretChoice::Keep)
+        .await
+        .unwrap_err()
+        .to_string()
+        .contains("give the URL"));
+}
+
 #[tokio::test]
 async fn graft_webhook_sets_shows_tests_and_clears_it_from_the_command_line() {
     let dir = tempfile::tempdir().unwrap();
@@ -534,6 +621,7 @@ async fn graft_webhook_sets_shows_tests_and_clears_it_from_the_command_line() {
                 // the receiver is on this machine
                 .env("GRAFT_VENDOR_LOOPBACK", "allow")
                 .env_remove("GRAFT_WEBHOOK_SECRET")
+                .env_remove("GRAFT_WEBHOOK_URL")
                 .output()
                 .await
                 .unwrap();
@@ -557,6 +645,9 @@ async fn graft_webhook_sets_shows_tests_and_clears_it_from_the_command_line() {
     let (ok, out) = cli(args(&["webhook", "show"])).await;
     assert!(ok && out.contains(&url) && out.contains("slack"), "{out}");
     assert!(!out.contains(&made), "{out}");
+    // set again without a URL: the one set is kept
+    let (ok, out) = cli(args(&["webhook", "set", "--format", "slack"])).await;
+    assert!(ok && out.contains(&url), "{out}");
     let (ok, out) = cli(args(&["webhook", "test"])).await;
     assert!(ok && out.contains("200 OK"), "{out}");
     let seen = rx.wait_for(1).await;

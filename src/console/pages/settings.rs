@@ -8,8 +8,8 @@ use crate::console::server_fns::{settings, ClearWebhook, SetWebhook, SettingsDat
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
-/// `/settings`: the webhook's URL, format, threshold and secret (shown on request with
-/// `?reveal=1`), a test notice, and its removal. Every form works without JavaScript.
+/// `/settings`: the webhook's URL (its first path segment; the whole URL, which can hold
+/// a token, and the secret shown on request with `?reveal=1`), format, threshold, a test notice, and its removal. Every form works without JavaScript.
 #[component]
 pub fn SettingsPage() -> impl IntoView {
     let set = ServerAction::<SetWebhook>::new();
@@ -58,18 +58,23 @@ fn webhook_view(
 ) -> impl IntoView {
     let now = d.now;
     let w = d.webhook.clone();
-    let (url, format, threshold) = w
+    let (format, threshold) = w
         .as_ref()
-        .map(|w| (w.url.clone(), w.format.clone(), w.error_threshold))
-        .unwrap_or_else(|| (String::new(), "graft".into(), 5));
+        .map(|w| (w.format.clone(), w.error_threshold))
+        .unwrap_or_else(|| ("graft".into(), 5));
+    let url_hint = w
+        .as_ref()
+        .map(|w| format!("leave empty to keep {}", w.url))
+        .unwrap_or_else(|| "https://hooks.slack.com/services/…".into());
     let current = w.clone().map(|w| {
         let secret = match w.secret.clone() {
             Some(s) => view! { <code id="webhook-secret">{s}</code>" "<a href="/settings#webhook">"Hide"</a> }.into_any(),
-            None => view! { <a href="/settings?reveal=1#webhook">"Show the secret"</a> }.into_any(),
+            None => view! { <a href="/settings?reveal=1#webhook">"Show the whole URL and the secret"</a> }.into_any(),
         };
+        let shown = w.whole_url.clone().unwrap_or_else(|| w.url.clone());
         view! {
             <dl class="facts">
-                <dt>"Posts to"</dt><dd><code>{w.url.clone()}</code></dd>
+                <dt>"Posts to"</dt><dd><code id="webhook-url">{shown}</code></dd>
                 <dt>"Format"</dt><dd>{w.format.clone()}</dd>
                 <dt>"Vendor errors"</dt><dd>{format!("a notice at {} failed calls of one vendor within {} minutes (at most one per vendor each 30 minutes)", w.error_threshold, d.window_minutes)}</dd>
                 <dt>"Signing secret"</dt><dd>{secret}</dd>
@@ -85,7 +90,7 @@ fn webhook_view(
     view! {
         {current}
         <ActionForm action=set attr:class="stack">
-            <label>"Webhook URL"<input type="url" name="url" value=url required placeholder="https://hooks.slack.com/services/…"/></label>
+            <label>"Webhook URL"<input type="url" name="url" required=!has autocomplete="off" placeholder=url_hint/></label>
             <FieldError err field="url"/>
             <label>"Format"
                 <select name="format">

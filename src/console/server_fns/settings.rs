@@ -11,8 +11,10 @@ use serde::{Deserialize, Serialize};
 /// The webhook as the Settings page shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WebhookItem {
-    /// Where notices are posted.
+    /// Where notices are posted, as `domain::notify::shown_url` shows it (no token).
     pub url: String,
+    /// The whole URL, only when the person asked to see it.
+    pub whole_url: Option<String>,
     /// `graft` or `slack`.
     pub format: String,
     /// Failed calls of one vendor within 5 minutes that make a notice.
@@ -37,8 +39,8 @@ pub struct SettingsData {
     pub now: i64,
 }
 
-/// The settings; with `reveal`, the webhook's secret too (a person copies it to the
-/// receiver). Errors: `SignedOut`.
+/// The settings; with `reveal`, the webhook's whole URL and secret too (a person copies
+/// the secret to the receiver). Errors: `SignedOut`.
 #[server(prefix = "/api", endpoint = "settings")]
 pub async fn settings(reveal: bool) -> ConsoleResult<SettingsData> {
     with_status(async move {
@@ -47,6 +49,11 @@ pub async fn settings(reveal: bool) -> ConsoleResult<SettingsData> {
         let webhook = match graft.webhook().await? {
             Some(w) => Some(WebhookItem {
                 url: w.url,
+                whole_url: if reveal {
+                    graft.webhook_url().await?
+                } else {
+                    None
+                },
                 format: w.format.as_str().to_string(),
                 error_threshold: w.error_threshold,
                 changed_at: w.changed_at,
@@ -69,7 +76,7 @@ pub async fn settings(reveal: bool) -> ConsoleResult<SettingsData> {
     .await
 }
 
-/// Sets the webhook: `url`, `format` (`graft` or `slack`), `error_threshold`, and the
+/// Sets the webhook: `url` (empty keeps the one set), `format` (`graft` or `slack`), `error_threshold`, and the
 /// secret: `secret` when given (`whsec_…`), a new one when `new_secret` is `on`, else
 /// the one set (a new one when none is; the page shows it on request). Errors: at `url`, `secret` or
 /// `error_threshold`; `Refused` otherwise.
