@@ -245,9 +245,12 @@ pub fn secret_values(v: &Value, under: bool, out: &mut Vec<String>) {
 /// cut, so a cut secret cannot slip through), strings are cut at 200 characters, arrays
 /// at 20 items, and the whole at 4 KB (ending in `…`).
 pub(crate) fn logged_input(input: &Value, secrets: &[String]) -> String {
+    let forms = secret_forms(secrets);
+    // each string is read only as far as its first 200 characters' redaction needs
+    // (at most 4 bytes a character), however long the agent's value is
     let string = |s: &str| -> String {
-        let s = redact(s, secrets);
-        if s.chars().count() > LOGGED_STRING_CHARS {
+        let (s, read_all) = redact_forms(s, &forms, LOGGED_STRING_CHARS * 4 + 1);
+        if !read_all || s.chars().count() > LOGGED_STRING_CHARS {
             format!(
                 "{}…",
                 s.chars().take(LOGGED_STRING_CHARS).collect::<String>()
@@ -256,11 +259,15 @@ pub(crate) fn logged_input(input: &Value, secrets: &[String]) -> String {
             s
         }
     };
-    let text = redact(&trim_value(input, &string).to_string(), secrets);
-    if text.len() <= LOGGED_INPUT_BYTES {
+    let (text, read_all) = redact_forms(
+        &trim_value(input, &string).to_string(),
+        &forms,
+        LOGGED_INPUT_BYTES + 1,
+    );
+    if read_all && text.len() <= LOGGED_INPUT_BYTES {
         return text;
     }
-    let mut end = LOGGED_INPUT_BYTES;
+    let mut end = LOGGED_INPUT_BYTES.min(text.len());
     while !text.is_char_boundary(end) {
         end -= 1;
     }
@@ -342,35 +349,83 @@ pub(crate) fn secret_forms(secrets: &[String]) -> Vec<String> {
 
 /// Replaces every secret in `text`, raw, in any letter case, in any URL/JSON/HTML
 /// encoding, or as base64 or hex of its bytes ([`secret_forms`]), with `<redacted>`.
+/// Where occurrences overlap (a password inside the base64 of `user:password`, two
+/// secrets sharing characters), their whole span reads `<redacted>` once.
 pub fn redact(text: &str, secrets: &[String]) -> String {
-    let mut out = text.to_string();
-    for s in secret_forms(secrets).iter() {
-        let bytes = out.as_bytes();
-        let secret = s.as_bytes();
-        let mut result = Vec::with_capacity(bytes.len());
-        let mut i = 0;
-        while i < bytes.len() {
-            let first = bytes[i];
-            let may_start = first.eq_ignore_ascii_case(&secret[0])
-                || first == b'%'
-                || first == b'+'
-                || first == b'\\'
-                || first == b'&';
-            match may_start.then(|| encoded_match(bytes, i, secret)).flatten() {
-                Some(end) => {
-                    result.extend_from_slice(request::REDACTED.as_bytes());
-                    i = end;
+    redact_forms(text, &secret_forms(secrets), usize::MAX).0
+}
+
+/// [`redact`] with the forms made already, reading `text` only until `limit` bytes are
+/// written: one pass, left to right, each place tried against every form, so the output
+/// is always a prefix of the whole text's redaction and the work is bounded by `limit`
+/// (plus the forms' encoded lengths read ahead), not by `text`'s length. Returns the
+/// output and whether all of `text` was read.
+pub(crate) fn redact_forms(text: &str, forms: &[String], limit: usize) -> (String, bool) {
+    let bytes = text.as_bytes();
+    if forms.is_empty() {
+        let mut end = limit.min(bytes.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        return (text[..end].to_string(), end == bytes.len());
+    }
+    // the bytes an occurrence may start with: a form's first letter in either case, or
+    // the start of an encoding of any byte
+    let mut may_start = [false; 256];
+    for b in [b'%', b'+', b'\\', b'&'] {
+        may_start[usize::from(b)] = true;
+    }
+    for f in forms {
+        let b = f.as_bytes()[0];
+        may_start[usize::from(b.to_ascii_lowercase())] = true;
+        may_start[usize::from(b.to_ascii_uppercase())] = true;
+    }
+    let match_end = |i: usize| -> Option<usize> {
+        let first = bytes[i];
+        if !may_start[usize::from(first)] {
+            return None;
+        }
+        let any = matches!(first, b'%' | b'+' | b'\\' | b'&');
+        forms
+            .iter()
+            .filter(|f| any || first.eq_ignore_ascii_case(&f.as_bytes()[0]))
+            .filter_map(|f| encoded_match(bytes, i, f.as_bytes()))
+            .max()
+    };
+    let mut out = Vec::with_capacity(bytes.len().min(limit).saturating_add(16));
+    let mut i = 0;
+    while i < bytes.len() {
+        if out.len() >= limit {
+            break;
+        }
+        match match_end(i) {
+            Some(mut end) => {
+                // an occurrence that starts inside this one and ends past it is taken in
+                let mut j = i + 1;
+                while j < end {
+                    if let Some(e) = match_end(j) {
+                        end = end.max(e);
+                    }
+                    j += 1;
                 }
-                None => {
-                    result.push(first);
-                    i += 1;
-                }
+                out.extend_from_slice(request::REDACTED.as_bytes());
+                i = end;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
             }
         }
-        out = String::from_utf8(result)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     }
-    out
+    // a stop inside a character: finish it, so the text stays whole
+    while i < bytes.len() && !text.is_char_boundary(i) {
+        out.push(bytes[i]);
+        i += 1;
+    }
+    let read_all = i >= bytes.len();
+    let out = String::from_utf8(out)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    (out, read_all)
 }
 
 #[cfg(test)]
@@ -449,6 +504,27 @@ mod tests {
             .collect::<Map<_, _>>());
         let text = logged_input(&huge, &[]);
         assert!(text.len() <= LOGGED_INPUT_BYTES + '…'.len_utf8() && text.ends_with('…'));
+    }
+
+    #[test]
+    fn a_long_value_is_read_only_as_far_as_the_log_keeps() {
+        let secret = "tok-5531-abcdef".to_string();
+        // a megabyte of text: only its start is read, and a secret that crosses the cut
+        // at 200 characters is still hidden
+        let mut big = "y".repeat(195);
+        big.push_str(&secret);
+        big.push_str(&"z".repeat(1 << 20));
+        let text = logged_input(&json!({"content": big}), std::slice::from_ref(&secret));
+        assert!(!text.contains("tok-") && text.contains("y<reda…"), "{text}");
+        assert!(text.len() < 400, "{}", text.len());
+        // overlapping occurrences of two secrets read <redacted> once, whole
+        assert_eq!(
+            redact("[abcdefghi]", &["abcdef".into(), "defghi".into()]),
+            "[<redacted>]"
+        );
+        // a bounded read stops soon after the limit and says so
+        let (part, read_all) = redact_forms(&"é".repeat(1000), &[], 11);
+        assert_eq!((part.len(), read_all), (12, false));
     }
 
     #[test]
@@ -561,6 +637,23 @@ mod tests {
                 let out = redact(&text, std::slice::from_ref(&secret));
                 prop_assert!(!out.contains(&encoded), "{text:?} -> {out:?}");
                 prop_assert!(out.contains(request::REDACTED), "{text:?} -> {out:?}");
+            }
+
+            /// Read only until `limit` bytes are written, the redaction is a prefix of the
+            /// whole text's, at least `limit` bytes long unless the whole text was read:
+            /// a logged input cut after redaction keeps nothing the full redaction hides.
+            #[test]
+            fn a_bounded_redaction_is_a_prefix_of_the_whole(
+                secrets in proptest::collection::vec("[a-c%+&#;x0-9]{3,8}", 1..3),
+                text in "[a-c%+&#;x0-9é ]{0,200}",
+                limit in 0usize..220,
+            ) {
+                let forms = secret_forms(&secrets);
+                let whole = redact(&text, &secrets);
+                let (part, read_all) = redact_forms(&text, &forms, limit);
+                prop_assert!(whole.starts_with(&part), "{text:?}: {part:?} / {whole:?}");
+                prop_assert!(read_all || part.len() >= limit);
+                prop_assert_eq!(read_all, part == whole);
             }
         }
     }

@@ -1,7 +1,7 @@
 //! What the calls log keeps of a call's exchange with its vendor (issue 28.9), for the
 //! console's call detail.
 
-use crate::proxy::redact::{logged_input, redact, secret_field};
+use crate::proxy::redact::{logged_input, redact_forms, secret_field, secret_forms};
 use serde_json::{json, Value};
 
 /// What the calls log's detail keeps of one call (issue 28.9): JSON texts, redacted of
@@ -60,8 +60,18 @@ pub(super) fn response_detail(
             secrets,
         ),
         None => {
-            let mut body = redact_elements(&redact_pairs(&redact(text, secrets)));
-            if body.len() > DETAIL_BODY_BYTES {
+            // read only as far as the kept part needs: a start tag past it is still
+            // found whole (START_TAG_BYTES), a pair or element cut at the end reads
+            // <redacted> to the end
+            let (read, read_all) = redact_forms(
+                text,
+                &secret_forms(secrets),
+                DETAIL_BODY_BYTES + 2 * START_TAG_BYTES,
+            );
+            let mut body = redact_elements(&redact_pairs(&read));
+            if !read_all && body.len() <= DETAIL_BODY_BYTES {
+                body.push('…');
+            } else if body.len() > DETAIL_BODY_BYTES {
                 let mut end = DETAIL_BODY_BYTES;
                 while !body.is_char_boundary(end) {
                     end -= 1;
