@@ -144,7 +144,7 @@ impl Graft {
         };
         let (answer, http_status, reached) = if upstream {
             let (answer, reached) = self
-                .run_upstream(agent_id, tool, input, dry_run, cancel)
+                .run_upstream(agent_id, tool, input, dry_run, cancel, &mut detail)
                 .await?;
             (answer, None, reached)
         } else {

@@ -2,6 +2,7 @@
 //! approval rule and call log as an HTTP tool, with the server's `tools/call` in place of
 //! the vendor request; and the spec its server is reached with.
 
+use super::call_detail::SentDetail;
 use super::{Graft, RunAnswer, ServiceError, ServiceResult};
 use crate::db;
 use crate::domain::approval::writes;
@@ -21,14 +22,17 @@ impl Graft {
     /// ([`RunAnswer::Passed`]), its `structuredContent` checked against the tool's output
     /// schema; an agent's `notifications/cancelled` cancels the server's call; its
     /// progress reaches the agent ([`crate::proxy::mcp::PROGRESS`]). Returns the answer
-    /// and whether the server was reached (a use of the tool). Errors: internal faults.
-    pub(crate) async fn run_upstream(
+    /// and whether the server was reached (a use of the tool); `detail` gets the
+    /// tools/call as sent and the server's result, redacted, for the calls log (issue
+    /// 28.9). Errors: internal faults.
+    pub(super) async fn run_upstream(
         &self,
         agent_id: i64,
         tool: &db::ToolRow,
         input: Value,
         dry_run: bool,
         cancel: &CancellationToken,
+        detail: &mut SentDetail,
     ) -> ServiceResult<(RunAnswer, bool)> {
         let qualified = format!("{}__{}", tool.vendor, tool.name);
         let (arguments, _) = match self
@@ -44,16 +48,21 @@ impl Graft {
         };
         let secrets = spec.secrets();
         let write = writes(MCP_METHOD, tool.read_only_hint);
+        let server = match &spec.target {
+            Target::Http { url, .. } => url.clone(),
+            Target::Stdio { argv, .. } => {
+                crate::domain::mcp_vendor::join_command(&argv[..1.min(argv.len())])
+            }
+        };
+        // what the calls log's detail keeps (issue 28.9): the tools/call as sent, and
+        // the server's result, as the calls log keeps an input
+        let mut hidden = detail.hidden.clone();
+        hidden.extend(secrets.iter().cloned());
+        let logged = logged_input(&Value::Object(arguments.clone()), &hidden);
+        let logged = serde_json::from_str::<Value>(&logged).unwrap_or(Value::String(logged));
+        let request = json!({"server": server, "method": "tools/call", "tool": tool.path_template, "arguments": logged});
+        detail.request = Some(redact(&request.to_string(), &hidden));
         if dry_run && write {
-            let server = match &spec.target {
-                Target::Http { url, .. } => url.clone(),
-                Target::Stdio { argv, .. } => {
-                    crate::domain::mcp_vendor::join_command(&argv[..1.min(argv.len())])
-                }
-            };
-            let logged = logged_input(&Value::Object(arguments), &secrets);
-            let arguments = serde_json::from_str::<Value>(&logged).unwrap_or(Value::String(logged));
-            let request = json!({"server": server, "method": "tools/call", "tool": tool.path_template, "arguments": arguments});
             let text = format!(
                 "Dry run of {qualified}: nothing was sent. The call would be:\n{}",
                 serde_json::to_string_pretty(&request).unwrap_or_default()
@@ -142,6 +151,7 @@ impl Graft {
                 ));
             }
         };
+        detail.response = Some(logged_input(&result, &hidden));
         Ok((self.passed(tool, result, &secrets), true))
     }
 

@@ -171,6 +171,20 @@ async fn an_mcp_servers_tools_run_through_graft_with_approvals_and_dry_runs() {
         codes.contains(&Some("approval_required".into())),
         "{codes:?}"
     );
+    // the calls log keeps the exchange with the server (issue 28.9): the tools/call as
+    // sent and the server's result
+    let read = calls
+        .iter()
+        .rfind(|c| c.name == "read_note" && c.error_code.is_none())
+        .unwrap();
+    let (_, detail) = app.graft.call(read.id).await.unwrap().unwrap();
+    let detail = detail.expect("an MCP tool's exchange is kept");
+    let sent: Value = serde_json::from_str(detail.request.as_deref().unwrap()).unwrap();
+    assert_eq!(sent["method"], "tools/call");
+    assert_eq!(sent["tool"], "read_note");
+    assert_eq!(sent["arguments"], json!({"id": "n-1"}));
+    let answered: Value = serde_json::from_str(detail.response.as_deref().unwrap()).unwrap();
+    assert_eq!(answered["structuredContent"]["text"], "hello", "{answered}");
     app.stop().await;
 }
 
@@ -203,6 +217,14 @@ async fn a_remote_servers_credential_goes_as_its_header_and_never_reaches_the_ag
     );
     assert!(!text(&r).contains("s3cret-value-1"), "{}", text(&r));
     assert!(text(&r).contains("<redacted>"), "{}", text(&r));
+    // nor does the calls log's detail keep it
+    let last = app.graft.calls(&Default::default(), 1).await.unwrap();
+    let (_, detail) = app.graft.call(last[0].id).await.unwrap().unwrap();
+    let answered = detail.unwrap().response.unwrap();
+    assert!(
+        !answered.contains("s3cret-value-1") && answered.contains("<redacted>"),
+        "{answered}"
+    );
     // a rotated key: the newer connection is the one sent, at once
     app.graft
         .add_connection("notes", "key2", "bearer", None, Some("s3cret-value-2"))

@@ -120,7 +120,7 @@ fn call_view(d: CallData) -> impl IntoView {
     let none = if d.dry_run {
         "A dry run of a write: nothing was sent (the agent received the request it would have sent)."
     } else if c.http_status.is_none() {
-        "Nothing reached the vendor: Graft refused or stopped the call (the outcome says why), or the tool is an MCP server's, whose exchange is not kept."
+        "Nothing reached the vendor: Graft refused or stopped the call (the outcome says why)."
     } else {
         "Not kept any more: the log keeps what was sent and answered for the newest calls only (GRAFT_CALL_DETAILS_KEPT)."
     };

@@ -133,6 +133,8 @@ pub async fn call_detail(id: i64) -> ConsoleResult<CallData> {
         let pretty = |t: Option<String>| {
             t.map(|t| match serde_json::from_str::<serde_json::Value>(&t) {
                 Ok(v) => serde_json::to_string_pretty(&v).unwrap_or(t),
+                // JSON the log cut at its bound (ending in "…") is laid out all the same
+                Err(_) if t.starts_with(['{', '[']) => indented(&t),
                 Err(_) => t,
             })
             .map(|t| crate::console::words::mark_bidi(&t))
@@ -153,4 +155,76 @@ pub async fn call_detail(id: i64) -> ConsoleResult<CallData> {
         })
     })
     .await
+}
+
+/// JSON text that may be cut short (the calls log's 4 KB bound), laid out as
+/// `serde_json::to_string_pretty` would: a line per member and item, two spaces a level,
+/// `": "` after a name; strings (with their escapes) copied as they are.
+#[cfg(feature = "ssr")]
+fn indented(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() * 2);
+    let mut depth = 0usize;
+    let (mut in_string, mut escaped) = (false, false);
+    let newline = |out: &mut String, depth: usize| {
+        out.push('\n');
+        out.push_str(&"  ".repeat(depth));
+    };
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_string = true;
+                out.push(c);
+            }
+            '{' | '[' => {
+                out.push(c);
+                // an empty object or array stays on its line
+                if matches!(chars.peek(), Some('}' | ']')) {
+                    out.push(chars.next().unwrap_or(']'));
+                } else {
+                    depth += 1;
+                    newline(&mut out, depth);
+                }
+            }
+            '}' | ']' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(c);
+            }
+            ',' => {
+                out.push(c);
+                newline(&mut out, depth);
+            }
+            ':' => out.push_str(": "),
+            c if c.is_whitespace() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(all(test, feature = "ssr"))]
+mod tests {
+    use super::indented;
+
+    #[test]
+    fn cut_json_is_laid_out_like_whole_json() {
+        let whole = r#"{"a":[1,{"b":"x, y: \"z\" {"}],"c":{},"d":"e"}"#;
+        let v: serde_json::Value = serde_json::from_str(whole).unwrap();
+        assert_eq!(indented(whole), serde_json::to_string_pretty(&v).unwrap());
+        assert_eq!(
+            indented(r#"{"body":{"items":["one","tw…"#),
+            "{\n  \"body\": {\n    \"items\": [\n      \"one\",\n      \"tw…"
+        );
+    }
 }
