@@ -216,6 +216,10 @@ pub struct ImportSummary {
     /// `(old origin, new origin)` when the import moved the vendor.
     #[serde(default)]
     pub origin_moved: Option<(String, String)>,
+    /// Applied from a preview that said something else (the toolbox changed since):
+    /// the preview's headline (issue 28.11).
+    #[serde(default)]
+    pub differs_from_preview: Option<String>,
     /// Or why nothing was imported.
     pub error: Option<String>,
 }
@@ -310,6 +314,7 @@ impl From<crate::service::ImportReport> for ImportSummary {
             moved: r.moved,
             adopted_base_url: r.adopted_base_url,
             origin_moved: r.origin_moved,
+            differs_from_preview: None,
             error: None,
         }
     }

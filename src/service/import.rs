@@ -285,13 +285,16 @@ impl Graft {
         }
         let auth = openapi::connection_hint(&doc);
         // `--base-url` on an existing vendor may move it to another origin
+        let mut origin_move = None;
         let origin_moved = match (&existing_vendor, &override_url) {
             // a removed vendor brought back elsewhere too: its approvals do not follow
             (Some(v), Some(u)) if origin_of(&v.base_url) != origin_of(u) => {
                 let (old, new) = (origin_of(&v.base_url), origin_of(u));
-                report.approvals_reset +=
+                let moved =
                     move_origin_in(&mut tx, vendor_id, slug.as_str(), &old, &new, actor, now)
                         .await?;
+                report.approvals_reset += moved.approvals;
+                origin_move = Some(moved);
                 Some((old, new))
             }
             _ => None,
@@ -343,11 +346,17 @@ impl Graft {
             serde_json::to_string(&report).map_err(|e| ServiceError::Internal(e.into()))?;
         db::insert_import(&mut tx, vendor_id, &actor.label(), now, &summary).await?;
         tx.commit().await?;
+        let by_move = origin_move.map_or(0, super::vendors::OriginMove::logged);
         self.toolbox_changed().await;
         notify.sort_unstable();
         notify.dedup();
         self.changed(&notify).await;
+        // the approvals of changed tools, then those of the move (which counts only
+        // grants still standing after the tools' own resets)
         let why = match &report.origin_moved {
+            Some((old, new)) if report.approvals_reset > by_move => format!(
+                "an import changed what its tools' calls do and moved its base URL from {old} to {new}"
+            ),
             Some((old, new)) => format!("an import moved its base URL from {old} to {new}"),
             None => "an import changed what its tools' calls do".to_string(),
         };

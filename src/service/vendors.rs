@@ -78,20 +78,23 @@ impl Graft {
                 db::update_vendor(&mut tx, old.id, Some(name), Some(&base_url)).await?;
                 // approvals given at the old origin do not follow it to a new one
                 let (was, is) = (origin_of(&old.base_url), origin_of(&base_url));
-                let mut repended = 0;
+                let mut moved = None;
                 if was != is {
-                    repended = move_origin_in(
-                        &mut tx,
-                        old.id,
-                        slug.as_str(),
-                        &was,
-                        &is,
-                        &Actor::Rule,
-                        self.now(),
-                    )
-                    .await?;
+                    moved = Some(
+                        move_origin_in(
+                            &mut tx,
+                            old.id,
+                            slug.as_str(),
+                            &was,
+                            &is,
+                            &Actor::Rule,
+                            self.now(),
+                        )
+                        .await?,
+                    );
                 }
                 tx.commit().await?;
+                let repended = moved.map_or(0, OriginMove::logged);
                 tracing::info!(vendor = slug.as_str(), "removed vendor brought back");
                 let why = format!("its base URL moved from {was} to {is}");
                 self.approvals_asked_again(slug.as_str(), repended, &why)
@@ -158,9 +161,9 @@ impl Graft {
         let now = self.now();
         let mut tx = self.write_tx().await?;
         db::update_vendor(&mut tx, v.id, name, url.as_deref()).await?;
-        let mut repended = 0;
+        let mut origin_move = None;
         if let Some((old, new)) = &moved {
-            repended = move_origin_in(&mut tx, v.id, slug, old, new, actor, now).await?;
+            origin_move = Some(move_origin_in(&mut tx, v.id, slug, old, new, actor, now).await?);
         }
         let mut demoted: Vec<(i64, i64)> = Vec::new();
         match (enabled, v.disabled_at) {
@@ -173,6 +176,7 @@ impl Graft {
             _ => {}
         }
         tx.commit().await?;
+        let repended = origin_move.map_or(0, OriginMove::logged);
         if enabled == Some(false) {
             // an MCP vendor's server stops with it (issue 27.4)
             self.stop_mcp_server(v.id).await;
@@ -390,8 +394,9 @@ pub fn check_vendor_name(name: &str) -> Result<(), String> {
 /// A vendor's base URL moved from origin `old` to `new`: stored secrets and approved
 /// writes were given for the old origin, so none of them goes to the new one until a
 /// person says so (security review 32.5): its live connections are suspended and its
-/// granted approvals go back to pending, both saying from where to where. Returns the
-/// approvals moved, for [`Graft::approvals_asked_again`] after the commit.
+/// granted approvals go back to pending, both saying from where to where. Returns what
+/// moved; [`OriginMove::logged`] after the commit logs it and gives the approvals for
+/// [`Graft::approvals_asked_again`] (a preview's rolled-back move is not logged).
 pub(crate) async fn move_origin_in(
     tx: &mut db::Conn,
     vendor_id: i64,
@@ -400,12 +405,35 @@ pub(crate) async fn move_origin_in(
     new: &str,
     actor: &Actor,
     now: i64,
-) -> ServiceResult<usize> {
+) -> ServiceResult<OriginMove> {
     let why = format!("the vendor's base URL moved from {old} to {new}");
     let suspended = db::suspend_vendor_connections(tx, vendor_id, &why, now).await?;
     let repended = db::reset_vendor_approvals(tx, vendor_id, &why, now).await?;
-    tracing::warn!(vendor = slug, by = %actor.label(), from = %old, to = %new, connections = suspended, approvals = repended.len(), "vendor moved to another origin: connections suspended, approvals pending again");
-    Ok(repended.len())
+    Ok(OriginMove {
+        line: format!(
+            "vendor {slug} moved by {} from {old} to {new}: {suspended} connections suspended, {} approvals pending again",
+            actor.label(),
+            repended.len()
+        ),
+        approvals: repended.len(),
+    })
+}
+
+/// What [`move_origin_in`] did, to log once it is committed.
+#[must_use]
+pub(crate) struct OriginMove {
+    line: String,
+    /// Granted approvals put back to pending.
+    pub(crate) approvals: usize,
+}
+
+impl OriginMove {
+    /// Logs the committed move (a warning: secrets and approvals stopped following the
+    /// vendor); returns the approvals put back to pending.
+    pub(crate) fn logged(self) -> usize {
+        tracing::warn!("{}", self.line);
+        self.approvals
+    }
 }
 
 /// The parameter names a person said carry `vendor`'s credential (issue 25.2).

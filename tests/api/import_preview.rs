@@ -77,6 +77,23 @@ async fn upload(
 }
 
 /// The page a plain (no JavaScript) upload redirects to.
+/// Applies preview `id` with a plain form post; the summary the page then shows.
+async fn applied(b: &mut Browser, id: &str) -> Value {
+    let r = b
+        .post_form("apply_import", "/vendors", &[("preview", id)])
+        .await;
+    assert!(r.status().is_redirection(), "{}", r.status());
+    let loc = location(&r);
+    let import = loc.strip_prefix("/vendors?import=").expect(&loc);
+    let d: Value = b
+        .call("vendors", &[("import", import)])
+        .await
+        .json()
+        .await
+        .unwrap();
+    d["import"].clone()
+}
+
 fn location(r: &reqwest::Response) -> String {
     assert!(r.status().is_redirection(), "{}", r.status());
     r.headers()["location"].to_str().unwrap().to_string()
@@ -263,6 +280,26 @@ async fn a_re_upload_is_previewed_then_applied_and_its_renames_are_kept() {
         details.contains("named list_items_") && details.contains(": operation list"),
         "{newest}"
     );
+
+    // a preview applied after the toolbox changed says that the import did otherwise
+    let loc = location(&upload(&b, "shop", V1, true, false).await);
+    let id = loc
+        .strip_prefix("/vendors?preview=")
+        .expect(&loc)
+        .to_string();
+    let said = applied(&mut b, &id).await;
+    assert_eq!(said["differs_from_preview"], Value::Null, "{said}");
+    let loc = location(&upload(&b, "shop", V2, true, false).await);
+    let id = loc
+        .strip_prefix("/vendors?preview=")
+        .expect(&loc)
+        .to_string();
+    // someone imports the same document meanwhile
+    location(&upload(&b, "shop", V2, false, false).await);
+    let said = applied(&mut b, &id).await;
+    let before = said["differs_from_preview"].as_str().unwrap_or_default();
+    assert!(before.contains("new"), "{said}");
+    assert!(said["unchanged"].as_u64().unwrap() > 0, "{said}");
     app.stop().await;
 }
 

@@ -778,6 +778,28 @@ async fn racing_requests_notify_once_and_approvals_asked_again_are_told() {
     // the request that reset made is not told again as a new one
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(rx.seen.lock().unwrap().len(), 2);
+
+    // granted again, then an import both moves the write back and the vendor to another
+    // origin: the notice names both causes
+    g.decide_approval(&ops, "racer", "acme", "create_item", true)
+        .await
+        .unwrap();
+    let elsewhere = v.url().replace("127.0.0.1", "localhost");
+    let report = g
+        .import_openapi("acme", API, Some(&elsewhere), &mut |_, _| {})
+        .await
+        .unwrap();
+    assert!(
+        report.origin_moved.is_some() && report.approvals_reset == 1,
+        "{report:?}"
+    );
+    let seen = rx.wait_for(3).await;
+    let n = verified(&seen[2].0, &seen[2].1, &s);
+    let said = n["text"].as_str().unwrap();
+    assert!(
+        said.contains("changed what its tools' calls do and moved its base URL"),
+        "{said}"
+    );
 }
 
 /// A command of the CLI posts the notices it caused before it exits: an import that asks

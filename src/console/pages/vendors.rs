@@ -356,6 +356,7 @@ pub(crate) fn import_summary(s: ImportSummary) -> impl IntoView {
             <section class=if s.preview { "card preview-card" } else { "card ok-card" } role="status" id="import-summary" data-preview=s.preview.to_string()>
                 <h2>{if s.preview { "Preview: nothing is changed until you apply it" } else { "Import done" }}</h2>
                 <p class="headline">{s.headline()}</p>
+                {s.differs_from_preview.clone().map(|said| view! { <p class="warning" role="note" id="differs-from-preview">{format!("Not what the preview said (\"{said}\"): the toolbox changed between the preview and Apply. This is what the import did.")}</p> })}
                 {s.adopted_base_url.clone().map(|u| view! { <p class="warning" role="note">"Base URL "<code>{u}</code>", taken from the document's servers: every call of these tools goes there. Change it on the vendor's page if it is not the API you mean."</p> })}
                 {s.origin_moved.clone().map(|(old, new)| view! { <p class="warning" role="note">{format!("Moved from {old} to {new}: its connections send nothing until you confirm them on the vendor's page, and its approvals are asked again.")}</p> })}
                 {(!s.moved.is_empty()).then(|| view! { <details open><summary>"Agents' tools renamed: the document's operations take their names"</summary><ul>

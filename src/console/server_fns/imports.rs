@@ -39,7 +39,12 @@ pub async fn apply_import(preview: String) -> ConsoleResult<()> {
             &mut |_, _| {},
         )
         .await;
-        show_summary(&state, &person, &p.vendor, result);
+        let mut summary = summary_of(&p.vendor, result);
+        let said = p.summary.headline();
+        if summary.error.is_none() && summary.headline() != said {
+            summary.differs_from_preview = Some(said);
+        }
+        leptos_axum::redirect(&put_summary(&state, &person, summary));
         Ok(())
     })
     .await
@@ -67,18 +72,6 @@ pub async fn restore_vendor(slug: String, confirm: Option<String>) -> ConsoleRes
         Ok(())
     })
     .await
-}
-
-/// Keeps an import's summary for the person and sends the page to it.
-#[cfg(feature = "ssr")]
-fn show_summary(
-    state: &crate::console::server::ConsoleState,
-    person: &crate::service::users::Person,
-    vendor: &str,
-    result: Result<crate::service::ImportReport, String>,
-) {
-    let target = summary_target(state, person, vendor, result);
-    leptos_axum::redirect(&target);
 }
 
 #[cfg(feature = "ssr")]
@@ -130,14 +123,29 @@ pub(crate) fn summary_target(
     vendor: &str,
     result: Result<crate::service::ImportReport, String>,
 ) -> String {
-    let summary = match result {
+    put_summary(state, person, summary_of(vendor, result))
+}
+
+#[cfg(feature = "ssr")]
+/// The summary of an import of `vendor`'s `result`.
+fn summary_of(vendor: &str, result: Result<crate::service::ImportReport, String>) -> ImportSummary {
+    match result {
         Ok(r) => ImportSummary::from(r),
         Err(e) => ImportSummary {
             vendor: vendor.to_string(),
             error: Some(e),
             ..Default::default()
         },
-    };
+    }
+}
+
+#[cfg(feature = "ssr")]
+/// Keeps `summary` for `person` (10 minutes, once); the page that shows it.
+fn put_summary(
+    state: &crate::console::server::ConsoleState,
+    person: &Person,
+    summary: ImportSummary,
+) -> String {
     let id = state
         .flash
         .put(&person.name, Flash::Import(Box::new(summary)));
