@@ -271,6 +271,7 @@ pub(super) async fn tool(graft: &Graft, command: ToolCommand) -> anyhow::Result<
                 query,
                 headers,
                 body_encoding,
+                base_version: None,
             };
             let p = graft.publish(&person(), None, vendor, name, change).await?;
             println!("Published {tool} version {}.", p.version);

@@ -547,6 +547,7 @@ async fn publish(
         query: a.query,
         headers: a.headers,
         body_encoding: a.body_encoding,
+        base_version: None,
     };
     let p = graft
         .publish(actor, Some(agent_id), &vendor, &name, change)

@@ -84,6 +84,18 @@ pub struct VersionChange {
     pub headers: Option<Vec<String>>,
     /// New body encoding.
     pub body_encoding: Option<String>,
+    /// The version the change was written against (the console's edit form): the
+    /// publish is refused with `Conflict` when the tool is at another version by then,
+    /// so nobody overwrites a version they did not see. `None`: on top of the newest.
+    pub base_version: Option<i64>,
+}
+
+/// `Conflict`: `vendor__name` is at version `now`, not `base` that a change was made
+/// from.
+fn stale(vendor: &str, name: &str, base: i64, now: i64) -> ServiceError {
+    ServiceError::Conflict(format!(
+        "{vendor}__{name} is at version {now} now, not version {base} that this change was made from: look at it again"
+    ))
 }
 
 /// What a new version does to the hints a person set (issue 12.15).
@@ -340,6 +352,13 @@ impl Graft {
                 "{vendor}__{name} was {whose}: agents publish new versions only of tools they authored. For a variant, acquire a tool of your own; to change this one, ask a person (console, or graft tool publish)"
             )));
         }
+        if let Some(base) = change.base_version.filter(|b| *b != tool.version) {
+            return Err(stale(vendor, name, base, tool.version));
+        }
+        let change = VersionChange {
+            base_version: None,
+            ..change
+        };
         if change == VersionChange::default() {
             return Err(ServiceError::Invalid(
                 "nothing to publish: give at least one field to change (description, method, path, inputSchema, query, headers, bodyEncoding)".into(),
@@ -458,6 +477,11 @@ impl Graft {
         let now = self.now();
         let mut tx = self.write_tx().await?;
         let next = db::select_max_version(&mut tx, tool.id).await? + 1;
+        // another version written since `tool` was read (a publish, an import, hints):
+        // this one was made from what is no longer the newest
+        if next - 1 != tool.version {
+            return Err(stale(&tool.vendor, &tool.name, tool.version, next - 1));
+        }
         db::insert_tool_version(&mut tx, tool.id, next, &nv, now).await?;
         let change = super::versions::call_change(tool, d, h);
         let reset = match (actor, change) {

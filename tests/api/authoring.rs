@@ -811,3 +811,63 @@ fn published_data(mut v: Value) -> Value {
     v.as_object_mut().unwrap().remove("message");
     v
 }
+
+/// Two people publish from the same version at once (the console's edit form carries
+/// the version it showed): one version is written, the other is refused as made from a
+/// version that is no longer the newest, and nothing is overwritten unseen.
+#[tokio::test]
+async fn two_publishes_from_the_same_version_write_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = vendor::start(None).await;
+    let app = spawn_app_in(dir.path()).await;
+    app.graft
+        .import_openapi(
+            "shapes",
+            include_str!("../fixtures/shapes_api.yaml"),
+            Some(&v.url()),
+            &mut |_, _| {},
+        )
+        .await
+        .unwrap();
+    let seen = app
+        .graft
+        .tool("shapes", "create_member")
+        .await
+        .unwrap()
+        .version;
+    let publish = |who: &'static str| {
+        let g = app.graft.clone();
+        async move {
+            g.publish(
+                &Actor::Person(who.into()),
+                None,
+                "shapes",
+                "create_member",
+                graft::service::authoring::VersionChange {
+                    description: Some(format!("Add a member ({who}'s words)")),
+                    base_version: Some(seen),
+                    ..Default::default()
+                },
+            )
+            .await
+        }
+    };
+    let (ann, bob) = tokio::join!(publish("ann"), publish("bob"));
+    let results = [ann, bob];
+    assert_eq!(
+        results.iter().filter(|r| r.is_ok()).count(),
+        1,
+        "{results:?}"
+    );
+    let refused = results.iter().find_map(|r| r.as_ref().err()).unwrap();
+    assert!(
+        matches!(refused, graft::service::ServiceError::Conflict(_))
+            && refused.to_string().contains("look at it again"),
+        "{refused}"
+    );
+    let now = app.graft.tool("shapes", "create_member").await.unwrap();
+    assert_eq!(now.version, seen + 1);
+    // from the version before, even alone, it is refused too
+    assert!(publish("cy").await.is_err());
+    app.stop().await;
+}

@@ -100,6 +100,7 @@ pub async fn publish_tool(
         let change = crate::service::authoring::VersionChange {
             description: (description != tool.description.trim()).then_some(description),
             input_schema: (current.as_ref() != Some(&schema)).then_some(schema),
+            base_version: Some(seen),
             ..Default::default()
         };
         if change.description.is_none() && change.input_schema.is_none() {
