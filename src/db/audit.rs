@@ -1,6 +1,6 @@
 //! The audit log (issue 28.8): one row per action a person took, newest last.
 
-use super::{DbResult, Pool};
+use super::{Conn, DbResult, Pool};
 use crate::domain::audit::AuditAction;
 use crate::{execute, on_db};
 use sqlx::FromRow;
@@ -32,7 +32,7 @@ pub async fn insert_audit(
 ) -> DbResult<()> {
     execute!(
         pool,
-        "INSERT INTO audit_events (at, person, action, target, detail) VALUES ($1, $2, $3, $4, $5)",
+        INSERT_AUDIT,
         at,
         person,
         action.as_str(),
@@ -41,6 +41,31 @@ pub async fn insert_audit(
     )?;
     Ok(())
 }
+
+/// [`insert_audit`] inside `conn`'s transaction: the event is written with the change it
+/// records, or not at all.
+pub async fn insert_audit_in(
+    conn: &mut Conn,
+    at: i64,
+    person: &str,
+    action: AuditAction,
+    target: &str,
+    detail: Option<&str>,
+) -> DbResult<()> {
+    execute!(
+        conn,
+        INSERT_AUDIT,
+        at,
+        person,
+        action.as_str(),
+        target,
+        detail
+    )?;
+    Ok(())
+}
+
+const INSERT_AUDIT: &str =
+    "INSERT INTO audit_events (at, person, action, target, detail) VALUES ($1, $2, $3, $4, $5)";
 
 /// What an audit listing lets through; each field, when set, must match (`target_has`
 /// as a substring in any letter case, `since`/`until` as ms bounds, `until` exclusive).

@@ -273,12 +273,12 @@ pub async fn select_tool_connection(
 
 /// Sets (or clears) a tool's default connection.
 pub async fn update_tool_connection(
-    pool: &Pool,
+    conn: &mut Conn,
     tool_id: i64,
     connection_id: Option<i64>,
 ) -> DbResult<()> {
     execute!(
-        pool,
+        conn,
         "UPDATE tools SET default_connection_id = $1 WHERE id = $2",
         connection_id,
         tool_id

@@ -37,6 +37,24 @@ impl Graft {
         Ok(())
     }
 
+    /// [`Graft::audit`] inside the write transaction `tx`, so the event is written with
+    /// the change it records or not at all. Errors: `Db`.
+    pub(crate) async fn audit_in(
+        &self,
+        tx: &mut db::Conn,
+        actor: &Actor,
+        action: AuditAction,
+        target: &str,
+        detail: Option<&str>,
+    ) -> ServiceResult<()> {
+        let Actor::Person(person) = actor else {
+            return Ok(());
+        };
+        let detail = detail.map(clean_detail).filter(|d| !d.is_empty());
+        db::insert_audit_in(tx, self.now(), person, action, target, detail.as_deref()).await?;
+        Ok(())
+    }
+
     /// The events `query` lets through, newest first; its `limit` is clamped to
     /// 1..=[`AUDIT_PAGE_MAX`]. Errors: `Db`.
     pub async fn audit_events(&self, query: &AuditQuery) -> ServiceResult<Vec<AuditRow>> {

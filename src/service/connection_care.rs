@@ -95,16 +95,22 @@ impl Graft {
                 Some(c.id)
             }
         };
-        let mut tx = self.write_tx().await?;
-        db::update_vendor_default_connection(&mut tx, v.id, id).await?;
-        tx.commit().await?;
-        tracing::info!(vendor = slug, by = %actor.label(), connection = ?label, "vendor default connection set");
         let detail = match label {
             Some(l) => format!("the vendor's default is now {l}"),
             None => "the vendor has no default now".to_string(),
         };
-        self.audit(actor, AuditAction::ConnectionDefault, slug, Some(&detail))
-            .await?;
+        let mut tx = self.write_tx().await?;
+        db::update_vendor_default_connection(&mut tx, v.id, id).await?;
+        self.audit_in(
+            &mut tx,
+            actor,
+            AuditAction::ConnectionDefault,
+            slug,
+            Some(&detail),
+        )
+        .await?;
+        tx.commit().await?;
+        tracing::info!(vendor = slug, by = %actor.label(), connection = ?label, "vendor default connection set");
         self.state_changed().await;
         Ok(())
     }

@@ -323,14 +323,22 @@ impl Graft {
                 )));
             }
         }
-        db::update_tool_connection(self.pool(), tool.id, connection).await?;
-        self.state_changed().await;
         let detail = match connection {
             Some(id) => format!("{vendor}__{name} uses connection {id}"),
             None => format!("{vendor}__{name} uses the vendor's default"),
         };
-        self.audit(actor, AuditAction::ConnectionDefault, vendor, Some(&detail))
-            .await?;
+        let mut tx = self.write_tx().await?;
+        db::update_tool_connection(&mut tx, tool.id, connection).await?;
+        self.audit_in(
+            &mut tx,
+            actor,
+            AuditAction::ConnectionDefault,
+            vendor,
+            Some(&detail),
+        )
+        .await?;
+        tx.commit().await?;
+        self.state_changed().await;
         Ok(())
     }
 
