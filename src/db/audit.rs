@@ -21,30 +21,9 @@ pub struct AuditRow {
     pub detail: Option<String>,
 }
 
-/// Appends one event.
+/// Appends one event, on `conn` (a pooled connection, or the transaction of the change
+/// it records, so that both are written or neither).
 pub async fn insert_audit(
-    pool: &Pool,
-    at: i64,
-    person: &str,
-    action: AuditAction,
-    target: &str,
-    detail: Option<&str>,
-) -> DbResult<()> {
-    execute!(
-        pool,
-        INSERT_AUDIT,
-        at,
-        person,
-        action.as_str(),
-        target,
-        detail
-    )?;
-    Ok(())
-}
-
-/// [`insert_audit`] inside `conn`'s transaction: the event is written with the change it
-/// records, or not at all.
-pub async fn insert_audit_in(
     conn: &mut Conn,
     at: i64,
     person: &str,
@@ -54,7 +33,7 @@ pub async fn insert_audit_in(
 ) -> DbResult<()> {
     execute!(
         conn,
-        INSERT_AUDIT,
+        "INSERT INTO audit_events (at, person, action, target, detail) VALUES ($1, $2, $3, $4, $5)",
         at,
         person,
         action.as_str(),
@@ -63,9 +42,6 @@ pub async fn insert_audit_in(
     )?;
     Ok(())
 }
-
-const INSERT_AUDIT: &str =
-    "INSERT INTO audit_events (at, person, action, target, detail) VALUES ($1, $2, $3, $4, $5)";
 
 /// What an audit listing lets through; each field, when set, must match (`target_has`
 /// as a substring in any letter case, `since`/`until` as ms bounds, `until` exclusive).

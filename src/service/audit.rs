@@ -21,20 +21,12 @@ impl Graft {
         target: &str,
         detail: Option<&str>,
     ) -> ServiceResult<()> {
-        let Actor::Person(person) = actor else {
+        if !matches!(actor, Actor::Person(_)) {
             return Ok(());
-        };
-        let detail = detail.map(clean_detail).filter(|d| !d.is_empty());
-        db::insert_audit(
-            self.pool(),
-            self.now(),
-            person,
-            action,
-            target,
-            detail.as_deref(),
-        )
-        .await?;
-        Ok(())
+        }
+        let mut conn = self.pool().acquire().await?;
+        self.audit_in(&mut conn, actor, action, target, detail)
+            .await
     }
 
     /// [`Graft::audit`] inside the write transaction `tx`, so the event is written with
@@ -51,7 +43,7 @@ impl Graft {
             return Ok(());
         };
         let detail = detail.map(clean_detail).filter(|d| !d.is_empty());
-        db::insert_audit_in(tx, self.now(), person, action, target, detail.as_deref()).await?;
+        db::insert_audit(tx, self.now(), person, action, target, detail.as_deref()).await?;
         Ok(())
     }
 
