@@ -95,7 +95,7 @@ test('the Settings page sets the webhook, shows its whole URL and secret on requ
   await expect(page.getByRole('status').filter({ hasText: 'Webhook saved.' })).toBeVisible();
   await ready(page, testInfo);
   const facts = page.locator('#webhook dl.facts');
-  await expect(page.locator('#webhook-url')).toHaveText('http://127.0.0.1:9/services/…');
+  await expect(page.locator('#webhook-url')).toHaveText('http://127.0.0.1:9/…');
   await expect(page.locator('#webhook')).not.toContainText(token);
   await expect(facts).toContainText('slack');
   await expect(facts).toContainText('at 3 failed calls');

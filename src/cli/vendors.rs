@@ -454,6 +454,12 @@ pub(super) async fn import_openapi(graft: &Graft, args: ImportOpenapiArgs) -> an
             v = report.vendor
         );
     }
+    // new tools by name on a re-import (a first import's are all new: see graft tool list)
+    if report.created.len() <= 100 && report.updated.len() + report.unchanged > 0 {
+        for name in &report.created {
+            println!("  new {}__{name}", report.vendor);
+        }
+    }
     for (name, what) in &report.updated {
         println!("  updated {}__{name}: {what}", report.vendor);
     }

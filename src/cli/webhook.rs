@@ -24,12 +24,14 @@ pub enum WebhookCommand {
         /// shell's history.
         #[arg(env = "GRAFT_WEBHOOK_URL", hide_env_values = true)]
         url: Option<String>,
-        /// `graft` (JSON with type, timestamp, text, data) or `slack` ({"text"}).
-        #[arg(long, default_value = "graft")]
-        format: String,
-        /// Failed calls of one vendor within 5 minutes that make a notice (1–1000).
-        #[arg(long, default_value_t = 5)]
-        error_threshold: i64,
+        /// `graft` (JSON with type, timestamp, text, data) or `slack` ({"text"})
+        /// [default: the one set, else graft].
+        #[arg(long)]
+        format: Option<String>,
+        /// Failed calls of one vendor within 5 minutes that make a notice (1–1000)
+        /// [default: the one set, else 5].
+        #[arg(long)]
+        error_threshold: Option<i64>,
         /// The signing secret to use (whsec_ and base64) [default: the one set, or a new one].
         #[arg(long, env = "GRAFT_WEBHOOK_SECRET", hide_env_values = true)]
         secret: Option<String>,
@@ -78,8 +80,15 @@ pub(super) async fn webhook(graft: &Graft, c: WebhookCommand) -> anyhow::Result<
             secret,
             new_secret,
         } => {
-            let format = Format::parse(format.trim())
-                .ok_or_else(|| anyhow::anyhow!("--format is graft or slack, not {format:?}"))?;
+            let set = graft.webhook().await?;
+            let format = match format {
+                Some(f) => Format::parse(f.trim())
+                    .ok_or_else(|| anyhow::anyhow!("--format is graft or slack, not {f:?}"))?,
+                None => set.as_ref().map_or(Format::Graft, |w| w.format),
+            };
+            let error_threshold = error_threshold
+                .or(set.as_ref().map(|w| w.error_threshold))
+                .unwrap_or(5);
             let choice = match (secret, new_secret) {
                 (Some(s), _) => SecretChoice::Given(s),
                 (None, true) => SecretChoice::New,

@@ -168,6 +168,9 @@ pub struct ImportSummary {
     pub operations: usize,
     /// Tools created.
     pub imported: usize,
+    /// Their names.
+    #[serde(default)]
+    pub created: Vec<String>,
     /// `(operation, name)` renamed.
     pub renamed: Vec<(String, String)>,
     /// `(operation, reason)` left out.
@@ -223,6 +226,9 @@ pub struct ImportSummary {
     /// Or why nothing was imported.
     pub error: Option<String>,
 }
+
+/// New tools an import's history names one by one; past this it gives their number.
+const NEW_LISTED: usize = 100;
 
 impl ImportSummary {
     /// The summary in one sentence (issue 14.3): what was added, updated, retired,
@@ -298,6 +304,7 @@ impl From<crate::service::ImportReport> for ImportSummary {
             vendor: r.vendor,
             operations: r.operations,
             imported: r.imported,
+            created: r.created,
             renamed: r.renamed,
             skipped: r.skipped,
             withheld: r.withheld,
@@ -324,11 +331,17 @@ impl ImportSummary {
     /// Which tools the import updated (and what changed), retired, restored and left
     /// alone, one line each, for the import history.
     pub fn details(&self) -> Vec<String> {
-        let mut out: Vec<String> = self
-            .updated
-            .iter()
-            .map(|(n, what)| format!("updated {n}: {what}"))
-            .collect();
+        // new tools by name, unless a first import made hundreds
+        let mut out: Vec<String> = match self.created.len() {
+            0 => Vec::new(),
+            n if n > NEW_LISTED => vec![format!("new: {n} tools (see the Toolbox)")],
+            _ => self.created.iter().map(|n| format!("new {n}")).collect(),
+        };
+        out.extend(
+            self.updated
+                .iter()
+                .map(|(n, what)| format!("updated {n}: {what}")),
+        );
         out.extend(
             self.retired
                 .iter()
@@ -348,6 +361,11 @@ impl ImportSummary {
             self.renamed
                 .iter()
                 .map(|(op, n)| format!("named {n}: operation {op}")),
+        );
+        out.extend(
+            self.skipped
+                .iter()
+                .map(|(op, why)| format!("skipped operation {op}: {why}")),
         );
         out.extend(self.moved.iter().map(|(old, new)| {
             format!("renamed an agent's tool {old} to {new}: the document has an operation of that name")

@@ -94,12 +94,12 @@ impl Notice {
                 why,
                 url,
             } => {
-                let n = if *approvals == 1 {
-                    "1 approval".to_string()
+                let (n, verb) = if *approvals == 1 {
+                    ("1 approval".to_string(), "needs")
                 } else {
-                    format!("{approvals} approvals")
+                    (format!("{approvals} approvals"), "need")
                 };
-                format!("{n} of {scope} need a decision again: {why}. Decide: {url}")
+                format!("{n} of {scope} {verb} a decision again: {why}. Decide: {url}")
             }
             Self::VendorErrors {
                 vendor,
@@ -186,12 +186,11 @@ pub fn slack_escaped(text: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// A webhook URL as the console, the CLI and the audit show it: scheme, host, port and
-/// the first path segment, then `/…` when more of the path or a query follows; never
-/// a user or password. A Slack incoming webhook's path is its token
-/// (`https://hooks.slack.com/services/T…/B…/…` reads `https://hooks.slack.com/services/…`),
-/// so the whole URL is kept sealed and only this is stored in the clear. A string that
-/// is not a URL reads `…`.
+/// A webhook URL as the console, the CLI and the audit show it: scheme, host and port,
+/// then `/…` when a path, a query or a fragment follows; never a user or password. Any
+/// part of a path can be the receiver's token (a Slack incoming webhook's
+/// `/services/T…/B…/…`, an ntfy topic, a webhook.site id), so the whole URL is kept
+/// sealed and only this is stored in the clear. A string that is not a URL reads `…`.
 pub fn shown_url(url: &str) -> String {
     let Ok(parsed) = url::Url::parse(url.trim()) else {
         return "…".to_string();
@@ -203,16 +202,10 @@ pub fn shown_url(url: &str) -> String {
     if let Some(port) = parsed.port() {
         shown.push_str(&format!(":{port}"));
     }
-    let mut segments = parsed
-        .path_segments()
-        .map(|s| s.filter(|s| !s.is_empty()).collect::<Vec<_>>())
-        .unwrap_or_default()
-        .into_iter();
-    if let Some(first) = segments.next() {
-        shown.push('/');
-        shown.push_str(first);
-    }
-    if segments.next().is_some() || parsed.query().is_some() || parsed.fragment().is_some() {
+    if !parsed.path().trim_matches('/').is_empty()
+        || parsed.query().is_some()
+        || parsed.fragment().is_some()
+    {
         shown.push_str("/…");
     }
     shown
@@ -274,14 +267,14 @@ mod tests {
     #[test]
     fn shown_url_keeps_no_token_or_password() {
         let slack = "https://hooks.slack.com/services/T0AAA/B0BBB/XXXXsecretXXXX";
-        assert_eq!(shown_url(slack), "https://hooks.slack.com/services/…");
+        assert_eq!(shown_url(slack), "https://hooks.slack.com/…");
         assert_eq!(
             shown_url("https://bob:pw@ci.example.com:8443/hook?token=abc"),
-            "https://ci.example.com:8443/hook/…"
+            "https://ci.example.com:8443/…"
         );
         assert_eq!(
-            shown_url("https://ci.example.com/graft"),
-            "https://ci.example.com/graft"
+            shown_url("https://ntfy.sh/mysecrettopic"),
+            "https://ntfy.sh/…"
         );
         assert_eq!(shown_url("http://127.0.0.1:9/"), "http://127.0.0.1:9");
         assert_eq!(shown_url("not a url"), "…");

@@ -325,7 +325,7 @@ impl Graft {
         let t = self.tool(vendor, name).await?;
         if t.vendor_removed_at.is_some() {
             return Err(ServiceError::Invalid(format!(
-                "vendor {vendor} was removed: its tools' approvals cannot be decided until it is brought back (import its document again)"
+                "vendor {vendor} was removed: its tools' approvals cannot be decided until it is brought back (Restore on its page, graft vendor restore, or importing its document again)"
             )));
         }
         if let Some(v) = seen.filter(|v| *v != t.version && grant) {
@@ -395,7 +395,7 @@ impl Graft {
         let t = self.tool(vendor, name).await?;
         if t.vendor_removed_at.is_some() {
             return Err(ServiceError::Invalid(format!(
-                "vendor {vendor} was removed: its tools' approvals cannot be decided until it is brought back (import its document again)"
+                "vendor {vendor} was removed: its tools' approvals cannot be decided until it is brought back (Restore on its page, graft vendor restore, or importing its document again)"
             )));
         }
         if t.version != seen {

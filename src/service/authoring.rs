@@ -14,18 +14,8 @@ use crate::domain::{Cause, PromotedBy};
 use serde::Serialize;
 use serde_json::Value;
 
-/// Hints a person sets (`None` keeps the current value).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct HintChange {
-    /// readOnlyHint.
-    pub read_only: Option<bool>,
-    /// destructiveHint.
-    pub destructive: Option<bool>,
-    /// idempotentHint.
-    pub idempotent: Option<bool>,
-    /// openWorldHint.
-    pub open_world: Option<bool>,
-}
+use super::versions::stale;
+pub use super::versions::{HintChange, VersionChange};
 
 /// The answer of `acquire` and `publish`: `{vendor, name, version, size}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -65,37 +55,6 @@ pub fn author_in_words(authored_by: &str, agents: &[(i64, String)]) -> String {
         },
         None => authored_by.replace(':', " "),
     }
-}
-
-/// The fields of a version that `publish` may change (every one optional).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct VersionChange {
-    /// New description.
-    pub description: Option<String>,
-    /// New method.
-    pub method: Option<String>,
-    /// New path template.
-    pub path: Option<String>,
-    /// New input schema.
-    pub input_schema: Option<Value>,
-    /// New query properties.
-    pub query: Option<Vec<String>>,
-    /// New header properties.
-    pub headers: Option<Vec<String>>,
-    /// New body encoding.
-    pub body_encoding: Option<String>,
-    /// The version the change was written against (the console's edit form): the
-    /// publish is refused with `Conflict` when the tool is at another version by then,
-    /// so nobody overwrites a version they did not see. `None`: on top of the newest.
-    pub base_version: Option<i64>,
-}
-
-/// `Conflict`: `vendor__name` is at version `now`, not `base` that a change was made
-/// from.
-fn stale(vendor: &str, name: &str, base: i64, now: i64) -> ServiceError {
-    ServiceError::Conflict(format!(
-        "{vendor}__{name} is at version {now} now, not version {base} that this change was made from: look at it again"
-    ))
 }
 
 /// What a new version does to the hints a person set (issue 12.15).
@@ -352,7 +311,8 @@ impl Graft {
                 "{vendor}__{name} was {whose}: agents publish new versions only of tools they authored. For a variant, acquire a tool of your own; to change this one, ask a person (console, or graft tool publish)"
             )));
         }
-        if let Some(base) = change.base_version.filter(|b| *b != tool.version) {
+        let base = change.base_version;
+        if let Some(base) = base.filter(|b| *b != tool.version) {
             return Err(stale(vendor, name, base, tool.version));
         }
         let change = VersionChange {
@@ -435,7 +395,9 @@ impl Graft {
         } else {
             (d.hints, PersonHints::Forget)
         };
-        let version = self.insert_version(actor, &tool, &d, hints, person).await?;
+        let version = self
+            .insert_version(actor, &tool, &d, hints, person, base)
+            .await?;
         self.audit(
             actor,
             AuditAction::ToolPublish,
@@ -460,7 +422,8 @@ impl Graft {
     /// ([`call_change`]), or an agent wrote it, every granted or pending approval of the
     /// tool becomes a pending request for this version, saying why (issue 12.15); an
     /// agent's version also ends a person's read-only marking. `person`: what becomes
-    /// of a person's hints.
+    /// of a person's hints; `base`: the version the change was made from, when it must
+    /// still be the newest (`Conflict` otherwise).
     async fn insert_version(
         &self,
         actor: &Actor,
@@ -468,6 +431,7 @@ impl Graft {
         d: &ToolDraft,
         h: Hints,
         person: PersonHints,
+        base: Option<i64>,
     ) -> ServiceResult<i64> {
         let binding =
             serde_json::to_value(&d.binding).map_err(|e| ServiceError::Internal(e.into()))?;
@@ -477,10 +441,10 @@ impl Graft {
         let now = self.now();
         let mut tx = self.write_tx().await?;
         let next = db::select_max_version(&mut tx, tool.id).await? + 1;
-        // another version written since `tool` was read (a publish, an import, hints):
-        // this one was made from what is no longer the newest
-        if next - 1 != tool.version {
-            return Err(stale(&tool.vendor, &tool.name, tool.version, next - 1));
+        // made from the version a person saw, and another written since (a publish, an
+        // import, hints): refused, so nobody overwrites what they did not see
+        if let Some(base) = base.filter(|b| *b != next - 1) {
+            return Err(stale(&tool.vendor, &tool.name, base, next - 1));
         }
         db::insert_tool_version(&mut tx, tool.id, next, &nv, now).await?;
         let change = super::versions::call_change(tool, d, h);
@@ -592,6 +556,7 @@ impl Graft {
                 PersonHints::Set {
                     read_only: change.read_only,
                 },
+                None,
             )
             .await?;
         let mut said = vec![format!("version {v}, hints:")];

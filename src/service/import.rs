@@ -153,7 +153,7 @@ impl Graft {
                     Some(u) => check_base_url(&u)?,
                     None => {
                         return Err(ServiceError::Invalid(format!(
-                            "vendor {vendor:?} does not exist and the document declares no absolute base URL: pass --base-url"
+                            "vendor {vendor:?} does not exist and the document declares no absolute http(s) base URL: give the API's base URL (the Base URL field, or --base-url)"
                         )))
                     }
                 };
@@ -171,7 +171,12 @@ impl Graft {
                     &url,
                     now,
                 )
-                .await?
+                .await
+                .map_err(|e| {
+                    super::unique_or(e, ServiceError::Conflict, || {
+                        format!("another import created vendor {vendor:?} at the same moment: upload the document again to update it")
+                    })
+                })?
             }
         };
         let mut moved: Vec<(String, String)> = Vec::new();
@@ -225,6 +230,7 @@ impl Graft {
         }
         let mut report = ImportReport {
             imported: plan.tools.len(),
+            created: plan.tools.iter().map(|t| t.name.clone()).collect(),
             moved,
             adopted_base_url: match (&existing_vendor, &override_url) {
                 (None, None) => plan.base_url.clone(),
@@ -418,6 +424,9 @@ pub struct ImportReport {
     pub operations: usize,
     /// Tools created.
     pub imported: usize,
+    /// Their names.
+    #[serde(default)]
+    pub created: Vec<String>,
     /// `(tool name, what changed)` of tools that got a new version (authored by import).
     pub updated: Vec<(String, String)>,
     /// Tools the document describes as their current version does.

@@ -232,6 +232,8 @@ impl Graft {
             ));
         };
         let before = self.load_webhook().await?;
+        // a URL kept was checked when it was set (each delivery checks it again), so a
+        // CLI without the server's GRAFT_VENDOR_LOOPBACK can still change the rest
         let url = match (url.trim(), &before) {
             ("", Some(b)) => self.receiver_url(b).map_err(ServiceError::Internal)?,
             ("", None) => {
@@ -239,9 +241,12 @@ impl Graft {
                     "no webhook is set: give the URL notices go to".into(),
                 ))
             }
-            (typed, _) => checked_url(typed)?,
+            (typed, _) => {
+                let url = checked_url(typed)?;
+                self.inner.notifier.check_receiver(&url).await?;
+                url
+            }
         };
-        self.inner.notifier.check_receiver(&url).await?;
         if !(1..=1000).contains(&error_threshold) {
             return Err(ServiceError::Invalid(
                 "the vendor error threshold is a number of failed calls from 1 to 1000".into(),

@@ -674,7 +674,7 @@ impl Graft {
 pub(crate) fn usable(t: &db::ToolRow) -> ServiceResult<()> {
     if t.vendor_removed_at.is_some() {
         return Err(ServiceError::ToolNotFound(format!(
-            "{}__{}: its vendor {} was removed; importing its document again brings it back",
+            "{}__{}: its vendor {} was removed; a person brings it back (Restore on its console page or graft vendor restore; an MCP server is added again)",
             t.vendor, t.name, t.vendor
         )));
     }

@@ -17,7 +17,7 @@ impl Graft {
         let v = self.vendor(slug).await?;
         if v.removed_at.is_none() {
             return Err(ServiceError::Invalid(format!(
-                "vendor {slug} is not removed: import a newer document on the Vendors page instead"
+                "vendor {slug} is not removed: nothing to restore (to change its tools, import a newer document: the Vendors page, or graft vendor import)"
             )));
         }
         if v.kind == "mcp" {
@@ -239,9 +239,14 @@ impl Graft {
         self.state_changed().await;
         self.toolbox_changed().await;
         self.changed_entries(&demoted).await;
+        let plural = |n: usize, noun: &str| match n {
+            1 => format!("1 {noun}"),
+            n => format!("{n} {noun}s"),
+        };
         let detail = format!(
-            "{} tools demoted, {revoked} connections revoked",
-            demoted.len()
+            "{} demoted, {} revoked",
+            plural(demoted.len(), "tool"),
+            plural(revoked as usize, "connection")
         );
         self.audit(actor, AuditAction::VendorRemove, slug, Some(&detail))
             .await?;

@@ -1,9 +1,55 @@
 //! Tool versions (SPEC §2 tool_versions): the row a new version writes, and what changed
 //! between two versions (for approvals, renames and History's notes).
 
+use super::ServiceError;
 use crate::db;
 use crate::domain;
 use crate::domain::tool::{Hints, ToolDraft};
+use serde_json::Value;
+
+/// Hints a person sets (`None` keeps the current value).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HintChange {
+    /// readOnlyHint.
+    pub read_only: Option<bool>,
+    /// destructiveHint.
+    pub destructive: Option<bool>,
+    /// idempotentHint.
+    pub idempotent: Option<bool>,
+    /// openWorldHint.
+    pub open_world: Option<bool>,
+}
+
+/// The fields of a version that `publish` may change (every one optional).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VersionChange {
+    /// New description.
+    pub description: Option<String>,
+    /// New method.
+    pub method: Option<String>,
+    /// New path template.
+    pub path: Option<String>,
+    /// New input schema.
+    pub input_schema: Option<Value>,
+    /// New query properties.
+    pub query: Option<Vec<String>>,
+    /// New header properties.
+    pub headers: Option<Vec<String>>,
+    /// New body encoding.
+    pub body_encoding: Option<String>,
+    /// The version the change was written against (the console's edit form): the
+    /// publish is refused with `Conflict` when the tool is at another version by then,
+    /// so nobody overwrites a version they did not see. `None`: on top of the newest.
+    pub base_version: Option<i64>,
+}
+
+/// `Conflict`: `vendor__name` is at version `now`, not `base` that a change was made
+/// from.
+pub(super) fn stale(vendor: &str, name: &str, base: i64, now: i64) -> ServiceError {
+    ServiceError::Conflict(format!(
+        "{vendor}__{name} is at version {now} now, not version {base} that this change was made from: look at it again"
+    ))
+}
 
 /// What a new version changes in what a call does (issue 12.15), in words, or `None`:
 /// the method, the path template, where inputs go (query, headers, cookies, defaults),

@@ -218,6 +218,14 @@ async fn a_re_upload_is_previewed_then_applied_and_its_renames_are_kept() {
     assert_eq!(d["preview"][0], id);
     assert_eq!(p["preview"], true, "{p}");
     assert_eq!(p["imported"], 2, "two lists are new: {p}");
+    assert!(
+        p["created"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n == "list_items"),
+        "the new tools are named: {p}"
+    );
     assert_eq!(p["retired"], serde_json::json!(["delete_item"]), "{p}");
     assert_eq!(p["updated"][0][0], "create_item", "{p}");
     assert_eq!(p["approvals_reset"], 1, "{p}");
@@ -277,7 +285,9 @@ async fn a_re_upload_is_previewed_then_applied_and_its_renames_are_kept() {
     assert_eq!(newest["vendor"], "shop");
     let details = newest["details"].to_string();
     assert!(
-        details.contains("named list_items_") && details.contains(": operation list"),
+        details.contains("named list_items_")
+            && details.contains(": operation list")
+            && details.contains("new list_items"),
         "{newest}"
     );
 
@@ -300,6 +310,36 @@ async fn a_re_upload_is_previewed_then_applied_and_its_renames_are_kept() {
     let before = said["differs_from_preview"].as_str().unwrap_or_default();
     assert!(before.contains("new"), "{said}");
     assert!(said["unchanged"].as_u64().unwrap() > 0, "{said}");
+
+    // discarded (a plain form post), a preview cannot be applied, and its page says so
+    let version = g.tool("shop", "create_item").await.unwrap().version;
+    let loc = location(&upload(&b, "shop", V1, true, false).await);
+    let id = loc
+        .strip_prefix("/vendors?preview=")
+        .expect(&loc)
+        .to_string();
+    let r = b
+        .post_form("discard_import", "/vendors", &[("preview", id.as_str())])
+        .await;
+    assert!(r.status().is_redirection(), "{}", r.status());
+    let page = b
+        .get(&format!("/vendors?preview={id}"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("That preview is gone"), "{page}");
+    let e = b
+        .call("apply_import", &[("preview", id.as_str())])
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(e.contains("preview is gone"), "{e}");
+    assert_eq!(
+        g.tool("shop", "create_item").await.unwrap().version,
+        version
+    );
     app.stop().await;
 }
 

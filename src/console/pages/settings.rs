@@ -29,6 +29,7 @@ pub fn SettingsPage() -> impl IntoView {
     let err = error_of(set);
     let test_err = error_of(test);
     let is_saved = saved(set, "webhook");
+    let is_removed = saved(clear, "webhook-removed");
     view! {
         <Frame title="Settings">
             <h1>"Settings"</h1>
@@ -38,6 +39,7 @@ pub fn SettingsPage() -> impl IntoView {
                 <FormError err/>
                 <FormError err=test_err/>
                 {move || is_saved.get().then(|| view! { <p class="ok" role="status">"Webhook saved."</p> })}
+                {move || is_removed.get().then(|| view! { <p class="ok" role="status">"Webhook removed: no notices are sent."</p> })}
                 {move || test.value().get().and_then(Result::ok).map(|said| {
                     let class = if said.starts_with("Delivered") { "ok" } else { "warning" };
                     view! { <p class=class role="status" id="test-said">{said}</p> }

@@ -6,7 +6,7 @@ use crate::console::components::{
 };
 #[cfg(feature = "hydrate")]
 use crate::console::server_fns::MAX_UPLOAD_BYTES;
-use crate::console::server_fns::{vendors, AddMcpVendor, AddVendor, ApplyImport};
+use crate::console::server_fns::{vendors, AddMcpVendor, AddVendor, ApplyImport, DiscardImport};
 use crate::console::words::segment;
 use crate::console::words::ImportSummary;
 use leptos::prelude::*;
@@ -55,13 +55,16 @@ pub fn VendorsPage() -> impl IntoView {
                         <p class="error" role="alert" id="oauth-error">{format!("The authorization did not finish: {why}")}</p>
                     })}
                     {removed_now.map(|slug| view! {
-                        <p class="ok" role="status">{format!("Vendor {slug} was removed: its tools left every working set and refuse calls, its connections are revoked. They stay in the record; importing its document again brings it back.")}</p>
+                        <p class="ok" role="status">{format!("Vendor {slug} was removed: its tools left every working set and refuse calls, its connections are revoked. They stay in the record: Restore on its page brings it back as it was.")}</p>
                     })}
                     {back_now.map(|slug| view! {
                         <p class="ok" role="status">{format!("Vendor {slug} was removed before and is back: its tools are in search and callable again (retired ones stay retired). Its old connections stay revoked: add a new one on its page, and import its document again if it changed.")}</p>
                     })}
                     {d.import.clone().map(import_summary)}
                     {d.preview.clone().map(|(id, summary)| preview_card(id, summary, apply))}
+                    {(d.preview.is_none() && query.read_untracked().get("preview").is_some()).then(|| view! {
+                        <p class="warning" role="alert" id="preview-gone">"That preview is gone: applied or discarded already, older than 10 minutes, or replaced by newer previews (two are kept). Upload the document again to see what it would do."</p>
+                    })}
                     {if d.vendors.is_empty() {
                         view! { <p class="muted">"No vendors yet."</p> }.into_any()
                     } else {
@@ -329,6 +332,8 @@ pub(crate) fn upload_with_progress(
 /// A previewed upload (issue 28.11): what applying it would do, Apply and Discard.
 fn preview_card(id: String, s: ImportSummary, apply: ServerAction<ApplyImport>) -> impl IntoView {
     let err = error_of(apply);
+    let discard = ServerAction::<DiscardImport>::new();
+    let discard_id = id.clone();
     view! {
         <FormError err/>
         {import_summary(s)}
@@ -337,7 +342,10 @@ fn preview_card(id: String, s: ImportSummary, apply: ServerAction<ApplyImport>) 
                 <input type="hidden" name="preview" value=id/>
                 <button type="submit" disabled=move || apply.pending().get()>{move || if apply.pending().get() { "Importing…" } else { "Apply this import" }}</button>
             </ActionForm>
-            <a href="/vendors" class="discard">"Discard"</a>
+            <ActionForm action=discard attr:class="inline">
+                <input type="hidden" name="preview" value=discard_id/>
+                <button type="submit" class="secondary discard">"Discard"</button>
+            </ActionForm>
             <p class="muted">"Applying imports the document as uploaded and says again what it did (the toolbox may have changed since). A preview is kept for 10 minutes."</p>
         </section>
     }
@@ -361,6 +369,9 @@ pub(crate) fn import_summary(s: ImportSummary) -> impl IntoView {
                 {s.origin_moved.clone().map(|(old, new)| view! { <p class="warning" role="note">{format!("Moved from {old} to {new}: its connections send nothing until you confirm them on the vendor's page, and its approvals are asked again.")}</p> })}
                 {(!s.moved.is_empty()).then(|| view! { <details open><summary>"Agents' tools renamed: the document's operations take their names"</summary><ul>
                     {s.moved.clone().into_iter().map(|(o, n)| view! { <li><code>{o}</code>" → "<code>{n}</code></li> }).collect_view()}
+                </ul></details> })}
+                {(!s.created.is_empty()).then(|| view! { <details open=s.created.len() <= 20><summary>{format!("New: {} tools", s.created.len())}</summary><ul>
+                    {s.created.clone().into_iter().map(|n| view! { <li><code>{n}</code></li> }).collect_view()}
                 </ul></details> })}
                 {(!s.updated.is_empty()).then(|| view! { <details open><summary>"Updated: a new version, authored by import"</summary><ul>
                     {s.updated.clone().into_iter().map(|(n, what)| view! { <li><a href=format!("/tools/{}/{}", segment(&s.vendor), segment(&n))><code>{n.clone()}</code></a>": "{what}</li> }).collect_view()}

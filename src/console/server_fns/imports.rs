@@ -50,6 +50,21 @@ pub async fn apply_import(preview: String) -> ConsoleResult<()> {
     .await
 }
 
+/// Discards the upload previewed under `preview` (issue 28.11): it can no longer be
+/// applied; nothing else changes. Then the Vendors page. Errors: `SignedOut`.
+#[server(prefix = "/api", endpoint = "discard_import")]
+pub async fn discard_import(preview: String) -> ConsoleResult<()> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        if let Some(Flash::Preview(p)) = state.flash.take(&person.name, &preview) {
+            tracing::info!(vendor = %p.vendor, by = %person.name, "import preview discarded");
+        }
+        leptos_axum::redirect("/vendors");
+        Ok(())
+    })
+    .await
+}
+
 /// Brings removed vendor `slug` back as it was ([`Graft::restore_vendor`], issue 28.11),
 /// then the Vendors page says so. Must be confirmed: `confirm` = `yes`. Errors:
 /// `Refused` (not removed, an MCP server).

@@ -139,7 +139,7 @@ pub async fn clear_webhook() -> ConsoleResult<()> {
             .graft
             .clear_webhook(&Actor::Person(person.name))
             .await?;
-        back_saying_saved("webhook");
+        back_saying_saved("webhook-removed");
         Ok(())
     })
     .await
