@@ -50,7 +50,7 @@ test('a person notes, edits and publishes a tool; the page shows what changed (i
   await agent.client.close();
 });
 
-test('a person tries a tool: the request a call would send, and a refusal (issue 28.10)', async ({ page }, testInfo) => {
+test('a person tries a tool: the request a call would send, a refusal, then sends it (issue 28.10)', async ({ page }, testInfo) => {
   await signIn(page, testInfo);
   await goto(page, testInfo, '/tools/widgets/create_widget');
   await ready(page, testInfo);
@@ -65,4 +65,15 @@ test('a person tries a tool: the request a call would send, and a refusal (issue
   await expect(result).toContainText('<redacted>');
   expect(await page.content()).not.toContain(process.env.VENDOR_SECRET);
   await shot(page, testInfo, 'tool-try');
+
+  // then sent for real: a write is confirmed first; the vendor's answer is shown
+  await tryIt.getByRole('button', { name: 'Send to the vendor' }).click();
+  await expect(page.locator('#try .error, #try [role="alert"]').first()).toContainText('Send this write');
+  await ready(page, testInfo);
+  await tryIt.getByLabel(/Send this write/).check();
+  await tryIt.getByRole('button', { name: 'Send to the vendor' }).click();
+  await expect(page).toHaveURL(/[?&]sent=/);
+  await expect(page.locator('#try .try-result h3')).toHaveText('What the vendor answered');
+  expect(await page.content()).not.toContain(process.env.VENDOR_SECRET);
+  await shot(page, testInfo, 'tool-sent');
 });

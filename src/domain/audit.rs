@@ -56,6 +56,8 @@ pub enum AuditAction {
     ToolPublish,
     /// A person promoted a tool into an agent's working set.
     ToolPromote,
+    /// A person sent a tool's request from its page ("Try it", issue 28.10).
+    ToolTry,
     /// A person demoted a tool from an agent's working set.
     ToolDemote,
     /// A person added a note to a tool.
@@ -92,6 +94,7 @@ super::str_enum!(AuditAction {
     ToolPublish => "tool.publish",
     ToolPromote => "tool.promote",
     ToolDemote => "tool.demote",
+    ToolTry => "tool.try",
     ToolNote => "tool.note",
     Template => "template.change",
     SettingChange => "setting.change",
@@ -99,7 +102,7 @@ super::str_enum!(AuditAction {
 
 impl AuditAction {
     /// Every action, in the order the console's filter lists them.
-    pub const ALL: [AuditAction; 28] = [
+    pub const ALL: [AuditAction; 29] = [
         Self::SignIn,
         Self::PasswordChange,
         Self::UserAdd,
@@ -125,6 +128,7 @@ impl AuditAction {
         Self::ToolPublish,
         Self::ToolPromote,
         Self::ToolDemote,
+        Self::ToolTry,
         Self::ToolNote,
         Self::Template,
         Self::SettingChange,
@@ -158,6 +162,7 @@ impl AuditAction {
             Self::ToolPublish => "published a tool version",
             Self::ToolPromote => "promoted a tool",
             Self::ToolDemote => "demoted a tool",
+            Self::ToolTry => "sent a tool's request from its page",
             Self::ToolNote => "added a note to a tool",
             Self::Template => "changed a starter template",
             Self::SettingChange => "changed a setting",

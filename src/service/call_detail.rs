@@ -4,6 +4,27 @@
 use crate::proxy::redact::{logged_input, redact_forms, secret_field, secret_forms};
 use serde_json::{json, Value};
 
+/// Who sends an HTTP tool's call, and how (SPEC §4.1, §4.3): an agent's dry run stops
+/// before a write; an agent's call asks for approval where SPEC §4.4 says so; a person
+/// who sends a tool from its page (issue 28.10) decides themselves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Sending {
+    DryRun,
+    Agent,
+    Person,
+}
+
+impl Sending {
+    /// An agent's call: a dry run when `dry_run`.
+    pub(super) fn agent(dry_run: bool) -> Self {
+        if dry_run {
+            Self::DryRun
+        } else {
+            Self::Agent
+        }
+    }
+}
+
 /// What the calls log's detail keeps of one call (issue 28.9): JSON texts, redacted of
 /// the connection's secrets and secret-looking fields by the run, and of the
 /// input's secret values by the caller.

@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
-use super::call_detail::{response_detail, SentDetail};
+use super::call_detail::{response_detail, Sending, SentDetail};
 pub use super::run_answer::RunAnswer;
 
 /// The answer to a call past one of the agent's limits: `rate_limited`, when to retry
@@ -148,8 +148,9 @@ impl Graft {
                 .await?;
             (answer, None, reached)
         } else {
+            let sending = Sending::agent(dry_run);
             let (answer, status) = self
-                .run_steps(agent_id, tool, input, dry_run, cancel, &mut detail)
+                .run_steps(agent_id, tool, input, sending, cancel, &mut detail)
                 .await?;
             (answer, status, status.is_some())
         };
@@ -383,12 +384,14 @@ impl Graft {
         Ok(Ok((input, binding)))
     }
 
-    async fn run_steps(
+    /// SPEC §4.1's steps for an HTTP tool, sent as `sending` says: the answer and the
+    /// vendor's status (`None` when nothing was sent).
+    pub(super) async fn run_steps(
         &self,
         agent_id: i64,
         tool: &db::ToolRow,
         input: Value,
-        dry_run: bool,
+        sending: Sending,
         cancel: &CancellationToken,
         detail: &mut SentDetail,
     ) -> ServiceResult<(RunAnswer, Option<u16>)> {
@@ -421,7 +424,7 @@ impl Graft {
         };
         // 3. dry run: reads go on, everything else stops here with a redacted preview
         let method = tool.method.to_ascii_uppercase();
-        if dry_run && !matches!(method.as_str(), "GET" | "HEAD") {
+        if sending == Sending::DryRun && !matches!(method.as_str(), "GET" | "HEAD") {
             let preview = request::build(base_url, op, &input, &credential.redacted())
                 .map_err(|e| ServiceError::Internal(anyhow::anyhow!(e)))?
                 .preview();
@@ -439,10 +442,13 @@ impl Graft {
                 None,
             ));
         }
-        // 4. approval of writes, and of every tool or version an agent authored
-        let check = self.approval_check(agent_id, tool, &qualified, &method);
-        if let Some(answer) = check.await? {
-            return Ok((answer, None));
+        // 4. approval of writes, and of every tool or version an agent authored (not
+        // asked of a person who sends a tool from its page: they decide themselves)
+        if sending == Sending::Agent {
+            let check = self.approval_check(agent_id, tool, &qualified, &method);
+            if let Some(answer) = check.await? {
+                return Ok((answer, None));
+            }
         }
         // 5. send; an agent's notifications/cancelled stops the vendor request (issue
         // 25.11): reqwest drops the connection, and the log says what may have happened

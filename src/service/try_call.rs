@@ -13,6 +13,17 @@ pub enum TryOutcome {
     /// The request an agent's call would send (`{method, url, headers, body}`, the
     /// credential shown as `<redacted>`).
     Request(Value),
+    /// What the vendor answered a request a person sent ([`Graft::try_send`]): the
+    /// text an agent would get (redacted), the HTTP status when the vendor was reached,
+    /// and whether the call succeeded.
+    Answer {
+        /// Whether it succeeded (a 2xx, or a 3xx Graft did not follow).
+        ok: bool,
+        /// The vendor's status.
+        status: Option<u16>,
+        /// The answer as an agent gets it (an error's code and sentence when it failed).
+        text: String,
+    },
     /// Why an agent's call would be refused before sending: its tool error's code and
     /// sentence (`invalid_input` with the violations, `connection_revoked`, …).
     Refused {
@@ -77,5 +88,70 @@ impl Graft {
                 message,
             }),
         }
+    }
+
+    /// Sends `vendor__name` with `input` for a person trying it from its page (issue
+    /// 28.10): the checks of an agent's call, the connection's credential, then the
+    /// vendor's answer as an agent would get it, redacted. The person decides for
+    /// themselves (no approval is asked; the page confirms a write first). Audited as
+    /// `tool.try` (the status, never the input); not in the calls log, which holds
+    /// agents' calls. Errors: `ToolNotFound`; `Invalid` for an agent as the actor or an
+    /// MCP server's tool.
+    pub async fn try_send(
+        &self,
+        actor: &super::Actor,
+        vendor: &str,
+        name: &str,
+        input: Value,
+    ) -> ServiceResult<TryOutcome> {
+        if !matches!(actor, super::Actor::Person(_)) {
+            return Err(ServiceError::Invalid(
+                "only a person sends a tool from its page".into(),
+            ));
+        }
+        let tool = self.tool_for_call(vendor, name).await?;
+        if tool.method == crate::domain::mcp_vendor::MCP_METHOD {
+            return Err(ServiceError::Invalid(format!(
+                "{vendor}__{name} is a tool of an MCP server: an agent calls it through Graft"
+            )));
+        }
+        let mut detail = super::call_detail::SentDetail::default();
+        crate::proxy::redact::secret_values(&input, false, &mut detail.hidden);
+        let (answer, status) = self
+            .run_steps(
+                CONSOLE_SLOT,
+                &tool,
+                input,
+                super::call_detail::Sending::Person,
+                &tokio_util::sync::CancellationToken::new(),
+                &mut detail,
+            )
+            .await?;
+        let said = status.map_or_else(|| "not sent".to_string(), |s| format!("HTTP {s}"));
+        self.audit(
+            actor,
+            crate::domain::audit::AuditAction::ToolTry,
+            &format!("{vendor}__{name}"),
+            Some(&format!("version {}: {said}", tool.version)),
+        )
+        .await?;
+        let hidden = detail.hidden;
+        Ok(match answer {
+            super::RunAnswer::Err { code, message, .. } => TryOutcome::Answer {
+                ok: false,
+                status,
+                text: crate::proxy::redact::redact(&format!("{code}: {message}"), &hidden),
+            },
+            super::RunAnswer::Ok { text, .. } => TryOutcome::Answer {
+                ok: true,
+                status,
+                text: crate::proxy::redact::redact(&text, &hidden),
+            },
+            super::RunAnswer::Passed { result, .. } => TryOutcome::Answer {
+                ok: true,
+                status,
+                text: result.to_string(),
+            },
+        })
     }
 }

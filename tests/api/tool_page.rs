@@ -341,3 +341,127 @@ async fn a_person_renders_notes_connects_and_publishes_a_tool_from_its_page() {
     client.cancel().await.unwrap();
     app.stop().await;
 }
+
+/// Try it, then Send (issue 28.10): after a dry run a person sends the tool to the
+/// vendor with the connection's credential and sees its answer, redacted, with or
+/// without JavaScript; a write is sent only when confirmed, without asking an approval;
+/// each send is audited and none is in the calls log (no agent made it).
+#[tokio::test]
+async fn a_person_sends_a_tool_from_its_page_and_confirms_a_write() {
+    const SHOP: &str = r#"
+openapi: 3.0.3
+info: {title: Shop, version: "1"}
+components:
+  securitySchemes: {bearer: {type: http, scheme: bearer}}
+security: [{bearer: []}]
+paths:
+  /anything/items/{id}:
+    get:
+      operationId: getItem
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      responses: {"200": {description: ok}}
+  /anything/items:
+    post:
+      operationId: createItem
+      requestBody:
+        content:
+          application/json:
+            schema: {type: object, properties: {name: {type: string}}}
+      responses: {"200": {description: ok}}
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let v = vendor::start(None).await;
+    let app = spawn_app_in(dir.path()).await;
+    let g = &app.graft;
+    g.import_openapi("shop", SHOP, Some(&v.url()), &mut |_, _| {})
+        .await
+        .unwrap();
+    g.add_connection("shop", "prod", "bearer", None, Some("shop-secret-77"))
+        .await
+        .unwrap();
+    g.add_user("ops", PASSWORD).await.unwrap();
+    let mut b = Browser::new(&app);
+    b.sign_in("ops", PASSWORD).await;
+    let calls = g.calls(&Default::default(), 100).await.unwrap().len();
+
+    // a read: sent with the credential, the answer shown (the echo quotes the
+    // credential back: redacted), kept across a reload
+    let url = "/tools/shop/get_item";
+    let page = b
+        .get(&format!("{url}?try=1&in.id=7"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("Send to the vendor"), "{page}");
+    let r = b
+        .post_form(
+            "send_tool",
+            url,
+            &[
+                ("vendor", "shop"),
+                ("name", "get_item"),
+                ("values", r#"{"id":"7"}"#),
+            ],
+        )
+        .await;
+    assert!(r.status().is_redirection(), "{}", r.status());
+    let loc = r.headers()["location"].to_str().unwrap().to_string();
+    assert!(loc.starts_with("/tools/shop/get_item?sent="), "{loc}");
+    assert_eq!(v.count(), 1);
+    assert_eq!(v.last().path, "/anything/items/7");
+    assert_eq!(v.last().headers["authorization"], "Bearer shop-secret-77");
+    for _ in 0..2 {
+        let page = b.get(&loc).await.text().await.unwrap();
+        assert!(page.contains("What the vendor answered"), "{page}");
+        assert!(page.contains("HTTP 200"), "the vendor's status: {page}");
+        assert!(page.contains("/anything/items/7"), "{page}");
+        assert!(!page.contains("shop-secret-77"), "{page}");
+    }
+
+    // a write: refused until confirmed, then sent without an approval
+    let write = [
+        ("vendor", "shop"),
+        ("name", "create_item"),
+        ("values", r#"{"name":"pen"}"#),
+    ];
+    let e = answer(b.call("send_tool", &write).await).await;
+    assert!(e.contains("Send this write"), "{e}");
+    assert_eq!(v.count(), 1, "nothing sent");
+    let mut confirmed = write.to_vec();
+    confirmed.push(("confirm", "yes"));
+    let r = b
+        .post_form("send_tool", "/tools/shop/create_item", &confirmed)
+        .await;
+    assert!(r.status().is_redirection(), "{}", r.status());
+    assert_eq!(v.count(), 2);
+    assert_eq!(v.last().method, "POST");
+    assert!(v.last().body.contains("pen"), "{}", v.last().body);
+
+    // audited under the person's name; the calls log holds agents' calls only
+    assert_eq!(
+        g.calls(&Default::default(), 100).await.unwrap().len(),
+        calls
+    );
+    let events = g
+        .audit_events(&AuditQuery {
+            person: Some("ops".into()),
+            action: Some(AuditAction::ToolTry),
+            limit: 10,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let targets: Vec<&str> = events.iter().map(|e| e.target.as_str()).collect();
+    assert_eq!(targets.len(), 2, "{targets:?}");
+    assert!(targets.contains(&"shop__get_item") && targets.contains(&"shop__create_item"));
+    assert!(events
+        .iter()
+        .all(|e| e.detail.as_deref().unwrap_or("").contains("HTTP 200")));
+    // an agent cannot use it
+    assert!(g
+        .try_send(&Actor::Agent(1), "shop", "get_item", json!({"id": "1"}))
+        .await
+        .is_err());
+    app.stop().await;
+}

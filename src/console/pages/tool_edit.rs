@@ -3,7 +3,8 @@
 
 use crate::console::components::{clear_on_save, error_of, loaded, saved, FieldError, FormError};
 use crate::console::server_fns::{
-    try_tool, AddToolNote, ChooseToolConnection, PublishTool, ToolData, TryResult,
+    sent_tool, try_tool, AddToolNote, ChooseToolConnection, PublishTool, SendTool, ToolData,
+    TryResult,
 };
 use leptos::prelude::*;
 
@@ -170,7 +171,8 @@ pub(crate) fn tried(key: impl Fn() -> (String, String) + Send + Sync + 'static) 
     Resource::new(
         move || {
             let q = query.read();
-            q.get("try").map(|_| {
+            let sent = q.get("sent");
+            let asked = q.get("try").map(|_| {
                 let values: std::collections::HashMap<String, String> = (&*q)
                     .into_iter()
                     .filter_map(|(k, v)| {
@@ -179,12 +181,22 @@ pub(crate) fn tried(key: impl Fn() -> (String, String) + Send + Sync + 'static) 
                     })
                     .collect();
                 (key(), serde_json::to_string(&values).unwrap_or_default())
-            })
+            });
+            (sent, asked)
         },
-        |asked| async move {
-            match asked {
-                Some(((v, n), values)) => try_tool(v, n, values).await.map(Some),
-                None => Ok(None),
+        |(sent, asked)| async move {
+            match (sent, asked) {
+                (Some(id), _) => sent_tool(id).await.map(|r| {
+                    // gone after 10 minutes: said so rather than nothing
+                    Some(r.unwrap_or(TryResult {
+                        ok: false,
+                        text: "That answer is gone (answers are kept 10 minutes): send the tool again.".into(),
+                        field: None,
+                        sent: true,
+                    }))
+                }),
+                (None, Some(((v, n), values))) => try_tool(v, n, values).await.map(Some),
+                (None, None) => Ok(None),
             }
         },
     )
@@ -199,6 +211,21 @@ pub(crate) fn try_section(t: &ToolData, tried: Tried) -> Option<impl IntoView> {
         return None;
     }
     let query = leptos_router::hooks::use_query_map();
+    let send = ServerAction::<SendTool>::new();
+    let send_err = error_of(send);
+    let (vendor, name, gated) = (t.vendor.clone(), t.name.clone(), t.gated);
+    // the values the dry run was asked with, as try_tool takes them
+    let values = move || {
+        let q = query.read_untracked();
+        let values: std::collections::HashMap<String, String> = (&*q)
+            .into_iter()
+            .filter_map(|(k, v)| {
+                k.strip_prefix("in.")
+                    .map(|n| (n.to_string(), v.to_string()))
+            })
+            .collect();
+        serde_json::to_string(&values).unwrap_or_default()
+    };
     let typed = move |field: &str| {
         query
             .read_untracked()
@@ -251,20 +278,38 @@ pub(crate) fn try_section(t: &ToolData, tried: Tried) -> Option<impl IntoView> {
     Some(view! {
         <section class="card" id="try">
             <h2>"Try it"</h2>
-            <p class="muted">"A dry run: Graft checks the input as it checks an agent's call and shows the request it would send, the credential redacted. Nothing is sent, logged or approved. The values go in this page's address: use test values, not secrets."</p>
+            <p class="muted">"A dry run first: Graft checks the input as it checks an agent's call and shows the request it would send, the credential redacted; nothing is sent. Then Send to the vendor sends it with the connection's credential and shows the answer (recorded in the audit log, not in the calls log). The values go in this page's address: use test values, not secrets."</p>
             <form method="get" class="try-form">
                 <input type="hidden" name="try" value="1"/>
                 {fields}
                 <button type="submit">"Dry run"</button>
             </form>
-            {loaded(tried, "Trying…", |r: Option<TryResult>| r.map(|r| {
-                let title = if r.ok { "The request an agent's call would send" } else { "An agent's call would be refused" };
+            <FormError err=send_err/>
+            {loaded(tried, "Trying…", move |r: Option<TryResult>| r.map(|r| {
+                let title = match (r.sent, r.ok) {
+                    (true, true) => "What the vendor answered",
+                    (true, false) => "The call failed",
+                    (false, true) => "The request an agent's call would send",
+                    (false, false) => "An agent's call would be refused",
+                };
+                // after a dry run that would send: send it for real, a write confirmed
+                let (vendor, name) = (vendor.clone(), name.clone());
+                let send = (r.ok && !r.sent).then(|| view! {
+                    <ActionForm action=send attr:class="stack send-form">
+                        <input type="hidden" name="vendor" value=vendor/>
+                        <input type="hidden" name="name" value=name/>
+                        <input type="hidden" name="values" value=values()/>
+                        {gated.then(|| view! { <label class="check"><input type="checkbox" name="confirm" value="yes"/>" Send this write: no approval is asked, you decide"</label> })}
+                        <button type="submit" disabled=move || send.pending().get()>{move || if send.pending().get() { "Sending…" } else { "Send to the vendor" }}</button>
+                    </ActionForm>
+                });
                 view! {
                     <div class=if r.ok { "try-result ok" } else { "try-result refused" } role="status">
                         <h3>{title}</h3>
                         {r.field.filter(|f| !f.is_empty()).map(|f| view! { <p class="error">{format!("At {f}:")}</p> })}
                         <pre aria-label=title>{r.text}</pre>
                     </div>
+                    {send}
                 }
             }))}
         </section>

@@ -34,6 +34,9 @@ pub enum Flash {
     Import(Box<ImportSummary>),
     /// A previewed upload (issue 28.11): what applying it would do, and what applies it.
     Preview(Box<PendingImport>),
+    /// What a vendor answered a tool a person sent from its page (issue 28.10): the
+    /// server function's `TryResult` as JSON (this store sits below the server functions).
+    Sent(serde_json::Value),
     /// Why something a person started elsewhere did not finish (an MCP vendor's
     /// authorization, issue 27.1), shown on the Vendors page.
     Failed(String),
@@ -89,6 +92,17 @@ impl FlashStore {
         match items.get(id) {
             Some((p, at, Flash::Preview(pending))) if p == person && at.elapsed() < FLASH_TTL => {
                 Some(pending.summary.clone())
+            }
+            _ => None,
+        }
+    }
+
+    /// The answer `id` of a tool sent for `person`, left in place (a reload shows it).
+    pub fn peek_sent(&self, person: &str, id: &str) -> Option<serde_json::Value> {
+        let items = self.items.lock().expect("flash lock");
+        match items.get(id) {
+            Some((p, at, Flash::Sent(r))) if p == person && at.elapsed() < FLASH_TTL => {
+                Some(r.clone())
             }
             _ => None,
         }

@@ -3,7 +3,7 @@
 
 use crate::console::server_fns::ConsoleResult;
 #[cfg(feature = "ssr")]
-use crate::console::server_fns::{back_saying_saved, signed_in, with_status, ConsoleError};
+use crate::console::server_fns::{back_saying_saved, signed_in, with_status, ConsoleError, Flash};
 #[cfg(feature = "ssr")]
 use crate::service::{Actor, ServiceError};
 use leptos::prelude::*;
@@ -152,6 +152,9 @@ pub struct TryResult {
     pub text: String,
     /// The form field a refusal is about, when it is about one.
     pub field: Option<String>,
+    /// Whether the request was sent to the vendor (`text` is then its answer).
+    #[serde(default)]
+    pub sent: bool,
 }
 
 /// The "Try it" form of `input_schema` (JSON text).
@@ -184,9 +187,38 @@ pub(crate) fn try_fields(input_schema: &str) -> Vec<TryField> {
         .collect()
 }
 
-/// A dry run of `vendor__name` by a person (issue 28.10): `values` is a JSON object of
-/// the form's values by field name (or, under `""`, the whole input as JSON text, for a
-/// schema too wide for a form). The input is checked as an agent's call checks it and
+/// The input the "Try it" form's `values` make for `tool` (a JSON object of the form's
+/// values by field name, or under `""` the whole input as JSON text), or why they make
+/// none, at its field. Errors: `Refused` when `values` is not a JSON object of texts.
+#[cfg(feature = "ssr")]
+fn form_input(
+    tool: &crate::service::ToolView,
+    values: &str,
+) -> ConsoleResult<Result<serde_json::Value, TryResult>> {
+    let values: std::collections::HashMap<String, String> =
+        serde_json::from_str(values).map_err(|e| {
+            ConsoleError::Refused(format!(
+                "the form's values are not a JSON object of texts: {e}"
+            ))
+        })?;
+    let refused = |text: String, field: String| TryResult {
+        ok: false,
+        text,
+        field: Some(field),
+        sent: false,
+    };
+    let schema: serde_json::Value = serde_json::from_str(&tool.input_schema).unwrap_or_default();
+    let fields = crate::domain::try_form::form_fields(&schema);
+    Ok(match values.get("").filter(|v| !v.trim().is_empty()) {
+        Some(whole) => serde_json::from_str(whole)
+            .map_err(|e| refused(format!("the input is not JSON: {e}"), String::new())),
+        None => crate::domain::try_form::input_from_form(&fields, &values)
+            .map_err(|(field, message)| refused(crate::console::words::mark_bidi(&message), field)),
+    })
+}
+
+/// A dry run of `vendor__name` by a person (issue 28.10): `values` as the "Try it" form
+/// makes them (see `form_input`). The input is checked as an agent's call checks it and
 /// the request built with the credential redacted; nothing is sent, logged or approved
 /// ([`crate::service::Graft::try_tool`]). Errors: `Refused` (an unknown tool, an MCP
 /// server's tool, values that are not a JSON object).
@@ -195,37 +227,10 @@ pub async fn try_tool(vendor: String, name: String, values: String) -> ConsoleRe
     use crate::service::try_call::TryOutcome;
     with_status(async move {
         let (state, _) = signed_in().await?;
-        let values: std::collections::HashMap<String, String> = serde_json::from_str(&values)
-            .map_err(|e| {
-                ConsoleError::Refused(format!(
-                    "the form's values are not a JSON object of texts: {e}"
-                ))
-            })?;
         let tool = state.graft.tool(&vendor, &name).await?;
-        let schema: serde_json::Value =
-            serde_json::from_str(&tool.input_schema).unwrap_or_default();
-        let fields = crate::domain::try_form::form_fields(&schema);
-        let input = match values.get("").filter(|v| !v.trim().is_empty()) {
-            Some(whole) => match serde_json::from_str(whole) {
-                Ok(v) => v,
-                Err(e) => {
-                    return Ok(TryResult {
-                        ok: false,
-                        text: format!("the input is not JSON: {e}"),
-                        field: Some(String::new()),
-                    })
-                }
-            },
-            None => match crate::domain::try_form::input_from_form(&fields, &values) {
-                Ok(v) => v,
-                Err((field, message)) => {
-                    return Ok(TryResult {
-                        ok: false,
-                        text: crate::console::words::mark_bidi(&message),
-                        field: Some(field),
-                    })
-                }
-            },
+        let input = match form_input(&tool, &values)? {
+            Ok(input) => input,
+            Err(refused) => return Ok(refused),
         };
         Ok(match state.graft.try_tool(&vendor, &name, input).await? {
             TryOutcome::Request(r) => TryResult {
@@ -234,13 +239,103 @@ pub async fn try_tool(vendor: String, name: String, values: String) -> ConsoleRe
                     &serde_json::to_string_pretty(&r).unwrap_or_default(),
                 ),
                 field: None,
+                sent: false,
+            },
+            TryOutcome::Answer { ok, text, .. } => TryResult {
+                ok,
+                text: crate::console::words::mark_bidi(&text),
+                field: None,
+                sent: true,
             },
             TryOutcome::Refused { code, message } => TryResult {
                 ok: false,
                 text: crate::console::words::mark_bidi(&format!("{code}: {message}")),
                 field: None,
+                sent: false,
             },
         })
+    })
+    .await
+}
+
+/// Sends `vendor__name` with the "Try it" form's `values` to the vendor as the signed-in
+/// person (issue 28.10; [`crate::service::Graft::try_send`]): the checks of an agent's
+/// call, the connection's credential, no approval (a write needs `confirm` = `yes`).
+/// The answer is kept for the person for 10 minutes and the page shows it
+/// (`/tools/V/N?sent=ID#try`), with or without JavaScript. Errors: `Refused` (a write
+/// not confirmed, an MCP server's tool, values that are not a JSON object).
+#[server(prefix = "/api", endpoint = "send_tool")]
+pub async fn send_tool(
+    vendor: String,
+    name: String,
+    values: String,
+    confirm: Option<String>,
+) -> ConsoleResult<()> {
+    use crate::service::try_call::TryOutcome;
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        let tool = state.graft.tool(&vendor, &name).await?;
+        if crate::domain::approval::writes(&tool.method, tool.read_only_hint)
+            && confirm.as_deref() != Some("yes")
+        {
+            return Err(ConsoleError::Refused(format!(
+                "{vendor}__{name} writes: tick \"Send this write\" to send it to {vendor}"
+            )));
+        }
+        let result = match form_input(&tool, &values)? {
+            Err(refused) => refused,
+            Ok(input) => match state
+                .graft
+                .try_send(&Actor::Person(person.name.clone()), &vendor, &name, input)
+                .await?
+            {
+                TryOutcome::Answer { ok, status, text } => TryResult {
+                    ok,
+                    text: crate::console::words::mark_bidi(&match status {
+                        Some(status) => format!("HTTP {status}\n{text}"),
+                        None => text,
+                    }),
+                    field: None,
+                    sent: true,
+                },
+                TryOutcome::Refused { code, message } => TryResult {
+                    ok: false,
+                    text: crate::console::words::mark_bidi(&format!("{code}: {message}")),
+                    field: None,
+                    sent: false,
+                },
+                // try_send answers with what the vendor said, never a request
+                TryOutcome::Request(r) => TryResult {
+                    ok: true,
+                    text: r.to_string(),
+                    field: None,
+                    sent: false,
+                },
+            },
+        };
+        let kept = serde_json::to_value(&result).map_err(|_| ConsoleError::Internal)?;
+        let id = state.flash.put(&person.name, Flash::Sent(kept));
+        leptos_axum::redirect(&format!(
+            "/tools/{}/{}?sent={id}#try",
+            crate::console::words::segment(&vendor),
+            crate::console::words::segment(&name)
+        ));
+        Ok(())
+    })
+    .await
+}
+
+/// The answer of a [`send_tool`] kept under `id` for the signed-in person (left in
+/// place for 10 minutes, so a reload shows it again); `None` when it is gone. Errors:
+/// `SignedOut`.
+#[server(prefix = "/api", endpoint = "sent_tool")]
+pub async fn sent_tool(id: String) -> ConsoleResult<Option<TryResult>> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        Ok(state
+            .flash
+            .peek_sent(&person.name, &id)
+            .and_then(|kept| serde_json::from_value(kept).ok()))
     })
     .await
 }
