@@ -11,7 +11,12 @@ async fn main() -> std::process::ExitCode {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     use tracing_subscriber::Layer;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let cli = graft::cli::Cli::parse();
+    // the server (the default command) logs what it does; a one-shot command prints its own answer on stdout
+    // and logs only warnings and errors, unless RUST_LOG asks for more
+    let quiet = !matches!(cli.command, None | Some(graft::cli::Command::Serve { .. }));
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new(if quiet { "warn" } else { "info" }));
     let no_rmcp_detail = tracing_subscriber::filter::filter_fn(|meta| {
         !(meta.target().starts_with("rmcp") && *meta.level() > tracing::Level::INFO)
     });
@@ -53,7 +58,6 @@ async fn main() -> std::process::ExitCode {
         .with(layer.with_filter(filter).with_filter(no_rmcp_detail))
         .with(otel)
         .init();
-    let cli = graft::cli::Cli::parse();
     let outcome = graft::cli::run(cli).await;
     if let Some(handle) = tracing_handle {
         // the spans still queued leave before the process does (off the async threads:

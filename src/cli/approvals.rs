@@ -76,7 +76,10 @@ pub(super) async fn approval(graft: &Graft, command: ApprovalCommand) -> anyhow:
             for a in all {
                 let decided = a
                     .decided_by
-                    .map(|by| format!(" by {by} {}", format_time(a.decided_at)))
+                    .map(|by| {
+                        let by = crate::console::words::actor_in_words(&by);
+                        format!(" by {by} {}", format_time(a.decided_at))
+                    })
                     .unwrap_or_default();
                 let version = a.version.map(|v| format!(" v{v}")).unwrap_or_default();
                 let approved = a

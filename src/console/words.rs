@@ -63,6 +63,15 @@ pub fn harness_in_words(h: &str) -> String {
         .unwrap_or_else(|| h.to_string())
 }
 
+/// Who a stored actor is, in words: `person:ana` reads "ana", `agent:3` "agent 3",
+/// anything else (`rule`) as stored.
+pub fn actor_in_words(actor: &str) -> String {
+    match actor.strip_prefix("person:") {
+        Some(name) => name.to_string(),
+        None => actor.replace(':', " "),
+    }
+}
+
 #[cfg(feature = "ssr")]
 /// A history row's cause in words, naming the person behind it when there was one
 /// (issue 28.8): `actor` is the stored `person:<name>`, `agent:<id>` or `rule`. A
@@ -483,6 +492,8 @@ mod tests {
             "a person in the console"
         );
         assert_eq!(cause_by_in_words(Cause::Console, "person:ana"), "by ana");
+        assert_eq!(actor_in_words("person:ana"), "ana");
+        assert_eq!(actor_in_words("agent:3"), "agent 3");
         assert_eq!(
             cause_by_in_words(Cause::VendorRemoved, "person:ana"),
             format!("{}, by ana", cause_in_words(Cause::VendorRemoved))

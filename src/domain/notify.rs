@@ -48,6 +48,8 @@ pub enum Notice {
         errors: u32,
         /// The window, minutes.
         minutes: u32,
+        /// Where a person sees them (the console's calls log, failed calls).
+        url: String,
     },
     /// A connection failed: the vendor refused its credential on a call, or a person's
     /// test of it failed.
@@ -58,6 +60,8 @@ pub enum Notice {
         connection: String,
         /// What happened, in words (never the secret).
         why: String,
+        /// Where a person tests or replaces it (the vendor's page in the console).
+        url: String,
     },
     /// A person asked for a test notice from the console or the CLI.
     Test {
@@ -105,12 +109,14 @@ impl Notice {
                 vendor,
                 errors,
                 minutes,
-            } => format!("{vendor}: {errors} calls failed in the last {minutes} minutes (errors or timeouts)."),
+                url,
+            } => format!("{vendor}: {errors} calls failed in the last {minutes} minutes (errors or timeouts). See them: {url}"),
             Self::ConnectionFailed {
                 vendor,
                 connection,
                 why,
-            } => format!("{vendor}: connection {connection} failed: {why}"),
+                url,
+            } => format!("{vendor}: connection {connection} failed: {why}. Test or replace it: {url}"),
             Self::Test { person } => format!("A test notice from Graft, sent by {person}."),
         }
     }
@@ -134,12 +140,14 @@ impl Notice {
                 vendor,
                 errors,
                 minutes,
-            } => json!({"vendor": vendor, "errors": errors, "minutes": minutes}),
+                url,
+            } => json!({"vendor": vendor, "errors": errors, "minutes": minutes, "callsUrl": url}),
             Self::ConnectionFailed {
                 vendor,
                 connection,
                 why,
-            } => json!({"vendor": vendor, "connection": connection, "why": why}),
+                url,
+            } => json!({"vendor": vendor, "connection": connection, "why": why, "vendorUrl": url}),
             Self::Test { person } => json!({"person": person}),
         }
     }
@@ -304,11 +312,12 @@ mod tests {
             vendor: "acme".into(),
             connection: "<!channel> & <https://evil.test|click>".into(),
             why: "401".into(),
+            url: "https://graft.example/vendors/acme".into(),
         };
         let slack: Value = serde_json::from_str(&body(&n, Format::Slack, 0)).unwrap();
         assert_eq!(
             slack["text"],
-            "acme: connection &lt;!channel&gt; &amp; &lt;https://evil.test|click&gt; failed: 401"
+            "acme: connection &lt;!channel&gt; &amp; &lt;https://evil.test|click&gt; failed: 401. Test or replace it: https://graft.example/vendors/acme"
         );
         // Graft's own format keeps the words as they are
         let graft: Value = serde_json::from_str(&body(&n, Format::Graft, 0)).unwrap();

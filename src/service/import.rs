@@ -135,6 +135,13 @@ impl Graft {
                 plan.skipped.len()
             )));
         }
+        if plan.tools.is_empty() && plan.existing.is_empty() && existing_vendor.is_none() {
+            return Err(ServiceError::Invalid(format!(
+                "the document has no operation Graft can import ({} operations, {} skipped): vendor {vendor} was not created",
+                plan.total_operations,
+                plan.skipped.len()
+            )));
+        }
         let now = self.now();
         // the vendor (when new), its tools and its document: one transaction
         let mut tx = self.write_tx().await?;

@@ -54,7 +54,8 @@ pub struct WebhookView {
     /// When it was set (ms) and by whom.
     pub changed_at: i64,
     pub changed_by: String,
-    /// This process's last delivery: when (ms), and what happened in words.
+    /// This process's last delivery since the webhook was last changed: when (ms), and
+    /// what happened in words.
     pub last_delivery: Option<(i64, String)>,
 }
 
@@ -206,7 +207,8 @@ impl Graft {
             error_threshold: w.error_threshold,
             changed_at: w.changed_at,
             changed_by: w.changed_by,
-            last_delivery: last,
+            // a delivery to the URL or format before the last change says nothing of now
+            last_delivery: last.filter(|(at, _)| *at >= w.changed_at),
         }))
     }
 
@@ -627,6 +629,7 @@ impl Graft {
             vendor: vendor.to_string(),
             errors,
             minutes: ERROR_WINDOW_MINUTES,
+            url: format!("{}/calls?outcome=failed", self.inner.public_url),
         })
         .await;
     }
@@ -664,6 +667,7 @@ impl Graft {
             vendor: vendor.to_string(),
             connection: label,
             why: why.to_string(),
+            url: format!("{}/vendors/{vendor}", self.inner.public_url),
         })
         .await;
     }

@@ -491,6 +491,12 @@ pub fn check_base_url(url: &str) -> ServiceResult<String> {
             "base URL {shown:?} is not a valid URL"
         )));
     }
+    // an OpenAPI server variable with no default (`https://{region}.example.com`)
+    if u.contains('{') || u.contains('}') {
+        return Err(ServiceError::Invalid(format!(
+            "base URL {shown:?} has a server variable left in braces: give the URL with its value"
+        )));
+    }
     if host.is_empty()
         || host.contains('@')
         || u.contains('?')
@@ -502,4 +508,34 @@ pub fn check_base_url(url: &str) -> ServiceResult<String> {
         )));
     }
     Ok(u.trim_end_matches('/').to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_base_url;
+
+    #[test]
+    fn base_urls_are_absolute_http_without_query_user_info_or_variables() {
+        assert_eq!(
+            check_base_url(" https://api.example.com/v1/ ").unwrap(),
+            "https://api.example.com/v1"
+        );
+        assert!(check_base_url("http://127.0.0.1:8080").is_ok());
+        for bad in [
+            "ftp://api.example.com",
+            "api.example.com",
+            "https://",
+            "https://user:pw@api.example.com",
+            "https://api.example.com/?key=1",
+            "https://api.example.com/#top",
+            "https://{region}.api.example.com",
+            "https://api.example.com/{version}",
+        ] {
+            let e = check_base_url(bad).unwrap_err().to_string();
+            assert!(!e.contains("pw@"), "no password quoted: {e}");
+            if bad.contains('{') {
+                assert!(e.contains("server variable"), "{bad}: {e}");
+            }
+        }
+    }
 }

@@ -223,6 +223,27 @@ async fn a_changed_document_updates_adds_retires_and_restores_tools() {
         .unwrap_err();
     assert!(e.to_string().contains("would retire all"), "{e}");
     assert_eq!(g.toolbox_size().await.unwrap(), 19);
+    // and creates no empty vendor; a server variable left in braces is no base URL
+    let e = g
+        .import_openapi_by(&ops, "blank", &empty.to_string(), None, &mut |_, _| {})
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("was not created"), "{e}");
+    assert!(g.vendor("blank").await.is_err());
+    let mut regional = petstore();
+    regional["servers"] = json!([{"url": "https://{region}.pets.example.com"}]);
+    let e = g
+        .import_openapi_by(
+            &ops,
+            "regional",
+            &regional.to_string(),
+            None,
+            &mut |_, _| {},
+        )
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("server variable"), "{e}");
+    assert!(g.vendor("regional").await.is_err());
 
     // a document that does not parse changes nothing
     assert!(g

@@ -374,6 +374,14 @@ async fn the_webhook_is_signed_retried_after_a_500_and_speaks_slack() {
             .starts_with("acme: 2 calls failed"),
         "{n}"
     );
+    // with where to look
+    assert!(
+        n["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("/calls?outcome=failed"),
+        "{n}"
+    );
 
     // the vendor refuses the credential: a connection notice, never the secret
     call(
@@ -386,7 +394,9 @@ async fn the_webhook_is_signed_retried_after_a_500_and_speaks_slack() {
     let n = verified(&seen[3].0, &seen[3].1, &s);
     let said = n["text"].as_str().unwrap();
     assert!(
-        said.starts_with("acme: connection ops key failed"),
+        said.starts_with("acme: connection ops key failed")
+            && said.contains("Test or replace it: http")
+            && said.ends_with("/vendors/acme"),
         "{said}"
     );
     assert!(!seen.iter().any(|(_, b)| b.contains("vendor-secret-5531")));
@@ -580,8 +590,12 @@ async fn a_slack_url_is_kept_sealed_and_shown_without_its_token() {
         .await;
     assert!(r.status().is_redirection(), "{}", r.status());
     assert_eq!(g.webhook_url().await.unwrap(), Some(whole.clone()));
+    // the delivery before the change is not this webhook's last delivery
+    assert_eq!(g.webhook().await.unwrap().unwrap().last_delivery, None);
     assert_eq!(g.test_webhook(&ops).await.unwrap(), Ok("200 OK".into()));
     assert_eq!(rx.wait_for(2).await.len(), 2);
+    let last = g.webhook().await.unwrap().unwrap().last_delivery.unwrap();
+    assert!(last.1.contains("delivered: 200 OK"), "{last:?}");
     // a row set before URLs were sealed is sealed when Graft next reads it
     let legacy = graft::db::WebhookRow {
         url: whole.clone(),

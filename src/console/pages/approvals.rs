@@ -176,7 +176,7 @@ pub(crate) fn approvals_table(
                                 </td>
                                 <td class=format!("state {}", x.state)>{x.state.clone()}</td>
                                 <td data-label="Asked"><When at=x.requested_at now/></td>
-                                <td>{x.decided_at.map(|t| view! { <When at=t now/>" by "{ let by = x.decided_by.clone().unwrap_or_default(); by.strip_prefix("person:").map(str::to_string).unwrap_or_else(|| by.replace(':', " ")) } })}</td>
+                                <td>{x.decided_at.map(|t| view! { <When at=t now/>" by "{crate::console::words::actor_in_words(x.decided_by.as_deref().unwrap_or_default())} })}</td>
                                 <td class="actions">{actions(&x, &tool, decide_action, all)}</td>
                             </tr>
                         }

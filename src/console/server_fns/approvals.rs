@@ -125,11 +125,7 @@ pub(crate) fn approval_item(a: crate::service::ApprovalView) -> ApprovalItem {
             .map(|d| DecisionItem {
                 version: d.version,
                 state: d.state.as_str().into(),
-                by: mark_bidi(
-                    d.decided_by
-                        .strip_prefix("person:")
-                        .unwrap_or(&d.decided_by),
-                ),
+                by: mark_bidi(&crate::console::words::actor_in_words(&d.decided_by)),
                 at: d.decided_at,
                 reason: d.reason.map(|r| mark_bidi(&r)),
             })

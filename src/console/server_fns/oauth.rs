@@ -43,11 +43,7 @@ pub(crate) async fn oauth_clients(
             id: g.id,
             client: g.client,
             redirect_host: g.redirect_host,
-            granted_by: g
-                .granted_by
-                .strip_prefix("person:")
-                .unwrap_or(&g.granted_by)
-                .to_string(),
+            granted_by: crate::console::words::actor_in_words(&g.granted_by),
             created_at: g.created_at,
             last_used_at: g.last_used_at,
             expires_at: g.expires_at,
