@@ -262,7 +262,10 @@ async fn a_denial_says_why_to_the_agent_and_each_decision_is_kept_with_its_perso
     assert!(out.contains("its calls are told: not on Fridays"), "{out}");
     let (ok, out) = cli(&["approval", "list", "--agent", "bot", "--state", "denied"]);
     assert!(ok, "{out}");
-    assert!(out.contains(" by rui ") && !out.contains("person:"), "{out}");
+    assert!(
+        out.contains(" by rui ") && !out.contains("person:"),
+        "{out}"
+    );
     assert!(
         out.contains("reason the agent is told: not on Fridays"),
         "{out}"

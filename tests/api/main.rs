@@ -6,6 +6,7 @@ mod approvals;
 mod audit;
 mod authoring;
 mod calls_log;
+mod cli_care;
 mod connections;
 mod console;
 mod documents;
