@@ -90,6 +90,9 @@ pub(super) async fn sweep(graft: &Graft, args: SweepArgs) -> anyhow::Result<()> 
             .sweep_once(chrono::Utc::now().timestamp_millis(), dry_run)
             .await?;
         print!("{}", describe_sweep(&report));
+        if !dry_run {
+            audit_sweep(graft, None, &report).await?;
+        }
         return Ok(());
     };
     let as_of = chrono::DateTime::parse_from_rfc3339(&t)
@@ -104,6 +107,30 @@ pub(super) async fn sweep(graft: &Graft, args: SweepArgs) -> anyhow::Result<()> 
         println!("(A preview as of {t}: nothing changed. Add --commit to apply it now.)");
     } else if commit {
         println!("(Planned as of {t}, applied now: history records the real time.)");
+        audit_sweep(graft, Some(&as_of.to_rfc3339()), &report).await?;
     }
+    Ok(())
+}
+
+/// Records a sweep the person applied (issue 28.4, 28.8): its detail says how many
+/// entries it demoted and, for a sweep planned as of another time, that time.
+async fn audit_sweep(
+    graft: &Graft,
+    as_of: Option<&str>,
+    report: &crate::service::sweep::SweepReport,
+) -> anyhow::Result<()> {
+    let demoted = count(report.demotions() as i64, "working-set entry");
+    let detail = match as_of {
+        Some(t) => format!("as of {t}: {demoted} demoted"),
+        None => format!("{demoted} demoted"),
+    };
+    graft
+        .audit(
+            &super::person(),
+            crate::domain::audit::AuditAction::SweepRun,
+            "all agents",
+            Some(&detail),
+        )
+        .await?;
     Ok(())
 }

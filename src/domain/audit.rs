@@ -62,6 +62,8 @@ pub enum AuditAction {
     ToolDemote,
     /// A person added a note to a tool.
     ToolNote,
+    /// A person ran a sweep (not a preview), planned now or as of another time.
+    SweepRun,
     /// A starter template was created, edited, applied or deleted.
     Template,
     /// An installation setting changed (the webhook).
@@ -96,13 +98,14 @@ super::str_enum!(AuditAction {
     ToolDemote => "tool.demote",
     ToolTry => "tool.try",
     ToolNote => "tool.note",
+    SweepRun => "sweep.run",
     Template => "template.change",
     SettingChange => "setting.change",
 });
 
 impl AuditAction {
     /// Every action, in the order the console's filter lists them.
-    pub const ALL: [AuditAction; 29] = [
+    pub const ALL: [AuditAction; 30] = [
         Self::SignIn,
         Self::PasswordChange,
         Self::UserAdd,
@@ -130,6 +133,7 @@ impl AuditAction {
         Self::ToolDemote,
         Self::ToolTry,
         Self::ToolNote,
+        Self::SweepRun,
         Self::Template,
         Self::SettingChange,
     ];
@@ -164,6 +168,7 @@ impl AuditAction {
             Self::ToolDemote => "demoted a tool",
             Self::ToolTry => "sent a tool's request from its page",
             Self::ToolNote => "added a note to a tool",
+            Self::SweepRun => "ran a sweep",
             Self::Template => "changed a starter template",
             Self::SettingChange => "changed a setting",
         }

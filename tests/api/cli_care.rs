@@ -189,10 +189,17 @@ async fn a_team_rotates_keys_removes_an_agent_and_previews_a_sweep_from_the_comm
     );
     let (ok, out) = cli(d, &["agent", "remove", "bot", "--yes"], &[]);
     assert!(ok, "{out}");
-    assert!(
-        g.authenticate(&token).await.unwrap().is_none(),
-        "its token is refused"
-    );
+    // the running server hears the other process's change (its change events) and
+    // refuses the token from then on
+    let mut refused = false;
+    for _ in 0..100 {
+        if g.authenticate(&token).await.unwrap().is_none() {
+            refused = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(refused, "its token is refused");
     assert!(g.working_set(bot.id).await.unwrap().is_empty());
 
     // a sweep as of 30 days on: a preview changes nothing; --commit applies it now
@@ -258,9 +265,27 @@ async fn a_team_rotates_keys_removes_an_agent_and_previews_a_sweep_from_the_comm
         AuditAction::ConnectionDefault,
         AuditAction::ConnectionRevoke,
         AuditAction::AgentRemove,
+        AuditAction::SweepRun,
     ] {
         assert!(actions.contains(&a), "{a:?} in {actions:?}");
     }
+    let sweep = events
+        .iter()
+        .find(|e| e.action == AuditAction::SweepRun)
+        .unwrap();
+    let said = sweep.detail.clone().unwrap_or_default();
+    assert!(
+        said.starts_with("as of ") && said.ends_with(": 1 working-set entry demoted"),
+        "{said}"
+    );
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| e.action == AuditAction::SweepRun)
+            .count(),
+        1,
+        "the preview is not audited"
+    );
     let all = format!("{events:?}");
     for secret in [
         "old-secret-4410",
