@@ -23,6 +23,9 @@ pub enum TryOutcome {
         status: Option<u16>,
         /// The answer as an agent gets it (an error's code and sentence when it failed).
         text: String,
+        /// No status, but the request went out (a timeout, a dropped connection): the
+        /// vendor may have acted on it.
+        unanswered: bool,
     },
     /// Why an agent's call would be refused before sending: its tool error's code and
     /// sentence (`invalid_input` with the violations, `connection_revoked`, …).
@@ -95,13 +98,15 @@ impl Graft {
     /// vendor's answer as an agent would get it, redacted. The person decides for
     /// themselves (no approval is asked; the page confirms a write first). Audited as
     /// `tool.try` (the status, never the input); not in the calls log, which holds
-    /// agents' calls. Errors: `ToolNotFound`; `Invalid` for an agent as the actor or an
-    /// MCP server's tool.
+    /// agents' calls. `version`, when given, is the version the person dry-ran: a tool
+    /// changed since is not sent. Errors: `ToolNotFound`; `Invalid` for an agent as the
+    /// actor or an MCP server's tool; `Conflict` when the tool is no longer at `version`.
     pub async fn try_send(
         &self,
         actor: &super::Actor,
         vendor: &str,
         name: &str,
+        version: Option<i64>,
         input: Value,
     ) -> ServiceResult<TryOutcome> {
         if !matches!(actor, super::Actor::Person(_)) {
@@ -113,6 +118,13 @@ impl Graft {
         if tool.method == crate::domain::mcp_vendor::MCP_METHOD {
             return Err(ServiceError::Invalid(format!(
                 "{vendor}__{name} is a tool of an MCP server: an agent calls it through Graft"
+            )));
+        }
+        // what the person dry-ran and confirmed is what is sent
+        if let Some(seen) = version.filter(|v| *v != tool.version) {
+            return Err(ServiceError::Conflict(format!(
+                "{vendor}__{name} changed since your dry run (version {seen}, now {}): dry-run it again",
+                tool.version
             )));
         }
         let mut detail = super::call_detail::SentDetail::default();
@@ -127,7 +139,13 @@ impl Graft {
                 &mut detail,
             )
             .await?;
-        let said = status.map_or_else(|| "not sent".to_string(), |s| format!("HTTP {s}"));
+        // a request built goes out: without a status it may still have reached the vendor
+        let unanswered = status.is_none() && detail.request.is_some();
+        let said = match status {
+            Some(s) => format!("HTTP {s}"),
+            None if unanswered => "sent, no answer".to_string(),
+            None => "not sent".to_string(),
+        };
         self.audit(
             actor,
             crate::domain::audit::AuditAction::ToolTry,
@@ -141,16 +159,19 @@ impl Graft {
                 ok: false,
                 status,
                 text: crate::proxy::redact::redact(&format!("{code}: {message}"), &hidden),
+                unanswered,
             },
             super::RunAnswer::Ok { text, .. } => TryOutcome::Answer {
                 ok: true,
                 status,
                 text: crate::proxy::redact::redact(&text, &hidden),
+                unanswered: false,
             },
             super::RunAnswer::Passed { result, .. } => TryOutcome::Answer {
                 ok: true,
                 status,
                 text: result.to_string(),
+                unanswered: false,
             },
         })
     }

@@ -418,6 +418,33 @@ paths:
         assert!(page.contains("/anything/items/7"), "{page}");
         assert!(!page.contains("shop-secret-77"), "{page}");
     }
+    // the answer belongs to its tool: another tool's page does not show it
+    let id = loc.split("sent=").nth(1).unwrap().trim_end_matches("#try");
+    let other = b
+        .get(&format!("/tools/shop/create_item?sent={id}"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(other.contains("Answer no longer kept"), "{other}");
+    assert!(!other.contains("/anything/items/7"), "{other}");
+    // what was dry-run is what is sent: a tool changed since is refused, nothing sent
+    assert!(page.contains(r#"name="version""#), "{page}");
+    let e = answer(
+        b.call(
+            "send_tool",
+            &[
+                ("vendor", "shop"),
+                ("name", "get_item"),
+                ("values", r#"{"id":"7"}"#),
+                ("version", "99"),
+            ],
+        )
+        .await,
+    )
+    .await;
+    assert!(e.contains("changed since your dry run"), "{e}");
+    assert_eq!(v.count(), 1, "nothing sent");
 
     // a write: refused until confirmed, then sent without an approval
     let write = [
@@ -460,7 +487,13 @@ paths:
         .all(|e| e.detail.as_deref().unwrap_or("").contains("HTTP 200")));
     // an agent cannot use it
     assert!(g
-        .try_send(&Actor::Agent(1), "shop", "get_item", json!({"id": "1"}))
+        .try_send(
+            &Actor::Agent(1),
+            "shop",
+            "get_item",
+            None,
+            json!({"id": "1"})
+        )
         .await
         .is_err());
     app.stop().await;

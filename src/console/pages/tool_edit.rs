@@ -171,7 +171,7 @@ pub(crate) fn tried(key: impl Fn() -> (String, String) + Send + Sync + 'static) 
     Resource::new(
         move || {
             let q = query.read();
-            let sent = q.get("sent");
+            let sent = q.get("sent").map(|id| (id, key()));
             let asked = q.get("try").map(|_| {
                 let values: std::collections::HashMap<String, String> = (&*q)
                     .into_iter()
@@ -186,13 +186,14 @@ pub(crate) fn tried(key: impl Fn() -> (String, String) + Send + Sync + 'static) 
         },
         |(sent, asked)| async move {
             match (sent, asked) {
-                (Some(id), _) => sent_tool(id).await.map(|r| {
+                (Some((id, (v, n))), _) => sent_tool(id, v, n).await.map(|r| {
                     // gone after 10 minutes: said so rather than nothing
                     Some(r.unwrap_or(TryResult {
                         ok: false,
-                        text: "That answer is gone (answers are kept 10 minutes): send the tool again.".into(),
+                        text: "That answer is no longer kept: answers are kept 10 minutes, for the person who sent them. The Audit page says what was sent and its status.".into(),
                         field: None,
                         sent: true,
+                        gone: true,
                     }))
                 }),
                 (None, Some(((v, n), values))) => try_tool(v, n, values).await.map(Some),
@@ -214,6 +215,8 @@ pub(crate) fn try_section(t: &ToolData, tried: Tried) -> Option<impl IntoView> {
     let send = ServerAction::<SendTool>::new();
     let send_err = error_of(send);
     let (vendor, name, gated) = (t.vendor.clone(), t.name.clone(), t.gated);
+    // the version dry-run: a send of a tool changed since is refused
+    let version = current.version;
     // the values the dry run was asked with, as try_tool takes them
     let values = move || {
         let q = query.read_untracked();
@@ -284,9 +287,9 @@ pub(crate) fn try_section(t: &ToolData, tried: Tried) -> Option<impl IntoView> {
                 {fields}
                 <button type="submit">"Dry run"</button>
             </form>
-            <FormError err=send_err/>
             {loaded(tried, "Trying…", move |r: Option<TryResult>| r.map(|r| {
                 let title = match (r.sent, r.ok) {
+                    _ if r.gone => "Answer no longer kept",
                     (true, true) => "What the vendor answered",
                     (true, false) => "The call failed",
                     (false, true) => "The request an agent's call would send",
@@ -299,12 +302,14 @@ pub(crate) fn try_section(t: &ToolData, tried: Tried) -> Option<impl IntoView> {
                         <input type="hidden" name="vendor" value=vendor/>
                         <input type="hidden" name="name" value=name/>
                         <input type="hidden" name="values" value=values()/>
+                        <input type="hidden" name="version" value=version/>
                         {gated.then(|| view! { <label class="check"><input type="checkbox" name="confirm" value="yes"/>" Send this write: no approval is asked, you decide"</label> })}
+                        <FormError err=send_err/>
                         <button type="submit" disabled=move || send.pending().get()>{move || if send.pending().get() { "Sending…" } else { "Send to the vendor" }}</button>
                     </ActionForm>
                 });
                 view! {
-                    <div class=if r.ok { "try-result ok" } else { "try-result refused" } role="status">
+                    <div class=if r.gone { "try-result" } else if r.ok { "try-result ok" } else { "try-result refused" } role="status">
                         <h3>{title}</h3>
                         {r.field.filter(|f| !f.is_empty()).map(|f| view! { <p class="error">{format!("At {f}:")}</p> })}
                         <pre aria-label=title>{r.text}</pre>

@@ -155,6 +155,9 @@ pub struct TryResult {
     /// Whether the request was sent to the vendor (`text` is then its answer).
     #[serde(default)]
     pub sent: bool,
+    /// A sent answer no longer kept (or never this person's, or another tool's).
+    #[serde(default)]
+    pub gone: bool,
 }
 
 /// The "Try it" form of `input_schema` (JSON text).
@@ -206,6 +209,7 @@ fn form_input(
         text,
         field: Some(field),
         sent: false,
+        gone: false,
     };
     let schema: serde_json::Value = serde_json::from_str(&tool.input_schema).unwrap_or_default();
     let fields = crate::domain::try_form::form_fields(&schema);
@@ -240,18 +244,21 @@ pub async fn try_tool(vendor: String, name: String, values: String) -> ConsoleRe
                 ),
                 field: None,
                 sent: false,
+                gone: false,
             },
             TryOutcome::Answer { ok, text, .. } => TryResult {
                 ok,
                 text: crate::console::words::mark_bidi(&text),
                 field: None,
                 sent: true,
+                gone: false,
             },
             TryOutcome::Refused { code, message } => TryResult {
                 ok: false,
                 text: crate::console::words::mark_bidi(&format!("{code}: {message}")),
                 field: None,
                 sent: false,
+                gone: false,
             },
         })
     })
@@ -269,40 +276,48 @@ pub async fn send_tool(
     vendor: String,
     name: String,
     values: String,
+    version: Option<i64>,
     confirm: Option<String>,
 ) -> ConsoleResult<()> {
     use crate::service::try_call::TryOutcome;
     with_status(async move {
         let (state, person) = signed_in().await?;
         let tool = state.graft.tool(&vendor, &name).await?;
-        if crate::domain::approval::writes(&tool.method, tool.read_only_hint)
-            && confirm.as_deref() != Some("yes")
-        {
+        // what asks an agent for approval asks the person to confirm (the page's checkbox)
+        if crate::service::approvals::gated(&tool) && confirm.as_deref() != Some("yes") {
             return Err(ConsoleError::Refused(format!(
-                "{vendor}__{name} writes: tick \"Send this write\" to send it to {vendor}"
+                "{vendor}__{name} asks agents for approval (it writes, or an agent wrote it): tick \"Send this write\" to send it to {vendor}"
             )));
         }
         let result = match form_input(&tool, &values)? {
             Err(refused) => refused,
             Ok(input) => match state
                 .graft
-                .try_send(&Actor::Person(person.name.clone()), &vendor, &name, input)
+                .try_send(&Actor::Person(person.name.clone()), &vendor, &name, version, input)
                 .await?
             {
-                TryOutcome::Answer { ok, status, text } => TryResult {
+                TryOutcome::Answer {
+                    ok,
+                    status,
+                    text,
+                    unanswered,
+                } => TryResult {
                     ok,
                     text: crate::console::words::mark_bidi(&match status {
                         Some(status) => format!("HTTP {status}\n{text}"),
+                        None if unanswered => format!("No answer: the request went out and the vendor may have acted on it. Check at {vendor} before sending it again.\n{text}"),
                         None => text,
                     }),
                     field: None,
                     sent: true,
+                    gone: false,
                 },
                 TryOutcome::Refused { code, message } => TryResult {
                     ok: false,
                     text: crate::console::words::mark_bidi(&format!("{code}: {message}")),
                     field: None,
                     sent: false,
+                    gone: false,
                 },
                 // try_send answers with what the vendor said, never a request
                 TryOutcome::Request(r) => TryResult {
@@ -310,10 +325,12 @@ pub async fn send_tool(
                     text: r.to_string(),
                     field: None,
                     sent: false,
+                    gone: false,
                 },
             },
         };
-        let kept = serde_json::to_value(&result).map_err(|_| ConsoleError::Internal)?;
+        // kept with the tool it answers: another tool's page does not show it
+        let kept = serde_json::json!({"tool": format!("{vendor}__{name}"), "result": result});
         let id = state.flash.put(&person.name, Flash::Sent(kept));
         leptos_axum::redirect(&format!(
             "/tools/{}/{}?sent={id}#try",
@@ -325,17 +342,24 @@ pub async fn send_tool(
     .await
 }
 
-/// The answer of a [`send_tool`] kept under `id` for the signed-in person (left in
-/// place for 10 minutes, so a reload shows it again); `None` when it is gone. Errors:
+/// The answer of a [`send_tool`] of `vendor`'s `name` kept under `id` for the signed-in
+/// person (left in place for 10 minutes, so a reload shows it again); `None` when it is
+/// gone, another person's or another tool's. Errors:
 /// `SignedOut`.
 #[server(prefix = "/api", endpoint = "sent_tool")]
-pub async fn sent_tool(id: String) -> ConsoleResult<Option<TryResult>> {
+pub async fn sent_tool(
+    id: String,
+    vendor: String,
+    name: String,
+) -> ConsoleResult<Option<TryResult>> {
     with_status(async move {
         let (state, person) = signed_in().await?;
+        let tool = format!("{vendor}__{name}");
         Ok(state
             .flash
             .peek_sent(&person.name, &id)
-            .and_then(|kept| serde_json::from_value(kept).ok()))
+            .filter(|kept| kept["tool"] == tool.as_str())
+            .and_then(|mut kept| serde_json::from_value(kept["result"].take()).ok()))
     })
     .await
 }
