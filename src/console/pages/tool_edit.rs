@@ -165,6 +165,19 @@ fn textarea_text(text: String) -> String {
 /// its answer: `None` until the person tries.
 pub(crate) type Tried = Resource<crate::console::server_fns::ConsoleResult<Option<TryResult>>>;
 
+/// The "Try it" form's values in a page address (`in.NAME=value`), as the JSON object
+/// of texts by field name that `try_tool` and `send_tool` take.
+fn form_values(query: &leptos_router::params::ParamsMap) -> String {
+    let values: std::collections::HashMap<String, String> = query
+        .into_iter()
+        .filter_map(|(k, v)| {
+            k.strip_prefix("in.")
+                .map(|n| (n.to_string(), v.to_string()))
+        })
+        .collect();
+    serde_json::to_string(&values).unwrap_or_default()
+}
+
 /// The [`Tried`] resource of the tool `key()` names.
 pub(crate) fn tried(key: impl Fn() -> (String, String) + Send + Sync + 'static) -> Tried {
     let query = leptos_router::hooks::use_query_map();
@@ -172,16 +185,7 @@ pub(crate) fn tried(key: impl Fn() -> (String, String) + Send + Sync + 'static) 
         move || {
             let q = query.read();
             let sent = q.get("sent").map(|id| (id, key()));
-            let asked = q.get("try").map(|_| {
-                let values: std::collections::HashMap<String, String> = (&*q)
-                    .into_iter()
-                    .filter_map(|(k, v)| {
-                        k.strip_prefix("in.")
-                            .map(|n| (n.to_string(), v.to_string()))
-                    })
-                    .collect();
-                (key(), serde_json::to_string(&values).unwrap_or_default())
-            });
+            let asked = q.get("try").map(|_| (key(), form_values(&q)));
             (sent, asked)
         },
         |(sent, asked)| async move {
@@ -218,17 +222,7 @@ pub(crate) fn try_section(t: &ToolData, tried: Tried) -> Option<impl IntoView> {
     // the version dry-run: a send of a tool changed since is refused
     let version = current.version;
     // the values the dry run was asked with, as try_tool takes them
-    let values = move || {
-        let q = query.read_untracked();
-        let values: std::collections::HashMap<String, String> = (&*q)
-            .into_iter()
-            .filter_map(|(k, v)| {
-                k.strip_prefix("in.")
-                    .map(|n| (n.to_string(), v.to_string()))
-            })
-            .collect();
-        serde_json::to_string(&values).unwrap_or_default()
-    };
+    let values = move || form_values(&query.read_untracked());
     let typed = move |field: &str| {
         query
             .read_untracked()

@@ -221,6 +221,43 @@ fn form_input(
     })
 }
 
+/// What the page shows of a try of one of `vendor`'s tools: the request a dry run would
+/// send (pretty JSON), the vendor's answer to a send (its status first, or that the
+/// vendor may have acted when a request got no answer), or why it was refused.
+#[cfg(feature = "ssr")]
+fn try_result(outcome: crate::service::try_call::TryOutcome, vendor: &str) -> TryResult {
+    use crate::console::words::mark_bidi;
+    use crate::service::try_call::TryOutcome;
+    let (ok, text, sent) = match outcome {
+        TryOutcome::Request(r) => (
+            true,
+            serde_json::to_string_pretty(&r).unwrap_or_default(),
+            false,
+        ),
+        TryOutcome::Answer {
+            ok,
+            status,
+            text,
+            unanswered,
+        } => {
+            let text = match status {
+                Some(status) => format!("HTTP {status}\n{text}"),
+                None if unanswered => format!("No answer: the request went out and the vendor may have acted on it. Check at {vendor} before sending it again.\n{text}"),
+                None => text,
+            };
+            (ok, text, true)
+        }
+        TryOutcome::Refused { code, message } => (false, format!("{code}: {message}"), false),
+    };
+    TryResult {
+        ok,
+        text: mark_bidi(&text),
+        field: None,
+        sent,
+        gone: false,
+    }
+}
+
 /// A dry run of `vendor__name` by a person (issue 28.10): `values` as the "Try it" form
 /// makes them (see `form_input`). The input is checked as an agent's call checks it and
 /// the request built with the credential redacted; nothing is sent, logged or approved
@@ -228,7 +265,6 @@ fn form_input(
 /// server's tool, values that are not a JSON object).
 #[server(prefix = "/api", endpoint = "try_tool")]
 pub async fn try_tool(vendor: String, name: String, values: String) -> ConsoleResult<TryResult> {
-    use crate::service::try_call::TryOutcome;
     with_status(async move {
         let (state, _) = signed_in().await?;
         let tool = state.graft.tool(&vendor, &name).await?;
@@ -236,31 +272,8 @@ pub async fn try_tool(vendor: String, name: String, values: String) -> ConsoleRe
             Ok(input) => input,
             Err(refused) => return Ok(refused),
         };
-        Ok(match state.graft.try_tool(&vendor, &name, input).await? {
-            TryOutcome::Request(r) => TryResult {
-                ok: true,
-                text: crate::console::words::mark_bidi(
-                    &serde_json::to_string_pretty(&r).unwrap_or_default(),
-                ),
-                field: None,
-                sent: false,
-                gone: false,
-            },
-            TryOutcome::Answer { ok, text, .. } => TryResult {
-                ok,
-                text: crate::console::words::mark_bidi(&text),
-                field: None,
-                sent: true,
-                gone: false,
-            },
-            TryOutcome::Refused { code, message } => TryResult {
-                ok: false,
-                text: crate::console::words::mark_bidi(&format!("{code}: {message}")),
-                field: None,
-                sent: false,
-                gone: false,
-            },
-        })
+        let outcome = state.graft.try_tool(&vendor, &name, input).await?;
+        Ok(try_result(outcome, &vendor))
     })
     .await
 }
@@ -279,7 +292,6 @@ pub async fn send_tool(
     version: Option<i64>,
     confirm: Option<String>,
 ) -> ConsoleResult<()> {
-    use crate::service::try_call::TryOutcome;
     with_status(async move {
         let (state, person) = signed_in().await?;
         let tool = state.graft.tool(&vendor, &name).await?;
@@ -291,43 +303,13 @@ pub async fn send_tool(
         }
         let result = match form_input(&tool, &values)? {
             Err(refused) => refused,
-            Ok(input) => match state
-                .graft
-                .try_send(&Actor::Person(person.name.clone()), &vendor, &name, version, input)
-                .await?
-            {
-                TryOutcome::Answer {
-                    ok,
-                    status,
-                    text,
-                    unanswered,
-                } => TryResult {
-                    ok,
-                    text: crate::console::words::mark_bidi(&match status {
-                        Some(status) => format!("HTTP {status}\n{text}"),
-                        None if unanswered => format!("No answer: the request went out and the vendor may have acted on it. Check at {vendor} before sending it again.\n{text}"),
-                        None => text,
-                    }),
-                    field: None,
-                    sent: true,
-                    gone: false,
-                },
-                TryOutcome::Refused { code, message } => TryResult {
-                    ok: false,
-                    text: crate::console::words::mark_bidi(&format!("{code}: {message}")),
-                    field: None,
-                    sent: false,
-                    gone: false,
-                },
-                // try_send answers with what the vendor said, never a request
-                TryOutcome::Request(r) => TryResult {
-                    ok: true,
-                    text: r.to_string(),
-                    field: None,
-                    sent: false,
-                    gone: false,
-                },
-            },
+            Ok(input) => try_result(
+                state
+                    .graft
+                    .try_send(&Actor::Person(person.name.clone()), &vendor, &name, version, input)
+                    .await?,
+                &vendor,
+            ),
         };
         // kept with the tool it answers: another tool's page does not show it
         let kept = serde_json::json!({"tool": format!("{vendor}__{name}"), "result": result});
