@@ -21,11 +21,14 @@ pub struct Snippet {
 }
 
 /// Every client's [`Snippet`], connecting `agent` to `url` (the `/mcp` endpoint) with
-/// `token`. A file that may be committed (a project's `.mcp.json`) reads the token from
-/// the environment instead of holding it.
+/// `token`. No configuration holds the token (issue 28.5): each reads it from an
+/// environment variable its client expands (Claude Code's command through the shell,
+/// Claude Code's `.mcp.json` `${GRAFT_TOKEN}`, Cursor `${env:GRAFT_TOKEN}`, Codex
+/// `bearer_token_env_var`, Hermes and OpenClaw `${NAME}`), and the token appears only in
+/// the `shell` line that sets it; VS Code asks for it once and keeps it in its secret
+/// storage.
 pub fn all(agent: &str, url: &str, token: &str) -> Vec<Snippet> {
-    let bearer = format!("Bearer {token}");
-    let header = serde_json::json!({ "Authorization": bearer });
+    let export = |var: &str| Some(format!("export {var}={token}"));
     let pretty = |v: serde_json::Value| serde_json::to_string_pretty(&v).unwrap_or_default();
     let snippet = |client: &str, place: &str, config: String, shell: Option<String>| Snippet {
         client: client.into(),
@@ -37,21 +40,22 @@ pub fn all(agent: &str, url: &str, token: &str) -> Vec<Snippet> {
         snippet(
             "Claude Code",
             "a shell: Claude Code keeps it in your user configuration",
-            format!("claude mcp add --transport http graft {url} --header \"Authorization: {bearer}\""),
-            None,
+            format!("claude mcp add --transport http graft {url} --header \"Authorization: Bearer $GRAFT_TOKEN\""),
+            export("GRAFT_TOKEN"),
         ),
         snippet(
             "Claude Code (.mcp.json)",
             ".mcp.json in a project (safe to commit: the token comes from GRAFT_TOKEN)",
             pretty(serde_json::json!({"mcpServers": {"graft": {"type": "http", "url": url,
                 "headers": {"Authorization": "Bearer ${GRAFT_TOKEN}"}}}})),
-            Some(format!("export GRAFT_TOKEN={token}")),
+            export("GRAFT_TOKEN"),
         ),
         snippet(
             "Cursor",
-            "~/.cursor/mcp.json",
-            pretty(serde_json::json!({"mcpServers": {"graft": {"url": url, "headers": header}}})),
-            None,
+            "~/.cursor/mcp.json (the token comes from GRAFT_TOKEN in the environment Cursor starts in)",
+            pretty(serde_json::json!({"mcpServers": {"graft": {"url": url,
+                "headers": {"Authorization": "Bearer ${env:GRAFT_TOKEN}"}}}})),
+            export("GRAFT_TOKEN"),
         ),
         snippet(
             "VS Code",
@@ -68,20 +72,21 @@ pub fn all(agent: &str, url: &str, token: &str) -> Vec<Snippet> {
             "Codex CLI",
             "~/.codex/config.toml (the token comes from GRAFT_TOKEN)",
             format!("[mcp_servers.graft]\nurl = \"{url}\"\nbearer_token_env_var = \"GRAFT_TOKEN\""),
-            Some(format!("export GRAFT_TOKEN={token}")),
+            export("GRAFT_TOKEN"),
         ),
         snippet(
             "Hermes",
             "~/.hermes/config.yaml (the token comes from GRAFT_AGENT_TOKEN)",
             format!("mcp_servers:\n  graft:\n    url: {url}\n    headers:\n      Authorization: \"Bearer ${{GRAFT_AGENT_TOKEN}}\""),
-            Some(format!("export GRAFT_AGENT_TOKEN={token}")),
+            export("GRAFT_AGENT_TOKEN"),
         ),
         snippet(
             "OpenClaw",
-            "~/.openclaw/openclaw.json",
+            "~/.openclaw/openclaw.json (the token comes from GRAFT_TOKEN, set in the environment or in ~/.openclaw/.env)",
             pretty(serde_json::json!({"mcp": {"servers": {"graft": {
-                "url": url, "transport": "streamable-http", "headers": header}}}})),
-            None,
+                "url": url, "transport": "streamable-http",
+                "headers": {"Authorization": "Bearer ${GRAFT_TOKEN}"}}}}})),
+            export("GRAFT_TOKEN"),
         ),
     ]
 }
@@ -134,12 +139,34 @@ mod tests {
                 assert!(v.is_object(), "{}", s.client);
             }
         }
+        for s in &all {
+            assert!(
+                !s.config.contains("gft_abc"),
+                "{}: no token in {}",
+                s.client,
+                s.config
+            );
+        }
         let by = |c: &str| all.iter().find(|s| s.client == c).unwrap();
-        let committed = by("Claude Code (.mcp.json)");
-        assert!(
-            !committed.config.contains("gft_abc"),
-            "a committed file holds no token"
+        let cursor: serde_json::Value = serde_json::from_str(&by("Cursor").config).unwrap();
+        assert_eq!(
+            cursor["mcpServers"]["graft"]["headers"]["Authorization"],
+            "Bearer ${env:GRAFT_TOKEN}"
         );
+        let openclaw: serde_json::Value = serde_json::from_str(&by("OpenClaw").config).unwrap();
+        assert_eq!(
+            openclaw["mcp"]["servers"]["graft"]["headers"]["Authorization"],
+            "Bearer ${GRAFT_TOKEN}"
+        );
+        assert!(by("Claude Code")
+            .config
+            .ends_with(r#""Authorization: Bearer $GRAFT_TOKEN""#));
+        assert_eq!(
+            by("VS Code").shell,
+            None,
+            "VS Code asks for the token itself"
+        );
+        let committed = by("Claude Code (.mcp.json)");
         assert!(committed.config.contains(r#""type": "http""#));
         assert_eq!(
             committed.shell.as_deref(),
