@@ -406,3 +406,54 @@ async fn a_sweep_as_of_a_future_time_records_the_real_time() {
     assert!(h.iter().all(|e| e.at <= T0), "{h:?}");
     assert_eq!(w.demotions(a).await.len(), 2);
 }
+
+/// History rows written at a future time before `graft sweep --at` learned to preview
+/// (issue 28.4) are brought back to the time of the upgrade by migration
+/// `history_no_future`: History never shows a future time, and a later row is kept.
+#[tokio::test]
+async fn an_upgrade_brings_back_history_rows_written_in_the_future() {
+    let w = world(2).await;
+    let a = w.agent("alpha", 10).await;
+    // the fake clock stands at T0, after the real time: rows written as a pre-fix
+    // `sweep --at` did
+    w.promote(a, 0, 0).await;
+    w.promote(a, 1, 0).await;
+    let real_now = || chrono::Utc::now().timestamp_millis();
+    assert!(
+        T0 > real_now(),
+        "T0 is in the future for this test to mean anything"
+    );
+    let future = w.graft.history(a, 10, 0).await.unwrap();
+    assert!(future.iter().all(|h| h.at == T0), "{future:?}");
+    // the database as it was before the migration: its row taken out, so that opening
+    // the database applies it (as an upgrade does)
+    let (sqlite_version, postgres_version) = (30_i64, 19_i64);
+    match w.graft.pool() {
+        db::Pool::Sqlite(p) => {
+            sqlx::query("DELETE FROM _sqlx_migrations WHERE version = ?")
+                .bind(sqlite_version)
+                .execute(p)
+                .await
+                .unwrap();
+        }
+        db::Pool::Postgres(p) => {
+            sqlx::query("DELETE FROM _sqlx_migrations WHERE version = $1")
+                .bind(postgres_version)
+                .execute(p)
+                .await
+                .unwrap();
+        }
+    }
+    let before = real_now();
+    let reopened = open_graft(&w.url, Arc::new(graft::service::SystemClock)).await;
+    let after = real_now();
+    let h = reopened.history(a, 10, 0).await.unwrap();
+    assert_eq!(h.len(), 2, "{h:?}");
+    for e in &h {
+        assert!(
+            e.at >= before - 1000 && e.at <= after,
+            "brought back to the upgrade's time: {} not in {before}..={after}",
+            e.at
+        );
+    }
+}
