@@ -3,6 +3,8 @@ import { test, expect, unique, shot, goto, ready, signIn, createAgent, connectAg
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import { parse as parseYaml } from 'yaml';
 
 test('sign in, land on the home page, see the agents list, sign out', async ({ page }, testInfo) => {
   await page.goto('/');
@@ -36,6 +38,32 @@ test('a wrong password is refused', async ({ page }, testInfo) => {
   await shot(page, testInfo, 'login-refused');
 });
 
+test('the password change shows that it is busy, and a wrong current password is refused at its field', async ({ page }, testInfo) => {
+  await signIn(page, testInfo);
+  await goto(page, testInfo, '/account');
+  const form = page.locator('form', { has: page.getByLabel('Current password') });
+  await form.getByLabel('Current password').fill('not the password');
+  await form.getByLabel('New password (10 characters or more)').fill('a-new-password-123');
+  await form.getByLabel('New password again').fill('a-new-password-123');
+  if (testInfo.project.name === 'hydrated') {
+    // hold the request so that the busy state can be seen: the button says so and
+    // cannot be pressed twice
+    let release;
+    const held = new Promise((r) => { release = r; });
+    await page.route('**/api/change_password*', async (route) => { await held; await route.continue(); });
+    await form.getByRole('button', { name: 'Change password' }).click();
+    const busy = form.getByRole('button', { name: 'Changing…' });
+    await expect(busy).toBeDisabled();
+    await shot(page, testInfo, 'password-busy');
+    release();
+    await expect(form.getByRole('button', { name: 'Change password' })).toBeEnabled();
+  } else {
+    await form.getByRole('button', { name: 'Change password' }).click();
+  }
+  await expect(page.locator('[data-field="current"].field-error')).toBeVisible();
+  await expect(page.getByText('Password changed.')).toHaveCount(0);
+});
+
 test('create an agent: its token once, with client configurations', async ({ page, request }, testInfo) => {
   await signIn(page, testInfo);
   const name = unique(testInfo, 'laptop');
@@ -48,16 +76,46 @@ test('create an agent: its token once, with client configurations', async ({ pag
   if (testInfo.project.name === 'hydrated') {
     // a copy button for the token and each snippet (the Clipboard API)
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
-    // the token, 7 configurations, and the shell lines of .mcp.json, Codex and Hermes
-    await expect(page.getByRole('button', { name: /^Copy / })).toHaveCount(11);
+    // the token, 7 configurations, and the shell lines of the 6 that read an environment
+    // variable (VS Code asks for the token itself)
+    await expect(page.getByRole('button', { name: /^Copy / })).toHaveCount(14);
     await page.getByRole('button', { name: 'Copy the token' }).click();
     await expect(page.getByRole('button', { name: 'Copy the token' })).toHaveText('Copied');
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(token);
+    // each configuration's Copy button copies a block its client's parser reads, with
+    // Graft's /mcp address and no token (issue 28.5)
+    const copied = async (client) => {
+      const block = page.locator('.copyable', { has: page.locator(`pre[data-client="${client}"]`) });
+      await block.getByRole('button', { name: 'Copy the configuration' }).click();
+      const text = await page.evaluate(() => navigator.clipboard.readText());
+      expect(text, client).not.toContain(token);
+      return text;
+    };
+    const mcpUrl = new URL('/mcp', page.url()).href;
+    const codex = parseToml(await copied('Codex CLI'));
+    expect(codex.mcp_servers.graft).toEqual({ url: mcpUrl, bearer_token_env_var: 'GRAFT_TOKEN' });
+    const hermes = parseYaml(await copied('Hermes'));
+    expect(hermes.mcp_servers.graft).toEqual({ url: mcpUrl, headers: { Authorization: 'Bearer ${GRAFT_AGENT_TOKEN}' } });
+    const cursor = JSON.parse(await copied('Cursor'));
+    expect(cursor.mcpServers.graft.headers.Authorization).toBe('Bearer ${env:GRAFT_TOKEN}');
+    const openclaw = JSON.parse(await copied('OpenClaw'));
+    expect(openclaw.mcp.servers.graft).toMatchObject({ url: mcpUrl, transport: 'streamable-http' });
+    const claude = JSON.parse(await copied('Claude Code (.mcp.json)'));
+    expect(claude.mcpServers.graft).toMatchObject({ type: 'http', url: mcpUrl });
+    const vscode = JSON.parse(await copied('VS Code'));
+    expect(vscode.inputs[0]).toMatchObject({ id: 'graft-token', password: true });
+    // the shell line beside Hermes's file sets the variable that file reads
+    const hermesBlock = page.locator('.copyable', { has: page.locator('pre[data-shell]') })
+      .filter({ hasText: 'GRAFT_AGENT_TOKEN' });
+    await hermesBlock.getByRole('button', { name: 'Copy the shell line' }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(`export GRAFT_AGENT_TOKEN=${token}`);
   } else {
     // without JavaScript nothing pretends to copy; the text is selectable
     await expect(page.getByRole('button', { name: /^Copy / })).toHaveCount(0);
   }
-  await expect(page.locator('pre[data-client="Claude Code"]')).toContainText(`Authorization: Bearer ${token}`);
+  // no configuration holds the token: each reads it from the shell line beside it
+  await expect(page.locator('pre[data-client="Claude Code"]')).toContainText('Authorization: Bearer $GRAFT_TOKEN');
+  await expect(page.locator('pre[data-client]').filter({ hasText: token })).toHaveCount(0);
   await expect(page.locator('pre[data-client="OpenClaw"]')).toContainText('"transport": "streamable-http"');
   // a configuration file gets no shell line (issue 28.6): the token's export is a block of its own
   for (const client of ['Codex CLI', 'Hermes', 'Claude Code (.mcp.json)']) {
@@ -65,7 +123,7 @@ test('create an agent: its token once, with client configurations', async ({ pag
   }
   await expect(page.locator('pre[data-client="Claude Code (.mcp.json)"]')).not.toContainText(token);
   await expect(page.locator('pre[data-client="Claude Code (.mcp.json)"]')).toContainText('"type": "http"');
-  await expect(page.locator('pre[data-shell]')).toHaveCount(3);
+  await expect(page.locator('pre[data-shell]')).toHaveCount(6);
   await expect(page.locator('pre[data-shell]').first()).toHaveText(`export GRAFT_TOKEN=${token}`);
   await shot(page, testInfo, 'new-agent-token');
   const skill = await request.get(await page.getByRole('link', { name: '/skill/SKILL.md' }).getAttribute('href'));
@@ -384,7 +442,7 @@ test('the toolbox browsed by vendor, searched, and a tool page', async ({ page }
   await goto(page, testInfo, '/vendors/widgets');
   await expect(page.locator('#imports')).toContainText('new tools');
   await expect(page.getByRole('button', { name: 'Disable the vendor' })).toBeVisible();
-  await shot(page, testInfo, 'vendor-page');
+  await shot(page, testInfo, 'vendor-page-import-history');
   // a phone-width view of the agents list stays usable
   await page.setViewportSize({ width: 390, height: 844 });
   await goto(page, testInfo, '/agents');

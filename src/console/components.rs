@@ -543,8 +543,6 @@ where
     n
 }
 
-/// A button that copies `text` to the clipboard (the Clipboard API), shown once the page
-/// is hydrated; without JavaScript the text beside it is selectable as a whole.
 /// A data table in its scrolling wrapper (`div.table-wrap`; on a phone the stylesheet
 /// stacks each row's cells under their `data-label`): `head` is the header row's cells
 /// (`<th>`s), `children` the body's rows (`<tr>`s), `class` the table's own class.
@@ -564,8 +562,35 @@ pub(crate) fn DataTable(
     }
 }
 
-/// One client's configuration (issue 28.6): where it goes, the configuration, and the
-/// shell line that sets its token variable as a block of its own; each block with its
+/// Links to the other pages of a search's hits (issue 28.12), shown when there are
+/// more than one: `href(n)` is page `n`'s address (plain links: no JavaScript needed).
+pub(crate) fn hits_pager(page: i64, pages: i64, href: impl Fn(i64) -> String) -> impl IntoView {
+    (pages > 1).then(|| {
+        view! {
+            <nav class="pager" aria-label="Search result pages">
+                {(page > 1).then(|| view! { <a href=href(page - 1) rel="prev">"Previous"</a> })}
+                <span>{format!("Page {page} of {pages}")}</span>
+                {(page < pages).then(|| view! { <a href=href(page + 1) rel="next">"Next"</a> })}
+            </nav>
+        }
+    })
+}
+
+/// "Matches 51–100 of 230, best first": which hits of a search a page shows.
+pub(crate) fn hits_span(page: i64, shown: usize, total: usize) -> String {
+    let first = (page.max(1) - 1) * crate::console::server_fns::SEARCH_PER_PAGE + 1;
+    let last = first + shown as i64 - 1;
+    if first == 1 && shown == total {
+        let noun = if total == 1 { "match" } else { "matches" };
+        format!("{total} {noun}, best first")
+    } else {
+        format!("Matches {first}–{last} of {total}, best first")
+    }
+}
+
+/// One client's configuration (issue 28.6): where it goes, the shell line that sets its
+/// token variable (first: Claude Code's command reads it) as a block of its own, then
+/// the configuration; each block with its
 /// own Copy button when `copy` (hydrated pages only).
 pub(crate) fn snippet_view(s: crate::console::snippets::Snippet, copy: bool) -> AnyView {
     let block = move |text: String, what: &'static str, attr: Option<String>| {
@@ -580,15 +605,17 @@ pub(crate) fn snippet_view(s: crate::console::snippets::Snippet, copy: bool) -> 
     view! {
         <h3>{s.client.clone()}</h3>
         <p class="muted">{s.place.clone()}</p>
-        {block(s.config.clone(), "the configuration", Some(s.client.clone()))}
         {s.shell.clone().map(|line| view! {
-            <p class="muted">"Then, in the shell that starts the client:"</p>
+            <p class="muted">"The token, in the shell that starts the client (or its profile):"</p>
             {block(line, "the shell line", None)}
         })}
+        {block(s.config.clone(), "the configuration", Some(s.client.clone()))}
     }
     .into_any()
 }
 
+/// A button that copies `text` to the clipboard (the Clipboard API), shown once the page
+/// is hydrated; without JavaScript the text beside it is selectable as a whole.
 #[component]
 pub(crate) fn CopyButton(text: String, what: &'static str) -> impl IntoView {
     let (hydrated, set_hydrated) = signal(false);

@@ -64,7 +64,7 @@ use hub::ChangeHub;
 pub use learning::LearnedView;
 use rand::RngCore;
 pub use run::RunAnswer;
-pub use search::{Acquirable, HitExplain, SearchResult, SearchStatus, ToolHit};
+pub use search::{Acquirable, HitExplain, SearchResult, SearchStatus, ToolHit, SEARCH_DEPTH};
 use secrets::SecretKey;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;

@@ -409,6 +409,41 @@ impl Graft {
             .await
     }
 
+    /// Page `page` (from 1) of a toolbox search, `per_page` hits a page (1..=50), as the
+    /// console shows it (issue 28.12): the hits ranked `(page-1)*per_page` onwards, and
+    /// `total` every match; with `vendor` (a slug), that vendor's hits among the
+    /// [`SEARCH_DEPTH`] best. Errors: `Invalid` (an empty query, `per_page` out of
+    /// range, a page past that depth).
+    pub async fn search_tools_page(
+        &self,
+        agent_id: Option<i64>,
+        query: &str,
+        vendor: Option<&str>,
+        page: usize,
+        per_page: usize,
+    ) -> ServiceResult<SearchResult> {
+        check_limit(per_page)?;
+        let page = page.max(1);
+        let end = page.saturating_mul(per_page);
+        if end > SEARCH_DEPTH {
+            return Err(ServiceError::Invalid(format!(
+                "page {page} is past the {SEARCH_DEPTH} best matches; narrow the search instead"
+            )));
+        }
+        let depth = if vendor.is_some() { SEARCH_DEPTH } else { end };
+        let (mut result, _, _) = self
+            .ranked(agent_id, query, depth, Mode::Fused, &self.search_params())
+            .await?;
+        if let Some(v) = vendor {
+            result.hits.retain(|h| h.vendor == v);
+            result.total = result.hits.len();
+        }
+        let skip = (page - 1) * per_page;
+        result.hits.drain(..skip.min(result.hits.len()));
+        result.hits.truncate(per_page);
+        Ok(result)
+    }
+
     /// find_tool (SPEC §3.4) for an agent: [`Graft::search_tools`], and the request is
     /// kept for ten minutes so that the tool the agent then promotes or calls teaches
     /// the next search (issue 24.3, [`super::learning`]).
@@ -418,6 +453,7 @@ impl Graft {
         query: &str,
         limit: usize,
     ) -> ServiceResult<SearchResult> {
+        check_limit(limit)?;
         let started = std::time::Instant::now();
         let (result, keys, idx) = self
             .ranked(
@@ -448,6 +484,7 @@ impl Graft {
         mode: Mode,
         params: &SearchParams,
     ) -> ServiceResult<SearchResult> {
+        check_limit(limit)?;
         Ok(self.ranked(agent_id, query, limit, mode, params).await?.0)
     }
 
@@ -459,6 +496,7 @@ impl Graft {
         query: &str,
         limit: usize,
     ) -> ServiceResult<(SearchResult, Vec<HitExplain>)> {
+        check_limit(limit)?;
         let params = self.search_params();
         // the fields are read from the very index that ranked the hits
         let (result, ranked, idx) = self
@@ -498,9 +536,9 @@ impl Graft {
                 "query is empty: give one or more words to look for".into(),
             ));
         }
-        if !(1..=50).contains(&limit) {
+        if !(1..=SEARCH_DEPTH).contains(&limit) {
             return Err(ServiceError::Invalid(format!(
-                "limit must be between 1 and 50 (got {limit})"
+                "limit must be between 1 and {SEARCH_DEPTH} (got {limit})"
             )));
         }
         let idx = self.search_index().await?;
@@ -585,6 +623,21 @@ impl Graft {
                 }
             })
             .collect())
+    }
+}
+
+/// How deep a search ranks at most: the console pages through this many hits
+/// ([`Graft::search_tools_page`]); find_tool and the CLI ask for 50 at most.
+pub const SEARCH_DEPTH: usize = 500;
+
+/// A search's `limit` for find_tool, the CLI and the bench: 1..=50.
+fn check_limit(limit: usize) -> ServiceResult<()> {
+    if (1..=50).contains(&limit) {
+        Ok(())
+    } else {
+        Err(ServiceError::Invalid(format!(
+            "limit must be between 1 and 50 (got {limit})"
+        )))
     }
 }
 

@@ -1539,12 +1539,87 @@ async fn the_toolbox_pages_through_every_tool_by_vendor_and_by_use() {
     assert_eq!(hits[0]["name"], "add_pet", "{d}");
     assert!(hits.iter().all(|h| h["vendor"] == "petstore"), "{d}");
     let page = b
-        .get("/tools?q=read+gadget&vendor=petstore")
+        .get("/tools?q=gadget&vendor=petstore")
         .await
         .text()
         .await
         .unwrap();
     assert!(page.contains("Nothing matches"), "{page}");
+
+    // a search pages through its matches past the first 50 (issue 28.12), in the Toolbox
+    // and on the agent page, with plain links
+    let hit_names = |d: &Value| -> Vec<String> {
+        d["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut pages = Vec::new();
+    for p in ["1", "2"] {
+        let d: Value = b
+            .call(
+                "search_tools",
+                &[("query", "read gadget"), ("vendor", "gadgets"), ("page", p)],
+            )
+            .await
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(d["total"], 60, "{d}");
+        assert_eq!(d["pages"], 2, "{d}");
+        assert_eq!(d["page"], p.parse::<i64>().unwrap(), "{d}");
+        pages.push(hit_names(&d));
+    }
+    assert_eq!((pages[0].len(), pages[1].len()), (50, 10), "{pages:?}");
+    let mut every: Vec<String> = pages.concat();
+    every.sort();
+    every.dedup();
+    assert_eq!(every.len(), 60, "each match once across the pages");
+    let page = b
+        .get("/tools?q=read+gadget&vendor=gadgets")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("Matches 1–50 of 60, best first"), "{page}");
+    assert!(
+        page.contains(r#"href="/tools?q=read%20gadget&amp;vendor=gadgets&amp;hp=2""#),
+        "{page}"
+    );
+    let page = b
+        .get("/tools?q=read+gadget&vendor=gadgets&hp=2")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("Matches 51–60 of 60, best first"), "{page}");
+    assert!(
+        page.contains(&format!("gadgets__{}", pages[1][0])),
+        "{page}"
+    );
+    assert!(
+        !page.contains(&format!(r#"data-tool="gadgets__{}""#, pages[0][0])),
+        "{page}"
+    );
+    let page = b
+        .get("/agents/alpha?q=read+gadget&hp=2")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("Page 2 of 2"), "{page}");
+    assert!(
+        page.contains(r#"href="/agents/alpha?q=read%20gadget&amp;hp=1#promote""#),
+        "{page}"
+    );
+    // a page past the 500 best matches is refused with why, not a panic
+    let r = b
+        .call("search_tools", &[("query", "read gadget"), ("page", "11")])
+        .await;
+    let text = r.text().await.unwrap();
+    assert!(text.contains("past the 500 best matches"), "{text}");
 
     // a tool's page says in words what a call does, and leads back to its vendor's tools
     let page = b.get("/tools/petstore/add_pet").await.text().await.unwrap();

@@ -5,8 +5,8 @@ use super::approvals::approvals_table;
 use super::starters::{starter_card, StarterActions};
 use super::tables::{calls_table, CallColumns};
 use crate::console::components::{
-    does_badge, error_of, loaded, saved, snippet_view, Confirm, DataTable, FieldError, FormError,
-    Frame, LoadError, SizeChart, StackedBars, When,
+    does_badge, error_of, hits_pager, hits_span, loaded, saved, snippet_view, Confirm, DataTable,
+    FieldError, FormError, Frame, LoadError, SizeChart, StackedBars, When,
 };
 use crate::console::server_fns::{
     agent, search_tools, AgentData, ConsoleResult, Decide, Demote, EditAgent, Promote, RemoveAgent,
@@ -76,14 +76,15 @@ pub fn AgentPage() -> impl IntoView {
         },
         |(n, p, o, b, _)| agent(n, p, o, b),
     );
+    let hits_page = move || query.read().get("hp").and_then(|p| p.parse::<i64>().ok());
     let hits = Resource::new(
-        move || (q(), name(), promote_action.version().get()),
-        |(q, n, _)| search_tools(q, Some(n), None),
+        move || (q(), name(), hits_page(), promote_action.version().get()),
+        |(q, n, p, _)| search_tools(q, Some(n), None, p),
     );
     let sq = move || query.read().get("sq").unwrap_or_default();
     let starter_hits = Resource::new(
         move || (sq(), starter.edit.version().get()),
-        |(q, _)| search_tools(q, None, None),
+        |(q, _)| search_tools(q, None, None, None),
     );
     let errs = [
         error_of(promote_action),
@@ -148,7 +149,7 @@ pub fn AgentPage() -> impl IntoView {
                             {move || starter_saved.get().then(|| view! { <p class="ok" role="status">"Saved. The working set above shows what the rule promoted."</p> })}
                             {starter_card(a.name.clone(), a.cap, d.preview.len(), d.starter.clone(), untrack(sq), starter_hits, starter)}
                         </section>
-                        <section class="card" hidden=removed_at.is_some()>
+                        <section class="card" hidden=removed_at.is_some() id="promote">
                             <h2>"Promote from the toolbox"</h2>
                             <form method="get" class="search" role="search">
                                 <label>"Search the toolbox"<input type="search" name="q" value=untrack(q) placeholder="e.g. list users"/></label>
@@ -216,7 +217,7 @@ pub fn AgentPage() -> impl IntoView {
                             <h2>"Approvals"</h2>
                             {approvals_table(d.approvals.clone(), now, decide_action, None)}
                         </section>
-                        <section class="card" hidden=removed_at.is_some()>
+                        <section class="card" hidden=removed_at.is_some() id="token">
                             <h2>"Token"</h2>
                             <p>"A new token replaces the old one at once; the agent's client needs the new one."</p>
                             <Confirm label="Rotate token".to_string()>
@@ -231,7 +232,7 @@ pub fn AgentPage() -> impl IntoView {
                         <section class="card" hidden=removed_at.is_some() id="connect">
                             <details>
                                 <summary><h2 class="inline">"Connect a client"</h2></summary>
-                                <p>{format!("Each client's configuration for this agent. Put the agent's token where {TOKEN_PLACEHOLDER} stands: Graft keeps only a hash of it, so it was shown once, when the agent was created or its token rotated (rotate it above for a new one).")}</p>
+                                <p>{format!("Each client's configuration for this agent. Put the agent's token where {TOKEN_PLACEHOLDER} stands: Graft keeps only a hash of it, so it was shown once, when the agent was created or its token rotated (")}<a href="#token">"rotate it"</a>" for a new one)."</p>
                                 {d.snippets.clone().into_iter().map(|s| snippet_view(s, false)).collect_view()}
                             </details>
                         </section>
@@ -362,7 +363,9 @@ pub(crate) fn promote_hits(
                         s if s.hits.is_empty() && s.query.is_empty() => view! { <p class="muted">"Search by vendor, name or description."</p> }.into_any(),
                         s if s.hits.is_empty() => view! { <p class="muted no-match" role="status">{format!("No tool matches {:?}. Try other words, or browse the Toolbox; an agent can author a tool with acquire.", s.query)}</p> }.into_any(),
                         s => view! {
-                            <p class="muted">{format!("{} of {} matches, best first", s.hits.len(), s.total)}</p>
+                            <p class="muted">{hits_span(s.page, s.hits.len(), s.total)}</p>
+                            {let (agent, q) = (agent.clone(), s.query.clone());
+                             hits_pager(s.page, s.pages, move |p| format!("/agents/{}?q={}&hp={p}#promote", segment(&agent), segment(&q)))}
                             <ul class="hits">
                                 {s.hits.into_iter().map(|h| {
                                     let tool = format!("{}__{}", h.vendor, h.name);

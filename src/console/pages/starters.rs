@@ -75,7 +75,7 @@ pub fn TemplatePage() -> impl IntoView {
     );
     let hits = Resource::new(
         move || (q(), edit.version().get()),
-        |(q, _)| search_tools(q, None, None),
+        |(q, _)| search_tools(q, None, None, None),
     );
     let errs = [error_of(edit), error_of(apply), error_of(delete)];
     let err = Signal::derive(move || errs.iter().find_map(|e| e.get()));

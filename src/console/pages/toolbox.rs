@@ -5,7 +5,9 @@ use super::tool_edit::{
     connection_form, note_form, publish_form, tried, try_section, version_changes, EditActions,
     Tried,
 };
-use crate::console::components::{does_badge, loaded, saves, Confirm, Frame, When};
+use crate::console::components::{
+    does_badge, hits_pager, hits_span, loaded, saves, Confirm, Frame, When,
+};
 use crate::console::server_fns::{
     browse_tools, search_tools, tool, BrowseData, ClearLearned, ConsoleError, SearchData,
     SetToolHints, ToolData,
@@ -26,8 +28,8 @@ pub fn ToolboxPage() -> impl IntoView {
         |(v, s, p)| browse_tools(Some(v), Some(s), p),
     );
     let hits = Resource::new(
-        move || (q(), get("vendor")),
-        |(q, v)| search_tools(q, None, Some(v)),
+        move || (q(), get("vendor"), get("hp").parse::<i64>().ok()),
+        |(q, v, p)| search_tools(q, None, Some(v), p),
     );
     view! {
         <Frame title="Toolbox">
@@ -37,7 +39,7 @@ pub fn ToolboxPage() -> impl IntoView {
                 view! {
                     {toolbox_form(&b, untrack(q))}
                     {if searching {
-                        search_results(hits, untrack(q)).into_any()
+                        search_results(hits, untrack(q), b.vendor.clone().unwrap_or_default()).into_any()
                     } else {
                         browse_table(b).into_any()
                     }}
@@ -128,6 +130,7 @@ pub(crate) fn browse_table(b: BrowseData) -> impl IntoView {
 pub(crate) fn search_results(
     hits: Resource<Result<SearchData, ConsoleError>>,
     q: String,
+    vendor: String,
 ) -> impl IntoView {
     loaded(hits, "Searching…", move |s| {
         view! {
@@ -138,7 +141,7 @@ pub(crate) fn search_results(
                 view! { <p class="muted">{format!("Nothing matches {q:?}. An agent can author a tool with acquire.")}</p> }.into_any()
             } else {
                 view! {
-                    <p class="muted">{format!("{} of {} matches, best first", s.hits.len(), s.total)}</p>
+                    <p class="muted">{hits_span(s.page, s.hits.len(), s.total)}</p>
                     <div class="table-wrap"><table>
                         <thead><tr><th>"Tool"</th><th>"Does"</th><th>"Description"</th><th>"Score"</th><th>"Tokens"</th></tr></thead>
                         <tbody>{s.hits.into_iter().map(|h| view! {
@@ -151,6 +154,8 @@ pub(crate) fn search_results(
                             </tr>
                         }).collect_view()}</tbody>
                     </table></div>
+                    {let (q, vendor) = (q.clone(), vendor.clone());
+                     hits_pager(s.page, s.pages, move |p| format!("/tools?q={}&vendor={}&hp={p}", segment(&q), segment(&vendor)))}
                 }.into_any()
             }}
         }

@@ -5,7 +5,7 @@
 use crate::console::server_fns::{call_item, signed_in, with_status, ConsoleError, CALLS_SHOWN};
 use crate::console::server_fns::{CallItem, ConsoleResult};
 #[cfg(feature = "ssr")]
-use crate::console::words::{does_in_words, mark_bidi, promoted_by_in_words};
+use crate::console::words::{actor_in_words, does_in_words, mark_bidi, promoted_by_in_words};
 #[cfg(feature = "ssr")]
 use crate::service::{Actor, ServiceError};
 use leptos::prelude::*;
@@ -36,7 +36,7 @@ pub struct HitItem {
 /// A toolbox search's answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SearchData {
-    /// Up to 50 hits, best first.
+    /// Up to [`SEARCH_PER_PAGE`] hits of this page, best first.
     pub hits: Vec<HitItem>,
     /// Matches in all.
     pub total: usize,
@@ -48,6 +48,12 @@ pub struct SearchData {
     /// Whether search ranks by meaning too (an embedding model is loaded); else words
     /// only.
     pub semantic: bool,
+    /// This page, from 1 ([`SEARCH_PER_PAGE`] hits a page).
+    #[serde(default)]
+    pub page: i64,
+    /// Pages in all (at least 1; the console pages through the 500 best matches).
+    #[serde(default)]
+    pub pages: i64,
 }
 
 /// A tool as the Toolbox lists it when browsing.
@@ -219,14 +225,21 @@ fn change_pair(line: crate::domain::rendered::DiffLine) -> (String, String) {
     }
 }
 
+/// Hits a page of the console's search.
+pub const SEARCH_PER_PAGE: i64 = 50;
+
 /// The toolbox search (the same search as `find_tool`); `agent` marks what that agent
-/// has promoted; `vendor` (a slug) keeps that vendor's hits only, ranked as when the
-/// query names the vendor. An empty query answers no hits.
+/// has promoted; `vendor` (a slug) keeps that vendor's hits among the 500 best
+/// matches (the words alone: the vendor's name is not added to them, so a tool is not a
+/// match for being the vendor's); `page` (from 1, default 1) of [`SEARCH_PER_PAGE`] hits
+/// (issue 28.12). An empty query answers no hits. Errors: an unknown agent or vendor,
+/// a page past the 500 best matches.
 #[server(prefix = "/api", endpoint = "search_tools")]
 pub async fn search_tools(
     query: String,
     agent: Option<String>,
     vendor: Option<String>,
+    page: Option<i64>,
 ) -> ConsoleResult<SearchData> {
     with_status(async move {
         let (state, _) = signed_in().await?;
@@ -240,6 +253,8 @@ pub async fn search_tools(
                 query: String::new(),
                 toolbox,
                 semantic,
+                page: 1,
+                pages: 1,
             });
         }
         let agent_id = match agent.filter(|a| !a.is_empty()) {
@@ -247,19 +262,21 @@ pub async fn search_tools(
             None => None,
         };
         let typed = query.trim().to_string();
-        let mut query = query;
         let vendor = vendor.filter(|v| !v.trim().is_empty());
         if let Some(v) = &vendor {
             g.vendor(v).await?;
-            // a vendor named in the query ranks its tools first (find_tool's rule); first,
-            // so that cutting an over-long query keeps it
-            query = format!("{v} {query}");
         }
-        let mut r = g.search_tools(agent_id, &query, 50).await?;
-        if let Some(v) = &vendor {
-            r.hits.retain(|h| &h.vendor == v);
-            r.total = r.hits.len();
-        }
+        let page = page.unwrap_or(1).max(1);
+        let r = g
+            .search_tools_page(
+                agent_id,
+                &typed,
+                vendor.as_deref(),
+                usize::try_from(page).unwrap_or(usize::MAX),
+                SEARCH_PER_PAGE as usize,
+            )
+            .await?;
+        let reach = r.total.min(crate::service::SEARCH_DEPTH) as i64;
         Ok(SearchData {
             hits: r
                 .hits
@@ -279,6 +296,8 @@ pub async fn search_tools(
             query: typed,
             toolbox,
             semantic,
+            page,
+            pages: ((reach + SEARCH_PER_PAGE - 1) / SEARCH_PER_PAGE).max(1),
         })
     })
     .await
@@ -448,7 +467,7 @@ pub async fn tool(vendor: String, name: String) -> ConsoleResult<ToolData> {
             notes: d
                 .notes
                 .into_iter()
-                .map(|n| (n.author.replace(':', " "), mark_bidi(&n.body), n.created_at))
+                .map(|n| (actor_in_words(&n.author), mark_bidi(&n.body), n.created_at))
                 .collect(),
             connection: d.connection,
             calls: calls.into_iter().map(call_item).collect(),
