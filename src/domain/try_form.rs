@@ -132,10 +132,9 @@ pub fn input_from_form(
         };
         let value = match f.kind {
             FieldKind::Text | FieldKind::Choice => Value::String(values[&f.name].clone()),
-            FieldKind::Integer => raw
-                .parse::<i64>()
+            FieldKind::Integer => integer(raw)
                 .map(Value::from)
-                .map_err(|_| bad("an integer"))?,
+                .ok_or_else(|| bad("an integer"))?,
             FieldKind::Number => raw
                 .parse::<f64>()
                 .ok()
@@ -154,10 +153,37 @@ pub fn input_from_form(
     Ok(Value::Object(input))
 }
 
+/// An integer as JSON Schema counts one (a number with no fractional part, 2020-12
+/// §6.1.1): `42`, `-7`, and also `1e3` or `10.0`, exactly, within ±2^53 for the latter
+/// forms (what a double holds exactly). `None` for anything else.
+fn integer(raw: &str) -> Option<i64> {
+    if let Ok(n) = raw.parse::<i64>() {
+        return Some(n);
+    }
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    let f = raw.parse::<f64>().ok()?;
+    (f.is_finite() && f.fract() == 0.0 && f.abs() <= EXACT).then_some(f as i64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_integer_may_be_written_as_json_schema_counts_one() {
+        for (raw, n) in [
+            ("42", Some(42)),
+            ("-7", Some(-7)),
+            ("1e3", Some(1000)),
+            ("10.0", Some(10)),
+        ] {
+            assert_eq!(integer(raw), n, "{raw}");
+        }
+        for raw in ["1.5", "1e300", "NaN", "inf", "ten", ""] {
+            assert_eq!(integer(raw), None, "{raw}");
+        }
+    }
 
     #[test]
     fn fields_follow_the_schema_and_values_come_back_typed() {

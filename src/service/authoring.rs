@@ -39,11 +39,12 @@ pub struct ToolDetail {
     pub promoted_for: Vec<db::PromoterRow>,
     /// The connection its calls use now: `(label, why)`, or `None` for no credential.
     pub connection: Option<(String, String)>,
-    /// Who authored each version, in words (`agent hermes`, `person ops`, `import`).
+    /// Who authored each version, in words (`agent hermes`, `ops` for a person, `import`).
     pub authors: Vec<String>,
 }
 
-/// `authored_by` for people: `agent:<id>` becomes `agent <name>`.
+/// `authored_by` for people: `agent:<id>` becomes `agent <name>`, `person:<name>` the
+/// name alone.
 pub fn author_in_words(authored_by: &str, agents: &[(i64, String)]) -> String {
     match authored_by
         .strip_prefix("agent:")
@@ -53,7 +54,11 @@ pub fn author_in_words(authored_by: &str, agents: &[(i64, String)]) -> String {
             Some((_, name)) => format!("agent {name}"),
             None => format!("agent #{id}"),
         },
-        None => authored_by.replace(':', " "),
+        // a person by their name, as History and Approvals name them (`person:ops` → `ops`)
+        None => match authored_by.strip_prefix("person:") {
+            Some(name) => name.to_string(),
+            None => authored_by.replace(':', " "),
+        },
     }
 }
 

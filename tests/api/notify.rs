@@ -277,6 +277,32 @@ async fn the_webhook_is_signed_retried_after_a_500_and_speaks_slack() {
         assert!(e.to_string().contains(field), "{e}");
     }
     assert!(g.webhook().await.unwrap().is_none());
+    // without JavaScript the refused field is marked on the page it came back to, the
+    // format too
+    let r = b
+        .post_form(
+            "set_webhook",
+            "/settings",
+            &[
+                ("url", url.as_str()),
+                ("format", "xml"),
+                ("error_threshold", "2"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status(), 302);
+    let location = r.headers()["location"].to_str().unwrap().to_string();
+    let page = b
+        .get(location.trim_start_matches(&b.base.clone()))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains(r#"data-field="format" class="field-error">choose graft or slack</span>"#),
+        "{page}"
+    );
+    assert!(g.webhook().await.unwrap().is_none());
 
     // set in the console with the team's secret
     let s = secret();
@@ -624,33 +650,14 @@ async fn graft_webhook_sets_shows_tests_and_clears_it_from_the_command_line() {
     // the database exists, migrated, as after `graft serve`
     let app = spawn_app_in(dir.path()).await;
     let (rx, url) = Receiver::start(&[]).await;
-    let cli = |args: Vec<String>| {
-        let data = dir.path().to_path_buf();
-        async move {
-            let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_graft"))
-                .arg("--data-dir")
-                .arg(&data)
-                .args(&args)
-                .env("DATABASE_URL", db_url(&data))
-                .env("USER", "rui")
-                // the receiver is on this machine
-                .env("GRAFT_VENDOR_LOOPBACK", "allow")
-                .env_remove("GRAFT_WEBHOOK_SECRET")
-                .env_remove("GRAFT_WEBHOOK_URL")
-                .output()
-                .await
-                .unwrap();
-            (
-                out.status.success(),
-                String::from_utf8_lossy(&out.stdout).to_string()
-                    + &String::from_utf8_lossy(&out.stderr),
-            )
-        }
-    };
-    let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    let (ok, out) = cli(args(&["webhook", "set", "ftp://x/"])).await;
+    let (ok, out) = cli(dir.path(), &["webhook", "set", "ftp://x/"], &[]).await;
     assert!(!ok && out.contains("https://"), "{out}");
-    let (ok, out) = cli(args(&["webhook", "set", &url, "--format", "slack"])).await;
+    let (ok, out) = cli(
+        dir.path(),
+        &["webhook", "set", &url, "--format", "slack"],
+        &[],
+    )
+    .await;
     assert!(ok, "{out}");
     let made = out
         .split_whitespace()
@@ -659,25 +666,30 @@ async fn graft_webhook_sets_shows_tests_and_clears_it_from_the_command_line() {
         .to_string();
     // shown without its path, which can be a token
     let shown = format!("{}/…", url.trim_end_matches("/hook"));
-    let (ok, out) = cli(args(&["webhook", "show"])).await;
+    let (ok, out) = cli(dir.path(), &["webhook", "show"], &[]).await;
     assert!(ok && out.contains(&shown) && out.contains("slack"), "{out}");
     assert!(!out.contains(&made) && !out.contains(&url), "{out}");
     // set again with only a new threshold: the URL and the format set are kept
-    let (ok, out) = cli(args(&["webhook", "set", "--error-threshold", "7"])).await;
+    let (ok, out) = cli(
+        dir.path(),
+        &["webhook", "set", "--error-threshold", "7"],
+        &[],
+    )
+    .await;
     assert!(ok && out.contains(&shown), "{out}");
-    let (ok, out) = cli(args(&["webhook", "show", "--secret"])).await;
+    let (ok, out) = cli(dir.path(), &["webhook", "show", "--secret"], &[]).await;
     assert!(
         ok && out.contains("slack") && out.contains("threshold  7 failed") && out.contains(&url),
         "{out}"
     );
-    let (ok, out) = cli(args(&["webhook", "test"])).await;
+    let (ok, out) = cli(dir.path(), &["webhook", "test"], &[]).await;
     assert!(ok && out.contains("200 OK"), "{out}");
     let seen = rx.wait_for(1).await;
     let n = verified(&seen[0].0, &seen[0].1, &made);
     assert_eq!(n["text"], "A test notice from Graft, sent by rui.");
-    let (ok, out) = cli(args(&["webhook", "clear"])).await;
+    let (ok, out) = cli(dir.path(), &["webhook", "clear"], &[]).await;
     assert!(ok && out.contains("removed"), "{out}");
-    let (ok, out) = cli(args(&["webhook", "test"])).await;
+    let (ok, out) = cli(dir.path(), &["webhook", "test"], &[]).await;
     assert!(!ok && out.contains("no webhook is set"), "{out}");
     drop(app);
 }
@@ -853,20 +865,14 @@ async fn a_cli_command_delivers_its_notices_before_it_exits() {
         .unwrap();
     let moved = dir.path().join("moved.yaml");
     std::fs::write(&moved, API.replace("/items:", "/v3/items:")).unwrap();
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_graft"))
-        .arg("--data-dir")
-        .arg(dir.path())
-        .args(["import-openapi", "--vendor", "acme"])
-        .arg(&moved)
-        .env("DATABASE_URL", db_url(dir.path()))
-        .env("USER", "rui")
-        .env("GRAFT_VENDOR_LOOPBACK", "allow")
-        .output()
-        .await
-        .unwrap();
-    let said =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{said}");
+    let moved_path = moved.display().to_string();
+    let (ok, said) = cli(
+        dir.path(),
+        &["import-openapi", "--vendor", "acme", &moved_path],
+        &[],
+    )
+    .await;
+    assert!(ok, "{said}");
     // delivered before the process ended: no waiting here
     let seen = rx.seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 2, "a 503, then the retry: {seen:?} {said}");

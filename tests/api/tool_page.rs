@@ -258,6 +258,22 @@ async fn a_person_renders_notes_connects_and_publishes_a_tool_from_its_page() {
         let e = answer(b.call("publish_tool", &f).await).await;
         assert!(e.contains(says), "{says}: {e}");
     }
+    // a description refused beside a changed schema is the description's fault, and
+    // marked there, not at the schema
+    let fields = publish(
+        "1",
+        " ",
+        r#"{"type": "object", "properties": {"id": {"type": "string"}, "x": {"type": "string"}}}"#,
+    );
+    let f: Vec<(&str, &str)> = fields
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let e = answer(b.call("publish_tool", &f).await).await;
+    assert!(
+        e.contains("description is empty") && !e.contains("input_schema"),
+        "{e}"
+    );
     assert_eq!(g.tool("acme", "get_item").await.unwrap().version, 1);
 
     // published as a form posts it (CRLF line ends): version 2, the agent told, the diff
@@ -376,12 +392,25 @@ paths:
     g.import_openapi("shop", SHOP, Some(&v.url()), &mut |_, _| {})
         .await
         .unwrap();
-    g.add_connection("shop", "prod", "bearer", None, Some("shop-secret-77"))
-        .await
-        .unwrap();
     g.add_user("ops", PASSWORD).await.unwrap();
     let mut b = Browser::new(&app);
     b.sign_in("ops", PASSWORD).await;
+    // before the vendor has a connection, Try it says its calls will be refused, and
+    // where to add one
+    let page = b.get("/tools/shop/get_item").await.text().await.unwrap();
+    assert!(
+        page.contains("shop has no connection: a call that needs a credential is refused"),
+        "{page}"
+    );
+    assert!(
+        page.contains(r#"href="/vendors/shop#connections""#),
+        "{page}"
+    );
+    g.add_connection("shop", "prod", "bearer", None, Some("shop-secret-77"))
+        .await
+        .unwrap();
+    let page = b.get("/tools/shop/get_item").await.text().await.unwrap();
+    assert!(!page.contains("has no connection"), "{page}");
     let calls = g.calls(&Default::default(), 100).await.unwrap().len();
 
     // a read: sent with the credential, the answer shown (the echo quotes the

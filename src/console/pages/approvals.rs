@@ -74,10 +74,18 @@ pub fn ApprovalsPage() -> impl IntoView {
 fn filter_form(d: &ApprovalsData) -> impl IntoView {
     let (agent, vendor, state) = d.filter.clone();
     let narrowed = !(agent.is_empty() && vendor.is_empty() && state.is_empty());
+    // a choice from the address that is not in the list (a removed agent, a vendor with
+    // no approvals) stays chosen, so that Show again keeps the filter the page applies
     let options = |all: &[String], chosen: &str| {
-        all.iter()
-            .map(|a| view! { <option value=a.clone() selected=a == chosen>{a.clone()}</option> })
-            .collect_view()
+        let unlisted = (!chosen.is_empty() && !all.iter().any(|a| a == chosen)).then(|| {
+            view! { <option value=chosen.to_string() selected=true>{format!("{chosen} (none here)")}</option> }
+        });
+        view! {
+            {unlisted}
+            {all.iter()
+                .map(|a| view! { <option value=a.clone() selected=a == chosen>{a.clone()}</option> })
+                .collect_view()}
+        }
     };
     let shown = d.approvals.len();
     view! {

@@ -100,6 +100,7 @@ fn webhook_view(
                     <option value="slack" selected=format == "slack">"slack: {\"text\": …} for a Slack incoming webhook"</option>
                 </select>
             </label>
+            <FieldError err field="format"/>
             <label>"Failed calls of one vendor within 5 minutes that make a notice"
                 <input type="number" name="error_threshold" min="1" max="1000" value=threshold.to_string()/>
             </label>

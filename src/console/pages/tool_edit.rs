@@ -66,6 +66,11 @@ pub(crate) fn connection_form(
         .cloned()
         .map(|(id, label)| view! { <option value=id.to_string() selected=chosen == Some(id)>{label}</option> })
         .collect_view();
+    // the tool's own connection was revoked: shown as it is, not as the vendor's default
+    // (which a save would then set without the person meaning to)
+    let revoked = chosen
+        .filter(|id| !t.live_connections.iter().any(|(live, _)| live == id))
+        .map(|id| view! { <option value=id.to_string() selected=true>"a revoked connection: its calls fail until you choose another"</option> });
     Some(view! {
         <ActionForm action=action attr:class="inline-form">
             <input type="hidden" name="vendor" value=vendor/>
@@ -74,6 +79,7 @@ pub(crate) fn connection_form(
             <label>"Calls use "
                 <select name="connection">
                     <option value="" selected=chosen.is_none()>"the vendor's default"</option>
+                    {revoked}
                     {options}
                 </select>
             </label>
@@ -219,6 +225,12 @@ pub(crate) fn try_section(t: &ToolData, tried: Tried) -> Option<impl IntoView> {
     let send = ServerAction::<SendTool>::new();
     let send_err = error_of(send);
     let (vendor, name, gated) = (t.vendor.clone(), t.name.clone(), t.gated);
+    // a vendor with no connection: a call that needs a credential is refused, its dry
+    // run too (an operation that declares no security still goes)
+    let unconnected = t.live_connections.is_empty().then(|| {
+        let href = format!("/vendors/{}#connections", crate::console::words::segment(&t.vendor));
+        view! { <p class="warning no-connection" role="note">{format!("{} has no connection: a call that needs a credential is refused, its dry run too, until ", t.vendor)}<a href=href>"a connection is added"</a>"."</p> }
+    });
     // the version dry-run: a send of a tool changed since is refused
     let version = current.version;
     // the values the dry run was asked with, as try_tool takes them
@@ -275,6 +287,7 @@ pub(crate) fn try_section(t: &ToolData, tried: Tried) -> Option<impl IntoView> {
     Some(view! {
         <section class="card" id="try">
             <h2>"Try it"</h2>
+            {unconnected}
             <p class="muted">"A dry run first: Graft checks the input as it checks an agent's call and shows the request it would send, the credential redacted; nothing is sent. Then Send to the vendor sends it with the connection's credential and shows the answer (recorded in the audit log, not in the calls log). The values go in this page's address: use test values, not secrets."</p>
             <form method="get" class="try-form">
                 <input type="hidden" name="try" value="1"/>

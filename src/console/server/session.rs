@@ -25,6 +25,10 @@ pub(crate) const FLASH_TTL: Duration = Duration::from_secs(600);
 /// drops their oldest.
 pub(crate) const PREVIEWS_PER_PERSON: usize = 2;
 
+/// Answers of sent tools one person keeps at once (each holds a vendor's answer, up to
+/// the proxy's response cap): a new one drops their oldest.
+pub(crate) const SENT_PER_PERSON: usize = 20;
+
 /// A value shown once on the page a POST redirects to.
 #[derive(Debug, Clone)]
 pub enum Flash {
@@ -64,24 +68,37 @@ pub struct FlashStore {
 
 impl FlashStore {
     /// Keeps `value` for `person`; returns its id (128 random bits, hex). A preview
-    /// past [`PREVIEWS_PER_PERSON`] drops the person's oldest.
+    /// past [`PREVIEWS_PER_PERSON`], or a sent tool's answer past [`SENT_PER_PERSON`],
+    /// drops the person's oldest of that kind: what one person keeps is bounded.
     pub fn put(&self, person: &str, value: Flash) -> String {
         let id = crate::service::random_hex(16);
         let mut items = self.items.lock().expect("flash lock");
         items.retain(|_, (_, at, _)| at.elapsed() < FLASH_TTL);
-        if matches!(value, Flash::Preview(_)) {
+        let limit = match value {
+            Flash::Preview(_) => Some(PREVIEWS_PER_PERSON),
+            Flash::Sent(_) => Some(SENT_PER_PERSON),
+            _ => None,
+        };
+        if let Some(limit) = limit {
+            let kind = std::mem::discriminant(&value);
             let mut theirs: Vec<(Instant, String)> = items
                 .iter()
-                .filter(|(_, (p, _, v))| p == person && matches!(v, Flash::Preview(_)))
+                .filter(|(_, (p, _, v))| p == person && std::mem::discriminant(v) == kind)
                 .map(|(id, (_, at, _))| (*at, id.clone()))
                 .collect();
             theirs.sort();
-            let over = (theirs.len() + 1).saturating_sub(PREVIEWS_PER_PERSON);
+            let over = (theirs.len() + 1).saturating_sub(limit);
             for (_, old) in theirs.into_iter().take(over) {
                 items.remove(&old);
             }
         }
-        items.insert(id.clone(), (person.to_string(), Instant::now(), value));
+        // strictly after every kept value, so that "oldest" is never a tie
+        let now = Instant::now();
+        let at = match items.values().map(|(_, at, _)| *at).max() {
+            Some(last) if last >= now => last + Duration::from_nanos(1),
+            _ => now,
+        };
+        items.insert(id.clone(), (person.to_string(), at, value));
         id
     }
 
@@ -280,5 +297,29 @@ mod tests {
             "another's stays"
         );
         assert!(store.peek_preview("rui", &third).is_none(), "not theirs");
+    }
+
+    #[test]
+    fn one_person_keeps_a_bounded_number_of_sent_answers_and_others_keep_theirs() {
+        let store = FlashStore::default();
+        let other = store.put("kim", Flash::Sent(serde_json::json!({"n": "kim"})));
+        let ids: Vec<String> = (0..SENT_PER_PERSON + 5)
+            .map(|n| store.put("rui", Flash::Sent(serde_json::json!({ "n": n }))))
+            .collect();
+        let kept = ids
+            .iter()
+            .filter(|id| store.peek_sent("rui", id).is_some())
+            .count();
+        assert_eq!(kept, SENT_PER_PERSON);
+        // the oldest went, the newest stayed
+        assert!(store.peek_sent("rui", &ids[4]).is_none());
+        assert!(store.peek_sent("rui", &ids[5]).is_some());
+        assert!(
+            store.peek_sent("kim", &other).is_some(),
+            "another person's answer stays"
+        );
+        // a token is not counted with the answers
+        let token = store.put("rui", Flash::Token("a".into(), "t".into()));
+        assert!(store.take("rui", &token).is_some());
     }
 }

@@ -116,7 +116,9 @@ pub async fn publish_tool(
                 back_saying_saved("version");
                 Ok(())
             }
-            Err(ServiceError::Invalid(m)) if schema_changed => {
+            // the description's rules name it first (domain::authoring::draft); any
+            // other refusal of a changed schema is the schema's
+            Err(ServiceError::Invalid(m)) if schema_changed && !m.starts_with("description") => {
                 Err(ConsoleError::field("input_schema", m))
             }
             Err(ServiceError::Invalid(m)) => Err(ConsoleError::field("description", m)),
