@@ -235,32 +235,28 @@ async fn a_denial_says_why_to_the_agent_and_each_decision_is_kept_with_its_perso
     );
 
     // the CLI names the person it acts as (--as), and lists a denial's reason
-    let cli = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_graft"))
-            .arg("--data-dir")
-            .arg(dir.path())
-            .args(args)
-            .env("DATABASE_URL", db_url(dir.path()))
-            .output()
-            .unwrap();
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).to_string()
-                + &String::from_utf8_lossy(&out.stderr),
-        )
-    };
-    let (ok, out) = cli(&[
-        "--as",
-        "rui",
-        "deny",
-        "bot",
-        "acme__create_item",
-        "--reason",
-        "not on Fridays",
-    ]);
+    let (ok, out) = cli(
+        dir.path(),
+        &[
+            "--as",
+            "rui",
+            "deny",
+            "bot",
+            "acme__create_item",
+            "--reason",
+            "not on Fridays",
+        ],
+        &[],
+    )
+    .await;
     assert!(ok, "{out}");
     assert!(out.contains("its calls are told: not on Fridays"), "{out}");
-    let (ok, out) = cli(&["approval", "list", "--agent", "bot", "--state", "denied"]);
+    let (ok, out) = cli(
+        dir.path(),
+        &["approval", "list", "--agent", "bot", "--state", "denied"],
+        &[],
+    )
+    .await;
     assert!(ok, "{out}");
     assert!(
         out.contains(" by rui ") && !out.contains("person:"),
@@ -270,9 +266,19 @@ async fn a_denial_says_why_to_the_agent_and_each_decision_is_kept_with_its_perso
         out.contains("reason the agent is told: not on Fridays"),
         "{out}"
     );
-    let (ok, out) = cli(&["--as", " ", "deny", "bot", "acme__create_item"]);
+    let (ok, out) = cli(
+        dir.path(),
+        &["--as", " ", "deny", "bot", "acme__create_item"],
+        &[],
+    )
+    .await;
     assert!(!ok && out.contains("--as takes a person's name"), "{out}");
-    let (ok, out) = cli(&["--as", "ana\u{202E}sr", "deny", "bot", "acme__create_item"]);
+    let (ok, out) = cli(
+        dir.path(),
+        &["--as", "ana\u{202E}sr", "deny", "bot", "acme__create_item"],
+        &[],
+    )
+    .await;
     assert!(!ok && out.contains("--as takes a person's name"), "{out}");
 
     // a denial stands for the next version, and names it: a person who changes their
@@ -304,7 +310,7 @@ async fn a_denial_says_why_to_the_agent_and_each_decision_is_kept_with_its_perso
         row.changed.as_deref(),
         Some("path /items/v4 → /items/v5; path /items/v5 → /items/v6")
     );
-    let (ok, out) = cli(&["approval", "list", "--agent", "bot"]);
+    let (ok, out) = cli(dir.path(), &["approval", "list", "--agent", "bot"], &[]).await;
     assert!(ok, "{out}");
     assert!(
         out.contains("(approved before; a new version changed: path /items/v4"),

@@ -228,42 +228,47 @@ async fn each_persons_action_is_recorded_by_name_and_no_secret_or_agent_action_i
     assert!(!r.text().await.unwrap().contains("approval.deny"));
 
     // the CLI: its person is the OS user, or --as; graft audit filters and prints CSV
-    let cli = |args: &[&str], user: &str| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_graft"))
-            .arg("--data-dir")
-            .arg(dir.path())
-            .args(args)
-            .env("DATABASE_URL", db_url(dir.path()))
-            .env("USER", user)
-            .output()
-            .unwrap();
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).to_string()
-                + &String::from_utf8_lossy(&out.stderr),
-        )
-    };
-    let (ok, out) = cli(&["agent", "rotate", "bot"], "rui");
+    let (ok, out) = cli(dir.path(), &["agent", "rotate", "bot"], &[("USER", "rui")]).await;
     assert!(ok, "{out}");
-    let (ok, out) = cli(&["--as", "kim", "agent", "disable", "bot"], "rui");
+    let (ok, out) = cli(
+        dir.path(),
+        &["--as", "kim", "agent", "disable", "bot"],
+        &[("USER", "rui")],
+    )
+    .await;
     assert!(ok, "{out}");
-    let (ok, out) = cli(&["audit", "--person", "rui"], "x");
+    let (ok, out) = cli(dir.path(), &["audit", "--person", "rui"], &[("USER", "x")]).await;
     assert!(ok, "{out}");
     assert!(
         out.contains("agent.rotate_token") && out.contains("bot"),
         "{out}"
     );
     assert!(!out.contains("agent.disable"), "{out}");
-    let (ok, out) = cli(&["audit", "--action", "agent.disable", "--csv"], "x");
+    let (ok, out) = cli(
+        dir.path(),
+        &["audit", "--action", "agent.disable", "--csv"],
+        &[("USER", "x")],
+    )
+    .await;
     assert!(ok, "{out}");
     assert!(
         out.starts_with("time,person,action,target,detail\r\n"),
         "{out}"
     );
     assert!(out.contains(",kim,agent.disable,bot"), "{out}");
-    let (ok, out) = cli(&["audit", "--target", "ACME__CREATE"], "x");
+    let (ok, out) = cli(
+        dir.path(),
+        &["audit", "--target", "ACME__CREATE"],
+        &[("USER", "x")],
+    )
+    .await;
     assert!(ok && out.contains("approval.deny"), "{out}");
-    let (ok, out) = cli(&["audit", "--action", "agent.explode"], "x");
+    let (ok, out) = cli(
+        dir.path(),
+        &["audit", "--action", "agent.explode"],
+        &[("USER", "x")],
+    )
+    .await;
     assert!(!ok && out.contains("unknown action"), "{out}");
     app.stop().await;
 }

@@ -9,7 +9,6 @@ use crate::vendor;
 use graft::db::AuditQuery;
 use graft::domain::audit::AuditAction;
 use graft::service::Actor;
-use std::path::Path;
 
 const API: &str = r#"
 openapi: 3.0.3
@@ -22,24 +21,6 @@ paths:
     post: {operationId: createItem, responses: {"200": {description: ok}}}
     get: {operationId: listItems, responses: {"200": {description: ok}}}
 "#;
-
-/// Runs `graft` on `dir`'s database as the person `rui`: (success, stdout and stderr).
-fn cli(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_graft"))
-        .arg("--data-dir")
-        .arg(dir)
-        .args(args)
-        .env("DATABASE_URL", db_url(dir))
-        .env("USER", "rui")
-        .env("GRAFT_VENDOR_LOOPBACK", "allow")
-        .envs(env.iter().copied())
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr),
-    )
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_team_rotates_keys_removes_an_agent_and_previews_a_sweep_from_the_command_line() {
@@ -73,7 +54,7 @@ async fn a_team_rotates_keys_removes_an_agent_and_previews_a_sweep_from_the_comm
     let id = key.id.to_string();
 
     // test: one harmless read (the GET without input) with the credential
-    let (ok, out) = cli(d, &["connection", "test", &id], &[]);
+    let (ok, out) = cli(d, &["connection", "test", &id], &[]).await;
     assert!(ok, "{out}");
     assert_eq!(v.count(), 1, "{out}");
     assert_eq!(
@@ -88,9 +69,10 @@ async fn a_team_rotates_keys_removes_an_agent_and_previews_a_sweep_from_the_comm
         d,
         &["connection", "replace", &id, "--secret-env", "NEW_KEY"],
         &[("NEW_KEY", "new-secret-8823")],
-    );
+    )
+    .await;
     assert!(ok, "{out}");
-    let (ok, out) = cli(d, &["connection", "test", &id], &[]);
+    let (ok, out) = cli(d, &["connection", "test", &id], &[]).await;
     assert!(ok, "{out}");
     assert_eq!(v.last().headers["authorization"], "Bearer new-secret-8823");
 
@@ -106,7 +88,7 @@ async fn a_team_rotates_keys_removes_an_agent_and_previews_a_sweep_from_the_comm
         "--secret-env",
         "K2",
     ];
-    let (ok, out) = cli(d, &add, &[("K2", "second-secret-5150")]);
+    let (ok, out) = cli(d, &add, &[("K2", "second-secret-5150")]).await;
     assert!(!ok && out.contains("--default"), "{out}");
     assert_eq!(
         g.connections()
@@ -120,7 +102,7 @@ async fn a_team_rotates_keys_removes_an_agent_and_previews_a_sweep_from_the_comm
     // made the default, then the old one made the default again by name
     let mut add_default = add.to_vec();
     add_default.push("--default");
-    let (ok, out) = cli(d, &add_default, &[("K2", "second-secret-5150")]);
+    let (ok, out) = cli(d, &add_default, &[("K2", "second-secret-5150")]).await;
     assert!(ok, "{out}");
     let second = g
         .connections()
@@ -133,13 +115,13 @@ async fn a_team_rotates_keys_removes_an_agent_and_previews_a_sweep_from_the_comm
         g.vendor("acme").await.unwrap().default_connection_id,
         Some(second.id)
     );
-    let (ok, out) = cli(d, &["connection", "default", "acme", "old key"], &[]);
+    let (ok, out) = cli(d, &["connection", "default", "acme", "old key"], &[]).await;
     assert!(ok, "{out}");
     assert_eq!(
         g.vendor("acme").await.unwrap().default_connection_id,
         Some(key.id)
     );
-    let (ok, out) = cli(d, &["connection", "revoke", &second.id.to_string()], &[]);
+    let (ok, out) = cli(d, &["connection", "revoke", &second.id.to_string()], &[]).await;
     assert!(ok, "{out}");
 
     // a vendor with no harmless read: the test says so and sends nothing
@@ -169,7 +151,7 @@ async fn a_team_rotates_keys_removes_an_agent_and_previews_a_sweep_from_the_comm
         .await
         .unwrap();
     let sent = v.count();
-    let (_, out) = cli(d, &["connection", "test", &w.id.to_string()], &[]);
+    let (_, out) = cli(d, &["connection", "test", &w.id.to_string()], &[]).await;
     assert!(
         out.contains("has no tool that reads without input"),
         "{out}"
@@ -181,13 +163,13 @@ async fn a_team_rotates_keys_removes_an_agent_and_previews_a_sweep_from_the_comm
     g.promote_tool(&ana, bot.id, "acme", "list_items")
         .await
         .unwrap();
-    let (ok, out) = cli(d, &["agent", "remove", "bot"], &[]);
+    let (ok, out) = cli(d, &["agent", "remove", "bot"], &[]).await;
     assert!(!ok && out.contains("--yes"), "{out}");
     assert!(
         g.authenticate(&token).await.unwrap().is_some(),
         "not removed yet"
     );
-    let (ok, out) = cli(d, &["agent", "remove", "bot", "--yes"], &[]);
+    let (ok, out) = cli(d, &["agent", "remove", "bot", "--yes"], &[]).await;
     assert!(ok, "{out}");
     // the running server hears the other process's change (its change events) and
     // refuses the token from then on
@@ -208,7 +190,7 @@ async fn a_team_rotates_keys_removes_an_agent_and_previews_a_sweep_from_the_comm
         .await
         .unwrap();
     let at = (chrono::Utc::now() + chrono::Duration::days(30)).to_rfc3339();
-    let (ok, out) = cli(d, &["sweep", "--at", &at], &[]);
+    let (ok, out) = cli(d, &["sweep", "--at", &at], &[]).await;
     assert!(ok, "{out}");
     assert!(
         out.contains("acme__list_items"),
@@ -219,7 +201,7 @@ async fn a_team_rotates_keys_removes_an_agent_and_previews_a_sweep_from_the_comm
         1,
         "a preview: {out}"
     );
-    let (ok, out) = cli(d, &["sweep", "--at", &at, "--commit"], &[]);
+    let (ok, out) = cli(d, &["sweep", "--at", &at, "--commit"], &[]).await;
     assert!(ok, "{out}");
     assert!(g.working_set(kim.id).await.unwrap().is_empty(), "{out}");
     let now = chrono::Utc::now().timestamp_millis();

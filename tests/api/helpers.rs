@@ -158,6 +158,32 @@ pub fn db_url(dir: &Path) -> String {
     url.to_string()
 }
 
+/// Runs the `graft` binary on `dir`'s data directory and database (the suite's backend)
+/// as the person `rui` (`USER`), vendors on this machine allowed
+/// (`GRAFT_VENDOR_LOOPBACK=allow`) and no webhook from the environment; `env` is set
+/// last, so it may change any of these. Asynchronous, so that a server or vendor of the
+/// same test keeps answering while the command runs. Answers (success, stdout then
+/// stderr).
+pub async fn cli(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_graft"))
+        .arg("--data-dir")
+        .arg(dir)
+        .args(args)
+        .env("DATABASE_URL", db_url(dir))
+        .env("USER", "rui")
+        .env("GRAFT_VENDOR_LOOPBACK", "allow")
+        .env_remove("GRAFT_WEBHOOK_SECRET")
+        .env_remove("GRAFT_WEBHOOK_URL")
+        .envs(env.iter().copied())
+        .output()
+        .await
+        .expect("run graft");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
 /// Starts Graft on port 0 over the database in `dir`.
 pub async fn spawn_app_in(dir: &Path) -> TestApp {
     spawn_app_with(settings(dir)).await

@@ -413,17 +413,8 @@ async fn a_removed_vendor_is_restored_from_its_stored_document() {
     assert!(v.removed_at.is_none() && !v.has_document, "{v:?}");
     // from the command line too
     g.remove_vendor(&ops, "shop").await.unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_graft"))
-        .arg("--data-dir")
-        .arg(dir.path())
-        .args(["vendor", "restore", "shop"])
-        .env("DATABASE_URL", db_url(dir.path()))
-        .env("USER", "rui")
-        .output()
-        .unwrap();
-    let said =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{said}");
+    let (ok, said) = cli(dir.path(), &["vendor", "restore", "shop"], &[]).await;
+    assert!(ok, "{said}");
     assert!(
         said.contains("Restored vendor shop at https://other.example"),
         "{said}"
