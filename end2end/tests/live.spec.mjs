@@ -123,3 +123,47 @@ test('the Settings page sets the webhook, shows its whole URL and secret on requ
   await page.getByRole('button', { name: 'Remove the webhook' }).click();
   await expect(page.locator('#webhook dl.facts')).toHaveCount(0);
 });
+
+test('an open agent page and the home page follow what the agent promotes and demotes (issue 28.3)', async ({ page }, testInfo) => {
+  await signIn(page, testInfo);
+  const name = unique(testInfo, 'live-set');
+  const agent = await connectAgent(await createAgent(page, testInfo, name));
+  const hydrated = testInfo.project.name === 'hydrated';
+  const waitLive = async () => { if (hydrated) await page.locator('body[data-live="ready"]').waitFor(); };
+
+  // the agent page: a tool the agent promotes appears in its working set
+  await goto(page, testInfo, `/agents/${name}`);
+  const row = page.locator('table.working-set tr[data-tool="widgets__list_widgets"]');
+  await expect(row).toHaveCount(0);
+  await page.evaluate(() => { window.__stayed = true; });
+  await waitLive();
+  await agent.call('promote', { vendor: 'widgets', name: 'list_widgets' });
+  if (hydrated) {
+    await expect(row).toHaveCount(1, { timeout: 2_000 });
+    expect(await page.evaluate(() => window.__stayed)).toBe(true);
+  } else {
+    await page.waitForTimeout(500);
+    await expect(row).toHaveCount(0);
+    await page.reload();
+    await expect(row).toHaveCount(1);
+  }
+
+  // home: the agent's working-set size follows a demotion
+  await goto(page, testInfo, '/');
+  const size = page.locator(`tr[data-agent="${name}"] td[data-label="Working set"]`);
+  await expect(size).toHaveText(/^\d+ of \d+$/);
+  const had = Number((await size.innerText()).split(' ')[0]);
+  expect(had).toBeGreaterThanOrEqual(1);
+  await page.evaluate(() => { window.__stayed = true; });
+  await waitLive();
+  await agent.call('demote', { vendor: 'widgets', name: 'list_widgets' });
+  const fewer = new RegExp(`^${had - 1} of `);
+  if (hydrated) {
+    await expect(size).toHaveText(fewer, { timeout: 2_000 });
+    expect(await page.evaluate(() => window.__stayed)).toBe(true);
+  } else {
+    await page.reload();
+    await expect(size).toHaveText(fewer);
+  }
+  await agent.client.close();
+});

@@ -29,6 +29,7 @@ mod search;
 mod security;
 mod starters;
 mod sweep;
+mod team_care;
 mod tokens;
 mod tool_page;
 mod traces;
