@@ -112,6 +112,16 @@ test('the Settings page sets the webhook, shows its whole URL and secret on requ
   await shot(page, testInfo, 'settings-375');
   await page.emulateMedia({ colorScheme: 'dark' });
   await page.setViewportSize({ width: 1280, height: 900 });
+  // dark mode follows the system: dark page, light text, dark fields (their text
+  // readable on them)
+  const colors = await page.evaluate(() => {
+    const of = (el) => getComputedStyle(el);
+    const input = document.querySelector('input[name="url"]');
+    return { bg: of(document.body).backgroundColor, fg: of(document.body).color,
+      inputBg: of(input).backgroundColor, inputFg: of(input).color };
+  });
+  expect(colors).toEqual({ bg: 'rgb(18, 21, 28)', fg: 'rgb(228, 232, 240)',
+    inputBg: 'rgb(18, 21, 28)', inputFg: 'rgb(228, 232, 240)' });
   await shot(page, testInfo, 'settings-dark');
   await goto(page, testInfo, '/approvals');
   await shot(page, testInfo, 'approvals-dark');

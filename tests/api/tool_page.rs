@@ -437,12 +437,15 @@ paths:
     assert!(r.status().is_redirection(), "{}", r.status());
     let loc = r.headers()["location"].to_str().unwrap().to_string();
     assert!(loc.starts_with("/tools/shop/get_item?sent="), "{loc}");
+    // the values sent come back in the address: the form shows them again
+    assert!(loc.ends_with("&in.id=7#try"), "{loc}");
     assert_eq!(v.count(), 1);
     assert_eq!(v.last().path, "/anything/items/7");
     assert_eq!(v.last().headers["authorization"], "Bearer shop-secret-77");
     for _ in 0..2 {
         let page = b.get(&loc).await.text().await.unwrap();
         assert!(page.contains("What the vendor answered"), "{page}");
+        assert!(page.contains(r#"name="in.id" value="7""#), "{page}");
         assert!(page.contains("HTTP 200"), "the vendor's status: {page}");
         assert!(page.contains("/anything/items/7"), "{page}");
         assert!(!page.contains("shop-secret-77"), "{page}");
@@ -526,4 +529,75 @@ paths:
         .await
         .is_err());
     app.stop().await;
+}
+
+/// A write a person sends from Try it that the vendor does not answer in time (issue
+/// 28.10): the page says the request went out and the vendor may have acted, with no
+/// status, and the audit says "sent, no answer", not "not sent".
+#[tokio::test]
+async fn a_send_the_vendor_never_answers_says_the_vendor_may_have_acted() {
+    const SLOW: &str = r#"
+openapi: 3.0.3
+info: {title: Slow, version: "1"}
+components:
+  securitySchemes: {bearer: {type: http, scheme: bearer}}
+security: [{bearer: []}]
+paths:
+  /slow/{secs}:
+    post:
+      operationId: slowWrite
+      parameters: [{name: secs, in: path, required: true, schema: {type: integer}}]
+      responses: {"200": {description: ok}}
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let v = vendor::start(None).await;
+    let mut s = settings(dir.path());
+    s.limits.total_timeout = std::time::Duration::from_secs(1);
+    let app = spawn_app_with(s).await;
+    let g = &app.graft;
+    g.import_openapi("slow", SLOW, Some(&v.url()), &mut |_, _| {})
+        .await
+        .unwrap();
+    g.add_connection("slow", "prod", "bearer", None, Some("slow-secret-31"))
+        .await
+        .unwrap();
+    g.add_user("ops", PASSWORD).await.unwrap();
+    let mut b = Browser::new(&app);
+    b.sign_in("ops", PASSWORD).await;
+    let url = "/tools/slow/slow_write";
+    let r = b
+        .post_form(
+            "send_tool",
+            url,
+            &[
+                ("vendor", "slow"),
+                ("name", "slow_write"),
+                ("values", r#"{"secs":"3"}"#),
+                ("confirm", "yes"),
+            ],
+        )
+        .await;
+    assert!(r.status().is_redirection(), "{}", r.status());
+    let loc = r.headers()["location"].to_str().unwrap().to_string();
+    assert_eq!(v.count(), 1, "the request went out");
+    let page = b.get(&loc).await.text().await.unwrap();
+    assert!(
+        page.contains("No answer: the request went out and the vendor may have acted on it"),
+        "{page}"
+    );
+    assert!(!page.contains("HTTP 200"), "{page}");
+    assert!(!page.contains("slow-secret-31"), "{page}");
+    let events = g
+        .audit_events(&AuditQuery {
+            action: Some(AuditAction::ToolTry),
+            limit: 10,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(
+        events[0].detail.as_deref(),
+        Some("version 1: sent, no answer")
+    );
 }

@@ -316,10 +316,19 @@ pub async fn send_tool(
         // kept with the tool it answers: another tool's page does not show it
         let kept = serde_json::json!({"tool": format!("{vendor}__{name}"), "result": result});
         let id = state.flash.put(&person.name, Flash::Sent(kept));
+        // the values go back in the address, as the dry run had them, so that the form
+        // shows what was sent (without JavaScript too)
+        let segment = crate::console::words::segment;
+        let typed: std::collections::BTreeMap<String, String> =
+            serde_json::from_str(&values).unwrap_or_default();
+        let fields: String = typed
+            .iter()
+            .map(|(k, v)| format!("&in.{}={}", segment(k), segment(v)))
+            .collect();
         leptos_axum::redirect(&format!(
-            "/tools/{}/{}?sent={id}#try",
-            crate::console::words::segment(&vendor),
-            crate::console::words::segment(&name)
+            "/tools/{}/{}?sent={id}{fields}#try",
+            segment(&vendor),
+            segment(&name)
         ));
         Ok(())
     })
