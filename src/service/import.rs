@@ -248,6 +248,8 @@ impl Graft {
         let by_name: HashMap<&str, &db::ToolRow> =
             current.iter().map(|t| (t.name.as_str(), t)).collect();
         let mut notify: Vec<i64> = Vec::new();
+        // (agent id, tool name) of each grant a changed tool asks again
+        let mut asked_again: Vec<(i64, String)> = Vec::new();
         let mut seen: HashSet<&str> = HashSet::new();
         // an operation still in the document that no longer drafts (now unsupported)
         // keeps its tool as it is
@@ -267,6 +269,7 @@ impl Graft {
                 report.restored.push(old.name.clone());
             }
             report.approvals_reset += update.approvals_reset;
+            asked_again.extend(update.reset_for.iter().map(|a| (*a, old.name.clone())));
             match update.changed {
                 Some((what, agents)) => {
                     notify.extend(agents);
@@ -331,7 +334,9 @@ impl Graft {
                     .map(move |(location, name)| (op.clone(), format!("{location} {name}")))
             })
             .collect();
+        let asked_again = asked_again_by_name(&mut tx, asked_again).await?;
         let report = ImportReport {
+            asked_again,
             brought_back: existing_vendor
                 .as_ref()
                 .is_some_and(|v| v.removed_at.is_some()),
@@ -453,6 +458,10 @@ pub struct ImportReport {
     /// Approvals (granted or pending) asked again because a new version changed what
     /// the call does.
     pub approvals_reset: usize,
+    /// `(agent, tool)` of each grant a changed tool now asks again, by name (an
+    /// approval already pending, or one a base URL's move asks again, is counted in
+    /// `approvals_reset` only).
+    pub asked_again: Vec<(String, String)>,
     /// A preview: what the import would do; nothing was written (issue 28.11).
     pub preview: bool,
     /// `(operation, name)` of tools whose name is not the plain snake case.
@@ -526,12 +535,42 @@ impl Graft {
     }
 }
 
+/// `(agent id, tool)` pairs by the agent's name, in `tx` (a preview sees what it
+/// would do), sorted. Errors: database faults.
+pub(super) async fn asked_again_by_name(
+    tx: &mut db::Conn,
+    pairs: Vec<(i64, String)>,
+) -> ServiceResult<Vec<(String, String)>> {
+    if pairs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let names: std::collections::HashMap<i64, String> = db::select_agents_in(tx)
+        .await?
+        .into_iter()
+        .map(|a| (a.id, a.name))
+        .collect();
+    let mut out: Vec<(String, String)> = pairs
+        .into_iter()
+        .map(|(id, tool)| {
+            let agent = names
+                .get(&id)
+                .cloned()
+                .unwrap_or_else(|| format!("agent #{id}"));
+            (agent, tool)
+        })
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
 /// What [`update_from_source`] did to one tool.
 pub(super) struct SourceUpdate {
     /// The tool was retired and is back.
     pub restored: bool,
     /// Approvals (granted or pending) that now ask again, for the new version.
     pub approvals_reset: usize,
+    /// The agents whose grant now asks again (a request already pending is not one).
+    pub reset_for: Vec<i64>,
     /// What its new version changed, in words, and the agents holding it (they get
     /// list_changed); `None` when the source describes it as its current version does.
     pub changed: Option<(String, Vec<i64>)>,
@@ -577,19 +616,18 @@ pub(super) async fn update_from_source(
         return Ok(SourceUpdate {
             restored,
             approvals_reset: 0,
+            reset_for: Vec::new(),
             changed: None,
         });
     };
     let next = old.version + 1;
     let nv = super::versions::version_row(d, &binding, hints, "import");
     db::insert_tool_version(tx, old.id, next, &nv, now).await?;
-    let approvals_reset = match super::versions::call_change(old, d, hints) {
-        Some(why) => db::reset_approvals(tx, old.id, next, &why, now)
-            .await?
-            .len(),
+    let reset_for = match super::versions::call_change(old, d, hints) {
+        Some(why) => db::reset_approvals(tx, old.id, next, &why, now).await?,
         None => {
             db::carry_approvals(tx, old.id, next).await?;
-            0
+            Vec::new()
         }
     };
     let agents = db::sweep::select_entries_of_tools(tx, &[old.id])
@@ -599,7 +637,8 @@ pub(super) async fn update_from_source(
         .collect();
     Ok(SourceUpdate {
         restored,
-        approvals_reset,
+        approvals_reset: reset_for.len(),
+        reset_for,
         changed: Some((what, agents)),
     })
 }

@@ -183,6 +183,8 @@ impl Graft {
         let by_name: HashMap<&str, &db::ToolRow> =
             current.iter().map(|t| (t.name.as_str(), t)).collect();
         let mut notify: Vec<i64> = Vec::new();
+        // (agent id, tool name) of each grant a changed tool asks again
+        let mut asked_again: Vec<(i64, String)> = Vec::new();
         for d in &plan.existing {
             let Some(old) = by_name.get(d.name.as_str()) else {
                 continue;
@@ -199,6 +201,7 @@ impl Graft {
             }
             let update = update_from_source(&mut tx, old, &d, now).await?;
             report.approvals_reset += update.approvals_reset;
+            asked_again.extend(update.reset_for.iter().map(|a| (*a, old.name.clone())));
             if update.restored {
                 report.restored.push(old.name.clone());
             }
@@ -232,6 +235,7 @@ impl Graft {
             notify.extend(entries.iter().map(|(a, _)| *a));
         }
         db::update_vendor_mcp_read(&mut tx, v.id, Some(now), None).await?;
+        report.asked_again = super::import::asked_again_by_name(&mut tx, asked_again).await?;
         let changed =
             report.imported + report.updated.len() + report.retired.len() + report.restored.len()
                 > 0;

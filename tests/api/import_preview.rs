@@ -229,6 +229,12 @@ async fn a_re_upload_is_previewed_then_applied_and_its_renames_are_kept() {
     assert_eq!(p["retired"], serde_json::json!(["delete_item"]), "{p}");
     assert_eq!(p["updated"][0][0], "create_item", "{p}");
     assert_eq!(p["approvals_reset"], 1, "{p}");
+    // whose approval it is: the person knows which agent will ask again
+    assert_eq!(
+        p["asked_again"],
+        serde_json::json!([["pv", "create_item"]]),
+        "{p}"
+    );
     assert_eq!(p["demoted"], 1, "{p}");
     assert_eq!(g.toolbox_size().await.unwrap(), 3, "nothing was imported");
     assert!(g.tool("shop", "list_items").await.is_err());
@@ -273,6 +279,10 @@ async fn a_re_upload_is_previewed_then_applied_and_its_renames_are_kept() {
     let history = g.imports("shop").await.unwrap();
     assert_eq!(history.len(), history_before + 1);
     assert_eq!(history[0].2.approvals_reset, 1);
+    assert_eq!(
+        history[0].2.asked_again,
+        vec![("pv".to_string(), "create_item".to_string())]
+    );
     assert!(!history[0].2.preview);
     // a preview is applied once
     let r = b.call("apply_import", &[("preview", id.as_str())]).await;
