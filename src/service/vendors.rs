@@ -482,13 +482,23 @@ pub fn check_base_url(url: &str) -> ServiceResult<String> {
             ))
         })?;
     let host = rest.split('/').next().unwrap_or("");
-    if url::Url::parse(u)
-        .ok()
-        .and_then(|p| p.host_str().map(str::to_string))
-        .is_none()
-    {
+    let Some(parsed) = url::Url::parse(u).ok().filter(|p| p.host_str().is_some()) else {
         return Err(ServiceError::Invalid(format!(
             "base URL {shown:?} is not a valid URL"
+        )));
+    };
+    // an address no call may ever reach (a cloud metadata endpoint, broadcast…) is
+    // refused now, not on each call (security review 32.7); loopback and private
+    // addresses depend on settings a person may still change, so calls judge them
+    use crate::proxy::destination::{check, literal_ip, Reach};
+    let anywhere = Reach {
+        internal: true,
+        loopback: true,
+    };
+    if let Some(Err(refused)) = literal_ip(&parsed).map(|ip| check(ip, anywhere)) {
+        return Err(ServiceError::Invalid(format!(
+            "base URL {shown:?}: {}",
+            refused.to_string().split(';').next().unwrap_or_default()
         )));
     }
     // an OpenAPI server variable with no default (`https://{region}.example.com`)
@@ -520,7 +530,9 @@ mod tests {
             check_base_url(" https://api.example.com/v1/ ").unwrap(),
             "https://api.example.com/v1"
         );
+        // loopback and private addresses are judged per call (settings may allow them)
         assert!(check_base_url("http://127.0.0.1:8080").is_ok());
+        assert!(check_base_url("http://10.0.0.7/api").is_ok());
         for bad in [
             "ftp://api.example.com",
             "api.example.com",
@@ -530,11 +542,17 @@ mod tests {
             "https://api.example.com/#top",
             "https://{region}.api.example.com",
             "https://api.example.com/{version}",
+            "http://169.254.169.254/latest",
+            "http://[fd00:ec2::254]",
+            "http://0.0.0.0:8080",
         ] {
             let e = check_base_url(bad).unwrap_err().to_string();
             assert!(!e.contains("pw@"), "no password quoted: {e}");
             if bad.contains('{') {
                 assert!(e.contains("server variable"), "{bad}: {e}");
+            }
+            if bad.contains("169.254") {
+                assert!(e.contains("is a cloud metadata"), "{bad}: {e}");
             }
         }
     }
