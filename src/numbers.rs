@@ -25,3 +25,18 @@ pub fn tokens(n: i64) -> String {
         format!("{} tokens", grouped(n))
     }
 }
+
+/// `n` and a noun, plural unless `n` is 1 ("1 tool", "3 tools", "2 entries").
+pub fn count(n: i64, noun: &str) -> String {
+    let n_words = grouped(n);
+    if n == 1 {
+        format!("1 {noun}")
+    } else if let Some(stem) = noun
+        .strip_suffix('y')
+        .filter(|s| !s.ends_with(['a', 'e', 'i', 'o', 'u']))
+    {
+        format!("{n_words} {stem}ies")
+    } else {
+        format!("{n_words} {noun}s")
+    }
+}

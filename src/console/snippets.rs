@@ -39,7 +39,7 @@ pub fn all(agent: &str, url: &str, token: &str) -> Vec<Snippet> {
     vec![
         snippet(
             "Claude Code",
-            "a shell: Claude Code keeps it in your user configuration",
+            "run once in a shell: Claude Code stores the header, token included, in its configuration (add --scope user for every project; after a rotation, claude mcp remove graft first)",
             format!("claude mcp add --transport http graft {url} --header \"Authorization: Bearer $GRAFT_TOKEN\""),
             export("GRAFT_TOKEN"),
         ),

@@ -151,22 +151,7 @@ pub fn over_cap_in_words(size: i64, cap: i64, called: i64, idle_days: i64) -> Op
     })
 }
 
-/// `n` and a noun, plural unless `n` is 1 ("1 tool", "3 tools", "2 entries").
-pub fn count(n: i64, noun: &str) -> String {
-    let n_words = grouped(n);
-    if n == 1 {
-        format!("1 {noun}")
-    } else if let Some(stem) = noun
-        .strip_suffix('y')
-        .filter(|s| !s.ends_with(['a', 'e', 'i', 'o', 'u']))
-    {
-        format!("{n_words} {stem}ies")
-    } else {
-        format!("{n_words} {noun}s")
-    }
-}
-
-pub use crate::numbers::{grouped, tokens};
+pub use crate::numbers::{count, grouped, tokens};
 
 /// What an OpenAPI import did, for the page that follows the upload.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -213,6 +198,9 @@ pub struct ImportSummary {
     /// Approvals asked again: a new version changed what the call does.
     #[serde(default)]
     pub approvals_reset: usize,
+    /// `(agent, tool)` of each grant asked again, by name.
+    #[serde(default)]
+    pub asked_again: Vec<(String, String)>,
     /// A preview of a re-upload: nothing was written (issue 28.11).
     #[serde(default)]
     pub preview: bool,
@@ -269,8 +257,20 @@ impl ImportSummary {
             ));
         }
         if self.approvals_reset > 0 {
+            // a few are named: the person knows whose agent will ask
+            let whose = match self.asked_again.len() {
+                1..=3 => format!(
+                    " ({})",
+                    self.asked_again
+                        .iter()
+                        .map(|(agent, tool)| format!("{agent} for {tool}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                _ => String::new(),
+            };
             parts.push(format!(
-                "{} asked again",
+                "{} asked again{whose}",
                 count(self.approvals_reset as i64, "approval")
             ));
         }
@@ -325,6 +325,7 @@ impl From<crate::service::ImportReport> for ImportSummary {
             writes_kept: r.writes_kept,
             demoted: r.demoted,
             approvals_reset: r.approvals_reset,
+            asked_again: r.asked_again,
             preview: r.preview,
             brought_back: r.brought_back,
             moved: r.moved,
@@ -360,6 +361,9 @@ impl ImportSummary {
             format!("kept {n} a write: its server now says it only reads; a person marks it read-only on its page")
         }));
         out.extend(self.restored.iter().map(|n| format!("restored {n}")));
+        out.extend(self.asked_again.iter().map(|(agent, tool)| {
+            format!("asked again {tool} of agent {agent}: what its calls do changed, so its approval waits for a person")
+        }));
         out.extend(
             self.kept
                 .iter()

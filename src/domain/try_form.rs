@@ -132,9 +132,18 @@ pub fn input_from_form(
         };
         let value = match f.kind {
             FieldKind::Text | FieldKind::Choice => Value::String(values[&f.name].clone()),
-            FieldKind::Integer => integer(raw)
-                .map(Value::from)
-                .ok_or_else(|| bad("an integer"))?,
+            FieldKind::Integer => integer(raw).map(Value::from).ok_or_else(|| {
+                if !raw.is_empty()
+                    && raw
+                        .trim_start_matches('-')
+                        .bytes()
+                        .all(|b| b.is_ascii_digit())
+                {
+                    bad("an integer Graft can send (from -2^63 to 2^63-1)")
+                } else {
+                    bad("an integer")
+                }
+            })?,
             FieldKind::Number => raw
                 .parse::<f64>()
                 .ok()

@@ -273,7 +273,10 @@ impl Graft {
         self.forget_learned();
         let ended = self.end_sessions(a.id).await;
         tracing::info!(agent = a.id, name = %a.name, demoted = entries.len(), channels = ended, actor = %actor.label(), "agent removed");
-        let detail = format!("{} tools demoted", entries.len());
+        let detail = format!(
+            "{} demoted",
+            crate::numbers::count(entries.len() as i64, "tool")
+        );
         self.audit(actor, AuditAction::AgentRemove, &a.name, Some(&detail))
             .await?;
         self.agent(a.id).await

@@ -242,6 +242,12 @@ impl Graft {
         let mut tx = self.write_tx().await?;
         db::update_connection_replaced(&mut tx, id, &sealed, self.now()).await?;
         tx.commit().await?;
+        // a test of the old secret says nothing of the new one
+        self.inner
+            .connection_tests
+            .lock()
+            .expect("tests lock")
+            .remove(&id);
         self.checkpoint().await;
         self.state_changed().await;
         let v = self.vendor(&c.vendor).await?;

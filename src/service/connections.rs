@@ -582,7 +582,10 @@ impl Graft {
             }
         }
         let info: super::connections::ConnectionInfo = row.into();
-        let detail = format!("{} tools demoted", entries.len());
+        let detail = format!(
+            "{} demoted",
+            crate::numbers::count(entries.len() as i64, "tool")
+        );
         self.audit(
             actor,
             AuditAction::ConnectionRevoke,

@@ -178,6 +178,17 @@ async fn a_second_connection_asks_which_calls_use_and_a_key_rotates_without_a_ga
         .await
         .unwrap();
     assert!(page.contains("the credential works"), "{page}");
+    // a new secret makes that result stale: the row no longer says the credential works
+    g.replace_connection_secret(&ops(), new.id, "rotated-again-secret-4")
+        .await
+        .unwrap();
+    let page = b
+        .call("vendor", &[("slug", "acme")])
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(!page.contains("the credential works"), "{page}");
     // a vendor that refuses the credential says so
     g.import_openapi("locked", LOCKED, Some(&v.url()), &mut |_, _| {})
         .await

@@ -1614,12 +1614,32 @@ async fn the_toolbox_pages_through_every_tool_by_vendor_and_by_use() {
         page.contains(r#"href="/agents/alpha?q=read%20gadget&amp;hp=1#promote""#),
         "{page}"
     );
-    // a page past the 500 best matches is refused with why, not a panic
-    let r = b
-        .call("search_tools", &[("query", "read gadget"), ("page", "11")])
-        .await;
-    let text = r.text().await.unwrap();
-    assert!(text.contains("past the 500 best matches"), "{text}");
+    // a page past the last (an old link, an edited address) shows the last, not
+    // "nothing matches"
+    for p in ["3", "11", "999"] {
+        let d: Value = b
+            .call(
+                "search_tools",
+                &[("query", "read gadget"), ("vendor", "gadgets"), ("page", p)],
+            )
+            .await
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(
+            (d["page"].as_i64(), d["pages"].as_i64()),
+            (Some(2), Some(2)),
+            "{p}: {d}"
+        );
+        assert_eq!(hit_names(&d), pages[1], "{p}");
+    }
+    let page = b
+        .get("/tools?q=read+gadget&vendor=gadgets&hp=9")
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains("Matches 51–60 of 60, best first"), "{page}");
 
     // a tool's page says in words what a call does, and leads back to its vendor's tools
     let page = b.get("/tools/petstore/add_pet").await.text().await.unwrap();

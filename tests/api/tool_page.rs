@@ -399,7 +399,7 @@ paths:
     // where to add one
     let page = b.get("/tools/shop/get_item").await.text().await.unwrap();
     assert!(
-        page.contains("shop has no connection: a call that needs a credential is refused"),
+        page.contains("shop has no connection: a send goes without a credential"),
         "{page}"
     );
     assert!(

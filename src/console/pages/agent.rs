@@ -151,7 +151,7 @@ pub fn AgentPage() -> impl IntoView {
                         </section>
                         <section class="card" hidden=removed_at.is_some() id="promote">
                             <h2>"Promote from the toolbox"</h2>
-                            <form method="get" class="search" role="search">
+                            <form method="get" action="#promote" class="search" role="search">
                                 <label>"Search the toolbox"<input type="search" name="q" value=untrack(q) placeholder="e.g. list users"/></label>
                                 <button type="submit">"Search"</button>
                             </form>

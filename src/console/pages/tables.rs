@@ -241,12 +241,12 @@ pub(crate) fn connections_table(
         <FormError err=error_of(revoke)/>
         <DataTable class="connections" head=view! { <th>"Vendor"</th><th>"Label"</th><th>"Kind"</th><th>"Added"</th><th>"Last used"</th><th>"State"</th><th></th> }.into_any()>{list.into_iter().map(|c| { let (l1, l2) = (c.label.clone(), c.label.clone()); let live = c.revoked_at.is_none(); view! {
                 <tr data-connection=l1>
-                    <td><code>{c.vendor.clone()}</code></td>
-                    <td>{c.label.clone()}{c.vendor_default.then(|| view! { " "<span class="badge">"default"</span> })}</td>
-                    <td>{c.kind.clone()}{c.name.clone().map(|n| format!(" ({n})"))}</td>
-                    <td><When at=c.created_at now/>{c.secret_replaced_at.map(|t| view! { <br/><span class="muted">"secret replaced "<When at=t now/></span> })}</td>
-                    <td>{match c.last_used_at { Some(t) => view! { <When at=t now/> }.into_any(), None => "never".into_any() }}</td>
-                    <td>{match (c.revoked_at, c.suspended.clone()) {
+                    <td data-label="Vendor"><code>{c.vendor.clone()}</code></td>
+                    <td data-label="Label">{c.label.clone()}{c.vendor_default.then(|| view! { " "<span class="badge">"default"</span> })}</td>
+                    <td data-label="Kind">{c.kind.clone()}{c.name.clone().map(|n| format!(" ({n})"))}</td>
+                    <td data-label="Added"><When at=c.created_at now/>{c.secret_replaced_at.map(|t| view! { <br/><span class="muted">"secret replaced "<When at=t now/></span> })}</td>
+                    <td data-label="Last used">{match c.last_used_at { Some(t) => view! { <When at=t now/> }.into_any(), None => "never".into_any() }}</td>
+                    <td data-label="State">{match (c.revoked_at, c.suspended.clone()) {
                         (Some(t), _) => view! { "revoked "<When at=t now/> }.into_any(),
                         (None, Some(why)) => view! { <span class="warning-text" title=why>"suspended: the base URL moved"</span> }.into_any(),
                         (None, None) => "active".into_any(),

@@ -225,11 +225,11 @@ pub(crate) fn try_section(t: &ToolData, tried: Tried) -> Option<impl IntoView> {
     let send = ServerAction::<SendTool>::new();
     let send_err = error_of(send);
     let (vendor, name, gated) = (t.vendor.clone(), t.name.clone(), t.gated);
-    // a vendor with no connection: a call that needs a credential is refused, its dry
-    // run too (an operation that declares no security still goes)
+    // a vendor with no connection: its calls go without a credential (as the agent
+    // page's warning says), which the vendor will likely refuse
     let unconnected = t.live_connections.is_empty().then(|| {
         let href = format!("/vendors/{}#connections", crate::console::words::segment(&t.vendor));
-        view! { <p class="warning no-connection" role="note">{format!("{} has no connection: a call that needs a credential is refused, its dry run too, until ", t.vendor)}<a href=href>"a connection is added"</a>"."</p> }
+        view! { <p class="warning no-connection" role="note">{format!("{} has no connection: a send goes without a credential, and the vendor will likely refuse it. ", t.vendor)}<a href=href>"Add a connection"</a>" on the vendor's page."</p> }
     });
     // the version dry-run: a send of a tool changed since is refused
     let version = current.version;

@@ -232,8 +232,8 @@ pub const SEARCH_PER_PAGE: i64 = 50;
 /// has promoted; `vendor` (a slug) keeps that vendor's hits among the 500 best
 /// matches (the words alone: the vendor's name is not added to them, so a tool is not a
 /// match for being the vendor's); `page` (from 1, default 1) of [`SEARCH_PER_PAGE`] hits
-/// (issue 28.12). An empty query answers no hits. Errors: an unknown agent or vendor,
-/// a page past the 500 best matches.
+/// (issue 28.12; a page past the last shows the last). An empty query answers no hits.
+/// Errors: an unknown agent or vendor.
 #[server(prefix = "/api", endpoint = "search_tools")]
 pub async fn search_tools(
     query: String,
@@ -266,17 +266,28 @@ pub async fn search_tools(
         if let Some(v) = &vendor {
             g.vendor(v).await?;
         }
-        let page = page.unwrap_or(1).max(1);
-        let r = g
-            .search_tools_page(
+        // a page past the last (an old link, a hand-edited address) shows the last, as
+        // the Toolbox's browsing does
+        let last_reachable = (crate::service::SEARCH_DEPTH as i64) / SEARCH_PER_PAGE;
+        let mut page = page.unwrap_or(1).clamp(1, last_reachable);
+        let search = |page: i64| {
+            g.search_tools_page(
                 agent_id,
                 &typed,
                 vendor.as_deref(),
-                usize::try_from(page).unwrap_or(usize::MAX),
+                page as usize,
                 SEARCH_PER_PAGE as usize,
             )
-            .await?;
-        let reach = r.total.min(crate::service::SEARCH_DEPTH) as i64;
+        };
+        let mut r = search(page).await?;
+        let pages_of = |total: usize| {
+            let reach = total.min(crate::service::SEARCH_DEPTH) as i64;
+            ((reach + SEARCH_PER_PAGE - 1) / SEARCH_PER_PAGE).max(1)
+        };
+        if r.hits.is_empty() && r.total > 0 && page > pages_of(r.total) {
+            page = pages_of(r.total);
+            r = search(page).await?;
+        }
         Ok(SearchData {
             hits: r
                 .hits
@@ -297,7 +308,7 @@ pub async fn search_tools(
             toolbox,
             semantic,
             page,
-            pages: ((reach + SEARCH_PER_PAGE - 1) / SEARCH_PER_PAGE).max(1),
+            pages: pages_of(r.total),
         })
     })
     .await
