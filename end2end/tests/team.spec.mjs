@@ -283,7 +283,7 @@ test('the Approvals page filtered by vendor shows that vendor\'s requests only (
 
   // a vendor with no approvals: nothing shows
   await goto(page, testInfo, `/approvals?agent=${name}&vendor=${name}-nowhere`);
-  await expect(page.getByText('No approvals here')).toBeVisible();
+  await expect(page.getByText('No approval matches these filters.')).toBeVisible();
   await expect(rows).toHaveCount(0);
   await expect(filter.getByRole('status')).toContainText('0 of');
   // the select says which vendor the page is filtered by, so Show again keeps it
@@ -330,6 +330,16 @@ test('on a phone (375 px): the Calls list, an agent\'s Access and Connect a clie
   await expect(connect.locator('pre[data-client="Hermes"]')).toBeVisible();
   await expect(connect.locator('pre[data-shell]').first()).toContainText('YOUR_AGENT_TOKEN');
   await expect(connect).not.toContainText(token);
+  if (testInfo.project.name === 'hydrated') {
+    // each block copies as it does on the token page (they hold no token)
+    await expect(connect.getByRole('button', { name: 'Copy the configuration' })).toHaveCount(7);
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+    const codex = connect.locator('.copyable', { has: page.locator('pre[data-client="Codex CLI"]') });
+    await codex.getByRole('button', { name: 'Copy the configuration' }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toContain('bearer_token_env_var = "GRAFT_TOKEN"');
+  } else {
+    await expect(connect.getByRole('button', { name: /^Copy / })).toHaveCount(0);
+  }
   await connect.scrollIntoViewIfNeeded();
   await expectNoSideScroll(page);
   await shot(page, testInfo, 'agent-connect-375');

@@ -233,7 +233,7 @@ pub fn AgentPage() -> impl IntoView {
                             <details>
                                 <summary><h2 class="inline">"Connect a client"</h2></summary>
                                 <p>{format!("Each client's configuration for this agent. Put the agent's token where {TOKEN_PLACEHOLDER} stands: Graft keeps only a hash of it, so it was shown once, when the agent was created or its token rotated (")}<a href="#token">"rotate it"</a>" for a new one)."</p>
-                                {d.snippets.clone().into_iter().map(|s| snippet_view(s, false)).collect_view()}
+                                {d.snippets.clone().into_iter().map(|s| snippet_view(s, true)).collect_view()}
                             </details>
                         </section>
                         {oauth_card(&d, now, revoke_oauth, removed_at.is_some())}

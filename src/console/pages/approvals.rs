@@ -63,7 +63,11 @@ pub fn ApprovalsPage() -> impl IntoView {
                         }
                     })}
                     {filter_form(&d)}
-                    {approvals_table(d.approvals, d.now, decide_action, Some(all_action))}
+                    {if d.approvals.is_empty() && d.total > 0 {
+                        view! { <p class="muted" role="status">"No approval matches these filters."</p> }.into_any()
+                    } else {
+                        approvals_table(d.approvals, d.now, decide_action, Some(all_action)).into_any()
+                    }}
                 }
             })}
         </Frame>
