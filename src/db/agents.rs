@@ -76,15 +76,6 @@ pub async fn select_agents(pool: &Pool) -> DbResult<Vec<AgentRow>> {
     .await)
 }
 
-/// Every agent, by name, in a transaction (what it sees, its own writes included).
-pub async fn select_agents_in(conn: &mut Conn) -> DbResult<Vec<AgentRow>> {
-    on_db!(conn, |e| sqlx::query_as(&format!(
-        "SELECT {AGENT_COLUMNS} FROM agents ORDER BY name"
-    ))
-    .fetch_all(e)
-    .await)
-}
-
 /// The agent holding a token hash.
 pub async fn select_agent_by_token_hash(
     pool: &Pool,

@@ -334,7 +334,7 @@ impl Graft {
                     .map(move |(location, name)| (op.clone(), format!("{location} {name}")))
             })
             .collect();
-        let asked_again = asked_again_by_name(&mut tx, asked_again).await?;
+        let asked_again = asked_again_by_name(self.pool(), asked_again).await?;
         let report = ImportReport {
             asked_again,
             brought_back: existing_vendor
@@ -535,16 +535,16 @@ impl Graft {
     }
 }
 
-/// `(agent id, tool)` pairs by the agent's name, in `tx` (a preview sees what it
-/// would do), sorted. Errors: database faults.
+/// `(agent id, tool)` pairs by the agent's name, sorted (an import writes no agent, so
+/// the pool reads the names its transaction would). Errors: database faults.
 pub(super) async fn asked_again_by_name(
-    tx: &mut db::Conn,
+    pool: &db::Pool,
     pairs: Vec<(i64, String)>,
 ) -> ServiceResult<Vec<(String, String)>> {
     if pairs.is_empty() {
         return Ok(Vec::new());
     }
-    let names: std::collections::HashMap<i64, String> = db::select_agents_in(tx)
+    let names: std::collections::HashMap<i64, String> = db::select_agents(pool)
         .await?
         .into_iter()
         .map(|a| (a.id, a.name))

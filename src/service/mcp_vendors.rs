@@ -235,7 +235,7 @@ impl Graft {
             notify.extend(entries.iter().map(|(a, _)| *a));
         }
         db::update_vendor_mcp_read(&mut tx, v.id, Some(now), None).await?;
-        report.asked_again = super::import::asked_again_by_name(&mut tx, asked_again).await?;
+        report.asked_again = super::import::asked_again_by_name(self.pool(), asked_again).await?;
         let changed =
             report.imported + report.updated.len() + report.retired.len() + report.restored.len()
                 > 0;

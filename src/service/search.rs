@@ -409,11 +409,10 @@ impl Graft {
             .await
     }
 
-    /// Page `page` (from 1) of a toolbox search, `per_page` hits a page (1..=50), as the
-    /// console shows it (issue 28.12): the hits ranked `(page-1)*per_page` onwards, and
-    /// `total` every match; with `vendor` (a slug), that vendor's hits among the
-    /// [`SEARCH_DEPTH`] best. Errors: `Invalid` (an empty query, `per_page` out of
-    /// range, a page past that depth).
+    /// Page `page` (from 1; past the last match, the last) of a toolbox search and the
+    /// page it is, `per_page` hits a page (1..=50), for the console (issue 28.12); `total`
+    /// is every match, with `vendor` (a slug) its hits among the [`SEARCH_DEPTH`] best.
+    /// Errors: `Invalid` (an empty query, `per_page` out of range, a page past the depth).
     pub async fn search_tools_page(
         &self,
         agent_id: Option<i64>,
@@ -421,7 +420,7 @@ impl Graft {
         vendor: Option<&str>,
         page: usize,
         per_page: usize,
-    ) -> ServiceResult<SearchResult> {
+    ) -> ServiceResult<(SearchResult, usize)> {
         check_limit(per_page)?;
         let page = page.max(1);
         let end = page.saturating_mul(per_page);
@@ -438,10 +437,12 @@ impl Graft {
             result.hits.retain(|h| h.vendor == v);
             result.total = result.hits.len();
         }
-        let skip = (page - 1) * per_page;
-        result.hits.drain(..skip.min(result.hits.len()));
+        // ranked `end` deep at least, so the hits hold every page up to this one
+        let last = result.hits.len().div_ceil(per_page).max(1);
+        let page = page.min(last);
+        result.hits.drain(..(page - 1) * per_page);
         result.hits.truncate(per_page);
-        Ok(result)
+        Ok((result, page))
     }
 
     /// find_tool (SPEC §3.4) for an agent: [`Graft::search_tools`], and the request is

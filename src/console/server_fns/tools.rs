@@ -267,27 +267,19 @@ pub async fn search_tools(
             g.vendor(v).await?;
         }
         // a page past the last (an old link, a hand-edited address) shows the last, as
-        // the Toolbox's browsing does
+        // the Toolbox's browsing does: past the ranking's depth here, past the last
+        // match in the service
         let last_reachable = (crate::service::SEARCH_DEPTH as i64) / SEARCH_PER_PAGE;
-        let mut page = page.unwrap_or(1).clamp(1, last_reachable);
-        let search = |page: i64| {
-            g.search_tools_page(
+        let (r, page) = g
+            .search_tools_page(
                 agent_id,
                 &typed,
                 vendor.as_deref(),
-                page as usize,
+                page.unwrap_or(1).clamp(1, last_reachable) as usize,
                 SEARCH_PER_PAGE as usize,
             )
-        };
-        let mut r = search(page).await?;
-        let pages_of = |total: usize| {
-            let reach = total.min(crate::service::SEARCH_DEPTH) as i64;
-            ((reach + SEARCH_PER_PAGE - 1) / SEARCH_PER_PAGE).max(1)
-        };
-        if r.hits.is_empty() && r.total > 0 && page > pages_of(r.total) {
-            page = pages_of(r.total);
-            r = search(page).await?;
-        }
+            .await?;
+        let reach = r.total.min(crate::service::SEARCH_DEPTH) as i64;
         Ok(SearchData {
             hits: r
                 .hits
@@ -307,8 +299,8 @@ pub async fn search_tools(
             query: typed,
             toolbox,
             semantic,
-            page,
-            pages: pages_of(r.total),
+            page: page as i64,
+            pages: ((reach + SEARCH_PER_PAGE - 1) / SEARCH_PER_PAGE).max(1),
         })
     })
     .await
