@@ -10,8 +10,9 @@
 #     GRAFT_TEST_DATABASE_URL to a server whose user may create databases), and HAProxy
 #     (scripts/lb-check.sh installs it),
 # then: clippy, the console bundle, the Python SDK test, the conformance suite, the
-# console's browser tests, the Rust unit and integration tests (cargo test, with the
-# crash-safety kills; the integration suite a second time on a throwaway PostgreSQL),
+# console's browser tests, the Rust unit and integration tests (cargo nextest, every test
+# in its own process and killed if it hangs, .config/nextest.toml; with the crash-safety
+# kills; the integration suite a second time on a throwaway PostgreSQL),
 # short smoke runs of the benchmarks (debug build: they must run; scripts/bench.sh
 # measures) and of each fuzz target (60 s; scripts/fuzz.sh runs
 # campaigns).
@@ -22,12 +23,15 @@ cd "$(dirname "$0")/.."
 CACHE=${GRAFT_CACHE:-$HOME/.cache/graft}
 TARGET=${CARGO_TARGET_DIR:-$PWD/target}
 mkdir -p "$CACHE"
-step() { printf '\n==> %s\n' "$*"; }
+step() { printf '\n==> %s (%s)\n' "$*" "$(date +%T)"; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 step "toolchain"
 rustup target list --installed | grep -q '^wasm32-unknown-unknown$' || rustup target add wasm32-unknown-unknown
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
+# cargo-nextest runs the Rust tests (.config/nextest.toml): a hung test is killed after 4
+# minutes and named, where cargo test would wait for it until CI's limit
+cargo nextest --version >/dev/null 2>&1 || cargo install --locked cargo-nextest
 
 step "python venv (mcp SDK)"
 VENV="$CACHE/venv"
@@ -96,8 +100,8 @@ step "console in Chromium, hydrated and without JavaScript (end2end)"
 GRAFT_BIN="$TARGET/debug/graft" E2E_NODE="$PWD/tests/conformance/node_modules/node/bin/node" \
   bash end2end/run.sh
 
-step "Rust unit and integration tests"
-cargo test
+step "Rust unit and integration tests (cargo nextest, profile ci: .config/nextest.toml)"
+cargo nextest run --profile ci
 
 step "the full sentence encoder (feature transformer, issue 24.2: opt-in, the bench's baseline)"
 GRAFT_TEST_TRANSFORMER="$CACHE/models/all-MiniLM-L6-v2" cargo test --features transformer --lib semantic::
@@ -109,7 +113,7 @@ if [ -z "$pg_url" ]; then
   trap 'scripts/pg-cluster.sh stop "$pg_dir/c" >/dev/null 2>&1 || true; rm -rf "$pg_dir"' EXIT
   pg_url=$(scripts/pg-cluster.sh start "$pg_dir/c")
 fi
-GRAFT_TEST_BACKEND=postgres GRAFT_TEST_DATABASE_URL="$pg_url" cargo test --test api
+GRAFT_TEST_BACKEND=postgres GRAFT_TEST_DATABASE_URL="$pg_url" cargo nextest run --profile ci --test api
 if [ -n "${pg_dir:-}" ]; then
   scripts/pg-cluster.sh stop "$pg_dir/c" > /dev/null
   rm -rf "$pg_dir"

@@ -19,6 +19,7 @@ impl Browser {
         Self {
             http: reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
+                .timeout(HTTP_TIMEOUT)
                 .build()
                 .unwrap(),
             base: format!("http://{}", app.addr),

@@ -414,6 +414,18 @@ pub async fn agent(app: &TestApp, name: &str) -> (i64, String) {
     (a.id, token)
 }
 
+/// How long a test's HTTP request may take before it fails: a request the server never
+/// answers fails at its own line instead of holding the test until nextest kills it.
+pub const HTTP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// A plain HTTP client whose requests fail after [`HTTP_TIMEOUT`].
+pub fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(HTTP_TIMEOUT)
+        .build()
+        .expect("an HTTP client")
+}
+
 /// Raw `initialize` POST; returns the response.
 pub async fn raw_initialize(app: &TestApp, token: &str) -> reqwest::Response {
     raw_initialize_with(app, token, None).await
@@ -425,7 +437,7 @@ pub async fn raw_initialize_with(
     token: &str,
     extra: Option<(&str, &str)>,
 ) -> reqwest::Response {
-    let mut r = reqwest::Client::new()
+    let mut r = http_client()
         .post(app.mcp_url())
         .bearer_auth(token)
         .header("accept", "application/json, text/event-stream")
@@ -441,7 +453,7 @@ pub async fn raw_initialize_with(
 
 /// Raw `tools/list` POST inside a session.
 pub async fn raw_tools_list(app: &TestApp, token: &str, session: &str) -> reqwest::Response {
-    reqwest::Client::new()
+    http_client()
         .post(app.mcp_url())
         .bearer_auth(token)
         .header("accept", "application/json, text/event-stream")
