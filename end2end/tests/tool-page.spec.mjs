@@ -60,6 +60,10 @@ test('a person tries a tool: the request a call would send, a refusal, then send
   await tryIt.getByLabel('name (required)').fill(`bolt-${testInfo.project.name}`);
   await tryIt.getByRole('button', { name: 'Dry run' }).click();
   const result = tryIt.locator('.try-result.ok pre');
+  // posted: what was typed stays out of the address, and the form holds it again
+  await expect(page).toHaveURL(/[?&]tried=/);
+  expect(page.url()).not.toContain('bolt-');
+  await expect(tryIt.getByLabel('name (required)')).toHaveValue(`bolt-${testInfo.project.name}`);
   await expect(result).toContainText('"method": "POST"');
   await expect(result).toContainText(`bolt-${testInfo.project.name}`);
   await expect(result).toContainText('<redacted>');
@@ -74,6 +78,9 @@ test('a person tries a tool: the request a call would send, a refusal, then send
   await tryIt.getByRole('button', { name: 'Send to the vendor' }).click();
   await expect(page).toHaveURL(/[?&]sent=/);
   await expect(page.locator('#try .try-result h3')).toHaveText('What the vendor answered');
+  expect(page.url()).not.toContain('bolt-');
+  // the form shows what was sent
+  await expect(tryIt.getByLabel('name (required)')).toHaveValue(`bolt-${testInfo.project.name}`);
   expect(await page.content()).not.toContain(process.env.VENDOR_SECRET);
   await shot(page, testInfo, 'tool-sent');
 });

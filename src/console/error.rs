@@ -18,6 +18,11 @@ pub enum ConsoleError {
         field: String,
         /// The rule, as a sentence.
         message: String,
+        /// What the form held, by input name, for a page reached after a plain form post
+        /// (no JavaScript) to show again rather than empty: never a secret. It travels
+        /// in the error, which the gate keeps out of the address ([`crate::console::server::FormErrors`]).
+        #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+        typed: std::collections::BTreeMap<String, String>,
     },
     /// The request was refused (unknown agent or tool, a name taken, a rule): the reason.
     Refused(String),
@@ -58,7 +63,9 @@ impl ConsoleError {
     /// The message for `field`, if this error is about that field.
     pub fn at(&self, field: &str) -> Option<String> {
         match self {
-            Self::Field { field: f, message } if f == field => Some(message.clone()),
+            Self::Field {
+                field: f, message, ..
+            } if f == field => Some(message.clone()),
             _ => None,
         }
     }
@@ -81,6 +88,24 @@ impl ConsoleError {
         Self::Field {
             field: field.into(),
             message: message.into(),
+            typed: Default::default(),
+        }
+    }
+
+    /// This error with the form's `values` (input name, value) to show again, when it is
+    /// a field error; other errors are returned unchanged.
+    pub fn typed(mut self, values: &[(&str, &str)]) -> Self {
+        if let Self::Field { typed, .. } = &mut self {
+            typed.extend(values.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        }
+        self
+    }
+
+    /// What the form held at input `name` when this error was answered, if kept.
+    pub fn typed_at(&self, name: &str) -> Option<String> {
+        match self {
+            Self::Field { typed, .. } => typed.get(name).cloned(),
+            _ => None,
         }
     }
 }

@@ -38,6 +38,9 @@ pub struct FormField {
     pub description: Option<String>,
     /// The choices of a [`FieldKind::Choice`].
     pub options: Vec<String>,
+    /// Whether the schema marks it as a secret: `format: password` (OpenAPI 3.0 §4.4)
+    /// or `writeOnly: true` (JSON Schema 2020-12 validation §9.4).
+    pub secret: bool,
 }
 
 /// The form of `schema` (an object schema): its properties by name, required ones
@@ -98,6 +101,8 @@ pub fn form_fields(schema: &Value) -> Vec<FormField> {
                     .and_then(Value::as_str)
                     .map(str::to_string),
                 options,
+                secret: p.get("format").and_then(Value::as_str) == Some("password")
+                    || p.get("writeOnly").and_then(Value::as_bool) == Some(true),
             }
         })
         .collect();
@@ -205,7 +210,9 @@ mod tests {
                 "limit": {"type": "integer"},
                 "ratio": {"type": ["number", "null"]},
                 "state": {"type": "string", "enum": ["open", "closed"]},
-                "tags": {"type": "array", "items": {"type": "string"}}
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "pass": {"type": "string", "format": "password"},
+                "key": {"type": "string", "writeOnly": true}
             }
         });
         let fields = form_fields(&schema);
@@ -214,6 +221,13 @@ mod tests {
             .map(|f| (f.name.as_str(), f.kind, f.required))
             .collect();
         assert_eq!(kinds[0], ("id", FieldKind::Text, true));
+        let mut secret: Vec<&str> = fields
+            .iter()
+            .filter(|f| f.secret)
+            .map(|f| f.name.as_str())
+            .collect();
+        secret.sort();
+        assert_eq!(secret, ["key", "pass"]);
         for want in [
             ("verbose", FieldKind::Boolean, false),
             ("limit", FieldKind::Integer, false),

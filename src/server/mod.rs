@@ -206,6 +206,8 @@ impl Application {
                     axum::extract::DefaultBodyLimit::max(console::MAX_UPLOAD_REQUEST),
                 ),
             )
+            // Try it's dry run, posted so that its values stay out of addresses
+            .route("/tools/try", axum::routing::post(console::try_tool))
             .route("/skill/SKILL.md", get(console::skill))
             .route("/audit.csv", get(console::audit_csv))
             // what an open console tab follows (issue 28.3)

@@ -37,6 +37,47 @@ pub enum TryOutcome {
     },
 }
 
+/// What a person asked of a send from a tool's page ([`Graft::try_send`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TrySend {
+    /// The version the person dry-ran: a tool changed since is not sent.
+    pub version: Option<i64>,
+    /// Whether the person confirmed a tool that asks agents for approval (a write, or
+    /// one an agent wrote): without it such a tool is not sent.
+    pub confirmed: bool,
+}
+
+/// The values of `input` a page shows as `<redacted>`: those of fields whose name looks
+/// secret ([`crate::proxy::redact::secret_values`]) and of top-level properties the
+/// schema marks secret (`format: password`, `writeOnly`).
+fn input_secrets(input_schema: &str, input: &Value) -> Vec<String> {
+    let mut hidden = Vec::new();
+    crate::proxy::redact::secret_values(input, false, &mut hidden);
+    let schema: Value = serde_json::from_str(input_schema).unwrap_or_default();
+    for f in crate::domain::try_form::form_fields(&schema) {
+        match input.get(&f.name) {
+            Some(Value::String(v)) if f.secret => hidden.push(v.clone()),
+            Some(v) if f.secret && !v.is_null() => hidden.push(v.to_string()),
+            _ => {}
+        }
+    }
+    hidden.retain(|v| !v.is_empty());
+    hidden
+}
+
+/// Redacts `secrets` in every string of `v` (keys stay as they are).
+fn redact_strings(v: &mut Value, secrets: &[String]) {
+    if secrets.is_empty() {
+        return;
+    }
+    match v {
+        Value::String(s) => *s = crate::proxy::redact::redact(s, secrets),
+        Value::Array(items) => items.iter_mut().for_each(|i| redact_strings(i, secrets)),
+        Value::Object(m) => m.values_mut().for_each(|i| redact_strings(i, secrets)),
+        _ => {}
+    }
+}
+
 /// The validation slot the console's tries share (agents' ids start at 1).
 const CONSOLE_SLOT: i64 = 0;
 
@@ -85,7 +126,12 @@ impl Graft {
             binding: &binding,
         };
         match request::build(&setting.base_url, op, &input, &credential) {
-            Ok(planned) => Ok(TryOutcome::Request(planned.preview())),
+            Ok(planned) => {
+                let mut preview = planned.preview();
+                let secrets = input_secrets(&tool.input_schema, &Value::Object(input.clone()));
+                redact_strings(&mut preview, &secrets);
+                Ok(TryOutcome::Request(preview))
+            }
             Err(message) => Ok(TryOutcome::Refused {
                 code: "invalid_input",
                 message,
@@ -96,17 +142,19 @@ impl Graft {
     /// Sends `vendor__name` with `input` for a person trying it from its page (issue
     /// 28.10): the checks of an agent's call, the connection's credential, then the
     /// vendor's answer as an agent would get it, redacted. The person decides for
-    /// themselves (no approval is asked; the page confirms a write first). Audited as
-    /// `tool.try` (the status, never the input); not in the calls log, which holds
-    /// agents' calls. `version`, when given, is the version the person dry-ran: a tool
-    /// changed since is not sent. Errors: `ToolNotFound`; `Invalid` for an agent as the
-    /// actor or an MCP server's tool; `Conflict` when the tool is no longer at `version`.
+    /// themselves (no approval is asked): a tool that asks agents for approval goes
+    /// only when `send.confirmed`, and a tool no longer at `send.version` (the version
+    /// dry-run) is not sent. Audited as `tool.try`, a refused send too (the status or
+    /// why it was not sent, never the input); not in the calls log, which holds agents'
+    /// calls. Errors: `ToolNotFound`; `Invalid` for an agent as the actor or an MCP
+    /// server's tool; `Conflict` when the tool changed since the dry run or a write is
+    /// not confirmed.
     pub async fn try_send(
         &self,
         actor: &super::Actor,
         vendor: &str,
         name: &str,
-        version: Option<i64>,
+        send: TrySend,
         input: Value,
     ) -> ServiceResult<TryOutcome> {
         if !matches!(actor, super::Actor::Person(_)) {
@@ -121,14 +169,37 @@ impl Graft {
             )));
         }
         // what the person dry-ran and confirmed is what is sent
-        if let Some(seen) = version.filter(|v| *v != tool.version) {
-            return Err(ServiceError::Conflict(format!(
-                "{vendor}__{name} changed since your dry run (version {seen}, now {}): dry-run it again",
-                tool.version
-            )));
+        let qualified = format!("{vendor}__{name}");
+        // (what the audit says, what the person is told)
+        let refusal = match send.version.filter(|v| *v != tool.version) {
+            Some(seen) => Some((
+                format!("changed since the dry run of version {seen}"),
+                format!(
+                    "{qualified} changed since your dry run (version {seen}, now {}): dry-run it again",
+                    tool.version
+                ),
+            )),
+            // what asks an agent for approval asks the person to confirm
+            None if !send.confirmed && super::approvals::gated(&tool) => Some((
+                "a write not confirmed".to_string(),
+                format!(
+                    "{qualified} asks agents for approval (it writes, or an agent wrote it): tick \"Send this write\" to send it to {vendor}"
+                ),
+            )),
+            None => None,
+        };
+        if let Some((why, refusal)) = refusal {
+            self.audit(
+                actor,
+                crate::domain::audit::AuditAction::ToolTry,
+                &qualified,
+                Some(&format!("version {}: not sent: {why}", tool.version)),
+            )
+            .await?;
+            return Err(ServiceError::Conflict(refusal));
         }
         let mut detail = super::call_detail::SentDetail::default();
-        crate::proxy::redact::secret_values(&input, false, &mut detail.hidden);
+        detail.hidden = input_secrets(&tool.input_schema, &input);
         let (answer, status) = self
             .run_steps(
                 CONSOLE_SLOT,
@@ -141,15 +212,17 @@ impl Graft {
             .await?;
         // a request built goes out: without a status it may still have reached the vendor
         let unanswered = status.is_none() && detail.request.is_some();
-        let said = match status {
-            Some(s) => format!("HTTP {s}"),
-            None if unanswered => "sent, no answer".to_string(),
-            None => "not sent".to_string(),
+        let said = match (status, &answer) {
+            (Some(s), _) => format!("HTTP {s}"),
+            _ if unanswered => "sent, no answer".to_string(),
+            // refused before sending: the tool error's code says why
+            (None, super::RunAnswer::Err { code, .. }) => format!("not sent: {code}"),
+            (None, _) => "not sent".to_string(),
         };
         self.audit(
             actor,
             crate::domain::audit::AuditAction::ToolTry,
-            &format!("{vendor}__{name}"),
+            &qualified,
             Some(&format!("version {}: {said}", tool.version)),
         )
         .await?;

@@ -69,6 +69,29 @@ impl Browser {
         r
     }
 
+    /// Posts the tool page's "Try it" form (`/tools/try`) as a browser does, with
+    /// `fields` (`in.NAME`, value); the page it leads to (the 303's location).
+    pub(crate) async fn dry_run(
+        &mut self,
+        vendor: &str,
+        name: &str,
+        fields: &[(&str, &str)],
+    ) -> String {
+        let mut form = vec![("vendor", vendor), ("name", name)];
+        form.extend_from_slice(fields);
+        let mut r = self
+            .http
+            .post(format!("{}/tools/try", self.base))
+            .header("accept", "text/html,application/xhtml+xml")
+            .form(&form);
+        if let Some(c) = &self.cookie {
+            r = r.header("cookie", c);
+        }
+        let r = r.send().await.unwrap();
+        assert_eq!(r.status(), 303, "{:?}", r.text().await);
+        r.headers()["location"].to_str().unwrap().to_string()
+    }
+
     pub(crate) async fn get(&mut self, path: &str) -> reqwest::Response {
         let mut r = self.http.get(format!("{}{path}", self.base));
         if let Some(c) = &self.cookie {

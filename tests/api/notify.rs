@@ -278,7 +278,8 @@ async fn the_webhook_is_signed_retried_after_a_500_and_speaks_slack() {
     }
     assert!(g.webhook().await.unwrap().is_none());
     // without JavaScript the refused field is marked on the page it came back to, the
-    // format too
+    // format too, and the form holds what was typed (the secret excepted); the address
+    // holds none of it
     let r = b
         .post_form(
             "set_webhook",
@@ -286,12 +287,17 @@ async fn the_webhook_is_signed_retried_after_a_500_and_speaks_slack() {
             &[
                 ("url", url.as_str()),
                 ("format", "xml"),
-                ("error_threshold", "2"),
+                ("error_threshold", "7"),
+                ("secret", "whsec_typed-not-shown"),
             ],
         )
         .await;
     assert_eq!(r.status(), 302);
     let location = r.headers()["location"].to_str().unwrap().to_string();
+    assert!(
+        !location.contains("2Fhook") && !location.contains("/hook") && !location.contains("typed"),
+        "{location}"
+    );
     let page = b
         .get(location.trim_start_matches(&b.base.clone()))
         .await
@@ -302,6 +308,12 @@ async fn the_webhook_is_signed_retried_after_a_500_and_speaks_slack() {
         page.contains(r#"data-field="format" class="field-error">choose graft or slack</span>"#),
         "{page}"
     );
+    assert!(page.contains(&format!(r#"value="{url}""#)), "{page}");
+    assert!(
+        page.contains(r#"name="error_threshold" min="1" max="1000" value="7""#),
+        "{page}"
+    );
+    assert!(!page.contains("whsec_typed-not-shown"), "{page}");
     assert!(g.webhook().await.unwrap().is_none());
 
     // set in the console with the team's secret

@@ -186,12 +186,12 @@ async fn a_person_renders_notes_connects_and_publishes_a_tool_from_its_page() {
     let page = b.get(url).await.text().await.unwrap();
     assert!(page.contains(r#"name="in.id""#), "{page}");
     assert!(page.contains("id (required)"), "{page}");
-    let page = b
-        .get(&format!("{url}?try=1&in.id=7"))
-        .await
-        .text()
-        .await
-        .unwrap();
+    assert!(page.contains(r#"action="/tools/try""#), "posted: {page}");
+    let loc = b.dry_run("acme", "get_item", &[("in.id", "7")]).await;
+    // the values stay out of the address
+    assert!(loc.starts_with("/tools/acme/get_item?tried="), "{loc}");
+    assert!(loc.ends_with("#try") && !loc.contains("in."), "{loc}");
+    let page = b.get(&loc).await.text().await.unwrap();
     assert!(page.contains("The request an agent"), "{page}");
     assert!(page.contains("/items/7\""), "{page}");
     assert!(page.contains("&lt;redacted&gt;"), "{page}");
@@ -199,24 +199,25 @@ async fn a_person_renders_notes_connects_and_publishes_a_tool_from_its_page() {
         !page.contains("prod-secret-1") && !page.contains("sandbox-secret-2"),
         "{page}"
     );
-    let page = b.get(&format!("{url}?try=1")).await.text().await.unwrap();
+    // the form shows what was typed again
+    assert!(page.contains(r#"name="in.id" value="7""#), "{page}");
+    let loc = b.dry_run("acme", "get_item", &[("in.id", "")]).await;
+    let page = b.get(&loc).await.text().await.unwrap();
     assert!(page.contains("An agent"), "{page}");
     assert!(page.contains("invalid_input"), "{page}");
-    let r: Value = b
-        .call(
-            "try_tool",
-            &[
-                ("vendor", "acme"),
-                ("name", "get_item"),
-                ("values", r#"{"": "{\"id\": \"5\"}"}"#),
-            ],
-        )
-        .await
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(r["ok"], true, "{r}");
-    assert!(r["text"].as_str().unwrap().contains("/items/5"), "{r}");
+    // the whole input as JSON
+    let loc = b
+        .dry_run("acme", "get_item", &[("in.", r#"{"id": "5"}"#)])
+        .await;
+    let page = b.get(&loc).await.text().await.unwrap();
+    assert!(page.contains("/items/5\""), "{page}");
+    // another person does not see it
+    g.add_user("kim", PASSWORD).await.unwrap();
+    let mut kim = Browser::new(&app);
+    kim.sign_in("kim", PASSWORD).await;
+    let theirs = kim.get(&loc).await.text().await.unwrap();
+    assert!(theirs.contains("Try no longer kept"), "{theirs}");
+    assert!(!theirs.contains("/items/5"), "{theirs}");
     assert_eq!(v.count(), sent, "a try sends nothing");
     assert_eq!(
         g.calls(&Default::default(), 100).await.unwrap().len(),
@@ -362,6 +363,18 @@ async fn a_person_renders_notes_connects_and_publishes_a_tool_from_its_page() {
 /// vendor with the connection's credential and sees its answer, redacted, with or
 /// without JavaScript; a write is sent only when confirmed, without asking an approval;
 /// each send is audited and none is in the calls log (no agent made it).
+/// The fields of the send form of `shop`'s `tool` after the dry run kept as `tried`.
+fn send_form(tool: &str, tried: &str) -> Vec<(String, String)> {
+    [("vendor", "shop"), ("name", tool), ("tried", tried)]
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .to_vec()
+}
+
+/// `form` as the pairs `Browser` posts.
+fn pairs(form: &[(String, String)]) -> Vec<(&str, &str)> {
+    form.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+}
+
 #[tokio::test]
 async fn a_person_sends_a_tool_from_its_page_and_confirms_a_write() {
     const SHOP: &str = r#"
@@ -382,7 +395,11 @@ paths:
       requestBody:
         content:
           application/json:
-            schema: {type: object, properties: {name: {type: string}}}
+            schema:
+              type: object
+              properties:
+                name: {type: string}
+                code: {type: string, format: password}
       responses: {"200": {description: ok}}
 "#;
     let dir = tempfile::tempdir().unwrap();
@@ -415,30 +432,26 @@ paths:
 
     // a read: sent with the credential, the answer shown (the echo quotes the
     // credential back: redacted), kept across a reload
-    let url = "/tools/shop/get_item";
-    let page = b
-        .get(&format!("{url}?try=1&in.id=7"))
-        .await
-        .text()
-        .await
-        .unwrap();
+    let tried = b.dry_run("shop", "get_item", &[("in.id", "7")]).await;
+    let page = b.get(&tried).await.text().await.unwrap();
     assert!(page.contains("Send to the vendor"), "{page}");
+    let id_in = |loc: &str, param: &str| -> String {
+        let id = loc.split(&format!("{param}=")).nth(1).unwrap();
+        id.trim_end_matches("#try").to_string()
+    };
+    let dry = id_in(&tried, "tried");
+    assert!(
+        page.contains(&format!(r#"name="tried" value="{dry}""#)),
+        "{page}"
+    );
     let r = b
-        .post_form(
-            "send_tool",
-            url,
-            &[
-                ("vendor", "shop"),
-                ("name", "get_item"),
-                ("values", r#"{"id":"7"}"#),
-            ],
-        )
+        .post_form("send_tool", &tried, &pairs(&send_form("get_item", &dry)))
         .await;
     assert!(r.status().is_redirection(), "{}", r.status());
     let loc = r.headers()["location"].to_str().unwrap().to_string();
     assert!(loc.starts_with("/tools/shop/get_item?sent="), "{loc}");
-    // the values sent come back in the address: the form shows them again
-    assert!(loc.ends_with("&in.id=7#try"), "{loc}");
+    // what was sent stays out of the address too
+    assert!(loc.ends_with("#try") && !loc.contains("in."), "{loc}");
     assert_eq!(v.count(), 1);
     assert_eq!(v.last().path, "/anything/items/7");
     assert_eq!(v.last().headers["authorization"], "Bearer shop-secret-77");
@@ -451,26 +464,45 @@ paths:
         assert!(!page.contains("shop-secret-77"), "{page}");
     }
     // the answer belongs to its tool: another tool's page does not show it
-    let id = loc.split("sent=").nth(1).unwrap().trim_end_matches("#try");
+    let sent = id_in(&loc, "sent");
     let other = b
-        .get(&format!("/tools/shop/create_item?sent={id}"))
+        .get(&format!("/tools/shop/create_item?sent={sent}"))
         .await
         .text()
         .await
         .unwrap();
-    assert!(other.contains("Answer no longer kept"), "{other}");
+    assert!(other.contains("Try no longer kept"), "{other}");
     assert!(!other.contains("/anything/items/7"), "{other}");
-    // what was dry-run is what is sent: a tool changed since is refused, nothing sent
-    assert!(page.contains(r#"name="version""#), "{page}");
+    // a dry run no longer kept (or another person's) sends nothing
     let e = answer(
-        b.call(
-            "send_tool",
+        b.call("send_tool", &pairs(&send_form("get_item", "0123abcd")))
+            .await,
+    )
+    .await;
+    assert!(e.contains("no longer kept"), "{e}");
+    assert_eq!(v.count(), 1, "nothing sent");
+
+    // what was dry-run is what is sent: a tool changed since is refused, nothing sent
+    let tried = b.dry_run("shop", "get_item", &[("in.id", "8")]).await;
+    let tool = g.tool("shop", "get_item").await.unwrap();
+    let seen = tool.version.to_string();
+    let r = b
+        .call(
+            "publish_tool",
             &[
                 ("vendor", "shop"),
                 ("name", "get_item"),
-                ("values", r#"{"id":"7"}"#),
-                ("version", "99"),
+                ("seen", seen.as_str()),
+                ("description", "Reads one item, again."),
+                ("input_schema", tool.input_schema.as_str()),
             ],
+        )
+        .await;
+    assert_eq!(answer(r).await, "");
+    let e = answer(
+        b.call(
+            "send_tool",
+            &pairs(&send_form("get_item", &id_in(&tried, "tried"))),
         )
         .await,
     )
@@ -478,26 +510,47 @@ paths:
     assert!(e.contains("changed since your dry run"), "{e}");
     assert_eq!(v.count(), 1, "nothing sent");
 
-    // a write: refused until confirmed, then sent without an approval
-    let write = [
-        ("vendor", "shop"),
-        ("name", "create_item"),
-        ("values", r#"{"name":"pen"}"#),
-    ];
-    let e = answer(b.call("send_tool", &write).await).await;
+    // a write: refused until confirmed, then sent without an approval; a secret field
+    // stays out of the address, the page and the vendor's answer as shown
+    let page = b.get("/tools/shop/create_item").await.text().await.unwrap();
+    assert!(
+        page.contains(r#"<input type="password" name="in.code""#),
+        "a secret is typed unseen: {page}"
+    );
+    let tried = b
+        .dry_run(
+            "shop",
+            "create_item",
+            &[("in.name", "pen"), ("in.code", "4321-hush")],
+        )
+        .await;
+    assert!(!tried.contains("hush"), "{tried}");
+    let page = b.get(&tried).await.text().await.unwrap();
+    assert!(page.contains("&lt;redacted&gt;"), "{page}");
+    assert!(
+        !page.contains("4321-hush"),
+        "the preview and the form: {page}"
+    );
+    assert!(page.contains(r#"name="in.name" value="pen""#), "{page}");
+    let dry = id_in(&tried, "tried");
+    let mut write = send_form("create_item", &dry);
+    let e = answer(b.call("send_tool", &pairs(&write)).await).await;
     assert!(e.contains("Send this write"), "{e}");
     assert_eq!(v.count(), 1, "nothing sent");
-    let mut confirmed = write.to_vec();
-    confirmed.push(("confirm", "yes"));
-    let r = b
-        .post_form("send_tool", "/tools/shop/create_item", &confirmed)
-        .await;
+    write.push(("confirm".into(), "yes".into()));
+    let r = b.post_form("send_tool", &tried, &pairs(&write)).await;
     assert!(r.status().is_redirection(), "{}", r.status());
     assert_eq!(v.count(), 2);
     assert_eq!(v.last().method, "POST");
     assert!(v.last().body.contains("pen"), "{}", v.last().body);
+    assert!(v.last().body.contains("4321-hush"), "sent as typed");
+    let loc = r.headers()["location"].to_str().unwrap().to_string();
+    let page = b.get(&loc).await.text().await.unwrap();
+    assert!(page.contains("What the vendor answered"), "{page}");
+    assert!(!page.contains("4321-hush"), "the echo redacted: {page}");
 
-    // audited under the person's name; the calls log holds agents' calls only
+    // audited under the person's name, the refused sends too, with why; the calls log
+    // holds agents' calls only
     assert_eq!(
         g.calls(&Default::default(), 100).await.unwrap().len(),
         calls
@@ -511,19 +564,33 @@ paths:
         })
         .await
         .unwrap();
-    let targets: Vec<&str> = events.iter().map(|e| e.target.as_str()).collect();
-    assert_eq!(targets.len(), 2, "{targets:?}");
-    assert!(targets.contains(&"shop__get_item") && targets.contains(&"shop__create_item"));
-    assert!(events
+    let mut said: Vec<(&str, &str)> = events
         .iter()
-        .all(|e| e.detail.as_deref().unwrap_or("").contains("HTTP 200")));
+        .map(|e| (e.target.as_str(), e.detail.as_deref().unwrap_or("")))
+        .collect();
+    said.sort();
+    assert_eq!(
+        said,
+        [
+            ("shop__create_item", "version 1: HTTP 200"),
+            (
+                "shop__create_item",
+                "version 1: not sent: a write not confirmed"
+            ),
+            ("shop__get_item", "version 1: HTTP 200"),
+            (
+                "shop__get_item",
+                "version 2: not sent: changed since the dry run of version 1"
+            ),
+        ]
+    );
     // an agent cannot use it
     assert!(g
         .try_send(
             &Actor::Agent(1),
             "shop",
             "get_item",
-            None,
+            Default::default(),
             json!({"id": "1"})
         )
         .await
@@ -564,15 +631,20 @@ paths:
     g.add_user("ops", PASSWORD).await.unwrap();
     let mut b = Browser::new(&app);
     b.sign_in("ops", PASSWORD).await;
-    let url = "/tools/slow/slow_write";
+    let tried = b.dry_run("slow", "slow_write", &[("in.secs", "3")]).await;
+    let id = tried
+        .split("tried=")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches("#try");
     let r = b
         .post_form(
             "send_tool",
-            url,
+            &tried,
             &[
                 ("vendor", "slow"),
                 ("name", "slow_write"),
-                ("values", r#"{"secs":"3"}"#),
+                ("tried", id),
                 ("confirm", "yes"),
             ],
         )

@@ -89,10 +89,15 @@ fn webhook_view(
         }
     });
     let has = w.is_some();
+    // after a plain form post's error, what the form held (the secret excepted)
+    let typed = |name: &str| err.get_untracked().and_then(|e| e.typed_at(name));
+    let typed_url = typed("url").unwrap_or_default();
+    let format = typed("format").unwrap_or(format);
+    let threshold = typed("error_threshold").unwrap_or_else(|| threshold.to_string());
     view! {
         {current}
         <ActionForm action=set attr:class="stack">
-            <label>"Webhook URL"<input type="url" name="url" required=!has autocomplete="off" placeholder=url_hint/></label>
+            <label>"Webhook URL"<input type="url" name="url" required=!has autocomplete="off" placeholder=url_hint value=typed_url/></label>
             <FieldError err field="url"/>
             <label>"Format"
                 <select name="format">
@@ -102,7 +107,7 @@ fn webhook_view(
             </label>
             <FieldError err field="format"/>
             <label>"Failed calls of one vendor within 5 minutes that make a notice"
-                <input type="number" name="error_threshold" min="1" max="1000" value=threshold.to_string()/>
+                <input type="number" name="error_threshold" min="1" max="1000" value=threshold/>
             </label>
             <FieldError err field="error_threshold"/>
             <label>"Signing secret (optional, whsec_…)"

@@ -3,8 +3,8 @@
 
 use crate::console::components::{clear_on_save, error_of, loaded, saved, FieldError, FormError};
 use crate::console::server_fns::{
-    sent_tool, try_tool, AddToolNote, ChooseToolConnection, PublishTool, SendTool, ToolData,
-    TryResult,
+    tried_tool, AddToolNote, ChooseToolConnection, KeptTry, PublishTool, SendTool, ToolData,
+    TryField, TryResult,
 };
 use leptos::prelude::*;
 
@@ -167,22 +167,9 @@ fn textarea_text(text: String) -> String {
     }
 }
 
-/// What the "Try it" form asked for, from the page's query (`try` and `in.<field>`), and
-/// its answer: `None` until the person tries.
-pub(crate) type Tried = Resource<crate::console::server_fns::ConsoleResult<Option<TryResult>>>;
-
-/// The "Try it" form's values in a page address (`in.NAME=value`), as the JSON object
-/// of texts by field name that `try_tool` and `send_tool` take.
-fn form_values(query: &leptos_router::params::ParamsMap) -> String {
-    let values: std::collections::HashMap<String, String> = query
-        .into_iter()
-        .filter_map(|(k, v)| {
-            k.strip_prefix("in.")
-                .map(|n| (n.to_string(), v.to_string()))
-        })
-        .collect();
-    serde_json::to_string(&values).unwrap_or_default()
-}
+/// The try the page shows, from its query (`tried=ID` after a dry run, `sent=ID` after a
+/// send): `None` until the person tries; a try no longer kept says so.
+pub(crate) type Tried = Resource<crate::console::server_fns::ConsoleResult<Option<KeptTry>>>;
 
 /// The [`Tried`] resource of the tool `key()` names.
 pub(crate) fn tried(key: impl Fn() -> (String, String) + Send + Sync + 'static) -> Tried {
@@ -190,38 +177,99 @@ pub(crate) fn tried(key: impl Fn() -> (String, String) + Send + Sync + 'static) 
     Resource::new(
         move || {
             let q = query.read();
-            let sent = q.get("sent").map(|id| (id, key()));
-            let asked = q.get("try").map(|_| (key(), form_values(&q)));
-            (sent, asked)
+            q.get("sent")
+                .or_else(|| q.get("tried"))
+                .map(|id| (id, key()))
         },
-        |(sent, asked)| async move {
-            match (sent, asked) {
-                (Some((id, (v, n))), _) => sent_tool(id, v, n).await.map(|r| {
-                    // gone after 10 minutes: said so rather than nothing
-                    Some(r.unwrap_or(TryResult {
+        |asked| async move {
+            let Some((id, (v, n))) = asked else {
+                return Ok(None);
+            };
+            // gone after 10 minutes: said so rather than nothing
+            tried_tool(id.clone(), v, n).await.map(|r| {
+                Some(r.unwrap_or(KeptTry {
+                    id,
+                    result: TryResult {
                         ok: false,
-                        text: "That answer is no longer kept: answers are kept 10 minutes, for the person who sent them. The Audit page says what was sent and its status.".into(),
+                        text: "That try is no longer kept: dry runs and answers are kept 10 minutes, for the person who made them. The Audit page says what was sent and its status.".into(),
                         field: None,
                         sent: true,
                         gone: true,
-                    }))
-                }),
-                (None, Some(((v, n), values))) => try_tool(v, n, values).await.map(Some),
-                (None, None) => Ok(None),
-            }
+                    },
+                    values: Default::default(),
+                }))
+            })
         },
     )
 }
 
+/// The "Try it" form's fields, each holding `typed`'s value for it (none for a secret).
+fn try_fields_view(
+    fields: &[TryField],
+    json: bool,
+    typed: &std::collections::BTreeMap<String, String>,
+) -> AnyView {
+    let typed = |field: &str| typed.get(field).cloned().unwrap_or_default();
+    if json {
+        return view! {
+            <label>"Input (JSON object)"
+                <textarea name="in." rows="6" class="code" spellcheck="false">{textarea_text(typed(""))}</textarea>
+            </label>
+        }
+        .into_any();
+    }
+    fields
+        .iter()
+        .cloned()
+        .map(|f| {
+            let name = format!("in.{}", f.name);
+            let value = typed(&f.name);
+            let label = format!("{}{}", f.name, if f.required { " (required)" } else { "" });
+            let input = match f.kind.as_str() {
+                "boolean" => view! {
+                    <select name=name>
+                        <option value="" selected=value.is_empty()>"—"</option>
+                        <option value="true" selected=value == "true">"true"</option>
+                        <option value="false" selected=value == "false">"false"</option>
+                    </select>
+                }.into_any(),
+                "choice" => view! {
+                    <select name=name>
+                        <option value="" selected=value.is_empty()>"—"</option>
+                        {f.options.into_iter().map(|o| { let (selected, label) = (value == o, o.clone()); view! { <option value=o selected=selected>{label}</option> } }).collect_view()}
+                    </select>
+                }.into_any(),
+                // a secret is typed unseen and not shown again
+                _ if f.secret => view! { <input type="password" name=name autocomplete="off"/> }.into_any(),
+                "json" => view! { <textarea name=name rows="3" class="code" spellcheck="false" placeholder="JSON">{textarea_text(value)}</textarea> }.into_any(),
+                "integer" => view! { <input type="number" step="1" name=name value=value/> }.into_any(),
+                "number" => view! { <input type="number" step="any" name=name value=value/> }.into_any(),
+                _ => view! { <input type="text" name=name value=value/> }.into_any(),
+            };
+            let hint = match (f.description, f.secret) {
+                (Some(d), true) => Some(format!("{d} (a secret: typed again for each try)")),
+                (None, true) => Some("A secret: typed again for each try.".to_string()),
+                (d, false) => d,
+            };
+            view! {
+                <label data-field=f.name.clone()>{label}{input}
+                    {hint.map(|d| view! { <span class="hint muted">{d}</span> })}
+                </label>
+            }
+        })
+        .collect_view()
+        .into_any()
+}
+
 /// The "Try it" form (issue 28.10): a field per top-level property of the input schema
-/// (the whole input as JSON for a wider one), sent as a GET of this page so that it works
-/// without JavaScript, and the request an agent's call would send, or why it would not.
+/// (the whole input as JSON for a wider one), posted to `/tools/try` (so that it works
+/// without JavaScript and its values stay out of the address), and the request an
+/// agent's call would send, or why it would not; then a send of what was dry-run.
 pub(crate) fn try_section(t: &ToolData, tried: Tried) -> Option<impl IntoView> {
     let current = t.versions.first()?;
     if current.method == "MCP" || t.retired_at.is_some() || t.vendor_removed {
         return None;
     }
-    let query = leptos_router::hooks::use_query_map();
     let send = ServerAction::<SendTool>::new();
     let send_err = error_of(send);
     let (vendor, name, gated) = (t.vendor.clone(), t.name.clone(), t.gated);
@@ -231,99 +279,53 @@ pub(crate) fn try_section(t: &ToolData, tried: Tried) -> Option<impl IntoView> {
         let href = format!("/vendors/{}#connections", crate::console::words::segment(&t.vendor));
         view! { <p class="warning no-connection" role="note">{format!("{} has no connection: a send goes without a credential, and the vendor will likely refuse it. ", t.vendor)}<a href=href>"Add a connection"</a>" on the vendor's page."</p> }
     });
-    // the version dry-run: a send of a tool changed since is refused
-    let version = current.version;
-    // the values the dry run was asked with, as try_tool takes them
-    let values = move || form_values(&query.read_untracked());
-    let typed = move |field: &str| {
-        query
-            .read_untracked()
-            .get(&format!("in.{field}"))
-            .unwrap_or_default()
-    };
-    let fields = if t.try_json {
-        view! {
-            <label>"Input (JSON object)"
-                <textarea name="in." rows="6" class="code" spellcheck="false">{textarea_text(typed(""))}</textarea>
-            </label>
-        }
-        .into_any()
-    } else {
-        t.try_fields
-            .iter()
-            .cloned()
-            .map(|f| {
-                let name = format!("in.{}", f.name);
-                let value = typed(&f.name);
-                let label = format!("{}{}", f.name, if f.required { " (required)" } else { "" });
-                let input = match f.kind.as_str() {
-                    "boolean" => view! {
-                        <select name=name>
-                            <option value="" selected=value.is_empty()>"—"</option>
-                            <option value="true" selected=value == "true">"true"</option>
-                            <option value="false" selected=value == "false">"false"</option>
-                        </select>
-                    }.into_any(),
-                    "choice" => view! {
-                        <select name=name>
-                            <option value="" selected=value.is_empty()>"—"</option>
-                            {f.options.into_iter().map(|o| { let (selected, label) = (value == o, o.clone()); view! { <option value=o selected=selected>{label}</option> } }).collect_view()}
-                        </select>
-                    }.into_any(),
-                    "json" => view! { <textarea name=name rows="3" class="code" spellcheck="false" placeholder="JSON">{textarea_text(value)}</textarea> }.into_any(),
-                    "integer" => view! { <input type="number" step="1" name=name value=value/> }.into_any(),
-                    "number" => view! { <input type="number" step="any" name=name value=value/> }.into_any(),
-                    _ => view! { <input type="text" name=name value=value/> }.into_any(),
-                };
-                view! {
-                    <label data-field=f.name.clone()>{label}{input}
-                        {f.description.map(|d| view! { <span class="hint muted">{d}</span> })}
-                    </label>
-                }
-            })
-            .collect_view()
-            .into_any()
-    };
+    let (fields, json) = (t.try_fields.clone(), t.try_json);
     Some(view! {
         <section class="card" id="try">
             <h2>"Try it"</h2>
             {unconnected}
-            <p class="muted">"A dry run first: Graft checks the input as it checks an agent's call and shows the request it would send, the credential redacted; nothing is sent. Then Send to the vendor sends it with the connection's credential and shows the answer (recorded in the audit log, not in the calls log). The values go in this page's address: use test values, not secrets."</p>
-            <form method="get" class="try-form">
-                <input type="hidden" name="try" value="1"/>
-                {fields}
-                <button type="submit">"Dry run"</button>
-            </form>
-            {loaded(tried, "Trying…", move |r: Option<TryResult>| r.map(|r| {
-                let title = match (r.sent, r.ok) {
-                    _ if r.gone => "Answer no longer kept",
-                    (true, true) => "What the vendor answered",
-                    (true, false) => "The call failed",
-                    (false, true) => "The request an agent's call would send",
-                    (false, false) => "An agent's call would be refused",
+            <p class="muted">"A dry run first: Graft checks the input as it checks an agent's call and shows the request it would send, the credential redacted; nothing is sent. Then Send to the vendor sends it with the connection's credential and shows the answer (recorded in the audit log, not in the calls log). The values stay out of the page's address: Graft keeps them for you for 10 minutes, and a secret field is typed again for each try."</p>
+            {loaded(tried, "Trying…", move |kept: Option<KeptTry>| {
+                let typed = kept.as_ref().map(|k| k.values.clone()).unwrap_or_default();
+                let form = view! {
+                    <form method="post" action="/tools/try" class="try-form">
+                        <input type="hidden" name="vendor" value=vendor.clone()/>
+                        <input type="hidden" name="name" value=name.clone()/>
+                        {try_fields_view(&fields, json, &typed)}
+                        <button type="submit">"Dry run"</button>
+                    </form>
                 };
-                // after a dry run that would send: send it for real, a write confirmed
-                let (vendor, name) = (vendor.clone(), name.clone());
-                let send = (r.ok && !r.sent).then(|| view! {
-                    <ActionForm action=send attr:class="stack send-form">
-                        <input type="hidden" name="vendor" value=vendor/>
-                        <input type="hidden" name="name" value=name/>
-                        <input type="hidden" name="values" value=values()/>
-                        <input type="hidden" name="version" value=version/>
-                        {gated.then(|| view! { <label class="check"><input type="checkbox" name="confirm" value="yes"/>" Send this write: no approval is asked, you decide"</label> })}
-                        <FormError err=send_err/>
-                        <button type="submit" disabled=move || send.pending().get()>{move || if send.pending().get() { "Sending…" } else { "Send to the vendor" }}</button>
-                    </ActionForm>
+                let result = kept.map(|KeptTry { id, result: r, .. }| {
+                    let title = match (r.sent, r.ok) {
+                        _ if r.gone => "Try no longer kept",
+                        (true, true) => "What the vendor answered",
+                        (true, false) => "The call failed",
+                        (false, true) => "The request an agent's call would send",
+                        (false, false) => "An agent's call would be refused",
+                    };
+                    // after a dry run that would send: send what was dry-run, a write confirmed
+                    let (vendor, name) = (vendor.clone(), name.clone());
+                    let send = (r.ok && !r.sent).then(|| view! {
+                        <ActionForm action=send attr:class="stack send-form">
+                            <input type="hidden" name="vendor" value=vendor/>
+                            <input type="hidden" name="name" value=name/>
+                            <input type="hidden" name="tried" value=id/>
+                            {gated.then(|| view! { <label class="check"><input type="checkbox" name="confirm" value="yes"/>" Send this write: no approval is asked, you decide"</label> })}
+                            <FormError err=send_err/>
+                            <button type="submit" disabled=move || send.pending().get()>{move || if send.pending().get() { "Sending…" } else { "Send to the vendor" }}</button>
+                        </ActionForm>
+                    });
+                    view! {
+                        <div class=if r.gone { "try-result" } else if r.ok { "try-result ok" } else { "try-result refused" } role="status">
+                            <h3>{title}</h3>
+                            {r.field.filter(|f| !f.is_empty()).map(|f| view! { <p class="error">{format!("At {f}:")}</p> })}
+                            <pre aria-label=title>{r.text}</pre>
+                        </div>
+                        {send}
+                    }
                 });
-                view! {
-                    <div class=if r.gone { "try-result" } else if r.ok { "try-result ok" } else { "try-result refused" } role="status">
-                        <h3>{title}</h3>
-                        {r.field.filter(|f| !f.is_empty()).map(|f| view! { <p class="error">{format!("At {f}:")}</p> })}
-                        <pre aria-label=title>{r.text}</pre>
-                    </div>
-                    {send}
-                }
-            }))}
+                view! { {form} {result} }
+            })}
         </section>
     })
 }

@@ -12,6 +12,7 @@ mod mcp_oauth;
 mod oauth;
 mod session;
 mod throttle;
+mod try_it;
 mod upload;
 
 pub use audit::*;
@@ -21,6 +22,7 @@ pub use mcp_oauth::*;
 pub use oauth::*;
 pub use session::*;
 pub use throttle::*;
+pub use try_it::*;
 pub use upload::*;
 
 use crate::service::Graft;

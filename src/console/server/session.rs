@@ -25,9 +25,18 @@ pub(crate) const FLASH_TTL: Duration = Duration::from_secs(600);
 /// drops their oldest.
 pub(crate) const PREVIEWS_PER_PERSON: usize = 2;
 
-/// Answers of sent tools one person keeps at once (each holds a vendor's answer, up to
-/// the proxy's response cap): a new one drops their oldest.
-pub(crate) const SENT_PER_PERSON: usize = 20;
+/// Tries of tools one person keeps at once (issue 28.10: a dry run's values and
+/// request, or a send's values and the vendor's answer): a new one drops their oldest.
+pub(crate) const TRIES_PER_PERSON: usize = 20;
+
+/// Bytes of tries (as JSON) one person keeps at once: a new one drops their oldest
+/// until it fits (a vendor's answer is up to the proxy's response cap, 1 MiB unless
+/// `GRAFT_RESPONSE_CAP` says otherwise; one larger try is kept alone).
+pub(crate) const TRY_BYTES_PER_PERSON: usize = 8 << 20;
+
+/// Bytes of tries all people keep at once: a new one drops the oldest of anyone's
+/// until it fits, so that many people trying at once stay within this much memory.
+pub(crate) const TRY_BYTES_TOTAL: usize = 64 << 20;
 
 /// A value shown once on the page a POST redirects to.
 #[derive(Debug, Clone)]
@@ -38,9 +47,11 @@ pub enum Flash {
     Import(Box<ImportSummary>),
     /// A previewed upload (issue 28.11): what applying it would do, and what applies it.
     Preview(Box<PendingImport>),
-    /// What a vendor answered a tool a person sent from its page (issue 28.10): the
-    /// server function's `TryResult` as JSON (this store sits below the server functions).
-    Sent(serde_json::Value),
+    /// A person's try of a tool from its page (issue 28.10): `{"tool": "v__n",
+    /// "version": n, "values": {field: text}, "result": TryResult}` (this store sits
+    /// below the server functions, so the result is kept as JSON). The values typed
+    /// stay here, out of the page's address.
+    Tried(serde_json::Value),
     /// Why something a person started elsewhere did not finish (an MCP vendor's
     /// authorization, issue 27.1), shown on the Vendors page.
     Failed(String),
@@ -59,78 +70,124 @@ pub struct PendingImport {
     pub summary: ImportSummary,
 }
 
+/// One kept value: whose, since when, its size as counted against the try caps (0 for
+/// other kinds), and the value.
+struct Kept {
+    person: String,
+    at: Instant,
+    bytes: usize,
+    value: Flash,
+}
+
 /// One-time values by random id, each for the person who caused it, for 10 minutes.
 /// In memory: a restart forgets them, which only means a token must be rotated again.
 #[derive(Default)]
 pub struct FlashStore {
-    items: Mutex<HashMap<String, (String, Instant, Flash)>>,
+    items: Mutex<HashMap<String, Kept>>,
 }
 
 impl FlashStore {
     /// Keeps `value` for `person`; returns its id (128 random bits, hex). A preview
-    /// past [`PREVIEWS_PER_PERSON`], or a sent tool's answer past [`SENT_PER_PERSON`],
-    /// drops the person's oldest of that kind: what one person keeps is bounded.
+    /// past [`PREVIEWS_PER_PERSON`], or a try past [`TRIES_PER_PERSON`] or
+    /// [`TRY_BYTES_PER_PERSON`], drops the person's oldest of that kind, and a try past
+    /// [`TRY_BYTES_TOTAL`] the oldest tries of anyone: what is kept is bounded.
     pub fn put(&self, person: &str, value: Flash) -> String {
         let id = crate::service::random_hex(16);
-        let mut items = self.items.lock().expect("flash lock");
-        items.retain(|_, (_, at, _)| at.elapsed() < FLASH_TTL);
-        let limit = match value {
-            Flash::Preview(_) => Some(PREVIEWS_PER_PERSON),
-            Flash::Sent(_) => Some(SENT_PER_PERSON),
-            _ => None,
+        let bytes = match &value {
+            Flash::Tried(v) => v.to_string().len(),
+            _ => 0,
         };
-        if let Some(limit) = limit {
-            let kind = std::mem::discriminant(&value);
-            let mut theirs: Vec<(Instant, String)> = items
-                .iter()
-                .filter(|(_, (p, _, v))| p == person && std::mem::discriminant(v) == kind)
-                .map(|(id, (_, at, _))| (*at, id.clone()))
-                .collect();
-            theirs.sort();
-            let over = (theirs.len() + 1).saturating_sub(limit);
-            for (_, old) in theirs.into_iter().take(over) {
-                items.remove(&old);
+        let mut items = self.items.lock().expect("flash lock");
+        items.retain(|_, k| k.at.elapsed() < FLASH_TTL);
+        let kind = std::mem::discriminant(&value);
+        // the same kind's, oldest first: (at, id, bytes, whose)
+        let mut kept: Vec<(Instant, String, usize, bool)> = items
+            .iter()
+            .filter(|(_, k)| std::mem::discriminant(&k.value) == kind)
+            .map(|(id, k)| (k.at, id.clone(), k.bytes, k.person == person))
+            .collect();
+        kept.sort();
+        let (count, budget) = match value {
+            Flash::Preview(_) => (PREVIEWS_PER_PERSON, usize::MAX),
+            Flash::Tried(_) => (TRIES_PER_PERSON, TRY_BYTES_PER_PERSON),
+            _ => (usize::MAX, usize::MAX),
+        };
+        let (mut theirs, mut their_bytes) = kept
+            .iter()
+            .filter(|k| k.3)
+            .fold((0, 0), |(n, b), k| (n + 1, b + k.2));
+        let mut total: usize = kept.iter().map(|k| k.2).sum();
+        let total_budget = if bytes > 0 {
+            TRY_BYTES_TOTAL
+        } else {
+            usize::MAX
+        };
+        for (_, old, size, mine) in kept {
+            let over_mine =
+                mine && (theirs + 1 > count || their_bytes.saturating_add(bytes) > budget);
+            let over_all = total.saturating_add(bytes) > total_budget;
+            if !over_mine && !over_all {
+                continue;
+            }
+            items.remove(&old);
+            total -= size;
+            if mine {
+                theirs -= 1;
+                their_bytes -= size;
             }
         }
         // strictly after every kept value, so that "oldest" is never a tie
         let now = Instant::now();
-        let at = match items.values().map(|(_, at, _)| *at).max() {
+        let at = match items.values().map(|k| k.at).max() {
             Some(last) if last >= now => last + Duration::from_nanos(1),
             _ => now,
         };
-        items.insert(id.clone(), (person.to_string(), at, value));
+        let person = person.to_string();
+        items.insert(
+            id.clone(),
+            Kept {
+                person,
+                at,
+                bytes,
+                value,
+            },
+        );
         id
     }
 
     /// The preview `id` kept for `person`, left in place (the page shows it until the
     /// person applies or leaves it).
     pub fn peek_preview(&self, person: &str, id: &str) -> Option<ImportSummary> {
-        let items = self.items.lock().expect("flash lock");
-        match items.get(id) {
-            Some((p, at, Flash::Preview(pending))) if p == person && at.elapsed() < FLASH_TTL => {
-                Some(pending.summary.clone())
-            }
+        self.peek(person, id, |v| match v {
+            Flash::Preview(pending) => Some(pending.summary.clone()),
             _ => None,
-        }
+        })
     }
 
-    /// The answer `id` of a tool sent for `person`, left in place (a reload shows it).
-    pub fn peek_sent(&self, person: &str, id: &str) -> Option<serde_json::Value> {
-        let items = self.items.lock().expect("flash lock");
-        match items.get(id) {
-            Some((p, at, Flash::Sent(r))) if p == person && at.elapsed() < FLASH_TTL => {
-                Some(r.clone())
-            }
+    /// The try `id` of a tool kept for `person`, left in place (a reload shows it, and
+    /// a send after a dry run reads its values).
+    pub fn peek_tried(&self, person: &str, id: &str) -> Option<serde_json::Value> {
+        self.peek(person, id, |v| match v {
+            Flash::Tried(r) => Some(r.clone()),
             _ => None,
-        }
+        })
+    }
+
+    /// What `read` takes from the value `id` kept for `person`, left in place.
+    fn peek<T>(&self, person: &str, id: &str, read: impl FnOnce(&Flash) -> Option<T>) -> Option<T> {
+        let items = self.items.lock().expect("flash lock");
+        items
+            .get(id)
+            .filter(|k| k.person == person && k.at.elapsed() < FLASH_TTL)
+            .and_then(|k| read(&k.value))
     }
 
     /// Takes the value `id` kept for `person` (a second take finds nothing).
     pub fn take(&self, person: &str, id: &str) -> Option<Flash> {
         let mut items = self.items.lock().expect("flash lock");
         match items.get(id) {
-            Some((p, at, _)) if p == person && at.elapsed() < FLASH_TTL => {
-                items.remove(id).map(|(_, _, v)| v)
+            Some(k) if k.person == person && k.at.elapsed() < FLASH_TTL => {
+                items.remove(id).map(|k| k.value)
             }
             _ => None,
         }
@@ -300,26 +357,65 @@ mod tests {
     }
 
     #[test]
-    fn one_person_keeps_a_bounded_number_of_sent_answers_and_others_keep_theirs() {
+    fn one_person_keeps_a_bounded_number_of_tries_and_others_keep_theirs() {
         let store = FlashStore::default();
-        let other = store.put("kim", Flash::Sent(serde_json::json!({"n": "kim"})));
-        let ids: Vec<String> = (0..SENT_PER_PERSON + 5)
-            .map(|n| store.put("rui", Flash::Sent(serde_json::json!({ "n": n }))))
+        let other = store.put("kim", Flash::Tried(serde_json::json!({"n": "kim"})));
+        let ids: Vec<String> = (0..TRIES_PER_PERSON + 5)
+            .map(|n| store.put("rui", Flash::Tried(serde_json::json!({ "n": n }))))
             .collect();
         let kept = ids
             .iter()
-            .filter(|id| store.peek_sent("rui", id).is_some())
+            .filter(|id| store.peek_tried("rui", id).is_some())
             .count();
-        assert_eq!(kept, SENT_PER_PERSON);
+        assert_eq!(kept, TRIES_PER_PERSON);
         // the oldest went, the newest stayed
-        assert!(store.peek_sent("rui", &ids[4]).is_none());
-        assert!(store.peek_sent("rui", &ids[5]).is_some());
+        assert!(store.peek_tried("rui", &ids[4]).is_none());
+        assert!(store.peek_tried("rui", &ids[5]).is_some());
         assert!(
-            store.peek_sent("kim", &other).is_some(),
-            "another person's answer stays"
+            store.peek_tried("kim", &other).is_some(),
+            "another person's try stays"
         );
-        // a token is not counted with the answers
+        assert!(store.peek_tried("kim", &ids[5]).is_none(), "not theirs");
+        // a token is not counted with the tries
         let token = store.put("rui", Flash::Token("a".into(), "t".into()));
         assert!(store.take("rui", &token).is_some());
+    }
+
+    /// A try of `mib` MiB (a vendor's answer as the page keeps it).
+    fn answer(mib: usize) -> Flash {
+        Flash::Tried(serde_json::json!({ "result": "x".repeat(mib << 20) }))
+    }
+
+    #[test]
+    fn tries_are_bounded_in_bytes_per_person_and_across_people() {
+        let store = FlashStore::default();
+        // per person: 8 MiB; a third 3 MiB answer drops the first
+        let rui: Vec<String> = (0..3).map(|_| store.put("rui", answer(3))).collect();
+        assert!(store.peek_tried("rui", &rui[0]).is_none(), "over 8 MiB");
+        assert!(store.peek_tried("rui", &rui[1]).is_some());
+        assert!(store.peek_tried("rui", &rui[2]).is_some());
+        // one answer larger than a person's budget is kept alone
+        let big = store.put("rui", answer(9));
+        assert!(store.peek_tried("rui", &big).is_some());
+        assert!(store.peek_tried("rui", &rui[2]).is_none());
+        // across people: 64 MiB in all, the oldest of anyone's goes first
+        let first = store.put("kim", answer(7));
+        let people: Vec<(String, String)> = (0..9)
+            .map(|n| {
+                let who = format!("p{n}");
+                let id = store.put(&who, answer(7));
+                (who, id)
+            })
+            .collect();
+        assert!(store.peek_tried("rui", &big).is_none(), "the oldest went");
+        assert!(store.peek_tried("kim", &first).is_none());
+        for (who, id) in &people {
+            assert!(store.peek_tried(who, id).is_some(), "{who}'s stays");
+        }
+        let kept: usize = store.items.lock().unwrap().values().map(|k| k.bytes).sum();
+        assert!(kept <= TRY_BYTES_TOTAL, "{kept}");
+        // previews and tokens do not count against the tries
+        let token = store.put("kim", Flash::Token("a".into(), "t".into()));
+        assert!(store.take("kim", &token).is_some());
     }
 }

@@ -88,46 +88,67 @@ pub async fn set_webhook(
     secret: Option<String>,
     new_secret: Option<String>,
 ) -> ConsoleResult<()> {
-    use crate::domain::notify::Format;
-    use crate::service::notify::SecretChoice;
-    with_status(async move {
-        let (state, person) = signed_in().await?;
-        let format = Format::parse(format.trim())
-            .ok_or_else(|| ConsoleError::field("format", "choose graft or slack"))?;
-        let threshold: i64 = error_threshold.trim().parse().map_err(|_| {
-            ConsoleError::field(
-                "error_threshold",
-                "a whole number of failed calls, 1 to 1000",
-            )
-        })?;
-        let choice = match (secret.as_deref().map(str::trim), new_secret.as_deref()) {
-            (Some(s), _) if !s.is_empty() => SecretChoice::Given(s.to_string()),
-            (_, Some("on" | "true")) => SecretChoice::New,
-            _ => SecretChoice::Keep,
-        };
-        match state
-            .graft
-            .set_webhook(&Actor::Person(person.name), &url, format, threshold, choice)
+    // what the form held is shown again after a plain form post's error (not the secret)
+    let typed = [
+        ("url", url.clone()),
+        ("format", format.clone()),
+        ("error_threshold", error_threshold.clone()),
+    ];
+    let typed = typed.each_ref().map(|(k, v)| (*k, v.as_str()));
+    with_status(async {
+        webhook_set(url.clone(), &format, &error_threshold, secret, new_secret)
             .await
-        {
-            Ok(_) => {
-                back_saying_saved("webhook");
-                Ok(())
-            }
-            Err(ServiceError::Invalid(m)) => {
-                let field = if m.contains("secret") {
-                    "secret"
-                } else if m.contains("threshold") {
-                    "error_threshold"
-                } else {
-                    "url"
-                };
-                Err(ConsoleError::field(field, m))
-            }
-            Err(e) => Err(e.into()),
-        }
+            .map_err(|e| e.typed(&typed))
     })
     .await
+}
+
+/// [`set_webhook`]'s work, before its errors are given what the form held.
+#[cfg(feature = "ssr")]
+async fn webhook_set(
+    url: String,
+    format: &str,
+    error_threshold: &str,
+    secret: Option<String>,
+    new_secret: Option<String>,
+) -> ConsoleResult<()> {
+    use crate::domain::notify::Format;
+    use crate::service::notify::SecretChoice;
+    let (state, person) = signed_in().await?;
+    let format = Format::parse(format.trim())
+        .ok_or_else(|| ConsoleError::field("format", "choose graft or slack"))?;
+    let threshold: i64 = error_threshold.trim().parse().map_err(|_| {
+        ConsoleError::field(
+            "error_threshold",
+            "a whole number of failed calls, 1 to 1000",
+        )
+    })?;
+    let choice = match (secret.as_deref().map(str::trim), new_secret.as_deref()) {
+        (Some(s), _) if !s.is_empty() => SecretChoice::Given(s.to_string()),
+        (_, Some("on" | "true")) => SecretChoice::New,
+        _ => SecretChoice::Keep,
+    };
+    match state
+        .graft
+        .set_webhook(&Actor::Person(person.name), &url, format, threshold, choice)
+        .await
+    {
+        Ok(_) => {
+            back_saying_saved("webhook");
+            Ok(())
+        }
+        Err(ServiceError::Invalid(m)) => {
+            let field = if m.contains("secret") {
+                "secret"
+            } else if m.contains("threshold") {
+                "error_threshold"
+            } else {
+                "url"
+            };
+            Err(ConsoleError::field(field, m))
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Removes the webhook. Errors: `SignedOut`.

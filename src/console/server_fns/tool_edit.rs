@@ -142,6 +142,11 @@ pub struct TryField {
     pub description: Option<String>,
     /// The choices of a `choice`.
     pub options: Vec<String>,
+    /// A secret: `format: password`, `writeOnly`, or a name such as `password` or
+    /// `api_key` ([`crate::proxy::redact`]'s secret words). Typed as a password and not
+    /// shown again after a try.
+    #[serde(default)]
+    pub secret: bool,
 }
 
 /// What trying a tool found.
@@ -157,9 +162,21 @@ pub struct TryResult {
     /// Whether the request was sent to the vendor (`text` is then its answer).
     #[serde(default)]
     pub sent: bool,
-    /// A sent answer no longer kept (or never this person's, or another tool's).
+    /// A try no longer kept (or never this person's, or another tool's).
     #[serde(default)]
     pub gone: bool,
+}
+
+/// A try the page shows again ([`tried_tool`]): its result and the form's values.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct KeptTry {
+    /// The id it is kept under (what a send after a dry run names).
+    pub id: String,
+    /// What the dry run or the send found.
+    pub result: TryResult,
+    /// The values typed, by field name (`""` for the whole input as JSON), without
+    /// those of secret fields.
+    pub values: std::collections::BTreeMap<String, String>,
 }
 
 /// The "Try it" form of `input_schema` (JSON text).
@@ -185,6 +202,7 @@ pub(crate) fn try_fields(input_schema: &str) -> Vec<TryField> {
                     160,
                 ))
             }),
+            secret: f.secret || crate::proxy::redact::secret_field(&f.name),
             name: f.name,
             required: f.required,
             options: f.options,
@@ -192,20 +210,14 @@ pub(crate) fn try_fields(input_schema: &str) -> Vec<TryField> {
         .collect()
 }
 
-/// The input the "Try it" form's `values` make for `tool` (a JSON object of the form's
-/// values by field name, or under `""` the whole input as JSON text), or why they make
-/// none, at its field. Errors: `Refused` when `values` is not a JSON object of texts.
+/// The input the "Try it" form's `values` make for `tool` (the form's values by field
+/// name, or under `""` the whole input as JSON text), or why they make none, at its
+/// field.
 #[cfg(feature = "ssr")]
 fn form_input(
     tool: &crate::service::ToolView,
-    values: &str,
-) -> ConsoleResult<Result<serde_json::Value, TryResult>> {
-    let values: std::collections::HashMap<String, String> =
-        serde_json::from_str(values).map_err(|e| {
-            ConsoleError::Refused(format!(
-                "the form's values are not a JSON object of texts: {e}"
-            ))
-        })?;
+    values: &std::collections::BTreeMap<String, String>,
+) -> Result<serde_json::Value, TryResult> {
     let refused = |text: String, field: String| TryResult {
         ok: false,
         text,
@@ -215,12 +227,17 @@ fn form_input(
     };
     let schema: serde_json::Value = serde_json::from_str(&tool.input_schema).unwrap_or_default();
     let fields = crate::domain::try_form::form_fields(&schema);
-    Ok(match values.get("").filter(|v| !v.trim().is_empty()) {
+    match values.get("").filter(|v| !v.trim().is_empty()) {
         Some(whole) => serde_json::from_str(whole)
             .map_err(|e| refused(format!("the input is not JSON: {e}"), String::new())),
-        None => crate::domain::try_form::input_from_form(&fields, &values)
-            .map_err(|(field, message)| refused(crate::console::words::mark_bidi(&message), field)),
-    })
+        None => {
+            let values: std::collections::HashMap<String, String> =
+                values.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            crate::domain::try_form::input_from_form(&fields, &values).map_err(
+                |(field, message)| refused(crate::console::words::mark_bidi(&message), field),
+            )
+        }
+    }
 }
 
 /// What the page shows of a try of one of `vendor`'s tools: the request a dry run would
@@ -260,99 +277,176 @@ fn try_result(outcome: crate::service::try_call::TryOutcome, vendor: &str) -> Tr
     }
 }
 
-/// A dry run of `vendor__name` by a person (issue 28.10): `values` as the "Try it" form
-/// makes them (see `form_input`). The input is checked as an agent's call checks it and
-/// the request built with the credential redacted; nothing is sent, logged or approved
-/// ([`crate::service::Graft::try_tool`]). Errors: `Refused` (an unknown tool, an MCP
-/// server's tool, values that are not a JSON object).
-#[server(prefix = "/api", endpoint = "try_tool")]
-pub async fn try_tool(vendor: String, name: String, values: String) -> ConsoleResult<TryResult> {
-    with_status(async move {
-        let (state, _) = signed_in().await?;
-        let tool = state.graft.tool(&vendor, &name).await?;
-        let input = match form_input(&tool, &values)? {
-            Ok(input) => input,
-            Err(refused) => return Ok(refused),
-        };
-        let outcome = state.graft.try_tool(&vendor, &name, input).await?;
-        Ok(try_result(outcome, &vendor))
-    })
-    .await
+/// Keeps a try of `vendor__name` (at `version`, with the form's `values`) for `person`
+/// (10 minutes, in memory) and returns the page that shows it: `/tools/V/N?{param}=ID#try`.
+/// The values stay out of the address: they may be secrets.
+#[cfg(feature = "ssr")]
+fn keep_try(
+    state: &crate::console::server::ConsoleState,
+    person: &str,
+    (vendor, name, version): (&str, &str, i64),
+    values: &std::collections::BTreeMap<String, String>,
+    result: &TryResult,
+    param: &str,
+) -> String {
+    let kept = serde_json::json!({
+        "tool": format!("{vendor}__{name}"),
+        "version": version,
+        "values": values,
+        "result": result,
+    });
+    let id = state.flash.put(person, Flash::Tried(kept));
+    let segment = crate::console::words::segment;
+    format!(
+        "/tools/{}/{}?{param}={id}#try",
+        segment(vendor),
+        segment(name)
+    )
 }
 
-/// Sends `vendor__name` with the "Try it" form's `values` to the vendor as the signed-in
-/// person (issue 28.10; [`crate::service::Graft::try_send`]): the checks of an agent's
-/// call, the connection's credential, no approval (a write needs `confirm` = `yes`).
-/// The answer is kept for the person for 10 minutes and the page shows it
-/// (`/tools/V/N?sent=ID#try`), with or without JavaScript. Errors: `Refused` (a write
-/// not confirmed, an MCP server's tool, values that are not a JSON object).
+/// The try `id` kept for `person` of `vendor__name`: `(version, values, result)`, or
+/// `None` when it is gone, another person's or another tool's.
+#[cfg(feature = "ssr")]
+fn kept(
+    state: &crate::console::server::ConsoleState,
+    person: &str,
+    id: &str,
+    vendor: &str,
+    name: &str,
+) -> Option<(i64, std::collections::BTreeMap<String, String>, TryResult)> {
+    let mut kept = state.flash.peek_tried(person, id)?;
+    if kept["tool"] != format!("{vendor}__{name}").as_str() {
+        return None;
+    }
+    Some((
+        kept["version"].as_i64()?,
+        serde_json::from_value(kept["values"].take()).ok()?,
+        serde_json::from_value(kept["result"].take()).ok()?,
+    ))
+}
+
+/// A dry run of `vendor__name` by `person` (issue 28.10) with the "Try it" form's
+/// `values` (by field name; `""` the whole input as JSON): the input is checked as an
+/// agent's call checks it and the request built with the credential redacted; nothing
+/// is sent, logged or approved ([`crate::service::Graft::try_tool`]). The try is kept
+/// for the person and the page that shows it returned (`?tried=ID#try`); a refusal (an
+/// unknown tool, an MCP server's tool, a bad value) is what it shows.
+#[cfg(feature = "ssr")]
+pub(crate) async fn dry_run(
+    state: &crate::console::server::ConsoleState,
+    person: &str,
+    vendor: &str,
+    name: &str,
+    values: std::collections::BTreeMap<String, String>,
+) -> String {
+    let refused = |text: String| TryResult {
+        ok: false,
+        text: crate::console::words::mark_bidi(&text),
+        field: None,
+        sent: false,
+        gone: false,
+    };
+    let (version, result) = match state.graft.tool(vendor, name).await {
+        Err(e) => (0, refused(e.to_string())),
+        Ok(tool) => {
+            let result = match form_input(&tool, &values) {
+                Err(r) => r,
+                Ok(input) => match state.graft.try_tool(vendor, name, input).await {
+                    Ok(outcome) => try_result(outcome, vendor),
+                    Err(e) => refused(e.to_string()),
+                },
+            };
+            (tool.version, result)
+        }
+    };
+    keep_try(
+        state,
+        person,
+        (vendor, name, version),
+        &values,
+        &result,
+        "tried",
+    )
+}
+
+/// Sends `vendor__name` to the vendor as the signed-in person with the values of their
+/// dry run `tried` (issue 28.10; [`crate::service::Graft::try_send`]): the checks of an
+/// agent's call, the connection's credential, no approval (a write needs `confirm` =
+/// `yes`); a tool changed since the dry run is not sent. The answer is kept for the
+/// person for 10 minutes and the page shows it (`/tools/V/N?sent=ID#try`), with or
+/// without JavaScript. Every send asked for is audited, a refused one too. Errors:
+/// `Refused` (the dry run no longer kept, a write not confirmed, a changed tool, an MCP
+/// server's tool).
 #[server(prefix = "/api", endpoint = "send_tool")]
 pub async fn send_tool(
     vendor: String,
     name: String,
-    values: String,
-    version: Option<i64>,
+    tried: String,
     confirm: Option<String>,
 ) -> ConsoleResult<()> {
     with_status(async move {
         let (state, person) = signed_in().await?;
-        let tool = state.graft.tool(&vendor, &name).await?;
-        // what asks an agent for approval asks the person to confirm (the page's checkbox)
-        if crate::service::approvals::gated(&tool) && confirm.as_deref() != Some("yes") {
-            return Err(ConsoleError::Refused(format!(
-                "{vendor}__{name} asks agents for approval (it writes, or an agent wrote it): tick \"Send this write\" to send it to {vendor}"
-            )));
-        }
-        let result = match form_input(&tool, &values)? {
-            Err(refused) => refused,
-            Ok(input) => try_result(
-                state
-                    .graft
-                    .try_send(&Actor::Person(person.name.clone()), &vendor, &name, version, input)
-                    .await?,
-                &vendor,
-            ),
+        let Some((version, values, _)) = kept(&state, &person.name, &tried, &vendor, &name)
+        else {
+            return Err(ConsoleError::Refused(
+                "that dry run is no longer kept (tries are kept 10 minutes): dry-run it again, then send".into(),
+            ));
         };
-        // kept with the tool it answers: another tool's page does not show it
-        let kept = serde_json::json!({"tool": format!("{vendor}__{name}"), "result": result});
-        let id = state.flash.put(&person.name, Flash::Sent(kept));
-        // the values go back in the address, as the dry run had them, so that the form
-        // shows what was sent (without JavaScript too)
-        let segment = crate::console::words::segment;
-        let typed: std::collections::BTreeMap<String, String> =
-            serde_json::from_str(&values).unwrap_or_default();
-        let fields: String = typed
-            .iter()
-            .map(|(k, v)| format!("&in.{}={}", segment(k), segment(v)))
-            .collect();
-        leptos_axum::redirect(&format!(
-            "/tools/{}/{}?sent={id}{fields}#try",
-            segment(&vendor),
-            segment(&name)
-        ));
+        let tool = state.graft.tool(&vendor, &name).await?;
+        let result = match form_input(&tool, &values) {
+            Err(refused) => refused,
+            Ok(input) => {
+                let actor = Actor::Person(person.name.clone());
+                let send = crate::service::try_call::TrySend {
+                    version: Some(version),
+                    confirmed: confirm.as_deref() == Some("yes"),
+                };
+                match state.graft.try_send(&actor, &vendor, &name, send, input).await {
+                    Ok(outcome) => try_result(outcome, &vendor),
+                    Err(ServiceError::Conflict(m)) => return Err(ConsoleError::Refused(m)),
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        };
+        let target = keep_try(
+            &state,
+            &person.name,
+            (&vendor, &name, version),
+            &values,
+            &result,
+            "sent",
+        );
+        leptos_axum::redirect(&target);
         Ok(())
     })
     .await
 }
 
-/// The answer of a [`send_tool`] of `vendor`'s `name` kept under `id` for the signed-in
-/// person (left in place for 10 minutes, so a reload shows it again); `None` when it is
-/// gone, another person's or another tool's. Errors:
-/// `SignedOut`.
-#[server(prefix = "/api", endpoint = "sent_tool")]
-pub async fn sent_tool(
+/// The try `id` of `vendor`'s `name` kept for the signed-in person (a dry run or a
+/// send; left in place for 10 minutes, so a reload shows it again), without the values
+/// of secret fields; `None` when it is gone, another person's or another tool's.
+/// Errors: `SignedOut`.
+#[server(prefix = "/api", endpoint = "tried_tool")]
+pub async fn tried_tool(
     id: String,
     vendor: String,
     name: String,
-) -> ConsoleResult<Option<TryResult>> {
+) -> ConsoleResult<Option<KeptTry>> {
     with_status(async move {
         let (state, person) = signed_in().await?;
-        let tool = format!("{vendor}__{name}");
-        Ok(state
-            .flash
-            .peek_sent(&person.name, &id)
-            .filter(|kept| kept["tool"] == tool.as_str())
-            .and_then(|mut kept| serde_json::from_value(kept["result"].take()).ok()))
+        let Some((_, mut values, result)) = kept(&state, &person.name, &id, &vendor, &name) else {
+            return Ok(None);
+        };
+        match state.graft.tool(&vendor, &name).await {
+            Ok(tool) => {
+                for f in try_fields(&tool.input_schema).iter().filter(|f| f.secret) {
+                    values.remove(&f.name);
+                }
+            }
+            // a tool gone since: which fields were secret is not known
+            Err(_) => values.clear(),
+        }
+        Ok(Some(KeptTry { id, result, values }))
     })
     .await
 }

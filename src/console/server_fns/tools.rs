@@ -528,25 +528,25 @@ pub async fn set_tool_hints(vendor: String, name: String, does: String) -> Conso
             "writes" => (false, false),
             "deletes" => (false, true),
             other => {
-                return Err(ConsoleError::Field {
-                    field: "does".into(),
-                    message: format!(
+                return Err(ConsoleError::field(
+                    "does",
+                    format!(
                         "{:?} is not reads, writes or deletes",
                         crate::domain::openapi::truncate_chars(other, 40)
                     ),
-                })
+                ))
             }
         };
         let tool = state.graft.tool(&vendor, &name).await?;
         // the write rule itself (SPEC §4.4): a method that writes whatever its hints
         if read_only && crate::domain::approval::writes(&tool.method, true) {
-            return Err(ConsoleError::Field {
-                field: "does".into(),
-                message: format!(
+            return Err(ConsoleError::field(
+                "does",
+                format!(
                     "a {} sends data to {}: Graft treats it as a write whatever its hints",
                     tool.method, tool.vendor
                 ),
-            });
+            ));
         }
         // a read repeated changes nothing more (idempotent); a write is not assumed so
         let idempotent = if read_only {
