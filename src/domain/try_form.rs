@@ -262,6 +262,15 @@ mod tests {
             let (at, _) = input_from_form(&fields, &values).unwrap_err();
             assert_eq!(at, field);
         }
+        // past 64 bits: said so, not "not an integer"
+        let huge: HashMap<String, String> =
+            [("limit".to_string(), "-99999999999999999999".to_string())].into();
+        let (at, message) = input_from_form(&fields, &huge).unwrap_err();
+        assert_eq!(at, "limit");
+        assert!(
+            message.contains("is not an integer Graft can send (from -2^63 to 2^63-1)"),
+            "{message}"
+        );
         let empty: HashMap<String, String> = [("id".to_string(), "  ".to_string())].into();
         assert_eq!(input_from_form(&fields, &empty).unwrap(), json!({}));
         assert!(form_fields(&json!({"type": "object"})).is_empty());

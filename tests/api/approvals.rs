@@ -326,9 +326,11 @@ async fn one_approval_for_every_agent_a_tool_waits_for_and_filters() {
     let v = vendor::start(None).await;
     let app = spawn_app_in(dir.path()).await;
     let g = &app.graft;
-    g.import_openapi("acme", API, Some(&v.url()), &mut |_, _| {})
-        .await
-        .unwrap();
+    for vendor in ["acme", "beta"] {
+        g.import_openapi(vendor, API, Some(&v.url()), &mut |_, _| {})
+            .await
+            .unwrap();
+    }
     let mut clients = Vec::new();
     for name in ["a1", "a2", "a3", "a4"] {
         let (_, token) = agent(&app, name).await;
@@ -360,6 +362,19 @@ async fn one_approval_for_every_agent_a_tool_waits_for_and_filters() {
         "{}",
         text(&r)
     );
+    // a2 asks for another vendor's tool too
+    let r = call(
+        &clients[1],
+        "run_tool",
+        json!({"vendor": "beta", "name": "create_item", "input": {}}),
+    )
+    .await;
+    assert_eq!(
+        code(&r).as_deref(),
+        Some("approval_required"),
+        "{}",
+        text(&r)
+    );
     g.decide_approval(&ops(), "a3", "acme", "create_item", false)
         .await
         .unwrap();
@@ -381,16 +396,24 @@ async fn one_approval_for_every_agent_a_tool_waits_for_and_filters() {
             ..Default::default()
         })
         .await,
-        3,
-        "a1 twice and a2; a removed agent's request is gone"
+        4,
+        "a1 twice and a2 twice; a removed agent's request is gone"
     );
+    for (vendor, n) in [("acme", 4), ("beta", 1), ("other", 0)] {
+        let f = ApprovalFilter {
+            vendor: Some(vendor.into()),
+            ..Default::default()
+        };
+        assert_eq!(count(f).await, n, "{vendor}");
+    }
     assert_eq!(
         count(ApprovalFilter {
-            vendor: Some("other".into()),
-            ..Default::default()
+            agent: Some("a2".into()),
+            vendor: Some("beta".into()),
+            state: Some(ApprovalState::Pending),
         })
         .await,
-        0
+        1
     );
 
     g.add_user("ops", PASSWORD).await.unwrap();
@@ -398,6 +421,24 @@ async fn one_approval_for_every_agent_a_tool_waits_for_and_filters() {
     b.sign_in("ops", PASSWORD).await;
     let page = b.get("/approvals").await.text().await.unwrap();
     assert!(page.contains("Approve for all 2 waiting"), "{page}");
+    // the console's filter by vendor: that vendor's approvals only, both vendors offered
+    let d: Value = b
+        .call("approvals", &[("vendor", "beta")])
+        .await
+        .json()
+        .await
+        .unwrap();
+    let shown: Vec<(&str, &str)> = d["approvals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["agent"].as_str().unwrap(), a["vendor"].as_str().unwrap()))
+        .collect();
+    assert_eq!(shown, [("a2", "beta")], "{d}");
+    assert_eq!(d["vendors"], json!(["acme", "beta"]), "{d}");
+    let page = b.get("/approvals?vendor=beta").await.text().await.unwrap();
+    assert!(page.contains("beta__create_item"), "{page}");
+    assert!(!page.contains("acme__add_note"), "{page}");
     // the version shown is checked: a newer one asks for another look, nothing changes
     let e: Value = b
         .call(
@@ -426,7 +467,7 @@ async fn one_approval_for_every_agent_a_tool_waits_for_and_filters() {
         let row = of(g, name)
             .await
             .into_iter()
-            .find(|a| a.name == "create_item")
+            .find(|a| a.name == "create_item" && a.vendor == "acme")
             .unwrap();
         assert_eq!(row.state, state, "{name}");
         if state == ApprovalState::Granted {

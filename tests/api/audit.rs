@@ -256,6 +256,18 @@ async fn each_persons_action_is_recorded_by_name_and_no_secret_or_agent_action_i
         "{out}"
     );
     assert!(out.contains(",kim,agent.disable,bot"), "{out}");
+    // and enabled again through the binary: its token works again, audited
+    assert!(g_disabled(&app, "bot").await);
+    let (ok, out) = cli(dir.path(), &["agent", "enable", "bot"], &[("USER", "rui")]).await;
+    assert!(ok, "{out}");
+    assert!(!g_disabled(&app, "bot").await, "enabled");
+    let (ok, out) = cli(
+        dir.path(),
+        &["audit", "--action", "agent.enable", "--csv"],
+        &[("USER", "x")],
+    )
+    .await;
+    assert!(ok && out.contains(",rui,agent.enable,bot"), "{out}");
     let (ok, out) = cli(
         dir.path(),
         &["audit", "--target", "ACME__CREATE"],
@@ -271,4 +283,14 @@ async fn each_persons_action_is_recorded_by_name_and_no_secret_or_agent_action_i
     .await;
     assert!(!ok && out.contains("unknown action"), "{out}");
     app.stop().await;
+}
+
+/// Whether the agent `name` is disabled, as the database says.
+async fn g_disabled(app: &TestApp, name: &str) -> bool {
+    app.graft
+        .agent_by_name(name)
+        .await
+        .unwrap()
+        .disabled_at
+        .is_some()
 }

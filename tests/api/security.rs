@@ -110,6 +110,26 @@ async fn vendors_cannot_be_pointed_inward() {
     )
     .await
     .unwrap();
+    // a metadata address written out is refused when the import sets it (security
+    // review 32.7): no vendor, no tools; the document's own servers URL too
+    let before = g.vendor_slugs().await.unwrap();
+    for (slug, base) in [
+        ("metaip", Some("http://169.254.169.254/latest")),
+        ("metadoc", None),
+    ] {
+        let doc = ITEM_API.replacen(
+            r#"{"openapi""#,
+            r#"{"servers": [{"url": "http://169.254.169.254/computeMetadata/v1"}], "openapi""#,
+            1,
+        );
+        let e = g
+            .import_openapi(slug, &doc, base, &mut |_, _| {})
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cloud metadata"), "{slug}: {e}");
+    }
+    assert_eq!(g.vendor_slugs().await.unwrap(), before, "nothing written");
     let (_, token) = agent(&app, "alpha").await;
     let (client, _) = legacy_client(&app, &token, ProtocolVersion::V_2025_11_25).await;
     for slug in g

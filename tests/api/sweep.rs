@@ -165,6 +165,20 @@ async fn the_cap_demotes_only_never_called_tools_oldest_promotion_first() {
         22,
         "called tools are never demoted by the cap: the set stays above it"
     );
+    // the agent's page says why the set stays over its cap (issue 28.4)
+    let app = spawn_app_with_graft(settings(w.dir.path()), w.graft.clone()).await;
+    w.graft
+        .add_user("ops", crate::console::PASSWORD)
+        .await
+        .unwrap();
+    let mut b = crate::console::Browser::new(&app);
+    b.sign_in("ops", crate::console::PASSWORD).await;
+    let page = b.get("/agents/alpha").await.text().await.unwrap();
+    assert!(
+        page.contains("22 tools for a cap of 20: 22 tools called since promotion are kept, because the cap trims only tools not called since their promotion. Unused for 21 days, a tool leaves at the sweep."),
+        "{page}"
+    );
+    app.stop().await;
 }
 
 #[tokio::test]

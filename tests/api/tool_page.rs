@@ -631,6 +631,17 @@ paths:
     g.add_user("ops", PASSWORD).await.unwrap();
     let mut b = Browser::new(&app);
     b.sign_in("ops", PASSWORD).await;
+    // an integer past 64 bits is refused at its field, as such
+    let tried = b
+        .dry_run("slow", "slow_write", &[("in.secs", "18446744073709551616")])
+        .await;
+    let page = b.get(&tried).await.text().await.unwrap();
+    assert!(page.contains("At secs:"), "{page}");
+    assert!(
+        page.contains("is not an integer Graft can send (from -2^63 to 2^63-1)"),
+        "{page}"
+    );
+    assert!(!page.contains("send-form"), "no send after a refusal: {page}");
     let tried = b.dry_run("slow", "slow_write", &[("in.secs", "3")]).await;
     let id = tried
         .split("tried=")
