@@ -7,6 +7,10 @@ use leptos::server_fn::codec::JsonEncoding;
 use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
 use serde::{Deserialize, Serialize};
 
+/// The longest value, in characters, a field error keeps of what was typed
+/// ([`ConsoleError::typed`]): a URL or a number, not a document.
+pub const MAX_TYPED_CHARS: usize = 2000;
+
 /// What a console call can answer instead of its value.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ConsoleError {
@@ -93,10 +97,15 @@ impl ConsoleError {
     }
 
     /// This error with the form's `values` (input name, value) to show again, when it is
-    /// a field error; other errors are returned unchanged.
+    /// a field error, each cut at [`MAX_TYPED_CHARS`] (the error is kept in memory for
+    /// the page that follows); other errors are returned unchanged.
     pub fn typed(mut self, values: &[(&str, &str)]) -> Self {
         if let Self::Field { typed, .. } = &mut self {
-            typed.extend(values.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+            typed.extend(
+                values
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.chars().take(MAX_TYPED_CHARS).collect())),
+            );
         }
         self
     }

@@ -101,8 +101,7 @@ pub fn form_fields(schema: &Value) -> Vec<FormField> {
                     .and_then(Value::as_str)
                     .map(str::to_string),
                 options,
-                secret: p.get("format").and_then(Value::as_str) == Some("password")
-                    || p.get("writeOnly").and_then(Value::as_bool) == Some(true),
+                secret: marked_secret(p),
             }
         })
         .collect();
@@ -110,9 +109,33 @@ pub fn form_fields(schema: &Value) -> Vec<FormField> {
     fields
 }
 
+/// Whether a property's schema marks it secret: `format: password` (OpenAPI 3.0 §4.4)
+/// or `writeOnly: true` (JSON Schema 2020-12 validation §9.4).
+fn marked_secret(property: &Value) -> bool {
+    property.get("format").and_then(Value::as_str) == Some("password")
+        || property.get("writeOnly").and_then(Value::as_bool) == Some(true)
+}
+
+/// The top-level properties of `schema` it marks secret (see [`FormField::secret`]),
+/// however many properties it has.
+pub fn secret_properties(schema: &Value) -> Vec<String> {
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|props| {
+            props
+                .iter()
+                .filter(|(_, p)| marked_secret(p))
+                .map(|(name, _)| name.clone())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The input an agent would send, from the form's values by field name: an empty value
 /// is left out; a number, a boolean and JSON are parsed. Errors: `(field, message)` for
-/// a value that is not of its field's kind. Values of unknown names are ignored.
+/// a value that is not of its field's kind (quoting the value, unless the field is
+/// [`FormField::secret`]). Values of unknown names are ignored.
 pub fn input_from_form(
     fields: &[FormField],
     values: &HashMap<String, String>,
@@ -126,14 +149,13 @@ pub fn input_from_form(
         else {
             continue;
         };
+        // a secret's value is not quoted back
         let bad = |what: &str| {
-            (
-                f.name.clone(),
-                format!(
-                    "{:?} is not {what}",
-                    crate::domain::openapi::truncate_chars(raw, 60)
-                ),
-            )
+            let shown = match f.secret {
+                true => "the value".to_string(),
+                false => format!("{:?}", crate::domain::openapi::truncate_chars(raw, 60)),
+            };
+            (f.name.clone(), format!("{shown} is not {what}"))
         };
         let value = match f.kind {
             FieldKind::Text | FieldKind::Choice => Value::String(values[&f.name].clone()),
@@ -271,6 +293,17 @@ mod tests {
             message.contains("is not an integer Graft can send (from -2^63 to 2^63-1)"),
             "{message}"
         );
+        // a secret's value is not quoted back
+        let mut secret_limit = fields.clone();
+        secret_limit
+            .iter_mut()
+            .for_each(|f| f.secret = f.name == "limit");
+        let typed: HashMap<String, String> = [("limit".to_string(), "s3cr3t".to_string())].into();
+        let (_, message) = input_from_form(&secret_limit, &typed).unwrap_err();
+        assert_eq!(message, "the value is not an integer");
+        let mut marked = secret_properties(&schema);
+        marked.sort();
+        assert_eq!(marked, ["key", "pass"]);
         let empty: HashMap<String, String> = [("id".to_string(), "  ".to_string())].into();
         assert_eq!(input_from_form(&fields, &empty).unwrap(), json!({}));
         assert!(form_fields(&json!({"type": "object"})).is_empty());

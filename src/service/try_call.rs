@@ -47,34 +47,56 @@ pub struct TrySend {
     pub confirmed: bool,
 }
 
-/// The values of `input` a page shows as `<redacted>`: those of fields whose name looks
-/// secret ([`crate::proxy::redact::secret_values`]) and of top-level properties the
-/// schema marks secret (`format: password`, `writeOnly`).
-fn input_secrets(input_schema: &str, input: &Value) -> Vec<String> {
-    let mut hidden = Vec::new();
-    crate::proxy::redact::secret_values(input, false, &mut hidden);
-    let schema: Value = serde_json::from_str(input_schema).unwrap_or_default();
-    for f in crate::domain::try_form::form_fields(&schema) {
-        match input.get(&f.name) {
-            Some(Value::String(v)) if f.secret => hidden.push(v.clone()),
-            Some(v) if f.secret && !v.is_null() => hidden.push(v.to_string()),
-            _ => {}
-        }
-    }
-    hidden.retain(|v| !v.is_empty());
-    hidden
+/// What of an input a page shows as `<redacted>`: the top-level properties its schema
+/// marks secret (`format: password`, `writeOnly`), and the values (as text) of those and
+/// of every field whose name looks secret ([`crate::proxy::redact::secret_values`]).
+struct InputSecrets {
+    keys: Vec<String>,
+    values: Vec<String>,
 }
 
-/// Redacts `secrets` in every string of `v` (keys stay as they are).
-fn redact_strings(v: &mut Value, secrets: &[String]) {
-    if secrets.is_empty() {
-        return;
+impl InputSecrets {
+    /// The secrets of `input` (a JSON object) under `input_schema` (JSON text).
+    fn of(input_schema: &str, input: &Value) -> Self {
+        let schema: Value = serde_json::from_str(input_schema).unwrap_or_default();
+        let keys = crate::domain::try_form::secret_properties(&schema);
+        let mut values = Vec::new();
+        crate::proxy::redact::secret_values(input, false, &mut values);
+        for key in &keys {
+            match input.get(key) {
+                Some(Value::String(v)) => values.push(v.clone()),
+                Some(Value::Null) | None => {}
+                Some(v) => crate::proxy::redact::secret_values(v, true, &mut values),
+            }
+        }
+        values.retain(|v| !v.is_empty());
+        Self { keys, values }
     }
-    match v {
-        Value::String(s) => *s = crate::proxy::redact::redact(s, secrets),
-        Value::Array(items) => items.iter_mut().for_each(|i| redact_strings(i, secrets)),
-        Value::Object(m) => m.values_mut().for_each(|i| redact_strings(i, secrets)),
-        _ => {}
+
+    /// `text` with the secret values redacted.
+    fn redact(&self, text: &str) -> String {
+        crate::proxy::redact::redact(text, &self.values)
+    }
+
+    /// Redacts a request preview in place: the value of every key that looks secret
+    /// or is a secret property, whatever its type (a number, an object), and the secret
+    /// values wherever a string holds them (a query string, a path).
+    fn redact_preview(&self, v: &mut Value) {
+        match v {
+            Value::String(s) => *s = self.redact(s),
+            Value::Array(items) => items.iter_mut().for_each(|i| self.redact_preview(i)),
+            Value::Object(m) => {
+                for (k, v) in m.iter_mut() {
+                    let secret = crate::proxy::redact::secret_field(k) || self.keys.contains(k);
+                    match v {
+                        Value::Null => {}
+                        _ if secret => *v = Value::String("<redacted>".into()),
+                        _ => self.redact_preview(v),
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 }
 
@@ -99,11 +121,16 @@ impl Graft {
                 "{vendor}__{name} is a tool of an MCP server: its server builds the request, so there is none to show before an agent calls it"
             )));
         }
+        // a refusal may quote the input (a schema's violations): its secrets redacted
+        let secrets = InputSecrets::of(&tool.input_schema, &input);
         let refused = |answer: super::RunAnswer| match answer {
-            super::RunAnswer::Err { code, message, .. } => TryOutcome::Refused { code, message },
+            super::RunAnswer::Err { code, message, .. } => TryOutcome::Refused {
+                code,
+                message: secrets.redact(&message),
+            },
             other => TryOutcome::Refused {
                 code: "invalid_input",
-                message: format!("{other:?}"),
+                message: secrets.redact(&format!("{other:?}")),
             },
         };
         let qualified = format!("{vendor}__{name}");
@@ -128,13 +155,12 @@ impl Graft {
         match request::build(&setting.base_url, op, &input, &credential) {
             Ok(planned) => {
                 let mut preview = planned.preview();
-                let secrets = input_secrets(&tool.input_schema, &Value::Object(input.clone()));
-                redact_strings(&mut preview, &secrets);
+                secrets.redact_preview(&mut preview);
                 Ok(TryOutcome::Request(preview))
             }
             Err(message) => Ok(TryOutcome::Refused {
                 code: "invalid_input",
-                message,
+                message: secrets.redact(&message),
             }),
         }
     }
@@ -198,8 +224,10 @@ impl Graft {
             .await?;
             return Err(ServiceError::Conflict(refusal));
         }
-        let mut detail = super::call_detail::SentDetail::default();
-        detail.hidden = input_secrets(&tool.input_schema, &input);
+        let mut detail = super::call_detail::SentDetail {
+            hidden: InputSecrets::of(&tool.input_schema, &input).values,
+            ..Default::default()
+        };
         let (answer, status) = self
             .run_steps(
                 CONSOLE_SLOT,

@@ -399,7 +399,9 @@ paths:
               type: object
               properties:
                 name: {type: string}
-                code: {type: string, format: password}
+                code: {type: string, format: password, minLength: 12}
+                pin: {type: integer}
+                config: {type: object}
       responses: {"200": {description: ok}}
 "#;
     let dir = tempfile::tempdir().unwrap();
@@ -517,20 +519,39 @@ paths:
         page.contains(r#"<input type="password" name="in.code""#),
         "a secret is typed unseen: {page}"
     );
+    // refusals quote no secret: the schema's (too short) nor the form's (not a number)
+    for (field, value, said) in [
+        ("in.code", "4321-hush", "shorter than 12"),
+        ("in.pin", "86x42pin", "the value is not an integer"),
+    ] {
+        let tried = b
+            .dry_run("shop", "create_item", &[("in.name", "pen"), (field, value)])
+            .await;
+        let page = b.get(&tried).await.text().await.unwrap();
+        assert!(page.contains(said), "{page}");
+        assert!(!page.contains(value), "{value}: {page}");
+    }
     let tried = b
         .dry_run(
             "shop",
             "create_item",
-            &[("in.name", "pen"), ("in.code", "4321-hush")],
+            &[
+                ("in.name", "pen"),
+                ("in.code", "4321-hush-hush"),
+                ("in.pin", "86429"),
+                ("in.config", r#"{"api_key": "KEYVALUE123", "size": 2}"#),
+            ],
         )
         .await;
     assert!(!tried.contains("hush"), "{tried}");
     let page = b.get(&tried).await.text().await.unwrap();
-    assert!(page.contains("&lt;redacted&gt;"), "{page}");
-    assert!(
-        !page.contains("4321-hush"),
-        "the preview and the form: {page}"
-    );
+    assert!(page.contains("The request an agent"), "{page}");
+    // the preview redacts a secret of any type; the form shows none of them again
+    assert!(page.contains(r#""pin": "&lt;redacted&gt;""#), "{page}");
+    assert!(page.contains(r#""api_key": "&lt;redacted&gt;""#), "{page}");
+    for secret in ["4321-hush", "86429", "KEYVALUE123"] {
+        assert!(!page.contains(secret), "{secret}: {page}");
+    }
     assert!(page.contains(r#"name="in.name" value="pen""#), "{page}");
     let dry = id_in(&tried, "tried");
     let mut write = send_form("create_item", &dry);
@@ -548,6 +569,17 @@ paths:
     let page = b.get(&loc).await.text().await.unwrap();
     assert!(page.contains("What the vendor answered"), "{page}");
     assert!(!page.contains("4321-hush"), "the echo redacted: {page}");
+    // a send is not a dry run to send again
+    let e = answer(
+        b.call(
+            "send_tool",
+            &pairs(&send_form("create_item", &id_in(&loc, "sent"))),
+        )
+        .await,
+    )
+    .await;
+    assert!(e.contains("no longer kept"), "{e}");
+    assert_eq!(v.count(), 2, "nothing sent");
 
     // audited under the person's name, the refused sends too, with why; the calls log
     // holds agents' calls only
@@ -641,7 +673,10 @@ paths:
         page.contains("is not an integer Graft can send (from -2^63 to 2^63-1)"),
         "{page}"
     );
-    assert!(!page.contains("send-form"), "no send after a refusal: {page}");
+    assert!(
+        !page.contains("send-form"),
+        "no send after a refusal: {page}"
+    );
     let tried = b.dry_run("slow", "slow_write", &[("in.secs", "3")]).await;
     let id = tried
         .split("tried=")

@@ -89,8 +89,9 @@ pub struct FlashStore {
 impl FlashStore {
     /// Keeps `value` for `person`; returns its id (128 random bits, hex). A preview
     /// past [`PREVIEWS_PER_PERSON`], or a try past [`TRIES_PER_PERSON`] or
-    /// [`TRY_BYTES_PER_PERSON`], drops the person's oldest of that kind, and a try past
-    /// [`TRY_BYTES_TOTAL`] the oldest tries of anyone: what is kept is bounded.
+    /// [`TRY_BYTES_PER_PERSON`], drops the person's oldest of that kind first; then a try
+    /// past [`TRY_BYTES_TOTAL`] drops the oldest tries of anyone: what is kept is bounded
+    /// (a single try larger than a budget is kept alone).
     pub fn put(&self, person: &str, value: Flash) -> String {
         let id = crate::service::random_hex(16);
         let bytes = match &value {
@@ -122,19 +123,25 @@ impl FlashStore {
         } else {
             usize::MAX
         };
+        // first the person's own oldest, while theirs are over their count or bytes;
+        // then anyone's oldest, while all are over the total
+        let mut others = Vec::new();
         for (_, old, size, mine) in kept {
-            let over_mine =
-                mine && (theirs + 1 > count || their_bytes.saturating_add(bytes) > budget);
-            let over_all = total.saturating_add(bytes) > total_budget;
-            if !over_mine && !over_all {
-                continue;
+            if mine && (theirs + 1 > count || their_bytes.saturating_add(bytes) > budget) {
+                items.remove(&old);
+                total -= size;
+                theirs -= 1;
+                their_bytes -= size;
+            } else {
+                others.push((old, size));
+            }
+        }
+        for (old, size) in others {
+            if total.saturating_add(bytes) <= total_budget {
+                break;
             }
             items.remove(&old);
             total -= size;
-            if mine {
-                theirs -= 1;
-                their_bytes -= size;
-            }
         }
         // strictly after every kept value, so that "oldest" is never a tie
         let now = Instant::now();
@@ -414,6 +421,24 @@ mod tests {
         }
         let kept: usize = store.items.lock().unwrap().values().map(|k| k.bytes).sum();
         assert!(kept <= TRY_BYTES_TOTAL, "{kept}");
+        // a person over their own budget drops their own oldest, not another's
+        let store = FlashStore::default();
+        let ids: Vec<(String, String)> = (0..8)
+            .flat_map(|n| [format!("q{n}"), format!("q{n}")])
+            .map(|who| {
+                let almost = serde_json::json!({ "result": "x".repeat((4 << 20) - 1024) });
+                let id = store.put(&who, Flash::Tried(almost));
+                (who, id)
+            })
+            .collect();
+        let extra = store.put("q7", answer(1));
+        let gone: Vec<&String> = ids
+            .iter()
+            .filter(|(who, id)| store.peek_tried(who, id).is_none())
+            .map(|(_, id)| id)
+            .collect();
+        assert_eq!(gone, [&ids[14].1], "q7's oldest only");
+        assert!(store.peek_tried("q7", &extra).is_some());
         // previews and tokens do not count against the tries
         let token = store.put("kim", Flash::Token("a".into(), "t".into()));
         assert!(store.take("kim", &token).is_some());

@@ -226,7 +226,11 @@ fn form_input(
         gone: false,
     };
     let schema: serde_json::Value = serde_json::from_str(&tool.input_schema).unwrap_or_default();
-    let fields = crate::domain::try_form::form_fields(&schema);
+    let mut fields = crate::domain::try_form::form_fields(&schema);
+    // a field whose name looks secret is one too: its value is not quoted back
+    for f in &mut fields {
+        f.secret |= crate::proxy::redact::secret_field(&f.name);
+    }
     match values.get("").filter(|v| !v.trim().is_empty()) {
         Some(whole) => serde_json::from_str(whole)
             .map_err(|e| refused(format!("the input is not JSON: {e}"), String::new())),
@@ -277,6 +281,40 @@ fn try_result(outcome: crate::service::try_call::TryOutcome, vendor: &str) -> Tr
     }
 }
 
+/// The values of a try the page may show again: none of a secret field, and no JSON
+/// (the whole input, or a field of JSON) holding a secret property or a field whose
+/// name looks secret.
+#[cfg(feature = "ssr")]
+fn shown_values(
+    input_schema: &str,
+    mut values: std::collections::BTreeMap<String, String>,
+) -> std::collections::BTreeMap<String, String> {
+    let schema: serde_json::Value = serde_json::from_str(input_schema).unwrap_or_default();
+    let marked = crate::domain::try_form::secret_properties(&schema);
+    let secret_fields: Vec<String> = try_fields(input_schema)
+        .into_iter()
+        .filter(|f| f.secret)
+        .map(|f| f.name)
+        .chain(marked.iter().cloned())
+        .collect();
+    values.retain(|name, value| {
+        if secret_fields.contains(name) {
+            return false;
+        }
+        let Ok(json) = serde_json::from_str::<serde_json::Value>(value) else {
+            return true;
+        };
+        let mut secrets = Vec::new();
+        crate::proxy::redact::secret_values(&json, false, &mut secrets);
+        let whole_holds_marked = name.is_empty()
+            && marked
+                .iter()
+                .any(|m| json.get(m).is_some_and(|v| !v.is_null()));
+        secrets.is_empty() && !whole_holds_marked
+    });
+    values
+}
+
 /// Keeps a try of `vendor__name` (at `version`, with the form's `values`) for `person`
 /// (10 minutes, in memory) and returns the page that shows it: `/tools/V/N?{param}=ID#try`.
 /// The values stay out of the address: they may be secrets.
@@ -305,7 +343,8 @@ fn keep_try(
 }
 
 /// The try `id` kept for `person` of `vendor__name`: `(version, values, result)`, or
-/// `None` when it is gone, another person's or another tool's.
+/// `None` when it is gone, another person's or another tool's (a send keeps the values
+/// the page may show again only: see [`shown_values`]).
 #[cfg(feature = "ssr")]
 fn kept(
     state: &crate::console::server::ConsoleState,
@@ -373,10 +412,11 @@ pub(crate) async fn dry_run(
 /// dry run `tried` (issue 28.10; [`crate::service::Graft::try_send`]): the checks of an
 /// agent's call, the connection's credential, no approval (a write needs `confirm` =
 /// `yes`); a tool changed since the dry run is not sent. The answer is kept for the
-/// person for 10 minutes and the page shows it (`/tools/V/N?sent=ID#try`), with or
-/// without JavaScript. Every send asked for is audited, a refused one too. Errors:
-/// `Refused` (the dry run no longer kept, a write not confirmed, a changed tool, an MCP
-/// server's tool).
+/// person for 10 minutes, without its secret values, and the page shows it
+/// (`/tools/V/N?sent=ID#try`), with or without JavaScript. What reaches the service is
+/// audited: a send, and one refused for a changed tool or an unconfirmed write, with
+/// why. Errors: `Refused` (the dry run no longer kept or not this person's, a write not
+/// confirmed, a changed tool, an MCP server's tool), not audited before the service.
 #[server(prefix = "/api", endpoint = "send_tool")]
 pub async fn send_tool(
     vendor: String,
@@ -386,8 +426,9 @@ pub async fn send_tool(
 ) -> ConsoleResult<()> {
     with_status(async move {
         let (state, person) = signed_in().await?;
-        let Some((version, values, _)) = kept(&state, &person.name, &tried, &vendor, &name)
-        else {
+        // a dry run's: a send keeps no secret to send again
+        let dry_run = kept(&state, &person.name, &tried, &vendor, &name).filter(|k| !k.2.sent);
+        let Some((version, values, _)) = dry_run else {
             return Err(ConsoleError::Refused(
                 "that dry run is no longer kept (tries are kept 10 minutes): dry-run it again, then send".into(),
             ));
@@ -412,7 +453,7 @@ pub async fn send_tool(
             &state,
             &person.name,
             (&vendor, &name, version),
-            &values,
+            &shown_values(&tool.input_schema, values),
             &result,
             "sent",
         );
@@ -434,18 +475,14 @@ pub async fn tried_tool(
 ) -> ConsoleResult<Option<KeptTry>> {
     with_status(async move {
         let (state, person) = signed_in().await?;
-        let Some((_, mut values, result)) = kept(&state, &person.name, &id, &vendor, &name) else {
+        let Some((_, values, result)) = kept(&state, &person.name, &id, &vendor, &name) else {
             return Ok(None);
         };
-        match state.graft.tool(&vendor, &name).await {
-            Ok(tool) => {
-                for f in try_fields(&tool.input_schema).iter().filter(|f| f.secret) {
-                    values.remove(&f.name);
-                }
-            }
+        let values = match state.graft.tool(&vendor, &name).await {
+            Ok(tool) => shown_values(&tool.input_schema, values),
             // a tool gone since: which fields were secret is not known
-            Err(_) => values.clear(),
-        }
+            Err(_) => Default::default(),
+        };
         Ok(Some(KeptTry { id, result, values }))
     })
     .await
