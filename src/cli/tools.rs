@@ -176,10 +176,7 @@ pub fn describe_tool(d: &crate::service::authoring::ToolDetail) -> String {
             "  v{} {} by {}: {what}\n",
             v.version,
             format_time(Some(v.created_at)),
-            d.authors
-                .get(i)
-                .cloned()
-                .unwrap_or_else(|| v.authored_by.clone())
+            crate::console::words::actor_in_words(d.authors.get(i).unwrap_or(&v.authored_by))
         ));
         prev = Some(v);
     }

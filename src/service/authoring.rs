@@ -39,26 +39,25 @@ pub struct ToolDetail {
     pub promoted_for: Vec<db::PromoterRow>,
     /// The connection its calls use now: `(label, why)`, or `None` for no credential.
     pub connection: Option<(String, String)>,
-    /// Who authored each version, in words (`agent hermes`, `ops` for a person, `import`).
+    /// Who authored each version, an agent by name ([`author_named`]: `agent:hermes`,
+    /// `person:ops`, `import`).
     pub authors: Vec<String>,
 }
 
-/// `authored_by` for people: `agent:<id>` becomes `agent <name>`, `person:<name>` the
-/// name alone.
-pub fn author_in_words(authored_by: &str, agents: &[(i64, String)]) -> String {
+/// `authored_by` with an agent's id replaced by its name, in the stored form
+/// (`agent:3` → `agent:hermes`, `agent:#3` for an agent no longer listed); a person
+/// (`person:ops`) and `import` stay as they are. The adapters put it in words with
+/// `console::words::actor_in_words` (`agent hermes`, `ops`, `import`).
+pub fn author_named(authored_by: &str, agents: &[(i64, String)]) -> String {
     match authored_by
         .strip_prefix("agent:")
         .and_then(|id| id.parse::<i64>().ok())
     {
         Some(id) => match agents.iter().find(|(a, _)| *a == id) {
-            Some((_, name)) => format!("agent {name}"),
-            None => format!("agent #{id}"),
+            Some((_, name)) => format!("agent:{name}"),
+            None => format!("agent:#{id}"),
         },
-        // a person by their name, as History and Approvals name them (`person:ops` → `ops`)
-        None => match authored_by.strip_prefix("person:") {
-            Some(name) => name.to_string(),
-            None => authored_by.replace(':', " "),
-        },
+        None => authored_by.to_string(),
     }
 }
 
@@ -625,7 +624,7 @@ impl Graft {
         Ok(ToolDetail {
             authors: versions
                 .iter()
-                .map(|v| author_in_words(&v.authored_by, &agents))
+                .map(|v| author_named(&v.authored_by, &agents))
                 .collect(),
             versions,
             notes: db::select_notes(self.pool(), tool.id).await?,

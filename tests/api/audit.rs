@@ -11,18 +11,6 @@ use graft::domain::audit::AuditAction;
 use graft::service::{Actor, DecideHow, Graft};
 use serde_json::json;
 
-const API: &str = r#"
-openapi: 3.0.3
-info: {title: Acme, version: "1"}
-components:
-  securitySchemes: {bearer: {type: http, scheme: bearer}}
-security: [{bearer: []}]
-paths:
-  /items:
-    post: {operationId: createItem, responses: {"200": {description: ok}}}
-    get: {operationId: listItems, responses: {"200": {description: ok}}}
-"#;
-
 /// Every event, oldest first, as (person, action, target, detail).
 async fn events(g: &Graft) -> Vec<(String, AuditAction, String, Option<String>)> {
     let mut rows = g
@@ -45,7 +33,7 @@ async fn each_persons_action_is_recorded_by_name_and_no_secret_or_agent_action_i
     let app = spawn_app_in(dir.path()).await;
     let g = &app.graft;
     let ana = Actor::Person("ana".into());
-    g.import_openapi_by(&ana, "acme", API, Some(&v.url()), &mut |_, _| {})
+    g.import_openapi_by(&ana, "acme", ACME_ITEMS, Some(&v.url()), &mut |_, _| {})
         .await
         .unwrap();
     let key = g

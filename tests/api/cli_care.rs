@@ -10,18 +10,6 @@ use graft::db::AuditQuery;
 use graft::domain::audit::AuditAction;
 use graft::service::Actor;
 
-const API: &str = r#"
-openapi: 3.0.3
-info: {title: Acme, version: "1"}
-components:
-  securitySchemes: {bearer: {type: http, scheme: bearer}}
-security: [{bearer: []}]
-paths:
-  /items:
-    post: {operationId: createItem, responses: {"200": {description: ok}}}
-    get: {operationId: listItems, responses: {"200": {description: ok}}}
-"#;
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_team_rotates_keys_removes_an_agent_and_previews_a_sweep_from_the_command_line() {
     let dir = tempfile::tempdir().unwrap();
@@ -33,7 +21,7 @@ async fn a_team_rotates_keys_removes_an_agent_and_previews_a_sweep_from_the_comm
     g.import_openapi_by(
         &ana,
         "acme",
-        API,
+        ACME_ITEMS,
         Some(&format!("{}/anything", v.url())),
         &mut |_, _| {},
     )
@@ -125,7 +113,7 @@ async fn a_team_rotates_keys_removes_an_agent_and_previews_a_sweep_from_the_comm
     assert!(ok, "{out}");
 
     // a vendor with no harmless read: the test says so and sends nothing
-    let writes_only = API.replace(
+    let writes_only = ACME_ITEMS.replace(
         "    get: {operationId: listItems, responses: {\"200\": {description: ok}}}\n",
         "",
     );

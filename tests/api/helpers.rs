@@ -595,3 +595,18 @@ pub async fn serve(
     }
     served
 }
+
+/// A vendor of two operations under bearer auth: `createItem` (POST /items, a write that
+/// asks for approval) and `listItems` (GET /items, a read), as tools `create_item` and
+/// `list_items`.
+pub const ACME_ITEMS: &str = r#"
+openapi: 3.0.3
+info: {title: Acme, version: "1"}
+components:
+  securitySchemes: {bearer: {type: http, scheme: bearer}}
+security: [{bearer: []}]
+paths:
+  /items:
+    post: {operationId: createItem, responses: {"200": {description: ok}}}
+    get: {operationId: listItems, responses: {"200": {description: ok}}}
+"#;

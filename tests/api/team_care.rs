@@ -20,18 +20,6 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const API: &str = r#"
-openapi: 3.0.3
-info: {title: Acme, version: "1"}
-components:
-  securitySchemes: {bearer: {type: http, scheme: bearer}}
-security: [{bearer: []}]
-paths:
-  /items:
-    post: {operationId: createItem, responses: {"200": {description: ok}}}
-    get: {operationId: listItems, responses: {"200": {description: ok}}}
-"#;
-
 /// A vendor whose document declares no security scheme: its calls need no credential.
 const OPEN_API: &str = r#"
 openapi: 3.0.3
@@ -365,7 +353,7 @@ async fn approvals_granted_and_a_vendor_removed_in_the_console_are_audited_by_na
     let g = &app.graft;
     g.import_openapi(
         "acme",
-        API,
+        ACME_ITEMS,
         Some(&format!("{}/anything", v.url())),
         &mut |_, _| {},
     )
@@ -573,7 +561,7 @@ async fn a_tool_promoted_in_the_console_without_a_connection_warns_on_the_agent_
     let g = &app.graft;
     g.import_openapi(
         "acme",
-        API,
+        ACME_ITEMS,
         Some("http://127.0.0.1:9/anything"),
         &mut |_, _| {},
     )

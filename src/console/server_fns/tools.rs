@@ -426,7 +426,7 @@ pub async fn tool(vendor: String, name: String) -> ConsoleResult<ToolData> {
                 method: v.method.clone(),
                 path: v.path_template.clone(),
                 description: mark_bidi(&v.description),
-                author: author.clone(),
+                author: actor_in_words(author),
                 created_at: v.created_at,
                 hints: [
                     v.read_only_hint,
