@@ -56,7 +56,8 @@ pub enum AuditAction {
     ToolPublish,
     /// A person promoted a tool into an agent's working set.
     ToolPromote,
-    /// A person sent a tool's request from its page ("Try it", issue 28.10).
+    /// A person sent a tool's request from its page ("Try it", issue 28.10), or was
+    /// refused sending it (the detail says why).
     ToolTry,
     /// A person demoted a tool from an agent's working set.
     ToolDemote,
@@ -166,7 +167,7 @@ impl AuditAction {
             Self::ToolPublish => "published a tool version",
             Self::ToolPromote => "promoted a tool",
             Self::ToolDemote => "demoted a tool",
-            Self::ToolTry => "sent a tool's request from its page",
+            Self::ToolTry => "sent a tool's request from its page, or was refused sending it",
             Self::ToolNote => "added a note to a tool",
             Self::SweepRun => "ran a sweep",
             Self::Template => "changed a starter template",

@@ -132,10 +132,30 @@ pub fn secret_properties(schema: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Whether `schema` (a property's schema) names a property anywhere below it that
+/// `secret_name` says is secret, or marks one secret: a JSON value of it may hold one.
+pub fn may_hold_secret(schema: &Value, secret_name: &dyn Fn(&str) -> bool) -> bool {
+    match schema {
+        Value::Object(m) => {
+            let here = m
+                .get("properties")
+                .and_then(Value::as_object)
+                .is_some_and(|props| {
+                    props
+                        .iter()
+                        .any(|(name, p)| secret_name(name) || marked_secret(p))
+                });
+            here || m.values().any(|v| may_hold_secret(v, secret_name))
+        }
+        Value::Array(items) => items.iter().any(|v| may_hold_secret(v, secret_name)),
+        _ => false,
+    }
+}
+
 /// The input an agent would send, from the form's values by field name: an empty value
 /// is left out; a number, a boolean and JSON are parsed. Errors: `(field, message)` for
 /// a value that is not of its field's kind (quoting the value, unless the field is
-/// [`FormField::secret`]). Values of unknown names are ignored.
+/// [`FormField::secret`] or JSON). Values of unknown names are ignored.
 pub fn input_from_form(
     fields: &[FormField],
     values: &HashMap<String, String>,
@@ -149,9 +169,9 @@ pub fn input_from_form(
         else {
             continue;
         };
-        // a secret's value is not quoted back
+        // a secret's value is not quoted back, nor JSON (which may hold one)
         let bad = |what: &str| {
-            let shown = match f.secret {
+            let shown = match f.secret || f.kind == FieldKind::Json {
                 true => "the value".to_string(),
                 false => format!("{:?}", crate::domain::openapi::truncate_chars(raw, 60)),
             };
@@ -301,6 +321,17 @@ mod tests {
         let typed: HashMap<String, String> = [("limit".to_string(), "s3cr3t".to_string())].into();
         let (_, message) = input_from_form(&secret_limit, &typed).unwrap_err();
         assert_eq!(message, "the value is not an integer");
+        assert!(
+            may_hold_secret(&schema, &|n| n == "nobody"),
+            "pass is marked"
+        );
+        let nested = json!({"properties": {"settings": {"type": "object",
+            "properties": {"region": {"type": "string"}, "api_key": {"type": "string"}}}}});
+        assert!(may_hold_secret(&nested["properties"]["settings"], &|n| n == "api_key"));
+        assert!(!may_hold_secret(
+            &json!({"type": "array", "items": {"type": "string"}}),
+            &|_| true
+        ));
         let mut marked = secret_properties(&schema);
         marked.sort();
         assert_eq!(marked, ["key", "pass"]);

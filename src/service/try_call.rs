@@ -197,12 +197,20 @@ impl Graft {
         // what the person dry-ran and confirmed is what is sent
         let qualified = format!("{vendor}__{name}");
         // (what the audit says, what the person is told)
-        let refusal = match send.version.filter(|v| *v != tool.version) {
+        // the version as stored: another process's publish reaches this one's cache
+        // within a second, and a send must not beat it
+        let current = match send.version {
+            Some(_) => self.tool(vendor, name).await?.version,
+            None => tool.version,
+        };
+        let changed = send
+            .version
+            .filter(|v| *v != current || tool.version != current);
+        let refusal = match changed {
             Some(seen) => Some((
                 format!("changed since the dry run of version {seen}"),
                 format!(
-                    "{qualified} changed since your dry run (version {seen}, now {}): dry-run it again",
-                    tool.version
+                    "{qualified} changed since your dry run (version {seen}, now {current}): dry-run it again"
                 ),
             )),
             // what asks an agent for approval asks the person to confirm
@@ -219,7 +227,7 @@ impl Graft {
                 actor,
                 crate::domain::audit::AuditAction::ToolTry,
                 &qualified,
-                Some(&format!("version {}: not sent: {why}", tool.version)),
+                Some(&format!("version {current}: not sent: {why}")),
             )
             .await?;
             return Err(ServiceError::Conflict(refusal));

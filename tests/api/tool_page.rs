@@ -457,6 +457,14 @@ paths:
     assert_eq!(v.count(), 1);
     assert_eq!(v.last().path, "/anything/items/7");
     assert_eq!(v.last().headers["authorization"], "Bearer shop-secret-77");
+    // a dry run is sent once: the same form posted again (back, resubmit) sends nothing
+    let e = answer(
+        b.call("send_tool", &pairs(&send_form("get_item", &dry)))
+            .await,
+    )
+    .await;
+    assert!(e.contains("no dry run of yours to send here"), "{e}");
+    assert_eq!(v.count(), 1, "sent once");
     for _ in 0..2 {
         let page = b.get(&loc).await.text().await.unwrap();
         assert!(page.contains("What the vendor answered"), "{page}");
@@ -481,7 +489,7 @@ paths:
             .await,
     )
     .await;
-    assert!(e.contains("no longer kept"), "{e}");
+    assert!(e.contains("no dry run of yours to send here"), "{e}");
     assert_eq!(v.count(), 1, "nothing sent");
 
     // what was dry-run is what is sent: a tool changed since is refused, nothing sent
@@ -511,6 +519,35 @@ paths:
     .await;
     assert!(e.contains("changed since your dry run"), "{e}");
     assert_eq!(v.count(), 1, "nothing sent");
+    // published by another process (the CLI), whose change reaches this one's cache
+    // within a second: a send right after is refused all the same
+    let tried = b.dry_run("shop", "get_item", &[("in.id", "9")]).await;
+    let (ok, out) = cli(
+        dir.path(),
+        &[
+            "tool",
+            "publish",
+            "shop__get_item",
+            "--description",
+            "Reads one item, from the command line.",
+        ],
+        &[("USER", "ana")],
+    )
+    .await;
+    assert!(ok, "{out}");
+    let e = answer(
+        b.call(
+            "send_tool",
+            &pairs(&send_form("get_item", &id_in(&tried, "tried"))),
+        )
+        .await,
+    )
+    .await;
+    assert!(
+        e.contains("changed since your dry run (version 2, now 3)"),
+        "{e}"
+    );
+    assert_eq!(v.count(), 1, "nothing sent");
 
     // a write: refused until confirmed, then sent without an approval; a secret field
     // stays out of the address, the page and the vendor's answer as shown
@@ -519,17 +556,35 @@ paths:
         page.contains(r#"<input type="password" name="in.code""#),
         "a secret is typed unseen: {page}"
     );
-    // refusals quote no secret: the schema's (too short) nor the form's (not a number)
+    // refusals quote no secret, at their field: the schema's (too short), the form's
+    // (not a number, not JSON), and nothing typed comes back but the form's own fields
     for (field, value, said) in [
+        ("in.code", "4321-hush", "At code:"),
         ("in.code", "4321-hush", "shorter than 12"),
         ("in.pin", "86x42pin", "the value is not an integer"),
+        (
+            "in.config",
+            r#"{"api_key":"AKIA_NESTED_KEY","#,
+            "the value is not JSON",
+        ),
     ] {
         let tried = b
-            .dry_run("shop", "create_item", &[("in.name", "pen"), (field, value)])
+            .dry_run(
+                "shop",
+                "create_item",
+                &[("in.name", "pen"), (field, value), ("in.token", "SEKRET99")],
+            )
             .await;
         let page = b.get(&tried).await.text().await.unwrap();
         assert!(page.contains(said), "{page}");
-        assert!(!page.contains(value), "{value}: {page}");
+        assert!(
+            !page.contains("AKIA_NESTED_KEY") && !page.contains("4321-hush"),
+            "{page}"
+        );
+        assert!(
+            !page.contains("86x42pin") && !page.contains("SEKRET99"),
+            "{page}"
+        );
     }
     let tried = b
         .dry_run(
@@ -578,7 +633,7 @@ paths:
         .await,
     )
     .await;
-    assert!(e.contains("no longer kept"), "{e}");
+    assert!(e.contains("no dry run of yours to send here"), "{e}");
     assert_eq!(v.count(), 2, "nothing sent");
 
     // audited under the person's name, the refused sends too, with why; the calls log
@@ -613,6 +668,10 @@ paths:
             (
                 "shop__get_item",
                 "version 2: not sent: changed since the dry run of version 1"
+            ),
+            (
+                "shop__get_item",
+                "version 3: not sent: changed since the dry run of version 2"
             ),
         ]
     );

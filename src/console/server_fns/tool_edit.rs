@@ -270,7 +270,15 @@ fn try_result(outcome: crate::service::try_call::TryOutcome, vendor: &str) -> Tr
             };
             (ok, text, true)
         }
-        TryOutcome::Refused { code, message } => (false, format!("{code}: {message}"), false),
+        TryOutcome::Refused { code, message } => {
+            return TryResult {
+                ok: false,
+                field: refused_field(&message),
+                text: mark_bidi(&format!("{code}: {message}")),
+                sent: false,
+                gone: false,
+            }
+        }
     };
     TryResult {
         ok,
@@ -281,38 +289,50 @@ fn try_result(outcome: crate::service::try_call::TryOutcome, vendor: &str) -> Tr
     }
 }
 
-/// The values of a try the page may show again: none of a secret field, and no JSON
-/// (the whole input, or a field of JSON) holding a secret property or a field whose
-/// name looks secret.
+/// The values of a try the page may show again: those of the form's fields only, none
+/// of a secret field, and no JSON (a field of JSON, or the whole input) whose schema
+/// may hold a secret below it or whose text quotes a key that looks secret (parsed or
+/// not: a half-typed object is shown back no more than a whole one).
 #[cfg(feature = "ssr")]
 fn shown_values(
     input_schema: &str,
     mut values: std::collections::BTreeMap<String, String>,
 ) -> std::collections::BTreeMap<String, String> {
+    use crate::domain::try_form::may_hold_secret;
+    use crate::proxy::redact::secret_field;
     let schema: serde_json::Value = serde_json::from_str(input_schema).unwrap_or_default();
-    let marked = crate::domain::try_form::secret_properties(&schema);
-    let secret_fields: Vec<String> = try_fields(input_schema)
-        .into_iter()
-        .filter(|f| f.secret)
-        .map(|f| f.name)
-        .chain(marked.iter().cloned())
-        .collect();
+    let fields = try_fields(input_schema);
+    // every quoted text, as a key would be (escapes aside: a guess that errs to hiding)
+    let quotes_secret = |text: &str| text.split('"').skip(1).step_by(2).any(secret_field);
     values.retain(|name, value| {
-        if secret_fields.contains(name) {
-            return false;
+        if name.is_empty() {
+            return !may_hold_secret(&schema, &secret_field) && !quotes_secret(value);
         }
-        let Ok(json) = serde_json::from_str::<serde_json::Value>(value) else {
-            return true;
-        };
-        let mut secrets = Vec::new();
-        crate::proxy::redact::secret_values(&json, false, &mut secrets);
-        let whole_holds_marked = name.is_empty()
-            && marked
-                .iter()
-                .any(|m| json.get(m).is_some_and(|v| !v.is_null()));
-        secrets.is_empty() && !whole_holds_marked
+        match fields.iter().find(|f| &f.name == name) {
+            None => false,
+            Some(f) if f.secret => false,
+            Some(f) if f.kind == "json" => {
+                !may_hold_secret(&schema["properties"][name.as_str()], &secret_field)
+                    && !quotes_secret(value)
+            }
+            Some(_) => true,
+        }
     });
     values
+}
+
+/// The form field a schema refusal is about: the first segment of the first JSON
+/// pointer it names (`… input schema: /age: 999 is greater than …` → `age`; RFC 6901's
+/// `~1` and `~0` decoded), or `None` for the whole input (`/: …`) or another refusal.
+#[cfg(feature = "ssr")]
+fn refused_field(message: &str) -> Option<String> {
+    let at = match message.strip_prefix('/') {
+        Some(rest) => rest,
+        None => &message[message.find(": /")? + 3..],
+    };
+    let (pointer, _) = at.split_once(": ")?;
+    let first = pointer.split('/').next().filter(|f| !f.is_empty())?;
+    Some(first.replace("~1", "/").replace("~0", "~"))
 }
 
 /// Keeps a try of `vendor__name` (at `version`, with the form's `values`) for `person`
@@ -411,7 +431,8 @@ pub(crate) async fn dry_run(
 /// Sends `vendor__name` to the vendor as the signed-in person with the values of their
 /// dry run `tried` (issue 28.10; [`crate::service::Graft::try_send`]): the checks of an
 /// agent's call, the connection's credential, no approval (a write needs `confirm` =
-/// `yes`); a tool changed since the dry run is not sent. The answer is kept for the
+/// `yes`); a tool changed since the dry run is not sent; a dry run is sent once. The
+/// answer is kept for the
 /// person for 10 minutes, without its secret values, and the page shows it
 /// (`/tools/V/N?sent=ID#try`), with or without JavaScript. What reaches the service is
 /// audited: a send, and one refused for a changed tool or an unconfirmed write, with
@@ -430,7 +451,7 @@ pub async fn send_tool(
         let dry_run = kept(&state, &person.name, &tried, &vendor, &name).filter(|k| !k.2.sent);
         let Some((version, values, _)) = dry_run else {
             return Err(ConsoleError::Refused(
-                "that dry run is no longer kept (tries are kept 10 minutes): dry-run it again, then send".into(),
+                "there is no dry run of yours to send here: a dry run is kept 10 minutes and sent once. Dry-run it again, then send".into(),
             ));
         };
         let tool = state.graft.tool(&vendor, &name).await?;
@@ -443,7 +464,17 @@ pub async fn send_tool(
                     confirmed: confirm.as_deref() == Some("yes"),
                 };
                 match state.graft.try_send(&actor, &vendor, &name, send, input).await {
-                    Ok(outcome) => try_result(outcome, &vendor),
+                    Ok(outcome) => {
+                        // sent once: a second post of the same form (back, resubmit)
+                        // sends nothing; one refused before sending may be sent again
+                        use crate::service::try_call::TryOutcome;
+                        if let TryOutcome::Answer { status, unanswered, .. } = &outcome {
+                            if status.is_some() || *unanswered {
+                                let _ = state.flash.take(&person.name, &tried);
+                            }
+                        }
+                        try_result(outcome, &vendor)
+                    }
                     Err(ServiceError::Conflict(m)) => return Err(ConsoleError::Refused(m)),
                     Err(e) => return Err(e.into()),
                 }
