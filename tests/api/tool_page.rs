@@ -370,6 +370,12 @@ fn send_form(tool: &str, tried: &str) -> Vec<(String, String)> {
         .to_vec()
 }
 
+/// The error `send_tool` answers for `shop`'s `tool` and the dry run `tried` ("" when
+/// it sent).
+async fn send_error(b: &mut Browser, tool: &str, tried: &str) -> String {
+    answer(b.call("send_tool", &pairs(&send_form(tool, tried))).await).await
+}
+
 /// `form` as the pairs `Browser` posts.
 fn pairs(form: &[(String, String)]) -> Vec<(&str, &str)> {
     form.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
@@ -458,11 +464,7 @@ paths:
     assert_eq!(v.last().path, "/anything/items/7");
     assert_eq!(v.last().headers["authorization"], "Bearer shop-secret-77");
     // a dry run is sent once: the same form posted again (back, resubmit) sends nothing
-    let e = answer(
-        b.call("send_tool", &pairs(&send_form("get_item", &dry)))
-            .await,
-    )
-    .await;
+    let e = send_error(&mut b, "get_item", &dry).await;
     assert!(e.contains("no dry run of yours to send here"), "{e}");
     assert_eq!(v.count(), 1, "sent once");
     for _ in 0..2 {
@@ -484,11 +486,7 @@ paths:
     assert!(other.contains("Try no longer kept"), "{other}");
     assert!(!other.contains("/anything/items/7"), "{other}");
     // a dry run no longer kept (or another person's) sends nothing
-    let e = answer(
-        b.call("send_tool", &pairs(&send_form("get_item", "0123abcd")))
-            .await,
-    )
-    .await;
+    let e = send_error(&mut b, "get_item", "0123abcd").await;
     assert!(e.contains("no dry run of yours to send here"), "{e}");
     assert_eq!(v.count(), 1, "nothing sent");
 
@@ -509,14 +507,7 @@ paths:
         )
         .await;
     assert_eq!(answer(r).await, "");
-    let e = answer(
-        b.call(
-            "send_tool",
-            &pairs(&send_form("get_item", &id_in(&tried, "tried"))),
-        )
-        .await,
-    )
-    .await;
+    let e = send_error(&mut b, "get_item", &id_in(&tried, "tried")).await;
     assert!(e.contains("changed since your dry run"), "{e}");
     assert_eq!(v.count(), 1, "nothing sent");
     // published by another process (the CLI), whose change reaches this one's cache
@@ -535,14 +526,7 @@ paths:
     )
     .await;
     assert!(ok, "{out}");
-    let e = answer(
-        b.call(
-            "send_tool",
-            &pairs(&send_form("get_item", &id_in(&tried, "tried"))),
-        )
-        .await,
-    )
-    .await;
+    let e = send_error(&mut b, "get_item", &id_in(&tried, "tried")).await;
     assert!(
         e.contains("changed since your dry run (version 2, now 3)"),
         "{e}"
@@ -625,14 +609,7 @@ paths:
     assert!(page.contains("What the vendor answered"), "{page}");
     assert!(!page.contains("4321-hush"), "the echo redacted: {page}");
     // a send is not a dry run to send again
-    let e = answer(
-        b.call(
-            "send_tool",
-            &pairs(&send_form("create_item", &id_in(&loc, "sent"))),
-        )
-        .await,
-    )
-    .await;
+    let e = send_error(&mut b, "create_item", &id_in(&loc, "sent")).await;
     assert!(e.contains("no dry run of yours to send here"), "{e}");
     assert_eq!(v.count(), 2, "nothing sent");
 
