@@ -3,7 +3,7 @@
 //! send, read back from what the person typed. Pure.
 
 use serde_json::{Map, Value};
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 /// Fields a form offers at most; a wider schema is tried as one JSON object.
 pub const MAX_FIELDS: usize = 40;
@@ -158,7 +158,7 @@ pub fn may_hold_secret(schema: &Value, secret_name: &dyn Fn(&str) -> bool) -> bo
 /// [`FormField::secret`] or JSON). Values of unknown names are ignored.
 pub fn input_from_form(
     fields: &[FormField],
-    values: &HashMap<String, String>,
+    values: &BTreeMap<String, String>,
 ) -> Result<Value, (String, String)> {
     let mut input = Map::new();
     for f in fields {
@@ -279,7 +279,7 @@ mod tests {
         ] {
             assert!(kinds.contains(&want), "{want:?} in {kinds:?}");
         }
-        let values: HashMap<String, String> = [
+        let values: BTreeMap<String, String> = [
             ("id", " 42 "),
             ("limit", "10"),
             ("ratio", "0.5"),
@@ -300,12 +300,12 @@ mod tests {
             ("verbose", "yes"),
             ("tags", "[oops"),
         ] {
-            let values: HashMap<String, String> = [(field.to_string(), value.to_string())].into();
+            let values: BTreeMap<String, String> = [(field.to_string(), value.to_string())].into();
             let (at, _) = input_from_form(&fields, &values).unwrap_err();
             assert_eq!(at, field);
         }
         // past 64 bits: said so, not "not an integer"
-        let huge: HashMap<String, String> =
+        let huge: BTreeMap<String, String> =
             [("limit".to_string(), "-99999999999999999999".to_string())].into();
         let (at, message) = input_from_form(&fields, &huge).unwrap_err();
         assert_eq!(at, "limit");
@@ -318,7 +318,7 @@ mod tests {
         secret_limit
             .iter_mut()
             .for_each(|f| f.secret = f.name == "limit");
-        let typed: HashMap<String, String> = [("limit".to_string(), "s3cr3t".to_string())].into();
+        let typed: BTreeMap<String, String> = [("limit".to_string(), "s3cr3t".to_string())].into();
         let (_, message) = input_from_form(&secret_limit, &typed).unwrap_err();
         assert_eq!(message, "the value is not an integer");
         assert!(
@@ -335,7 +335,7 @@ mod tests {
         let mut marked = secret_properties(&schema);
         marked.sort();
         assert_eq!(marked, ["key", "pass"]);
-        let empty: HashMap<String, String> = [("id".to_string(), "  ".to_string())].into();
+        let empty: BTreeMap<String, String> = [("id".to_string(), "  ".to_string())].into();
         assert_eq!(input_from_form(&fields, &empty).unwrap(), json!({}));
         assert!(form_fields(&json!({"type": "object"})).is_empty());
     }

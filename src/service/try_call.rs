@@ -196,7 +196,6 @@ impl Graft {
         }
         // what the person dry-ran and confirmed is what is sent
         let qualified = format!("{vendor}__{name}");
-        // (what the audit says, what the person is told)
         // the version as stored: another process's publish reaches this one's cache
         // within a second, and a send must not beat it
         let current = match send.version {
@@ -206,6 +205,7 @@ impl Graft {
         let changed = send
             .version
             .filter(|v| *v != current || tool.version != current);
+        // (what the audit says, what the person is told)
         let refusal = match changed {
             Some(seen) => Some((
                 format!("changed since the dry run of version {seen}"),

@@ -349,32 +349,21 @@ async fn one_approval_for_every_agent_a_tool_waits_for_and_filters() {
         );
         clients.push(client);
     }
-    // a1 also asks for another tool; a3 was denied; a4 is removed
-    let r = call(
-        &clients[0],
-        "run_tool",
-        json!({"vendor": "acme", "name": "add_note", "input": {}}),
-    )
-    .await;
-    assert_eq!(
-        code(&r).as_deref(),
-        Some("approval_required"),
-        "{}",
-        text(&r)
-    );
-    // a2 asks for another vendor's tool too
-    let r = call(
-        &clients[1],
-        "run_tool",
-        json!({"vendor": "beta", "name": "create_item", "input": {}}),
-    )
-    .await;
-    assert_eq!(
-        code(&r).as_deref(),
-        Some("approval_required"),
-        "{}",
-        text(&r)
-    );
+    // a1 also asks for another tool, a2 for another vendor's; a3 was denied; a4 is removed
+    for (client, vendor, name) in [(0, "acme", "add_note"), (1, "beta", "create_item")] {
+        let r = call(
+            &clients[client],
+            "run_tool",
+            json!({"vendor": vendor, "name": name, "input": {}}),
+        )
+        .await;
+        assert_eq!(
+            code(&r).as_deref(),
+            Some("approval_required"),
+            "{}",
+            text(&r)
+        );
+    }
     g.decide_approval(&ops(), "a3", "acme", "create_item", false)
         .await
         .unwrap();

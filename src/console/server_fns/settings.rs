@@ -90,13 +90,12 @@ pub async fn set_webhook(
 ) -> ConsoleResult<()> {
     // what the form held is shown again after a plain form post's error (not the secret)
     let typed = [
-        ("url", url.clone()),
-        ("format", format.clone()),
-        ("error_threshold", error_threshold.clone()),
+        ("url", url.as_str()),
+        ("format", format.as_str()),
+        ("error_threshold", error_threshold.as_str()),
     ];
-    let typed = typed.each_ref().map(|(k, v)| (*k, v.as_str()));
     with_status(async {
-        webhook_set(url.clone(), &format, &error_threshold, secret, new_secret)
+        webhook_set(&url, &format, &error_threshold, secret, new_secret)
             .await
             .map_err(|e| e.typed(&typed))
     })
@@ -106,7 +105,7 @@ pub async fn set_webhook(
 /// [`set_webhook`]'s work, before its errors are given what the form held.
 #[cfg(feature = "ssr")]
 async fn webhook_set(
-    url: String,
+    url: &str,
     format: &str,
     error_threshold: &str,
     secret: Option<String>,
@@ -130,7 +129,7 @@ async fn webhook_set(
     };
     match state
         .graft
-        .set_webhook(&Actor::Person(person.name), &url, format, threshold, choice)
+        .set_webhook(&Actor::Person(person.name), url, format, threshold, choice)
         .await
     {
         Ok(_) => {

@@ -179,12 +179,23 @@ pub struct KeptTry {
     pub values: std::collections::BTreeMap<String, String>,
 }
 
+/// The form's fields of `input_schema` (JSON text): a field whose name looks secret
+/// ([`crate::proxy::redact`]'s secret words) counts as one, as the schema's marks do.
+#[cfg(feature = "ssr")]
+fn form_fields_of(input_schema: &str) -> Vec<crate::domain::try_form::FormField> {
+    let schema: serde_json::Value = serde_json::from_str(input_schema).unwrap_or_default();
+    let mut fields = crate::domain::try_form::form_fields(&schema);
+    for f in &mut fields {
+        f.secret |= crate::proxy::redact::secret_field(&f.name);
+    }
+    fields
+}
+
 /// The "Try it" form of `input_schema` (JSON text).
 #[cfg(feature = "ssr")]
 pub(crate) fn try_fields(input_schema: &str) -> Vec<TryField> {
-    use crate::domain::try_form::{form_fields, FieldKind};
-    let schema: serde_json::Value = serde_json::from_str(input_schema).unwrap_or_default();
-    form_fields(&schema)
+    use crate::domain::try_form::FieldKind;
+    form_fields_of(input_schema)
         .into_iter()
         .map(|f| TryField {
             kind: match f.kind {
@@ -202,12 +213,26 @@ pub(crate) fn try_fields(input_schema: &str) -> Vec<TryField> {
                     160,
                 ))
             }),
-            secret: f.secret || crate::proxy::redact::secret_field(&f.name),
+            secret: f.secret,
             name: f.name,
             required: f.required,
             options: f.options,
         })
         .collect()
+}
+
+#[cfg(feature = "ssr")]
+impl TryResult {
+    /// A refusal: `text` (bidi controls marked) and the form field it is about.
+    fn refused(text: &str, field: Option<String>) -> Self {
+        TryResult {
+            ok: false,
+            text: crate::console::words::mark_bidi(text),
+            field,
+            sent: false,
+            gone: false,
+        }
+    }
 }
 
 /// The input the "Try it" form's `values` make for `tool` (the form's values by field
@@ -218,28 +243,13 @@ fn form_input(
     tool: &crate::service::ToolView,
     values: &std::collections::BTreeMap<String, String>,
 ) -> Result<serde_json::Value, TryResult> {
-    let refused = |text: String, field: String| TryResult {
-        ok: false,
-        text,
-        field: Some(field),
-        sent: false,
-        gone: false,
-    };
-    let schema: serde_json::Value = serde_json::from_str(&tool.input_schema).unwrap_or_default();
-    let mut fields = crate::domain::try_form::form_fields(&schema);
-    // a field whose name looks secret is one too: its value is not quoted back
-    for f in &mut fields {
-        f.secret |= crate::proxy::redact::secret_field(&f.name);
-    }
     match values.get("").filter(|v| !v.trim().is_empty()) {
-        Some(whole) => serde_json::from_str(whole)
-            .map_err(|e| refused(format!("the input is not JSON: {e}"), String::new())),
+        Some(whole) => serde_json::from_str(whole).map_err(|e| {
+            TryResult::refused(&format!("the input is not JSON: {e}"), Some(String::new()))
+        }),
         None => {
-            let values: std::collections::HashMap<String, String> =
-                values.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-            crate::domain::try_form::input_from_form(&fields, &values).map_err(
-                |(field, message)| refused(crate::console::words::mark_bidi(&message), field),
-            )
+            crate::domain::try_form::input_from_form(&form_fields_of(&tool.input_schema), values)
+                .map_err(|(field, message)| TryResult::refused(&message, Some(field)))
         }
     }
 }
@@ -271,13 +281,7 @@ fn try_result(outcome: crate::service::try_call::TryOutcome, vendor: &str) -> Tr
             (ok, text, true)
         }
         TryOutcome::Refused { code, message } => {
-            return TryResult {
-                ok: false,
-                field: refused_field(&message),
-                text: mark_bidi(&format!("{code}: {message}")),
-                sent: false,
-                gone: false,
-            }
+            return TryResult::refused(&format!("{code}: {message}"), refused_field(&message))
         }
     };
     TryResult {
@@ -298,10 +302,10 @@ fn shown_values(
     input_schema: &str,
     mut values: std::collections::BTreeMap<String, String>,
 ) -> std::collections::BTreeMap<String, String> {
-    use crate::domain::try_form::may_hold_secret;
+    use crate::domain::try_form::{may_hold_secret, FieldKind};
     use crate::proxy::redact::secret_field;
     let schema: serde_json::Value = serde_json::from_str(input_schema).unwrap_or_default();
-    let fields = try_fields(input_schema);
+    let fields = form_fields_of(input_schema);
     // every quoted text, as a key would be (escapes aside: a guess that errs to hiding)
     let quotes_secret = |text: &str| text.split('"').skip(1).step_by(2).any(secret_field);
     values.retain(|name, value| {
@@ -311,7 +315,7 @@ fn shown_values(
         match fields.iter().find(|f| &f.name == name) {
             None => false,
             Some(f) if f.secret => false,
-            Some(f) if f.kind == "json" => {
+            Some(f) if f.kind == FieldKind::Json => {
                 !may_hold_secret(&schema["properties"][name.as_str()], &secret_field)
                     && !quotes_secret(value)
             }
@@ -398,21 +402,15 @@ pub(crate) async fn dry_run(
     name: &str,
     values: std::collections::BTreeMap<String, String>,
 ) -> String {
-    let refused = |text: String| TryResult {
-        ok: false,
-        text: crate::console::words::mark_bidi(&text),
-        field: None,
-        sent: false,
-        gone: false,
-    };
+    let refused = |e: crate::service::ServiceError| TryResult::refused(&e.to_string(), None);
     let (version, result) = match state.graft.tool(vendor, name).await {
-        Err(e) => (0, refused(e.to_string())),
+        Err(e) => (0, refused(e)),
         Ok(tool) => {
             let result = match form_input(&tool, &values) {
                 Err(r) => r,
                 Ok(input) => match state.graft.try_tool(vendor, name, input).await {
                     Ok(outcome) => try_result(outcome, vendor),
-                    Err(e) => refused(e.to_string()),
+                    Err(e) => refused(e),
                 },
             };
             (tool.version, result)
