@@ -518,24 +518,24 @@ mod tests {
 
     #[test]
     fn outcomes_of_every_run_code() {
-        assert_eq!(CallOutcome::of(false, None), CallOutcome::Ok);
-        assert_eq!(CallOutcome::of(true, None), CallOutcome::DryRun);
-        assert_eq!(
-            CallOutcome::of(false, Some("approval_required")),
-            CallOutcome::ApprovalRequired
-        );
-        assert_eq!(
-            CallOutcome::of(false, Some("vendor_unreachable")),
-            CallOutcome::VendorError
-        );
-        assert_eq!(
-            CallOutcome::of(false, Some("rate_limited")),
-            CallOutcome::Refused
-        );
-        assert_eq!(
-            CallOutcome::of(true, Some("invalid_input")),
-            CallOutcome::ToolError
-        );
+        for (dry_run, code, outcome) in [
+            (false, None, CallOutcome::Ok),
+            (true, None, CallOutcome::DryRun),
+            (
+                false,
+                Some("approval_required"),
+                CallOutcome::ApprovalRequired,
+            ),
+            (false, Some("vendor_unreachable"), CallOutcome::VendorError),
+            (false, Some("rate_limited"), CallOutcome::Refused),
+            (true, Some("invalid_input"), CallOutcome::ToolError),
+        ] {
+            assert_eq!(
+                CallOutcome::of(dry_run, code),
+                outcome,
+                "{dry_run} {code:?}"
+            );
+        }
     }
 
     #[test]

@@ -269,6 +269,24 @@ pub fn set(span: &tracing::Span, key: &'static str, value: impl Into<opentelemet
     }
 }
 
+/// The client span of one vendor request, named `name` (an HTTP tool's `{method}
+/// {vendor}`, an MCP server's `tools/call {vendor}`; none when traces are off, issue
+/// 30.2).
+pub fn vendor_span(name: std::fmt::Arguments<'_>) -> tracing::Span {
+    crate::trace_span!(
+        "vendor request",
+        otel.name = %name,
+        otel.kind = "client",
+        otel.status_code = tracing::field::Empty,
+    )
+}
+
+/// Marks vendor request `span` failed, its `error.type` `error_type`.
+pub fn span_failed(span: &tracing::Span, error_type: impl Into<opentelemetry::Value>) {
+    span.record("otel.status_code", "ERROR");
+    crate::telemetry::set(span, "error.type", error_type);
+}
+
 /// Sets the parent of a span not yet entered (a distributed parent, W3C trace context),
 /// and adds `link` as a link (both optional).
 pub fn adopt(

@@ -139,6 +139,21 @@ pub fn FieldError(
     }
 }
 
+/// A labelled text input of a form and, below it, the error of the field of that name
+/// (see [`FieldError`]): `<label>LABEL<input name=NAME placeholder=…/></label>`.
+#[component]
+pub fn TextField(
+    #[prop(into)] err: Signal<Option<ConsoleError>>,
+    label: &'static str,
+    name: &'static str,
+    placeholder: &'static str,
+) -> impl IntoView {
+    view! {
+        <label>{label}<input name=name placeholder=placeholder/></label>
+        <FieldError err field=name/>
+    }
+}
+
 /// An error that is not about one field, above the form.
 #[component]
 pub fn FormError(#[prop(into)] err: Signal<Option<ConsoleError>>) -> impl IntoView {

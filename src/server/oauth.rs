@@ -7,7 +7,7 @@
 
 use crate::service::oauth::OAuthError;
 use crate::service::Graft;
-use axum::extract::{ConnectInfo, State};
+use axum::extract::{ConnectInfo, FromRequest, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -95,12 +95,10 @@ async fn authorization_server(State(s): State<OAuthHttp>) -> Response {
 /// An RFC 6749 §5.2 error answer, never cached.
 fn error(e: OAuthError) -> Response {
     let status = StatusCode::from_u16(e.status).unwrap_or(StatusCode::BAD_REQUEST);
-    let mut resp = (
+    let mut resp = uncached((
         status,
         Json(json!({"error": e.error, "error_description": e.description})),
-    )
-        .into_response();
-    no_store(resp.headers_mut());
+    ));
     if status == StatusCode::TOO_MANY_REQUESTS {
         resp.headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from_static("3600"));
@@ -108,9 +106,14 @@ fn error(e: OAuthError) -> Response {
     resp
 }
 
-fn no_store(h: &mut HeaderMap) {
+/// `answer` as a response that is never cached (`Cache-Control: no-store`, `Pragma:
+/// no-cache`).
+fn uncached(answer: impl IntoResponse) -> Response {
+    let mut resp = answer.into_response();
+    let h = resp.headers_mut();
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     h.insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
+    resp
 }
 
 fn request_error(d: &str) -> OAuthError {
@@ -157,23 +160,18 @@ async fn register(
         &s.trusted_proxies,
     ));
     match s.graft.register_oauth_client(&metadata, Some(&from)).await {
-        Ok(r) => {
-            let mut resp = (
-                StatusCode::CREATED,
-                Json(json!({
-                    "client_id": r.client.client_id,
-                    "client_id_issued_at": r.issued_at,
-                    "client_name": r.client.name,
-                    "redirect_uris": r.client.redirect_uris,
-                    "token_endpoint_auth_method": "none",
-                    "grant_types": ["authorization_code", "refresh_token"],
-                    "response_types": ["code"],
-                })),
-            )
-                .into_response();
-            no_store(resp.headers_mut());
-            resp
-        }
+        Ok(r) => uncached((
+            StatusCode::CREATED,
+            Json(json!({
+                "client_id": r.client.client_id,
+                "client_id_issued_at": r.issued_at,
+                "client_name": r.client.name,
+                "redirect_uris": r.client.redirect_uris,
+                "token_endpoint_auth_method": "none",
+                "grant_types": ["authorization_code", "refresh_token"],
+                "response_types": ["code"],
+            })),
+        )),
         Err(e) => error(e),
     }
 }
@@ -218,6 +216,22 @@ fn form(headers: &HeaderMap, body: &[u8]) -> Result<HashMap<String, String>, OAu
     Ok(fields)
 }
 
+/// The fields of a form body, read by [`form`] (after the body is read whole); a
+/// refused form answers [`error`].
+struct OAuthForm(HashMap<String, String>);
+
+impl<S: Send + Sync> FromRequest<S> for OAuthForm {
+    type Rejection = Response;
+
+    async fn from_request(req: axum::extract::Request, state: &S) -> Result<Self, Response> {
+        let headers = req.headers().clone();
+        let body = axum::body::Bytes::from_request(req, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        form(&headers, &body).map(OAuthForm).map_err(error)
+    }
+}
+
 /// The client's id from the form, or from HTTP Basic (a client that sends its id
 /// there with an empty secret).
 fn client_id_of(headers: &HeaderMap, f: &HashMap<String, String>) -> Option<String> {
@@ -247,12 +261,8 @@ fn client_id_of(headers: &HeaderMap, f: &HashMap<String, String>) -> Option<Stri
 async fn token(
     State(s): State<OAuthHttp>,
     headers: HeaderMap,
-    body: axum::body::Bytes,
+    OAuthForm(f): OAuthForm,
 ) -> Response {
-    let f = match form(&headers, &body) {
-        Ok(f) => f,
-        Err(e) => return error(e),
-    };
     let client = client_id_of(&headers, &f);
     let get = |k: &str| f.get(k).map(String::as_str);
     let answer = match get("grant_type") {
@@ -286,11 +296,7 @@ async fn token(
         }),
     };
     match answer {
-        Ok(t) => {
-            let mut resp = Json(t).into_response();
-            no_store(resp.headers_mut());
-            resp
-        }
+        Ok(t) => uncached(Json(t)),
         Err(e) => error(e),
     }
 }
@@ -299,22 +305,14 @@ async fn token(
 async fn revoke(
     State(s): State<OAuthHttp>,
     headers: HeaderMap,
-    body: axum::body::Bytes,
+    OAuthForm(f): OAuthForm,
 ) -> Response {
-    let f = match form(&headers, &body) {
-        Ok(f) => f,
-        Err(e) => return error(e),
-    };
     let Some(token) = f.get("token") else {
         return error(request_error("send token"));
     };
     let client = client_id_of(&headers, &f);
     match s.graft.revoke_oauth(token, client.as_deref()).await {
-        Ok(()) => {
-            let mut resp = StatusCode::OK.into_response();
-            no_store(resp.headers_mut());
-            resp
-        }
+        Ok(()) => uncached(StatusCode::OK),
         Err(e) => error(e.into()),
     }
 }

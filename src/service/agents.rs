@@ -66,18 +66,9 @@ impl Graft {
             .collect();
         Ok(agents
             .into_iter()
-            .map(|a| AgentSummary {
-                size: sizes.get(&a.id).map_or(0, |s| s.0),
-                tokens: sizes.get(&a.id).map_or(0, |s| s.1),
-                token_budget: a.token_budget,
-                id: a.id,
-                name: a.name,
-                harness: a.harness,
-                cap: a.cap,
-                idle_window_days: a.idle_window_days,
-                last_seen_at: a.last_seen_at,
-                disabled_at: a.disabled_at,
-                removed_at: a.removed_at,
+            .map(|a| {
+                let (size, tokens) = sizes.get(&a.id).copied().unwrap_or_default();
+                AgentSummary::new(a, size, tokens)
             })
             .collect())
     }
@@ -384,6 +375,25 @@ pub struct AgentSummary {
     pub disabled_at: Option<i64>,
     /// When a person removed it (ms); it keeps its name, which no new agent can take.
     pub removed_at: Option<i64>,
+}
+
+impl AgentSummary {
+    /// Agent `a` with `size` tools in its working set, costing `tokens`.
+    pub fn new(a: AgentRow, size: i64, tokens: i64) -> Self {
+        AgentSummary {
+            size,
+            tokens,
+            token_budget: a.token_budget,
+            id: a.id,
+            name: a.name,
+            harness: a.harness,
+            cap: a.cap,
+            idle_window_days: a.idle_window_days,
+            last_seen_at: a.last_seen_at,
+            disabled_at: a.disabled_at,
+            removed_at: a.removed_at,
+        }
+    }
 }
 
 /// How often `last_seen_at` is written at most, per agent (ms).

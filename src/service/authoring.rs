@@ -104,21 +104,12 @@ impl Graft {
     /// Spends one of an agent's `acquire`/`publish` per hour (security review 32.8);
     /// people are not metered. Errors: `Busy` saying when to try again.
     fn spend_authoring(&self, actor: &Actor) -> ServiceResult<()> {
-        let Actor::Agent(agent_id) = actor else {
-            return Ok(());
-        };
-        let q = &self.inner.quotas;
-        self.inner
-            .meter
-            .spend(q, *agent_id, super::quota::Spend::Authoring)
-            .map_err(|wait| ServiceError::Busy {
-                message: format!(
-                    "this agent published more than {} tools or versions in the last hour (GRAFT_AGENT_AUTHORING_PER_HOUR): nothing was changed; try again in {} s",
-                    q.authoring_per_hour,
-                    wait.as_secs().max(1)
-                ),
-                retry_after: wait,
-            })
+        self.spend_hourly(actor, super::quota::Spend::Authoring, |q| {
+            format!(
+                "this agent published more than {} tools or versions in the last hour (GRAFT_AGENT_AUTHORING_PER_HOUR)",
+                q.authoring_per_hour
+            )
+        })
     }
 }
 

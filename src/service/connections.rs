@@ -514,16 +514,23 @@ impl Graft {
         Ok(Ok((self.credential_of(c)?, Some(c.id))))
     }
 
+    /// The secret of connection `c`, opened (`None`: it has none). Errors: `Internal`
+    /// (it does not open with the key).
+    pub(crate) fn open_secret(&self, c: &ConnectionRow) -> ServiceResult<Option<String>> {
+        c.secret_ciphertext
+            .as_ref()
+            .map(|s| {
+                self.inner
+                    .key
+                    .open(s)
+                    .map_err(|e| ServiceError::Internal(anyhow::anyhow!(e)))
+            })
+            .transpose()
+    }
+
     /// The credential connection `c` sends (its secret opened).
     pub(crate) fn credential_of(&self, c: &ConnectionRow) -> ServiceResult<Credential> {
-        let secret = match &c.secret_ciphertext {
-            Some(s) => self
-                .inner
-                .key
-                .open(s)
-                .map_err(|e| ServiceError::Internal(anyhow::anyhow!(e)))?,
-            None => String::new(),
-        };
+        let secret = self.open_secret(c)?.unwrap_or_default();
         let name = c.header_or_param_name.clone().unwrap_or_default();
         Ok(match c.auth_kind.as_str() {
             "bearer" => Credential::Bearer(secret),

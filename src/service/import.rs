@@ -219,18 +219,12 @@ impl Graft {
             }
         }
         for t in &plan.tools {
-            ToolName::parse(&slug, &t.name).map_err(|e| {
-                ServiceError::Internal(anyhow::anyhow!("importer made a bad name: {e}"))
-            })?;
-            let binding =
-                serde_json::to_value(&t.binding).map_err(|e| ServiceError::Internal(e.into()))?;
-            let nv = super::versions::version_row(t, &binding, t.hints, "import");
-            db::insert_tool(
+            insert_drafted_tool(
                 &mut tx,
+                &slug,
                 vendor_id,
-                &t.name,
-                t.operation_id.as_deref(),
-                &nv,
+                t,
+                "importer made a bad name",
                 now,
             )
             .await?;
@@ -265,19 +259,7 @@ impl Graft {
                 continue;
             }
             let update = update_from_source(&mut tx, old, d, now).await?;
-            if update.restored {
-                report.restored.push(old.name.clone());
-            }
-            report.approvals_reset += update.approvals_reset;
-            asked_again.extend(update.reset_for.iter().map(|a| (*a, old.name.clone())));
-            match update.changed {
-                Some((what, agents)) => {
-                    notify.extend(agents);
-                    report.updated.push((old.name.clone(), what));
-                }
-                None if old.retired_at.is_none() => report.unchanged += 1,
-                None => {}
-            }
+            note_update(&mut report, &mut notify, &mut asked_again, old, update);
         }
         // operations gone from the document: their imported tools retire
         let gone: Vec<&db::ToolRow> = current
@@ -292,12 +274,16 @@ impl Graft {
             })
             .collect();
         for t in &gone {
-            db::update_tool_retired(&mut tx, t.id, Some(now)).await?;
-            report.retired.push(t.name.clone());
-            let entries = db::sweep::select_entries_of_tools(&mut tx, &[t.id]).await?;
-            demote_in(&mut tx, &entries, Cause::Retired, actor, now).await?;
-            report.demoted += entries.len();
-            notify.extend(entries.iter().map(|(a, _)| *a));
+            retire_in(
+                &mut tx,
+                t,
+                Cause::Retired,
+                actor,
+                now,
+                &mut report,
+                &mut notify,
+            )
+            .await?;
         }
         let auth = openapi::connection_hint(&doc);
         // `--base-url` on an existing vendor may move it to another origin
@@ -561,6 +547,71 @@ pub(super) async fn asked_again_by_name(
         .collect();
     out.sort();
     Ok(out)
+}
+
+/// Inserts tool `t`, drafted from vendor `slug`'s source, as version 1 of a new tool
+/// of vendor `vendor_id` authored by `import`, in `tx`. Errors: `Internal` (a name the
+/// drafting got wrong: `{bad_name}: {why}`), database faults.
+pub(super) async fn insert_drafted_tool(
+    tx: &mut super::WriteTx,
+    slug: &VendorSlug,
+    vendor_id: i64,
+    t: &crate::domain::tool::ToolDraft,
+    bad_name: &str,
+    now: i64,
+) -> ServiceResult<()> {
+    ToolName::parse(slug, &t.name)
+        .map_err(|e| ServiceError::Internal(anyhow::anyhow!("{bad_name}: {e}")))?;
+    let binding = serde_json::to_value(&t.binding).map_err(|e| ServiceError::Internal(e.into()))?;
+    let nv = super::versions::version_row(t, &binding, t.hints, "import");
+    db::insert_tool(tx, vendor_id, &t.name, t.operation_id.as_deref(), &nv, now).await?;
+    Ok(())
+}
+
+/// Counts what [`update_from_source`] did to tool `old` in `report` (restored, updated
+/// or unchanged, approvals reset), the agents to tell in `notify` and the `(agent id,
+/// tool name)` of each grant asked again in `asked_again`.
+pub(super) fn note_update(
+    report: &mut ImportReport,
+    notify: &mut Vec<i64>,
+    asked_again: &mut Vec<(i64, String)>,
+    old: &db::ToolRow,
+    update: SourceUpdate,
+) {
+    if update.restored {
+        report.restored.push(old.name.clone());
+    }
+    report.approvals_reset += update.approvals_reset;
+    asked_again.extend(update.reset_for.iter().map(|a| (*a, old.name.clone())));
+    match update.changed {
+        Some((what, agents)) => {
+            notify.extend(agents);
+            report.updated.push((old.name.clone(), what));
+        }
+        None if old.retired_at.is_none() => report.unchanged += 1,
+        None => {}
+    }
+}
+
+/// Retires tool `t` (gone from its source) in `tx` and demotes it from every working
+/// set with `cause`; counts it in `report` and its agents in `notify`. Errors: database
+/// faults.
+pub(super) async fn retire_in(
+    tx: &mut super::WriteTx,
+    t: &db::ToolRow,
+    cause: Cause,
+    actor: &Actor,
+    now: i64,
+    report: &mut ImportReport,
+    notify: &mut Vec<i64>,
+) -> ServiceResult<()> {
+    db::update_tool_retired(tx, t.id, Some(now)).await?;
+    report.retired.push(t.name.clone());
+    let entries = db::sweep::select_entries_of_tools(tx, &[t.id]).await?;
+    demote_in(tx, &entries, cause, actor, now).await?;
+    report.demoted += entries.len();
+    notify.extend(entries.iter().map(|(a, _)| *a));
+    Ok(())
 }
 
 /// What [`update_from_source`] did to one tool.

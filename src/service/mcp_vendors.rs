@@ -2,12 +2,14 @@
 //! the toolbox (at its addition, on its server's list_changed, on a timer and on demand),
 //! and its server's state.
 
-use super::import::{update_from_source, ImportReport};
-use super::{demote_in, unique_or, Actor, Graft, ServiceError, ServiceResult};
+use super::import::{
+    insert_drafted_tool, note_update, retire_in, update_from_source, ImportReport,
+};
+use super::{unique_or, Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self, VendorRow};
 use crate::domain::audit::AuditAction;
 use crate::domain::mcp_vendor::{plan_list, split_command, Server};
-use crate::domain::names::{ToolName, VendorSlug};
+use crate::domain::names::VendorSlug;
 use crate::domain::Cause;
 use crate::proxy::mcp::ServerState;
 use std::collections::{HashMap, HashSet};
@@ -164,13 +166,15 @@ impl Graft {
         let now = self.now();
         let mut tx = self.write_tx().await?;
         for t in &plan.tools {
-            ToolName::parse(&slug, &t.name).map_err(|e| {
-                ServiceError::Internal(anyhow::anyhow!("a server's tool got a bad name: {e}"))
-            })?;
-            let binding =
-                serde_json::to_value(&t.binding).map_err(|e| ServiceError::Internal(e.into()))?;
-            let nv = super::versions::version_row(t, &binding, t.hints, "import");
-            db::insert_tool(&mut tx, v.id, &t.name, t.operation_id.as_deref(), &nv, now).await?;
+            insert_drafted_tool(
+                &mut tx,
+                &slug,
+                v.id,
+                t,
+                "a server's tool got a bad name",
+                now,
+            )
+            .await?;
         }
         let mut report = ImportReport {
             vendor: v.slug.clone(),
@@ -200,19 +204,7 @@ impl Graft {
                 report.writes_kept.push(old.name.clone());
             }
             let update = update_from_source(&mut tx, old, &d, now).await?;
-            report.approvals_reset += update.approvals_reset;
-            asked_again.extend(update.reset_for.iter().map(|a| (*a, old.name.clone())));
-            if update.restored {
-                report.restored.push(old.name.clone());
-            }
-            match update.changed {
-                Some((what, agents)) => {
-                    notify.extend(agents);
-                    report.updated.push((old.name.clone(), what));
-                }
-                None if old.retired_at.is_none() => report.unchanged += 1,
-                None => {}
-            }
+            note_update(&mut report, &mut notify, &mut asked_again, old, update);
         }
         // tools the server no longer lists (a listed tool Graft skipped now keeps its
         // tool as it is)
@@ -227,12 +219,16 @@ impl Graft {
                     .as_deref()
                     .is_some_and(|o| !listed_names.contains(o))
         }) {
-            db::update_tool_retired(&mut tx, t.id, Some(now)).await?;
-            report.retired.push(t.name.clone());
-            let entries = db::sweep::select_entries_of_tools(&mut tx, &[t.id]).await?;
-            demote_in(&mut tx, &entries, Cause::UpstreamRemoved, actor, now).await?;
-            report.demoted += entries.len();
-            notify.extend(entries.iter().map(|(a, _)| *a));
+            retire_in(
+                &mut tx,
+                t,
+                Cause::UpstreamRemoved,
+                actor,
+                now,
+                &mut report,
+                &mut notify,
+            )
+            .await?;
         }
         db::update_vendor_mcp_read(&mut tx, v.id, Some(now), None).await?;
         report.asked_again = super::import::asked_again_by_name(self.pool(), asked_again).await?;

@@ -186,17 +186,34 @@ impl Graft {
     /// 32.8: each writes a history row); people and the rule are not metered.
     /// Errors: `Busy` saying when to try again.
     pub(crate) fn spend_change(&self, actor: &Actor) -> ServiceResult<()> {
+        self.spend_hourly(actor, Spend::Change, |q| {
+            format!(
+                "this agent promoted or demoted more than {} times in the last hour (GRAFT_AGENT_CHANGES_PER_HOUR)",
+                q.changes_per_hour
+            )
+        })
+    }
+
+    /// Spends one of an agent's `spend` (an hourly budget); people and the rule are not
+    /// metered. Errors: `Busy`, `refused(quotas)` (what the agent went past), then
+    /// `: nothing was changed; try again in {n} s`.
+    pub(super) fn spend_hourly(
+        &self,
+        actor: &Actor,
+        spend: Spend,
+        refused: impl FnOnce(&Quotas) -> String,
+    ) -> ServiceResult<()> {
         let Actor::Agent(agent_id) = actor else {
             return Ok(());
         };
         let q = &self.inner.quotas;
         self.inner
             .meter
-            .spend(q, *agent_id, Spend::Change)
+            .spend(q, *agent_id, spend)
             .map_err(|wait| ServiceError::Busy {
                 message: format!(
-                    "this agent promoted or demoted more than {} times in the last hour (GRAFT_AGENT_CHANGES_PER_HOUR): nothing was changed; try again in {} s",
-                    q.changes_per_hour,
+                    "{}: nothing was changed; try again in {} s",
+                    refused(q),
                     wait.as_secs().max(1)
                 ),
                 retry_after: wait,

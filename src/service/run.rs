@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::call_detail::{response_detail, Sending, SentDetail};
 pub use super::run_answer::RunAnswer;
+use crate::telemetry::{span_failed, vendor_span};
 
 /// The answer to a call past one of the agent's limits: `rate_limited`, when to retry
 /// (`retryAfterSeconds`), nothing sent or logged.
@@ -466,12 +467,7 @@ impl Graft {
         let sent = Instant::now();
         // a client span (OpenTelemetry HTTP conventions); the proxy sends its context to
         // the vendor as `traceparent` (issue 30.2)
-        let vendor_span = crate::trace_span!(
-            "vendor request",
-            otel.name = %format!("{method} {}", tool.vendor),
-            otel.kind = "client",
-            otel.status_code = tracing::field::Empty,
-        );
+        let vendor_span = vendor_span(format_args!("{method} {}", tool.vendor));
         if crate::telemetry::enabled() {
             use crate::telemetry::set;
             set(&vendor_span, "http.request.method", method.clone());
@@ -496,22 +492,19 @@ impl Graft {
                     self.inner.metrics.vendor_request(&tool.vendor, Some(r.status), sent.elapsed().as_secs_f64());
                     crate::telemetry::set(&vendor_span, "http.response.status_code", i64::from(r.status));
                     if r.status >= 400 {
-                        vendor_span.record("otel.status_code", "ERROR");
-                        crate::telemetry::set(&vendor_span, "error.type", r.status.to_string());
+                        span_failed(&vendor_span, r.status.to_string());
                     }
                     drop(vendor_span);
                     r
                 }
                 Err(msg) => {
-                    vendor_span.record("otel.status_code", "ERROR");
-                    crate::telemetry::set(&vendor_span, "error.type", "vendor_unreachable");
+                    span_failed(&vendor_span, "vendor_unreachable");
                     self.inner.metrics.vendor_request(&tool.vendor, None, sent.elapsed().as_secs_f64());
                     return Ok((RunAnswer::err("vendor_unreachable", msg, json!({})), None));
                 }
             },
             _ = cancel.cancelled() => {
-                vendor_span.record("otel.status_code", "ERROR");
-                crate::telemetry::set(&vendor_span, "error.type", "cancelled");
+                span_failed(&vendor_span, "cancelled");
                 let message = if writes(&method, tool.read_only_hint) {
                     format!("cancelled by the agent before {} answered; the vendor may have acted: check before repeating this write", tool.vendor)
                 } else {

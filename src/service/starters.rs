@@ -183,13 +183,7 @@ impl Graft {
         too_many(refs.len())?;
         let mut out: Vec<ToolRow> = Vec::with_capacity(refs.len());
         for r in refs {
-            let r = r.trim();
-            let (vendor, name) = crate::domain::names::split_qualified(r).ok_or_else(|| {
-                ServiceError::Invalid(format!(
-                    "{r:?} is not vendor__name (e.g. petstore__get_pet_by_id)"
-                ))
-            })?;
-            let t = self.tool(vendor, name).await.map_err(person_not_found)?;
+            let t = self.tool_named(r).await?;
             super::run::usable(&t)?;
             if !out.iter().any(|o| o.id == t.id) {
                 out.push(t);
@@ -264,15 +258,8 @@ impl Graft {
                 .collect::<Vec<_>>(),
         );
         too_many(listed.len())?;
-        let now = self.now();
-        let mut tx = self.write_tx().await?;
-        for id in &remove {
-            db::delete_template_tool(&mut tx, t.id, *id).await?;
-        }
-        for tool in &add {
-            db::insert_template_tool(&mut tx, t.id, tool.id, now).await?;
-        }
-        tx.commit().await?;
+        self.write_starter_edit(StarterList::Template(t.id), &remove, &add)
+            .await?;
         let view = self.template_view(t.clone()).await?;
         let applied = if apply {
             let added: Vec<i64> = add.iter().map(|t| t.id).collect();
@@ -376,15 +363,51 @@ impl Graft {
         too_many(refs.len())?;
         let mut out = Vec::with_capacity(refs.len());
         for r in refs {
-            let r = r.trim();
-            let (vendor, name) = crate::domain::names::split_qualified(r).ok_or_else(|| {
-                ServiceError::Invalid(format!(
-                    "{r:?} is not vendor__name (e.g. petstore__get_pet_by_id)"
-                ))
-            })?;
-            out.push(self.tool(vendor, name).await.map_err(person_not_found)?.id);
+            out.push(self.tool_named(r).await?.id);
         }
         Ok(out)
+    }
+
+    /// The tool a `vendor__name` reference (trimmed) names, usable or not.
+    /// Errors: `Invalid` (not `vendor__name`), `ToolNotFound`.
+    async fn tool_named(&self, r: &str) -> ServiceResult<ToolRow> {
+        let r = r.trim();
+        let (vendor, name) = crate::domain::names::split_qualified(r).ok_or_else(|| {
+            ServiceError::Invalid(format!(
+                "{r:?} is not vendor__name (e.g. petstore__get_pet_by_id)"
+            ))
+        })?;
+        self.tool(vendor, name).await.map_err(person_not_found)
+    }
+
+    /// Takes tools `remove` off starter list `list` and puts `add` on it, in one
+    /// transaction. Errors: database faults.
+    async fn write_starter_edit(
+        &self,
+        list: StarterList,
+        remove: &[i64],
+        add: &[ToolRow],
+    ) -> ServiceResult<()> {
+        let now = self.now();
+        let mut tx = self.write_tx().await?;
+        for id in remove {
+            match list {
+                StarterList::Template(t) => db::delete_template_tool(&mut tx, t, *id).await?,
+                StarterList::Agent(a) => db::delete_agent_starter_tool(&mut tx, a, *id).await?,
+            };
+        }
+        for tool in add {
+            match list {
+                StarterList::Template(t) => {
+                    db::insert_template_tool(&mut tx, t, tool.id, now).await?
+                }
+                StarterList::Agent(a) => {
+                    db::insert_agent_starter_tool(&mut tx, a, tool.id, now).await?
+                }
+            };
+        }
+        tx.commit().await?;
+        Ok(())
     }
 
     /// An agent's starter set: its template and every tool of it, with whether each is
@@ -461,15 +484,8 @@ impl Graft {
             .filter(|id| !remove.contains(id))
             .collect();
         too_many(own.len() + add.iter().filter(|t| !own.contains(&t.id)).count())?;
-        let now = self.now();
-        let mut tx = self.write_tx().await?;
-        for id in &remove {
-            db::delete_agent_starter_tool(&mut tx, a.id, *id).await?;
-        }
-        for t in &add {
-            db::insert_agent_starter_tool(&mut tx, a.id, t.id, now).await?;
-        }
-        tx.commit().await?;
+        self.write_starter_edit(StarterList::Agent(a.id), &remove, &add)
+            .await?;
         let added: Vec<i64> = add.iter().map(|t| t.id).collect();
         let detail = format!(
             "the agent's own starter tools: {} added, {} removed",
@@ -628,6 +644,13 @@ impl Graft {
         let applied = self.apply_starter_to(&agent, None).await?;
         Ok((agent, token, Some(applied)))
     }
+}
+
+/// A list of starter tools: a template's, or an agent's own (by id).
+#[derive(Clone, Copy)]
+enum StarterList {
+    Template(i64),
+    Agent(i64),
 }
 
 fn too_many(n: usize) -> ServiceResult<()> {

@@ -9,6 +9,7 @@ use crate::domain::approval::writes;
 use crate::domain::mcp_vendor::MCP_METHOD;
 use crate::proxy::mcp::{Spec, Target, UpstreamError};
 use crate::proxy::redact::{logged_input, redact};
+use crate::telemetry::{span_failed, vendor_span};
 use serde_json::{json, Value};
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -83,12 +84,7 @@ impl Graft {
             return Ok((answer, false));
         }
         let sent = Instant::now();
-        let vendor_span = crate::trace_span!(
-            "vendor request",
-            otel.name = %format!("tools/call {}", tool.vendor),
-            otel.kind = "client",
-            otel.status_code = tracing::field::Empty,
-        );
+        let vendor_span = vendor_span(format_args!("tools/call {}", tool.vendor));
         crate::telemetry::set(&vendor_span, "graft.vendor", tool.vendor.clone());
         crate::telemetry::set(&vendor_span, "mcp.method.name", "tools/call");
         crate::telemetry::set(&vendor_span, "gen_ai.tool.name", tool.path_template.clone());
@@ -122,8 +118,7 @@ impl Graft {
                         "vendor_unreachable"
                     }
                 };
-                vendor_span.record("otel.status_code", "ERROR");
-                crate::telemetry::set(&vendor_span, "error.type", code);
+                span_failed(&vendor_span, code);
                 let reached = matches!(e, UpstreamError::Protocol(_));
                 if !matches!(e, UpstreamError::Cancelled | UpstreamError::Busy(..)) {
                     let status = reached.then_some(200);
@@ -261,13 +256,8 @@ impl Graft {
         let mut pairs: Vec<(String, String)> = Vec::new();
         let mut used: Vec<(String, i64)> = Vec::new();
         for c in live {
-            let secret = match &c.secret_ciphertext {
-                Some(s) => self
-                    .inner
-                    .key
-                    .open(s)
-                    .map_err(|e| ServiceError::Internal(anyhow::anyhow!(e)))?,
-                None => continue,
+            let Some(secret) = self.open_secret(c)? else {
+                continue;
             };
             let name = c.header_or_param_name.clone().unwrap_or_default();
             let pair = match (c.auth_kind.as_str(), v.mcp_url.is_some()) {

@@ -2,7 +2,7 @@
 
 use super::tables::{connections_table, ConnectionActions};
 use crate::console::components::{
-    clear_on_save, error_of, loaded, saved, FieldError, FormError, Frame, When,
+    clear_on_save, error_of, loaded, saved, FormError, Frame, TextField, When,
 };
 #[cfg(feature = "hydrate")]
 use crate::console::server_fns::MAX_UPLOAD_BYTES;
@@ -130,12 +130,9 @@ pub fn VendorsPage() -> impl IntoView {
                 <FormError err=add_err/>
                 {move || vendor_saved.get().then(|| view! { <p class="ok" role="status">"Vendor created."</p> })}
                 <ActionForm action=add node_ref=clear_on_save(add) attr:class="grid-form" attr:novalidate=true>
-                    <label>"Slug"<input name="slug" placeholder="stripe"/></label>
-                    <FieldError err=add_err field="slug"/>
-                    <label>"Name"<input name="name" placeholder="Stripe"/></label>
-                    <FieldError err=add_err field="name"/>
-                    <label>"Base URL"<input name="base_url" placeholder="https://api.stripe.com"/></label>
-                    <FieldError err=add_err field="base_url"/>
+                    <TextField err=add_err label="Slug" name="slug" placeholder="stripe"/>
+                    <TextField err=add_err label="Name" name="name" placeholder="Stripe"/>
+                    <TextField err=add_err label="Base URL" name="base_url" placeholder="https://api.stripe.com"/>
                     <button type="submit">"Create vendor"</button>
                 </ActionForm>
             </section>
@@ -144,16 +141,11 @@ pub fn VendorsPage() -> impl IntoView {
                 <p class="muted">"The tools of an MCP server join the toolbox beside OpenAPI operations: a remote server over Streamable HTTP (its URL), or a local one Graft starts over stdio (a command, run without a shell, with only PATH, HOME and the locale of Graft's environment; its own variables are connections of kind env). Graft reads its tools/list now, when the server says it changed, and every 10 minutes; agents promote and call its tools like any other, writes ask a person first."</p>
                 <FormError err=mcp_err/>
                 <ActionForm action=add_mcp attr:class="grid-form" attr:novalidate=true>
-                    <label>"Slug"<input name="slug" placeholder="github"/></label>
-                    <FieldError err=mcp_err field="slug"/>
-                    <label>"Name"<input name="name" placeholder="GitHub"/></label>
-                    <FieldError err=mcp_err field="name"/>
-                    <label>"Remote server: its URL"<input name="url" placeholder="https://api.githubcopilot.com/mcp/"/></label>
-                    <FieldError err=mcp_err field="url"/>
-                    <label>"Or a local server: the command that starts it"<input name="command" placeholder="npx -y @modelcontextprotocol/server-filesystem /srv/files"/></label>
-                    <FieldError err=mcp_err field="command"/>
-                    <label>"Its working directory (absolute; optional)"<input name="cwd" placeholder="/srv/files"/></label>
-                    <FieldError err=mcp_err field="cwd"/>
+                    <TextField err=mcp_err label="Slug" name="slug" placeholder="github"/>
+                    <TextField err=mcp_err label="Name" name="name" placeholder="GitHub"/>
+                    <TextField err=mcp_err label="Remote server: its URL" name="url" placeholder="https://api.githubcopilot.com/mcp/"/>
+                    <TextField err=mcp_err label="Or a local server: the command that starts it" name="command" placeholder="npx -y @modelcontextprotocol/server-filesystem /srv/files"/>
+                    <TextField err=mcp_err label="Its working directory (absolute; optional)" name="cwd" placeholder="/srv/files"/>
                     <button type="submit">"Add the MCP server"</button>
                 </ActionForm>
             </section>

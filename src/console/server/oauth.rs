@@ -24,6 +24,17 @@ const NONCE_KEY: &str = "oauth_consents";
 /// Consent pages one session may have open at once (two clients signing in together).
 const OPEN_CONSENTS: usize = 8;
 
+/// The consent pages this session was shown and has not answered: (nonce, fingerprint
+/// of the request), oldest first; empty when the session holds none or cannot be read.
+async fn open_consents(session: &Session) -> Vec<(String, String)> {
+    session
+        .get(NONCE_KEY)
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
 /// What a consent decision must match: the request the page was shown for.
 fn fingerprint(c: &CheckedAuthorization) -> String {
     let parts = [
@@ -96,12 +107,7 @@ async fn consent(
     error: Option<&str>,
 ) -> Response {
     let nonce = crate::service::random_hex(16);
-    let mut open: Vec<(String, String)> = session
-        .get(NONCE_KEY)
-        .await
-        .ok()
-        .flatten()
-        .unwrap_or_default();
+    let mut open = open_consents(session).await;
     open.push((nonce.clone(), fingerprint(checked)));
     let excess = open.len().saturating_sub(OPEN_CONSENTS);
     open.drain(..excess);
@@ -240,12 +246,7 @@ pub async fn authorize_decision(
     };
     // the decision names a page this session was shown, for this very request; the
     // nonce is used up
-    let mut open: Vec<(String, String)> = session
-        .get(NONCE_KEY)
-        .await
-        .ok()
-        .flatten()
-        .unwrap_or_default();
+    let mut open = open_consents(&session).await;
     let sent = form.get("nonce").cloned().unwrap_or_default();
     let Some(at) = open
         .iter()

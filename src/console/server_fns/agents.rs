@@ -602,18 +602,11 @@ pub async fn agent(
             .collect();
         Ok(AgentData {
             now,
-            agent: AgentItem {
-                size: entries.len() as i64,
-                tokens: entries.iter().filter_map(|e| e.entry.tool.tokens).sum(),
-                token_budget: a.token_budget,
-                name: a.name,
-                harness: a.harness,
-                cap: a.cap,
-                idle_window_days: a.idle_window_days,
-                last_seen_at: a.last_seen_at,
-                disabled_at: a.disabled_at,
-                removed_at: a.removed_at,
-            },
+            agent: agent_item(crate::service::AgentSummary::new(
+                a,
+                entries.len() as i64,
+                entries.iter().filter_map(|e| e.entry.tool.tokens).sum(),
+            )),
             entries: entries
                 .into_iter()
                 .zip(warnings)
@@ -651,9 +644,9 @@ pub async fn agent(
                 .collect(),
             next_sweep_minutes: state.minutes_to_next_sweep(now),
             approvals,
-            sizes: g.size_over_time(a.id).await?,
-            token_steps: g.tokens_over_time(a.id).await?,
-            calls_per_day: g.agent_calls_per_day(a.id, 30).await?,
+            sizes: g.size_over_time(a_id).await?,
+            token_steps: g.tokens_over_time(a_id).await?,
+            calls_per_day: g.agent_calls_per_day(a_id, 30).await?,
             client_warning,
             calls: calls.into_iter().map(call_item).collect(),
             calls_outcome: outcome.map(|o| o.as_str().to_string()),

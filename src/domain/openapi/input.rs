@@ -22,6 +22,14 @@ pub const MAX_DESCRIPTION: usize = 10_000;
 
 pub use crate::domain::search::text::truncate_chars;
 
+/// A schema's named properties (`properties`), none when it names none.
+fn properties(s: &Value) -> impl Iterator<Item = (&String, &Value)> {
+    s.get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+}
+
 /// Makes a JSON property name every client accepts (`^[a-zA-Z0-9_.-]{1,64}$`) from an
 /// OpenAPI parameter name.
 fn property_name(raw: &str) -> String {
@@ -310,12 +318,7 @@ impl OpCtx<'_> {
                             .and_then(|c| c.get(mt))
                             .and_then(|m| m.get("encoding"));
                         let merged = schema::for_request(&s);
-                        for (k, v) in merged
-                            .get("properties")
-                            .and_then(Value::as_object)
-                            .into_iter()
-                            .flatten()
-                        {
+                        for (k, v) in properties(&merged) {
                             let structured = matches!(
                                 v.get("type").and_then(Value::as_str),
                                 Some("array" | "object")
@@ -378,12 +381,7 @@ impl OpCtx<'_> {
                 // GET/HEAD/DELETE never carry a body: plain-object properties go to the query
                 if mergeable {
                     let body_req: Vec<String> = string_list(s.get("required"));
-                    for (k, v) in s
-                        .get("properties")
-                        .and_then(Value::as_object)
-                        .into_iter()
-                        .flatten()
-                    {
+                    for (k, v) in properties(&s) {
                         let prop = unique_property(&props, property_name(k));
                         props.insert(prop.clone(), v.clone());
                         if body_req.contains(k) && body_required {
@@ -408,12 +406,7 @@ impl OpCtx<'_> {
                 };
                 root_extra = (extra, s.get("patternProperties").cloned());
                 let body_req: Vec<String> = string_list(s.get("required"));
-                for (k, v) in s
-                    .get("properties")
-                    .and_then(Value::as_object)
-                    .into_iter()
-                    .flatten()
-                {
+                for (k, v) in properties(&s) {
                     props.insert(k.clone(), v.clone());
                     if enc == BodyEncoding::Form {
                         if let Some(st) = form_styles.get(k) {

@@ -306,18 +306,14 @@ pub fn build(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proxy::request::tests::{binding, input};
+    use crate::proxy::request::tests::{binding, input, op};
     use serde_json::json;
     use std::collections::BTreeMap;
 
     #[test]
     fn form_body_with_stripe_nesting_and_path_encoding() {
         let b = binding();
-        let op = Operation {
-            method: "POST",
-            path_template: "/v1/customers/{id}",
-            binding: &b,
-        };
+        let op = op("POST", "/v1/customers/{id}", &b);
         let r = build(
             "http://127.0.0.1:8081/anything",
             op,
@@ -346,11 +342,7 @@ mod tests {
             credential_params: vec![("header".into(), "token".into())],
             ..Default::default()
         };
-        let op = Operation {
-            method: "GET",
-            path_template: "/chat.list",
-            binding: &b,
-        };
+        let op = op("GET", "/chat.list", &b);
         let r = build(
             "https://slack.test/api",
             op,
@@ -375,11 +367,7 @@ mod tests {
             headers: BTreeMap::from([("X_Key".to_string(), "X_Key".to_string())]),
             ..Default::default()
         };
-        let op = Operation {
-            method: "GET",
-            path_template: "/me",
-            binding: &b,
-        };
+        let op = op("GET", "/me", &b);
         let credential = Credential::Header {
             name: "X-Key".into(),
             value: "real".into(),
@@ -403,11 +391,7 @@ mod tests {
     fn headers_that_http_cannot_carry_are_refused_in_words() {
         let mut b = Binding::default();
         b.headers.insert("note".into(), "X-Note".into());
-        let op = Operation {
-            method: "GET",
-            path_template: "/x",
-            binding: &b,
-        };
+        let op = op("GET", "/x", &b);
         // found by the request_build fuzz target: a connection's header name with '@'
         let bad_name = Credential::Header {
             name: "X-@pi-Key".into(),

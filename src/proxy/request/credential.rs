@@ -101,18 +101,14 @@ impl Credential {
 mod tests {
     use super::*;
     use crate::domain::tool::Binding;
-    use crate::proxy::request::tests::input;
-    use crate::proxy::request::{build, Operation};
+    use crate::proxy::request::build;
+    use crate::proxy::request::tests::{input, op};
     use serde_json::json;
 
     #[test]
     fn previews_redact_every_credential() {
         let b = Binding::default();
-        let op = Operation {
-            method: "POST",
-            path_template: "/x",
-            binding: &b,
-        };
+        let op = op("POST", "/x", &b);
         for c in [
             Credential::Bearer("s3cret".into()),
             Credential::Query {

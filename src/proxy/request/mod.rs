@@ -25,9 +25,10 @@ pub use credential::{Credential, REDACTED};
 pub use origin::{same_origin, under_base_path};
 pub use planned::{Part, PlannedRequest};
 
-/// A binding and an input, shared by the tests of this module's files.
+/// A binding, an operation and an input, shared by the tests of this module's files.
 #[cfg(test)]
 mod tests {
+    use super::Operation;
     use crate::domain::tool::{Binding, BodyEncoding};
     use serde_json::{Map, Value};
     use std::collections::BTreeMap;
@@ -39,6 +40,19 @@ mod tests {
             headers: BTreeMap::from([("X-Trace".to_string(), "X-Trace".to_string())]),
             body: Some(BodyEncoding::Form),
             ..Default::default()
+        }
+    }
+
+    /// The operation `method path_template` bound by `binding`.
+    pub(super) fn op<'a>(
+        method: &'a str,
+        path_template: &'a str,
+        binding: &'a Binding,
+    ) -> Operation<'a> {
+        Operation {
+            method,
+            path_template,
+            binding,
         }
     }
 

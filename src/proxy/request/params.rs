@@ -262,18 +262,14 @@ pub(super) fn header_value(name: &str, v: &Value) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use crate::domain::tool::{Binding, ParamStyle, Style};
-    use crate::proxy::request::tests::{binding, input};
-    use crate::proxy::request::{build, Credential, Operation};
+    use crate::proxy::request::tests::{binding, input, op};
+    use crate::proxy::request::{build, Credential};
     use serde_json::{json, Map, Value};
 
     #[test]
     fn path_values_cannot_escape() {
         let b = binding();
-        let op = Operation {
-            method: "GET",
-            path_template: "/items/{id}",
-            binding: &b,
-        };
+        let op = op("GET", "/items/{id}", &b);
         for bad in [
             "../admin", "..", "a/b", "a?b", "a#b", "%2e%2e", "a%2Fb", ".", ".;x", "..;/",
         ] {
@@ -362,30 +358,29 @@ mod tests {
                     (decode_form(k), v)
                 })
                 .collect();
+            read_pairs(&pairs, st, kind, &decode_form)
+        }
+
+        /// The reference reading of a form-style parameter `p` (a query's or a cookie's)
+        /// of `kind` from its `(name, raw value)` pairs, each value read by `decode`.
+        fn read_pairs(
+            pairs: &[(String, &str)],
+            st: ParamStyle,
+            kind: u8,
+            decode: &dyn Fn(&str) -> String,
+        ) -> Shape {
             let delim = match st.style {
                 Style::SpaceDelimited => "%20",
                 Style::PipeDelimited => "|",
                 _ => ",",
             };
-            let own = |name: &'static str| {
-                pairs
-                    .iter()
-                    .filter(move |(k, _)| k == name)
-                    .map(|(_, v)| *v)
-            };
+            let own = || pairs.iter().filter(|(k, _)| k == "p").map(|(_, v)| *v);
             match kind {
-                0 => Shape::Scalar(decode_form(own("p").next().unwrap())),
+                0 => Shape::Scalar(decode(own().next().unwrap())),
                 1 if st.explode || st.style == Style::DeepObject => {
-                    Shape::List(own("p").map(decode_form).collect())
+                    Shape::List(own().map(decode).collect())
                 }
-                1 => Shape::List(
-                    own("p")
-                        .next()
-                        .unwrap()
-                        .split(delim)
-                        .map(decode_form)
-                        .collect(),
-                ),
+                1 => Shape::List(own().next().unwrap().split(delim).map(decode).collect()),
                 _ if st.style == Style::DeepObject => Shape::Object(
                     pairs
                         .iter()
@@ -394,23 +389,15 @@ mod tests {
                                 .strip_prefix("p[")
                                 .and_then(|k| k.strip_suffix(']'))
                                 .unwrap();
-                            (key.to_string(), decode_form(v))
+                            (key.to_string(), decode(v))
                         })
                         .collect(),
                 ),
-                _ if st.explode => Shape::Object(
-                    pairs
-                        .iter()
-                        .map(|(k, v)| (k.clone(), decode_form(v)))
-                        .collect(),
-                ),
+                _ if st.explode => {
+                    Shape::Object(pairs.iter().map(|(k, v)| (k.clone(), decode(v))).collect())
+                }
                 _ => Shape::Object(pairs_of(
-                    own("p")
-                        .next()
-                        .unwrap()
-                        .split(delim)
-                        .map(decode_form)
-                        .collect(),
+                    own().next().unwrap().split(delim).map(decode).collect(),
                 )),
             }
         }
@@ -454,25 +441,14 @@ mod tests {
         }
 
         fn read_cookie(raw: &str, st: ParamStyle, kind: u8) -> Shape {
-            let pairs: Vec<(&str, &str)> = raw
+            let pairs: Vec<(String, &str)> = raw
                 .split("; ")
-                .map(|p| p.split_once('=').unwrap())
+                .map(|p| {
+                    let (k, v) = p.split_once('=').unwrap();
+                    (k.to_string(), v)
+                })
                 .collect();
-            let own = || pairs.iter().filter(|(k, _)| *k == "p").map(|(_, v)| *v);
-            match kind {
-                0 => Shape::Scalar(decode_pct(own().next().unwrap())),
-                1 if st.explode => Shape::List(own().map(decode_pct).collect()),
-                1 => Shape::List(own().next().unwrap().split(',').map(decode_pct).collect()),
-                _ if st.explode => Shape::Object(
-                    pairs
-                        .iter()
-                        .map(|(k, v)| (k.to_string(), decode_pct(v)))
-                        .collect(),
-                ),
-                _ => Shape::Object(pairs_of(
-                    own().next().unwrap().split(',').map(decode_pct).collect(),
-                )),
-            }
+            read_pairs(&pairs, st, kind, &decode_pct)
         }
 
         /// Text a value may hold in each place: anything printable but a tab in the
@@ -555,7 +531,7 @@ mod tests {
                 }
                 b.styles.insert("p".into(), st);
                 let template = if location == "path" { "/x/{p}" } else { "/x" };
-                let op = Operation { method: "GET", path_template: template, binding: &b };
+                let op = op("GET", template, &b);
                 let mut input = Map::new();
                 input.insert("p".into(), value.json());
                 let r = build("https://api.test", op, &input, &Credential::None)
