@@ -7,6 +7,8 @@ Checks, each violation printed as `path:line: message`, then a summary:
      (in `use` lines, grouped imports such as `use crate::{db::X, service}`, inline
      paths, or super:: paths that reach it). The one allowance is the database copy
      command: a line ending with the comment marker `// arch: db copy`.
+  1a. The adapters never name `crate::proxy` either: building and sending vendor
+     requests, and redaction, are reached through the service.
   1b. An adapter names no other adapter, except the shared wording (`console::words`,
      SPEC §1's words for people in the console, the CLI and MCP answers); src/server
      is the composition root (it mounts the console and MCP), and the CLI's serve
@@ -26,6 +28,13 @@ Checks, each violation printed as `path:line: message`, then a summary:
      one representative cycle (a shortest one, by BFS inside the component) with the
      line that makes each edge. Cycles between top-level modules (src/db, src/service,
      ...) are printed as notes; with --module-cycles they count as violations too.
+  6. No call cycle between the files of src/service: `Graft` is one type whose
+     methods are spread over files, so imports alone do not show which file's use
+     case calls which. A file depends on another when it calls `self.NAME(...)` (or
+     `graft.NAME(...)`, `self.graft.NAME(...)`) and NAME is a method or function
+     defined in that file only, or names `super::FILE::NAME`; src/service/mod.rs (the
+     type, its configuration and the write transaction) is below every file and is left
+     out. Each strongly connected component is one violation, as in check 5.
 Comments (doc comments included) and string literals are blanked before scanning, and
 `#[cfg(test)]` items are left out of the dependency graph (checks 1-3 still apply).
 
@@ -207,6 +216,8 @@ def scan(f, crate, edges):
         if checked and path[:1] == ["db"] and f.startswith(ADAPTERS) \
                 and COPY_MARKER not in lines[ln - 1]:
             found.append(f"{f}:{ln}: adapter names the database layer ({shown})")
+        if checked and path[:1] == ["proxy"] and f.startswith(ADAPTERS):
+            found.append(f"{f}:{ln}: adapter names the vendor-request layer ({shown})")
         own = mod[:1] and mod[0]
         if own in ADAPTER_MODULES and path[:1] and path[0] in ADAPTER_MODULES \
                 and path[0] != own and path[:2] != ["console", "words"] \
@@ -234,6 +245,9 @@ def main():
     violations = [v for f in files for v in scan(f, crate, edges)]
     for scc in sccs(edges):
         violations.append("cycle: " + describe(cycle_in(scc, edges), edges, scc))
+    calls = service_calls(files)
+    for scc in sccs(calls):
+        violations.append("service call cycle: " + describe(cycle_in(scc, calls), calls, scc))
     mod_edges = {top(f): {} for f in files}  # the same graph between top-level modules
     for f, ts in edges.items():
         for t, (ln, shown) in ts.items():
@@ -295,6 +309,35 @@ def cycle_in(scc, graph):
                     prev[w] = v
                     queue.append(w)
     return min(map(closed, scc), key=lambda c: (len(c), -len({top(n) for n in c})))
+
+
+def service_calls(files):
+    """Check 6: the call graph between the files of src/service (tests left out)."""
+    code = {}
+    for f in files:
+        if f.startswith("src/service/") and f != "src/service/mod.rs":
+            text = strip(open(f, encoding="utf-8").read())
+            lines = text.split("\n")
+            for a, b in test_items(text):
+                lines[a - 1:b] = [""] * (b - a + 1)
+            code[f] = lines
+    owners = {}
+    for f, lines in code.items():
+        for name in re.findall(r"\bfn\s+([a-z_][a-z_0-9]*)", "\n".join(lines)):
+            owners.setdefault(name, set()).add(f)
+    by_stem = {f.rsplit("/", 1)[1].removesuffix(".rs"): f for f in code}
+    graph = {f: {} for f in code}
+    for f, lines in code.items():
+        for ln, line in enumerate(lines, 1):
+            for m in re.finditer(r"\b(?:self|graft|self\.graft)\s*\.\s*([a-z_][a-z_0-9]*)\s*\(", line):
+                owner = owners.get(m.group(1), set())
+                if len(owner) == 1 and f not in owner:
+                    graph[f].setdefault(next(iter(owner)), (ln, m.group().strip()))
+            for m in re.finditer(r"\bsuper::([a-z_][a-z_0-9]*)::", line):
+                t = by_stem.get(m.group(1))
+                if t and t != f:
+                    graph[f].setdefault(t, (ln, m.group().strip()))
+    return graph
 
 
 def top(f):

@@ -544,7 +544,7 @@ impl ServerHandler for GraftMcp {
         let call =
             tracing::Instrument::instrument(self.call_tool_result(request, context), span.clone());
         let result = match report {
-            Some(report) => crate::proxy::mcp::PROGRESS.scope(report, call).await,
+            Some(report) => crate::service::upstream::PROGRESS.scope(report, call).await,
             None => call.await,
         };
         if matches!(&result, Ok(r) if r.is_error == Some(true)) {
@@ -650,7 +650,7 @@ impl GraftMcp {
 /// Reports a call's progress to the agent, when its request carried a `progressToken`.
 fn progress_reporter(
     context: &RequestContext<RoleServer>,
-) -> Option<crate::proxy::mcp::ProgressFn> {
+) -> Option<crate::service::upstream::ProgressFn> {
     let token = context.meta.get_progress_token()?;
     let peer = context.peer.clone();
     Some(std::sync::Arc::new(move |progress, total, message| {

@@ -62,7 +62,15 @@ pub(crate) async fn forward_changes(graft: Graft, shutdown: CancellationToken) {
 pub(crate) async fn catch_up(graft: &Graft, cursor: &mut Option<i64>) -> bool {
     let step = match *cursor {
         None => graft.change_cursor().await,
-        Some(c) => graft.forward_foreign_changes(c).await,
+        Some(c) => match graft.forward_foreign_changes(c).await {
+            Ok(f) => {
+                if f.servers_to_check {
+                    graft.check_mcp_servers().await;
+                }
+                Ok(f.cursor)
+            }
+            Err(e) => Err(e),
+        },
     };
     match step {
         Ok(c) => {

@@ -1,4 +1,4 @@
-//! The calls log, and what the agents did counted over time for the console's Activity page (issue 30.4):
+//! What the agents did, counted over time for the console's Activity page (issue 30.4):
 //! calls by outcome, latency by vendor, approvals waiting, working-set changes by cause;
 //! and one agent's calls per day. Calls are read from the counts each call adds to when
 //! it is logged (`call_counts`, `agent_call_days`: [`db::record_call`]), a few hundred
@@ -210,29 +210,5 @@ impl Graft {
             }
         }
         Ok(out)
-    }
-}
-
-impl Graft {
-    /// The calls log (issue 14.4), newest first: at most `limit` (clamped to 1–500) calls
-    /// that `filter` admits, each with its agent's and tool's names, outcome and redacted
-    /// input. Every call of an agent is there, first-class or through `run_tool`, dry
-    /// runs and refused ones included.
-    pub async fn calls(
-        &self,
-        filter: &db::CallFilter,
-        limit: i64,
-    ) -> ServiceResult<Vec<db::CallLogRow>> {
-        Ok(db::select_call_log(&self.inner.pool, filter, limit.clamp(1, 500)).await?)
-    }
-
-    /// Call `id` of the log and, when kept, what it sent and what the vendor answered
-    /// (issue 28.9; redacted JSON texts). `None` when no such call is logged.
-    /// Errors: `Db`.
-    pub async fn call(
-        &self,
-        id: i64,
-    ) -> ServiceResult<Option<(db::CallLogRow, Option<db::CallDetailRow>)>> {
-        Ok(db::select_call(&self.inner.pool, id).await?)
     }
 }

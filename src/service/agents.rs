@@ -9,6 +9,14 @@ use serde::Serialize;
 use std::collections::HashMap;
 
 impl Graft {
+    /// Ends every OAuth grant of an agent (its token rotated, or it was removed).
+    pub(super) async fn revoke_agent_oauth(&self, agent_id: i64) -> ServiceResult<u64> {
+        let mut tx = self.write_tx().await?;
+        let n = db::revoke_agent_grants(&mut tx, agent_id, self.now()).await?;
+        tx.commit().await?;
+        Ok(n)
+    }
+
     /// Creates an agent; returns it and its token, which is shown once and stored only
     /// as a hash. Errors: invalid name/cap/window, or the name is taken (`Conflict`).
     pub async fn add_agent(

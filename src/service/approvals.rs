@@ -1,6 +1,6 @@
 //! Approvals of write tools (SPEC §4.4): the rule applied to a tool, deciding, listing.
 
-use super::run::RunAnswer;
+use super::run_answer::RunAnswer;
 use super::{Actor, Graft, ServiceError, ServiceResult};
 use crate::db::{self, ApprovalRow, ToolRow};
 use crate::domain::approval::{clean_reason, needs_approval, writes, ApprovalState, Authorship};

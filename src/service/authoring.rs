@@ -270,7 +270,8 @@ impl Graft {
     /// a person's hints survive; every
     /// agent that has it promoted gets list_changed (its definition changed). Versions
     /// are immutable; calls use the newest from now on.
-    /// Errors: `ToolNotFound`, `Invalid`.
+    /// Errors: `ToolNotFound`, `Invalid` (a retired tool or one of a removed vendor, an
+    /// MCP server's tool, too many versions, a bad schema), `Forbidden`, `Conflict`.
     pub async fn publish(
         &self,
         actor: &Actor,
@@ -281,6 +282,11 @@ impl Graft {
     ) -> ServiceResult<Published> {
         self.spend_authoring(actor)?;
         let tool = self.tool(vendor, name).await?;
+        if tool.retired_at.is_some() || tool.vendor_removed_at.is_some() {
+            return Err(ServiceError::Invalid(format!(
+                "{vendor}__{name} is retired or its vendor was removed: it takes no new version"
+            )));
+        }
         if tool.method == crate::domain::mcp_vendor::MCP_METHOD {
             return Err(ServiceError::Invalid(format!(
                 "{vendor}__{name} is a tool of an MCP server: its definition comes from the server's tools/list (a person can still set its hints)"

@@ -10,6 +10,17 @@ use std::sync::atomic::Ordering;
 /// (ms): a busy instance adds at most one change event per this interval.
 const CALLS_ANNOUNCE_MS: i64 = 2_000;
 
+/// What [`Graft::forward_foreign_changes`] did: the new cursor, and whether another
+/// process changed a vendor, a connection or the toolbox, so that this process's MCP
+/// servers must be checked ([`Graft::check_mcp_servers`]) by the caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Forwarded {
+    /// The last change event read (the next call's `after`).
+    pub cursor: i64,
+    /// Another process changed what a running MCP server was started from.
+    pub servers_to_check: bool,
+}
+
 impl Graft {
     /// Tells every channel of these agents that their working sets changed: this
     /// process's through the hub, other processes' (the CLI, another server) through
@@ -49,7 +60,7 @@ impl Graft {
     /// Forwards changes recorded by other processes after `after` to this process's
     /// channels (one notice per agent per poll); returns the new cursor. Events older
     /// than an hour are forgotten.
-    pub async fn forward_foreign_changes(&self, after: i64) -> ServiceResult<i64> {
+    pub async fn forward_foreign_changes(&self, after: i64) -> ServiceResult<Forwarded> {
         let events = db::select_change_events(&self.inner.pool, after, &self.inner.origin).await?;
         // a console-only change (an approval, a logged call) changes nothing calls read:
         // the caches stay (another instance announces calls every 2 s)
@@ -67,12 +78,9 @@ impl Graft {
         }
         // a vendor disabled or removed, or a connection added or revoked, by another
         // process (the CLI, another instance): this process's MCP servers follow
-        if events
+        let servers_to_check = events
             .iter()
-            .any(|e| e.1 == STATE_CHANGE || e.1 == TOOLBOX_CHANGE)
-        {
-            self.check_mcp_servers().await;
-        }
+            .any(|e| e.1 == STATE_CHANGE || e.1 == TOOLBOX_CHANGE);
         for rotated in events.iter().map(|e| e.1).filter(|a| *a < TOKEN_ROTATED) {
             self.inner.hub.disconnect(TOKEN_ROTATED - rotated);
         }
@@ -86,7 +94,10 @@ impl Graft {
         if cursor % 256 == 0 || events.len() > 256 {
             db::delete_change_events_before(&self.inner.pool, self.now() - 3_600_000).await?;
         }
-        Ok(cursor)
+        Ok(Forwarded {
+            cursor,
+            servers_to_check,
+        })
     }
 
     /// Tells the agents of `(agent, tool)` entries taken out of working sets that their

@@ -32,9 +32,6 @@ pub struct ConnectionTest {
     pub message: String,
 }
 
-/// How often a connection's last use is written, per process (ms).
-const USED_EVERY_MS: i64 = 60_000;
-
 /// Which connection a tool's calls use, as a person chooses it on the tool page (issue
 /// 28.10): the tool's own default and the live connections of its vendor.
 #[derive(Debug, Clone, Serialize)]
@@ -450,23 +447,5 @@ impl Graft {
             .expect("tests lock")
             .get(&id)
             .cloned()
-    }
-
-    /// Notes that a call used connection `id` (its "last used"), at most once a minute
-    /// per process. A failure is only logged.
-    pub(crate) async fn note_connection_used(&self, id: i64) {
-        let now = self.now();
-        {
-            let mut used = self.inner.connections_used.lock().expect("used lock");
-            match used.get(&id) {
-                Some(at) if now - at < USED_EVERY_MS => return,
-                _ => {
-                    used.insert(id, now);
-                }
-            }
-        }
-        if let Err(e) = db::update_connection_used(self.pool(), id, now).await {
-            tracing::warn!(error = ?e, connection = id, "cannot note a connection's last use");
-        }
     }
 }

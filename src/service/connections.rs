@@ -176,7 +176,28 @@ pub(super) struct NewConnection {
     sealed: Option<String>,
 }
 
+/// How often a connection's last use is written, per process (ms).
+const USED_EVERY_MS: i64 = 60_000;
+
 impl Graft {
+    /// Notes that a call used connection `id` (its "last used"), at most once a minute
+    /// per process. A failure is only logged.
+    pub(crate) async fn note_connection_used(&self, id: i64) {
+        let now = self.now();
+        {
+            let mut used = self.inner.connections_used.lock().expect("used lock");
+            match used.get(&id) {
+                Some(at) if now - at < USED_EVERY_MS => return,
+                _ => {
+                    used.insert(id, now);
+                }
+            }
+        }
+        if let Err(e) = db::update_connection_used(self.pool(), id, now).await {
+            tracing::warn!(error = ?e, connection = id, "cannot note a connection's last use");
+        }
+    }
+
     /// Adds a connection to a vendor; the secret is sealed before it is stored and never
     /// shown again. `name` is required for `header` and `query`; a `basic` secret is
     /// `user:password`. Errors: `VendorNotFound`, `Invalid`, `Conflict` (label taken).

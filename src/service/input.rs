@@ -1,8 +1,12 @@
 //! Checking a call's input against its tool's schema (SPEC §4.2): on the blocking pool,
 //! a bounded number at once, within a time budget, so no input can hold the server.
 
-use super::{Graft, ServiceError, ServiceResult};
+use super::tools::usable;
+use super::{Graft, RunAnswer, ServiceError, ServiceResult};
+use crate::db;
 use crate::domain::schema;
+use crate::domain::tool::Binding;
+use serde_json::Map;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -171,5 +175,93 @@ impl Graft {
         }
         cache.insert(key, check);
         Ok((found, input))
+    }
+}
+
+impl Graft {
+    /// Steps 0 and 1 of a run (SPEC §4.1), for every kind of tool: a retired tool, or one
+    /// of a disabled or removed vendor, runs nothing; the input is checked against the
+    /// current version's input schema. `Ok(Err(answer))` is the tool error to give.
+    pub(crate) async fn checked_input(
+        &self,
+        agent_id: i64,
+        tool: &db::ToolRow,
+        qualified: &str,
+        input: Value,
+    ) -> ServiceResult<Result<(Map<String, Value>, Binding), RunAnswer>> {
+        // 0. a retired tool, or one of a disabled vendor, runs nothing
+        if let Err(e) = usable(tool) {
+            let code = if tool.vendor_removed_at.is_some() {
+                "vendor_removed"
+            } else if tool.vendor_disabled_at.is_some() {
+                "vendor_disabled"
+            } else {
+                "tool_retired"
+            };
+            let message = match e {
+                ServiceError::ToolNotFound(m) => m,
+                other => other.to_string(),
+            };
+            return Ok(Err(RunAnswer::err(
+                code,
+                message,
+                json!({"tool": qualified}),
+            )));
+        }
+        // 1. validate
+        let input = match input {
+            Value::Null => Value::Object(Map::new()),
+            v => v,
+        };
+        let binding: Binding =
+            serde_json::from_str(&tool.binding).map_err(|e| ServiceError::Internal(e.into()))?;
+        let exploded: Vec<String> = binding
+            .styles
+            .iter()
+            .filter(|(p, st)| {
+                st.explode
+                    && st.style == crate::domain::tool::Style::Form
+                    && (binding.query.contains_key(*p) || binding.cookies.contains_key(*p))
+            })
+            .map(|(p, _)| p.clone())
+            .collect();
+        let (violations, input) = tracing::Instrument::instrument(
+            self.check_input(
+                agent_id,
+                tool.id,
+                tool.version,
+                &tool.input_schema,
+                input,
+                exploded,
+            ),
+            crate::trace_span!("validate"),
+        )
+        .await?;
+        if !violations.is_empty() {
+            let list = violations
+                .iter()
+                .map(|v| {
+                    format!(
+                        "{}: {}",
+                        v["pointer"].as_str().unwrap_or(""),
+                        v["message"].as_str().unwrap_or("")
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; ");
+            return Ok(Err(RunAnswer::err(
+                "invalid_input",
+                format!("the input does not match {qualified}'s input schema: {list}"),
+                json!({"violations": violations}),
+            )));
+        }
+        let Value::Object(input) = input else {
+            return Ok(Err(RunAnswer::err(
+                "invalid_input",
+                "input must be a JSON object",
+                json!({"violations": [{"pointer": "/", "message": "not an object"}]}),
+            )));
+        };
+        Ok(Ok((input, binding)))
     }
 }

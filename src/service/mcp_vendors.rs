@@ -11,7 +11,7 @@ use crate::domain::audit::AuditAction;
 use crate::domain::mcp_vendor::{plan_list, split_command, Server};
 use crate::domain::names::VendorSlug;
 use crate::domain::Cause;
-use crate::proxy::mcp::ServerState;
+pub use crate::proxy::mcp::ServerState;
 use std::collections::{HashMap, HashSet};
 
 impl Graft {
@@ -326,12 +326,6 @@ impl Graft {
     /// when it is tried again) or stopped.
     pub fn mcp_server_state(&self, vendor_id: i64) -> ServerState {
         self.inner.upstreams.state(vendor_id)
-    }
-
-    /// Stops vendor `vendor_id`'s server in this process (it starts again on the next
-    /// need, with the vendor's current command and connections).
-    pub(crate) async fn stop_mcp_server(&self, vendor_id: i64) {
-        self.inner.upstreams.stop(vendor_id).await;
     }
 
     /// Stops this process's MCP servers whose vendor another process disabled, removed,

@@ -9,6 +9,7 @@ pub mod approvals;
 pub mod audit;
 pub mod authoring;
 mod call_detail;
+pub mod calls;
 pub mod changes;
 pub mod connection_care;
 pub mod connections;
@@ -23,6 +24,7 @@ pub mod mcp_oauth;
 pub mod mcp_vendors;
 pub mod notify;
 pub mod oauth;
+pub mod oauth_credentials;
 pub mod oauth_tokens;
 pub mod quota;
 pub mod run;
@@ -32,6 +34,7 @@ pub mod secrets;
 pub mod starters;
 pub mod sweep;
 pub mod tokens;
+pub mod tools;
 pub mod try_call;
 pub mod upstream;
 pub mod users;
@@ -56,14 +59,14 @@ pub use crate::db::{
     CallOutcome, ChangeListener, DecisionRow as DecisionView, Heard, SessionDb,
     ToolRow as ToolView, VendorRow as VendorView, VersionRow as VersionView,
 };
-use crate::domain::search::SearchIndex;
+use crate::domain::search::{SearchIndex, SearchParams};
 use crate::proxy::{Proxy, ProxyLimits};
 use chrono::{DateTime, Utc};
 pub use error::{unique_or, ServiceError, ServiceResult};
 use hub::ChangeHub;
 pub use learning::LearnedView;
 use rand::RngCore;
-pub use run::RunAnswer;
+pub use run::{RunAnswer, ToolCall};
 pub use search::{Acquirable, HitExplain, SearchResult, SearchStatus, ToolHit, SEARCH_DEPTH};
 use secrets::SecretKey;
 use sha2::{Digest, Sha256};
@@ -332,6 +335,27 @@ impl ServiceConfig {
 }
 
 impl Graft {
+    /// Stops vendor `vendor_id`'s server in this process (it starts again on the next
+    /// need, with the vendor's current command and connections).
+    pub(crate) async fn stop_mcp_server(&self, vendor_id: i64) {
+        self.inner.upstreams.stop(vendor_id).await;
+    }
+
+    /// The ranking knobs for the loaded model: the defaults for a static model,
+    /// [`SearchParams::transformer`] for the full encoder.
+    pub fn search_params(&self) -> SearchParams {
+        match self
+            .inner
+            .model
+            .as_deref()
+            .map(crate::semantic::Model::kind)
+        {
+            #[cfg(feature = "transformer")]
+            Some(crate::semantic::Kind::Transformer) => SearchParams::transformer(),
+            _ => SearchParams::default(),
+        }
+    }
+
     /// The store of the console's sign-in sessions, in Graft's database (SPEC §6).
     /// Errors: `Unavailable` when PostgreSQL cannot say its current schema.
     pub async fn session_store(&self) -> ServiceResult<SessionDb> {

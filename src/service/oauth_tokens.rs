@@ -316,14 +316,6 @@ impl Graft {
         Ok(())
     }
 
-    /// Ends every OAuth grant of an agent (its token rotated, or it was removed).
-    pub(super) async fn revoke_agent_oauth(&self, agent_id: i64) -> ServiceResult<u64> {
-        let mut tx = self.write_tx().await?;
-        let n = db::revoke_agent_grants(&mut tx, agent_id, self.now()).await?;
-        tx.commit().await?;
-        Ok(n)
-    }
-
     /// After a grant ended: caches drop, and the agent's open sessions and streams end,
     /// the client's among them (sessions belong to the agent, so its other clients
     /// reconnect once, with tokens that still work).

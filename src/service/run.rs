@@ -4,10 +4,9 @@
 use super::{Graft, ServiceError, ServiceResult};
 use crate::db;
 use crate::domain::approval::writes;
-use crate::domain::tool::Binding;
 use crate::proxy::redact::{logged_input, redact, secret_values, LOGGED_MESSAGE_CHARS};
 use crate::proxy::request::{self, Credential, Operation};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
@@ -65,13 +64,26 @@ impl Graft {
         cancel: &CancellationToken,
     ) -> ServiceResult<RunAnswer> {
         let tool = self.tool_for_call(vendor, name).await?;
+        self.run_and_learn(agent_id, &tool, input, dry_run, cancel)
+            .await
+    }
+
+    /// [`Graft::run_tool_row`], then a call that ran of a tool the agent's last
+    /// find_tool answered teaches search (issue 24.3); a dry run sends nothing and
+    /// teaches nothing.
+    async fn run_and_learn(
+        &self,
+        agent_id: i64,
+        tool: &db::ToolRow,
+        input: Value,
+        dry_run: bool,
+        cancel: &CancellationToken,
+    ) -> ServiceResult<RunAnswer> {
         let answer = self
-            .run_tool_row(agent_id, &tool, input, dry_run, cancel)
+            .run_tool_row(agent_id, tool, input, dry_run, cancel)
             .await?;
-        // a call that ran of a tool the agent's last find_tool answered teaches search
-        // (issue 24.3); a dry run sends nothing and teaches nothing
         if !dry_run && answer.is_ok() {
-            self.learn_from_pick(agent_id, &tool).await;
+            self.learn_from_pick(agent_id, tool).await;
         }
         Ok(answer)
     }
@@ -297,92 +309,6 @@ impl Graft {
             line!(info);
         }
         outcome
-    }
-
-    /// Steps 0 and 1 of a run (SPEC §4.1), for every kind of tool: a retired tool, or one
-    /// of a disabled or removed vendor, runs nothing; the input is checked against the
-    /// current version's input schema. `Ok(Err(answer))` is the tool error to give.
-    pub(crate) async fn checked_input(
-        &self,
-        agent_id: i64,
-        tool: &db::ToolRow,
-        qualified: &str,
-        input: Value,
-    ) -> ServiceResult<Result<(Map<String, Value>, Binding), RunAnswer>> {
-        // 0. a retired tool, or one of a disabled vendor, runs nothing
-        if let Err(e) = usable(tool) {
-            let code = if tool.vendor_removed_at.is_some() {
-                "vendor_removed"
-            } else if tool.vendor_disabled_at.is_some() {
-                "vendor_disabled"
-            } else {
-                "tool_retired"
-            };
-            let message = match e {
-                ServiceError::ToolNotFound(m) => m,
-                other => other.to_string(),
-            };
-            return Ok(Err(RunAnswer::err(
-                code,
-                message,
-                json!({"tool": qualified}),
-            )));
-        }
-        // 1. validate
-        let input = match input {
-            Value::Null => Value::Object(Map::new()),
-            v => v,
-        };
-        let binding: Binding =
-            serde_json::from_str(&tool.binding).map_err(|e| ServiceError::Internal(e.into()))?;
-        let exploded: Vec<String> = binding
-            .styles
-            .iter()
-            .filter(|(p, st)| {
-                st.explode
-                    && st.style == crate::domain::tool::Style::Form
-                    && (binding.query.contains_key(*p) || binding.cookies.contains_key(*p))
-            })
-            .map(|(p, _)| p.clone())
-            .collect();
-        let (violations, input) = tracing::Instrument::instrument(
-            self.check_input(
-                agent_id,
-                tool.id,
-                tool.version,
-                &tool.input_schema,
-                input,
-                exploded,
-            ),
-            crate::trace_span!("validate"),
-        )
-        .await?;
-        if !violations.is_empty() {
-            let list = violations
-                .iter()
-                .map(|v| {
-                    format!(
-                        "{}: {}",
-                        v["pointer"].as_str().unwrap_or(""),
-                        v["message"].as_str().unwrap_or("")
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("; ");
-            return Ok(Err(RunAnswer::err(
-                "invalid_input",
-                format!("the input does not match {qualified}'s input schema: {list}"),
-                json!({"violations": violations}),
-            )));
-        }
-        let Value::Object(input) = input else {
-            return Ok(Err(RunAnswer::err(
-                "invalid_input",
-                "input must be a JSON object",
-                json!({"violations": [{"pointer": "/", "message": "not an object"}]}),
-            )));
-        };
-        Ok(Ok((input, binding)))
     }
 
     /// SPEC §4.1's steps for an HTTP tool, sent as `sending` says: the answer and the
@@ -668,26 +594,36 @@ impl Graft {
     }
 }
 
-/// Refuses a tool that cannot be called or promoted: retired (its operation left the
-/// vendor's document, issue 14.3). Errors: `ToolNotFound` saying so.
-pub(crate) fn usable(t: &db::ToolRow) -> ServiceResult<()> {
-    if t.vendor_removed_at.is_some() {
-        return Err(ServiceError::ToolNotFound(format!(
-            "{}__{}: its vendor {} was removed; a person brings it back (Restore on its console page or graft vendor restore; an MCP server is added again)",
-            t.vendor, t.name, t.vendor
-        )));
+/// What a call of a first-class tool (`vendor__name`, SPEC §3.6) came to.
+#[derive(Debug)]
+pub enum ToolCall {
+    /// The tool ran (or was refused in words: approval, input, vendor): its answer.
+    Ran(super::RunAnswer),
+    /// The tool is usable but not in the agent's working set: the agent must promote it
+    /// first (SPEC §3.6). Nothing was sent or logged.
+    NotPromoted,
+}
+
+impl Graft {
+    /// Calls `vendor__name` as a first-class tool of the agent's list (SPEC §3.6): only a
+    /// tool in the agent's working set runs. A retired tool, or one of a disabled or
+    /// removed vendor, is not answered `NotPromoted` but refused in words (and logged) by
+    /// the run, as `run_tool` refuses it. Errors: `ToolNotFound` when no such tool exists.
+    pub async fn call_promoted_tool(
+        &self,
+        agent_id: i64,
+        vendor: &str,
+        name: &str,
+        input: serde_json::Value,
+        cancel: &CancellationToken,
+    ) -> ServiceResult<ToolCall> {
+        let row = self.tool_for_call(vendor, name).await?;
+        if !self.is_promoted(agent_id, row.id).await? && super::tools::usable(&row).is_ok() {
+            return Ok(ToolCall::NotPromoted);
+        }
+        let answer = self
+            .run_and_learn(agent_id, &row, input, false, cancel)
+            .await?;
+        Ok(ToolCall::Ran(answer))
     }
-    if t.vendor_disabled_at.is_some() {
-        return Err(ServiceError::ToolNotFound(format!(
-            "{}__{}: its vendor {} is disabled; a person can enable it again",
-            t.vendor, t.name, t.vendor
-        )));
-    }
-    if t.retired_at.is_some() {
-        return Err(ServiceError::ToolNotFound(format!(
-            "{}__{} was retired: the vendor's OpenAPI document no longer has its operation",
-            t.vendor, t.name
-        )));
-    }
-    Ok(())
 }

@@ -364,21 +364,6 @@ impl Graft {
         Ok(idx)
     }
 
-    /// The ranking knobs for the loaded model: the defaults for a static model,
-    /// [`SearchParams::transformer`] for the full encoder.
-    pub fn search_params(&self) -> SearchParams {
-        match self
-            .inner
-            .model
-            .as_deref()
-            .map(crate::semantic::Model::kind)
-        {
-            #[cfg(feature = "transformer")]
-            Some(crate::semantic::Kind::Transformer) => SearchParams::transformer(),
-            _ => SearchParams::default(),
-        }
-    }
-
     /// The query's embedding (off the async workers), when a model is loaded.
     async fn query_embedding(
         &self,
@@ -658,43 +643,5 @@ impl Graft {
         drop(slot);
         self.inner.search_dropped.notify_one();
         *self.inner.stored_ops.write().expect("cache lock") = None;
-    }
-
-    /// One page of the toolbox for browsing without a query (issue 14.2): `limit`
-    /// (clamped to 1–200) tools from `offset` of `vendor` (a slug; none: every vendor) in
-    /// `order`, and how many there are in all. Errors: `VendorNotFound` for an unknown
-    /// slug, `Invalid` for a removed or disabled vendor.
-    pub async fn browse_tools(
-        &self,
-        vendor: Option<&str>,
-        order: db::BrowseOrder,
-        limit: i64,
-        offset: i64,
-    ) -> ServiceResult<(Vec<db::BrowseRow>, i64)> {
-        if let Some(v) = vendor {
-            if self.live_vendor(v).await?.disabled_at.is_some() {
-                return Err(ServiceError::Invalid(format!(
-                    "vendor {v} is disabled: its tools are out of the Toolbox until a person enables it"
-                )));
-            }
-        }
-        Ok(db::select_toolbox_page(
-            &self.inner.pool,
-            vendor,
-            order,
-            limit.clamp(1, 200),
-            offset.max(0),
-        )
-        .await?)
-    }
-
-    /// Every vendor with its number of tools: `(slug, display name, tools)`, by slug.
-    pub async fn vendor_tool_counts(&self) -> ServiceResult<Vec<(String, String, i64)>> {
-        Ok(db::select_vendor_tool_counts(&self.inner.pool).await?)
-    }
-
-    /// Number of tools in the toolbox.
-    pub async fn toolbox_size(&self) -> ServiceResult<i64> {
-        Ok(db::count_tools(&self.inner.pool).await?)
     }
 }

@@ -109,7 +109,7 @@ pub fn check_template_name(name: &str) -> Result<String, String> {
 /// the tool's name where the reason starts with it (the row it is shown on names it);
 /// `None` when it can be promoted.
 pub fn unusable_reason(t: &ToolRow) -> Option<String> {
-    super::run::usable(t).err().map(|e| {
+    super::tools::usable(t).err().map(|e| {
         let why = e.to_string();
         let name = format!("{}: ", qualified(t));
         why.strip_prefix(&name).map(str::to_string).unwrap_or(why)
@@ -184,7 +184,7 @@ impl Graft {
         let mut out: Vec<ToolRow> = Vec::with_capacity(refs.len());
         for r in refs {
             let t = self.tool_named(r).await?;
-            super::run::usable(&t)?;
+            super::tools::usable(&t)?;
             if !out.iter().any(|o| o.id == t.id) {
                 out.push(t);
             }
@@ -578,7 +578,7 @@ impl Graft {
             return Err(super::removed_agent(&agent.name));
         }
         for t in &tools {
-            if let Err(e) = super::run::usable(t) {
+            if let Err(e) = super::tools::usable(t) {
                 // the reason names the tool already
                 skipped.push((qualified(t), e.to_string()));
                 continue;

@@ -103,6 +103,48 @@ impl InputSecrets {
 /// The validation slot the console's tries share (agents' ids start at 1).
 const CONSOLE_SLOT: i64 = 0;
 
+/// The form's fields of `input_schema` (JSON text): a field whose name looks secret
+/// ([`crate::proxy::redact`]'s secret words) counts as one, as the schema's marks do.
+pub fn form_fields_of(input_schema: &str) -> Vec<crate::domain::try_form::FormField> {
+    let schema: serde_json::Value = serde_json::from_str(input_schema).unwrap_or_default();
+    let mut fields = crate::domain::try_form::form_fields(&schema);
+    for f in &mut fields {
+        f.secret |= crate::proxy::redact::secret_field(&f.name);
+    }
+    fields
+}
+
+/// The values of a try the page may show again: those of the form's fields only, none
+/// of a secret field, and no JSON (a field of JSON, or the whole input) whose schema
+/// may hold a secret below it or whose text quotes a key that looks secret (parsed or
+/// not: a half-typed object is shown back no more than a whole one).
+pub fn shown_values(
+    input_schema: &str,
+    mut values: std::collections::BTreeMap<String, String>,
+) -> std::collections::BTreeMap<String, String> {
+    use crate::domain::try_form::{may_hold_secret, FieldKind};
+    use crate::proxy::redact::secret_field;
+    let schema: serde_json::Value = serde_json::from_str(input_schema).unwrap_or_default();
+    let fields = form_fields_of(input_schema);
+    // every quoted text, as a key would be (escapes aside: a guess that errs to hiding)
+    let quotes_secret = |text: &str| text.split('"').skip(1).step_by(2).any(secret_field);
+    values.retain(|name, value| {
+        if name.is_empty() {
+            return !may_hold_secret(&schema, &secret_field) && !quotes_secret(value);
+        }
+        match fields.iter().find(|f| &f.name == name) {
+            None => false,
+            Some(f) if f.secret => false,
+            Some(f) if f.kind == FieldKind::Json => {
+                !may_hold_secret(&schema["properties"][name.as_str()], &secret_field)
+                    && !quotes_secret(value)
+            }
+            Some(_) => true,
+        }
+    });
+    values
+}
+
 impl Graft {
     /// Builds the request `vendor__name` would send for `input` (a JSON object), as a
     /// dry run of it shows it, without an agent: a retired tool or a disabled vendor, an

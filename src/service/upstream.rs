@@ -7,6 +7,9 @@ use super::{Graft, RunAnswer, ServiceError, ServiceResult};
 use crate::db;
 use crate::domain::approval::writes;
 use crate::domain::mcp_vendor::MCP_METHOD;
+/// How an agent hears an MCP vendor's progress during a call (MCP 2025-11-25
+/// utilities/progress): the adapter runs the call inside `PROGRESS.scope(report, …)`.
+pub use crate::proxy::mcp::{ProgressFn, PROGRESS};
 use crate::proxy::mcp::{Spec, Target, UpstreamError};
 use crate::proxy::redact::{logged_input, redact};
 use crate::telemetry::{span_failed, vendor_span};

@@ -1,7 +1,6 @@
-//! People and what the console needs beyond the agents' calls (SPEC §6): sign-in with
-//! argon2id password hashes (RustCrypto `argon2`, the PHC string format), the first
-//! `admin`, token rotation, an agent's working set with its usage, the sweep preview of
-//! one agent, and the working-set size over time drawn from history.
+//! People (SPEC §2 `users`, §6): accounts, sign-in with argon2id password hashes
+//! (RustCrypto `argon2`, the PHC string format), the first `admin`, the console's
+//! sessions of a person, and password changes and resets.
 
 use super::{new_token, Graft, ServiceError, ServiceResult};
 use crate::db;

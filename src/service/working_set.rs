@@ -8,59 +8,8 @@ use crate::domain::{Cause, HistoryAction, PromotedBy};
 use serde::Serialize;
 use std::collections::HashSet;
 use std::sync::Arc;
-use tokio_util::sync::CancellationToken;
-
-/// What a call of a first-class tool (`vendor__name`, SPEC §3.6) came to.
-#[derive(Debug)]
-pub enum ToolCall {
-    /// The tool ran (or was refused in words: approval, input, vendor): its answer.
-    Ran(super::RunAnswer),
-    /// The tool is usable but not in the agent's working set: the agent must promote it
-    /// first (SPEC §3.6). Nothing was sent or logged.
-    NotPromoted,
-}
 
 impl Graft {
-    /// Calls `vendor__name` as a first-class tool of the agent's list (SPEC §3.6): only a
-    /// tool in the agent's working set runs. A retired tool, or one of a disabled or
-    /// removed vendor, is not answered `NotPromoted` but refused in words (and logged) by
-    /// the run, as `run_tool` refuses it. Errors: `ToolNotFound` when no such tool exists.
-    pub async fn call_promoted_tool(
-        &self,
-        agent_id: i64,
-        vendor: &str,
-        name: &str,
-        input: serde_json::Value,
-        cancel: &CancellationToken,
-    ) -> ServiceResult<ToolCall> {
-        let row = self.tool_for_call(vendor, name).await?;
-        if !self.is_promoted(agent_id, row.id).await? && super::run::usable(&row).is_ok() {
-            return Ok(ToolCall::NotPromoted);
-        }
-        let answer = self
-            .run_tool_row(agent_id, &row, input, false, cancel)
-            .await?;
-        if answer.is_ok() {
-            self.learn_from_pick(agent_id, &row).await;
-        }
-        Ok(ToolCall::Ran(answer))
-    }
-
-    /// A tool by vendor and name for a call: from memory while nothing changed.
-    /// Errors: `ToolNotFound`.
-    pub async fn tool_for_call(&self, vendor: &str, name: &str) -> ServiceResult<Arc<db::ToolRow>> {
-        let hot = &self.inner.hot;
-        let epoch = hot.epoch();
-        if let Some(t) = hot.tool(vendor, name, epoch) {
-            return Ok(t);
-        }
-        // a retired tool or one of a disabled vendor resolves too: its call is refused,
-        // and recorded in the calls log, by run_tool_row
-        let t = Arc::new(self.tool(vendor, name).await?);
-        hot.put_tool(epoch, t.clone());
-        Ok(t)
-    }
-
     /// Whether a tool is in an agent's working set (from memory while nothing changed).
     pub async fn is_promoted(&self, agent_id: i64, tool_id: i64) -> ServiceResult<bool> {
         let hot = &self.inner.hot;
@@ -93,26 +42,10 @@ impl Graft {
         Ok(db::select_working_set_versions(&self.inner.pool, agent_id).await?)
     }
 
-    /// Tools with their current version, by id (any order; unknown ids are left out).
-    pub async fn tools_by_ids(&self, ids: &[i64]) -> ServiceResult<Vec<db::ToolRow>> {
-        Ok(db::select_tools_by_ids(&self.inner.pool, ids).await?)
-    }
-
     /// The agent's working set, stable order (vendor, name), with each tool's current
     /// version.
     pub async fn working_set(&self, agent_id: i64) -> ServiceResult<Vec<EntryRow>> {
         Ok(db::select_working_set(&self.inner.pool, agent_id).await?)
-    }
-
-    /// A tool by vendor and name, with its current version. Errors: `ToolNotFound`.
-    pub async fn tool(&self, vendor: &str, name: &str) -> ServiceResult<db::ToolRow> {
-        db::select_tool(&self.inner.pool, vendor, name)
-            .await?
-            .ok_or_else(|| {
-                ServiceError::ToolNotFound(format!(
-                    "no tool {vendor}__{name} in the toolbox; call find_tool to search it"
-                ))
-            })
     }
 
     /// Puts a tool in an agent's working set (SPEC §3.4 `promote`): working_set and
@@ -160,7 +93,7 @@ impl Graft {
         let agent = self.agent(agent_id).await?;
         super::alive(&agent)?;
         let tool = self.tool(vendor, name).await?;
-        super::run::usable(&tool)?;
+        super::tools::usable(&tool)?;
         let mut tx = self.write_tx().await?;
         // the time is read once the write lock is held, so history's order by time is
         // the order the changes committed in

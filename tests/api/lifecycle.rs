@@ -108,6 +108,27 @@ async fn a_changed_document_updates_adds_retires_and_restores_tools() {
     );
     assert_eq!(r.retired, ["delete_pet"]);
     assert_eq!(r.demoted, 1);
+    // a retired tool takes no new version, whoever publishes it (the console, the CLI,
+    // an agent's publish: the rule is the service's)
+    let refused = g
+        .publish(
+            &ops,
+            None,
+            "petstore",
+            "delete_pet",
+            graft::service::authoring::VersionChange {
+                description: Some("Deletes a pet.".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(refused.to_string().contains("is retired"), "{refused}");
+    assert_eq!(
+        g.tool("petstore", "delete_pet").await.unwrap().version,
+        1,
+        "nothing was published"
+    );
     assert!(r.kept.is_empty(), "{r:?}");
     assert_eq!(r.unchanged, 15);
     assert_eq!(

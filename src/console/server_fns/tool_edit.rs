@@ -81,11 +81,6 @@ pub async fn publish_tool(
     with_status(async move {
         let (state, person) = signed_in().await?;
         let tool = state.graft.tool(&vendor, &name).await?;
-        if tool.retired_at.is_some() || tool.vendor_removed_at.is_some() {
-            return Err(ConsoleError::Refused(format!(
-                "{vendor}__{name} is retired or its vendor was removed: it takes no new version"
-            )));
-        }
         if tool.version != seen {
             return Err(ConsoleError::Refused(format!(
                 "{vendor}__{name} is at version {} now, not version {seen} that you edited: look at it again",
@@ -179,23 +174,11 @@ pub struct KeptTry {
     pub values: std::collections::BTreeMap<String, String>,
 }
 
-/// The form's fields of `input_schema` (JSON text): a field whose name looks secret
-/// ([`crate::proxy::redact`]'s secret words) counts as one, as the schema's marks do.
-#[cfg(feature = "ssr")]
-fn form_fields_of(input_schema: &str) -> Vec<crate::domain::try_form::FormField> {
-    let schema: serde_json::Value = serde_json::from_str(input_schema).unwrap_or_default();
-    let mut fields = crate::domain::try_form::form_fields(&schema);
-    for f in &mut fields {
-        f.secret |= crate::proxy::redact::secret_field(&f.name);
-    }
-    fields
-}
-
 /// The "Try it" form of `input_schema` (JSON text).
 #[cfg(feature = "ssr")]
 pub(crate) fn try_fields(input_schema: &str) -> Vec<TryField> {
     use crate::domain::try_form::FieldKind;
-    form_fields_of(input_schema)
+    crate::service::try_call::form_fields_of(input_schema)
         .into_iter()
         .map(|f| TryField {
             kind: match f.kind {
@@ -247,10 +230,11 @@ fn form_input(
         Some(whole) => serde_json::from_str(whole).map_err(|e| {
             TryResult::refused(&format!("the input is not JSON: {e}"), Some(String::new()))
         }),
-        None => {
-            crate::domain::try_form::input_from_form(&form_fields_of(&tool.input_schema), values)
-                .map_err(|(field, message)| TryResult::refused(&message, Some(field)))
-        }
+        None => crate::domain::try_form::input_from_form(
+            &crate::service::try_call::form_fields_of(&tool.input_schema),
+            values,
+        )
+        .map_err(|(field, message)| TryResult::refused(&message, Some(field))),
     }
 }
 
@@ -291,38 +275,6 @@ fn try_result(outcome: crate::service::try_call::TryOutcome, vendor: &str) -> Tr
         sent,
         gone: false,
     }
-}
-
-/// The values of a try the page may show again: those of the form's fields only, none
-/// of a secret field, and no JSON (a field of JSON, or the whole input) whose schema
-/// may hold a secret below it or whose text quotes a key that looks secret (parsed or
-/// not: a half-typed object is shown back no more than a whole one).
-#[cfg(feature = "ssr")]
-fn shown_values(
-    input_schema: &str,
-    mut values: std::collections::BTreeMap<String, String>,
-) -> std::collections::BTreeMap<String, String> {
-    use crate::domain::try_form::{may_hold_secret, FieldKind};
-    use crate::proxy::redact::secret_field;
-    let schema: serde_json::Value = serde_json::from_str(input_schema).unwrap_or_default();
-    let fields = form_fields_of(input_schema);
-    // every quoted text, as a key would be (escapes aside: a guess that errs to hiding)
-    let quotes_secret = |text: &str| text.split('"').skip(1).step_by(2).any(secret_field);
-    values.retain(|name, value| {
-        if name.is_empty() {
-            return !may_hold_secret(&schema, &secret_field) && !quotes_secret(value);
-        }
-        match fields.iter().find(|f| &f.name == name) {
-            None => false,
-            Some(f) if f.secret => false,
-            Some(f) if f.kind == FieldKind::Json => {
-                !may_hold_secret(&schema["properties"][name.as_str()], &secret_field)
-                    && !quotes_secret(value)
-            }
-            Some(_) => true,
-        }
-    });
-    values
 }
 
 /// The form field a schema refusal is about: the first segment of the first JSON
@@ -368,7 +320,7 @@ fn keep_try(
 
 /// The try `id` kept for `person` of `vendor__name`: `(version, values, result)`, or
 /// `None` when it is gone, another person's or another tool's (a send keeps the values
-/// the page may show again only: see [`shown_values`]).
+/// the page may show again only: see [`crate::service::try_call::shown_values`]).
 #[cfg(feature = "ssr")]
 fn kept(
     state: &crate::console::server::ConsoleState,
@@ -482,7 +434,7 @@ pub async fn send_tool(
             &state,
             &person.name,
             (&vendor, &name, version),
-            &shown_values(&tool.input_schema, values),
+            &crate::service::try_call::shown_values(&tool.input_schema, values),
             &result,
             "sent",
         );
@@ -508,7 +460,7 @@ pub async fn tried_tool(
             return Ok(None);
         };
         let values = match state.graft.tool(&vendor, &name).await {
-            Ok(tool) => shown_values(&tool.input_schema, values),
+            Ok(tool) => crate::service::try_call::shown_values(&tool.input_schema, values),
             // a tool gone since: which fields were secret is not known
             Err(_) => Default::default(),
         };

@@ -249,7 +249,7 @@ pub(crate) fn vendor_item(v: crate::service::VendorView) -> VendorItem {
 /// An MCP vendor's server state in words (issue 27.5).
 #[cfg(feature = "ssr")]
 fn server_info(g: &crate::service::Graft, v: &crate::service::VendorView) -> ServerInfo {
-    use crate::proxy::mcp::ServerState;
+    use crate::service::mcp_vendors::ServerState;
     let when = |ms: i64| crate::console::components::utc(ms);
     let (state, running) = match g.mcp_server_state(v.id) {
         ServerState::Running {
