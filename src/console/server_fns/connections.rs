@@ -1,5 +1,6 @@
-//! A vendor's connections in the console (issue 28.2): its default, a secret replaced in
-//! place, a connection tested with one harmless read.
+//! A vendor's connections in the console (SPEC §2 `connections`, issue 28.2): added,
+//! revoked, confirmed at a vendor's new origin, its default, a secret replaced in place,
+//! a connection tested with one harmless read.
 
 use crate::console::server_fns::ConsoleResult;
 #[cfg(feature = "ssr")]
@@ -87,6 +88,98 @@ pub async fn test_connection(id: i64) -> ConsoleResult<TestResult> {
             ok: t.ok,
             message: t.message,
         })
+    })
+    .await
+}
+
+/// Confirms a vendor's connections at its new base URL (after a move to another origin).
+/// Errors: `Refused` when none waits.
+#[server(prefix = "/api", endpoint = "confirm_connections")]
+pub async fn confirm_connections(slug: String) -> ConsoleResult<()> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        state
+            .graft
+            .confirm_connections(&Actor::Person(person.name), &slug)
+            .await?;
+        back_saying_saved("connections");
+        Ok(())
+    })
+    .await
+}
+
+/// Adds a connection; the secret is sealed and never shown again (write-only).
+/// Errors: at `label` (empty, too long, taken), `kind`, `name` (missing or not a valid
+/// header or parameter name), `secret` (missing, short, not `user:password` for basic)
+/// or `vendor` (unknown, removed); the rules are
+/// [`crate::service::connections::check_connection`]'s.
+#[server(prefix = "/api", endpoint = "add_connection")]
+pub async fn add_connection(
+    vendor: String,
+    label: String,
+    kind: String,
+    name: String,
+    secret: String,
+    default: Option<String>,
+) -> ConsoleResult<()> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        let name = Some(name.trim()).filter(|n| !n.is_empty());
+        let secret = Some(secret.trim_end_matches(['\r', '\n'])).filter(|s| !s.is_empty());
+        crate::service::connections::check_connection(label.trim(), &kind, name, secret)
+            .map_err(|(field, m)| ConsoleError::field(field, m))?;
+        use crate::service::connection_care::DefaultChoice;
+        let choice = match default.as_deref() {
+            Some("new") => Some(DefaultChoice::New),
+            Some("current") => Some(DefaultChoice::Current),
+            _ => None,
+        };
+        let c = match state
+            .graft
+            .add_connection_choosing(
+                &Actor::Person(person.name.clone()),
+                &vendor,
+                label.trim(),
+                &kind,
+                name,
+                secret,
+                choice,
+            )
+            .await
+        {
+            Ok(c) => c,
+            Err(ServiceError::Conflict(m)) => return Err(ConsoleError::field("label", m)),
+            Err(ServiceError::Invalid(m)) if m.contains("say which one") || m.contains("no default") => {
+                return Err(ConsoleError::field("default", m))
+            }
+            Err(ServiceError::VendorNotFound(m) | ServiceError::Invalid(m)) => {
+                return Err(ConsoleError::field("vendor", m))
+            }
+            Err(e) => return Err(e.into()),
+        };
+        tracing::info!(connection = c.id, vendor = %c.vendor, by = %person.name, "connection added in the console");
+        back_saying_saved("connection");
+        Ok(())
+    })
+    .await
+}
+
+/// Revokes a connection; the tools whose calls use it are demoted in every working set
+/// (cause `connection_revoked`, SPEC §5). Must be confirmed: `confirm` = `yes`.
+/// Errors: `Refused` (not confirmed, no such connection, revoked already).
+#[server(prefix = "/api", endpoint = "revoke_connection")]
+pub async fn revoke_connection(id: i64, confirm: Option<String>) -> ConsoleResult<()> {
+    with_status(async move {
+        let (state, person) = signed_in().await?;
+        confirmed(
+            confirm.as_deref(),
+            "revoking a connection fails the calls that use it and demotes their tools",
+        )?;
+        state
+            .graft
+            .revoke_connection(&Actor::Person(person.name), id)
+            .await?;
+        Ok(())
     })
     .await
 }
