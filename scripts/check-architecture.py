@@ -30,11 +30,12 @@ Checks, each violation printed as `path:line: message`, then a summary:
      ...) are printed as notes; with --module-cycles they count as violations too.
   6. No call cycle between the files of src/service: `Graft` is one type whose
      methods are spread over files, so imports alone do not show which file's use
-     case calls which. A file depends on another when it calls `self.NAME(...)` (or
-     `graft.NAME(...)`, `self.graft.NAME(...)`) and NAME is a method or function
-     defined in that file only, or names `super::FILE::NAME`; src/service/mod.rs (the
-     type, its configuration and the write transaction) is below every file and is left
-     out. Each strongly connected component is one violation, as in check 5.
+     case calls which. A file depends on another when it calls `self.NAME(…)` (or
+     `graft.`, `self.graft.`, `Self::`, `Graft::`; across lines too) and NAME is a
+     method of an `impl … Graft` block of that file (a method defined in two files
+     counts for both), or names `super::FILE::NAME`. src/service/mod.rs (the type, its
+     configuration, the write transaction, accessors) is left out: it is the type every
+     file extends. Each strongly connected component is one violation, as in check 5.
 Comments (doc comments included) and string literals are blanked before scanning, and
 `#[cfg(test)]` items are left out of the dependency graph (checks 1-3 still apply).
 
@@ -320,23 +321,38 @@ def service_calls(files):
             lines = text.split("\n")
             for a, b in test_items(text):
                 lines[a - 1:b] = [""] * (b - a + 1)
-            code[f] = lines
+            code[f] = "\n".join(lines)
+    # the methods of Graft each file defines: fns at depth 1 of its `impl … Graft {`
+    # blocks (a helper type's method of the same name is not one)
     owners = {}
-    for f, lines in code.items():
-        for name in re.findall(r"\bfn\s+([a-z_][a-z_0-9]*)", "\n".join(lines)):
-            owners.setdefault(name, set()).add(f)
+    for f, text in code.items():
+        for m in re.finditer(r"\bimpl\b[^{;]*?\bGraft\s*\{", text):
+            depth, j = 1, m.end()
+            while j < len(text) and depth:
+                ch = text[j]
+                if ch == "{":
+                    depth += 1
+                elif ch == "}":
+                    depth -= 1
+                elif depth == 1:
+                    fn = re.match(r"fn\s+([a-z_][a-z_0-9]*)", text[j:j + 80])
+                    if fn and (j == 0 or not (text[j - 1].isalnum() or text[j - 1] == "_")):
+                        owners.setdefault(fn.group(1), set()).add(f)
+                j += 1
     by_stem = {f.rsplit("/", 1)[1].removesuffix(".rs"): f for f in code}
+    line_of = lambda text, off: text.count("\n", 0, off) + 1
     graph = {f: {} for f in code}
-    for f, lines in code.items():
-        for ln, line in enumerate(lines, 1):
-            for m in re.finditer(r"\b(?:self|graft|self\.graft)\s*\.\s*([a-z_][a-z_0-9]*)\s*\(", line):
-                owner = owners.get(m.group(1), set())
-                if len(owner) == 1 and f not in owner:
-                    graph[f].setdefault(next(iter(owner)), (ln, m.group().strip()))
-            for m in re.finditer(r"\bsuper::([a-z_][a-z_0-9]*)::", line):
-                t = by_stem.get(m.group(1))
-                if t and t != f:
-                    graph[f].setdefault(t, (ln, m.group().strip()))
+    call = re.compile(r"\b(?:self\.graft|self|graft|Self|Graft)\s*(?:\.|::)\s*"
+                      r"([a-z_][a-z_0-9]*)\s*(?:::\s*<[^>]*>\s*)?\(")
+    for f, text in code.items():
+        for m in call.finditer(text):
+            for owner in owners.get(m.group(1), set()) - {f}:
+                shown = re.sub(r"\s+", "", m.group())
+                graph[f].setdefault(owner, (line_of(text, m.start()), shown))
+        for m in re.finditer(r"\bsuper::([a-z_][a-z_0-9]*)::", text):
+            t = by_stem.get(m.group(1))
+            if t and t != f:
+                graph[f].setdefault(t, (line_of(text, m.start()), m.group()))
     return graph
 
 

@@ -107,13 +107,6 @@ impl Graft {
         Ok(Some(agent))
     }
 
-    /// The agent with an id. Errors: `AgentNotFound`.
-    pub async fn agent(&self, id: i64) -> ServiceResult<AgentRow> {
-        db::select_agent(&self.inner.pool, id)
-            .await?
-            .ok_or_else(|| ServiceError::AgentNotFound(format!("no agent with id {id}")))
-    }
-
     /// Sets the harness a person says an agent runs in (`None`: not said; the next
     /// client to initialize names it). Its client's limits follow (issue 29.3).
     /// Errors: `AgentNotFound`, `Invalid` (empty or over 64 characters).
@@ -154,13 +147,6 @@ impl Graft {
             self.state_changed().await;
         }
         Ok(())
-    }
-
-    /// The agent with a name. Errors: `AgentNotFound`.
-    pub async fn agent_by_name(&self, name: &str) -> ServiceResult<AgentRow> {
-        db::select_agent_by_name(&self.inner.pool, name)
-            .await?
-            .ok_or_else(|| ServiceError::AgentNotFound(format!("no agent named {name:?}")))
     }
 
     /// Gives an agent a new token (shown once, stored as a hash); the old one stops

@@ -282,11 +282,7 @@ impl Graft {
     ) -> ServiceResult<Published> {
         self.spend_authoring(actor)?;
         let tool = self.tool(vendor, name).await?;
-        if tool.retired_at.is_some() || tool.vendor_removed_at.is_some() {
-            return Err(ServiceError::Invalid(format!(
-                "{vendor}__{name} is retired or its vendor was removed: it takes no new version"
-            )));
-        }
+        takes_versions(&tool)?;
         if tool.method == crate::domain::mcp_vendor::MCP_METHOD {
             return Err(ServiceError::Invalid(format!(
                 "{vendor}__{name} is a tool of an MCP server: its definition comes from the server's tools/list (a person can still set its hints)"
@@ -505,7 +501,8 @@ impl Graft {
     }
 
     /// A person sets a tool's hints: a new version, the same definition with the given
-    /// hints (SPEC §2; agents cannot). Errors: `ToolNotFound`, `Invalid` for an agent.
+    /// hints (SPEC §2; agents cannot). Errors: `ToolNotFound`, `Invalid` (an agent, a
+    /// retired tool or one of a removed vendor).
     pub async fn set_hints(
         &self,
         actor: &Actor,
@@ -524,6 +521,7 @@ impl Graft {
             ));
         }
         let tool = self.tool(vendor, name).await?;
+        takes_versions(&tool)?;
         let d = ToolDraft {
             name: tool.name.clone(),
             operation_id: tool.operation_id.clone(),
@@ -675,4 +673,16 @@ async fn promote_published(
     )
     .await?;
     db::count_working_set(tx, agent_id).await
+}
+
+/// Refuses a new version (publish, hints) of a retired tool or of one whose vendor was
+/// removed. Errors: `Invalid` saying so.
+fn takes_versions(tool: &crate::db::ToolRow) -> ServiceResult<()> {
+    if tool.retired_at.is_some() || tool.vendor_removed_at.is_some() {
+        return Err(ServiceError::Invalid(format!(
+            "{}__{} is retired or its vendor was removed: it takes no new version",
+            tool.vendor, tool.name
+        )));
+    }
+    Ok(())
 }

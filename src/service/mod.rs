@@ -20,6 +20,7 @@ pub mod import;
 pub mod input;
 pub mod learning;
 pub mod live;
+pub mod lookups;
 pub mod mcp_oauth;
 pub mod mcp_vendors;
 pub mod notify;

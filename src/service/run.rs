@@ -369,9 +369,12 @@ impl Graft {
                 None,
             ));
         }
-        // 4. approval of writes, and of every tool or version an agent authored (not
-        // asked of a person who sends a tool from its page: they decide themselves)
-        if sending == Sending::Agent {
+        // 4. approval of writes, and of every tool or version an agent authored, for
+        // every call of an agent that reaches the vendor: a dry run of a GET or HEAD goes
+        // on as a real read, so a GET that writes (readOnlyHint false) or an agent's own
+        // tool asks as a call would (SPEC §4.4). Not asked of a person who sends a tool
+        // from its page: they decide themselves
+        if sending != Sending::Person {
             let check = self.approval_check(agent_id, tool, &qualified, &method);
             if let Some(answer) = check.await? {
                 return Ok((answer, None));

@@ -312,36 +312,6 @@ impl Graft {
         Ok(db::select_vendor_counts(&self.inner.pool, vendor_id).await?)
     }
 
-    /// The vendor with a slug. Errors: `VendorNotFound` naming the vendors there are.
-    pub async fn vendor(&self, slug: &str) -> ServiceResult<VendorRow> {
-        match db::select_vendor_by_slug(&self.inner.pool, slug).await? {
-            Some(v) => Ok(v),
-            None => {
-                let all = self.vendor_slugs().await?;
-                let list = if all.is_empty() {
-                    "there are no vendors yet".to_string()
-                } else {
-                    format!("vendors: {}", all.join(", "))
-                };
-                Err(ServiceError::VendorNotFound(format!(
-                    "no vendor {slug:?} ({list})"
-                )))
-            }
-        }
-    }
-
-    /// The vendor with a slug, unless it was removed. Errors: `VendorNotFound`,
-    /// `Invalid` (removed: importing its document again brings it back).
-    pub async fn live_vendor(&self, slug: &str) -> ServiceResult<VendorRow> {
-        let v = self.vendor(slug).await?;
-        if v.removed_at.is_some() {
-            return Err(ServiceError::Invalid(format!(
-                "vendor {slug} was removed: import its OpenAPI document again (or add a vendor {slug}) to bring it back"
-            )));
-        }
-        Ok(v)
-    }
-
     /// When `slug` is a removed vendor's, how many tools it has: adding a vendor with
     /// that slug brings them back (the console and CLI say so).
     pub async fn removed_vendor_tools(&self, slug: &str) -> ServiceResult<Option<i64>> {
@@ -357,26 +327,6 @@ impl Graft {
             .await?
             .into_iter()
             .filter(|v| v.removed_at.is_some())
-            .map(|v| v.slug)
-            .collect())
-    }
-
-    /// Every vendor that is not removed, by slug.
-    pub async fn vendors(&self) -> ServiceResult<Vec<VendorRow>> {
-        Ok(db::select_vendors(&self.inner.pool)
-            .await?
-            .into_iter()
-            .filter(|v| v.removed_at.is_none())
-            .collect())
-    }
-
-    /// Every vendor slug (the nothing-found answer and `vendor_not_found` list them).
-    pub async fn vendor_slugs(&self) -> ServiceResult<Vec<String>> {
-        Ok(self
-            .vendors()
-            .await?
-            .into_iter()
-            .filter(|v| v.disabled_at.is_none())
             .map(|v| v.slug)
             .collect())
     }

@@ -124,6 +124,19 @@ async fn a_changed_document_updates_adds_retires_and_restores_tools() {
         .await
         .unwrap_err();
     assert!(refused.to_string().contains("is retired"), "{refused}");
+    let refused = g
+        .set_hints(
+            &ops,
+            "petstore",
+            "delete_pet",
+            graft::service::authoring::HintChange {
+                idempotent: Some(true),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(refused.to_string().contains("is retired"), "{refused}");
     assert_eq!(
         g.tool("petstore", "delete_pet").await.unwrap().version,
         1,

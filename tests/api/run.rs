@@ -400,12 +400,46 @@ async fn dry_runs_preview_writes_redacted_and_let_reads_through() {
         ))
     );
     assert_no_secret(&r);
+    // a GET a person marked as writing (readOnlyHint false) is a write (SPEC §4.4): its
+    // dry run goes on as a real read only after a person approved it, as a call would
+    let sent = s.vendor.count();
+    s.app
+        .graft
+        .set_hints(
+            &graft::service::Actor::Person("ops".into()),
+            "acme",
+            "list_items",
+            graft::service::authoring::HintChange {
+                read_only: Some(false),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let r = call(
+        &client,
+        "run_tool",
+        json!({"vendor": "acme", "name": "list_items", "input": {}, "dryRun": true}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true), "{}", text(&r));
+    assert_eq!(
+        code(&r).as_deref(),
+        Some("approval_required"),
+        "{}",
+        text(&r)
+    );
+    assert_eq!(
+        s.vendor.count(),
+        sent,
+        "nothing was sent without the approval"
+    );
     let calls = graft::db::select_tool_calls(s.app.graft.pool(), s.agent_id)
         .await
         .unwrap();
     assert_eq!(
         calls.iter().filter(|c| c.dry_run).count(),
-        3,
+        4,
         "dry runs are in the call log"
     );
     client.cancel().await.unwrap();

@@ -1,10 +1,11 @@
-//! Agents in the console (SPEC §6): list, add, edit, rotate a token, and one agent's
-//! working set, history and calls, with promote, demote and moves between agents.
+//! Agents in the console (SPEC §6): list, add, edit, rotate a token, disable, remove,
+//! and one agent's page: its working set, history, calls and approvals (promote and
+//! demote: working_set.rs).
 
 #[cfg(feature = "ssr")]
 use crate::console::server_fns::{
-    approval_item, back_saying_saved, confirmed, number, signed_in, split_tool, with_status,
-    ConsoleError, Flash, CALLS_SHOWN,
+    approval_item, back_saying_saved, confirmed, number, signed_in, with_status, ConsoleError,
+    Flash, CALLS_SHOWN,
 };
 use crate::console::server_fns::{ApprovalItem, ConsoleResult};
 #[cfg(feature = "ssr")]
@@ -659,32 +660,4 @@ pub async fn agent(
         })
     })
     .await
-}
-
-/// Promotes a tool for an agent as this person (history cause `console`; list_changed
-/// reaches that agent only). `tool` is `vendor__name`.
-#[server(prefix = "/api", endpoint = "promote")]
-pub async fn promote(agent: String, tool: String) -> ConsoleResult<()> {
-    with_status(move_tool(agent, tool, true)).await
-}
-
-/// Demotes a tool for an agent as this person (history cause `console`).
-#[server(prefix = "/api", endpoint = "demote")]
-pub async fn demote(agent: String, tool: String) -> ConsoleResult<()> {
-    with_status(move_tool(agent, tool, false)).await
-}
-
-/// Promotes (or demotes) `tool` (`vendor__name`) for `agent` as the signed-in person.
-#[cfg(feature = "ssr")]
-pub(crate) async fn move_tool(agent: String, tool: String, promote: bool) -> ConsoleResult<()> {
-    let (state, person) = signed_in().await?;
-    let a = state.graft.agent_by_name(&agent).await?;
-    let (vendor, name) = split_tool(&tool)?;
-    let actor = Actor::Person(person.name);
-    if promote {
-        state.graft.promote_tool(&actor, a.id, vendor, name).await?;
-    } else {
-        state.graft.demote_tool(&actor, a.id, vendor, name).await?;
-    }
-    Ok(())
 }

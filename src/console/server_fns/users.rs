@@ -1,4 +1,5 @@
-//! Signing in and out, who is signed in, and changing one's password (SPEC §6).
+//! People in the console (SPEC §2 `users`, §6): signing in and out, who is signed in, and
+//! changing one's password.
 
 use crate::console::server_fns::ConsoleResult;
 #[cfg(feature = "ssr")]
