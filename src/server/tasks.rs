@@ -58,7 +58,9 @@ pub(crate) async fn forward_changes(graft: Graft, shutdown: CancellationToken) {
 
 /// One step of forwarding other processes' changes: with no cursor yet, reads the newest
 /// event (where forwarding starts); else forwards the events after the cursor and moves
-/// it. Says whether the database answered; a failure is logged and leaves the cursor.
+/// it, and stops this process's MCP servers that another process changed the vendor or
+/// connections of ([`Graft::check_mcp_servers`]; they start again at the next need).
+/// Says whether the database answered; a failure is logged and leaves the cursor.
 pub(crate) async fn catch_up(graft: &Graft, cursor: &mut Option<i64>) -> bool {
     let step = match *cursor {
         None => graft.change_cursor().await,
