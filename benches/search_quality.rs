@@ -25,6 +25,13 @@
 //! `benches/search_heldout_long.json` is a second held-out set (60 natural requests, 45 of
 //! 13 to 45 words, as agents write them mid-task), written the same way;
 //! `scripts/search-quality-mcp.py` runs any set through a real MCP client.
+//!
+//! `GRAFT_BENCH_REPLAY=1` adds the usage replay of issue 24.3 (half of each task's
+//! phrasings train, the rest test; `reverse` swaps the halves, which is how the learning
+//! knobs are chosen; `GRAFT_BENCH_MISSES=1` lists its misses). `GRAFT_BENCH_DUMP=FILE`
+//! writes the toolbox's embedding texts and the set's queries with their right answers
+//! and the fused ranking, for `scripts/encoder-compare.py` to measure an encoder Graft
+//! does not run.
 
 use graft::domain::search::{Mode, SearchParams};
 use graft::service::{Graft, ServiceConfig, SystemClock};
@@ -287,6 +294,47 @@ fn main() {
         println!("({unresolved} expected operations were not imported as tools)");
     }
 
+    if let Some(path) = std::env::var_os("GRAFT_BENCH_DUMP") {
+        // the toolbox's embedding texts and this set's queries, for measuring another
+        // encoder outside Graft (e.g. all-mpnet-base-v2, issue 24.2 option c)
+        let docs: Vec<Value> = index
+            .docs()
+            .iter()
+            .map(|d| {
+                serde_json::json!({
+                    "key": format!("{}__{}", d.vendor, d.name),
+                    "text": d.text.embedding_text(
+                        &graft::domain::search::vendor_label(&d.vendor_name),
+                        graft::service::search::EMBEDDING_TEXT_CHARS,
+                    ),
+                })
+            })
+            .collect();
+        let qs: Vec<Value> = queries
+            .iter()
+            .map(|q| {
+                let fused: Vec<String> = rt
+                    .block_on(graft.search_tools_with(
+                        None,
+                        &q.text,
+                        20,
+                        Mode::Fused,
+                        &overridden(graft.search_params()),
+                    ))
+                    .unwrap()
+                    .hits
+                    .iter()
+                    .map(|h| format!("{}__{}", h.vendor, h.name))
+                    .collect();
+                serde_json::json!({"text": q.text, "kind": q.kind, "expected": q.expected, "fused": fused})
+            })
+            .collect();
+        std::fs::write(
+            &path,
+            serde_json::to_vec(&serde_json::json!({"docs": docs, "queries": qs})).unwrap(),
+        )
+        .expect("GRAFT_BENCH_DUMP is writable");
+    }
     let misses = std::env::var("GRAFT_BENCH_MISSES").is_ok_and(|v| v == "1");
     let params = overridden(graft.search_params());
     println!(
@@ -411,7 +459,7 @@ fn main() {
         tune(&rt, &graft, &queries, model.as_deref());
     }
 
-    if std::env::var("GRAFT_BENCH_REPLAY").is_ok_and(|v| v == "1") {
+    if std::env::var("GRAFT_BENCH_REPLAY").is_ok_and(|v| v == "1" || v == "reverse") {
         // issue 24.3: the tasks of all three query sets (the development set and both
         // held-out sets), grouped by their right answers; half of each task's phrasings
         // train (an agent asks, then promotes a right answer), the other half test
@@ -554,6 +602,7 @@ fn replay(
     tasks: &[(Vec<String>, Vec<String>)],
     model: Option<Arc<graft::semantic::Model>>,
 ) {
+    let reverse = std::env::var("GRAFT_BENCH_REPLAY").is_ok_and(|v| v == "reverse");
     let dir = tempfile_dir();
     let copy = dir.join("replay.db");
     let _ = std::fs::remove_file(&copy);
@@ -576,8 +625,16 @@ fn replay(
         .iter()
         .filter(|(_, p)| p.len() >= 2)
         .map(|(e, p)| {
-            let half = p.len() / 2;
-            (e, &p[..half], &p[half..])
+            // GRAFT_BENCH_REPLAY=reverse trains on the later half (mostly held-out
+            // phrasings) and tests on the first (mostly the development set's): knobs are
+            // tuned that way round and reported the other
+            if reverse {
+                let half = p.len() - p.len() / 2;
+                (e, &p[half..], &p[..half])
+            } else {
+                let half = p.len() / 2;
+                (e, &p[..half], &p[half..])
+            }
         })
         .collect();
     // the tasks nobody trained (one phrasing): picks of other tools must not hurt them
@@ -586,12 +643,13 @@ fn replay(
         .filter(|(_, p)| p.len() == 1)
         .map(|(e, p)| (e, &p[..0], &p[..]))
         .collect();
+    let params = overridden(g.search_params());
     let measure = |g: &Graft, split: &[(&Vec<String>, &[String], &[String])]| {
         let mut t = Tally::default();
         for (expected, _, test) in split {
             for q in test.iter() {
                 let found = rt
-                    .block_on(g.search_tools_with(None, q, 10, Mode::Fused, &g.search_params()))
+                    .block_on(g.search_tools_with(None, q, 10, Mode::Fused, &params))
                     .unwrap();
                 let rank = found
                     .hits
@@ -623,6 +681,24 @@ fn replay(
         }
     }
     let after = measure(&g, &split);
+    if std::env::var("GRAFT_BENCH_MISSES").is_ok_and(|v| v == "1") {
+        for (expected, train, test) in &split {
+            for q in test.iter() {
+                let found = rt
+                    .block_on(g.search_tools_with(None, q, 10, Mode::Fused, &params))
+                    .unwrap();
+                let names: Vec<String> = found
+                    .hits
+                    .iter()
+                    .map(|h| format!("{}__{}", h.vendor, h.name))
+                    .collect();
+                let rank = names.iter().position(|n| expected.contains(n));
+                if rank.is_none_or(|r| r >= 5) {
+                    println!("replay miss {q:?} (rank {rank:?}) want {expected:?}; trained on {train:?}; top {:?}", &names[..names.len().min(3)]);
+                }
+            }
+        }
+    }
     let untrained_after = measure(&g, &untrained);
     println!(
         "\nusage replay: {} tasks with 2+ phrasings, {picks} training picks, {} test phrasings",
@@ -670,6 +746,7 @@ fn overridden(mut p: SearchParams) -> SearchParams {
             "learned_weight" => p.learned_weight = v,
             "learned_cosine_floor" => p.learned_cosine_floor = v,
             "learned_cosine_ceiling" => p.learned_cosine_ceiling = v,
+            "learned_evidence_half" => p.learned_evidence_half = v,
             "query_concepts" => p.query_concepts = v != 0.0,
             "expansion_weight" => p.expansion_weight = v,
             "coverage_weight" => p.coverage_weight = v,

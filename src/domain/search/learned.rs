@@ -124,10 +124,9 @@ struct Phrase {
     terms: Vec<String>,
     /// Unit vector from the index's model, or empty.
     embedding: Vec<f32>,
-    /// 0–1: `evidence / (evidence + 2)`, so one agent's fresh pick weighs 1/3 (it cannot
-    /// lift a tool that matches nothing over the threshold), two agents' 1/2, and more
-    /// agents approach 1.
-    strength: f32,
+    /// The summed [`decayed`] weights of the agents that picked the tool after asking for
+    /// it (at least 0).
+    evidence: f32,
 }
 
 /// The learned field of an index's documents, built beside the index (evidence changes
@@ -164,11 +163,10 @@ impl Learned {
                 .filter(|e| e.len() == index.dim())
                 .cloned()
                 .unwrap_or_default();
-            let evidence = p.evidence.max(0.0);
             by_doc.entry(doc).or_default().push(Phrase {
                 terms: dedup(analyzer.terms(&p.phrase)),
                 embedding,
-                strength: evidence / (evidence + 2.0),
+                evidence: p.evidence.max(0.0),
             });
         }
         Self { by_doc }
@@ -180,16 +178,18 @@ impl Learned {
     }
 
     /// Per document with learned phrases: how well they match the request, 0–1: the
-    /// best phrase's strength times the larger of its lexical match (shared terms over
-    /// the larger term count) and its semantic match (cosine rescaled between `floor`
-    /// and `ceiling`; 0 without embeddings).
+    /// best phrase's strength (`evidence / (evidence + half)`: with `half` 2, one agent's
+    /// fresh pick weighs 1/3, so it cannot lift a tool that matches nothing over the
+    /// threshold, two agents' 1/2, and more agents approach 1) times the larger of its
+    /// lexical match (shared terms over the larger term count) and its semantic match
+    /// (cosine rescaled between `floor` and `ceiling`; 0 without embeddings).
     pub(super) fn scores(
         &self,
         query: &str,
         embedding: Option<&[f32]>,
-        floor: f32,
-        ceiling: f32,
+        (floor, ceiling, half): (f32, f32, f32),
     ) -> Vec<(usize, f32)> {
+        let half = half.max(1e-3);
         let analyzer = Analyzer::default();
         let terms = dedup(analyzer.terms(&task_phrase(query).unwrap_or_default()));
         let span = (ceiling - floor).max(1e-3);
@@ -209,7 +209,7 @@ impl Learned {
                             }
                             _ => 0.0,
                         };
-                        p.strength * lexical.max(semantic)
+                        p.evidence / (p.evidence + half) * lexical.max(semantic)
                     })
                     .fold(0.0f32, f32::max);
                 (doc, best)
@@ -263,6 +263,19 @@ mod tests {
         // an apostrophe between letters opens no quote
         assert!(task_phrase("don't page ops").unwrap().ends_with("page ops"));
         assert_eq!(task_phrase("4711 ZX-9"), None);
+    }
+
+    #[test]
+    fn one_agents_fresh_pick_alone_cannot_lift_a_tool_over_the_threshold() {
+        use crate::domain::search::SearchParams;
+        for p in [SearchParams::default(), SearchParams::transformer()] {
+            // a tool scoring 0 that one agent picked, its phrase matching perfectly
+            let strength = 1.0 / (1.0 + p.learned_evidence_half);
+            assert!(p.learned_weight * strength < p.threshold, "{p:?}");
+            // two agents may
+            let two = 2.0 / (2.0 + p.learned_evidence_half);
+            assert!(p.learned_weight * two >= p.threshold, "{p:?}");
+        }
     }
 
     #[test]

@@ -98,8 +98,11 @@ impl SearchIndex {
             for (d, l) in learned.scores(
                 query,
                 semantic_leg,
-                params.learned_cosine_floor,
-                params.learned_cosine_ceiling,
+                (
+                    params.learned_cosine_floor,
+                    params.learned_cosine_ceiling,
+                    params.learned_evidence_half,
+                ),
             ) {
                 taught[d] = l;
             }
