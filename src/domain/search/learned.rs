@@ -12,6 +12,11 @@ use std::collections::{HashMap, HashSet};
 /// Evidence loses half its weight in this many milliseconds (90 days).
 pub const HALF_LIFE_MS: i64 = 90 * 24 * 3600 * 1000;
 
+/// The evidence of one agent's fresh pick ([`decayed`] of age 0). One agent counts once
+/// per tool and phrase, so a phrase with more evidence than this was picked by two agents
+/// or more.
+pub const ONE_AGENT: f32 = 1.0;
+
 /// Most task words a learned phrase keeps.
 pub const PHRASE_WORDS: usize = 16;
 
@@ -177,10 +182,11 @@ impl Learned {
         self.by_doc.is_empty()
     }
 
-    /// Per document with learned phrases: how well they match the request, 0–1: the
-    /// best phrase's strength (`evidence / (evidence + half)`: with `half` 2, one agent's
-    /// fresh pick weighs 1/3, so it cannot lift a tool that matches nothing over the
-    /// threshold, two agents' 1/2, and more agents approach 1) times the larger of its
+    /// Per document with learned phrases: `(doc, match, confirmed)`, how well they match
+    /// the request, 0–1, over all its phrases and over those more than one agent taught
+    /// (evidence above [`ONE_AGENT`]; 0 when none). A match is the best phrase's
+    /// strength (`evidence / (evidence + half)`: with `half` 2, one agent's fresh pick
+    /// weighs 1/3, two agents' 1/2, and more agents approach 1) times the larger of its
     /// lexical match (shared terms over the larger term count) and its semantic match
     /// (cosine rescaled between `floor` and `ceiling`; 0 without embeddings).
     pub(super) fn scores(
@@ -188,35 +194,38 @@ impl Learned {
         query: &str,
         embedding: Option<&[f32]>,
         (floor, ceiling, half): (f32, f32, f32),
-    ) -> Vec<(usize, f32)> {
+    ) -> Vec<(usize, f32, f32)> {
         let half = half.max(1e-3);
         let analyzer = Analyzer::default();
         let terms = dedup(analyzer.terms(&task_phrase(query).unwrap_or_default()));
         let span = (ceiling - floor).max(1e-3);
-        let mut out: Vec<(usize, f32)> = self
+        let mut out: Vec<(usize, f32, f32)> = self
             .by_doc
             .iter()
             .map(|(&doc, phrases)| {
-                let best = phrases
-                    .iter()
-                    .map(|p| {
-                        let shared = p.terms.iter().filter(|t| terms.contains(t)).count();
-                        let lexical = shared as f32 / p.terms.len().max(terms.len()).max(1) as f32;
-                        let semantic = match embedding {
-                            Some(e) if p.embedding.len() == e.len() => {
-                                let cos: f32 = p.embedding.iter().zip(e).map(|(a, b)| a * b).sum();
-                                ((cos - floor) / span).clamp(0.0, 1.0)
-                            }
-                            _ => 0.0,
-                        };
-                        p.evidence / (p.evidence + half) * lexical.max(semantic)
-                    })
-                    .fold(0.0f32, f32::max);
-                (doc, best)
+                let matches = phrases.iter().map(|p| {
+                    let shared = p.terms.iter().filter(|t| terms.contains(t)).count();
+                    let lexical = shared as f32 / p.terms.len().max(terms.len()).max(1) as f32;
+                    let semantic = match embedding {
+                        Some(e) if p.embedding.len() == e.len() => {
+                            let cos: f32 = p.embedding.iter().zip(e).map(|(a, b)| a * b).sum();
+                            ((cos - floor) / span).clamp(0.0, 1.0)
+                        }
+                        _ => 0.0,
+                    };
+                    (
+                        p.evidence / (p.evidence + half) * lexical.max(semantic),
+                        p.evidence > ONE_AGENT,
+                    )
+                });
+                let (best, confirmed) = matches.fold((0.0f32, 0.0f32), |(b, c), (m, more)| {
+                    (b.max(m), if more { c.max(m) } else { c })
+                });
+                (doc, best, confirmed)
             })
-            .filter(|(_, s)| *s > 0.0)
+            .filter(|(_, s, _)| *s > 0.0)
             .collect();
-        out.sort_by_key(|(d, _)| *d);
+        out.sort_by_key(|(d, _, _)| *d);
         out
     }
 }
@@ -265,16 +274,63 @@ mod tests {
         assert_eq!(task_phrase("4711 ZX-9"), None);
     }
 
+    /// A request that reaches no tool gets "nothing matches" however well one agent's
+    /// learned phrase matches it, in every mode and with either knob set (the fused leg
+    /// gives every tool some cosine); the same phrase from two agents answers it.
     #[test]
-    fn one_agents_fresh_pick_alone_cannot_lift_a_tool_over_the_threshold() {
-        use crate::domain::search::SearchParams;
-        for p in [SearchParams::default(), SearchParams::transformer()] {
-            // a tool scoring 0 that one agent picked, its phrase matching perfectly
-            let strength = 1.0 / (1.0 + p.learned_evidence_half);
-            assert!(p.learned_weight * strength < p.threshold, "{p:?}");
-            // two agents may
-            let two = 2.0 / (2.0 + p.learned_evidence_half);
-            assert!(p.learned_weight * two >= p.threshold, "{p:?}");
+    fn one_agents_pick_alone_never_turns_nothing_matches_into_an_answer() {
+        use crate::domain::search::tests::toolbox;
+        use crate::domain::search::{Mode, SearchParams};
+        let docs = toolbox();
+        let dim = 4;
+        // every tool somewhat close to the request's embedding: cosine 0.75 for each
+        let mut rows = Vec::new();
+        for _ in &docs {
+            rows.extend([0.75f32, (1.0f32 - 0.75 * 0.75).sqrt(), 0.0, 0.0]);
+        }
+        let idx = SearchIndex::build(docs, Some((dim, rows)));
+        let key = idx.docs()[0].key;
+        let request = "quibble frobnicate zorblax";
+        let query = [1.0f32, 0.0, 0.0, 0.0];
+        for params in [SearchParams::default(), SearchParams::transformer()] {
+            // a cosine scale under which every tool has some semantic score (0.17) but
+            // none clears the threshold by itself
+            let params = SearchParams {
+                cosine_floor: 0.7,
+                cosine_ceiling: 1.0,
+                ..params
+            };
+            for (mode, embedding) in [
+                (Mode::Lexical, None),
+                (Mode::Fused, Some(&query[..])),
+                (Mode::Semantic, Some(&query[..])),
+            ] {
+                let search = |learned: &Learned| {
+                    idx.search_learned(request, embedding, mode, &params, 10, Some(learned))
+                        .hits
+                };
+                let phrase = |evidence| LearnedPhrase {
+                    key,
+                    phrase: request.into(),
+                    evidence,
+                };
+                assert!(
+                    search(&Learned::default()).is_empty(),
+                    "{mode:?}: the request reaches nothing"
+                );
+                let one = Learned::build(&idx, &[phrase(ONE_AGENT)], None);
+                assert!(
+                    search(&one).is_empty(),
+                    "{mode:?}: one agent's pick answered"
+                );
+                let two = Learned::build(&idx, &[phrase(2.0 * ONE_AGENT)], None);
+                let hits = search(&two);
+                assert_eq!(
+                    hits.first().map(|h| idx.docs()[h.doc].key),
+                    Some(key),
+                    "{mode:?}: two agents' picks did not answer"
+                );
+            }
         }
     }
 

@@ -47,8 +47,10 @@ impl SearchIndex {
     /// [`SearchIndex::search`] that also reads the documents' learned field (issue 24.3,
     /// [`Learned`]): a document's score `s` becomes `s + w × l × (1 − s)`, with `l` its
     /// learned match (0–1) and `w` [`SearchParams::learned_weight`], so a tool agents
-    /// picked for such requests rises, and may clear the threshold, without ever
-    /// scoring above 1.
+    /// picked for such requests rises without ever scoring above 1. Whether anything
+    /// matches at all (the threshold) counts only phrases more than one agent taught:
+    /// one agent's picks reorder what the request reaches but never turn "nothing
+    /// matches" into an answer.
     pub fn search_learned(
         &self,
         query: &str,
@@ -93,9 +95,12 @@ impl SearchIndex {
         };
         let floor = threshold * params.floor_share.clamp(0.0, 1.0);
         let mut taught = vec![0f32; self.docs.len()];
+        // the part of it more than one agent taught: only that may turn "nothing
+        // matches" into an answer (one agent alone may reorder what the request reaches)
+        let mut confirmed = vec![0f32; self.docs.len()];
         if let Some(learned) = learned.filter(|l| !l.is_empty()) {
             let semantic_leg = embedding.filter(|_| mode != Mode::Lexical);
-            for (d, l) in learned.scores(
+            for (d, l, c) in learned.scores(
                 query,
                 semantic_leg,
                 (
@@ -105,6 +110,7 @@ impl SearchIndex {
                 ),
             ) {
                 taught[d] = l;
+                confirmed[d] = c;
             }
         }
         let w_learned = params.learned_weight.clamp(0.0, 1.0);
@@ -188,8 +194,13 @@ impl SearchIndex {
         }
         let key = |h: &Hit| keys[h.doc];
         let order = |a: &Hit, b: &Hit| before(a, b, &keys);
-        // "nothing matches" is decided on the best hit alone
-        if !hits.iter().any(|h| h.score >= threshold) {
+        // "nothing matches" is decided on the best hit alone, counting only what more
+        // than one agent taught
+        let decides = |h: &Hit| {
+            let base = weight * h.lexical + (1.0 - weight) * h.semantic;
+            base + w_learned * confirmed[h.doc] * (1.0 - base)
+        };
+        if !hits.iter().any(|h| decides(h) >= threshold) {
             return Ranked::default();
         }
         let total = hits.len();
