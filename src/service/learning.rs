@@ -189,16 +189,20 @@ impl Graft {
         embedded: &mut std::collections::HashMap<String, Vec<f32>>,
     ) -> ServiceResult<Learned> {
         let now = self.now();
-        let mut by_phrase: BTreeMap<(i64, String), f32> = BTreeMap::new();
+        // one row per tool, agent and phrase: the rows of a phrase are its agents
+        let mut by_phrase: BTreeMap<(i64, String), (f32, u32)> = BTreeMap::new();
         for e in db::select_evidence(self.pool()).await? {
-            *by_phrase.entry((e.tool_id, e.phrase)).or_default() += search::decayed(now - e.at);
+            let (evidence, agents) = by_phrase.entry((e.tool_id, e.phrase)).or_default();
+            *evidence += search::decayed(now - e.at);
+            *agents += 1;
         }
         let phrases: Vec<LearnedPhrase> = by_phrase
             .into_iter()
-            .map(|((key, phrase), evidence)| LearnedPhrase {
+            .map(|((key, phrase), (evidence, agents))| LearnedPhrase {
                 key,
                 phrase,
                 evidence,
+                agents,
             })
             .collect();
         let embeddings = match (&self.inner.model, index.has_embeddings()) {

@@ -12,11 +12,6 @@ use std::collections::{HashMap, HashSet};
 /// Evidence loses half its weight in this many milliseconds (90 days).
 pub const HALF_LIFE_MS: i64 = 90 * 24 * 3600 * 1000;
 
-/// The evidence of one agent's fresh pick ([`decayed`] of age 0). One agent counts once
-/// per tool and phrase, so a phrase with more evidence than this was picked by two agents
-/// or more.
-pub const ONE_AGENT: f32 = 1.0;
-
 /// Most task words a learned phrase keeps.
 pub const PHRASE_WORDS: usize = 16;
 
@@ -115,13 +110,14 @@ pub fn decayed(age_ms: i64) -> f32 {
 }
 
 /// A phrase learned for one document: the document's key ([`super::SearchDoc::key`]),
-/// the phrase, and its evidence (the sum of [`decayed`] weights of the agents that
-/// picked the tool after asking for it).
+/// the phrase, its evidence (the sum of [`decayed`] weights of the agents that picked the
+/// tool after asking for it) and how many agents those are (each counts once).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LearnedPhrase {
     pub key: i64,
     pub phrase: String,
     pub evidence: f32,
+    pub agents: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -132,6 +128,8 @@ struct Phrase {
     /// The summed [`decayed`] weights of the agents that picked the tool after asking for
     /// it (at least 0).
     evidence: f32,
+    /// How many agents taught it.
+    agents: u32,
 }
 
 /// The learned field of an index's documents, built beside the index (evidence changes
@@ -172,6 +170,7 @@ impl Learned {
                 terms: dedup(analyzer.terms(&p.phrase)),
                 embedding,
                 evidence: p.evidence.max(0.0),
+                agents: p.agents,
             });
         }
         Self { by_doc }
@@ -183,8 +182,8 @@ impl Learned {
     }
 
     /// Per document with learned phrases: `(doc, match, confirmed)`, how well they match
-    /// the request, 0–1, over all its phrases and over those more than one agent taught
-    /// (evidence above [`ONE_AGENT`]; 0 when none). A match is the best phrase's
+    /// the request, 0–1, over all its phrases and over those two agents or more taught
+    /// (0 when none). A match is the best phrase's
     /// strength (`evidence / (evidence + half)`: with `half` 2, one agent's fresh pick
     /// weighs 1/3, two agents' 1/2, and more agents approach 1) times the larger of its
     /// lexical match (shared terms over the larger term count) and its semantic match
@@ -215,7 +214,7 @@ impl Learned {
                     };
                     (
                         p.evidence / (p.evidence + half) * lexical.max(semantic),
-                        p.evidence > ONE_AGENT,
+                        p.agents >= 2,
                     )
                 });
                 let (best, confirmed) = matches.fold((0.0f32, 0.0f32), |(b, c), (m, more)| {
@@ -275,8 +274,8 @@ mod tests {
     }
 
     /// A request that reaches no tool gets "nothing matches" however well one agent's
-    /// learned phrase matches it, in every mode and with either knob set (the fused leg
-    /// gives every tool some cosine); the same phrase from two agents answers it.
+    /// learned phrase matches it, in every mode (the fused and semantic legs give every
+    /// tool some cosine here); the same phrase from two agents answers it.
     #[test]
     fn one_agents_pick_alone_never_turns_nothing_matches_into_an_answer() {
         use crate::domain::search::tests::toolbox;
@@ -292,14 +291,14 @@ mod tests {
         let key = idx.docs()[0].key;
         let request = "quibble frobnicate zorblax";
         let query = [1.0f32, 0.0, 0.0, 0.0];
-        for params in [SearchParams::default(), SearchParams::transformer()] {
-            // a cosine scale under which every tool has some semantic score (0.17) but
-            // none clears the threshold by itself
-            let params = SearchParams {
-                cosine_floor: 0.7,
-                cosine_ceiling: 1.0,
-                ..params
-            };
+        // a cosine scale under which every tool has some semantic score (0.17) but none
+        // clears the threshold by itself
+        let params = SearchParams {
+            cosine_floor: 0.7,
+            cosine_ceiling: 1.0,
+            ..SearchParams::default()
+        };
+        {
             for (mode, embedding) in [
                 (Mode::Lexical, None),
                 (Mode::Fused, Some(&query[..])),
@@ -309,21 +308,22 @@ mod tests {
                     idx.search_learned(request, embedding, mode, &params, 10, Some(learned))
                         .hits
                 };
-                let phrase = |evidence| LearnedPhrase {
+                let phrase = |agents: u32| LearnedPhrase {
                     key,
                     phrase: request.into(),
-                    evidence,
+                    evidence: agents as f32,
+                    agents,
                 };
                 assert!(
                     search(&Learned::default()).is_empty(),
                     "{mode:?}: the request reaches nothing"
                 );
-                let one = Learned::build(&idx, &[phrase(ONE_AGENT)], None);
+                let one = Learned::build(&idx, &[phrase(1)], None);
                 assert!(
                     search(&one).is_empty(),
                     "{mode:?}: one agent's pick answered"
                 );
-                let two = Learned::build(&idx, &[phrase(2.0 * ONE_AGENT)], None);
+                let two = Learned::build(&idx, &[phrase(2)], None);
                 let hits = search(&two);
                 assert_eq!(
                     hits.first().map(|h| idx.docs()[h.doc].key),
@@ -332,6 +332,51 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A request that reaches some tools: one agent's phrase on a tool it does not reach
+    /// leaves the answer as it was; two agents' phrase brings that tool in.
+    #[test]
+    fn one_agents_pick_alone_never_adds_a_tool_the_request_does_not_reach() {
+        use crate::domain::search::tests::toolbox;
+        use crate::domain::search::{Mode, SearchParams};
+        let idx = SearchIndex::build(toolbox(), None);
+        let request = "establish a webhook";
+        let unreached = idx
+            .docs()
+            .iter()
+            .find(|d| d.name == "delete_pet")
+            .map(|d| d.key)
+            .unwrap();
+        let search = |learned: &Learned| -> Vec<i64> {
+            idx.search_learned(
+                request,
+                None,
+                Mode::Lexical,
+                &SearchParams::default(),
+                50,
+                Some(learned),
+            )
+            .hits
+            .iter()
+            .map(|h| idx.docs()[h.doc].key)
+            .collect()
+        };
+        let before = search(&Learned::default());
+        assert!(
+            !before.is_empty() && !before.contains(&unreached),
+            "{before:?}"
+        );
+        let phrase = |agents: u32| LearnedPhrase {
+            key: unreached,
+            phrase: "establish webhook".into(),
+            evidence: agents as f32,
+            agents,
+        };
+        let one = search(&Learned::build(&idx, &[phrase(1)], None));
+        assert_eq!(one, before, "one agent changed what the request reaches");
+        let two = search(&Learned::build(&idx, &[phrase(2)], None));
+        assert!(two.contains(&unreached), "{two:?}");
     }
 
     #[test]

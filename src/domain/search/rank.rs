@@ -47,9 +47,10 @@ impl SearchIndex {
     /// [`SearchIndex::search`] that also reads the documents' learned field (issue 24.3,
     /// [`Learned`]): a document's score `s` becomes `s + w × l × (1 − s)`, with `l` its
     /// learned match (0–1) and `w` [`SearchParams::learned_weight`], so a tool agents
-    /// picked for such requests rises without ever scoring above 1. Whether anything
-    /// matches at all (the threshold) counts only phrases more than one agent taught:
-    /// one agent's picks reorder what the request reaches but never turn "nothing
+    /// picked for such requests rises without ever scoring above 1. Which tools the
+    /// request reaches (the floor) and whether anything matches at all (the threshold)
+    /// count only phrases two agents or more taught: one agent's picks reorder what the
+    /// request reaches, but never add a tool it does not reach nor turn "nothing
     /// matches" into an answer.
     pub fn search_learned(
         &self,
@@ -95,8 +96,8 @@ impl SearchIndex {
         };
         let floor = threshold * params.floor_share.clamp(0.0, 1.0);
         let mut taught = vec![0f32; self.docs.len()];
-        // the part of it more than one agent taught: only that may turn "nothing
-        // matches" into an answer (one agent alone may reorder what the request reaches)
+        // the part of it two agents or more taught: only that may bring in a tool or
+        // turn "nothing matches" into an answer (one agent alone only reorders)
         let mut confirmed = vec![0f32; self.docs.len()];
         if let Some(learned) = learned.filter(|l| !l.is_empty()) {
             let semantic_leg = embedding.filter(|_| mode != Mode::Lexical);
@@ -114,13 +115,16 @@ impl SearchIndex {
             }
         }
         let w_learned = params.learned_weight.clamp(0.0, 1.0);
+        let mut deciding = vec![0f32; self.docs.len()];
         let mut hits: Vec<Hit> = (0..self.docs.len())
             .filter_map(|d| {
                 let l = lexical[d];
                 let s = semantic.get(d).copied().unwrap_or(0.0);
                 let base = weight * l + (1.0 - weight) * s;
                 let score = base + w_learned * taught[d] * (1.0 - base);
-                (score >= floor && score > 0.0).then(|| Hit {
+                // what the request reaches without one agent's picks alone
+                deciding[d] = base + w_learned * confirmed[d] * (1.0 - base);
+                (deciding[d] >= floor && score > 0.0).then(|| Hit {
                     doc: d,
                     score,
                     lexical: l,
@@ -194,13 +198,9 @@ impl SearchIndex {
         }
         let key = |h: &Hit| keys[h.doc];
         let order = |a: &Hit, b: &Hit| before(a, b, &keys);
-        // "nothing matches" is decided on the best hit alone, counting only what more
-        // than one agent taught
-        let decides = |h: &Hit| {
-            let base = weight * h.lexical + (1.0 - weight) * h.semantic;
-            base + w_learned * confirmed[h.doc] * (1.0 - base)
-        };
-        if !hits.iter().any(|h| decides(h) >= threshold) {
+        // "nothing matches" is decided on the best hit alone, counting only what two
+        // agents or more taught
+        if !hits.iter().any(|h| deciding[h.doc] >= threshold) {
             return Ranked::default();
         }
         let total = hits.len();
