@@ -111,7 +111,8 @@ pub fn decayed(age_ms: i64) -> f32 {
 
 /// A phrase learned for one document: the document's key ([`super::SearchDoc::key`]),
 /// the phrase, its evidence (the sum of [`decayed`] weights of the agents that picked the
-/// tool after asking for it) and how many agents those are (each counts once).
+/// tool after asking for it) and how many agents those are (each counts once). Agents
+/// count together only for the same phrase: the same task words in the same order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LearnedPhrase {
     pub key: i64,
@@ -298,44 +299,52 @@ mod tests {
             cosine_ceiling: 1.0,
             ..SearchParams::default()
         };
-        {
-            for (mode, embedding) in [
-                (Mode::Lexical, None),
-                (Mode::Fused, Some(&query[..])),
-                (Mode::Semantic, Some(&query[..])),
-            ] {
-                let search = |learned: &Learned| {
-                    idx.search_learned(request, embedding, mode, &params, 10, Some(learned))
-                        .hits
-                };
-                let phrase = |agents: u32| LearnedPhrase {
+        for (mode, embedding) in [
+            (Mode::Lexical, None),
+            (Mode::Fused, Some(&query[..])),
+            (Mode::Semantic, Some(&query[..])),
+        ] {
+            let search = |agents: u32, evidence: f32| {
+                let phrase = LearnedPhrase {
                     key,
                     phrase: request.into(),
-                    evidence: agents as f32,
+                    evidence,
                     agents,
                 };
+                let learned = Learned::build(&idx, &[phrase], None);
+                idx.search_learned(request, embedding, mode, &params, 10, Some(&learned))
+                    .hits
+                    .iter()
+                    .map(|h| idx.docs()[h.doc].key)
+                    .collect::<Vec<_>>()
+            };
+            let nothing = idx.search_learned(request, embedding, mode, &params, 10, None);
+            assert!(
+                nothing.hits.is_empty(),
+                "{mode:?}: the request reaches nothing"
+            );
+            // agents count, not summed evidence
+            for evidence in [1.0, 1.5] {
                 assert!(
-                    search(&Learned::default()).is_empty(),
-                    "{mode:?}: the request reaches nothing"
+                    search(1, evidence).is_empty(),
+                    "{mode:?}: one agent's pick (evidence {evidence}) answered"
                 );
-                let one = Learned::build(&idx, &[phrase(1)], None);
-                assert!(
-                    search(&one).is_empty(),
-                    "{mode:?}: one agent's pick answered"
-                );
-                let two = Learned::build(&idx, &[phrase(2)], None);
-                let hits = search(&two);
+            }
+            // two agents, fresh or with picks 90 days old (evidence 2 × 0.5)
+            for evidence in [2.0, 1.0] {
                 assert_eq!(
-                    hits.first().map(|h| idx.docs()[h.doc].key),
-                    Some(key),
-                    "{mode:?}: two agents' picks did not answer"
+                    search(2, evidence).first(),
+                    Some(&key),
+                    "{mode:?}: two agents' picks (evidence {evidence}) did not answer"
                 );
             }
         }
     }
 
     /// A request that reaches some tools: one agent's phrase on a tool it does not reach
-    /// leaves the answer as it was; two agents' phrase brings that tool in.
+    /// leaves the answer as it was, and on a tool it reaches lifts that tool without
+    /// changing which tools are answered; two agents' phrase brings the unreached tool
+    /// in.
     #[test]
     fn one_agents_pick_alone_never_adds_a_tool_the_request_does_not_reach() {
         use crate::domain::search::tests::toolbox;
@@ -348,35 +357,43 @@ mod tests {
             .find(|d| d.name == "delete_pet")
             .map(|d| d.key)
             .unwrap();
-        let search = |learned: &Learned| -> Vec<i64> {
-            idx.search_learned(
-                request,
-                None,
-                Mode::Lexical,
-                &SearchParams::default(),
-                50,
-                Some(learned),
-            )
-            .hits
-            .iter()
-            .map(|h| idx.docs()[h.doc].key)
-            .collect()
+        let search = |taught: Option<(i64, u32)>| -> Vec<i64> {
+            let phrases: Vec<LearnedPhrase> = taught
+                .map(|(key, agents)| LearnedPhrase {
+                    key,
+                    phrase: "establish webhook".into(),
+                    evidence: agents as f32,
+                    agents,
+                })
+                .into_iter()
+                .collect();
+            let learned = Learned::build(&idx, &phrases, None);
+            let p = SearchParams::default();
+            idx.search_learned(request, None, Mode::Lexical, &p, 50, Some(&learned))
+                .hits
+                .iter()
+                .map(|h| idx.docs()[h.doc].key)
+                .collect()
         };
-        let before = search(&Learned::default());
+        let before = search(None);
         assert!(
-            !before.is_empty() && !before.contains(&unreached),
+            before.len() > 1 && !before.contains(&unreached),
             "{before:?}"
         );
-        let phrase = |agents: u32| LearnedPhrase {
-            key: unreached,
-            phrase: "establish webhook".into(),
-            evidence: agents as f32,
-            agents,
-        };
-        let one = search(&Learned::build(&idx, &[phrase(1)], None));
+        let one = search(Some((unreached, 1)));
         assert_eq!(one, before, "one agent changed what the request reaches");
-        let two = search(&Learned::build(&idx, &[phrase(2)], None));
+        let two = search(Some((unreached, 2)));
         assert!(two.contains(&unreached), "{two:?}");
+        // one agent's phrase on the last tool the request reaches lifts it
+        let last = *before.last().unwrap();
+        let lifted = search(Some((last, 1)));
+        let sorted = |mut v: Vec<i64>| {
+            v.sort();
+            v
+        };
+        assert_eq!(sorted(lifted.clone()), sorted(before.clone()));
+        let place = |v: &[i64]| v.iter().position(|k| *k == last);
+        assert!(place(&lifted) < place(&before), "{before:?} -> {lifted:?}");
     }
 
     #[test]

@@ -124,7 +124,7 @@ impl SearchIndex {
                 let score = base + w_learned * taught[d] * (1.0 - base);
                 // what the request reaches without one agent's picks alone
                 deciding[d] = base + w_learned * confirmed[d] * (1.0 - base);
-                (deciding[d] >= floor && score > 0.0).then(|| Hit {
+                (deciding[d] >= floor && deciding[d] > 0.0).then(|| Hit {
                     doc: d,
                     score,
                     lexical: l,
